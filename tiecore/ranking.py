@@ -1,0 +1,201 @@
+"""One run's rankings against the judgments: rows sorted, tie groups found.
+
+Rows are flattened over all queries in the judgments' query order, each query's
+rows sorted by score descending and then by a tie-break policy.  A *tie group*
+is a maximal run of rows of one query with equal scores; ``offset`` is the
+number of rows ranked above it (the paper's ``t_i``), ``size`` its ``n_i``,
+``rel`` its ``r_i`` and ``rel_before`` the paper's ``R_i``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from tiecore.errors import InputError, TieCoreWarning
+from tiecore.judgments import Judgments, as_arrow_strings
+
+#: Tie-break policies of the oblivious mode.
+TIEBREAKS = ("trec_eval", "docno_asc", "file_order", "optimistic", "pessimistic", "random")
+
+
+@dataclass
+class Ranking:
+    """A run's rows in ranked order with their judgments and tie groups.
+
+    Per query ``q`` (judgments order): ``starts[q]`` and ``counts[q]`` locate its
+    rows.  Per row: ``query``, ``rank`` (1-based), ``level``, ``judged``,
+    ``rel``, ``nonrel`` (judged, ``0 <= level < rel_level``) and ``group``.
+    Per group: ``group_start`` (row), ``offset``, ``size``, ``rel_count``,
+    ``nonrel_count``, ``rel_before`` and ``nonrel_before`` (within its query).
+    """
+
+    name: str
+    starts: np.ndarray
+    counts: np.ndarray
+    query: np.ndarray
+    rank: np.ndarray
+    level: np.ndarray
+    judged: np.ndarray
+    rel: np.ndarray
+    nonrel: np.ndarray
+    group: np.ndarray
+    group_start: np.ndarray
+    offset: np.ndarray
+    size: np.ndarray
+    rel_count: np.ndarray
+    nonrel_count: np.ndarray
+    rel_before: np.ndarray
+    nonrel_before: np.ndarray
+    docno: pa.Array
+    skipped: np.ndarray
+
+    @property
+    def group_query(self) -> np.ndarray:
+        """Query of each tie group."""
+        return self.query[self.group_start]
+
+    @property
+    def position(self) -> np.ndarray:
+        """0-based position of each row inside its tie group."""
+        return np.arange(len(self.query)) - self.group_start[self.group]
+
+    @classmethod
+    def build(
+        cls,
+        run: pd.DataFrame,
+        judgments: Judgments,
+        *,
+        tiebreak: str = "trec_eval",
+        seed: int | np.random.Generator | None = 0,
+        name: str | None = None,
+    ) -> Ranking:
+        """Sort ``run`` (columns qid, docno, score) against ``judgments``.
+
+        Run queries without judgments are dropped with a warning; a docno
+        twice in one query is an error, as in trec_eval.
+        """
+        name = name or run.attrs.get("name") or "run"
+        if tiebreak not in TIEBREAKS:
+            raise ValueError(f"tiebreak must be one of {TIEBREAKS}, got {tiebreak!r}")
+        missing = {"qid", "docno", "score"} - set(run.columns)
+        if missing:
+            raise InputError(f"run {name}", None, f"missing columns {sorted(missing)}", "qid, docno, score")
+        qid = as_arrow_strings(run["qid"])
+        docno = as_arrow_strings(run["docno"])
+        score = np.asarray(run["score"], dtype=np.float64)
+        if not np.isfinite(score).all():
+            row = int(np.flatnonzero(~np.isfinite(score))[0])
+            raise InputError(f"run {name}", None, f"row {row} has score {score[row]}", "a finite number")
+
+        query_or_null = pc.index_in(qid, value_set=pa.array(judgments.qids, pa.string()))
+        known = query_or_null.is_valid().to_numpy(zero_copy_only=False)
+        skipped = np.unique(np.asarray(qid.filter(pa.array(~known)).to_numpy(zero_copy_only=False)))
+        if not known.any():
+            raise InputError(
+                f"run {name}", None, "none of its queries has judgments in the qrels",
+                "query ids that match the qrels",
+            )
+        if skipped.size:
+            warnings.warn(
+                f"run {name}: {skipped.size} queries without judgments skipped "
+                f"({', '.join(map(str, skipped[:5]))}{' ...' if skipped.size > 5 else ''})",
+                TieCoreWarning,
+                stacklevel=2,
+            )
+            keep = np.flatnonzero(known)
+            docno, score = docno.take(keep), score[keep]
+            query = query_or_null.filter(pa.array(known)).to_numpy()
+        else:
+            query = query_or_null.to_numpy()
+        level, judged = judgments.lookup(query, docno)
+        rel = judged & (level >= judgments.rel_level)
+        order = _order(query, score, docno, level, rel, tiebreak, seed)
+        query, score, level, judged, rel = (a[order] for a in (query, score, level, judged, rel))
+        docno = docno.take(pa.array(order))
+        nonrel = judged & (level >= 0) & ~rel
+        return cls._from_sorted(name, judgments, query, score, level, judged, rel, nonrel, docno, skipped)
+
+    @classmethod
+    def _from_sorted(cls, name, judgments, query, score, level, judged, rel, nonrel, docno, skipped):
+        n_rows, n_queries = len(query), len(judgments.qids)
+        counts = np.bincount(query, minlength=n_queries)
+        starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+        new_query = np.ones(n_rows, dtype=bool)
+        new_query[1:] = query[1:] != query[:-1]
+        if np.count_nonzero(new_query) != np.count_nonzero(counts):
+            raise AssertionError("rows of a query are not contiguous")
+        boundary = new_query.copy()
+        boundary[1:] |= score[1:] != score[:-1]
+        group_start = np.flatnonzero(boundary)
+        group = np.cumsum(boundary) - 1
+        rank = np.arange(n_rows) - starts[query] + 1
+        _check_unique_docnos(name, query, docno, judgments)
+        size = np.diff(np.append(group_start, n_rows))
+        rel_count = np.add.reduceat(rel.astype(np.int64), group_start) if n_rows else rel[:0]
+        nonrel_count = np.add.reduceat(nonrel.astype(np.int64), group_start) if n_rows else rel[:0]
+        first_group = group[starts[query[group_start]]]
+        return cls(
+            name=name,
+            starts=starts,
+            counts=counts,
+            query=query,
+            rank=rank,
+            level=level,
+            judged=judged,
+            rel=rel,
+            nonrel=nonrel,
+            group=group,
+            group_start=group_start,
+            offset=rank[group_start] - 1,
+            size=size,
+            rel_count=rel_count,
+            nonrel_count=nonrel_count,
+            rel_before=_exclusive_within(rel_count, first_group),
+            nonrel_before=_exclusive_within(nonrel_count, first_group),
+            docno=docno,
+            skipped=skipped,
+        )
+
+
+def _exclusive_within(counts: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """Sum of ``counts`` over the earlier groups of the same query (integers, exact)."""
+    total = np.cumsum(counts) - counts
+    return total - total[first]
+
+
+def _order(query, score, docno, level, rel, tiebreak, seed) -> np.ndarray:
+    """Row order: query ascending, score descending, then the tie-break policy."""
+    if tiebreak in ("trec_eval", "docno_asc"):
+        direction = "descending" if tiebreak == "trec_eval" else "ascending"
+        table = pa.table({"q": query, "s": score, "d": docno})
+        keys = [("q", "ascending"), ("s", "descending"), ("d", direction)]
+        return pc.sort_indices(table, sort_keys=keys).to_numpy()
+    if tiebreak == "file_order":
+        return np.lexsort((-score, query))
+    if tiebreak == "random":
+        key = np.random.default_rng(seed).permutation(len(query))
+        return np.lexsort((key, -score, query))
+    sign = -1 if tiebreak == "optimistic" else 1
+    return np.lexsort((sign * level, sign * rel, -score, query))
+
+
+def _check_unique_docnos(name: str, query: np.ndarray, docno: pa.Array, judgments: Judgments):
+    """A docno twice in one query of a run is an error (trec_eval refuses it too)."""
+    codes = pc.dictionary_encode(docno).indices.to_numpy().astype(np.int64)
+    keys = query.astype(np.int64) * (int(codes.max(initial=0)) + 1) + codes
+    if len(keys) == len(pd.unique(keys)):
+        return
+    dup = pd.Series(keys).duplicated().to_numpy()
+    row = int(np.flatnonzero(dup)[0])
+    raise InputError(
+        f"run {name}",
+        None,
+        f"docno {docno[row]} appears twice for query {judgments.qids[query[row]]}",
+        "each docno at most once per query",
+    )
