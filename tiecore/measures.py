@@ -43,7 +43,7 @@ _ALIASES = {name.lower(): name for name in FAMILIES} | {
 _GAINS = ("linear", "exp")
 
 _PATTERN = re.compile(
-    r"^(?P<family>[A-Za-z][A-Za-z0-9]*?)"
+    r"^(?P<family>[A-Za-z][A-Za-z0-9_]*?)"
     r"(?:\((?P<params>[^)]*)\))?"
     r"(?:(?:@|_cut_|_|\.)(?P<cutoff>\d+))?$"
 )
