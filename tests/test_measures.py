@@ -42,8 +42,20 @@ def test_parse(text, expected):
 
 @pytest.mark.parametrize(
     "text",
-    ["", "P", "Success", "P@0", "Rprec@10", "Bpref@5", "AP(gain=exp)", "nDCG(gain=log)@10", "XYZ@3",
-     "nDCG(foo=1)", "P@-1", "P@ten"],
+    [
+        "",
+        "P",
+        "Success",
+        "P@0",
+        "Rprec@10",
+        "Bpref@5",
+        "AP(gain=exp)",
+        "nDCG(gain=log)@10",
+        "XYZ@3",
+        "nDCG(foo=1)",
+        "P@-1",
+        "P@ten",
+    ],
 )
 def test_bad_names_raise_input_error(text):
     with pytest.raises(InputError, match="measure"):

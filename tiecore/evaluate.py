@@ -60,8 +60,14 @@ def per_query(
     """
     if ties == "sampled":
         rng = rng if rng is not None else np.random.default_rng(0)
-        return sample_values(ranking, judgments, list(measures), samples=samples, rng=rng, depth=depth)
-    profile = profiles.aware(ranking, judgments, depth) if ties == "aware" else profiles.oblivious(ranking, judgments)
+        return sample_values(
+            ranking, judgments, list(measures), samples=samples, rng=rng, depth=depth
+        )
+    profile = (
+        profiles.aware(ranking, judgments, depth)
+        if ties == "aware"
+        else profiles.oblivious(ranking, judgments)
+    )
     return {m: kernels.values(m, profile, ranking, judgments, depth) for m in measures}
 
 
@@ -130,7 +136,9 @@ def evaluate(
     if per_query is not None:
         per_query_rows = per_query
     _validate(ties, tiebreak, samples, depth)
-    measures = parse_measures(list(measures) if not isinstance(measures, str | Measure) else measures)
+    measures = parse_measures(
+        list(measures) if not isinstance(measures, str | Measure) else measures
+    )
     judgments = Judgments.from_qrels(qrels, rel_level)
     frames = []
     for name, run in as_run_dict(runs).items():
@@ -139,7 +147,9 @@ def evaluate(
         rng = run_seed(seed, name)
         order = tiebreak if ties == "oblivious" else "file_order"
         ranking = Ranking.build(run, judgments, tiebreak=order, seed=rng, name=name)
-        found = per_query_values(ranking, judgments, measures, ties=ties, depth=depth, samples=samples, rng=rng)
+        found = per_query_values(
+            ranking, judgments, measures, ties=ties, depth=depth, samples=samples, rng=rng
+        )
         frames.append(_tidy(name, judgments, ranking, found, complete, per_query_rows, ties))
     return pd.concat(frames, ignore_index=True)
 

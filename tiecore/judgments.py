@@ -59,7 +59,9 @@ class Judgments:
         """Summarise ``qrels``; a docno judged twice for one query is an error."""
         missing = {"qid", "docno", "level"} - set(qrels.columns)
         if missing:
-            raise InputError("qrels", None, f"missing columns {sorted(missing)}", "qid, docno, level")
+            raise InputError(
+                "qrels", None, f"missing columns {sorted(missing)}", "qid, docno, level"
+            )
         qid = as_arrow_strings(qrels["qid"])
         docno = as_arrow_strings(qrels["docno"])
         levels = np.asarray(qrels["level"], dtype=np.int64)
@@ -117,6 +119,8 @@ class Judgments:
             rank = np.arange(len(query)) - start + 1
             keep = (gains > 0) & (rank <= (cutoff or len(query) + 1))
             self._ideal[key] = np.bincount(
-                query[keep], weights=gains[keep] / np.log2(rank[keep] + 1.0), minlength=len(self.qids)
+                query[keep],
+                weights=gains[keep] / np.log2(rank[keep] + 1.0),
+                minlength=len(self.qids),
             )
         return self._ideal[key]

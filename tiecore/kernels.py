@@ -54,7 +54,13 @@ def plan(measure: Measure, judgments: Judgments, depth: int | None = None) -> Pl
     if family == "Bpref":
         return Plan("bpref", "one", cut, 1.0, num_rel)
     if family == "nDCG":
-        return Plan(f"gain:{measure.gain}", "log2", cut, 1.0, judgments.ideal_dcg(measure.cutoff, measure.gain))
+        return Plan(
+            f"gain:{measure.gain}",
+            "log2",
+            cut,
+            1.0,
+            judgments.ideal_dcg(measure.cutoff, measure.gain),
+        )
     raise ValueError(f"no plan for {measure}")
 
 
@@ -68,7 +74,9 @@ def weighted(component: np.ndarray, weight: str, rank: np.ndarray) -> np.ndarray
     return out
 
 
-def head_sums(values: np.ndarray, starts: np.ndarray, counts: np.ndarray, cut: np.ndarray) -> np.ndarray:
+def head_sums(
+    values: np.ndarray, starts: np.ndarray, counts: np.ndarray, cut: np.ndarray
+) -> np.ndarray:
     """Per query, the sum of ``values`` over its first ``min(count, cut)`` rows.
 
     ``values`` carries a trailing 0 so that every bound is a valid index.
@@ -89,7 +97,11 @@ def finish(plan_: Plan, sums: np.ndarray) -> np.ndarray:
 
 
 def values(
-    measure: Measure, profile: Profile, ranking: Ranking, judgments: Judgments, depth: int | None = None
+    measure: Measure,
+    profile: Profile,
+    ranking: Ranking,
+    judgments: Judgments,
+    depth: int | None = None,
 ) -> np.ndarray:
     """Per-query values of ``measure`` for ``profile``, in the judgments' query order."""
     recipe = plan(measure, judgments, depth)

@@ -174,7 +174,11 @@ def _aware_bpref(ranking: Ranking, judgments: Judgments, depth: int | None) -> n
         term = np.where(denom > 0, 1.0 - mean_min / denom, 1.0)
     per_row = (ranking.rel_count * term / ranking.size)[ranking.group]
     if depth is not None:
-        cut = (ranking.offset < depth) & (ranking.offset + ranking.size > depth) & (ranking.rel_count > 0)
+        cut = (
+            (ranking.offset < depth)
+            & (ranking.offset + ranking.size > depth)
+            & (ranking.rel_count > 0)
+        )
         rows = np.flatnonzero(cut[ranking.group] & (ranking.rank <= depth))
         if rows.size:
             per_row[rows] = _bpref_at_position(ranking, judgments, rows)
@@ -203,7 +207,9 @@ def _bpref_at_position(ranking: Ranking, judgments: Judgments, rows: np.ndarray)
         x = np.arange(width.sum()) - np.repeat(np.cumsum(width) - width, width)
         pmf = stats.hypergeom.pmf(x, n[owner] - 1, m[owner], p[owner])
         excess = np.maximum(a[owner] + x - cap[owner], 0) * pmf
-        expected[over] -= np.bincount(np.searchsorted(over, owner), weights=excess, minlength=over.size)
+        expected[over] -= np.bincount(
+            np.searchsorted(over, owner), weights=excess, minlength=over.size
+        )
     with np.errstate(divide="ignore", invalid="ignore"):
         term = np.where(denom > 0, 1.0 - expected / denom, 1.0)
     return r / n * term

@@ -85,20 +85,26 @@ class Ranking:
             raise ValueError(f"tiebreak must be one of {TIEBREAKS}, got {tiebreak!r}")
         missing = {"qid", "docno", "score"} - set(run.columns)
         if missing:
-            raise InputError(f"run {name}", None, f"missing columns {sorted(missing)}", "qid, docno, score")
+            raise InputError(
+                f"run {name}", None, f"missing columns {sorted(missing)}", "qid, docno, score"
+            )
         qid = as_arrow_strings(run["qid"])
         docno = as_arrow_strings(run["docno"])
         score = np.asarray(run["score"], dtype=np.float64)
         if not np.isfinite(score).all():
             row = int(np.flatnonzero(~np.isfinite(score))[0])
-            raise InputError(f"run {name}", None, f"row {row} has score {score[row]}", "a finite number")
+            raise InputError(
+                f"run {name}", None, f"row {row} has score {score[row]}", "a finite number"
+            )
 
         query_or_null = pc.index_in(qid, value_set=pa.array(judgments.qids, pa.string()))
         known = query_or_null.is_valid().to_numpy(zero_copy_only=False)
         skipped = np.unique(np.asarray(qid.filter(pa.array(~known)).to_numpy(zero_copy_only=False)))
         if not known.any():
             raise InputError(
-                f"run {name}", None, "none of its queries has judgments in the qrels",
+                f"run {name}",
+                None,
+                "none of its queries has judgments in the qrels",
                 "query ids that match the qrels",
             )
         if skipped.size:
@@ -119,10 +125,14 @@ class Ranking:
         query, score, level, judged, rel = (a[order] for a in (query, score, level, judged, rel))
         docno = docno.take(pa.array(order))
         nonrel = judged & (level >= 0) & ~rel
-        return cls._from_sorted(name, judgments, query, score, level, judged, rel, nonrel, docno, skipped)
+        return cls._from_sorted(
+            name, judgments, query, score, level, judged, rel, nonrel, docno, skipped
+        )
 
     @classmethod
-    def _from_sorted(cls, name, judgments, query, score, level, judged, rel, nonrel, docno, skipped):
+    def _from_sorted(
+        cls, name, judgments, query, score, level, judged, rel, nonrel, docno, skipped
+    ):
         n_rows, n_queries = len(query), len(judgments.qids)
         counts = np.bincount(query, minlength=n_queries)
         starts = np.concatenate(([0], np.cumsum(counts)[:-1]))

@@ -63,7 +63,9 @@ def sample_values(
         size = min(batch, samples - first)
         delta = _mixed_sums(ranking, judgments, plans, rows, size, rng)
         for measure, recipe in plans.items():
-            out[measure][first : first + size] = kernels.finish(recipe, fixed[measure] + delta[measure])
+            out[measure][first : first + size] = kernels.finish(
+                recipe, fixed[measure] + delta[measure]
+            )
     return out
 
 
@@ -101,20 +103,26 @@ def _sample_profile(ranking, judgments, rows, group, compact, perm) -> Profile:
     nonrel = ranking.nonrel[perm]
     starts = np.flatnonzero(np.r_[True, compact[1:] != compact[:-1]])
     cum_rel = _within_group_cumsum(rel, starts, compact) + ranking.rel_before[group]
-    nonrel_above = _within_group_cumsum(nonrel, starts, compact) - nonrel + ranking.nonrel_before[group]
+    nonrel_above = (
+        _within_group_cumsum(nonrel, starts, compact) - nonrel + ranking.nonrel_before[group]
+    )
     query = ranking.query[rows]
     num_rel = judgments.num_rel[query]
     denominator = bpref_denominator(ranking, judgments)[query]
     relf = rel.astype(np.float64)
     bpref = np.where(
-        rel, 1.0 - np.minimum(nonrel_above, num_rel) / np.where(denominator > 0, denominator, 1), 0.0
+        rel,
+        1.0 - np.minimum(nonrel_above, num_rel) / np.where(denominator > 0, denominator, 1),
+        0.0,
     )
     return Profile(
         rel=relf,
         ap=relf * cum_rel,
         first=relf * (cum_rel == 1),
         bpref=bpref,
-        _gain_source=lambda gain: np.where(ranking.judged[perm], gain_of(ranking.level[perm], gain), 0.0),
+        _gain_source=lambda gain: np.where(
+            ranking.judged[perm], gain_of(ranking.level[perm], gain), 0.0
+        ),
     )
 
 
