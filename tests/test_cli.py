@@ -1,0 +1,590 @@
+"""The ``tiecore`` command line: options, formats, files, and clean failures on bad input.
+
+Every number the command prints is checked against :func:`tiecore.evaluate`
+called on the same files, so these tests pin the command line to the API.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import tiecore
+from tiecore.cli import format_csv, format_json, main, split_measures
+from tiecore.measures import DEFAULT_MEASURES
+
+ROOT = Path(__file__).resolve().parents[1]
+
+QRELS = """\
+q1 0 d1 2
+q1 0 d2 0
+q1 0 d3 1
+q1 0 d5 1
+q1 0 d9 0
+q2 0 e1 1
+q2 0 e2 0
+q2 0 e3 -1
+q2 0 e9 3
+q3 0 x1 1
+"""
+
+# Both runs tie a lot, so the tie modes and tie-breaks give different numbers.
+RUN_A = """\
+q1 Q0 d1 1 0.5 alpha
+q1 Q0 d2 2 0.5 alpha
+q1 Q0 d3 3 0.5 alpha
+q1 Q0 d4 4 0.2 alpha
+q1 Q0 d5 5 0.2 alpha
+q1 Q0 d6 6 0.1 alpha
+q2 Q0 e1 1 3 alpha
+q2 Q0 e2 2 3 alpha
+q2 Q0 e3 3 3 alpha
+q2 Q0 e9 4 1 alpha
+"""
+
+RUN_B = """\
+q1 Q0 d6 1 9 beta
+q1 Q0 d5 2 8 beta
+q1 Q0 d1 3 8 beta
+q1 Q0 d9 4 7 beta
+q2 Q0 e9 1 2 beta
+q2 Q0 e2 2 2 beta
+q2 Q0 e4 3 2 beta
+"""
+
+LETOR = """\
+2 qid:10 1:3 2:0.5 # doc a
+0 qid:10 1:3 2:0.1
+1 qid:10 1:1 2:0.5
+0 qid:10 2:0.7
+0 qid:11 1:0 2:1
+1 qid:11 1:0 2:2
+3 qid:11 1:4 2:2
+"""
+
+MEASURES = ["P@2", "R@3", "F1@2", "AP", "RR", "nDCG@3", "nDCG(gain=exp)", "Rprec", "Bpref"]
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    paths = {
+        "qrels": tmp_path / "qrels.txt",
+        "a": tmp_path / "run_a.txt",
+        "b": tmp_path / "run_b.txt",
+        "letor": tmp_path / "letor.txt",
+    }
+    for key, text in [("qrels", QRELS), ("a", RUN_A), ("b", RUN_B), ("letor", LETOR)]:
+        paths[key].write_text(text)
+    return paths
+
+
+def run_main(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:
+    code = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def parse_csv(text: str) -> list[dict[str, object]]:
+    """CSV rows with the numbers parsed by ``float`` (exact for repr-written floats)."""
+    rows = list(csv.DictReader(io.StringIO(text)))
+    for row in rows:
+        for key in ("value", "std", "stderr"):
+            if key in row:
+                row[key] = float(row[key])
+    return rows
+
+
+def records(frame) -> list[dict[str, object]]:
+    """evaluate's frame as plain records, in a canonical order."""
+    columns = [c for c in ("run", "qid", "measure", "value", "std", "stderr") if c in frame]
+    rows = [
+        dict(zip(columns, values, strict=True))
+        for values in zip(*(frame[c].tolist() for c in columns), strict=True)
+    ]
+    return sorted(rows, key=lambda r: (r["run"], r["qid"], r["measure"]))
+
+
+def canonical(rows: list[dict[str, object]]) -> list[dict[str, object]]:
+    return sorted(rows, key=lambda r: (r["run"], r["qid"], r["measure"]))
+
+
+def reference(files: dict[str, Path], runs: list[str], measures=MEASURES, **options):
+    qrels = tiecore.read_qrels(files["qrels"])
+    read = tiecore.read_runs([files[r] for r in runs])
+    return tiecore.evaluate(read, qrels, measures, **options)
+
+
+# --- default table, trec format -----------------------------------------------------------
+
+
+def test_defaults_are_aware_mode_and_default_measures(files, capsys) -> None:
+    code, out, err = run_main(capsys, "eval", files["qrels"], files["a"])
+    assert code == 0 and err == ""
+    lines = [line.split("\t") for line in out.splitlines()]
+    assert [p.strip() for p in lines[0]] == ["runid", "all", "alpha"]
+    assert [p.strip() for p in lines[1]] == ["num_q", "all", "2"]
+    assert [name.strip() for name, _, _ in lines[2:]] == list(DEFAULT_MEASURES)
+    expected = reference(files, ["a"], list(DEFAULT_MEASURES), ties="aware")
+    want = dict(zip(expected["measure"], expected["value"], strict=True))
+    for name, qid, value in lines[2:]:
+        assert qid == "all" and value == f"{want[name.strip()]:.4f}"
+
+
+def test_trec_lines_look_like_trec_eval(files, capsys) -> None:
+    code, out, _ = run_main(capsys, "eval", files["qrels"], files["a"], files["b"], "-q")
+    assert code == 0
+    for line in out.splitlines():
+        name, qid, value = line.split("\t")
+        assert len(name) == 22 or (len(name) > 22 and name == name.rstrip())
+        if name.strip() == "runid":
+            assert qid == "all" and value in {"alpha", "beta"}
+        elif name.strip() == "num_q":
+            assert qid == "all" and value.isdigit()
+        else:
+            assert len(value.split(".")[1]) == 4
+    # One block per run, each opened by its runid line; "all" rows close the block.
+    blocks = out.split(f"{'runid':<22}\tall\t")[1:]
+    assert [b.split("\n", 1)[0] for b in blocks] == ["alpha", "beta"]
+    for block in blocks:
+        qids = [line.split("\t")[1] for line in block.splitlines()[2:]]
+        assert qids[-len(DEFAULT_MEASURES) :] == ["all"] * len(DEFAULT_MEASURES)
+        assert set(qids[: -len(DEFAULT_MEASURES)]) == {"q1", "q2"}
+
+
+def test_measure_option_forms(files, capsys) -> None:
+    code, out, _ = run_main(
+        capsys,
+        "eval",
+        files["qrels"],
+        files["a"],
+        "-m",
+        "P@5,P@10",
+        "--measure",
+        "AP",
+        "-m",
+        "nDCG(gain=exp)@10",
+        "-m",
+        "map,ndcg_cut_3",
+    )
+    assert code == 0
+    names = [line.split("\t")[0].strip() for line in out.splitlines()[2:]]
+    assert names == ["P@5", "P@10", "AP", "nDCG(gain=exp)@10", "nDCG@3"]
+
+
+# --- every mode and option agrees with tiecore.evaluate ---------------------------------------
+
+OPTION_CASES = [
+    ([], {}),
+    (["--ties", "aware"], {"ties": "aware"}),
+    (["--ties", "oblivious"], {"ties": "oblivious"}),
+    *[
+        (["--ties", "oblivious", "--tiebreak", tb], {"ties": "oblivious", "tiebreak": tb})
+        for tb in ("trec_eval", "docno_asc", "file_order", "optimistic", "pessimistic")
+    ],
+    (
+        ["--ties", "oblivious", "--tiebreak", "random", "--seed", "3"],
+        {"ties": "oblivious", "tiebreak": "random", "seed": 3},
+    ),
+    (
+        ["--ties", "sampled", "--samples", "50", "--seed", "11"],
+        {"ties": "sampled", "samples": 50, "seed": 11},
+    ),
+    (["-q"], {"per_query": True}),
+    (["--per-query", "-c"], {"per_query": True, "complete": True}),
+    (["-c"], {"complete": True}),
+    (["-M", "3", "-q"], {"depth": 3, "per_query": True}),
+    (["--depth", "2", "--ties", "oblivious"], {"depth": 2, "ties": "oblivious"}),
+    (["-l", "2", "-q"], {"rel_level": 2, "per_query": True}),
+    (["--rel-level", "2", "-c", "-q"], {"rel_level": 2, "complete": True, "per_query": True}),
+]
+
+
+@pytest.mark.parametrize(("argv", "options"), OPTION_CASES, ids=lambda x: " ".join(x))
+def test_csv_agrees_with_evaluate(files, capsys, argv, options) -> None:
+    code, out, err = run_main(
+        capsys,
+        "eval",
+        files["qrels"],
+        files["a"],
+        files["b"],
+        "-m",
+        ",".join(MEASURES),
+        "--format",
+        "csv",
+        *argv,
+    )
+    assert code == 0, err
+    rows = parse_csv(out)
+    expected = records(reference(files, ["a", "b"], **options))
+    assert canonical(rows) == expected
+    header = out.splitlines()[0].split(",")
+    if options.get("ties") == "sampled":
+        assert header == ["run", "qid", "measure", "value", "std", "stderr"]
+    else:
+        assert header == ["run", "qid", "measure", "value"]
+
+
+@pytest.mark.parametrize(("argv", "options"), OPTION_CASES[::3], ids=lambda x: " ".join(x))
+def test_json_agrees_with_evaluate(files, capsys, argv, options) -> None:
+    code, out, err = run_main(
+        capsys,
+        "eval",
+        files["qrels"],
+        files["a"],
+        files["b"],
+        "-m",
+        ",".join(MEASURES),
+        "--format",
+        "json",
+        *argv,
+    )
+    assert code == 0, err
+    rows = json.loads(out)
+    assert isinstance(rows, list)
+    assert canonical(rows) == records(reference(files, ["a", "b"], **options))
+
+
+@pytest.mark.parametrize(("argv", "options"), OPTION_CASES, ids=lambda x: " ".join(x))
+def test_trec_agrees_with_evaluate(files, capsys, argv, options) -> None:
+    code, out, err = run_main(
+        capsys, "eval", files["qrels"], files["a"], files["b"], "-m", ",".join(MEASURES), *argv
+    )
+    assert code == 0, err
+    expected = reference(files, ["a", "b"], **options)
+    want = {(r["run"], r["qid"], r["measure"]): f"{r['value']:.4f}" for r in records(expected)}
+    got, run = {}, None
+    for line in out.splitlines():
+        name, qid, value = (p.strip() for p in line.split("\t"))
+        if name == "runid":
+            run = value
+        elif name != "num_q":
+            got[(run, qid, name)] = value
+    assert got == want
+
+
+def test_modes_and_tiebreaks_reach_evaluate(files, capsys) -> None:
+    """On these runs every mode and tie-break gives other numbers, so the cases above bite."""
+    outputs = [
+        run_main(capsys, "eval", files["qrels"], files["a"], files["b"], "-q", *argv)[1]
+        for argv, _ in OPTION_CASES[:9]
+    ]
+    # The defaults: no option means aware; oblivious alone means the trec_eval tie-break.
+    assert outputs[0] == outputs[1] and outputs[2] == outputs[3]
+    assert len(set(outputs)) == len(outputs) - 2
+
+
+def test_num_q_counts_averaged_queries(files, capsys) -> None:
+    _, plain, _ = run_main(capsys, "eval", files["qrels"], files["b"])
+    _, complete, _ = run_main(capsys, "eval", files["qrels"], files["b"], "-c")
+    assert plain.splitlines()[1].split("\t")[2] == "2"
+    assert complete.splitlines()[1].split("\t")[2] == "3"  # q3 is in the qrels only
+
+
+def test_progress_goes_to_stderr_only(files, capsys) -> None:
+    args = ("eval", files["qrels"], files["a"], files["b"])
+    _, quiet, quiet_err = run_main(capsys, *args)
+    assert quiet_err == ""  # stderr is not a terminal under pytest
+    code, out, err = run_main(capsys, *args, "--progress")
+    assert code == 0 and out == quiet
+    lines = err.splitlines()
+    assert len(lines) == 2
+    assert "[1/2] alpha" in lines[0] and "[2/2] beta" in lines[1]
+    _, out, err = run_main(capsys, *args, "--no-progress")
+    assert out == quiet and err == ""
+
+
+def test_progress_by_default_on_a_terminal(files, capsys, monkeypatch) -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["eval", str(files["qrels"]), str(files["a"])]) == 0
+    assert terminal.getvalue().startswith("tiecore: [1/1] alpha")
+    assert main(["eval", str(files["qrels"]), str(files["a"]), "--no-progress"]) == 0
+    assert terminal.getvalue().count("\n") == 1
+
+
+# --- files -----------------------------------------------------------------------------------
+
+
+def test_output_file(files, capsys, tmp_path) -> None:
+    target = tmp_path / "result.csv"
+    args = ("eval", files["qrels"], files["a"], "-q", "--format", "csv")
+    _, to_stdout, _ = run_main(capsys, *args)
+    code, out, err = run_main(capsys, *args, "-o", target)
+    assert code == 0 and out == "" and err == ""
+    assert target.read_text() == to_stdout
+
+
+def test_closed_pipe_ends_quietly(files, monkeypatch, capsys) -> None:
+    class ClosedPipe(io.StringIO):
+        def write(self, text: str) -> int:
+            raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(sys, "stdout", ClosedPipe())
+    assert main(["eval", str(files["qrels"]), str(files["a"])]) == 1
+    assert capsys.readouterr().err == ""
+
+
+def test_gzipped_run(files, capsys, tmp_path) -> None:
+    gz = tmp_path / "run_a.txt.gz"
+    gz.write_bytes(gzip.compress(RUN_A.encode()))
+    _, plain, _ = run_main(capsys, "eval", files["qrels"], files["a"], "-q", "--format", "csv")
+    code, zipped, err = run_main(capsys, "eval", files["qrels"], gz, "-q", "--format", "csv")
+    assert code == 0 and err == ""
+    assert zipped == plain
+
+
+def test_several_runs_keep_order_and_names(files, capsys, tmp_path) -> None:
+    code, out, _ = run_main(capsys, "eval", files["qrels"], files["b"], files["a"])
+    assert code == 0
+    runids = [line.split("\t")[2] for line in out.splitlines() if line.startswith("runid")]
+    assert runids == ["beta", "alpha"]
+    # Two runs with the same tag: read_runs names them by file, and so does the output.
+    twin = tmp_path / "twin.txt"
+    twin.write_text(RUN_A)
+    code, out, _ = run_main(capsys, "eval", files["qrels"], files["a"], twin, "--format", "csv")
+    assert code == 0
+    names = list(dict.fromkeys(row["run"] for row in parse_csv(out)))
+    assert names == list(tiecore.read_runs([files["a"], twin]))
+    assert len(set(names)) == 2
+
+
+def test_letor_input(files, capsys) -> None:
+    argv = ("eval", "--letor", files["letor"], "-m", "P@2,nDCG@3,AP", "-q", "--format", "csv")
+    code, out, err = run_main(capsys, *argv, "--features", "1,2")
+    assert code == 0, err
+    runs, qrels = tiecore.read_letor(files["letor"], features=[1, 2])
+    expected = tiecore.evaluate(runs, qrels, ["P@2", "nDCG@3", "AP"], per_query=True)
+    assert canonical(parse_csv(out)) == records(expected)
+    assert list(dict.fromkeys(row["run"] for row in parse_csv(out))) == ["f1", "f2"]
+    _, ranged, _ = run_main(capsys, *argv, "--features", "1-2")
+    assert ranged == out
+    _, every, _ = run_main(capsys, *argv)  # no --features: all of them
+    assert every == out
+    _, second, _ = run_main(capsys, *argv, "--features", "2")
+    assert [r["run"] for r in parse_csv(second)] == ["f2"] * len(parse_csv(second))
+
+
+def test_python_dash_m(files, capsys) -> None:
+    args = ["eval", str(files["qrels"]), str(files["a"]), "-q", "--format", "json"]
+    _, in_process, _ = run_main(capsys, *args)
+    env = os.environ | {
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "tiecore", *args], capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == in_process and done.stderr == ""
+
+
+def test_console_script_is_declared() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert project["project"]["scripts"]["tiecore"] == "tiecore.cli:main"
+
+
+def test_help_and_version(capsys) -> None:
+    code, out, _ = run_main(capsys, "eval", "--help")
+    assert code == 0 and "default: aware" in out and "--letor" in out
+    code, out, _ = run_main(capsys, "--version")
+    assert code == 0 and out.startswith("tiecore ")
+
+
+# --- warnings --------------------------------------------------------------------------------
+
+
+def test_unknown_query_warns_once_per_run(files, capsys, tmp_path) -> None:
+    extra = tmp_path / "extra.txt"
+    extra.write_text(RUN_A + "q9 Q0 z1 1 1 alpha\nq9 Q0 z2 2 1 alpha\nq8 Q0 z3 1 1 alpha\n")
+    code, out, err = run_main(capsys, "eval", files["qrels"], extra, files["b"])
+    assert code == 0
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tiecore: warning: ")
+    _, plain, _ = run_main(capsys, "eval", files["qrels"], files["a"], files["b"])
+    assert out == plain
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--tiebreak", "pessimistic"], ["--ties", "sampled", "--tiebreak", "docno_asc"]],
+)
+def test_tiebreak_outside_oblivious_warns(files, capsys, argv) -> None:
+    code, _, err = run_main(capsys, "eval", files["qrels"], files["a"], *argv)
+    assert code == 0 and err.startswith("tiecore: warning: --tiebreak")
+
+
+def test_samples_outside_sampled_warns(files, capsys) -> None:
+    code, _, err = run_main(capsys, "eval", files["qrels"], files["a"], "--samples", "5")
+    assert code == 0 and err.startswith("tiecore: warning: --samples")
+
+
+# --- bad input: exit 2, one line, no traceback -------------------------------------------------
+
+
+def bad_cases(files: dict[str, Path], tmp: Path) -> dict[str, tuple[list[object], list[str]]]:
+    """name -> (argv, strings the one-line message must contain)."""
+    bad_run = tmp / "bad_run.txt"
+    bad_run.write_text(RUN_A.replace("q1 Q0 d3 3 0.5 alpha", "q1 Q0 d3 3 abc alpha"))
+    bad_qrels = tmp / "bad_qrels.txt"
+    bad_qrels.write_text(QRELS.replace("q1 0 d2 0", "q1 0 d2 x"))
+    short_run = tmp / "short_run.txt"
+    short_run.write_text(RUN_A + "q2 Q0\n")
+    stranger = tmp / "stranger.txt"
+    stranger.write_text("q7 Q0 z1 1 1 other\nq8 Q0 z2 1 1 other\n")
+    bad_letor = tmp / "bad.letor"
+    bad_letor.write_text(LETOR + "1 10 1:2\n")
+    q, a = files["qrels"], files["a"]
+    return {
+        "missing qrels": (["eval", tmp / "nope.qrels", a], ["nope.qrels"]),
+        "missing run": (["eval", q, a, tmp / "nope.run"], ["nope.run"]),
+        "missing letor": (["eval", "--letor", tmp / "nope.letor"], ["nope.letor"]),
+        "bad run line": (["eval", q, bad_run], ["bad_run.txt", "line 3"]),
+        "short run line": (["eval", q, short_run], ["short_run.txt", "line 11"]),
+        "bad qrels line": (["eval", bad_qrels, a], ["bad_qrels.txt", "line 2"]),
+        "bad letor line": (["eval", "--letor", bad_letor], ["bad.letor", "line 8"]),
+        "no run query in qrels": (["eval", q, stranger], ["stranger.txt", "other"]),
+        "unknown measure": (["eval", q, a, "-m", "P@5,XYZ@3"], ["XYZ@3"]),
+        "measure without cutoff": (["eval", q, a, "-m", "P"], ["P"]),
+        "bad tiebreak": (["eval", q, a, "--tiebreak", "coin"], ["--tiebreak", "coin"]),
+        "bad ties": (["eval", q, a, "--ties", "maybe"], ["--ties"]),
+        "bad format": (["eval", q, a, "--format", "xml"], ["--format"]),
+        "zero samples": (["eval", q, a, "--ties", "sampled", "--samples", "0"], ["--samples"]),
+        "one sample": (["eval", q, a, "--ties", "sampled", "--samples", "1"], ["--samples"]),
+        "negative seed": (["eval", q, a, "--seed", "-1"], ["--seed"]),
+        "zero depth": (["eval", q, a, "-M", "0"], ["-M"]),
+        "text rel level": (["eval", q, a, "-l", "two"], ["-l"]),
+        "bad features": (["eval", "--letor", files["letor"], "--features", "1,x"], ["x"]),
+        "features without letor": (["eval", q, a, "--features", "1"], ["--features"]),
+        "letor and files": (["eval", q, a, "--letor", files["letor"]], ["--letor"]),
+        "qrels only": (["eval", q], ["RUN"]),
+        "no command": ([], []),
+        "unknown command": (["score", q, a], ["score"]),
+        "unwritable output": (["eval", q, a, "-o", tmp / "no" / "dir.txt"], ["dir.txt"]),
+        "output is a directory": (["eval", q, a, "-o", tmp], [str(tmp)]),
+    }
+
+
+BAD_NAMES = [
+    "missing qrels",
+    "missing run",
+    "missing letor",
+    "bad run line",
+    "short run line",
+    "bad qrels line",
+    "bad letor line",
+    "no run query in qrels",
+    "unknown measure",
+    "measure without cutoff",
+    "bad tiebreak",
+    "bad ties",
+    "bad format",
+    "zero samples",
+    "one sample",
+    "negative seed",
+    "zero depth",
+    "text rel level",
+    "bad features",
+    "features without letor",
+    "letor and files",
+    "qrels only",
+    "no command",
+    "unknown command",
+    "unwritable output",
+    "output is a directory",
+]
+
+
+def test_bad_cases_are_all_run(files, tmp_path) -> None:
+    assert list(bad_cases(files, tmp_path)) == BAD_NAMES
+
+
+@pytest.mark.parametrize("name", BAD_NAMES)
+def test_bad_input_exits_2_with_one_line(files, capsys, tmp_path, name) -> None:
+    argv, needles = bad_cases(files, tmp_path)[name]
+    code, out, err = run_main(capsys, *argv)
+    assert code == 2
+    assert out == ""
+    lines = err.splitlines()
+    assert lines[-1].startswith("tiecore: error: ")
+    assert all(line.startswith("tiecore: warning: ") for line in lines[:-1])
+    for needle in needles:
+        assert needle in lines[-1]
+
+
+@pytest.mark.parametrize("name", ["missing run", "bad run line", "bad tiebreak", "no command"])
+def test_bad_input_in_a_real_process(files, tmp_path, name) -> None:
+    argv, needles = bad_cases(files, tmp_path)[name]
+    env = os.environ | {
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "tiecore", *map(str, argv)],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("tiecore: error: ")
+    assert all(needle in done.stderr for needle in needles)
+
+
+# --- formats round-trip exactly -----------------------------------------------------------------
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.floats(allow_nan=False, allow_infinity=False),
+            st.floats(min_value=0, allow_infinity=False),
+        ),
+        min_size=1,
+        max_size=20,
+    )
+)
+def test_csv_and_json_round_trip_floats(values) -> None:
+    import pandas as pd
+
+    frame = pd.DataFrame(
+        {
+            "run": "r,1",
+            "qid": [str(i) for i in range(len(values))],
+            "measure": "nDCG(gain=exp)@10",
+            "value": [v for v, _ in values],
+            "std": [s for _, s in values],
+            "stderr": [s / 3 for _, s in values],
+        }
+    )
+    expected = records(frame)
+    assert canonical(parse_csv(format_csv(frame, {}))) == expected
+    assert canonical(json.loads(format_json(frame, {}))) == expected
+
+
+def test_nan_becomes_empty_or_null() -> None:
+    import pandas as pd
+
+    frame = pd.DataFrame(
+        {"run": ["r"], "qid": ["all"], "measure": ["AP"], "value": [0.5], "std": [float("nan")]}
+    )
+    assert format_csv(frame, {}).splitlines()[1] == "r,all,AP,0.5,"
+    assert json.loads(format_json(frame, {}))[0]["std"] is None
+
+
+@given(st.lists(st.sampled_from(["P@5", "AP", "nDCG(gain=exp)@10", "RR@3", "Bpref"]), min_size=1))
+def test_split_measures_inverts_joining(names) -> None:
+    assert split_measures([",".join(names)]) == names
+    assert split_measures(names) == names

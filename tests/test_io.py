@@ -1,0 +1,573 @@
+"""Tests of tiecore.io: round trips against an obvious parser, real files, bad input."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import math
+import random
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from tiecore.errors import InputError
+from tiecore.io import (
+    _QRELS_TYPES,
+    _check_text,
+    _fast_run,
+    _fast_table,
+    _parse_qrels,
+    _parse_run,
+    read_letor,
+    read_qrels,
+    read_run,
+    read_runs,
+)
+
+DATA = Path("/work/shared/data")
+ROBUST = sorted((DATA / "robust03" / "runs").glob("*.gz"))
+TREC_EVAL = DATA / "trec_eval_tests"
+MSLR = DATA / "mslr_web10k_sample"
+MSLR_FILES = sorted(MSLR.glob("msn1.*.txt"))
+
+
+# ------------------------------------------------------------------ slow, obvious parsers
+
+
+def naive_run(data: bytes) -> tuple[list[tuple[str, str, float]], list[str]]:
+    """Records (qid, docno, score) and the tag of each record, one line at a time."""
+    rows, tags = [], []
+    for line in data.split(b"\n"):
+        fields = line.split()
+        if not fields or fields[0].startswith(b"#"):
+            continue
+        rows.append((fields[0].decode(), fields[2].decode(), float(fields[4])))
+        if len(fields) >= 6:
+            tags.append(fields[5].decode())
+    return rows, tags
+
+
+def naive_qrels(data: bytes) -> list[tuple[str, str, int]]:
+    rows = []
+    for line in data.split(b"\n"):
+        fields = line.split()
+        if fields and not fields[0].startswith(b"#"):
+            rows.append((fields[0].decode(), fields[2].decode(), int(fields[3])))
+    return rows
+
+
+def naive_letor(data: bytes) -> list[tuple[int, int, str, dict[int, float]]]:
+    """(line number, label, qid, {feature: value}) of every data line."""
+    rows = []
+    for number, line in enumerate(data.decode().split("\n"), start=1):
+        fields = line.split("#", 1)[0].split()
+        if not fields:
+            continue
+        values = {int(i): float(v) for i, v in (pair.split(":") for pair in fields[2:])}
+        rows.append((number, int(float(fields[0])), fields[1][4:], values))
+    return rows
+
+
+def records(frame: pd.DataFrame, value: str = "score") -> list[tuple]:
+    return list(zip(frame["qid"], frame["docno"], frame[value], strict=True))
+
+
+def same_frames(a: pd.DataFrame, b: pd.DataFrame) -> bool:
+    return a.columns.tolist() == b.columns.tolist() and all(
+        a[c].tolist() == b[c].tolist() for c in a.columns
+    )
+
+
+# ------------------------------------------------------------------ generated run files
+
+token_chars = st.characters(
+    codec="utf-8", exclude_categories=("Cs", "Zs", "Zl", "Zp", "Cc"), exclude_characters="#"
+)
+qids = st.text(token_chars, min_size=1, max_size=4)
+docnos = st.text(st.one_of(token_chars, st.just("#")), min_size=1, max_size=40)
+tags = st.text(st.characters(min_codepoint=33, max_codepoint=126), min_size=1, max_size=8)
+finite = st.floats(allow_nan=False, allow_infinity=False)
+score_formats = st.sampled_from(["{!r}", "{:.6f}", "{:e}", "{:+.3g}", "{:.0f}", "{:E}"])
+MIXED_SEPARATORS = [" ", "\t", "  ", " \t", "\t\t", "\t  ", "\x0b", "\x0c", " \r "]
+
+
+@st.composite
+def run_files(draw: st.DrawFn) -> tuple[bytes, list[int]]:
+    """A valid run file and the 1-based line number of every record in it."""
+    tagged = draw(st.booleans())
+    junk = tagged and draw(st.booleans())
+    style = draw(st.sampled_from(["uniform", "padded", "mixed"]))
+    crlf = draw(st.booleans())
+    sep_choice = draw(st.sampled_from(["\t", " "]))
+    tag = draw(tags)
+    pairs = draw(
+        st.lists(st.tuples(qids, docnos), min_size=1, max_size=30, unique=True),
+    )
+    lines: list[str] = []
+    numbers: list[int] = []
+    for rank, (qid, docno) in enumerate(pairs):
+        if draw(st.integers(0, 9)) == 0:  # a blank or comment line
+            lines.append(draw(st.sampled_from(["", "# a comment", "  ", "\t#x y"])))
+        x = draw(finite)
+        score = draw(score_formats).format(x)
+        assume(math.isfinite(float(score)))
+        fields = [qid, "Q0", docno, str(rank + draw(st.integers(0, 3))), score]
+        if tagged:
+            fields.append(tag)
+        if junk:
+            fields += ["junk", "more"]
+        if style == "uniform":
+            text = sep_choice.join(fields)
+        elif style == "padded":  # as trec_eval's results.test: tabs, spaces around the score
+            fields[4] = draw(st.sampled_from(["", " ", "  "])) + fields[4]
+            fields[4] += draw(st.sampled_from(["", " "]))
+            text = "\t".join(fields)
+        else:
+            seps = draw(st.lists(st.sampled_from(MIXED_SEPARATORS), min_size=len(fields) + 1))
+            lead = draw(st.sampled_from(["", " ", "\t", " \t "]))
+            text = lead + "".join(f + s for f, s in zip(fields, seps[1:], strict=False))
+        lines.append(text)
+        numbers.append(len(lines))
+    end = "\r\n" if crlf else "\n"
+    text = end.join(lines) + (end if draw(st.booleans()) else "")
+    return text.encode(), numbers
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(run_files(), st.booleans(), st.booleans())
+def test_run_round_trip(tmp_path_factory, generated, zipped, as_path):
+    data, _ = generated
+    rows, tags_seen = naive_run(data)
+    raw = gzip.compress(data) if zipped else data
+    if as_path:
+        path = tmp_path_factory.mktemp("runs") / "my.run.txt"
+        path.write_bytes(raw)
+        run = read_run(path)
+    else:
+        run = read_run(io.BytesIO(raw))
+    assert records(run) == rows
+    assert run.dtypes.tolist()[2] == np.float64
+    assert run.index.equals(pd.RangeIndex(len(rows)))
+    expected = tags_seen[0] if tags_seen else ("my.run" if as_path else "<upload>")
+    assert run.attrs["name"] == expected
+    assert run.attrs["tags"] == list(dict.fromkeys(tags_seen))
+
+
+@settings(max_examples=100, deadline=None)
+@given(run_files())
+def test_fast_and_careful_paths_agree(generated):
+    data, _ = generated
+    fast, fast_tags = _parse_run(data, "x", fast=True)
+    careful, careful_tags = _parse_run(data, "x", fast=False)
+    assert same_frames(fast, careful)
+    assert fast_tags == careful_tags
+
+
+DEFECTS = ["few fields", "bad score", "nan score", "inf score", "duplicate", "utf8", "untagged"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(run_files(), st.sampled_from(DEFECTS), st.data())
+def test_defect_is_reported_on_its_line(generated, defect, draw):
+    data, numbers = generated
+    lines = data.split(b"\n")
+    k = draw.draw(st.sampled_from(numbers))  # a record line, 1-based
+    fields = lines[k - 1].split()
+    tagged = len(fields) >= 6
+    if defect == "few fields":
+        lines[k - 1] = b" ".join(fields[: draw.draw(st.integers(1, 4))])
+    elif defect in ("bad score", "nan score", "inf score"):
+        bad = {"bad score": b"1.5x", "nan score": b"nan", "inf score": b"-inf"}[defect]
+        lines[k - 1] = b"\t".join([*fields[:4], bad, *fields[5:]])
+    elif defect == "duplicate":
+        lines.insert(k, lines[k - 1])
+        k += 1
+    elif defect == "utf8":
+        lines[k - 1] = lines[k - 1] + b" \xff"
+    elif defect == "untagged":
+        assume(tagged and k != numbers[0])
+        lines[k - 1] = b" ".join(fields[:5])
+    bad_file = b"\n".join(lines)
+    for fast in (True, False):
+        with pytest.raises(InputError) as info:
+            _check_text(bad_file, "bad.run")  # as read_run does before parsing
+            _parse_run(bad_file, "bad.run", fast=fast)
+        assert info.value.line == k, str(info.value)
+        assert info.value.source == "bad.run"
+
+
+# ------------------------------------------------------------------ bad run files
+
+
+def write(tmp_path: Path, text: bytes | str, name: str = "run.txt") -> Path:
+    path = tmp_path / name
+    path.write_bytes(text.encode() if isinstance(text, str) else text)
+    return path
+
+
+GOOD = "1 Q0 a 1 3.0 t\n1 Q0 b 2 2.0 t\n2 Q0 a 1 1.0 t\n"
+
+
+def error_of(call, *args, **kwargs) -> InputError:
+    with pytest.raises(InputError) as info:
+        call(*args, **kwargs)
+    return info.value
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ("1 Q0 c 3 1.0", "5 fields but line 2 has 6"),
+        ("1 Q0 c 3", "4 fields"),
+        ("1 Q0 c 3 abc t", "score 'abc' is not a number"),
+        ("1 Q0 c 3 1,5 t", "score '1,5' is not a number"),
+        ("1 Q0 c 3 NaN t", "score 'NaN' is not finite"),
+        ("1 Q0 c 3 inf t", "score 'inf' is not finite"),
+        ("1 Q0 c 3 1e999 t", "score '1e999' is not finite"),
+        ("1 Q0 c 3 NA t", "score 'NA' is not a number"),
+        ("1 Q0 b 3 1.0 t", "docno 'b' appears twice for query '1' (first on line 3)"),
+    ],
+)
+def test_bad_run_line(tmp_path, line, problem):
+    text = "\n" + GOOD.replace("2 Q0 a", "\n2 Q0 a") + line + "\n3 Q0 a 1 1.0 t\n"
+    err = error_of(read_run, write(tmp_path, text))
+    assert err.line == 6
+    assert problem in err.problem
+    assert err.source == str(tmp_path / "run.txt")
+    assert str(err).startswith(f"{tmp_path / 'run.txt'}, line 6: ")
+
+
+def test_bad_run_line_in_gzip_names_decompressed_line(tmp_path):
+    text = "".join(f"{q} Q0 d{i} {i} {i / 3} t\n" for q in "123" for i in range(3))
+    text += "3 Q0 x 1 oops t\n"
+    err = error_of(read_run, write(tmp_path, gzip.compress(text.encode()), "run.gz"))
+    assert (err.line, err.problem) == (10, "score 'oops' is not a number")
+
+
+def test_same_docno_in_two_queries_is_fine(tmp_path):
+    run = read_run(write(tmp_path, "1 Q0 a 1 1 t\n2 Q0 a 1 1 t\n1 Q0 b 2 0 t\n"))
+    assert run["docno"].tolist() == ["a", "a", "b"]
+
+
+def test_first_line_with_too_few_fields(tmp_path):
+    err = error_of(read_run, write(tmp_path, "# c\n\n1 Q0 a 1\n1 Q0 b 2 2.0\n"))
+    assert (err.line, err.problem) == (3, "4 fields")
+
+
+@pytest.mark.parametrize("text", [b"", b"\n\n", b"  \n\t\n", b"# only a comment\n"])
+def test_empty_run(tmp_path, text):
+    err = error_of(read_run, write(tmp_path, text))
+    assert err.line is None
+    assert "empty" in err.problem
+
+
+def test_missing_file(tmp_path):
+    err = error_of(read_run, tmp_path / "nope.txt")
+    assert err.line is None
+    assert err.source == str(tmp_path / "nope.txt")
+    assert "no such file" in err.problem
+
+
+def test_directory(tmp_path):
+    assert error_of(read_run, tmp_path).line is None
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_random_bytes(tmp_path, seed):
+    garbage = random.Random(seed).randbytes(5000)
+    try:
+        garbage.decode()
+        bad = len(garbage)
+    except UnicodeDecodeError as exc:
+        bad = exc.start
+    nul = garbage.find(b"\x00")
+    first = min(bad, nul if nul >= 0 else bad)
+    err = error_of(read_run, write(tmp_path, garbage))
+    assert err.line == garbage.count(b"\n", 0, first) + 1
+    assert "binary" in err.problem
+
+
+def test_png(tmp_path):
+    png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x10" + bytes(range(256))
+    err = error_of(read_run, write(tmp_path, png, "image.png"))
+    assert err.line == 1
+    assert "0x89" in err.problem
+
+
+def test_nul_byte_line(tmp_path):
+    err = error_of(read_run, write(tmp_path, GOOD + "1 Q0 c\x00 3 1.0 t\n"))
+    assert (err.line, err.problem) == (4, "NUL byte (binary data)")
+
+
+@pytest.mark.parametrize("size", [10, 3 * 2**20])
+def test_undecodable_utf8_line(tmp_path, size, monkeypatch):
+    import tiecore.io as tio
+
+    monkeypatch.setattr(tio, "_CHUNK", 2**20)  # make the bad byte straddle chunk borders
+    good = (GOOD * (size // len(GOOD) + 1)).encode()
+    text = good + "1 Q0 é 1 1.0 t\n".encode() + b"9 Q0 \xc3\x28 1 1.0 t\n"
+    err = error_of(read_run, write(tmp_path, text))
+    assert err.line == good.count(b"\n") + 2
+    assert "0xc3" in err.problem
+
+
+def test_truncated_utf8_at_end(tmp_path):
+    err = error_of(read_run, write(tmp_path, GOOD.encode() + b"1 Q0 x 1 1.0 \xe2\x82"))
+    assert err.line == 4
+
+
+def test_corrupt_gzip(tmp_path):
+    err = error_of(read_run, write(tmp_path, gzip.compress(GOOD.encode() * 50)[:60], "r.gz"))
+    assert err.line is None
+    assert "gzip" in err.problem
+
+
+# ------------------------------------------------------------------ file objects, names
+
+
+def test_text_and_binary_file_objects():
+    text = GOOD.replace(" ", "\t")
+    from_text = read_run(io.StringIO(text))
+    from_bytes = read_run(io.BytesIO(text.encode()))
+    from_gzip = read_run(io.BytesIO(gzip.compress(text.encode())))
+    assert records(from_text) == records(from_bytes) == records(from_gzip)
+    assert records(from_text) == naive_run(text.encode())[0]
+
+
+def test_upload_errors_name_the_upload():
+    upload = io.BytesIO(b"1 Q0 a 1 x t\n")
+    upload.name = "my_run.txt"
+    err = error_of(read_run, upload)
+    assert (err.source, err.line) == ("my_run.txt", 1)
+    err = error_of(read_run, io.BytesIO(b"1 Q0 a 1 x t\n"))
+    assert (err.source, err.line) == ("<upload>", 1)
+
+
+def test_upload_already_read_is_read_again():
+    upload = io.BytesIO(GOOD.encode())
+    upload.read()
+    assert len(read_run(upload)) == 3
+
+
+def test_names(tmp_path):
+    untagged = write(tmp_path, "1 Q0 a 1 1.0\n", "plain.run.txt.gz")
+    assert read_run(untagged).attrs["name"] == "plain.run"
+    assert read_run(untagged, name="mine").attrs["name"] == "mine"
+    mixed = write(tmp_path, "1 Q0 a 1 1.0 x\n1 Q0 b 1 1.0 y\n1 Q0 c 1 1.0 x\n", "mixed.txt")
+    run = read_run(mixed)
+    assert run.attrs["name"] == "mixed"
+    assert run.attrs["tags"] == ["x", "y"]
+
+
+def test_read_runs_names(tmp_path):
+    (tmp_path / "d").mkdir()
+    files = [
+        write(tmp_path, "1 Q0 a 1 1.0 bm25\n", "a.txt"),
+        write(tmp_path, "1 Q0 a 1 1.0 bm25\n", "b.txt"),
+        write(tmp_path, "1 Q0 a 1 1.0 ql\n", "c.txt"),
+        write(tmp_path, "1 Q0 a 1 1.0\n", "e.txt"),
+        write(tmp_path / "d", "1 Q0 a 1 1.0\n", "e.txt"),
+        write(tmp_path, "1 Q0 a 1 1.0 e\n", "f.txt"),
+        write(tmp_path, "1 Q0 a 1 1.0\n", "g.txt"),
+        write(tmp_path / "d", "1 Q0 a 1 1.0\n", "g.txt.gz"),
+    ]
+    runs = read_runs(files)
+    assert list(runs) == ["a", "b", "ql", "e-2", "e-3", "e", "g", "g-2"]
+    assert all(run.attrs["name"] == key for key, run in runs.items())
+    assert list(read_runs(files[2])) == ["ql"]
+
+
+# ------------------------------------------------------------------ qrels
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(qids, docnos, st.integers(-5, 2**40)), min_size=1, unique_by=lambda r: r[:2]
+    ),
+    st.sampled_from(["\t", " ", "  "]),
+    st.booleans(),
+)
+def test_qrels_round_trip(judgments, sep, zipped):
+    text = "".join(sep.join([q, "0", d, str(level)]) + "\n" for q, d, level in judgments)
+    data = gzip.compress(text.encode()) if zipped else text.encode()
+    qrels = read_qrels(io.BytesIO(data))
+    assert records(qrels, "level") == naive_qrels(text.encode())
+    assert qrels["level"].dtype == np.int64
+    careful = _parse_qrels(text.encode(), "x", fast=False)
+    assert same_frames(qrels, careful)
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ("1 0 c 1.5", "level '1.5' is not an integer"),
+        ("1 0 c x", "level 'x' is not an integer"),
+        ("1 0 c 1 extra", "5 fields"),
+        ("1 0 c", "3 fields"),
+        ("1 0 b 0", "docno 'b' appears twice for query '1' (first on line 3)"),
+    ],
+)
+def test_bad_qrels_line(tmp_path, line, problem):
+    text = "# judged\n1 0 a 1\n1 0 b -1\n\n" + line + "\n"
+    for fast in (True, False):
+        err = error_of(_parse_qrels, text.encode(), "q.txt", fast=fast)
+        assert (err.line, err.problem) == (5, problem)
+    assert error_of(read_qrels, write(tmp_path, text)).line == 5
+
+
+def test_empty_qrels(tmp_path):
+    assert error_of(read_qrels, write(tmp_path, "\n")).line is None
+
+
+# ------------------------------------------------------------------ real files
+
+
+def count_lines(path: Path) -> int:
+    raw = path.read_bytes()
+    return (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).count(b"\n")
+
+
+@pytest.mark.parametrize("path", ROBUST, ids=lambda p: p.name)
+def test_robust03_runs(path):
+    run = read_run(path)
+    data = gzip.decompress(path.read_bytes())
+    assert len(run) == count_lines(path)
+    rows, tags_seen = naive_run(data)
+    assert run.attrs["name"] == tags_seen[0] == path.name.removeprefix("input.").removesuffix(".gz")
+    assert records(run) == rows
+
+
+def test_read_runs_robust03():
+    runs = read_runs(ROBUST)
+    assert sorted(runs) == sorted(p.name[len("input.") : -len(".gz")] for p in ROBUST)
+
+
+@pytest.mark.parametrize("name", ["results.test", "results.trunc"])
+def test_trec_eval_results(name):
+    path = TREC_EVAL / name
+    run = read_run(path)
+    assert len(run) == count_lines(path)
+    assert records(run) == naive_run(path.read_bytes())[0]
+    assert run.attrs["name"] == "STANDARD"
+
+
+@pytest.mark.parametrize(
+    "path", [TREC_EVAL / "qrels.test", TREC_EVAL / "qrels.rel_level", DATA / "robust03/qrels.txt"]
+)
+def test_real_qrels(path):
+    qrels = read_qrels(path)
+    assert len(qrels) == count_lines(path)
+    assert records(qrels, "level") == naive_qrels(path.read_bytes())
+
+
+# ------------------------------------------------------------------ LETOR
+
+
+@pytest.mark.parametrize("path", MSLR_FILES, ids=lambda p: p.name)
+def test_mslr_sample(path):
+    runs, qrels = read_letor(path)
+    rows = naive_letor(path.read_bytes())
+    features = sorted(set().union(*(values for *_, values in rows)))
+    assert list(runs) == [f"f{f}" for f in features]
+    assert len(runs) == len(set().union(*(v.keys() for *_, v in rows)))
+    assert len(qrels) == len(rows) == count_lines(path)
+    assert qrels["qid"].nunique() == len({qid for _, _, qid, _ in rows})
+    assert qrels["level"].tolist() == [label for _, label, _, _ in rows]
+    assert qrels["qid"].tolist() == [qid for _, _, qid, _ in rows]
+    width = len(str(count_lines(path)))
+    assert qrels["docno"].tolist() == [str(n).zfill(width) for n, *_ in rows]
+    assert qrels["docno"].is_monotonic_increasing
+    picker = random.Random(1)
+    for _ in range(300):
+        k = picker.randrange(len(rows))
+        f = picker.choice(features)
+        run = runs[f"f{f}"]
+        assert run["score"].iloc[k] == rows[k][3].get(f, 0.0)
+        assert run["docno"].iloc[k] == qrels["docno"].iloc[k]
+    assert runs["f128"].attrs["name"] == "f128"
+
+
+def test_mslr_chosen_features():
+    runs, _ = read_letor(MSLR_FILES[0], features=[128, 1, 128])
+    assert list(runs) == ["f128", "f1"]
+    err = error_of(read_letor, MSLR_FILES[0], features=[137])
+    assert err.line is None
+    assert "137" in err.problem
+
+
+LETOR_GOOD = "2 qid:1 1:0.5 3:1 # doc a\n0 qid:1 2:7\n\n1.0 qid:2 1:-1 2:3e2 3:.5\n"
+
+
+def test_letor_small():
+    runs, qrels = read_letor(io.BytesIO(LETOR_GOOD.encode()))
+    assert qrels["docno"].tolist() == ["1", "2", "4"]
+    assert qrels["level"].tolist() == [2, 0, 1]
+    assert runs["f1"]["score"].tolist() == [0.5, 0.0, -1.0]
+    assert runs["f2"]["score"].tolist() == [0.0, 7.0, 300.0]
+    assert runs["f3"]["score"].tolist() == [1.0, 0.0, 0.5]
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ("1.5 qid:3 1:1", "label '1.5' is not an integer"),
+        ("x qid:3 1:1", "label 'x' is not an integer"),
+        ("inf qid:3 1:1", "label 'inf' is not an integer"),
+        ("1e300 qid:3 1:1", "label '1e300' is not an integer"),
+        ("1 qi:3 1:1", "second field 'qi:3' is not qid:<id>"),
+        ("1 qid: 1:1", "second field 'qid:' is not qid:<id>"),
+        ("1", "a label without qid:<id>"),
+        ("1 qid:3 1=1", "feature '1=1' is not index:value"),
+        ("1 qid:3 1:2:3", "feature '1:2:3' is not index:value"),
+        ("1 qid:3 a:1", "feature index 'a' in 'a:1' is not a positive integer"),
+        ("1 qid:3 0:1", "feature index '0' in '0:1' is not a positive integer"),
+        ("1 qid:3 1:x", "feature value 'x' in '1:x' is not a number"),
+        ("1 qid:3 1:nan", "feature '1:nan' is not finite"),
+        ("1 qid:3 2:1 1:1", "feature index 1 after 2"),
+        ("1 qid:3 2:1 2:1", "feature index 2 after 2"),
+    ],
+)
+def test_bad_letor_line(line, problem):
+    upload = io.BytesIO((LETOR_GOOD + line + "\n").encode())
+    upload.name = "train.txt"
+    err = error_of(read_letor, upload)
+    assert (err.source, err.line, err.problem) == ("train.txt", 5, problem)
+
+
+def test_empty_letor():
+    assert error_of(read_letor, io.BytesIO(b"# nothing\n")).line is None
+
+
+def test_long_docnos_sharing_ends_are_not_duplicates():
+    # equal length, first 16 and last 16 bytes: equal hashes, different strings
+    docnos = ["x" * 20 + f"{i:03d}" + "y" * 20 for i in range(200)]
+    text = "".join(f"q Q0 {d} 1 {i} t\n" for i, d in enumerate(docnos))
+    run = read_run(io.BytesIO(text.encode()))
+    assert run["docno"].tolist() == docnos
+    err = error_of(read_run, io.BytesIO((text + f"q Q0 {docnos[7]} 1 0 t\n").encode()))
+    assert (err.line, err.problem) == (
+        201,
+        f"docno '{docnos[7]}' appears twice for query 'q' (first on line 8)",
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        TREC_EVAL.joinpath("results.test").read_bytes(),  # tabs, spaces around scores
+        gzip.decompress(ROBUST[0].read_bytes()),  # tabs
+        b"1 Q0 a 1 2.0 r\r\n\r\n1 Q0 b 2 1.0 r\r\n",  # spaces, CRLF, a blank line
+    ],
+)
+def test_common_layouts_take_the_fast_path(text):
+    assert _fast_run(text, "x") is not None
+
+
+def test_qrels_take_the_fast_path():
+    text = TREC_EVAL.joinpath("qrels.test").read_bytes()
+    assert _fast_table(text, _QRELS_TYPES, 4) is not None
