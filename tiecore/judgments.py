@@ -122,5 +122,5 @@ class Judgments:
                 query[keep],
                 weights=gains[keep] / np.log2(rank[keep] + 1.0),
                 minlength=len(self.qids),
-            )
+            ).astype(np.float64)  # bincount of nothing is int64
         return self._ideal[key]

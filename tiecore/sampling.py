@@ -55,8 +55,7 @@ def sample_values(
     for measure, recipe in plans.items():
         component = base.component(recipe.component).copy()
         component[rows] = 0.0
-        column = kernels.weighted(component, recipe.weight, ranking.rank)
-        fixed[measure] = kernels.head_sums(column, ranking.starts, ranking.counts, recipe.cut)
+        fixed[measure] = kernels.weighted_head_sums(component, recipe.weight, ranking, recipe.cut)
     out = {m: np.empty((samples, len(judgments.qids))) for m in measures}
     batch = max(1, min(samples, BATCH_CELLS // max(rows.size, 1)))
     for first in range(0, samples, batch):
