@@ -588,3 +588,89 @@ def test_nan_becomes_empty_or_null() -> None:
 def test_split_measures_inverts_joining(names) -> None:
     assert split_measures([",".join(names)]) == names
     assert split_measures(names) == names
+
+
+# --- --spread and the compare command -------------------------------------------------------
+
+
+def test_spread_adds_exact_var_min_max(files, capsys) -> None:
+    from tiecore.spread import evaluate_spread
+
+    code, out, err = run_main(
+        capsys,
+        "eval",
+        files["qrels"],
+        files["a"],
+        "-m",
+        "P@2,AP",
+        "--spread",
+        "-q",
+        "--format",
+        "csv",
+    )
+    assert code == 0, err
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert list(rows[0]) == ["run", "qid", "measure", "value", "var", "min", "max"]
+    qrels = tiecore.read_qrels(files["qrels"])
+    want = evaluate_spread(tiecore.read_runs([files["a"]]), qrels, ["P@2", "AP"], per_query=True)
+    assert len(rows) == len(want)
+    for row in rows:
+        match = want[(want["qid"] == row["qid"]) & (want["measure"] == row["measure"])]
+        for column in ("value", "var", "min", "max"):
+            assert float(row[column]) == match[column].iloc[0]
+    assert any(float(row["var"]) > 0 for row in rows)
+
+
+def test_spread_needs_aware_mode(files, capsys) -> None:
+    code, out, err = run_main(
+        capsys, "eval", files["qrels"], files["a"], "--spread", "--ties", "oblivious"
+    )
+    assert code == 2 and out == "" and "--spread goes with --ties aware" in err
+
+
+@pytest.mark.parametrize("fmt", ["text", "csv", "json"])
+def test_compare_prints_rankings_and_swaps(files, capsys, fmt) -> None:
+    from tiecore.compare import compare, format_comparison
+
+    argv = ["compare", files["qrels"], files["a"], files["b"], "-m", "AP", "--samples", "20"]
+    code, out, err = run_main(capsys, *argv, "--resamples", "50", "--format", fmt)
+    assert code == 0, err
+    runs = tiecore.read_runs([files["a"], files["b"]])
+    qrels = tiecore.read_qrels(files["qrels"])
+    expected = compare(runs, qrels, "AP", samples=20, n_resamples=50)
+    assert out == format_comparison(expected, fmt)
+
+
+def test_compare_letor_features(files, capsys) -> None:
+    code, out, err = run_main(
+        capsys,
+        "compare",
+        "--letor",
+        files["letor"],
+        "-m",
+        "nDCG@2",
+        "--samples",
+        "10",
+        "--resamples",
+        "10",
+    )
+    assert code == 0, err
+    assert "f1" in out and "f2" in out
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["-m", "AP,P@2"], "compare takes one measure"),
+        (["-m", "nope"], "unknown measure"),
+        (["--samples", "1"], "at least 2 samples"),
+    ],
+)
+def test_compare_bad_options(files, capsys, extra, message) -> None:
+    code, out, err = run_main(capsys, "compare", files["qrels"], files["a"], files["b"], *extra)
+    assert code == 2 and out == "" and message in err and "Traceback" not in err
+
+
+def test_compare_needs_two_runs(files, capsys) -> None:
+    code, out, err = run_main(capsys, "compare", files["qrels"], files["a"])
+    assert code == 2 and out == "" and "at least two runs" in err

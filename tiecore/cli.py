@@ -21,6 +21,7 @@ import textwrap
 import time
 import warnings
 from collections.abc import Callable, Sequence
+from functools import partial
 from importlib import metadata
 from pathlib import Path
 from typing import TextIO
@@ -150,7 +151,7 @@ def _version() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``tiecore`` argument parser (``eval`` is its one subcommand)."""
+    """The ``tiecore`` argument parser: ``eval`` and ``compare``."""
     parser = _Parser(prog="tiecore", description="Tie-aware evaluation of ranking runs.")
     parser.add_argument("--version", action="version", version=f"tiecore {_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -166,24 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    ev.add_argument(
-        "files",
-        nargs="*",
-        metavar="QRELS RUN",
-        help="the qrels file, then one or more TREC run files (plain or .gz)",
-    )
-    ev.add_argument(
-        "--letor",
-        metavar="FILE",
-        help="read runs and qrels from one LETOR/svmlight file instead of QRELS RUN",
-    )
-    ev.add_argument(
-        "--features",
-        type=_feature_list,
-        metavar="LIST",
-        help="with --letor: the 1-based features to evaluate as runs, e.g. 128,129 or 1-5 "
-        "(default: all)",
-    )
+    _add_inputs(ev)
     ev.add_argument(
         "-m",
         "--measure",
@@ -216,6 +200,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="S",
         help="random seed for --ties sampled and --tiebreak random (default: 0)",
     )
+    ev.add_argument(
+        "--spread",
+        action="store_true",
+        help="with --ties aware: add the exact variance over random tie-breaks and the "
+        "min and max over all orderings (columns var, min, max in csv and json)",
+    )
     ev.add_argument("-q", "--per-query", action="store_true", help="also print one row per query")
     ev.add_argument(
         "-c",
@@ -245,7 +235,85 @@ def build_parser() -> argparse.ArgumentParser:
         help="print one progress line per run on stderr (default: when stderr is a terminal)",
     )
     ev.set_defaults(handler=_run_eval)
+
+    cmp = commands.add_parser(
+        "compare",
+        help="rank runs under every tie treatment (see tiecore compare --help)",
+        usage="tiecore compare [options] QRELS RUN RUN [RUN ...]\n"
+        "       tiecore compare [options] --letor FILE [--features LIST]",
+        description="Rank the runs (or LETOR features) by one measure under every "
+        "oblivious tie-break, tie-aware and random tie-breaks; print the ranking "
+        "table, the runs that move between trec_eval's order and tie-aware, and the "
+        "pairwise probabilities and significance tests.",
+    )
+    _add_inputs(cmp)
+    cmp.add_argument(
+        "-m",
+        "--measure",
+        dest="measures",
+        action="append",
+        metavar="MEASURE",
+        help="the one measure to rank by (default: AP)",
+    )
+    cmp.add_argument(
+        "--samples",
+        type=_sample_count,
+        default=200,
+        metavar="N",
+        help="random tie-breaks per run (default: 200)",
+    )
+    cmp.add_argument(
+        "--seed", type=_non_negative_int, default=0, metavar="S", help="random seed (default: 0)"
+    )
+    cmp.add_argument(
+        "--resamples",
+        type=_positive_int,
+        default=2000,
+        metavar="N",
+        help="resamples of the paired randomization test (default: 2000)",
+    )
+    cmp.add_argument(
+        "-M", "--depth", type=_positive_int, metavar="N", help="cut every ranking at N docs"
+    )
+    cmp.add_argument(
+        "-l",
+        "--rel-level",
+        type=int,
+        default=1,
+        metavar="LEVEL",
+        help="lowest qrels level that counts as relevant (default: 1)",
+    )
+    cmp.add_argument(
+        "--format",
+        choices=("text", "csv", "json"),
+        default="text",
+        help="output format (default: text)",
+    )
+    cmp.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    cmp.set_defaults(handler=_run_compare)
     return parser
+
+
+def _add_inputs(parser: argparse.ArgumentParser) -> None:
+    """QRELS RUN ... or --letor FILE [--features LIST]."""
+    parser.add_argument(
+        "files",
+        nargs="*",
+        metavar="QRELS RUN",
+        help="the qrels file, then one or more TREC run files (plain or .gz)",
+    )
+    parser.add_argument(
+        "--letor",
+        metavar="FILE",
+        help="read runs and qrels from one LETOR/svmlight file instead of QRELS RUN",
+    )
+    parser.add_argument(
+        "--features",
+        type=_feature_list,
+        metavar="LIST",
+        help="with --letor: the 1-based features to evaluate as runs, e.g. 128,129 or 1-5 "
+        "(default: all)",
+    )
 
 
 def _check_files(args: argparse.Namespace) -> None:
@@ -269,6 +337,8 @@ def _check_files(args: argparse.Namespace) -> None:
 
 
 def _warn_unused(args: argparse.Namespace) -> None:
+    if args.spread and args.ties != "aware":
+        raise _UsageError("--spread goes with --ties aware")
     if args.tiebreak is not None and args.ties != "oblivious":
         warnings.warn(
             f"--tiebreak {args.tiebreak} is ignored with --ties {args.ties}", stacklevel=2
@@ -297,6 +367,11 @@ def evaluate_runs(
     """
     from tiecore import evaluate
 
+    if options.pop("spread", False):
+        from tiecore.spread import evaluate_spread
+
+        evaluate = partial(evaluate_spread, **_only(options, "rel_level", "depth", "complete"))
+        options = {}
     frames = []
     num_q: dict[str, int] = {}
     for index, (name, run) in enumerate(runs.items(), start=1):
@@ -323,6 +398,10 @@ def evaluate_runs(
     return result, num_q
 
 
+def _only(options: dict, *names: str) -> dict:
+    return {name: options[name] for name in names}
+
+
 def format_trec(result: pd.DataFrame, num_q: dict[str, int]) -> str:
     """trec_eval-like text: per run a ``runid`` and a ``num_q`` line, then the rows."""
     lines: list[str] = []
@@ -342,7 +421,7 @@ def format_trec(result: pd.DataFrame, num_q: dict[str, int]) -> str:
 
 
 def _columns(result: pd.DataFrame) -> list[str]:
-    extra = [c for c in ("std", "stderr") if c in result.columns]
+    extra = [c for c in ("std", "stderr", "var", "min", "max") if c in result.columns]
     return ["run", "qid", "measure", "value", *extra]
 
 
@@ -390,13 +469,11 @@ _FORMATTERS: dict[str, Callable[[pd.DataFrame, dict[str, int]], str]] = {
 }
 
 
-def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
-    """Read, evaluate and format; returns the text to write."""
+def _read_inputs(args: argparse.Namespace) -> tuple[dict, pd.DataFrame, dict[str, str]]:
+    """Runs, qrels and each run's source file, from QRELS RUN ... or --letor."""
     import tiecore
 
-    measures = parse_measures(split_measures(args.measures or []) or list(DEFAULT_MEASURES))
     _check_files(args)
-    _warn_unused(args)
     if args.letor is not None:
         runs, qrels = tiecore.read_letor(args.letor, features=args.features)
     else:
@@ -404,6 +481,38 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
         runs = tiecore.read_runs(args.files[1:])
     fallback = args.letor or "run file"
     sources = {name: str(run.attrs.get("source") or fallback) for name, run in runs.items()}
+    return runs, qrels, sources
+
+
+def _run_compare(args: argparse.Namespace, stderr: TextIO) -> str:
+    """Rank the runs under every tie treatment; returns the text to write."""
+    from tiecore.compare import compare, format_comparison
+
+    measures = parse_measures(split_measures(args.measures or ["AP"]))
+    if len(measures) != 1:
+        raise _UsageError("compare takes one measure")
+    runs, qrels, _ = _read_inputs(args)
+    if len(runs) < 2:
+        raise _UsageError("compare needs at least two runs (or two --features)")
+    comparison = compare(
+        runs,
+        qrels,
+        measures[0],
+        samples=args.samples,
+        seed=args.seed,
+        rel_level=args.rel_level,
+        depth=args.depth,
+        n_resamples=args.resamples,
+    )
+    return format_comparison(comparison, args.format)
+
+
+def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
+    """Read, evaluate and format; returns the text to write."""
+
+    measures = parse_measures(split_measures(args.measures or []) or list(DEFAULT_MEASURES))
+    _warn_unused(args)
+    runs, qrels, sources = _read_inputs(args)
     show = args.progress if args.progress is not None else stderr.isatty()
 
     def progress(index: int, total: int, name: str, seconds: float) -> None:
@@ -422,6 +531,7 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
         rel_level=args.rel_level,
         depth=args.depth,
         complete=args.complete,
+        spread=args.spread,
     )
     if not args.per_query:
         result = result[result["qid"] == "all"].reset_index(drop=True)

@@ -19,12 +19,10 @@ import json
 import math
 import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.compute as pc
 from scipy import special, stats
 
 from tiecore.evaluate import as_run_dict, per_query, run_seed
@@ -205,7 +203,7 @@ def _score_run(name, run, judgments, measure, samples, seed, depth) -> _RunScore
     )[measure]
     scores = {"aware": float(aware[chosen].mean())}
     for tiebreak in OBLIVIOUS:
-        ranking = retie(base, tiebreak)
+        ranking = base.retie(tiebreak)
         found = per_query(ranking, judgments, [measure], ties="oblivious", depth=depth)
         scores[tiebreak] = float(found[measure][chosen].mean())
     return _RunScores(
@@ -214,39 +212,6 @@ def _score_run(name, run, judgments, measure, samples, seed, depth) -> _RunScore
         aware=aware,
         chosen=chosen,
         tie_var=float(spread["var"].to_numpy()[chosen].sum() / np.count_nonzero(chosen) ** 2),
-    )
-
-
-def retie(ranking: Ranking, tiebreak: str) -> Ranking:
-    """``ranking`` with the rows of each tie group put in the order of another policy.
-
-    Equals ``Ranking.build(run, judgments, tiebreak=tiebreak)`` when ``ranking``
-    was built with ``file_order`` (rows of a group in file order), without a
-    second lookup and sort of the whole run: groups, offsets and counts stay;
-    only the per-row fields move inside their groups.  Policies as in
-    :mod:`tiecore.ranking`: ``trec_eval`` docno descending (byte order),
-    ``docno_asc``, ``file_order`` (kept), ``optimistic`` relevant then higher
-    level first, ``pessimistic`` the reverse; ties inside a key keep file order.
-    """
-    if tiebreak == "file_order":
-        return ranking
-    if tiebreak in ("trec_eval", "docno_asc"):
-        direction = "descending" if tiebreak == "trec_eval" else "ascending"
-        table = pa.table({"g": ranking.group, "d": ranking.docno})
-        keys = [("g", "ascending"), ("d", direction)]
-        order = pc.sort_indices(table, sort_keys=keys).to_numpy()
-    elif tiebreak in ("optimistic", "pessimistic"):
-        sign = -1 if tiebreak == "optimistic" else 1
-        order = np.lexsort((sign * ranking.level, sign * ranking.rel, ranking.group))
-    else:
-        raise ValueError(f"tiebreak must be one of {OBLIVIOUS}, got {tiebreak!r}")
-    return replace(
-        ranking,
-        level=ranking.level[order],
-        judged=ranking.judged[order],
-        rel=ranking.rel[order],
-        nonrel=ranking.nonrel[order],
-        docno=ranking.docno.take(pa.array(order)),
     )
 
 

@@ -10,7 +10,7 @@ number of rows ranked above it (the paper's ``t_i``), ``size`` its ``n_i``,
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -30,7 +30,8 @@ class Ranking:
 
     Per query ``q`` (judgments order): ``starts[q]`` and ``counts[q]`` locate its
     rows.  Per row: ``query``, ``rank`` (1-based), ``level``, ``judged``,
-    ``rel``, ``nonrel`` (judged, ``0 <= level < rel_level``) and ``group``.
+    ``rel``, ``nonrel`` (judged, ``0 <= level < rel_level``), ``group``, ``docno``
+    and ``row`` (its row in the run, for the file-order tie-break).
     Per group: ``group_start`` (row), ``offset``, ``size``, ``rel_count``,
     ``nonrel_count``, ``rel_before`` and ``nonrel_before`` (within its query).
     """
@@ -53,6 +54,7 @@ class Ranking:
     rel_before: np.ndarray
     nonrel_before: np.ndarray
     docno: pa.Array
+    row: np.ndarray
     skipped: np.ndarray
 
     @property
@@ -121,17 +123,41 @@ class Ranking:
             query = query_or_null.to_numpy()
         level, judged = judgments.lookup(query, docno)
         rel = judged & (level >= judgments.rel_level)
-        order = _order(query, score, docno, level, rel, tiebreak, seed)
-        query, score, level, judged, rel = (a[order] for a in (query, score, level, judged, rel))
+        row = np.flatnonzero(known) if skipped.size else np.arange(len(query))
+        keys = {"query": (query, "ascending"), "score": (score, "descending")}
+        order = _order(keys, docno, level, rel, tiebreak, seed)
+        query, score, level, judged, rel, row = (
+            a[order] for a in (query, score, level, judged, rel, row)
+        )
         docno = docno.take(pa.array(order))
         nonrel = judged & (level >= 0) & ~rel
         return cls._from_sorted(
-            name, judgments, query, score, level, judged, rel, nonrel, docno, skipped
+            name, judgments, query, score, level, judged, rel, nonrel, docno, row, skipped
+        )
+
+    def retie(self, tiebreak: str, *, seed: int | np.random.Generator | None = 0) -> Ranking:
+        """The same ranking with each tie group's rows in the order of another policy.
+
+        Groups, offsets and per-group counts stay; only the per-row fields move
+        inside their groups, without a second lookup and sort of the whole run.
+        """
+        if tiebreak not in TIEBREAKS:
+            raise ValueError(f"tiebreak must be one of {TIEBREAKS}, got {tiebreak!r}")
+        keys = {"group": (self.group, "ascending")}
+        order = _order(keys, self.docno, self.level, self.rel, tiebreak, seed, row=self.row)
+        return replace(
+            self,
+            level=self.level[order],
+            judged=self.judged[order],
+            rel=self.rel[order],
+            nonrel=self.nonrel[order],
+            row=self.row[order],
+            docno=self.docno.take(pa.array(order)),
         )
 
     @classmethod
     def _from_sorted(
-        cls, name, judgments, query, score, level, judged, rel, nonrel, docno, skipped
+        cls, name, judgments, query, score, level, judged, rel, nonrel, docno, row, skipped
     ):
         n_rows, n_queries = len(query), len(judgments.qids)
         counts = np.bincount(query, minlength=n_queries)
@@ -169,6 +195,7 @@ class Ranking:
             rel_before=_exclusive_within(rel_count, first_group),
             nonrel_before=_exclusive_within(nonrel_count, first_group),
             docno=docno,
+            row=row,
             skipped=skipped,
         )
 
@@ -179,20 +206,31 @@ def _exclusive_within(counts: np.ndarray, first: np.ndarray) -> np.ndarray:
     return total - total[first]
 
 
-def _order(query, score, docno, level, rel, tiebreak, seed) -> np.ndarray:
-    """Row order: query ascending, score descending, then the tie-break policy."""
+def _order(keys, docno, level, rel, tiebreak, seed, row=None) -> np.ndarray:
+    """Stable row order by ``keys`` (name -> (values, direction)), then the tie-break policy.
+
+    Rows the policy leaves tied keep their order, or follow ``row`` when given.
+
+    trec_eval: docno descending (byte order); docno_asc; file_order: as given;
+    optimistic: relevant, then higher levels first (the maximum of every
+    measure); pessimistic: the reverse; random: a seeded permutation.
+    """
+    columns = {name: values for name, (values, _) in keys.items()}
+    sort_keys = [(name, direction) for name, (_, direction) in keys.items()]
     if tiebreak in ("trec_eval", "docno_asc"):
-        direction = "descending" if tiebreak == "trec_eval" else "ascending"
-        table = pa.table({"q": query, "s": score, "d": docno})
-        keys = [("q", "ascending"), ("s", "descending"), ("d", direction)]
-        return pc.sort_indices(table, sort_keys=keys).to_numpy()
-    if tiebreak == "file_order":
-        return np.lexsort((-score, query))
-    if tiebreak == "random":
-        key = np.random.default_rng(seed).permutation(len(query))
-        return np.lexsort((key, -score, query))
-    sign = -1 if tiebreak == "optimistic" else 1
-    return np.lexsort((sign * level, sign * rel, -score, query))
+        columns["docno"] = docno
+        sort_keys.append(("docno", "descending" if tiebreak == "trec_eval" else "ascending"))
+    elif tiebreak == "random":
+        columns["random"] = np.random.default_rng(seed).permutation(len(level))
+        sort_keys.append(("random", "ascending"))
+    elif tiebreak in ("optimistic", "pessimistic"):
+        direction = "descending" if tiebreak == "optimistic" else "ascending"
+        columns |= {"rel": rel, "level": level}
+        sort_keys += [("rel", direction), ("level", direction)]
+    if row is not None:
+        columns["row"] = row
+        sort_keys.append(("row", "ascending"))
+    return pc.sort_indices(pa.table(columns), sort_keys=sort_keys).to_numpy()
 
 
 def _check_unique_docnos(name: str, query: np.ndarray, docno: pa.Array, judgments: Judgments):
