@@ -7,6 +7,7 @@ import io
 import math
 import random
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pandas as pd
@@ -22,6 +23,7 @@ from tiecore.io import (
     _fast_table,
     _parse_qrels,
     _parse_run,
+    _Text,
     read_letor,
     read_qrels,
     read_run,
@@ -88,7 +90,9 @@ token_chars = st.characters(
     codec="utf-8", exclude_categories=("Cs", "Zs", "Zl", "Zp", "Cc"), exclude_characters="#"
 )
 qids = st.text(token_chars, min_size=1, max_size=4)
-docnos = st.text(st.one_of(token_chars, st.just("#")), min_size=1, max_size=40)
+# not whitespace to trec_eval (ASCII only): must stay inside a docno
+odd_chars = st.sampled_from(["#", "\u00a0", "\u3000", "\x85", "\x1c", "\x01", '"'])
+docnos = st.text(st.one_of(token_chars, odd_chars), min_size=1, max_size=40)
 tags = st.text(st.characters(min_codepoint=33, max_codepoint=126), min_size=1, max_size=8)
 finite = st.floats(allow_nan=False, allow_infinity=False)
 score_formats = st.sampled_from(["{!r}", "{:.6f}", "{:e}", "{:+.3g}", "{:.0f}", "{:E}"])
@@ -146,7 +150,8 @@ def test_run_round_trip(tmp_path_factory, generated, zipped, as_path):
     if as_path:
         path = tmp_path_factory.mktemp("runs") / "my.run.txt"
         path.write_bytes(raw)
-        run = read_run(path)
+        with mock.patch("tiecore.io._STREAM", 0):  # parse big files straight from disk
+            run = read_run(path)
     else:
         run = read_run(io.BytesIO(raw))
     assert records(run) == rows
@@ -157,12 +162,16 @@ def test_run_round_trip(tmp_path_factory, generated, zipped, as_path):
     assert run.attrs["tags"] == list(dict.fromkeys(tags_seen))
 
 
+BATCHES = st.sampled_from([1, 2, 3, 1 << 20])  # lines per batch on the careful path
+
+
 @settings(max_examples=100, deadline=None)
-@given(run_files())
-def test_fast_and_careful_paths_agree(generated):
+@given(run_files(), BATCHES)
+def test_fast_and_careful_paths_agree(generated, batch):
     data, _ = generated
-    fast, fast_tags = _parse_run(data, "x", fast=True)
-    careful, careful_tags = _parse_run(data, "x", fast=False)
+    fast, fast_tags = _parse_run(_Text(None, data, "x"), fast=True)
+    with mock.patch("tiecore.io._BATCH", batch):
+        careful, careful_tags = _parse_run(_Text(None, data, "x"), fast=False)
     assert same_frames(fast, careful)
     assert fast_tags == careful_tags
 
@@ -171,8 +180,8 @@ DEFECTS = ["few fields", "bad score", "nan score", "inf score", "duplicate", "ut
 
 
 @settings(max_examples=150, deadline=None)
-@given(run_files(), st.sampled_from(DEFECTS), st.data())
-def test_defect_is_reported_on_its_line(generated, defect, draw):
+@given(run_files(), st.sampled_from(DEFECTS), BATCHES, st.data())
+def test_defect_is_reported_on_its_line(generated, defect, batch, draw):
     data, numbers = generated
     lines = data.split(b"\n")
     k = draw.draw(st.sampled_from(numbers))  # a record line, 1-based
@@ -193,9 +202,9 @@ def test_defect_is_reported_on_its_line(generated, defect, draw):
         lines[k - 1] = b" ".join(fields[:5])
     bad_file = b"\n".join(lines)
     for fast in (True, False):
-        with pytest.raises(InputError) as info:
+        with pytest.raises(InputError) as info, mock.patch("tiecore.io._BATCH", batch):
             _check_text(bad_file, "bad.run")  # as read_run does before parsing
-            _parse_run(bad_file, "bad.run", fast=fast)
+            _parse_run(_Text(None, bad_file, "bad.run"), fast=fast)
         assert info.value.line == k, str(info.value)
         assert info.value.source == "bad.run"
 
@@ -218,6 +227,15 @@ def error_of(call, *args, **kwargs) -> InputError:
     return info.value
 
 
+@pytest.fixture(params=["in memory", "from disk"])
+def stream(request, monkeypatch):
+    """Read path sources into memory, or scan them in chunks and parse from disk."""
+    if request.param == "from disk":
+        monkeypatch.setattr("tiecore.io._STREAM", 0)
+        monkeypatch.setattr("tiecore.io._CHUNK", 7)  # chunk borders everywhere
+    return request.param
+
+
 @pytest.mark.parametrize(
     ("line", "problem"),
     [
@@ -232,7 +250,7 @@ def error_of(call, *args, **kwargs) -> InputError:
         ("1 Q0 b 3 1.0 t", "docno 'b' appears twice for query '1' (first on line 3)"),
     ],
 )
-def test_bad_run_line(tmp_path, line, problem):
+def test_bad_run_line(stream, tmp_path, line, problem):
     text = "\n" + GOOD.replace("2 Q0 a", "\n2 Q0 a") + line + "\n3 Q0 a 1 1.0 t\n"
     err = error_of(read_run, write(tmp_path, text))
     assert err.line == 6
@@ -241,7 +259,7 @@ def test_bad_run_line(tmp_path, line, problem):
     assert str(err).startswith(f"{tmp_path / 'run.txt'}, line 6: ")
 
 
-def test_bad_run_line_in_gzip_names_decompressed_line(tmp_path):
+def test_bad_run_line_in_gzip_names_decompressed_line(stream, tmp_path):
     text = "".join(f"{q} Q0 d{i} {i} {i / 3} t\n" for q in "123" for i in range(3))
     text += "3 Q0 x 1 oops t\n"
     err = error_of(read_run, write(tmp_path, gzip.compress(text.encode()), "run.gz"))
@@ -253,31 +271,31 @@ def test_same_docno_in_two_queries_is_fine(tmp_path):
     assert run["docno"].tolist() == ["a", "a", "b"]
 
 
-def test_first_line_with_too_few_fields(tmp_path):
+def test_first_line_with_too_few_fields(stream, tmp_path):
     err = error_of(read_run, write(tmp_path, "# c\n\n1 Q0 a 1\n1 Q0 b 2 2.0\n"))
     assert (err.line, err.problem) == (3, "4 fields")
 
 
 @pytest.mark.parametrize("text", [b"", b"\n\n", b"  \n\t\n", b"# only a comment\n"])
-def test_empty_run(tmp_path, text):
+def test_empty_run(stream, tmp_path, text):
     err = error_of(read_run, write(tmp_path, text))
     assert err.line is None
     assert "empty" in err.problem
 
 
-def test_missing_file(tmp_path):
+def test_missing_file(stream, tmp_path):
     err = error_of(read_run, tmp_path / "nope.txt")
     assert err.line is None
     assert err.source == str(tmp_path / "nope.txt")
     assert "no such file" in err.problem
 
 
-def test_directory(tmp_path):
+def test_directory(stream, tmp_path):
     assert error_of(read_run, tmp_path).line is None
 
 
 @pytest.mark.parametrize("seed", range(5))
-def test_random_bytes(tmp_path, seed):
+def test_random_bytes(stream, tmp_path, seed):
     garbage = random.Random(seed).randbytes(5000)
     try:
         garbage.decode()
@@ -291,14 +309,14 @@ def test_random_bytes(tmp_path, seed):
     assert "binary" in err.problem
 
 
-def test_png(tmp_path):
+def test_png(stream, tmp_path):
     png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x10" + bytes(range(256))
     err = error_of(read_run, write(tmp_path, png, "image.png"))
     assert err.line == 1
     assert "0x89" in err.problem
 
 
-def test_nul_byte_line(tmp_path):
+def test_nul_byte_line(stream, tmp_path):
     err = error_of(read_run, write(tmp_path, GOOD + "1 Q0 c\x00 3 1.0 t\n"))
     assert (err.line, err.problem) == (4, "NUL byte (binary data)")
 
@@ -315,7 +333,7 @@ def test_undecodable_utf8_line(tmp_path, size, monkeypatch):
     assert "0xc3" in err.problem
 
 
-def test_truncated_utf8_at_end(tmp_path):
+def test_truncated_utf8_at_end(stream, tmp_path):
     err = error_of(read_run, write(tmp_path, GOOD.encode() + b"1 Q0 x 1 1.0 \xe2\x82"))
     assert err.line == 4
 
@@ -353,7 +371,7 @@ def test_upload_already_read_is_read_again():
     assert len(read_run(upload)) == 3
 
 
-def test_names(tmp_path):
+def test_names(stream, tmp_path):
     untagged = write(tmp_path, "1 Q0 a 1 1.0\n", "plain.run.txt.gz")
     assert read_run(untagged).attrs["name"] == "plain.run"
     assert read_run(untagged, name="mine").attrs["name"] == "mine"
@@ -391,14 +409,16 @@ def test_read_runs_names(tmp_path):
     ),
     st.sampled_from(["\t", " ", "  "]),
     st.booleans(),
+    BATCHES,
 )
-def test_qrels_round_trip(judgments, sep, zipped):
+def test_qrels_round_trip(judgments, sep, zipped, batch):
     text = "".join(sep.join([q, "0", d, str(level)]) + "\n" for q, d, level in judgments)
     data = gzip.compress(text.encode()) if zipped else text.encode()
     qrels = read_qrels(io.BytesIO(data))
     assert records(qrels, "level") == naive_qrels(text.encode())
     assert qrels["level"].dtype == np.int64
-    careful = _parse_qrels(text.encode(), "x", fast=False)
+    with mock.patch("tiecore.io._BATCH", batch):
+        careful = _parse_qrels(_Text(None, text.encode(), "x"), fast=False)
     assert same_frames(qrels, careful)
 
 
@@ -412,10 +432,10 @@ def test_qrels_round_trip(judgments, sep, zipped):
         ("1 0 b 0", "docno 'b' appears twice for query '1' (first on line 3)"),
     ],
 )
-def test_bad_qrels_line(tmp_path, line, problem):
+def test_bad_qrels_line(stream, tmp_path, line, problem):
     text = "# judged\n1 0 a 1\n1 0 b -1\n\n" + line + "\n"
     for fast in (True, False):
-        err = error_of(_parse_qrels, text.encode(), "q.txt", fast=fast)
+        err = error_of(_parse_qrels, _Text(None, text.encode(), "q.txt"), fast=fast)
         assert (err.line, err.problem) == (5, problem)
     assert error_of(read_qrels, write(tmp_path, text)).line == 5
 
@@ -430,6 +450,16 @@ def test_empty_qrels(tmp_path):
 def count_lines(path: Path) -> int:
     raw = path.read_bytes()
     return (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).count(b"\n")
+
+
+def test_bom_is_skipped(stream, tmp_path):
+    run = read_run(write(tmp_path, b"\xef\xbb\xbf" + GOOD.encode()))
+    assert records(run) == naive_run(GOOD.encode())[0]
+
+
+def test_plain_file_named_gz(stream, tmp_path):
+    run = read_run(write(tmp_path, GOOD.replace(" ", "\t"), "run.gz"))
+    assert records(run) == naive_run(GOOD.encode())[0]
 
 
 @pytest.mark.parametrize("path", ROBUST, ids=lambda p: p.name)
@@ -448,7 +478,7 @@ def test_read_runs_robust03():
 
 
 @pytest.mark.parametrize("name", ["results.test", "results.trunc"])
-def test_trec_eval_results(name):
+def test_trec_eval_results(stream, name):
     path = TREC_EVAL / name
     run = read_run(path)
     assert len(run) == count_lines(path)
@@ -459,7 +489,7 @@ def test_trec_eval_results(name):
 @pytest.mark.parametrize(
     "path", [TREC_EVAL / "qrels.test", TREC_EVAL / "qrels.rel_level", DATA / "robust03/qrels.txt"]
 )
-def test_real_qrels(path):
+def test_real_qrels(stream, path):
     qrels = read_qrels(path)
     assert len(qrels) == count_lines(path)
     assert records(qrels, "level") == naive_qrels(path.read_bytes())
@@ -539,6 +569,21 @@ def test_bad_letor_line(line, problem):
     assert (err.source, err.line, err.problem) == ("train.txt", 5, problem)
 
 
+def test_letor_comments_and_crlf():
+    text = b"# header line\r\n2 qid:a 1:1 7:2.5 # docid = x:y\r\n\r\n0 qid:b 7:-1#no space\r\n"
+    runs, qrels = read_letor(io.BytesIO(text))
+    assert list(runs) == ["f1", "f7"]
+    assert runs["f7"]["score"].tolist() == [2.5, -1.0]
+    assert qrels["docno"].tolist() == ["2", "4"]
+    assert qrels["qid"].tolist() == ["a", "b"]
+
+
+@pytest.mark.parametrize("features", [[0], ["1"], [1.5], [True]])
+def test_letor_bad_feature_request(features):
+    err = error_of(read_letor, io.BytesIO(LETOR_GOOD.encode()), features=features)
+    assert err.line is None
+
+
 def test_empty_letor():
     assert error_of(read_letor, io.BytesIO(b"# nothing\n")).line is None
 
@@ -565,9 +610,9 @@ def test_long_docnos_sharing_ends_are_not_duplicates():
     ],
 )
 def test_common_layouts_take_the_fast_path(text):
-    assert _fast_run(text, "x") is not None
+    assert _fast_run(_Text(None, text, "x")) is not None
 
 
 def test_qrels_take_the_fast_path():
     text = TREC_EVAL.joinpath("qrels.test").read_bytes()
-    assert _fast_table(text, _QRELS_TYPES, 4) is not None
+    assert _fast_table(_Text(None, text, "x"), _QRELS_TYPES, 4) is not None

@@ -354,40 +354,46 @@ def evaluate_runs(
     *,
     progress: Callable[[int, int, str, float], None] | None = None,
     sources: dict[str, str] | None = None,
+    spread: bool = False,
     **options: object,
 ) -> tuple[pd.DataFrame, dict[str, int]]:
-    """Evaluate each run with :func:`tiecore.evaluate`, per query, and count its queries.
+    """Evaluate all runs per query in one call, and count each run's queries.
 
-    Each run is evaluated alone (evaluate seeds every run from ``seed`` and its
-    name, so this equals one call with all runs). Returns the tidy result
-    (per-query rows and the ``all`` rows, ordered by run, then query with ``all``
-    last, then measure as requested) and ``num_q`` per run: the number of queries
-    the ``all`` row averages over (trec_eval's ``num_q``). ``sources`` maps run
-    names to their files, so that an error about a run names its file.
+    Returns the tidy result (per-query rows and the ``all`` rows, ordered by
+    run, then query with ``all`` last, then measure as requested) and
+    ``num_q`` per run: the number of queries the ``all`` row averages over
+    (trec_eval's ``num_q``).  ``spread`` evaluates with
+    :func:`tiecore.spread.evaluate_spread` (aware mode with var, min, max).
+    ``sources`` maps run names to their files, so that an error about a run
+    names its file; ``progress(done, total, name, seconds)`` follows each run.
     """
     from tiecore import evaluate
 
-    if options.pop("spread", False):
+    if spread:
         from tiecore.spread import evaluate_spread
 
         evaluate = partial(evaluate_spread, **_only(options, "rel_level", "depth", "complete"))
         options = {}
-    frames = []
-    num_q: dict[str, int] = {}
-    for index, (name, run) in enumerate(runs.items(), start=1):
-        start = time.perf_counter()
-        try:
-            frame = evaluate({name: run}, qrels, measures, per_query=True, **options)
-        except InputError as error:
-            if sources is None or name not in sources or error.source != f"run {name}":
-                raise
-            where = f"{sources[name]} (run {name})"
-            raise InputError(where, error.line, error.problem, error.expected) from None
-        frames.append(frame)
-        num_q[name] = int(frame.loc[frame["qid"] != "all", "qid"].nunique())
-        if progress is not None:
-            progress(index, len(runs), name, time.perf_counter() - start)
-    result = pd.concat(frames, ignore_index=True)
+    clock = [time.perf_counter()]
+
+    def report(done: int, total: int, name: str) -> None:
+        now = time.perf_counter()
+        progress(done, total, name, now - clock[0])
+        clock[0] = now
+
+    try:
+        result = evaluate(
+            runs, qrels, measures, per_query=True, progress=report if progress else None, **options
+        )
+    except InputError as error:
+        names = {f"run {name}": name for name in runs}
+        name = names.get(error.source)
+        if sources is None or name not in sources:
+            raise
+        where = f"{sources[name]} (run {name})"
+        raise InputError(where, error.line, error.problem, error.expected) from None
+    queries = result.loc[result["qid"] != "all"].groupby("run", sort=False)["qid"].nunique()
+    num_q = {name: int(queries.get(name, 0)) for name in runs}
     run_rank = result["run"].astype(str).map({name: i for i, name in enumerate(runs)})
     pair_rank = pd.factorize(result["run"].astype(str) + "\0" + result["qid"].astype(str))[0]
     measure_rank = result["measure"].astype(str).map({str(m): i for i, m in enumerate(measures)})

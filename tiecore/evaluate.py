@@ -85,7 +85,7 @@ def evaluate(
     complete: bool = False,
     per_query_rows: bool = False,
     per_query: bool | None = None,
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
 ) -> pd.DataFrame:
     """Evaluate runs against qrels with tie-oblivious, tie-aware or sampled measures.
 
@@ -115,7 +115,7 @@ def evaluate(
     per_query : bool
         Also return one row per query, before the ``all`` row.
     progress : callable, optional
-        Called with a short message as each run starts.
+        Called as ``progress(done, total, name)`` after each run.
 
     Returns
     -------
@@ -141,9 +141,8 @@ def evaluate(
     )
     judgments = Judgments.from_qrels(qrels, rel_level)
     frames = []
-    for name, run in as_run_dict(runs).items():
-        if progress is not None:
-            progress(f"evaluating {name}")
+    runs = as_run_dict(runs)
+    for done, (name, run) in enumerate(runs.items(), start=1):
         rng = run_seed(seed, name)
         order = tiebreak if ties == "oblivious" else "file_order"
         ranking = Ranking.build(run, judgments, tiebreak=order, seed=rng, name=name)
@@ -151,6 +150,8 @@ def evaluate(
             ranking, judgments, measures, ties=ties, depth=depth, samples=samples, rng=rng
         )
         frames.append(_tidy(name, judgments, ranking, found, complete, per_query_rows, ties))
+        if progress is not None:
+            progress(done, len(runs), name)
     return pd.concat(frames, ignore_index=True)
 
 
@@ -158,25 +159,28 @@ per_query_values = per_query
 
 
 def _tidy(name, judgments, ranking, found, complete, per_query_rows, ties) -> pd.DataFrame:
-    """Rows ``run, qid, measure, value[, std, stderr]``: queries then ``all``."""
+    """Rows ``run, qid, measure, value[, std, stderr]``: per measure, queries then ``all``."""
     chosen = np.ones(len(judgments.qids), bool) if complete else ranking.counts > 0
-    qids = judgments.qids[chosen]
-    parts = []
-    for measure, value in found.items():
-        value = value[..., chosen]
-        if ties == "sampled":
-            mean_of_queries = value.mean(axis=1)
-            frame = {
-                "value": np.append(value.mean(axis=0), mean_of_queries.mean()),
-                "std": np.append(value.std(axis=0, ddof=1), mean_of_queries.std(ddof=1)),
-            }
-            frame["stderr"] = frame["std"] / np.sqrt(value.shape[0])
-        else:
-            frame = {"value": np.append(value, value.mean() if value.size else 0.0)}
-        frame = pd.DataFrame(frame)
-        frame.insert(0, "measure", str(measure))
-        frame.insert(0, "qid", np.append(qids, "all"))
-        parts.append(frame if per_query_rows else frame.iloc[-1:])
-    out = pd.concat(parts, ignore_index=True)
-    out.insert(0, "run", name)
-    return out
+    qids = np.append(judgments.qids[chosen], "all")
+    stacked = np.stack([value[..., chosen] for value in found.values()])  # measures first
+    if ties == "sampled":  # (measures, samples, queries)
+        means = stacked.mean(axis=2, keepdims=True)
+        draws = np.concatenate([stacked, means], axis=2)
+        columns = {"value": draws.mean(axis=1), "std": draws.std(axis=1, ddof=1)}
+        columns["stderr"] = columns["std"] / np.sqrt(stacked.shape[1])
+    else:
+        mean = (
+            stacked.mean(axis=1, keepdims=True) if stacked.shape[1] else np.zeros((len(found), 1))
+        )
+        columns = {"value": np.concatenate([stacked, mean], axis=1)}
+    keep = slice(None) if per_query_rows else slice(-1, None)
+    columns = {key: value[:, keep].ravel() for key, value in columns.items()}
+    shown = qids[keep]
+    return pd.DataFrame(
+        {
+            "run": name,
+            "qid": np.tile(shown, len(found)),
+            "measure": np.repeat([str(m) for m in found], len(shown)),
+            **columns,
+        }
+    )

@@ -21,11 +21,14 @@ errors are physical lines of the (decompressed) file.
 
 Strategy
 --------
-Speed comes from :mod:`pyarrow.csv`: when one single delimiter (a tab or a space)
-separates every field, the file is parsed by pyarrow in parallel and checked with
-vectorised tests. Anything unusual (mixed whitespace, blank or comment lines, a bad
-value) falls back to a careful vectorised tokenizer that keeps the line number of
-every record, so that the :class:`~tiecore.errors.InputError` names the exact line.
+Speed comes from :mod:`pyarrow.csv`. One cheap pass over the bytes (``memchr``-speed
+searches, in 16 MiB chunks) tells whether a single delimiter separates every field:
+the tab (spaces around numbers allowed, as in trec_eval's own test runs) or the space.
+Then pyarrow parses the file in parallel, straight from disk for big plain files, and
+vectorised checks validate the columns; duplicates are found by sorting 64-bit hashes
+of the (qid, docno) pairs. Anything else (mixed whitespace, a bad value) goes to a
+careful vectorised tokenizer that works in batches of lines and keeps the line number
+of every record, so that the :class:`~tiecore.errors.InputError` names the exact line.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ import codecs
 import gzip
 import os
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,7 +62,10 @@ LETOR_FIELDS = "'label qid:<id> index:value ...'"
 _GZIP_MAGIC = b"\x1f\x8b"
 _BOM = b"\xef\xbb\xbf"
 _CHUNK = 1 << 24  # bytes per numpy pass when scanning big buffers
-_PIECE = 1 << 18  # rows per piece when hashing on several threads
+_PIECE = 1 << 17  # rows per piece when hashing on several threads
+_STREAM = 1 << 25  # plain files from this size on are parsed by pyarrow from disk
+_BATCH = 1 << 18  # lines per batch on the careful path
+_FIRST_LINE = 1 << 20  # a longer first line sends the text to the careful path
 
 
 # --------------------------------------------------------------------------- bytes
@@ -188,6 +194,30 @@ class _Locator:
         return None if self.lines is None else int(self.lines[record])
 
 
+def _lines(data: bytes, *, inline_comments: bool = False) -> pa.Array:
+    """Every physical line of ``data`` (split at ``\\n`` only) as a zero-copy string array.
+
+    Each line keeps its ``\\n``, which the whitespace split drops; with
+    ``inline_comments`` everything from a ``#`` to the end of its line is removed.
+    """
+    arr = np.frombuffer(data, np.uint8)
+    newlines = [np.flatnonzero(arr[i : i + _CHUNK] == 10) for i in range(0, len(arr), _CHUNK)]
+    n_lines = sum(map(len, newlines)) + (len(data) > 0 and data[-1:] != b"\n")
+    offsets = np.empty(n_lines + 1, np.int64)  # line k is data[offsets[k]:offsets[k + 1]]
+    offsets[0], offsets[-1], at = 0, len(data), 1
+    for i, found in zip(range(0, len(arr), _CHUNK), newlines, strict=True):
+        offsets[at : at + len(found)] = found + (i + 1)
+        at += len(found)
+    del newlines
+    # large_string all the way: the tokens taken from it are what pandas keeps
+    lines = pa.Array.from_buffers(
+        pa.large_string(), n_lines, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+    )
+    if inline_comments and b"#" in data:
+        lines = pc.replace_substring_regex(lines, "#.*", "")
+    return lines
+
+
 @dataclass(frozen=True)
 class _Tokens:
     """Whitespace-separated tokens of every physical line of a file.
@@ -201,24 +231,8 @@ class _Tokens:
     count: np.ndarray
 
     @classmethod
-    def of(cls, data: bytes, *, inline_comments: bool = False) -> _Tokens:
-        arr = np.frombuffer(data, np.uint8)
-        newlines = [
-            np.flatnonzero(arr[i : i + _CHUNK] == 10) + i for i in range(0, len(arr), _CHUNK)
-        ]
-        ends = np.concatenate([*newlines, np.zeros(0, np.int64)]) + 1
-        if len(data) and data[-1:] != b"\n":
-            ends = np.append(ends, len(data))
-        large = len(data) >= 2**31 - 1
-        offsets = np.zeros(len(ends) + 1, np.int64 if large else np.int32)
-        offsets[1:] = ends
-        lines = pa.Array.from_buffers(
-            pa.large_string() if large else pa.string(),
-            len(ends),
-            [None, pa.py_buffer(offsets), pa.py_buffer(data)],
-        )
-        if inline_comments and b"#" in data:
-            lines = pc.replace_substring_regex(lines, "#.*", "")
+    def split(cls, lines: pa.Array) -> _Tokens:
+        """Split every line (a string array) at runs of ASCII whitespace."""
         tokens = pc.ascii_split_whitespace(lines)
         flat = tokens.values
         toff = tokens.offsets.to_numpy().astype(np.int64)
@@ -243,6 +257,21 @@ class _Tokens:
             comment = pc.starts_with(self.field(rows, 0), "#").to_numpy(zero_copy_only=False)
             rows = rows[~comment]
         return rows
+
+
+def _batches(text: _Text) -> Iterator[tuple[_Tokens, np.ndarray, _Locator]]:
+    """Tokens of the text in batches of lines, with the content rows of each batch and
+    a locator for them (records of a batch -> file lines); batches without content
+    are skipped. Batching bounds the memory the whitespace split needs."""
+    lines = _lines(text.data())
+    pool = pa.default_memory_pool()
+    for start in range(0, len(lines), _BATCH):
+        tokens = _Tokens.split(lines.slice(start, _BATCH))
+        rows = tokens.content_rows()
+        if len(rows):
+            yield tokens, rows, _Locator(text.where, rows + (start + 1))
+        del tokens
+        pool.release_unused()  # hand the split's memory back before the next batch
 
 
 def _offsets(arr: pa.Array) -> np.ndarray:
@@ -278,66 +307,163 @@ def _cast(values: pa.Array | pa.ChunkedArray, typ: pa.DataType) -> tuple[pa.Arra
     return values, lo
 
 
-def _only_crlf(data: bytes) -> bool:
-    """True when every ``\\r`` is part of a ``\\r\\n`` line end."""
-    arr = np.frombuffer(data, np.uint8)
-    for i in range(0, len(arr), _CHUNK):
-        after = np.flatnonzero(arr[i : i + _CHUNK] == 13) + (i + 1)
-        if len(after) and (after[-1] >= len(arr) or (arr[after] != 10).any()):
-            return False
-    return True
+@dataclass
+class _Scan:
+    """What decides whether :mod:`pyarrow.csv` may parse a text, gathered in one pass."""
+
+    empty: bool = True
+    tab: bool = False
+    space: bool = False
+    hash: bool = False
+    bom: bool = False
+    awkward: bool = False  # \\v, \\f or a \\r outside \\r\\n: only the careful path is exact
+    first_line: bytes | None = None  # None: longer than _FIRST_LINE bytes
 
 
-def _fast_table(data: bytes, layout: dict[int, pa.DataType], min_fields: int) -> pa.Table | None:
-    """Parse ``data`` with :mod:`pyarrow.csv` when that is provably the same as splitting
+def _scan(chunks: Iterable[bytes], *, check_text: bool) -> _Scan | None:
+    """Scan consecutive chunks of a text; ``None`` when ``check_text`` finds a NUL byte
+    or invalid UTF-8 (the caller then loads the text to name the line)."""
+    scan = _Scan()
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    head = b""
+    carry_cr = False  # the previous chunk ended with \\r
+    for chunk in chunks:
+        if not chunk:
+            continue
+        if scan.empty:
+            scan.empty = False
+            scan.bom = chunk.startswith(_BOM)
+        if scan.first_line is None and len(head) <= _FIRST_LINE:
+            head += chunk[: _FIRST_LINE + 1]
+            end = head.find(b"\n")
+            if end >= 0:
+                scan.first_line = head[:end]
+        if check_text:
+            if chunk.find(b"\x00") >= 0:
+                return None
+            if not chunk.isascii() or decoder.getstate()[0]:
+                try:
+                    decoder.decode(chunk)
+                except UnicodeDecodeError:
+                    return None
+        scan.tab = scan.tab or chunk.find(b"\t") >= 0
+        scan.space = scan.space or chunk.find(b" ") >= 0
+        scan.hash = scan.hash or chunk.find(b"#") >= 0
+        if chunk.find(b"\x0b") >= 0 or chunk.find(b"\x0c") >= 0:
+            scan.awkward = True
+        if carry_cr and chunk[:1] != b"\n":
+            scan.awkward = True
+        carry_cr = False
+        if chunk.find(b"\r") >= 0:
+            arr = np.frombuffer(chunk, np.uint8)
+            after = np.flatnonzero(arr == 13) + 1
+            if after[-1] == len(arr):
+                carry_cr, after = True, after[:-1]
+            scan.awkward = scan.awkward or bool((arr[after] != 10).any())
+    if check_text:
+        try:
+            decoder.decode(b"", True)
+        except UnicodeDecodeError:
+            return None
+    if scan.first_line is None and len(head) <= _FIRST_LINE:
+        scan.first_line = head  # a single line without a final newline
+    scan.awkward = scan.awkward or carry_cr
+    return scan
+
+
+class _Text:
+    """One input text, loaded lazily.
+
+    A big plain file is scanned in chunks and parsed by pyarrow straight from disk, so
+    its bytes never sit in memory whole; anything else (gzip, file objects, small
+    files, or the careful path) loads the checked, decompressed bytes once.
+    """
+
+    def __init__(self, source: Source | None, data: bytes | None = None, where: str = "") -> None:
+        self.source = source
+        self.where = where or _display_name(source)
+        self._data = data
+
+    def data(self) -> bytes:
+        if self._data is None:
+            self._data, _ = _load(self.source)
+        return self._data
+
+    def fast_input(self) -> tuple[_Scan, pa.NativeFile]:
+        """A scan of the text and a stream of it for pyarrow."""
+        if self._data is None and isinstance(self.source, (str, os.PathLike)):
+            streamed = self._stream()
+            if streamed is not None:
+                return streamed
+        data = self.data()
+        chunks = (data[i : i + _CHUNK] for i in range(0, len(data), _CHUNK))
+        scan = _scan(chunks, check_text=False)  # _load checked the text
+        return scan or _Scan(), pa.BufferReader(pa.py_buffer(data))
+
+    def _stream(self) -> tuple[_Scan, pa.NativeFile] | None:
+        try:
+            if os.path.getsize(self.source) < _STREAM:
+                return None
+            with open(self.source, "rb") as fh:
+                if fh.read(2) == _GZIP_MAGIC:
+                    return None
+                fh.seek(0)
+                scan = _scan(iter(lambda: fh.read(_CHUNK), b""), check_text=True)
+            if scan is None or scan.bom:  # let _load name the bad byte / strip the BOM
+                return None
+            return scan, pa.OSFile(os.fspath(self.source))
+        except (OSError, pa.ArrowException):  # _load will say what is wrong
+            return None
+
+
+def _fast_table(text: _Text, layout: dict[int, pa.DataType], min_fields: int) -> pa.Table | None:
+    """Parse ``text`` with :mod:`pyarrow.csv` when that is provably the same as splitting
     each line on whitespace; return ``None`` when the careful path is needed.
 
-    The delimiter is the tab, or the space when the file has no tab. Then no field may
+    The delimiter is the tab, or the space when the text has no tab. Then no field may
     be empty (that means a doubled, leading or trailing delimiter) and, with tabs, no
     text field may hold a space (pyarrow trims the spaces around numbers itself, as in
     trec_eval's own test runs). Every line must have as many fields as the first (else
-    pyarrow raises); ``\\v``, ``\\f`` and a ``\\r`` outside ``\\r\\n`` need the careful path.
-    pyarrow skips blank lines, so line numbers are unknown here; the caller redoes the
-    file carefully when it needs one.
+    pyarrow raises); ``\\v``, ``\\f`` and a ``\\r`` outside ``\\r\\n`` need the careful
+    path. pyarrow skips blank lines, so line numbers are unknown here; the caller redoes
+    the text carefully when it needs one.
     """
-    if not data or b"\x0b" in data or b"\x0c" in data:
-        return None
-    if b"\r" in data and not _only_crlf(data):
-        return None
-    has_tab, has_space = b"\t" in data, b" " in data
-    if not (has_tab or has_space):
-        return None
-    delim = b"\t" if has_tab else b" "
-    end = data.find(b"\n")
-    first = data[: end if end >= 0 else len(data)].rstrip(b"\r")
-    n_fields = first.count(delim) + 1
-    if not first or first[:1] in (delim, b"#") or n_fields < min_fields:
-        return None
-    names = [f"f{j}" for j in range(n_fields)]
-    keep = [j for j in sorted(layout) if j < n_fields]
-    try:
-        table = pacsv.read_csv(
-            pa.BufferReader(pa.py_buffer(data)),
-            read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 22),
-            parse_options=pacsv.ParseOptions(delimiter=delim.decode(), quote_char=False),
-            convert_options=pacsv.ConvertOptions(
-                column_types={names[j]: layout[j] for j in keep},
-                include_columns=[names[j] for j in keep],
-                null_values=[],
-                strings_can_be_null=False,
-                quoted_strings_can_be_null=False,
-            ),
-        )
-    except pa.ArrowException:  # ragged lines, a line longer than a block...
-        return None
+    scan, stream = text.fast_input()
+    with stream:
+        first = scan.first_line
+        if scan.empty or scan.awkward or first is None or not (scan.tab or scan.space):
+            return None
+        delim = b"\t" if scan.tab else b" "
+        first = first.rstrip(b"\r")
+        n_fields = first.count(delim) + 1
+        if not first or first[:1] in (delim, b"#") or n_fields < min_fields:
+            return None
+        names = [f"f{j}" for j in range(n_fields)]
+        keep = [j for j in sorted(layout) if j < n_fields]
+        try:
+            table = pacsv.read_csv(
+                stream,
+                read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 22),
+                parse_options=pacsv.ParseOptions(delimiter=delim.decode(), quote_char=False),
+                convert_options=pacsv.ConvertOptions(
+                    column_types={names[j]: layout[j] for j in keep},
+                    include_columns=[names[j] for j in keep],
+                    null_values=[],
+                    strings_can_be_null=False,
+                    quoted_strings_can_be_null=False,
+                    check_utf8=False,  # the scan or _load checked it
+                ),
+            )
+        except pa.ArrowException:  # ragged lines, a line longer than a block...
+            return None
     for j in keep:
         column = table.column(names[j])
-        if pa.types.is_string(column.type) and len(column):
+        if column.type in (pa.string(), pa.large_string()) and len(column):
             if pc.min(pc.binary_length(column)).as_py() == 0:
                 return None
-            if has_tab and has_space and pc.any(pc.match_substring(column, " ")).as_py():
+            if scan.tab and scan.space and pc.any(pc.match_substring(column, " ")).as_py():
                 return None
-    if b"#" in data and pc.any(pc.starts_with(table.column("f0"), "#")).as_py():
+    if scan.hash and pc.any(pc.starts_with(table.column("f0"), "#")).as_py():
         return None
     return table
 
@@ -400,60 +526,41 @@ def _mix_words(
     return h
 
 
-def _query_blocks(qid: pa.Array | pa.ChunkedArray) -> np.ndarray | None:
-    """Block number of every record when each query is one contiguous block, else None.
-
-    Runs are nearly always grouped by query; then the block number identifies the
-    query and the qid strings need no hashing.
-    """
-    if len(qid) < 2:
-        return np.zeros(len(qid), np.uint64)
-    change = pc.not_equal(qid[1:], qid[:-1]).to_numpy(zero_copy_only=False)
-    starts = np.flatnonzero(change) + 1
-    heads = [qid[0].as_py(), *pc.take(qid, pa.array(starts)).to_pylist()]
-    if len(set(heads)) != len(heads):
-        return None
-    block = np.zeros(len(qid), np.uint64)
-    block[starts] = 1
-    return np.cumsum(block, out=block)
-
-
-def _pieces(values: pa.Array | pa.ChunkedArray, sizes: list[int]) -> list[pa.Array]:
-    """Cut ``values`` into consecutive zero-copy pieces of the given lengths."""
-    if isinstance(values, pa.ChunkedArray):
-        if [len(c) for c in values.chunks] == sizes:
-            return list(values.chunks)
-        values = values.combine_chunks()
-    starts = np.cumsum([0, *sizes[:-1]])
-    return [values.slice(int(a), n) for a, n in zip(starts, sizes, strict=True)]
+def _pieces(
+    qid: pa.Array | pa.ChunkedArray, docno: pa.Array | pa.ChunkedArray
+) -> list[tuple[pa.Array, pa.Array]]:
+    """Aligned zero-copy slices of both columns, at most ``_PIECE`` rows each."""
+    if not isinstance(qid, pa.ChunkedArray):
+        qid = pa.chunked_array([qid])
+    if not isinstance(docno, pa.ChunkedArray):
+        docno = pa.chunked_array([docno])
+    if [len(c) for c in qid.chunks] != [len(c) for c in docno.chunks]:
+        qid, docno = (
+            pa.chunked_array([qid.combine_chunks()]),
+            pa.chunked_array([docno.combine_chunks()]),
+        )
+    return [
+        (q.slice(start, _PIECE), d.slice(start, _PIECE))
+        for q, d in zip(qid.chunks, docno.chunks, strict=True)
+        for start in range(0, len(q), _PIECE)
+    ]
 
 
 def _pair_hashes(qid: pa.Array | pa.ChunkedArray, docno: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """64-bit hash of every (qid, docno) pair, computed piecewise on all cores."""
-    if isinstance(docno, pa.ChunkedArray) and docno.num_chunks > 1:
-        sizes = [len(c) for c in docno.chunks]
-    else:
-        sizes = [min(_PIECE, len(docno) - s) for s in range(0, len(docno), _PIECE)]
-    bounds = np.cumsum([0, *sizes])
-    blocks = _query_blocks(qid)
-    docnos = _pieces(docno, sizes)
-    qids = _pieces(qid, sizes) if blocks is None else [None] * len(sizes)
+    pieces = _pieces(qid, docno)
 
-    def piece(k: int) -> np.ndarray:
+    def pair(piece: tuple[pa.Array, pa.Array]) -> np.ndarray:
         with np.errstate(over="ignore"):
-            if blocks is None:
-                group = _hash_chunk(qids[k])
-            else:
-                group = blocks[bounds[k] : bounds[k + 1]] + np.uint64(1)
-            return ((group * _M2) ^ _hash_chunk(docnos[k])) * _M1
+            return ((_hash_chunk(piece[0]) * _M2) ^ _hash_chunk(piece[1])) * _M1
 
-    if len(sizes) < 2:
-        return np.concatenate([np.zeros(0, np.uint64), *map(piece, range(len(sizes)))])
-    with ThreadPoolExecutor(min(len(sizes), os.cpu_count() or 1)) as pool:
-        return np.concatenate(list(pool.map(piece, range(len(sizes)))))
+    if len(pieces) < 2:
+        return np.concatenate([np.zeros(0, np.uint64), *map(pair, pieces)])
+    with ThreadPoolExecutor(min(len(pieces), os.cpu_count() or 1)) as pool:
+        return np.concatenate(list(pool.map(pair, pieces)))
 
 
-def _first_duplicate(
+def first_duplicate(
     qid: pa.Array | pa.ChunkedArray, docno: pa.Array | pa.ChunkedArray
 ) -> tuple[int, int] | None:
     """Records ``(first, second)`` of the earliest repeated (qid, docno) pair, or ``None``.
@@ -461,12 +568,12 @@ def _first_duplicate(
     Hash the pairs, sort the 64-bit keys (numpy's SIMD sort) and look for equal
     neighbours; only on a hit are the strings compared exactly.
     """
-    keys = _pair_hashes(qid, docno)
-    ordered = np.sort(keys)
+    ordered = _pair_hashes(qid, docno)
+    ordered.sort()  # in place: the file order is recomputed below, on a hit only
     same = ordered[1:] == ordered[:-1]
     if not same.any():
         return None
-    candidates = np.flatnonzero(np.isin(keys, ordered[1:][same]))
+    candidates = np.flatnonzero(np.isin(_pair_hashes(qid, docno), ordered[1:][same]))
     pairs = pd.DataFrame(
         {
             "q": pc.take(qid, pa.array(candidates)).to_pylist(),
@@ -481,8 +588,11 @@ def _first_duplicate(
     return int(candidates[int(np.flatnonzero(match.to_numpy())[0])]), int(candidates[k])
 
 
-def _check_unique(qid, docno, loc: _Locator, what: str) -> None:
-    dup = _first_duplicate(qid, docno)
+def _check_unique(
+    qid: pa.Array | pa.ChunkedArray, docno: pa.Array | pa.ChunkedArray, loc: _Locator, what: str
+) -> None:
+    """Fail on the second occurrence of a (qid, docno) pair, naming the first."""
+    dup = first_duplicate(qid, docno)
     if dup is not None:
         first, second = dup
         first_line = loc.line(first)
@@ -494,67 +604,69 @@ def _check_unique(qid, docno, loc: _Locator, what: str) -> None:
         )
 
 
-def _check_finite(values: np.ndarray, texts, loc: _Locator, what: str) -> None:
-    bad = np.flatnonzero(~np.isfinite(values))
-    if len(bad):
-        loc.fail(
-            int(bad[0]), f"{what} {texts[int(bad[0])].as_py()!r} is not finite", "a finite number"
-        )
-
-
 # ---------------------------------------------------------------------------- runs
 
-_RUN_TYPES = {0: pa.string(), 1: pa.string(), 2: pa.string(), 3: pa.string(), 4: pa.float64()}
-_RUN_TYPES_TAG = {**_RUN_TYPES, 5: pa.string()}
+# qid and docno as large_string: what pandas keeps, so the DataFrame shares the buffers
+_TEXT, _TOKEN = pa.large_string(), pa.string()
+_RUN_TYPES = {0: _TEXT, 1: _TOKEN, 2: _TEXT, 3: _TOKEN, 4: pa.float64(), 5: _TOKEN}
 
 
-def _careful_run(data: bytes, where: str) -> tuple[dict[str, pa.Array], _Locator]:
-    tokens = _Tokens.of(data)
-    rows = tokens.content_rows()
-    if not len(rows):
-        raise InputError(where, None, "no run lines (the file is empty)", RUN_FIELDS)
-    count = tokens.count[rows]
-    loc = _Locator(where, rows + 1)
-    tagged = count[0] >= 6
-    if count[0] < 5:
-        loc.fail(0, f"{_fields(count[0])}", RUN_FIELDS)
-    bad = np.flatnonzero(count < 6 if tagged else count != 5)
-    if len(bad):
-        k = int(bad[0])
-        problem = _fields(count[k])
-        if count[k] >= 5:
-            problem += f" but line {loc.line(0)} has {count[0]}"
-        loc.fail(k, problem, RUN_FIELDS + ", the same on every line")
-    fields = {"qid": tokens.field(rows, 0), "docno": tokens.field(rows, 2)}
-    fields["score_text"] = tokens.field(rows, 4)
-    score, bad_score = _cast(fields["score_text"], pa.float64())
-    if bad_score is not None:
-        text = fields["score_text"][bad_score].as_py()
-        loc.fail(bad_score, f"score {text!r} is not a number", "a finite number")
-    fields["score"] = score
-    if tagged:
-        fields["tag"] = tokens.field(rows, 5)
-    return fields, loc
+def _careful_run(text: _Text) -> tuple[dict[str, pa.ChunkedArray], _Locator]:
+    """Whitespace-split every line; the first content line fixes 5 or 6+ fields."""
+    parts: list[dict[str, pa.Array]] = []
+    lines: list[np.ndarray] = []
+    first_count = first_line = 0
+    for tokens, rows, loc in _batches(text):
+        count = tokens.count[rows]
+        if not parts:
+            first_count, first_line = int(count[0]), loc.line(0)
+            if first_count < 5:
+                loc.fail(0, _fields(first_count), RUN_FIELDS)
+        tagged = first_count >= 6
+        bad = np.flatnonzero(count < 6 if tagged else count != 5)
+        if len(bad):
+            k = int(bad[0])
+            problem = _fields(count[k])
+            if count[k] >= 5:
+                problem += f" but line {first_line} has {first_count}"
+            loc.fail(k, problem, RUN_FIELDS + ", the same on every line")
+        score_text = tokens.field(rows, 4)
+        score, k = _cast(score_text, pa.float64())
+        if k is None:
+            infinite = np.flatnonzero(~np.isfinite(score.to_numpy()))
+            k = int(infinite[0]) if len(infinite) else None
+            problem = "score {!r} is not finite"
+        else:
+            problem = "score {!r} is not a number"
+        if k is not None:
+            loc.fail(k, problem.format(score_text[k].as_py()), "a finite number")
+        part = {"qid": tokens.field(rows, 0), "docno": tokens.field(rows, 2), "score": score}
+        if tagged:
+            part["tag"] = tokens.field(rows, 5)
+        parts.append(part)
+        lines.append(loc.lines)
+    if not parts:
+        raise InputError(text.where, None, "no run lines (the file is empty)", RUN_FIELDS)
+    fields = {key: pa.chunked_array([part[key] for part in parts]) for key in parts[0]}
+    return fields, _Locator(text.where, np.concatenate(lines))
 
 
-def _fast_run(data: bytes, where: str) -> tuple[dict[str, pa.ChunkedArray], _Locator] | None:
-    end = data.find(b"\n")
-    first = data[: end if end >= 0 else len(data)]
-    tagged = len(first.split()) >= 6
-    table = _fast_table(data, _RUN_TYPES_TAG if tagged else _RUN_TYPES, 6 if tagged else 5)
-    if table is None or table.num_columns != (6 if tagged else 5):
+def _fast_run(text: _Text) -> tuple[dict[str, pa.ChunkedArray], _Locator] | None:
+    table = _fast_table(text, _RUN_TYPES, 5)
+    if table is None:
         return None
+    tagged = table.num_columns == 6
     fields = {"qid": table["f0"], "docno": table["f2"], "score": table["f4"]}
-    fields["score_text"] = table["f4"]
     if tagged:
         fields["tag"] = table["f5"]
-    return fields, _Locator(where, None)
+    return fields, _Locator(text.where, None)
 
 
 def _run_frame(fields: Mapping[str, pa.Array], loc: _Locator) -> tuple[pd.DataFrame, list[str]]:
     """Validate parsed run fields and build the DataFrame and the list of tags."""
-    score_np = fields["score"].to_numpy()
-    _check_finite(score_np, fields["score_text"], loc, "score")
+    if not pc.all(pc.is_finite(fields["score"])).as_py():  # the careful path named the line
+        infinite = np.flatnonzero(~np.isfinite(fields["score"].to_numpy()))
+        loc.fail(int(infinite[0]), "score is not finite", "a finite number")
     _check_unique(fields["qid"], fields["docno"], loc, "run")
     tags: list[str] = []
     if "tag" in fields:
@@ -564,20 +676,19 @@ def _run_frame(fields: Mapping[str, pa.Array], loc: _Locator) -> tuple[pd.DataFr
             tags = [first.as_py()]
         else:
             tags = pc.unique(tag).to_pylist()
-    frame = pa.table({"qid": fields["qid"], "docno": fields["docno"]}).to_pandas()
-    frame["score"] = score_np
-    return frame, tags
+    columns = {key: fields[key] for key in ("qid", "docno", "score")}
+    return pa.table(columns).to_pandas(), tags
 
 
-def _parse_run(data: bytes, where: str, *, fast: bool = True) -> tuple[pd.DataFrame, list[str]]:
-    """Parse run bytes: the fast path first, the careful one for line numbers."""
-    parsed = _fast_run(data, where) if fast else None
+def _parse_run(text: _Text, *, fast: bool = True) -> tuple[pd.DataFrame, list[str]]:
+    """Parse a run: the fast path first, the careful one for messy layouts and errors."""
+    parsed = _fast_run(text) if fast else None
     if parsed is not None:
         try:
             return _run_frame(*parsed)
         except _NeedLines:
             pass
-    return _run_frame(*_careful_run(data, where))
+    return _run_frame(*_careful_run(text))
 
 
 def read_run(source: Source, *, name: str | None = None) -> pd.DataFrame:
@@ -622,12 +733,13 @@ def read_run(source: Source, *, name: str | None = None) -> pd.DataFrame:
     >>> run.attrs["name"]
     'bm25'
     """
-    data, where = _load(source)
-    frame, tags = _parse_run(data, where)
-    del data
+    text = _Text(source)
+    frame, tags = _parse_run(text)
+    del text
+    pa.default_memory_pool().release_unused()
     if name is None:
-        name = tags[0] if len(tags) == 1 else _stem(where)
-    frame.attrs.update(name=name, source=where, tags=tags)
+        name = tags[0] if len(tags) == 1 else _stem(_display_name(source))
+    frame.attrs.update(name=name, source=_display_name(source), tags=tags)
     return frame
 
 
@@ -670,38 +782,42 @@ def read_runs(sources: Iterable[Source] | Source) -> dict[str, pd.DataFrame]:
 
 # --------------------------------------------------------------------------- qrels
 
-_QRELS_TYPES = {0: pa.string(), 1: pa.string(), 2: pa.string(), 3: pa.int64()}
+_QRELS_TYPES = {0: _TEXT, 1: _TOKEN, 2: _TEXT, 3: pa.int64()}
 
 
-def _careful_qrels(data: bytes, where: str) -> tuple[dict[str, pa.Array], _Locator]:
-    tokens = _Tokens.of(data)
-    rows = tokens.content_rows()
-    if not len(rows):
-        raise InputError(where, None, "no qrels lines (the file is empty)", QRELS_FIELDS)
-    count = tokens.count[rows]
-    loc = _Locator(where, rows + 1)
-    bad = np.flatnonzero(count != 4)
-    if len(bad):
-        k = int(bad[0])
-        loc.fail(k, _fields(count[k]), QRELS_FIELDS)
-    text = tokens.field(rows, 3)
-    level, bad_level = _cast(text, pa.int64())
-    if bad_level is not None:
-        loc.fail(bad_level, f"level {text[bad_level].as_py()!r} is not an integer", "an integer")
-    return {"qid": tokens.field(rows, 0), "docno": tokens.field(rows, 2), "level": level}, loc
+def _careful_qrels(text: _Text) -> tuple[dict[str, pa.ChunkedArray], _Locator]:
+    """Whitespace-split every line: exactly 4 fields, an integer level."""
+    parts: list[dict[str, pa.Array]] = []
+    lines: list[np.ndarray] = []
+    for tokens, rows, loc in _batches(text):
+        count = tokens.count[rows]
+        bad = np.flatnonzero(count != 4)
+        if len(bad):
+            loc.fail(int(bad[0]), _fields(count[int(bad[0])]), QRELS_FIELDS)
+        level_text = tokens.field(rows, 3)
+        level, k = _cast(level_text, pa.int64())
+        if k is not None:
+            loc.fail(k, f"level {level_text[k].as_py()!r} is not an integer", "an integer")
+        parts.append({"qid": tokens.field(rows, 0), "docno": tokens.field(rows, 2), "level": level})
+        lines.append(loc.lines)
+    if not parts:
+        raise InputError(text.where, None, "no qrels lines (the file is empty)", QRELS_FIELDS)
+    fields = {key: pa.chunked_array([part[key] for part in parts]) for key in parts[0]}
+    return fields, _Locator(text.where, np.concatenate(lines))
 
 
-def _parse_qrels(data: bytes, where: str, *, fast: bool = True) -> pd.DataFrame:
-    table = _fast_table(data, _QRELS_TYPES, 4) if fast else None
+def _parse_qrels(text: _Text, *, fast: bool = True) -> pd.DataFrame:
+    """Parse qrels: the fast path first, the careful one for messy layouts and errors."""
+    table = _fast_table(text, _QRELS_TYPES, 4) if fast else None
     if table is not None and table.num_columns == 4:
         fields = {"qid": table["f0"], "docno": table["f2"], "level": table["f3"]}
         try:
-            _check_unique(fields["qid"], fields["docno"], _Locator(where, None), "qrels")
+            _check_unique(fields["qid"], fields["docno"], _Locator(text.where, None), "qrels")
         except _NeedLines:
             pass
         else:
             return pa.table(fields).to_pandas()
-    fields, loc = _careful_qrels(data, where)
+    fields, loc = _careful_qrels(text)
     _check_unique(fields["qid"], fields["docno"], loc, "qrels")
     return pa.table(fields).to_pandas()
 
@@ -726,9 +842,9 @@ def read_qrels(source: Source) -> pd.DataFrame:
         Wrong number of fields, a level that is not an integer, a (qid, docno) pair
         judged twice (trec_eval refuses it too), an empty or binary file.
     """
-    data, where = _load(source)
-    frame = _parse_qrels(data, where)
-    frame.attrs["source"] = where
+    frame = _parse_qrels(_Text(source))
+    pa.default_memory_pool().release_unused()
+    frame.attrs["source"] = _display_name(source)
     return frame
 
 
@@ -770,7 +886,7 @@ def read_letor(
         A malformed line (with its number), or a requested feature absent from the file.
     """
     data, where = _load(source)
-    tokens = _Tokens.of(data, inline_comments=True)
+    tokens = _Tokens.split(_lines(data, inline_comments=True))
     n_lines = len(tokens.count)
     rows = np.flatnonzero(tokens.count > 0)
     if not len(rows):
@@ -891,4 +1007,5 @@ def read_letor(
         {"qid": base["qid"], "docno": base["docno"], "level": label_np.astype(np.int64)}
     )
     qrels.attrs["source"] = where
+    pa.default_memory_pool().release_unused()
     return runs, qrels

@@ -23,10 +23,10 @@ Najork 2008, with their AP and RR formulas written per position).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import special, stats
 
 from tiecore.judgments import Judgments, gain_of
 from tiecore.ranking import Ranking
@@ -138,15 +138,21 @@ def _first_relevant_probability(ranking: Ranking) -> np.ndarray:
     live = (ranking.rel_before[g] == 0) & (r > 0) & (p <= n - r)
     out = np.zeros(len(g))
     n, r, p = n[live], r[live], p[live]
+    log_factorial = _log_factorials(int(n.max(initial=0)))
     log_p = (
         np.log(r)
-        + special.gammaln(n - p)
-        + special.gammaln(n - r + 1)
-        - special.gammaln(n + 1)
-        - special.gammaln(n - r - p + 1)
+        + log_factorial[n - p - 1]
+        + log_factorial[n - r]
+        - log_factorial[n]
+        - log_factorial[n - r - p]
     )
     out[live] = np.where(r == 1, 1.0 / n, np.exp(log_p))
     return out
+
+
+def _log_factorials(largest: int) -> np.ndarray:
+    """``log(k!)`` for ``k = 0..largest``, each from ``math.lgamma`` (no summed rounding)."""
+    return np.array([math.lgamma(k + 1.0) for k in range(largest + 1)])
 
 
 def _sum_min(y: np.ndarray, cap: np.ndarray) -> np.ndarray:
@@ -202,6 +208,8 @@ def _bpref_at_position(ranking: Ranking, judgments: Judgments, rows: np.ndarray)
     expected = a + np.where(n > 1, p * m / np.maximum(n - 1, 1), 0.0)
     over = np.flatnonzero(a + support > cap)
     if over.size:
+        from scipy import stats  # only here: importing scipy.stats takes seconds
+
         width = support[over] + 1
         owner = np.repeat(over, width)
         x = np.arange(width.sum()) - np.repeat(np.cumsum(width) - width, width)

@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tiecore.errors import InputError, TieCoreWarning
+from tiecore.io import first_duplicate
 from tiecore.judgments import Judgments, as_arrow_strings
 
 #: Tie-break policies of the oblivious mode.
@@ -99,6 +100,16 @@ class Ranking:
                 f"run {name}", None, f"row {row} has score {score[row]}", "a finite number"
             )
 
+        duplicate = first_duplicate(qid, docno)
+        if duplicate is not None:
+            row = duplicate[1]
+            raise InputError(
+                f"run {name}",
+                None,
+                f"docno {docno[row]} appears twice for query {qid[row]} (rows {duplicate[0]} "
+                f"and {row})",
+                "each docno at most once per query",
+            )
         query_or_null = pc.index_in(qid, value_set=pa.array(judgments.qids, pa.string()))
         known = query_or_null.is_valid().to_numpy(zero_copy_only=False)
         skipped = np.unique(np.asarray(qid.filter(pa.array(~known)).to_numpy(zero_copy_only=False)))
@@ -171,7 +182,6 @@ class Ranking:
         group_start = np.flatnonzero(boundary)
         group = np.cumsum(boundary) - 1
         rank = np.arange(n_rows) - starts[query] + 1
-        _check_unique_docnos(name, query, docno, judgments)
         size = np.diff(np.append(group_start, n_rows))
         rel_count = np.add.reduceat(rel.astype(np.int64), group_start) if n_rows else rel[:0]
         nonrel_count = np.add.reduceat(nonrel.astype(np.int64), group_start) if n_rows else rel[:0]
@@ -231,19 +241,3 @@ def _order(keys, docno, level, rel, tiebreak, seed, row=None) -> np.ndarray:
         columns["row"] = row
         sort_keys.append(("row", "ascending"))
     return pc.sort_indices(pa.table(columns), sort_keys=sort_keys).to_numpy()
-
-
-def _check_unique_docnos(name: str, query: np.ndarray, docno: pa.Array, judgments: Judgments):
-    """A docno twice in one query of a run is an error (trec_eval refuses it too)."""
-    codes = pc.dictionary_encode(docno).indices.to_numpy().astype(np.int64)
-    keys = query.astype(np.int64) * (int(codes.max(initial=0)) + 1) + codes
-    if len(keys) == len(pd.unique(keys)):
-        return
-    dup = pd.Series(keys).duplicated().to_numpy()
-    row = int(np.flatnonzero(dup)[0])
-    raise InputError(
-        f"run {name}",
-        None,
-        f"docno {docno[row]} appears twice for query {judgments.qids[query[row]]}",
-        "each docno at most once per query",
-    )

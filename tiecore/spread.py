@@ -37,7 +37,7 @@ against every ordering.  Every variance here is exact (``var_method`` "exact").
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -69,12 +69,13 @@ def evaluate_spread(
     depth: int | None = None,
     complete: bool = False,
     per_query: bool = False,
+    progress: Callable[[int, int, str], None] | None = None,
 ) -> pd.DataFrame:
     """Aware value, exact variance and bounds of every measure of every run.
 
     Parameters
     ----------
-    runs, qrels, measures, rel_level, depth, complete, per_query
+    runs, qrels, measures, rel_level, depth, complete, per_query, progress
         As in :func:`tiecore.evaluate`.
 
     Returns
@@ -98,11 +99,14 @@ def evaluate_spread(
     measures = parse_measures(_as_list(measures))
     judgments = Judgments.from_qrels(qrels, rel_level)
     frames = []
-    for name, run in as_run_dict(runs).items():
+    runs = as_run_dict(runs)
+    for done, (name, run) in enumerate(runs.items(), start=1):
         ranking = Ranking.build(run, judgments, tiebreak="file_order", name=name)
         found = query_spread(ranking, judgments, measures, depth=depth)
         chosen = np.ones(len(judgments.qids), bool) if complete else ranking.counts > 0
         frames.append(_tidy(name, judgments.qids[chosen], found, chosen, per_query))
+        if progress is not None:
+            progress(done, len(runs), name)
     return pd.concat(frames, ignore_index=True)
 
 

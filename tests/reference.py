@@ -1,0 +1,434 @@
+"""Slow, obviously-correct reference implementations of tiecore's measures.
+
+Everything here works on ONE query and is written straight from the definitions,
+with plain Python loops, so that tiecore's vectorized kernels can be checked
+against it.
+
+A ranking is given as *labels*: the qrels level of each retrieved document in
+rank order, ``None`` for a document that is not in the qrels. ``levels`` holds
+the levels of every qrels document of the query, retrieved or not (it gives
+``num_rel``, nDCG's ideal ranking and Bpref's ``N``).
+
+Conventions (trec_eval's, see ``form_res_rels.c`` and ``m_*.c`` there):
+
+- a document is relevant when its level is ``>= rel_level``; ``num_rel`` counts
+  the relevant qrels documents, retrieved or not;
+- a negative level means "in the pool but unjudged": never relevant, gain 0,
+  skipped by Bpref and not counted in Bpref's ``N`` -- exactly like a document
+  missing from the qrels;
+- ``depth`` (trec_eval ``-M``) cuts the ranking to its first ``depth`` documents
+  before any measure is taken;
+- a query without relevant documents scores 0. nDCG is the one exception to the
+  *wording*: like trec_eval it ignores ``rel_level`` and scores 0 exactly when its
+  ideal DCG is 0 (with ``rel_level=1`` both rules agree; see ``NDCG_USES_REL_LEVEL``).
+
+The tie-aware value of a measure is its mean over every total order that is
+consistent with the scores (McSherry & Najork, ECIR 2008): ``orderings`` lists
+those orders literally, ``label_sequences`` lists the distinct label sequences
+they produce with how many orders produce each (same mean, far fewer items).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+Label = int | None
+
+#: trec_eval's nDCG ignores ``-l`` (rel_level): a query whose judged levels are
+#: all below ``rel_level`` but above 0 still gets a non-zero nDCG. Set to True to
+#: make nDCG score 0 whenever ``num_rel == 0`` instead.
+NDCG_USES_REL_LEVEL = False
+
+#: Tie-break policies with one deterministic order.
+DETERMINISTIC_POLICIES = ("trec_eval", "docno_asc", "file_order", "optimistic", "pessimistic")
+
+
+# --------------------------------------------------------------------------- labels
+
+
+def is_relevant(label: Label, rel_level: int) -> bool:
+    """A judged document at level ``>= rel_level``."""
+    return label is not None and label >= rel_level
+
+
+def is_judged_nonrelevant(label: Label, rel_level: int) -> bool:
+    """Bpref's non-relevant document: judged with ``0 <= level < rel_level``."""
+    return label is not None and 0 <= label < rel_level
+
+
+def num_relevant(levels: Iterable[int], rel_level: int) -> int:
+    """``num_rel``: relevant qrels documents, retrieved or not."""
+    return sum(1 for level in levels if level >= rel_level)
+
+
+def gain(label: Label, kind: str = "linear") -> float:
+    """nDCG's gain: the level (linear) or ``2**level - 1`` (exp); 0 unless level > 0."""
+    if label is None or label <= 0:
+        return 0.0
+    return float(label) if kind == "linear" else float(2**label - 1)
+
+
+def relevant_in_top(labels: Sequence[Label], k: int, rel_level: int) -> int:
+    """Number of relevant documents among the first ``k``."""
+    return sum(1 for label in labels[:k] if is_relevant(label, rel_level))
+
+
+# ------------------------------------------------------------------------- measures
+
+
+def precision(labels: Sequence[Label], levels: Sequence[int], k: int, rel_level: int) -> float:
+    """P@k = relevant in top k / k (k even when fewer documents were retrieved)."""
+    if num_relevant(levels, rel_level) == 0:
+        return 0.0
+    return relevant_in_top(labels, k, rel_level) / k
+
+
+def recall(labels: Sequence[Label], levels: Sequence[int], k: int, rel_level: int) -> float:
+    """R@k = relevant in top k / num_rel."""
+    num_rel = num_relevant(levels, rel_level)
+    if num_rel == 0:
+        return 0.0
+    return relevant_in_top(labels, k, rel_level) / num_rel
+
+
+def f1(labels: Sequence[Label], levels: Sequence[int], k: int, rel_level: int) -> float:
+    """F1@k = 2 * relevant in top k / (k + num_rel), the harmonic mean of P@k and R@k."""
+    num_rel = num_relevant(levels, rel_level)
+    if num_rel == 0:
+        return 0.0
+    return 2 * relevant_in_top(labels, k, rel_level) / (k + num_rel)
+
+
+def average_precision(
+    labels: Sequence[Label], levels: Sequence[int], rel_level: int, k: int | None = None
+) -> float:
+    """AP(@k) = sum of P@i over the relevant documents at ranks i <= k, / num_rel."""
+    num_rel = num_relevant(levels, rel_level)
+    if num_rel == 0:
+        return 0.0
+    top = labels if k is None else labels[:k]
+    total = 0.0
+    for i, label in enumerate(top, start=1):
+        if is_relevant(label, rel_level):
+            total += relevant_in_top(labels, i, rel_level) / i
+    return total / num_rel
+
+
+def reciprocal_rank(
+    labels: Sequence[Label], levels: Sequence[int], rel_level: int, k: int | None = None
+) -> float:
+    """RR(@k) = 1 / rank of the first relevant document (0 if none within k)."""
+    if num_relevant(levels, rel_level) == 0:
+        return 0.0
+    top = labels if k is None else labels[:k]
+    for i, label in enumerate(top, start=1):
+        if is_relevant(label, rel_level):
+            return 1.0 / i
+    return 0.0
+
+
+def dcg(gains: Sequence[float]) -> float:
+    """Sum of gain / log2(rank + 1) over ranks 1, 2, ..."""
+    return sum(g / math.log2(rank + 1) for rank, g in enumerate(gains, start=1))
+
+
+def ndcg(
+    labels: Sequence[Label],
+    levels: Sequence[int],
+    rel_level: int,
+    k: int | None = None,
+    kind: str = "linear",
+) -> float:
+    """nDCG(@k) = DCG of the top k / DCG of the query's judged levels sorted descending, top k."""
+    if NDCG_USES_REL_LEVEL and num_relevant(levels, rel_level) == 0:
+        return 0.0
+    top = labels if k is None else labels[:k]
+    ideal_levels = sorted(levels, reverse=True)
+    ideal = ideal_levels if k is None else ideal_levels[:k]
+    ideal_dcg = dcg([gain(level, kind) for level in ideal])
+    if ideal_dcg == 0:
+        return 0.0
+    return dcg([gain(label, kind) for label in top]) / ideal_dcg
+
+
+def r_precision(labels: Sequence[Label], levels: Sequence[int], rel_level: int) -> float:
+    """Rprec = relevant in top num_rel / num_rel."""
+    num_rel = num_relevant(levels, rel_level)
+    if num_rel == 0:
+        return 0.0
+    return relevant_in_top(labels, num_rel, rel_level) / num_rel
+
+
+def success(labels: Sequence[Label], levels: Sequence[int], k: int, rel_level: int) -> float:
+    """Success@k = 1 if a relevant document is in the top k, else 0."""
+    if num_relevant(levels, rel_level) == 0:
+        return 0.0
+    return 1.0 if relevant_in_top(labels, k, rel_level) > 0 else 0.0
+
+
+def bpref(labels: Sequence[Label], levels: Sequence[int], rel_level: int) -> float:
+    """Bpref as trec_eval's m_bpref.c.
+
+    For each judged relevant retrieved document add ``1 - min(n, R) / min(N, R)``, or 1
+    when ``n == 0``, where ``n`` counts the judged non-relevant documents ranked above
+    it; divide by ``R = num_rel``. ``N`` counts the query's judged non-relevant documents
+    (``0 <= level < rel_level``). Unjudged and negative-level documents are skipped.
+    """
+    num_rel = num_relevant(levels, rel_level)
+    if num_rel == 0:
+        return 0.0
+    num_nonrel = sum(1 for level in levels if 0 <= level < rel_level)
+    nonrel_so_far = 0
+    total = 0.0
+    for label in labels:
+        if is_judged_nonrelevant(label, rel_level):
+            nonrel_so_far += 1
+        elif is_relevant(label, rel_level):
+            if nonrel_so_far == 0:
+                total += 1.0
+            else:
+                total += 1.0 - min(nonrel_so_far, num_rel) / min(num_nonrel, num_rel)
+    return total / num_rel
+
+
+# ------------------------------------------------------------------ measure specs
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A measure: family, optional cutoff and nDCG gain, named as tiecore names it."""
+
+    family: str
+    cutoff: int | None = None
+    gain: str = "linear"
+
+    @property
+    def name(self) -> str:
+        """The ir_measures-style name, e.g. ``nDCG(gain=exp)@10``."""
+        params = "(gain=exp)" if self.gain == "exp" else ""
+        cutoff = "" if self.cutoff is None else f"@{self.cutoff}"
+        return f"{self.family}{params}{cutoff}"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def all_specs(cutoffs: Iterable[int] = range(1, 11)) -> list[Spec]:
+    """Every family at every cutoff (and without one where allowed), both nDCG gains."""
+    specs = [Spec("AP"), Spec("RR"), Spec("nDCG"), Spec("nDCG", None, "exp")]
+    specs += [Spec("Rprec"), Spec("Bpref")]
+    for k in cutoffs:
+        specs += [Spec(family, k) for family in ("P", "R", "F1", "AP", "RR", "nDCG", "Success")]
+        specs.append(Spec("nDCG", k, "exp"))
+    return specs
+
+
+def measure(
+    spec: Spec,
+    labels: Sequence[Label],
+    levels: Sequence[int],
+    *,
+    rel_level: int = 1,
+    depth: int | None = None,
+) -> float:
+    """Value of ``spec`` on one fully ordered ranking, cut at ``depth`` first."""
+    labels = list(labels) if depth is None else list(labels)[:depth]
+    k = spec.cutoff
+    match spec.family:
+        case "P":
+            return precision(labels, levels, k, rel_level)
+        case "R":
+            return recall(labels, levels, k, rel_level)
+        case "F1":
+            return f1(labels, levels, k, rel_level)
+        case "AP":
+            return average_precision(labels, levels, rel_level, k)
+        case "RR":
+            return reciprocal_rank(labels, levels, rel_level, k)
+        case "nDCG":
+            return ndcg(labels, levels, rel_level, k, spec.gain)
+        case "Rprec":
+            return r_precision(labels, levels, rel_level)
+        case "Success":
+            return success(labels, levels, k, rel_level)
+        case "Bpref":
+            return bpref(labels, levels, rel_level)
+    raise ValueError(f"unknown family {spec.family!r}")
+
+
+# ---------------------------------------------------------------------- orderings
+
+
+def tie_groups(scores: Sequence[float]) -> list[list[int]]:
+    """Indices of the documents grouped by equal score, groups by score descending."""
+    groups: dict[float, list[int]] = {}
+    for index, score in enumerate(scores):
+        groups.setdefault(score, []).append(index)
+    return [groups[score] for score in sorted(groups, reverse=True)]
+
+
+def orderings(scores: Sequence[float], docnos: Sequence[str]) -> Iterator[tuple[str, ...]]:
+    """Every total order of ``docnos`` consistent with score descending.
+
+    Permutations inside each tie group, Cartesian product across groups.
+    """
+    per_group = [
+        list(itertools.permutations([docnos[i] for i in group])) for group in tie_groups(scores)
+    ]
+    for choice in itertools.product(*per_group):
+        yield tuple(docno for part in choice for docno in part)
+
+
+def count_orderings(scores: Sequence[float]) -> int:
+    """Number of orders ``orderings`` yields: the product of the groups' factorials."""
+    return math.prod(math.factorial(len(group)) for group in tie_groups(scores))
+
+
+def _multiset_permutations(counts: dict[Label, int]) -> Iterator[tuple[Label, ...]]:
+    """Distinct arrangements of a multiset given as value -> count."""
+    if not any(counts.values()):
+        yield ()
+        return
+    for value in list(counts):
+        if counts[value]:
+            counts[value] -= 1
+            for rest in _multiset_permutations(counts):
+                yield (value, *rest)
+            counts[value] += 1
+
+
+def label_sequences(scores: Sequence[float], labels: Sequence[Label]) -> Counter:
+    """Distinct label sequences over all orderings, each with how many orderings give it.
+
+    Inside a group with label counts ``c_1, c_2, ...`` each distinct arrangement of the
+    labels is produced by ``c_1! * c_2! * ...`` permutations of the documents. Equal to
+    ``Counter(labels of each ordering)`` (checked by a test), much smaller.
+    """
+    per_group = []
+    for group in tie_groups(scores):
+        counts = Counter(labels[i] for i in group)
+        weight = math.prod(math.factorial(c) for c in counts.values())
+        per_group.append([(arrangement, weight) for arrangement in _multiset_permutations(counts)])
+    sequences: Counter = Counter()
+    for choice in itertools.product(*per_group):
+        sequence = tuple(label for arrangement, _ in choice for label in arrangement)
+        sequences[sequence] += math.prod(weight for _, weight in choice)
+    return sequences
+
+
+def reference_aware(
+    specs: Sequence[Spec],
+    scores: Sequence[float],
+    labels: Sequence[Label],
+    levels: Sequence[int],
+    *,
+    rel_level: int = 1,
+    depth: int | None = None,
+) -> dict[Spec, float]:
+    """Tie-aware values: each measure's mean over all orderings consistent with the scores."""
+    sequences = label_sequences(scores, labels)
+    total = sum(sequences.values())
+    result = {}
+    for spec in specs:
+        weighted = [
+            count * measure(spec, sequence, levels, rel_level=rel_level, depth=depth)
+            for sequence, count in sequences.items()
+        ]
+        result[spec] = math.fsum(weighted) / total
+    return result
+
+
+def reference_range(
+    specs: Sequence[Spec],
+    scores: Sequence[float],
+    labels: Sequence[Label],
+    levels: Sequence[int],
+    *,
+    rel_level: int = 1,
+    depth: int | None = None,
+) -> dict[Spec, list[float]]:
+    """Every value each measure takes over all orderings, sorted (min first, max last)."""
+    sequences = label_sequences(scores, labels)
+    return {
+        spec: sorted(
+            {measure(spec, seq, levels, rel_level=rel_level, depth=depth) for seq in sequences}
+        )
+        for spec in specs
+    }
+
+
+def _level_key(label: Label) -> int:
+    """Sort key for optimistic/pessimistic: unjudged ranks with the negative levels."""
+    return -1 if label is None else label
+
+
+def order_indices(
+    scores: Sequence[float], docnos: Sequence[str], labels: Sequence[Label], tiebreak: str
+) -> list[int]:
+    """Row indices (file order = index order) in the order a tie-break policy gives.
+
+    All policies sort by score descending; inside a tie group:
+
+    - ``trec_eval``: docno descending (Python ``str`` order = strcmp for ASCII);
+    - ``docno_asc``: docno ascending;
+    - ``file_order``: original row order (a stable sort);
+    - ``optimistic``: level descending (unjudged with the negative levels). Relevant
+      documents come first and higher gains before lower ones, which maximizes every
+      measure at once: P/R/F1/AP/RR/Rprec/Success only see where the relevant documents
+      are, nDCG wants higher gains earlier, and Bpref only counts judged non-relevant
+      documents *above* a relevant one -- inside a group they are all below the group's
+      relevant documents; the order among non-relevant documents changes nothing;
+    - ``pessimistic``: level ascending -- the mirror image, the minimum of every measure.
+
+    A test checks that optimistic/pessimistic give the max/min over all orderings.
+    """
+    rows = list(range(len(scores)))
+    if tiebreak == "trec_eval":
+        rows.sort(key=lambda i: docnos[i], reverse=True)
+    elif tiebreak == "docno_asc":
+        rows.sort(key=lambda i: docnos[i])
+    elif tiebreak == "optimistic":
+        rows.sort(key=lambda i: _level_key(labels[i]), reverse=True)
+    elif tiebreak == "pessimistic":
+        rows.sort(key=lambda i: _level_key(labels[i]))
+    elif tiebreak != "file_order":
+        raise ValueError(f"no deterministic order for tie-break {tiebreak!r}")
+    rows.sort(key=lambda i: scores[i], reverse=True)  # stable: keeps the order inside ties
+    return rows
+
+
+def reference_oblivious(
+    specs: Sequence[Spec],
+    scores: Sequence[float],
+    docnos: Sequence[str],
+    labels: Sequence[Label],
+    levels: Sequence[int],
+    tiebreak: str,
+    *,
+    rel_level: int = 1,
+    depth: int | None = None,
+) -> dict[Spec, float]:
+    """Tie-oblivious values: each measure on the one order the tie-break policy gives."""
+    ranked = [labels[i] for i in order_indices(scores, docnos, labels, tiebreak)]
+    return {spec: measure(spec, ranked, levels, rel_level=rel_level, depth=depth) for spec in specs}
+
+
+def mean_over_queries(
+    values: dict[str, float],
+    run_qids: Iterable[str],
+    qrels_qids: Iterable[str],
+    *,
+    complete: bool = False,
+) -> float:
+    """The "all" value: mean over queries in both run and qrels.
+
+    With ``complete`` (trec_eval ``-c``) the mean is over every qrels query, those
+    missing from the run scoring 0. ``values`` must hold every query in both.
+    """
+    both = set(run_qids) & set(qrels_qids)
+    denominator = len(set(qrels_qids)) if complete else len(both)
+    return math.fsum(values[qid] for qid in both) / denominator

@@ -1,0 +1,170 @@
+"""Hypothesis strategies for small, tie-heavy runs and their qrels.
+
+A :class:`Case` holds a few queries: some in both run and qrels, some only in the
+run, some only in the qrels. Scores come from a handful of values, so ties are
+everywhere; levels come from ``{-1, 0, 1, 2, 3}`` or are missing (unjudged); the
+qrels also hold judged documents that were not retrieved. Docnos are short ASCII
+strings mixing cases, digits and punctuation, so that byte order (strcmp) differs
+from any "natural" order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+from hypothesis import strategies as st
+
+#: Exactly representable scores, so equal scores stay equal whatever the code path.
+SCORES = (-1.5, 0.0, 0.25, 0.5, 1.0, 2.0, 3.0)
+#: Qrels levels; ``None`` (not in the qrels) is added for retrieved documents.
+LEVELS = (-1, 0, 1, 2, 3)
+ALPHABET = "abAB09-_.Z"
+QID_ALPHABET = "0123456789q"
+
+
+@dataclass
+class Query:
+    """One query: retrieved documents in file order, and the query's qrels (may be None)."""
+
+    docnos: list[str] = field(default_factory=list)
+    scores: list[float] = field(default_factory=list)
+    qrels: dict[str, int] | None = None
+
+    @property
+    def labels(self) -> list[int | None]:
+        """Qrels level of each retrieved document (file order), None if not in the qrels."""
+        qrels = self.qrels or {}
+        return [qrels.get(docno) for docno in self.docnos]
+
+    @property
+    def levels(self) -> list[int]:
+        """Levels of every qrels document of the query."""
+        return list((self.qrels or {}).values())
+
+
+@dataclass
+class Case:
+    """Several queries plus the row order of the run file (rows may interleave queries)."""
+
+    queries: dict[str, Query]
+    #: qid of each run row in file order; a query's documents keep their own order
+    row_qids: list[str]
+
+    @property
+    def run_qids(self) -> list[str]:
+        return [qid for qid, q in self.queries.items() if q.docnos]
+
+    @property
+    def qrels_qids(self) -> list[str]:
+        return [qid for qid, q in self.queries.items() if q.qrels]
+
+    @property
+    def both_qids(self) -> list[str]:
+        return [qid for qid in self.run_qids if self.queries[qid].qrels]
+
+    def run_frame(self) -> pd.DataFrame:
+        """Run as tiecore takes it: qid, docno, score; rows in the order of ``row_qids``."""
+        pending = {
+            qid: iter(zip(q.docnos, q.scores, strict=True)) for qid, q in self.queries.items()
+        }
+        rows = [(qid, *next(pending[qid])) for qid in self.row_qids]
+        frame = pd.DataFrame(rows, columns=["qid", "docno", "score"])
+        return frame.astype({"qid": str, "docno": str, "score": "float64"})
+
+    def qrels_frame(self) -> pd.DataFrame:
+        """Qrels as tiecore takes them: qid, docno, level (int64)."""
+        rows = [
+            (qid, docno, level)
+            for qid, q in self.queries.items()
+            if q.qrels
+            for docno, level in q.qrels.items()
+        ]
+        frame = pd.DataFrame(rows, columns=["qid", "docno", "level"])
+        return frame.astype({"qid": str, "docno": str, "level": "int64"})
+
+
+def docno_lists(n: int, exclude: frozenset[str] = frozenset()) -> st.SearchStrategy[list[str]]:
+    """``n`` unique short docnos, none of them in ``exclude``."""
+    docno = st.text(ALPHABET, min_size=1, max_size=3).filter(lambda d: d not in exclude)
+    return st.lists(docno, min_size=n, max_size=n, unique=True)
+
+
+@st.composite
+def queries(
+    draw: st.DrawFn,
+    role: str,
+    score_values: list[float],
+    *,
+    max_docs: int = 9,
+    max_label_kinds: int = 3,
+    distinct_scores: bool = False,
+) -> Query:
+    """One query with ``role`` "both", "run" (no qrels) or "qrels" (not retrieved).
+
+    At most ``max_label_kinds`` different labels per query keep the number of distinct
+    label orderings (the brute force's work) small; with ``distinct_scores`` no two
+    documents of the query tie.
+    """
+    query = Query()
+    if role != "qrels":
+        n = draw(st.integers(1, max_docs))
+        query.docnos = draw(docno_lists(n))
+        if distinct_scores:
+            pool = st.floats(-10, 10, allow_nan=False, width=32).map(lambda x: x + 0.0)
+            query.scores = draw(st.lists(pool, min_size=n, max_size=n, unique=True))
+        else:
+            query.scores = draw(st.lists(st.sampled_from(score_values), min_size=n, max_size=n))
+    if role == "run":
+        return query
+    kinds = st.sampled_from((None, *LEVELS))
+    palette = draw(st.lists(kinds, min_size=1, max_size=max_label_kinds, unique=True))
+    n = len(query.docnos)
+    labels = draw(st.lists(st.sampled_from(palette), min_size=n, max_size=n))
+    query.qrels = {
+        docno: level for docno, level in zip(query.docnos, labels, strict=True) if level is not None
+    }
+    # a query in the qrels has at least one qrels row
+    n_extra = draw(st.integers(0 if query.qrels else 1, 4))
+    extra = draw(docno_lists(n_extra, frozenset(query.docnos)))
+    for docno in extra:
+        query.qrels[docno] = draw(st.sampled_from(LEVELS))
+    return query
+
+
+@st.composite
+def cases(
+    draw: st.DrawFn,
+    *,
+    max_queries: int = 4,
+    max_docs: int = 9,
+    max_label_kinds: int = 3,
+    distinct_scores: bool = False,
+    only_both: bool = False,
+) -> Case:
+    """A tie-heavy run with its qrels; the first query is always in both."""
+    n = draw(st.integers(1, max_queries))
+    qid = st.text(QID_ALPHABET, min_size=1, max_size=3)
+    qids = draw(st.lists(qid, min_size=n, max_size=n, unique=True))
+    score_values = draw(st.lists(st.sampled_from(SCORES), min_size=1, max_size=3, unique=True))
+    role_pool = ("both",) if only_both else ("both", "both", "both", "run", "qrels")
+    result = {}
+    for i, qid in enumerate(qids):
+        role = "both" if i == 0 else draw(st.sampled_from(role_pool))
+        query = queries(
+            role,
+            score_values,
+            max_docs=max_docs,
+            max_label_kinds=max_label_kinds,
+            distinct_scores=distinct_scores,
+        )
+        result[qid] = draw(query)
+    row_qids = [qid for qid, q in result.items() for _ in q.docnos]
+    if draw(st.booleans()):  # interleave the queries' rows
+        row_qids = draw(st.permutations(row_qids))
+    return Case(result, row_qids)
+
+
+#: One set of evaluation options per example.
+rel_levels = st.sampled_from([1, 2])
+depths = st.one_of(st.none(), st.integers(1, 6))
