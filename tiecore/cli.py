@@ -213,21 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="average over every qrels query; queries missing from a run score 0",
     )
-    ev.add_argument(
-        "-M", "--depth", type=_positive_int, metavar="N", help="cut every ranking at N docs"
-    )
-    ev.add_argument(
-        "-l",
-        "--rel-level",
-        type=int,
-        default=1,
-        metavar="LEVEL",
-        help="lowest qrels level that counts as relevant (default: 1)",
-    )
-    ev.add_argument(
-        "--format", choices=FORMATS, default="trec", help="output format (default: trec)"
-    )
-    ev.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    _add_options(ev, FORMATS)
     ev.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,
@@ -272,10 +258,17 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="resamples of the paired randomization test (default: 2000)",
     )
-    cmp.add_argument(
+    _add_options(cmp, ("text", "csv", "json"))
+    cmp.set_defaults(handler=_run_compare)
+    return parser
+
+
+def _add_options(parser: argparse.ArgumentParser, formats: Sequence[str]) -> None:
+    """-M, -l, --format (the first of ``formats`` by default) and -o."""
+    parser.add_argument(
         "-M", "--depth", type=_positive_int, metavar="N", help="cut every ranking at N docs"
     )
-    cmp.add_argument(
+    parser.add_argument(
         "-l",
         "--rel-level",
         type=int,
@@ -283,15 +276,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="LEVEL",
         help="lowest qrels level that counts as relevant (default: 1)",
     )
-    cmp.add_argument(
+    parser.add_argument(
         "--format",
-        choices=("text", "csv", "json"),
-        default="text",
-        help="output format (default: text)",
+        choices=formats,
+        default=formats[0],
+        help=f"output format (default: {formats[0]})",
     )
-    cmp.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
-    cmp.set_defaults(handler=_run_compare)
-    return parser
+    parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
 
 
 def _add_inputs(parser: argparse.ArgumentParser) -> None:

@@ -49,7 +49,10 @@ def sample_values(
     """
     plans = {m: kernels.plan(m, judgments, depth) for m in measures}
     deepest = max((int(p.cut.max(initial=0)) for p in plans.values()), default=0)
-    rows = mixed_rows(ranking, deepest)
+    every = mixed_rows(ranking, np.iinfo(np.int64).max)
+    # Draw keys for every mixed row, so that a seed gives the same orders whatever the measures.
+    used = np.flatnonzero(ranking.offset[ranking.group[every]] < deepest)
+    rows = every[used]
     base = oblivious(ranking, judgments)
     fixed = {}
     for measure, recipe in plans.items():
@@ -57,10 +60,11 @@ def sample_values(
         component[rows] = 0.0
         fixed[measure] = kernels.weighted_head_sums(component, recipe.weight, ranking, recipe.cut)
     out = {m: np.empty((samples, len(judgments.qids))) for m in measures}
-    batch = max(1, min(samples, BATCH_CELLS // max(rows.size, 1)))
+    batch = max(1, min(samples, BATCH_CELLS // max(every.size, 1)))
     for first in range(0, samples, batch):
         size = min(batch, samples - first)
-        delta = _mixed_sums(ranking, judgments, plans, rows, size, rng)
+        keys = rng.random((size, every.size))[:, used]
+        delta = _mixed_sums(ranking, judgments, plans, rows, keys)
         for measure, recipe in plans.items():
             out[measure][first : first + size] = kernels.finish(
                 recipe, fixed[measure] + delta[measure]
@@ -68,14 +72,18 @@ def sample_values(
     return out
 
 
-def _mixed_sums(ranking, judgments, plans, rows, size, rng) -> dict[Measure, np.ndarray]:
-    """Head sums over the mixed rows for ``size`` random orders: ``(size, queries)`` each."""
-    nq = len(judgments.qids)
+def _mixed_sums(ranking, judgments, plans, rows, keys) -> dict[Measure, np.ndarray]:
+    """Head sums over the mixed rows for random orders, one per row of ``keys``.
+
+    Each group's rows are put in the order of their uniform ``keys``; returns
+    ``(samples, queries)`` sums per measure.
+    """
+    nq, size = len(judgments.qids), len(keys)
     if rows.size == 0:
         return {m: np.zeros((size, nq)) for m in plans}
     group = ranking.group[rows]
     compact = np.cumsum(np.r_[True, group[1:] != group[:-1]]) - 1
-    order = np.argsort(compact + rng.random((size, rows.size)), axis=1)
+    order = np.argsort(compact + keys, axis=1)
     perm = rows[order]
     profile = _sample_profile(ranking, judgments, rows, group, compact, perm)
     query = ranking.query[rows]

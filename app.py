@@ -1,0 +1,27 @@
+"""tiecore explorer: ``streamlit run app.py``.
+
+A multipage Streamlit app over :mod:`tiecore` for exploring how tied scores
+change IR evaluation.  It opens on the bundled ``sample_data/``; the sidebar
+(data and settings) is drawn here, once, for every page.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+import app_support
+
+st.set_page_config(page_title="tiecore explorer", page_icon=":material/balance:", layout="wide")
+
+PAGES = [
+    st.Page("pages/overview.py", title="Overview", icon=":material/bar_chart:", default=True),
+    st.Page("pages/tie_anatomy.py", title="Tie anatomy", icon=":material/biotech:"),
+    st.Page("pages/variance.py", title="Variance", icon=":material/casino:"),
+    st.Page("pages/rankings.py", title="System rankings", icon=":material/leaderboard:"),
+    st.Page("pages/scoring_functions.py", title="Scoring functions", icon=":material/functions:"),
+    st.Page("pages/playground.py", title="Playground", icon=":material/toys:"),
+]
+
+page = st.navigation(PAGES)
+app_support.sidebar()
+page.run()

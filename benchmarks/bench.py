@@ -1,0 +1,1099 @@
+"""Side-by-side benchmark of tiecore: aware vs oblivious, and against ir_measures and ranx.
+
+Every figure is a ratio of two timings taken in the same run of this script, each the
+best (minimum) of a few repeats of ``time.perf_counter``; see ``benchmarks/README.md``.
+
+    python benchmarks/bench.py --quick            # small sizes, a smoke test (< 1 minute)
+    python benchmarks/bench.py --json bench.json  # full sizes (several minutes)
+    python benchmarks/bench.py --profile          # also cProfile tiecore's hot spots
+
+Child processes (``--child KIND ...``) are this same file run again, so that each
+tool is timed end to end from the files with its own interpreter, imports and memory.
+Only the standard library is imported at module level to keep those children fair.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+ROBUST = Path("/work/shared/data/robust03")
+#: Measures beyond tiecore.measures.DEFAULT_MEASURES that every tool is asked for.
+EXTRA_MEASURES = ("P@5", "RR@10", "Success@10", "AP@100")
+#: ranx's metric names for tiecore's families.
+RANX_FAMILIES = {
+    "P": "precision",
+    "R": "recall",
+    "F1": "f1",
+    "AP": "map",
+    "RR": "mrr",
+    "nDCG": "ndcg",
+    "Rprec": "r-precision",
+    "Bpref": "bpref",
+    "Success": "hit_rate",
+}
+#: Quick-mode subset of robust03: one tie-heavy run (integer scores).
+QUICK_ROBUST = ("input.MU03rob01.gz",)
+#: A child process's last stderr line: its peak resident memory (VmHWM) in MB.
+HWM_MARK = "BENCH_VMHWM_MB"
+
+
+# ----------------------------------------------------------------------------- names
+
+
+def ranx_name(measure: str) -> str:
+    """``P@10`` -> ``precision@10``, ``AP`` -> ``map``, ``Success@10`` -> ``hit_rate@10``."""
+    family, _, cutoff = measure.partition("@")
+    return RANX_FAMILIES[family] + (f"@{cutoff}" if cutoff else "")
+
+
+def ir_measures_name(measure: str) -> str:
+    """ir_measures has no F1@k: ask it for R@k instead (F1@k is a function of P@k, R@k)."""
+    return "R@" + measure.partition("@")[2] if measure.startswith("F1@") else measure
+
+
+# ----------------------------------------------------------------------------- timing
+
+
+def best_of(fn: Callable[[], object], repeat: int) -> tuple[float, list[float]]:
+    """Minimum and all wall times (seconds) of ``repeat`` calls of ``fn``."""
+    times = []
+    for _ in range(max(repeat, 1)):
+        gc.collect()
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times), times
+
+
+@dataclass
+class Child:
+    """One finished child process: wall time, peak RSS and its output."""
+
+    wall: float
+    max_rss_mb: float
+    returncode: int
+    stdout: str
+    stderr: str
+
+    def report(self) -> dict:
+        """The JSON object a ``--child`` process prints on its last stdout line."""
+        for line in reversed(self.stdout.strip().splitlines()):
+            if line.startswith("{"):
+                return json.loads(line)
+        return {}
+
+
+def run_child(cmd: list[str], env: dict[str, str] | None = None) -> Child:
+    """Run ``cmd`` from the repo root: its wall time and its own peak RSS.
+
+    The peak is the ``VmHWM`` a ``--child`` process prints on stderr as it exits
+    (``ru_maxrss`` from ``os.wait4`` would include the forked parent's pages).
+    """
+    full_env = dict(os.environ, PYTHONPATH=str(REPO), **(env or {}))
+    full_env.setdefault("PYTHONWARNINGS", "ignore")
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=full_env, cwd=REPO)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stderr = err.read().decode(errors="replace")
+        peak = usage.ru_maxrss / 1024
+        for line in stderr.splitlines():
+            if line.startswith(HWM_MARK):
+                peak = float(line.split()[1])
+        return Child(wall, peak, proc.returncode, out.read().decode(errors="replace"), stderr)
+
+
+def best_child(cmd: list[str], repeat: int, env: dict[str, str] | None = None) -> Child:
+    """The fastest of ``repeat`` runs of ``cmd``; raises with its stderr if it fails."""
+    best = None
+    for _ in range(max(repeat, 1)):
+        child = run_child(cmd, env)
+        if child.returncode != 0:
+            tail = "\n".join(child.stderr.strip().splitlines()[-15:])
+            raise RuntimeError(f"{' '.join(cmd[:6])} ... exited {child.returncode}:\n{tail}")
+        if best is None or child.wall < best.wall:
+            best = child
+    return best
+
+
+# ------------------------------------------------------------------------------- data
+
+
+@dataclass
+class Dataset:
+    """A qrels file and run files on disk, with the field separator of the runs."""
+
+    name: str
+    qrels: Path
+    runs: list[Path]
+    sep: str
+    rows: int = 0
+    note: str = ""
+
+
+def separator(path: Path) -> str:
+    """The run file's separator (tab or space), from its first line."""
+    import gzip
+
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt") as handle:
+        return "\t" if "\t" in handle.readline() else " "
+
+
+def generate(directory: Path, queries: int, docs: int, seed: int = 0) -> Dataset:
+    """A tie-heavy TREC run (``queries x docs`` rows) and qrels, written to ``directory``.
+
+    Scores are Poisson(3) integer counts sorted per query (about 12 distinct values for
+    1,000 docs, so nearly every doc ties); docnos look like TREC ids (``FBIS3-012345``),
+    distinct per query; each query has 100 judged docs, 70 retrieved (drawn towards the
+    top) and 30 not, graded 0/1/2 with probabilities 0.6/0.25/0.15.
+    """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as pacsv
+
+    rng = np.random.default_rng(seed)
+    prime = 1_000_003  # doc ids base + i * step (mod prime) are distinct for i < prime
+    base = rng.integers(0, prime, queries)
+    step = rng.integers(1, prime, queries)
+
+    def docnos(index: np.ndarray) -> pa.Array:
+        doc = ((base[:, None] + index * step[:, None]) % prime).ravel()
+        prefixes = pa.array(["FBIS3-", "FBIS4-", "FT921-", "FT944-", "LA0412", "FR9401"])
+        prefix = pa.DictionaryArray.from_arrays(pa.array(doc % 6), prefixes)
+        number = pc.utf8_lpad(pc.cast(pa.array(doc // 6), pa.string()), 6, "0")
+        return pc.binary_join_element_wise(pc.cast(prefix, pa.string()), number, "")
+
+    qids = np.arange(301, 301 + queries).astype(str)
+    counts = -np.sort(-rng.poisson(3.0, (queries, docs)), axis=1).ravel()
+    scores = pa.DictionaryArray.from_arrays(
+        pa.array(counts), pa.array([f"{v:.6f}" for v in range(int(counts.max()) + 1)])
+    )
+    run = pa.table(
+        {
+            "qid": pa.array(np.repeat(qids, docs)),
+            "q0": pa.array(np.full(queries * docs, "Q0")),
+            "docno": docnos(np.arange(docs)[None, :]),
+            "rank": pa.array(np.tile(np.arange(1, docs + 1), queries)),
+            "score": pc.cast(scores, pa.string()),
+            "tag": pa.array(np.full(queries * docs, "tiebench")),
+        }
+    )
+    retrieved = min(70, docs)
+    bias = rng.random((queries, docs)) * (1 + np.arange(docs) / 100)
+    picked = np.sort(np.argsort(bias, axis=1)[:, :retrieved], axis=1)
+    judged = np.concatenate([picked, np.arange(docs, docs + 30)[None, :].repeat(queries, 0)], 1)
+    levels = rng.choice(3, size=judged.size, p=[0.6, 0.25, 0.15])
+    qrels = pa.table(
+        {
+            "qid": pa.array(np.repeat(qids, judged.shape[1])),
+            "iter": pa.array(np.zeros(judged.size, np.int64)),
+            "docno": pc.take(
+                docnos(np.arange(docs + 30)[None, :]),
+                pa.array((judged + np.arange(queries)[:, None] * (docs + 30)).ravel()),
+            ),
+            "level": pa.array(levels),
+        }
+    )
+    options = pacsv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none")
+    name = f"tie{queries * docs // 1000}k"
+    run_path, qrels_path = directory / f"{name}.run.trec", directory / f"{name}.qrels.txt"
+    pacsv.write_csv(run, run_path, options)
+    pacsv.write_csv(qrels, qrels_path, options)
+    return Dataset(name, qrels_path, [run_path], " ", queries * docs, f"{queries}q x {docs}d")
+
+
+def robust(subset: tuple[str, ...] | None) -> Dataset | None:
+    """TREC 2003 Robust: 17 runs (gzip, tab-separated) and qrels, or a subset of them."""
+    runs_dir = ROBUST / "runs"
+    if not runs_dir.is_dir():
+        return None
+    runs = sorted(runs_dir.glob("*.gz"))
+    if subset:
+        runs = [p for p in runs if p.name in subset]
+    name = "robust03" if not subset else f"robust03[{len(runs)}]"
+    return Dataset(name, ROBUST / "qrels.txt", runs, separator(runs[0]), note=f"{len(runs)} runs")
+
+
+# ------------------------------------------------------------------------- results
+
+
+@dataclass
+class Result:
+    """One line of the table: tiecore's figure, the peer's, their ratio and the goal."""
+
+    dataset: str
+    what: str
+    tiecore: float | None
+    peer: float | None
+    goal: str = "info"  # "<= 1.1", "< 1", "info"
+    unit: str = "s"
+    note: str = ""
+    ratio: float | None = None
+    extra: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.ratio is None and self.tiecore is not None and self.peer:
+            self.ratio = self.tiecore / self.peer
+
+    @property
+    def verdict(self) -> str:
+        if self.ratio is None:
+            return "n/a"
+        if self.goal == "info":
+            return "info"
+        op, _, bound = self.goal.partition(" ")
+        ok = self.ratio <= float(bound) if op == "<=" else self.ratio < float(bound)
+        return "pass" if ok else "FAIL"
+
+
+def print_table(results: list[Result]) -> None:
+    """The compact table: what, tiecore, peer, ratio, goal, verdict."""
+
+    def fmt(value: float | None, unit: str) -> str:
+        if value is None:
+            return "-"
+        if unit == "s":
+            return f"{value:.3f}s"
+        if unit == "MB":
+            return f"{value:.0f}MB"
+        return f"{value:.4g}{unit}"
+
+    header = ("dataset", "what", "tiecore", "peer", "ratio", "goal", "")
+    rows = [
+        (
+            r.dataset,
+            r.what,
+            fmt(r.tiecore, r.unit),
+            fmt(r.peer, r.unit),
+            "-" if r.ratio is None else f"{r.ratio:.3f}",
+            r.goal,
+            r.verdict,
+        )
+        for r in results
+    ]
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=True)]
+    line = "  ".join(f"{{:{'<' if i < 2 else '>'}{w}}}" for i, w in enumerate(widths))
+    print(line.format(*header))
+    print("  ".join("-" * w for w in widths))
+    for row in rows:
+        print(line.format(*row))
+    notes = [f"  [{r.dataset}] {r.what}: {r.note}" for r in results if r.note]
+    if notes:
+        print("notes:")
+        print("\n".join(notes))
+
+
+# --------------------------------------------------------------------- in-process
+
+
+def load(ds: Dataset):
+    """The dataset through tiecore's readers (runs dict, qrels frame)."""
+    import tiecore
+
+    runs = tiecore.read_runs([str(p) for p in ds.runs])
+    qrels = tiecore.read_qrels(str(ds.qrels))
+    ds.rows = sum(len(r) for r in runs.values())
+    return runs, qrels
+
+
+def bench_modes(ds, runs, qrels, measures, repeat) -> tuple[list[Result], float]:
+    """Aware vs oblivious on loaded frames, whole evaluate() and its parts."""
+    import tiecore
+    from tiecore import kernels, profiles
+    from tiecore.judgments import Judgments
+    from tiecore.ranking import Ranking
+
+    def ev(ties):
+        return lambda: tiecore.evaluate(runs, qrels, measures, ties=ties)
+
+    aware_all, obliv_all = [], []
+    for _ in range(max(repeat, 1)):  # interleaved, so that a change of load hits both
+        aware_all += best_of(ev("aware"), 1)[1]
+        obliv_all += best_of(ev("oblivious"), 1)[1]
+    aware, obliv = min(aware_all), min(obliv_all)
+    paired = sorted(a / o for a, o in zip(aware_all, obliv_all, strict=True))
+    out = [
+        Result(
+            ds.name,
+            "evaluate aware / oblivious",
+            aware,
+            obliv,
+            "<= 1.1",
+            note=(
+                f"{len(measures)} measures, {ds.rows:,} rows; parsing excluded; paired ratios "
+                f"{', '.join(f'{x:.2f}' for x in paired)} (median {paired[len(paired) // 2]:.2f})"
+            ),
+            extra={"aware_all": aware_all, "oblivious_all": obliv_all},
+        )
+    ]
+    parsed = tiecore.parse_measures(list(measures))
+    judg = Judgments.from_qrels(qrels)
+    t_judg, _ = best_of(lambda: Judgments.from_qrels(qrels), repeat)
+
+    def build(tiebreak):
+        return {
+            name: Ranking.build(run, judg, tiebreak=tiebreak, name=name)
+            for name, run in runs.items()
+        }
+
+    t_build_file, _ = best_of(lambda: build("file_order"), repeat)
+    t_build_trec, _ = best_of(lambda: build("trec_eval"), repeat)
+    by_file, by_trec = build("file_order"), build("trec_eval")
+
+    def kern(rankings, make_profile):
+        def go():
+            for ranking in rankings.values():
+                profile = make_profile(ranking, judg)
+                for m in parsed:
+                    kernels.values(m, profile, ranking, judg)
+
+        return go
+
+    k_aware, _ = best_of(kern(by_file, profiles.aware), repeat)
+    k_obliv, _ = best_of(kern(by_trec, profiles.oblivious), repeat)
+    out += [
+        Result(ds.name, "  profile+kernels aware / obl.", k_aware, k_obliv, note=""),
+        Result(
+            ds.name,
+            "  Ranking.build file_order / trec_eval",
+            t_build_file,
+            t_build_trec,
+            note="aware builds with file_order (lexsort), oblivious with trec_eval (docno sort)",
+        ),
+    ]
+    shared = t_judg + _time_tidy(by_trec, judg, parsed, repeat)
+    out.append(
+        Result(
+            ds.name,
+            "  Judgments + _tidy / evaluate obl.",
+            shared,
+            obliv,
+            note=(
+                f"parts both modes share: Judgments.from_qrels {t_judg:.3f}s, the rest in "
+                "_tidy (per-run result frames and their concatenation)"
+            ),
+        )
+    )
+    return out, obliv
+
+
+def _time_tidy(rankings, judg, parsed, repeat) -> float:
+    """Time of ``tiecore.evaluate._tidy`` (private, so guarded) over all runs' results."""
+    import pandas as pd
+
+    module = sys.modules["tiecore.evaluate"]
+    try:
+        found = {
+            name: module.per_query_values(r, judg, parsed, ties="oblivious")
+            for name, r in rankings.items()
+        }
+
+        def tidy():
+            pd.concat(
+                [
+                    module._tidy(name, judg, r, found[name], False, False, "oblivious")
+                    for name, r in rankings.items()
+                ]
+            )
+
+        return best_of(tidy, repeat)[0]
+    except (AttributeError, TypeError):
+        return float("nan")
+
+
+def bench_sampled(ds, runs, qrels, measures, repeat, oblivious: float) -> list[Result]:
+    """Cost of one extra sample of evaluate(ties="sampled") as a share of one oblivious run.
+
+    ``t(N) = base + N * per_sample``; the base is extrapolated from N = 2 and 10, and
+    ``(t(N) - base) / N`` is reported for N = 10 and 100.
+    """
+    import tiecore
+    from tiecore import kernels
+    from tiecore.judgments import Judgments
+    from tiecore.ranking import Ranking
+    from tiecore.sampling import mixed_rows
+
+    times = {}
+    for n in (2, 10, 100):
+        times[n], _ = best_of(
+            lambda n=n: tiecore.evaluate(runs, qrels, measures, ties="sampled", samples=n),
+            repeat if n < 100 else max(1, repeat - 1),
+        )
+    base = max(times[2] - 2 * (times[10] - times[2]) / 8, 0.0)
+    out = []
+    for n in (10, 100):
+        per = (times[n] - base) / n
+        out.append(
+            Result(
+                ds.name,
+                f"sampled: 1 sample (N={n}) / oblivious",
+                per,
+                oblivious,
+                "<= 0.25",
+                note=(
+                    f"t(N={n})={times[n]:.3f}s, base≈{base:.3f}s (t(2)={times[2]:.3f}s)"
+                    if n == 10
+                    else f"t(N={n})={times[n]:.3f}s"
+                ),
+                extra={"t": times, "base": base},
+            )
+        )
+    judg = Judgments.from_qrels(qrels)
+    plans = [kernels.plan(m, judg) for m in tiecore.parse_measures(list(measures))]
+    deepest = max(int(p.cut.max(initial=0)) for p in plans)
+    mixed = total = 0
+    for name, run in runs.items():
+        ranking = Ranking.build(run, judg, tiebreak="file_order", name=name)
+        mixed += mixed_rows(ranking, deepest).size
+        total += len(ranking.query)
+    out.append(
+        Result(
+            ds.name,
+            "sampled: rows re-drawn / all rows",
+            mixed,
+            total,
+            unit=" rows",
+            note="tiecore.sampling.mixed_rows at the deepest cutoff of the measures",
+        )
+    )
+    return out
+
+
+# --------------------------------------------------------------------- end to end
+
+
+def child_cmd(kind: str, *args: str) -> list[str]:
+    return [sys.executable, str(Path(__file__).resolve()), "--child", kind, *args]
+
+
+def tiecore_cmd(ds: Dataset, measures, ties: str) -> list[str]:
+    """``tiecore eval`` (run as ``--child cli``: the same as ``python -m tiecore eval``)."""
+    cmd = ["eval", "--ties", ties, "--format", "json"]
+    for m in measures:
+        cmd += ["-m", m]
+    return child_cmd("cli", *cmd, str(ds.qrels), *map(str, ds.runs))
+
+
+def tiecore_values(child: Child) -> dict[str, dict[str, float]]:
+    """``{run: {measure: mean}}`` from ``tiecore eval --format json``."""
+    out: dict[str, dict[str, float]] = {}
+    for rec in json.loads(child.stdout):
+        if rec["qid"] == "all":
+            out.setdefault(rec["run"], {})[rec["measure"]] = rec["value"]
+    return out
+
+
+def compare_values(ours, theirs, translate) -> dict[str, float]:
+    """Largest |tiecore - peer| per measure over the runs (both list them in file order).
+
+    ir_measures' stand-in R@k for F1@k is not compared.
+    """
+    diffs: dict[str, float] = {}
+    for values, peer in zip(ours.values(), theirs.values(), strict=False):
+        for m, v in values.items():
+            name = translate(m)
+            if name in peer and not (m.startswith("F1@") and name != ranx_name(m)):
+                diffs[m] = max(diffs.get(m, 0.0), abs(v - peer[name]))
+    return diffs
+
+
+def bench_end_to_end(
+    ds, measures, peer_repeat, *, aware_e2e: bool, ranx: bool, fresh_jit: bool
+) -> list[Result]:
+    """``tiecore eval`` vs ir_measures vs ranx, each a subprocess reading the files."""
+    out: list[Result] = []
+    files = [str(ds.qrels), *map(str, ds.runs)]
+    ours = best_child(tiecore_cmd(ds, measures, "oblivious"), peer_repeat)
+    values = tiecore_values(ours)
+    if aware_e2e:
+        aware = best_child(tiecore_cmd(ds, measures, "aware"), peer_repeat)
+        out.append(
+            Result(
+                ds.name,
+                "tiecore eval aware / oblivious (e2e)",
+                aware.wall,
+                ours.wall,
+                note=f"peak RSS aware {aware.max_rss_mb:.0f}MB, oblivious {ours.max_rss_mb:.0f}MB",
+            )
+        )
+    names = [ir_measures_name(m) for m in measures]
+    try:
+        irm = best_child(child_cmd("ir_measures", ",".join(names), *files), peer_repeat)
+    except RuntimeError as error:
+        out.append(Result(ds.name, "eval e2e / ir_measures", ours.wall, None, note=str(error)))
+    else:
+        rep = irm.report()
+        diffs = compare_values(values, rep["values"], ir_measures_name)
+        out.append(
+            Result(
+                ds.name,
+                "tiecore eval / ir_measures (e2e)",
+                ours.wall,
+                irm.wall,
+                "<= 0.5",
+                note=(
+                    f"ir_measures: import {rep['import']:.2f}s, qrels {rep['qrels']:.2f}s, "
+                    f"runs {rep['eval']:.2f}s; peak RSS {irm.max_rss_mb:.0f}MB vs tiecore "
+                    f"{ours.max_rss_mb:.0f}MB; providers {rep['providers']}; "
+                    f"max |diff| {_fmt_diffs(diffs)}"
+                ),
+                extra={"diffs": diffs, "report": rep, "rss": [ours.max_rss_mb, irm.max_rss_mb]},
+            )
+        )
+    if not ranx:
+        return out
+    rnames = [ranx_name(m) for m in measures]
+    try:
+        rx = best_child(child_cmd("ranx", ",".join(rnames), *files), peer_repeat)
+    except RuntimeError as error:
+        out.append(Result(ds.name, "eval e2e / ranx", ours.wall, None, note=str(error)))
+        return out
+    rep = rx.report()
+    cold = rx.wall - rep["pass2"]
+    warm = rx.wall - rep["pass1"]
+    diffs = compare_values(values, rep["values"], ranx_name)
+    out += [
+        Result(
+            ds.name,
+            "tiecore eval / ranx cold (e2e)",
+            ours.wall,
+            cold,
+            "< 1",
+            note=(
+                f"ranx: import {rep['import']:.2f}s, first pass load {rep['load1']:.2f}s + "
+                f"evaluate {rep['eval1']:.2f}s (numba code from its disk cache), second pass "
+                f"load {rep['load2']:.2f}s + evaluate {rep['eval2']:.2f}s; peak RSS "
+                f"{rx.max_rss_mb:.0f}MB; max |diff| {_fmt_diffs(diffs)}"
+            ),
+            extra={"diffs": diffs, "report": rep, "wall": rx.wall},
+        ),
+        Result(
+            ds.name,
+            "tiecore eval / ranx warm (e2e)",
+            ours.wall,
+            warm,
+            "< 1",
+            note="warm = process wall minus the first pass: import + a second load + evaluate",
+        ),
+    ]
+    if fresh_jit:
+        with tempfile.TemporaryDirectory() as cache:
+            fresh = run_child(
+                child_cmd("ranx", ",".join(rnames), *files), {"NUMBA_CACHE_DIR": cache}
+            )
+        if fresh.returncode == 0:
+            rep = fresh.report()
+            out.append(
+                Result(
+                    ds.name,
+                    "tiecore eval / ranx first use (e2e)",
+                    ours.wall,
+                    fresh.wall - rep["pass2"],
+                    "info",
+                    note=(
+                        "ranx with an empty NUMBA_CACHE_DIR (JIT compiles everything): "
+                        f"load {rep['load1']:.1f}s + evaluate {rep['eval1']:.1f}s"
+                    ),
+                )
+            )
+    return out
+
+
+def bench_imports(repeat: int) -> list[Result]:
+    """Start-up: ``import tiecore.cli`` vs the libraries it cannot do without."""
+    floor = ["numpy", "pandas", "pyarrow", "pyarrow.compute", "pyarrow.csv"]
+    ours = best_child(child_cmd("import", "tiecore.cli"), repeat)
+    base = best_child(child_cmd("import", *floor), repeat)
+    return [
+        Result(
+            "-",
+            "import tiecore.cli / numpy+pandas+pyarrow",
+            ours.wall,
+            base.wall,
+            note=(
+                "fresh interpreters; every end-to-end figure pays this once "
+                f"(in-process import {ours.report()['import']:.2f}s vs "
+                f"{base.report()['import']:.2f}s)"
+            ),
+        )
+    ]
+
+
+def import_profile(top: int = 14) -> str:
+    """The slowest imports behind ``import tiecore.cli`` (``python -X importtime``)."""
+    child = run_child([sys.executable, "-X", "importtime", "-c", "import tiecore.cli"])
+    entries = []
+    for line in child.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line and "cumulative" not in line:
+            _, own, cumulative, name = (x.strip() for x in line.replace(":", "|", 1).split("|"))
+            entries.append((int(cumulative), int(own), name))
+    wanted = [e for e in entries if "." not in e[2] or e[2].startswith(("tiecore", "scipy."))]
+    wanted.sort(reverse=True)
+    text = "\n".join(
+        f"{c / 1e6:8.3f}s cumulative {o / 1e6:7.3f}s self  {n}" for c, o, n in wanted[:top]
+    )
+    print("\n=== profile: python -X importtime -c 'import tiecore.cli' ===")
+    print(text)
+    return text
+
+
+def _fmt_diffs(diffs: dict[str, float]) -> str:
+    return ", ".join(f"{m} {d:.2g}" for m, d in diffs.items()) or "n/a"
+
+
+# ---------------------------------------------------------------------------- parsing
+
+
+def bench_parse(ds: Dataset, repeat: int) -> list[Result]:
+    """read_run vs pandas(pyarrow) and pyarrow.csv, each in its own process."""
+    files = [str(p) for p in ds.runs]
+    reports = {}
+    for kind in ("tiecore", "pandas", "pyarrow"):
+        child = best_child(child_cmd("parse", kind, ds.sep, str(repeat), *files), 1)
+        reports[kind] = child.report()
+    ours = reports["tiecore"]
+    out = [
+        Result(
+            ds.name,
+            f"read_run / {peer}",
+            ours["time"],
+            reports[peer]["time"],
+            "<= 1.2",
+            note=label,
+        )
+        for peer, label in (
+            ("pyarrow", "pyarrow.csv.read_csv, qid/docno/score typed, gzip by extension"),
+            (
+                "pandas",
+                "pandas.read_csv(engine='pyarrow'), all 6 columns: usecols with names fails "
+                "in pandas 3.1 ('fqid' not in include_columns)",
+            ),
+        )
+    ]
+    out.append(
+        Result(
+            ds.name,
+            "read_run peak memory / column bytes",
+            ours["peak_mb"],
+            ours["column_mb"],
+            "<= 3",
+            unit="MB",
+            note=(
+                "peak RSS growth during the read (VmHWM after /proc/self/clear_refs) vs "
+                "DataFrame.memory_usage(deep=True); pyarrow.csv peak "
+                f"{reports['pyarrow']['peak_mb']:.0f}MB for {reports['pyarrow']['column_mb']:.0f}MB"
+                f", pandas {reports['pandas']['peak_mb']:.0f}MB for "
+                f"{reports['pandas']['column_mb']:.0f}MB"
+            ),
+            extra=reports,
+        )
+    )
+    return out
+
+
+# ----------------------------------------------------------------------------- children
+
+
+def _rss_mb(key: str) -> float:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _reset_peak() -> None:
+    try:
+        with open("/proc/self/clear_refs", "w") as handle:
+            handle.write("5")
+    except OSError:
+        pass
+
+
+def child_parse(kind: str, sep: str, repeat: int, files: list[str]) -> dict:
+    """Time one reader over ``files`` (best of ``repeat``); peak RSS growth of one read."""
+    import gzip
+
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    import tiecore
+
+    names = ["qid", "q0", "docno", "rank", "score", "tag"]
+
+    def read(path):
+        if kind == "tiecore":
+            return tiecore.read_run(path)
+        if kind == "pandas":
+            return pd.read_csv(
+                path,
+                engine="pyarrow",
+                sep=sep,
+                header=None,
+                names=names,
+                dtype={"qid": "str", "docno": "str", "score": "float64"},
+            )
+        return pacsv.read_csv(
+            path,
+            read_options=pacsv.ReadOptions(column_names=names),
+            parse_options=pacsv.ParseOptions(delimiter=sep),
+            convert_options=pacsv.ConvertOptions(
+                column_types={"qid": pa.string(), "docno": pa.string(), "score": pa.float64()},
+                include_columns=["qid", "docno", "score"],
+            ),
+        )
+
+    def size(obj) -> int:
+        if isinstance(obj, pa.Table):
+            return obj.nbytes
+        return int(obj.memory_usage(deep=True, index=False).sum())
+
+    with tempfile.TemporaryDirectory() as tiny_dir:  # warm up: lazy imports, thread pools
+        tiny = Path(tiny_dir) / "tiny.trec"
+        opener = gzip.open if files[0].endswith(".gz") else open
+        with opener(files[0], "rt") as handle:
+            tiny.write_text("".join(line for _, line in zip(range(50), handle, strict=False)))
+        read(str(tiny))
+    gc.collect()
+    before = _rss_mb("VmRSS")
+    _reset_peak()
+    loaded = [read(f) for f in files]
+    peak = _rss_mb("VmHWM") - before
+    column = sum(size(x) for x in loaded) / 2**20
+    rows = sum(len(x) for x in loaded)
+    del loaded
+    t, times = best_of(lambda: [read(f) for f in files], repeat)
+    return {"time": t, "times": times, "peak_mb": peak, "column_mb": column, "rows": rows}
+
+
+def child_ir_measures(names: list[str], qrels: str, runs: list[str]) -> dict:
+    """ir_measures.calc_aggregate per run (its default providers; pytrec_eval mostly)."""
+    t0 = time.perf_counter()
+    import ir_measures
+
+    t1 = time.perf_counter()
+    measures = [ir_measures.parse_measure(n) for n in names]
+    judged = list(ir_measures.read_trec_qrels(qrels))
+    t2 = time.perf_counter()
+    values = {}
+    for path in runs:
+        result = ir_measures.calc_aggregate(measures, judged, ir_measures.read_trec_run(path))
+        values[path] = {str(m): float(v) for m, v in result.items()}
+    t3 = time.perf_counter()
+    providers = {}
+    for m in measures:
+        chosen = next(p for p in ir_measures.DefaultPipeline.providers if p.supports(m))
+        providers.setdefault(chosen.NAME, []).append(str(m))
+    return {
+        "import": t1 - t0,
+        "qrels": t2 - t1,
+        "eval": t3 - t2,
+        "values": values,
+        "providers": {k: ",".join(v) for k, v in providers.items()},
+    }
+
+
+def child_ranx(names: list[str], qrels: str, runs: list[str]) -> dict:
+    """ranx Qrels/Run.from_file + evaluate, twice in one process (cold, then warm JIT)."""
+    t0 = time.perf_counter()
+    import ranx
+
+    report: dict = {"import": time.perf_counter() - t0}
+    for attempt in (1, 2):
+        start = time.perf_counter()
+        judged = ranx.Qrels.from_file(qrels)
+        loaded = [ranx.Run.from_file(p, kind="gz" if p.endswith(".gz") else "trec") for p in runs]
+        middle = time.perf_counter()
+        values = {}
+        for path, run in zip(runs, loaded, strict=True):
+            result = ranx.evaluate(judged, run, names, make_comparable=True)
+            values[path] = {k: float(v) for k, v in result.items()}
+        end = time.perf_counter()
+        report |= {
+            f"load{attempt}": middle - start,
+            f"eval{attempt}": end - middle,
+            f"pass{attempt}": end - start,
+        }
+        del judged, loaded, result
+    report["values"] = values
+    return report
+
+
+def run_as_child(argv: list[str]) -> int:
+    """``--child KIND ARGS``: run one measured job, print its JSON report and its peak RSS.
+
+    ``cli`` runs ``tiecore.cli.main(ARGS)`` exactly as ``python -m tiecore ARGS`` does.
+    """
+    import atexit
+
+    atexit.register(lambda: print(f"{HWM_MARK} {_rss_mb('VmHWM'):.1f}", file=sys.stderr))
+    kind, args = argv[0], argv[1:]
+    if kind == "cli":
+        from tiecore.cli import main as tiecore_main
+
+        return tiecore_main(args)
+    warnings.simplefilter("ignore")
+    if kind == "parse":
+        report = child_parse(args[0], args[1], int(args[2]), args[3:])
+    elif kind == "ir_measures":
+        report = child_ir_measures(args[0].split(","), args[1], args[2:])
+    elif kind == "ranx":
+        report = child_ranx(args[0].split(","), args[1], args[2:])
+    elif kind == "import":
+        start = time.perf_counter()
+        for module in args:
+            __import__(module)
+        report = {"import": time.perf_counter() - start}
+    else:
+        raise SystemExit(f"unknown child {kind}")
+    print(json.dumps(report))
+    return 0
+
+
+# ----------------------------------------------------------------------------- profile
+
+
+def profile_hot_spots(ds: Dataset, runs, qrels, measures, top: int) -> dict[str, str]:
+    """cProfile of evaluate aware, evaluate oblivious and ``tiecore eval`` in-process."""
+    import contextlib
+    import cProfile
+    import io
+    import pstats
+
+    import tiecore
+    from tiecore import cli
+
+    jobs = {
+        "evaluate(ties='aware')": lambda: tiecore.evaluate(runs, qrels, measures, ties="aware"),
+        "evaluate(ties='oblivious')": lambda: tiecore.evaluate(
+            runs, qrels, measures, ties="oblivious"
+        ),
+        "read_run (every run file of the dataset)": lambda: [
+            tiecore.read_run(str(p)) for p in ds.runs
+        ],
+        "tiecore eval --ties oblivious (in-process cli.main)": lambda: cli.main(
+            tiecore_cmd(ds, measures, "oblivious")[4:]
+        ),
+    }
+    texts = {}
+    for title, job in jobs.items():
+        prof = cProfile.Profile()
+        with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            start = time.perf_counter()
+            prof.runcall(job)
+            took = time.perf_counter() - start
+        entries = pstats.Stats(prof).stats  # (file, line, func) -> (cc, nc, tt, ct, callers)
+        rows = [(tt, ct, nc, _where(key)) for key, (_, nc, tt, ct, _) in entries.items()]
+        ours = [r for r in rows if "tiecore/" in r[3]]
+        text = "\n".join(
+            [
+                f"{took:.3f}s under the profiler; own time / cumulative / calls:",
+                "  top functions by own time:",
+                *(f"  {tt:8.3f} {ct:8.3f} {nc:7d}  {w}" for tt, ct, nc, w in _top(rows, 0, top)),
+                "  tiecore functions by cumulative time:",
+                *(f"  {tt:8.3f} {ct:8.3f} {nc:7d}  {w}" for tt, ct, nc, w in _top(ours, 1, top)),
+            ]
+        )
+        texts[title] = text
+        print(f"\n=== profile [{ds.name}] {title} ===")
+        print(text, flush=True)
+    return texts
+
+
+def _top(rows: list[tuple], key: int, top: int) -> list[tuple]:
+    return sorted(rows, key=lambda r: r[key], reverse=True)[:top]
+
+
+def _where(key: tuple[str, int, str]) -> str:
+    """``tiecore/ranking.py:98(build)``, ``pyarrow/compute.py:257(wrapper)``, ``~(sort)``."""
+    path, line, func = key
+    for marker in ("site-packages/", "/work/main/", "lib/python3"):
+        if marker in path:
+            path = path.split(marker, 1)[1]
+            break
+    return f"{path}:{line}({func})" if path != "~" else f"{func}"
+
+
+# -------------------------------------------------------------------------------- main
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes, a smoke test")
+    parser.add_argument("--json", metavar="FILE", help="also write every figure as JSON")
+    parser.add_argument(
+        "--repeat", type=int, help="repeats of in-process timings (5, 3 above 2M rows; quick 2)"
+    )
+    parser.add_argument("--peer-repeat", type=int, help="repeats of each subprocess (2; quick 1)")
+    parser.add_argument(
+        "--sections",
+        default="modes,e2e,parse,sampled",
+        help="comma-separated subset of modes,e2e,parse,sampled (default: all)",
+    )
+    parser.add_argument(
+        "--datasets", help="comma-separated dataset names to run (default: all of the mode)"
+    )
+    parser.add_argument(
+        "--profile",
+        nargs="?",
+        const="",
+        metavar="DATASETS",
+        help="cProfile tiecore on these datasets (comma-separated; default the first) and "
+        "time its imports",
+    )
+    parser.add_argument(
+        "--ranx",
+        action=argparse.BooleanOptionalAction,
+        help="time ranx (default: on, off with --quick: its cold start alone takes a minute)",
+    )
+    parser.add_argument(
+        "--no-fresh-jit",
+        action="store_true",
+        help="skip ranx with an empty numba cache (one extra minute or two of JIT compilation)",
+    )
+    parser.add_argument("--keep", metavar="DIR", help="write generated data here and keep it")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    if argv is None and len(sys.argv) > 1 and sys.argv[1] == "--child":
+        return run_as_child(sys.argv[2:])
+    args = parse_args(argv)
+    sys.path.insert(0, str(REPO))
+    warnings.simplefilter("ignore")
+    import tiecore
+    from tiecore.measures import DEFAULT_MEASURES
+
+    measures = list(dict.fromkeys([*DEFAULT_MEASURES, *EXTRA_MEASURES]))
+    repeat = args.repeat or (2 if args.quick else 5)
+    peer_repeat = args.peer_repeat or (1 if args.quick else 2)
+    sections = set(args.sections.split(","))
+    sizes = [(50, 1000)] if args.quick else [(1000, 1000), (7000, 1000)]
+    keep = Path(args.keep) if args.keep else None
+    tmp = tempfile.TemporaryDirectory(prefix="tiecore-bench-") if keep is None else None
+    directory = keep or Path(tmp.name)
+    directory.mkdir(parents=True, exist_ok=True)
+
+    print(
+        f"tiecore {tiecore.__version__} | python {platform.python_version()} | "
+        f"{os.cpu_count()} cpus | {'quick' if args.quick else 'full'} mode | repeats "
+        f"{repeat} in-process, {peer_repeat} per subprocess (best taken)"
+    )
+    print(f"measures: {', '.join(measures)}")
+    wanted = set(args.datasets.split(",")) if args.datasets else None
+    datasets = []
+    for queries, docs in sizes:
+        if wanted is not None and f"tie{queries * docs // 1000}k" not in wanted:
+            continue
+        start = time.perf_counter()
+        ds = generate(directory, queries, docs)
+        print(f"generated {ds.name} ({ds.note}) in {time.perf_counter() - start:.1f}s")
+        datasets.append(ds)
+    rob = robust(QUICK_ROBUST if args.quick else None)
+    if rob is None:
+        print(f"{ROBUST} not found: robust03 skipped")
+    else:
+        datasets.append(rob)
+    if wanted is not None:
+        datasets = [d for d in datasets if d.name in wanted]
+
+    with_ranx = args.ranx if args.ranx is not None else not args.quick
+    results: list[Result] = []
+    profiles: dict[str, dict[str, str]] = {}
+    if "e2e" in sections:
+        results += bench_imports(peer_repeat)
+        if args.profile is not None:
+            profiles["imports"] = {"python -X importtime -c 'import tiecore.cli'": import_profile()}
+    for ds in datasets:
+        print(f"\n--- {ds.name} ---", flush=True)
+        runs, qrels = load(ds)
+        print(f"{ds.rows:,} rows in {len(runs)} run(s), {len(qrels):,} qrels", flush=True)
+        obliv = None
+        section: list[Result] = []
+        reps = repeat if args.repeat or ds.rows <= 2_000_000 else 3
+        if "modes" in sections or "sampled" in sections:
+            found, obliv = bench_modes(ds, runs, qrels, measures, reps)
+            section += found if "modes" in sections else []
+        if "sampled" in sections and (args.quick or ds.rows <= 2_000_000):
+            section += bench_sampled(ds, runs, qrels, measures, reps, obliv)
+        if args.profile is not None and ds.name in (args.profile or datasets[0].name).split(","):
+            profiles[ds.name] = profile_hot_spots(ds, runs, qrels, measures, 18)
+        del runs, qrels
+        gc.collect()
+        if "parse" in sections:
+            section += bench_parse(ds, reps)
+        if "e2e" in sections:
+            section += bench_end_to_end(
+                ds,
+                measures,
+                peer_repeat,
+                aware_e2e=not args.quick,
+                ranx=with_ranx,
+                fresh_jit=with_ranx and not args.no_fresh_jit and ds is datasets[-1],
+            )
+        for r in section:
+            print(
+                f"  {r.what}: {r.tiecore} vs {r.peer} -> "
+                f"{'-' if r.ratio is None else f'{r.ratio:.3f}'} ({r.verdict})",
+                flush=True,
+            )
+        results += section
+
+    print()
+    print_table(results)
+    if args.json:
+        payload = {
+            "mode": "quick" if args.quick else "full",
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "measures": measures,
+            "datasets": {
+                d.name: {"rows": d.rows, "runs": len(d.runs), "note": d.note} for d in datasets
+            },
+            "results": [
+                {
+                    "dataset": r.dataset,
+                    "what": r.what.strip(),
+                    "tiecore": r.tiecore,
+                    "peer": r.peer,
+                    "unit": r.unit.strip(),
+                    "ratio": r.ratio,
+                    "goal": r.goal,
+                    "verdict": r.verdict,
+                    "note": r.note,
+                    "extra": r.extra,
+                }
+                for r in results
+            ],
+            "profiles": profiles,
+        }
+        Path(args.json).write_text(json.dumps(payload, indent=1, default=str))
+        print(f"wrote {args.json}")
+    if tmp is not None:
+        tmp.cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
