@@ -733,7 +733,7 @@ def distribution(
 def _samples_of_run(
     _dataset: Dataset, key: str, run: str, measure: str, samples: int, seed: int, rel_level: int
 ) -> pd.DataFrame:
-    from tiecore.evaluate import per_query, run_seed
+    from tiecore.evaluate import query_values, run_seed
     from tiecore.judgments import Judgments
     from tiecore.ranking import Ranking
 
@@ -743,7 +743,7 @@ def _samples_of_run(
         Ranking.build, _dataset.runs[run], judgments, tiebreak="file_order", seed=rng, name=run
     )
     parsed = Measure.parse(measure)
-    drawn = per_query(ranking, judgments, [parsed], ties="sampled", samples=samples, rng=rng)[
+    drawn = query_values(ranking, judgments, [parsed], ties="sampled", samples=samples, rng=rng)[
         parsed
     ]
     chosen = ranking.counts > 0

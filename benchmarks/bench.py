@@ -403,7 +403,7 @@ def _time_tidy(rankings, judg, parsed, repeat) -> float:
     module = sys.modules["tiecore.evaluate"]
     try:
         found = {
-            name: module.per_query_values(r, judg, parsed, ties="oblivious")
+            name: module.query_values(r, judg, parsed, ties="oblivious")
             for name, r in rankings.items()
         }
 

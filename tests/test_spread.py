@@ -23,7 +23,7 @@ from strategies import Case, cases, depths, rel_levels
 
 import tiecore
 from tiecore import spread
-from tiecore.evaluate import per_query_values
+from tiecore.evaluate import query_values
 from tiecore.judgments import Judgments
 from tiecore.measures import Measure
 from tiecore.ranking import Ranking
@@ -262,7 +262,7 @@ def test_query_spread_is_indexed_by_the_judged_queries(case, rel_level, depth):
     judgments = Judgments.from_qrels(case.qrels_frame(), rel_level)
     ranking = Ranking.build(case.run_frame(), judgments, tiebreak="file_order")
     found = spread.query_spread(ranking, judgments, NAMES, depth=depth)
-    aware = per_query_values(ranking, judgments, list(found), ties="aware", depth=depth)
+    aware = query_values(ranking, judgments, list(found), ties="aware", depth=depth)
     assert [str(m) for m in found] == NAMES
     for measure, frame in found.items():
         assert list(frame.columns) == ["value", "var", "min", "max"]
@@ -395,7 +395,7 @@ def test_variance_agrees_with_sampling(depth):
     ranking = Ranking.build(run, judgments, tiebreak="file_order")
     exact = spread.query_spread(ranking, judgments, measures, depth=depth)
     draws = 4000
-    sampled = per_query_values(
+    sampled = query_values(
         ranking, judgments, measures, ties="sampled", samples=draws, depth=depth,
         rng=np.random.default_rng(11),
     )  # fmt: skip

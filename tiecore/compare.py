@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from tiecore.evaluate import as_run_dict, per_query, run_seed
+from tiecore.evaluate import as_run_dict, query_values, run_seed
 from tiecore.judgments import Judgments
 from tiecore.measures import Measure, parse_measures
 from tiecore.ranking import Ranking
@@ -198,13 +198,13 @@ def _score_run(name, run, judgments, measure, samples, seed, depth) -> _RunScore
     chosen = base.counts > 0
     spread = query_spread(base, judgments, [measure], depth=depth)[measure]
     aware = spread["value"].to_numpy()
-    drawn = per_query(
+    drawn = query_values(
         base, judgments, [measure], ties="sampled", depth=depth, samples=samples, rng=rng
     )[measure]
     scores = {"aware": float(aware[chosen].mean())}
     for tiebreak in OBLIVIOUS:
         ranking = base.retie(tiebreak)
-        found = per_query(ranking, judgments, [measure], ties="oblivious", depth=depth)
+        found = query_values(ranking, judgments, [measure], ties="oblivious", depth=depth)
         scores[tiebreak] = float(found[measure][chosen].mean())
     return _RunScores(
         scores=scores,

@@ -42,7 +42,7 @@ def _validate(ties: str, tiebreak: str, samples: int, depth: int | None) -> None
         raise ValueError(f"depth must be a positive integer, got {depth!r}")
 
 
-def per_query(
+def query_values(
     ranking: Ranking,
     judgments: Judgments,
     measures: Sequence[Measure],
@@ -83,8 +83,7 @@ def evaluate(
     rel_level: int = 1,
     depth: int | None = None,
     complete: bool = False,
-    per_query_rows: bool = False,
-    per_query: bool | None = None,
+    per_query: bool = False,
     progress: Callable[[int, int, str], None] | None = None,
 ) -> pd.DataFrame:
     """Evaluate runs against qrels with tie-oblivious, tie-aware or sampled measures.
@@ -133,8 +132,6 @@ def evaluate(
     >>> float(evaluate(run, qrels, "RR", ties="oblivious")["value"].iloc[0])
     0.5
     """
-    if per_query is not None:
-        per_query_rows = per_query
     _validate(ties, tiebreak, samples, depth)
     measures = parse_measures(
         list(measures) if not isinstance(measures, str | Measure) else measures
@@ -146,19 +143,16 @@ def evaluate(
         rng = run_seed(seed, name)
         order = tiebreak if ties == "oblivious" else "file_order"
         ranking = Ranking.build(run, judgments, tiebreak=order, seed=rng, name=name)
-        found = per_query_values(
+        found = query_values(
             ranking, judgments, measures, ties=ties, depth=depth, samples=samples, rng=rng
         )
-        frames.append(_tidy(name, judgments, ranking, found, complete, per_query_rows, ties))
+        frames.append(_tidy(name, judgments, ranking, found, complete, per_query, ties))
         if progress is not None:
             progress(done, len(runs), name)
     return pd.concat(frames, ignore_index=True)
 
 
-per_query_values = per_query
-
-
-def _tidy(name, judgments, ranking, found, complete, per_query_rows, ties) -> pd.DataFrame:
+def _tidy(name, judgments, ranking, found, complete, per_query, ties) -> pd.DataFrame:
     """Rows ``run, qid, measure, value[, std, stderr]``: per measure, queries then ``all``."""
     chosen = np.ones(len(judgments.qids), bool) if complete else ranking.counts > 0
     qids = np.append(judgments.qids[chosen], "all")
@@ -173,7 +167,7 @@ def _tidy(name, judgments, ranking, found, complete, per_query_rows, ties) -> pd
             stacked.mean(axis=1, keepdims=True) if stacked.shape[1] else np.zeros((len(found), 1))
         )
         columns = {"value": np.concatenate([stacked, mean], axis=1)}
-    keep = slice(None) if per_query_rows else slice(-1, None)
+    keep = slice(None) if per_query else slice(-1, None)
     columns = {key: value[:, keep].ravel() for key, value in columns.items()}
     shown = qids[keep]
     return pd.DataFrame(
