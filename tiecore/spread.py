@@ -683,8 +683,9 @@ def _bounds(measure: Measure, recipe: kernels.Plan, context: _Context) -> tuple:
     above the cut.  AP: ``sum_{i<k} (R + 1 + i) / (t + 1 + i) = k + (R - t)
     (P(t + k) - P(t))``; DCG: each level's block of equal gains.
     """
-    d = context.slots(recipe)
-    t, n, r, big_r = context.t, context.n, context.r, context.R
+    live = np.flatnonzero(context.slots(recipe) > 0)  # groups with a slot above the cut
+    d = context.slots(recipe)[live]
+    t, n, r, big_r = context.t[live], context.n[live], context.r[live], context.R[live]
     gap = n - r
     top, bottom = np.minimum(d, r), np.maximum(d - gap, 0)
     component = recipe.component
@@ -700,29 +701,30 @@ def _bounds(measure: Measure, recipe: kernels.Plan, context: _Context) -> tuple:
         if recipe.weight == "rank":
             best, worst = best / (t + 1.0), worst / (t + gap + 1.0)
     elif component == "bpref":
-        best = top * context.bpref_term(context.A)
-        worst = bottom * context.bpref_term(context.A + context.m)
+        best = top * context.bpref_term(context.A)[live]
+        worst = bottom * context.bpref_term(context.A + context.m)[live]
     else:
         counts, levels = context.level_counts()
+        counts = counts[live]
         gains = gain_of(levels, measure.gain)
         below = np.cumsum(counts, axis=1) - counts  # first slot of each level, ascending
-        worst = _block_sums(context, d, gains, below, below + counts)
-        best = _block_sums(context, d, gains, n[:, None] - below - counts, n[:, None] - below)
+        worst = _block_sums(context, t, d, gains, below, below + counts)
+        best = _block_sums(context, t, d, gains, n[:, None] - below - counts, n[:, None] - below)
     size = len(context.judgments.qids)
-    q = context.group_query
+    q = context.group_query[live]
     sums = (np.bincount(q, weights=v, minlength=size).astype(np.float64) for v in (worst, best))
     low, high = (kernels.finish(recipe, total) for total in sums)
     return low, high
 
 
-def _block_sums(context: _Context, d, gains, low, high) -> np.ndarray:
+def _block_sums(context: _Context, t, d, gains, low, high) -> np.ndarray:
     """Per group ``sum_level gain * (D(t + min(high, d)) - D(t + min(low, d)))``.
 
     ``low, high``: each level's slots ``[low, high)`` in the group (one column
     per level); ``D`` the prefix sums of the DCG discount.
     """
     discount = context.prefix("log2")
-    t, cut = context.t[:, None], d[:, None]
+    t, cut = t[:, None], d[:, None]
     block = discount[t + np.minimum(high, cut)] - discount[t + np.minimum(low, cut)]
     return block @ gains
 
