@@ -434,8 +434,7 @@ def read_trec(path: Path, columns: tuple[int, ...]) -> dict[str, list[tuple]]:
 def test_reference_reproduces_trec_eval_outputs(
     expected, qrels_file, run_file, rel_level, depth, complete
 ):
-    if not TREC_EVAL_TESTS.is_dir():
-        pytest.skip(f"trec_eval's test files are not at {TREC_EVAL_TESTS}")
+    assert TREC_EVAL_TESTS.is_dir(), f"trec_eval's test files are not at {TREC_EVAL_TESTS}"
     qrels = {
         qid: {docno: int(level) for docno, level in rows}
         for qid, rows in read_trec(TREC_EVAL_TESTS / qrels_file, (2, 3)).items()

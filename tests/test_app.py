@@ -27,12 +27,12 @@ from hypothesis import strategies as st
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # app_support lives next to app.py
 
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
 import app_support as sup  # noqa: E402
 import tiecore  # noqa: E402
 from tiecore import compare, spread  # noqa: E402
 from tiecore.errors import InputError  # noqa: E402
-
-AppTest = pytest.importorskip("streamlit.testing.v1").AppTest
 
 SAMPLE = ROOT / "sample_data"
 RUN_FILES = sorted((SAMPLE / "robust03" / "runs").glob("*.gz"))

@@ -18,6 +18,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from playwright import sync_api
 
 ROOT = Path(__file__).resolve().parents[1]
 SHOTS = ROOT / "screenshots"
@@ -42,9 +43,7 @@ PAGES = {
 #: First visits compute (sampling, 136 LETOR features); later ones hit the cache.
 RENDER_TIMEOUT_MS = 240_000
 
-sync_api = pytest.importorskip("playwright.sync_api")
-if not Path(CHROMIUM).exists():  # pragma: no cover - the CI image installs it
-    pytest.skip(f"{CHROMIUM} is missing (apt-get install -y chromium)", allow_module_level=True)
+assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: apt-get install -y chromium"
 
 
 def _free_port() -> int:

@@ -258,7 +258,8 @@ def trec_eval_full_precision(
     run: pd.DataFrame, qrels: pd.DataFrame, rel_level: int = 1
 ) -> dict[tuple[str, str], float]:
     """trec_eval's own code (through pytrec_eval) at full precision, per query, our names."""
-    pytrec_eval = pytest.importorskip("pytrec_eval")
+    import pytrec_eval
+
     judged: dict[str, dict[str, int]] = {}
     for qid, docno, level in qrels[["qid", "docno", "level"]].itertuples(index=False):
         judged.setdefault(qid, {})[docno] = int(level)
