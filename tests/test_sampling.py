@@ -48,3 +48,13 @@ def test_samples_are_reproducible_and_seed_dependent():
     other = tiecore.evaluate(run, qrels, ["AP"], ties="sampled", samples=40, seed=2)
     pd.testing.assert_frame_equal(first, again)
     assert first["value"].iloc[0] != other["value"].iloc[0]
+
+
+def test_a_query_without_ties_keeps_its_value_and_zero_spread():
+    run, qrels = tie_heavy(3)
+    run["score"] = np.arange(len(run), dtype=float)  # no ties at all
+    measures = ["P@5", "AP", "nDCG@10", "Bpref"]
+    sampled = tiecore.evaluate(run, qrels, measures, ties="sampled", samples=25, per_query=True)
+    oblivious = tiecore.evaluate(run, qrels, measures, ties="oblivious", per_query=True)
+    assert (sampled["std"] == 0).all() and (sampled["stderr"] == 0).all()
+    np.testing.assert_array_equal(sampled["value"], oblivious["value"])

@@ -160,7 +160,11 @@ def _tidy(name, judgments, ranking, found, complete, per_query, ties) -> pd.Data
     if ties == "sampled":  # (measures, samples, queries)
         means = stacked.mean(axis=2, keepdims=True)
         draws = np.concatenate([stacked, means], axis=2)
-        columns = {"value": draws.mean(axis=1), "std": draws.std(axis=1, ddof=1)}
+        first = draws[:, :1]  # shifted sums: a query that never varies keeps its value, std 0
+        columns = {
+            "value": first[:, 0] + (draws - first).mean(axis=1),
+            "std": (draws - first).std(axis=1, ddof=1),
+        }
         columns["stderr"] = columns["std"] / np.sqrt(stacked.shape[1])
     else:
         mean = (
