@@ -616,3 +616,36 @@ def test_common_layouts_take_the_fast_path(text):
 def test_qrels_take_the_fast_path():
     text = TREC_EVAL.joinpath("qrels.test").read_bytes()
     assert _fast_table(_Text(None, text, "x"), _QRELS_TYPES, 4) is not None
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.text(min_size=0, max_size=40), st.text(min_size=1, max_size=40)),
+        min_size=1,
+        max_size=12,
+    ),
+    st.lists(st.integers(1, 5), min_size=1, max_size=12),
+)
+def test_first_duplicate_finds_a_repeat_whatever_the_chunks(pairs, chunk_sizes):
+    """A string's hash must not depend on the other strings of its chunk."""
+    import pyarrow as pa
+
+    from tiecore.io import first_duplicate
+
+    cuts, start = [], 0
+    for size in chunk_sizes:
+        if start >= len(pairs):
+            break
+        cuts.append((start, min(start + size, len(pairs))))
+        start += size
+    cuts.append((start, len(pairs))) if start < len(pairs) else None
+    qid = pa.chunked_array([[q for q, _ in pairs[a:b]] for a, b in cuts], pa.large_string())
+    docno = pa.chunked_array([[d for _, d in pairs[a:b]] for a, b in cuts], pa.large_string())
+    seen, expected = {}, None
+    for row, pair in enumerate(pairs):
+        if pair in seen:
+            expected = (seen[pair], row)
+            break
+        seen[pair] = row
+    assert first_duplicate(qid, docno) == expected

@@ -476,10 +476,11 @@ _MASKS = np.array([(1 << (8 * r)) - 1 for r in range(8)] + [2**64 - 1], dtype=np
 
 
 def _hash_chunk(arr: pa.Array) -> np.ndarray:
-    """64-bit hash of every string: length plus (up to) four 8-byte words.
+    """64-bit hash of every string: its length, its first 16 and its last 16 bytes.
 
-    Strings longer than 32 bytes hash their first 16 and last 16 bytes only; equal
-    strings always get equal hashes, which is all the duplicate test needs.
+    A string's hash depends on its bytes alone, not on its neighbours in the
+    chunk, so equal strings always get equal hashes, which is all the duplicate
+    test needs (a hit is then checked exactly).
     """
     n = len(arr)
     if n == 0:
@@ -495,15 +496,11 @@ def _hash_chunk(arr: pa.Array) -> np.ndarray:
     words = padded.view(np.uint64)
     starts = off[:-1] - base
     length = off[1:] - off[:-1]
-    longest = int(length.max())
     h = length.astype(np.uint64) * _M1
-    with np.errstate(over="ignore"):
-        if longest <= 32:  # every byte: words at starts, starts + 8, ...
-            h = _mix_words(h, words, starts, length, (longest + 7) // 8)
-        else:  # first 16 and last 16 bytes
-            h = _mix_words(h, words, starts, length, 2)
-            tail = np.maximum(starts + length - 16, starts)
-            h = _mix_words(h, words, tail, length - (tail - starts), 2)
+    with np.errstate(over="ignore"):  # the same words for a string wherever it stands
+        h = _mix_words(h, words, starts, length, 2)
+        tail = np.maximum(starts + length - 16, starts)
+        h = _mix_words(h, words, tail, length - (tail - starts), 2)
     return h
 
 
@@ -520,8 +517,9 @@ def _mix_words(
         high = words[i + (k + 1)]
         w = (low >> shift) | ((high << np.uint64(1)) << back)
         w &= _MASKS[np.clip(left - 8 * k, 0, 8)]
-        h = (h ^ w) * _M1
-        h ^= h >> np.uint64(31)
+        mixed = (h ^ w) * _M1
+        mixed ^= mixed >> np.uint64(31)
+        h = np.where(left > 8 * k, mixed, h)  # rounds depend on the string's own length
         low = high
     return h
 
