@@ -84,31 +84,27 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(message)
 
 
-def _positive_int(text: str) -> int:
+def _integer(text: str, least: int, problem: str) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"{text!r}{problem}")
     return value
+
+
+def _positive_int(text: str) -> int:
+    return _integer(text, 1, " is not a positive integer")
 
 
 def _sample_count(text: str) -> int:
-    value = _positive_int(text)
-    if value < 2:
-        raise argparse.ArgumentTypeError(f"{text!r}: need at least 2 samples for a std")
-    return value
+    _positive_int(text)
+    return _integer(text, 2, ": need at least 2 samples for a std")
 
 
 def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is negative")
-    return value
+    return _integer(text, 0, " is negative")
 
 
 def _feature_list(text: str) -> list[int]:

@@ -38,6 +38,11 @@ def _validate(ties: str, tiebreak: str, samples: int, depth: int | None) -> None
         raise ValueError(f"tiebreak must be one of {TIEBREAKS}, got {tiebreak!r}")
     if ties == "sampled" and (not isinstance(samples, int | np.integer) or samples < 2):
         raise ValueError(f"samples must be an integer >= 2, got {samples!r}")
+    check_depth(depth)
+
+
+def check_depth(depth: int | None) -> None:
+    """``depth`` (trec_eval ``-M``) is None or a positive integer."""
     if depth is not None and (not isinstance(depth, int | np.integer) or depth < 1):
         raise ValueError(f"depth must be a positive integer, got {depth!r}")
 

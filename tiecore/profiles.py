@@ -155,7 +155,7 @@ def _log_factorials(largest: int) -> np.ndarray:
     return np.array([math.lgamma(k + 1.0) for k in range(largest + 1)])
 
 
-def _sum_min(y: np.ndarray, cap: np.ndarray) -> np.ndarray:
+def sum_min(y: np.ndarray, cap: np.ndarray) -> np.ndarray:
     """``sum_{x=0}^{y} min(x, cap)`` in closed form (0 for ``y < 0``)."""
     y = y.astype(np.float64)
     low = np.minimum(y, cap)
@@ -175,7 +175,7 @@ def _aware_bpref(ranking: Ranking, judgments: Judgments, depth: int | None) -> n
     num_rel = judgments.num_rel[q].astype(np.float64)
     denom = np.minimum(judgments.num_nonrel[q], judgments.num_rel[q]).astype(np.float64)
     a, m = ranking.nonrel_before, ranking.nonrel_count
-    mean_min = (_sum_min(a + m, num_rel) - _sum_min(a - 1, num_rel)) / (m + 1)
+    mean_min = (sum_min(a + m, num_rel) - sum_min(a - 1, num_rel)) / (m + 1)
     with np.errstate(divide="ignore", invalid="ignore"):
         term = np.where(denom > 0, 1.0 - mean_min / denom, 1.0)
     per_row = (ranking.rel_count * term / ranking.size)[ranking.group]

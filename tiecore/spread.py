@@ -45,7 +45,7 @@ import pandas as pd
 from scipy import special, stats
 
 from tiecore import kernels, profiles
-from tiecore.evaluate import Runs, as_run_dict
+from tiecore.evaluate import Runs, as_run_dict, check_depth
 from tiecore.judgments import Judgments, gain_of
 from tiecore.measures import Measure, parse_measures
 from tiecore.profiles import Profile
@@ -95,7 +95,7 @@ def evaluate_spread(
       measure  value   var  min  max
     0     P@1    0.5  0.25  0.0  1.0
     """
-    _check_depth(depth)
+    check_depth(depth)
     measures = parse_measures(_as_list(measures))
     judgments = Judgments.from_qrels(qrels, rel_level)
     frames = []
@@ -125,7 +125,7 @@ def query_spread(
         Measure -> DataFrame indexed by qid (the judgments' order, every query)
         with columns ``value, var, min, max``.
     """
-    _check_depth(depth)
+    check_depth(depth)
     context = _Context(ranking, judgments, depth)
     index = pd.Index(judgments.qids, name="qid")
     out = {}
@@ -178,7 +178,7 @@ def tie_groups(
     0           1     1             False  0.0000
     1           2     2              True  0.0625
     """
-    _check_depth(depth)
+    check_depth(depth)
     measure = parse_measures(measure)[0]
     judgments = Judgments.from_qrels(qrels, rel_level)
     if qid is not None:
@@ -302,7 +302,7 @@ def distribution(
     1    0.5       0.3333
     2    1.0       0.3333
     """
-    _check_depth(depth)
+    check_depth(depth)
     measure = parse_measures(measure)[0]
     if measure.family not in DISTRIBUTION_FAMILIES:
         raise ValueError(
@@ -601,12 +601,6 @@ def _var_ap(context: _Context, d: np.ndarray) -> np.ndarray:
     return e_a2 + 2 * e_ab + e_b2 - mean * mean
 
 
-def _sum_min(y: np.ndarray, cap: np.ndarray) -> np.ndarray:
-    """``sum_{z=0}^{y} min(z, cap)`` (0 for ``y < 0``)."""
-    low = np.clip(y, 0, cap).astype(np.float64)
-    return np.where(y < 0, 0.0, low * (low + 1) / 2 + np.maximum(y - cap, 0) * cap)
-
-
 def _sum_min_sq(y: np.ndarray, cap: np.ndarray) -> np.ndarray:
     """``sum_{z=0}^{y} min(z, cap)**2`` (0 for ``y < 0``)."""
     low = np.clip(y, 0, cap).astype(np.float64)
@@ -623,7 +617,7 @@ def _bpref_moments(k1, k2, ell, a, cap, scale) -> tuple[np.ndarray, np.ndarray]:
     same of ``f^2``: ``E[S | K, L] = K F1 / (L + 1)`` and
     ``E[S^2 | K, L] = K F2 / (L + 1) + K (K - 1) (F1^2 + F2) / ((L + 1)(L + 2))``.
     """
-    mins = _sum_min(a + ell, cap) - _sum_min(a - 1, cap)
+    mins = profiles.sum_min(a + ell, cap) - profiles.sum_min(a - 1, cap)
     squares = _sum_min_sq(a + ell, cap) - _sum_min_sq(a - 1, cap)
     count = ell + 1.0
     f1 = count - mins / scale
@@ -767,11 +761,6 @@ def _as_distribution(values: np.ndarray, probability: np.ndarray) -> pd.DataFram
 
 def _as_list(measures: Measures) -> str | Measure | list:
     return measures if isinstance(measures, str | Measure) else list(measures)
-
-
-def _check_depth(depth: int | None) -> None:
-    if depth is not None and (not isinstance(depth, int | np.integer) or depth < 1):
-        raise ValueError(f"depth must be a positive integer, got {depth!r}")
 
 
 def _tidy(name, qids, found, chosen, per_query) -> pd.DataFrame:
