@@ -15,6 +15,7 @@ from tiecore.judgments import Judgments, gain_of
 from tiecore.measures import Measure
 from tiecore.profiles import Profile, bpref_denominator, oblivious
 from tiecore.ranking import Ranking
+from tiecore.seeding import query_uniforms, stream_key
 
 #: Rows x samples drawn at once; bounds the memory of a batch.
 BATCH_CELLS = 2_000_000
@@ -61,9 +62,11 @@ def sample_values(
         fixed[measure] = kernels.weighted_head_sums(component, recipe.weight, ranking, recipe.cut)
     out = {m: np.empty((samples, len(judgments.qids))) for m in measures}
     batch = max(1, min(samples, BATCH_CELLS // max(every.size, 1)))
+    # Keyed by run, query, rank and sample: the same draws however queries or samples are split.
+    key, query_of, rank_of = stream_key(rng), ranking.query[rows], ranking.rank[rows]
     for first in range(0, samples, batch):
         size = min(batch, samples - first)
-        keys = rng.random((size, every.size))[:, used]
+        keys = query_uniforms(key, judgments.qids, query_of, rank_of, first, size)
         delta = _mixed_sums(ranking, judgments, plans, rows, keys)
         for measure, recipe in plans.items():
             out[measure][first : first + size] = kernels.finish(
