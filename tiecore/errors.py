@@ -36,6 +36,10 @@ class InputError(ValueError):
             message += f" (expected {expected})"
         super().__init__(message)
 
+    def __reduce__(self) -> tuple:
+        # Pickled by its fields (a dask worker's error reaches the client intact).
+        return type(self), (self.source, self.line, self.problem, self.expected)
+
 
 class TieCoreWarning(UserWarning):
     """Something was skipped, such as run queries that have no judgments."""
