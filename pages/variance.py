@@ -49,9 +49,17 @@ if tied.empty:
         f"No query of {run} has tie variance for {measure}: every tie-break gives the same value."
     )
     st.stop()
-top = st.slider(
-    "Queries shown (most tie variance first)", 1, len(tied), min(20, len(tied)), key="variance_top"
-)
+if len(tied) > 1:
+    top = st.slider(
+        "Queries shown (most tie variance first)",
+        1,
+        len(tied),
+        min(20, len(tied)),
+        key="variance_top",
+    )
+else:
+    top = 1
+    st.caption(f"Only one query of {run} has tie variance for {measure}: query {tied.index[0]}.")
 order = tied.index[:top].tolist()
 box = go.Figure()
 box.add_trace(
