@@ -252,7 +252,20 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive_int,
         default=2000,
         metavar="N",
-        help="resamples of the paired randomization test (default: 2000)",
+        help="sign flips of the paired randomization test; all 2^queries of them when "
+        "that is fewer (default: 2000)",
+    )
+    cmp.add_argument(
+        "-c",
+        "--complete",
+        action="store_true",
+        help="average over every qrels query; queries missing from a run score 0",
+    )
+    cmp.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="print one progress line per run on stderr (default: when stderr is a terminal)",
     )
     _add_options(cmp, ("text", "csv", "json"))
     cmp.set_defaults(handler=_run_compare)
@@ -479,7 +492,9 @@ def _read_inputs(args: argparse.Namespace) -> tuple[dict, pd.DataFrame, dict[str
 
 def _run_compare(args: argparse.Namespace, stderr: TextIO) -> str:
     """Rank the runs under every tie treatment; returns the text to write."""
-    from tiecore.compare import compare, format_comparison
+    import time
+
+    from tiecore.compare import TooLarge, compare, format_comparison
 
     measures = parse_measures(split_measures(args.measures or ["AP"]))
     if len(measures) != 1:
@@ -487,16 +502,29 @@ def _run_compare(args: argparse.Namespace, stderr: TextIO) -> str:
     runs, qrels, _ = _read_inputs(args)
     if len(runs) < 2:
         raise _UsageError("compare needs at least two runs (or two --features)")
-    comparison = compare(
-        runs,
-        qrels,
-        measures[0],
-        samples=args.samples,
-        seed=args.seed,
-        rel_level=args.rel_level,
-        depth=args.depth,
-        n_resamples=args.resamples,
-    )
+    show = args.progress if args.progress is not None else stderr.isatty()
+    clock = [time.perf_counter()]
+
+    def progress(done: int, total: int, label: str) -> None:
+        now = time.perf_counter()
+        print(f"tiecore: [{done}/{total}] {label} ({now - clock[0]:.2f}s)", file=stderr, flush=True)
+        clock[0] = now
+
+    try:
+        comparison = compare(
+            runs,
+            qrels,
+            measures[0],
+            samples=args.samples,
+            seed=args.seed,
+            rel_level=args.rel_level,
+            depth=args.depth,
+            n_resamples=args.resamples,
+            complete=args.complete,
+            progress=progress if show else None,
+        )
+    except TooLarge as error:
+        raise _UsageError(f"--samples: {error}") from None
     return format_comparison(comparison, args.format)
 
 

@@ -2,29 +2,50 @@
 
 Every run is scored by one measure under each oblivious tie-break, tie-aware,
 and under each of ``samples`` random tie-breaks.  The runs are then ranked
-under each of these orderings; the rankings are compared (Kendall's tau and
-Yilmaz, Aslam & Robertson's AP correlation ``tau_AP``); and every pair of runs
-gets the probability that one beats the other under random tie-breaking, next
-to a paired t-test and a paired randomization test on the tie-aware per-query
-values.
+under each of these orderings; the rankings are compared (Kendall's tau-b and
+the AP correlation ``tau_AP`` with Urbano & Marrero's treatment of ties); and
+every pair of runs gets the probability that one beats the other under random
+tie-breaking, next to a paired t-test and a paired randomization test on the
+tie-aware per-query values.
 
 A run's score is its mean over its own queries (the qrels queries it
-retrieved for), exactly as :func:`tiecore.evaluate` reports it; paired tests
-use the queries both runs share.
+retrieved for), exactly as :func:`tiecore.evaluate` reports it, or with
+``complete`` over every qrels query, missing ones scoring 0; paired tests use
+the queries both runs have.
+
+Equal scores.  Scores computed along different paths can differ by rounding
+noise (``3e-16``) where they are mathematically equal.  Ranks, rank
+correlations, swaps and P(a beats b) therefore treat two values as tied when
+they are within ``RTOL`` times the largest magnitude compared (sorted values
+closer than that to a neighbour form one tie group, with average ranks).
+
+Undefined statistics are NaN in the frames and are printed as ``undefined``
+in text, an empty field in csv and ``null`` in json, never as NaN, inf or a
+p-value of 0: Kendall's tau and tau_AP when an ordering gives every run the
+same score; the t-test and the effect size when the per-query difference does
+not vary (sd within ``RTOL`` of the values' magnitude) or fewer than two
+queries are shared; the randomization test when no query is shared.
+
+Pairwise work is array operations over all pairs at once: one sign-flip
+matrix times the ``queries x runs`` value matrix gives every pair's
+randomization statistics, and the t-tests, normal approximations and
+P(a beats b) are computed for all pairs together.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
-import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import pandas as pd
 from scipy import special, stats
 
+from tiecore._parallel import map_runs
 from tiecore.evaluate import as_run_dict, query_values, run_seed
 from tiecore.judgments import Judgments
 from tiecore.measures import Measure, parse_measures
@@ -40,8 +61,25 @@ RANDOM = "random"
 #: ``within_tie_noise``: ``|mu_A - mu_B| <= NOISE_WIDTH * sqrt(var_A + var_B)``.
 NOISE_WIDTH = 2.0
 FORMATS = ("text", "csv", "json")
-#: Cells of the pairwise arrays built at once when ranking the samples.
-BATCH_CELLS = 1_000_000
+#: Relative tolerance of equality: values within ``RTOL * max |value|`` are tied.
+RTOL = 1e-12
+#: Cells of the temporary arrays built at once (resamples x pairs, samples x runs x runs).
+CHUNK_CELLS = 1 << 21
+#: Bytes the random tie-breaks may take (``samples x (runs + queries)`` doubles).
+MEMORY_BUDGET = 1 << 30
+#: The smallest p-value reported; a t-distribution tail below it is reported as it.
+SMALLEST_P = float(np.finfo(np.float64).tiny)
+#: Columns of :attr:`Comparison.pairs`.
+PAIR_COLUMNS = (
+    "mean_diff", "p_beats_sampled", "p_beats_normal", "tie_noise", "within_tie_noise",
+    "t_pvalue", "randomization_pvalue", "randomization_exact", "n_queries", "effect_size",
+)  # fmt: skip
+
+Progress = Callable[[int, int, str], None]
+
+
+class TooLarge(ValueError):
+    """A request that does not fit in memory; the message gives what it needs and what fits."""
 
 
 @dataclass
@@ -56,12 +94,14 @@ class Comparison:
     sample_scores : DataFrame
         One row per random tie-break, one column per run.
     ranks : DataFrame
-        Ranks of ``scores`` per column, 1 = best, ties get their average rank.
+        Ranks of ``scores`` per column, 1 = best; scores within :data:`RTOL`
+        are tied and get their average rank.
     agreement : DataFrame
-        Index ``(ordering_a, ordering_b)``; ``kendall_tau`` (tau-b), ``tau_ap``
-        (ordering ``a`` judged against ``b`` as the reference) and
-        ``tau_ap_sym`` (mean of both directions).  Rows with ``random`` hold
-        the mean over the samples.
+        Index ``(ordering_a, ordering_b)``; ``kendall_tau`` (tau-b),
+        ``tau_ap`` (ordering ``a`` judged against ``b``, :func:`tau_ap`) and
+        ``tau_ap_sym`` (:func:`tau_ap_b`, the mean of both directions).  Rows
+        with ``random`` hold the mean over the samples where it is defined.
+        NaN: undefined (an ordering that ties every run).
     swaps : DataFrame
         Runs ranked differently by ``trec_eval`` and ``aware``: ``run``,
         ``rank_trec_eval``, ``rank_aware``, ``shift = rank_trec_eval -
@@ -70,10 +110,15 @@ class Comparison:
         Index ``(a, b)`` over ordered pairs of runs; see :func:`compare`.
     per_query : DataFrame
         Tie-aware per-query values: index qid, one column per run (NaN where
-        a run has no rows for the query).
+        a run has no rows for the query; 0 there with ``complete``).
     tie_var : Series
-        Per run: the exact variance of its mean score over random tie-breaks
-        (:func:`tiecore.spread.query_spread`), the ``var`` of ``p_beats_normal``.
+        Per run: the exact variance of its mean score over random tie-breaks,
+        ``sum_q var_q / Q**2`` over its ``Q`` averaged queries (queries break
+        their ties independently; :func:`tiecore.spread.query_spread`).
+    complete : bool
+        Whether every qrels query was averaged (missing ones scoring 0).
+    n_resamples : int
+        Resample budget of the randomization test.
     """
 
     measure: Measure
@@ -85,6 +130,8 @@ class Comparison:
     pairs: pd.DataFrame
     per_query: pd.DataFrame
     tie_var: pd.Series
+    complete: bool = False
+    n_resamples: int = 2000
 
 
 def compare(
@@ -97,6 +144,9 @@ def compare(
     rel_level: int = 1,
     depth: int | None = None,
     n_resamples: int = 2000,
+    complete: bool = False,
+    progress: Progress | None = None,
+    client: object | None = None,
 ) -> Comparison:
     """Rank runs by ``measure`` under every tie treatment and compare them pairwise.
 
@@ -112,12 +162,25 @@ def compare(
     samples, seed : int
         Random tie-breaks per run and their seed; each run draws from
         :func:`tiecore.evaluate.run_seed`, so its sample mean is the value of
-        ``evaluate(..., ties="sampled")`` with the same arguments.
-    rel_level, depth : int
-        As in :func:`tiecore.evaluate`.
+        ``evaluate(..., ties="sampled")`` with the same arguments.  Samples
+        are drawn once per run and shared by all its pairs.
+    rel_level, depth, complete
+        As in :func:`tiecore.evaluate` (``complete``: average over every
+        qrels query, missing ones scoring 0, trec_eval ``-c``).
     n_resamples : int
-        Resamples of the paired randomization test (seeded by ``seed`` and the
-        two run names, so a pair's p-value does not depend on the other runs).
+        Sign-flip budget of the paired randomization test.  When ``2**n <=
+        n_resamples`` for the ``n`` shared queries every sign flip is
+        enumerated (exact p); otherwise ``n_resamples`` random sign vectors,
+        drawn from ``seed`` with one column per qrels query and shared by all
+        pairs, give ``p = (b + 1) / (n_resamples + 1)``.  Either way a pair's
+        p-value depends on the seed, the qrels and its own values only, and
+        the work runs in chunks of bounded memory.
+    progress : callable, optional
+        Called as ``progress(done, total, label)`` after each run (label: its
+        name), after the pairwise tests (``"pairs"``) and after the rank
+        correlations (``"agreement"``).
+    client : dask.distributed.Client, optional
+        Scores the runs on a cluster (:func:`tiecore._parallel.map_runs`).
 
     Returns
     -------
@@ -126,17 +189,28 @@ def compare(
         ``mu`` and exact tie-breaking variances ``var`` of their means
         (``Comparison.tie_var``):
 
-        - ``mean_diff = mu_a - mu_b``;
+        - ``mean_diff = mu_a - mu_b`` (0 when within :data:`RTOL`);
         - ``p_beats_sampled``: P(a random tie-break of ``a`` scores above an
           independent one of ``b``), over all sample pairs, equality counting
           half; so ``p(a, b) + p(b, a) = 1``;
-        - ``p_beats_normal = Phi(mean_diff / sqrt(var_a + var_b))``;
+        - ``p_beats_normal = Phi(mean_diff / sqrt(var_a + var_b))`` (a step
+          1, 1/2, 0 when neither run has tie noise);
         - ``tie_noise = 2 sqrt(var_a + var_b)`` and ``within_tie_noise =
           |mean_diff| <= tie_noise``;
-        - ``t_pvalue`` (paired t-test), ``randomization_pvalue`` (paired
-          sign-flip test, two-sided, of the mean difference), ``n_queries``
-          and ``effect_size = mean(d) / std(d)`` of the per-query tie-aware
-          differences ``d`` over the queries both runs have.
+        - over the per-query tie-aware differences ``d`` of the ``n_queries``
+          queries both runs have: ``t_pvalue`` (paired t-test, two-sided, as
+          :func:`scipy.stats.ttest_rel`), ``effect_size = mean(d) / sd(d)``
+          (both undefined when ``d`` does not vary or ``n < 2``),
+          ``randomization_pvalue`` (sign-flip test of the mean, two-sided:
+          the share of sign vectors ``s`` with ``|sum s d| >= |sum d|``) and
+          ``randomization_exact`` (every sign flip enumerated).
+
+    Raises
+    ------
+    TooLarge
+        When ``samples x (runs + queries)`` doubles exceed
+        :data:`MEMORY_BUDGET`; the message gives the memory needed and the
+        largest ``samples`` that fits.
     """
     measure = _one_measure(measure)
     _check_int("samples", samples, 2)
@@ -147,72 +221,184 @@ def compare(
     if len(runs) < 2:
         raise ValueError(f"compare needs at least two runs, got {len(runs)}")
     judgments = Judgments.from_qrels(qrels, rel_level)
-    found = {
-        name: _score_run(name, run, judgments, measure, samples, seed, depth)
-        for name, run in runs.items()
-    }
-    names = pd.Index(list(found), name="run")
-    scores = pd.DataFrame({o: [found[n].scores[o] for n in names] for o in ORDERINGS}, index=names)
-    sample_scores = pd.DataFrame({n: found[n].samples for n in names})
-    sample_scores.index.name = "sample"
-    sample_scores.columns.name = "run"
-    covered = np.any([found[n].chosen for n in names], axis=0)
-    per_query_values = pd.DataFrame(
-        {n: np.where(found[n].chosen, found[n].aware, np.nan)[covered] for n in names},
-        index=pd.Index(judgments.qids[covered], name="qid"),
+    check_memory(samples, len(runs), len(judgments.qids))
+    total = len(runs) + 2
+
+    def step(done: int, _total: int, label: str) -> None:
+        if progress is not None:
+            progress(done, total, label)
+
+    work = partial(
+        score_run,
+        judgments=judgments,
+        measure=measure,
+        samples=samples,
+        seed=seed,
+        depth=depth,
+        complete=complete,
     )
-    per_query_values.columns.name = "run"
-    tie_var = pd.Series({n: found[n].tie_var for n in names}, name="tie_var").rename_axis("run")
-    ranks = scores.rank(ascending=False, method="average")
+    found = map_runs(work, runs, client=client, progress=step)
+    names = pd.Index(list(runs), name="run")
+    scores = pd.DataFrame(
+        {o: [f.scores[o] for f in found] for o in ORDERINGS}, index=names, dtype=np.float64
+    )
+    sample_scores = pd.DataFrame(np.column_stack([f.samples for f in found]), columns=names)
+    sample_scores.index.name = "sample"
+    chosen = np.array([f.chosen for f in found])  # (runs, queries)
+    covered = chosen.any(axis=0)
+    values = np.where(chosen, np.array([f.aware for f in found]), np.nan)[:, covered].T
+    per_query = pd.DataFrame(
+        values, index=pd.Index(judgments.qids[covered], name="qid"), columns=names
+    )
+    counts = chosen.sum(axis=1)
+    tie_var = pd.Series(
+        [
+            float(np.where(c, f.var, 0.0).sum()) / max(n, 1) ** 2
+            for f, c, n in zip(found, chosen, counts, strict=True)
+        ],
+        index=names,
+        name="tie_var",
+    )
+    ranks = scores.apply(lambda column: pd.Series(_ranks(column.to_numpy()), index=names))
+    pairs = _pairs(
+        scores["aware"].to_numpy(),
+        tie_var.to_numpy(),
+        sample_scores.to_numpy(),
+        values,
+        np.flatnonzero(covered),
+        len(judgments.qids),
+        names,
+        seed,
+        n_resamples,
+    )
+    step(len(runs) + 1, total, "pairs")
+    agreement = _agreement(scores, sample_scores)
+    step(total, total, "agreement")
     return Comparison(
         measure=measure,
         scores=scores,
         sample_scores=sample_scores,
         ranks=ranks,
-        agreement=_agreement(scores, sample_scores),
+        agreement=agreement,
         swaps=_swaps(ranks),
-        pairs=_pairs(scores["aware"], tie_var, sample_scores, per_query_values, seed, n_resamples),
-        per_query=per_query_values,
+        pairs=pairs,
+        per_query=per_query,
         tie_var=tie_var,
+        complete=complete,
+        n_resamples=n_resamples,
     )
 
 
+def check_memory(samples: int, n_runs: int, n_queries: int, budget: int = MEMORY_BUDGET) -> None:
+    """Refuse up front when the random tie-breaks would not fit in ``budget`` bytes.
+
+    The sampled scores take ``samples x runs`` doubles and one run's draws
+    ``samples x queries``; everything else compare builds is either smaller
+    or made in chunks of :data:`CHUNK_CELLS` cells.
+
+    >>> check_memory(200, 143, 250)
+    >>> check_memory(10**8, 3, 50)
+    Traceback (most recent call last):
+    ...
+    tiecore.compare.TooLarge: 100000000 samples of 3 runs on 50 queries need 39.5 GiB \
+(samples x (runs + queries) x 8 bytes); at most 2532409 samples fit in 1.0 GiB
+    """
+    need = samples * (n_runs + n_queries) * 8
+    if need > budget:
+        fits = budget // ((n_runs + n_queries) * 8)
+        raise TooLarge(
+            f"{samples} samples of {n_runs} runs on {n_queries} queries need "
+            f"{need / 2**30:.1f} GiB (samples x (runs + queries) x 8 bytes); "
+            f"at most {fits} samples fit in {budget / 2**30:.1f} GiB"
+        )
+
+
 @dataclass
-class _RunScores:
+class RunScores:
+    """One run's scores under every ordering (what :func:`score_run` returns).
+
+    ``aware``, ``var`` and ``chosen`` are per qrels query (judgments order):
+    the tie-aware value, its exact variance over random tie-breaks, and
+    whether the query counts in the run's mean.
+    """
+
     scores: dict[str, float]
-    samples: np.ndarray  # (samples,) mean over the run's queries
-    aware: np.ndarray  # (queries,) in judgments order
-    chosen: np.ndarray  # queries the run has
-    tie_var: float
+    samples: np.ndarray  # (samples,) mean over the chosen queries
+    aware: np.ndarray
+    var: np.ndarray
+    chosen: np.ndarray
 
 
-def _score_run(name, run, judgments, measure, samples, seed, depth) -> _RunScores:
-    """One run under every ordering; aware and sampled exactly as :func:`tiecore.evaluate`.
+def score_run(
+    name: str,
+    run: pd.DataFrame,
+    *,
+    judgments: Judgments,
+    measure: Measure,
+    samples: int,
+    seed: int,
+    depth: int | None,
+    complete: bool = False,
+) -> RunScores:
+    """One run under every ordering; aware, oblivious and sampled exactly as :func:`evaluate`.
 
-    The variance of the run's mean over random tie-breaks is exact: queries
-    break their ties independently, so it is the sum of the per-query variances
-    of :func:`tiecore.spread.query_spread` over the square of the query count.
+    A top-level function of ``(name, run)`` plus keywords, so that
+    ``functools.partial`` of it pickles and can be sent to other processes.
+    Queries missing from the run score 0 with ``complete`` (and vary not).
     """
     rng = run_seed(seed, name)
     base = Ranking.build(run, judgments, tiebreak="file_order", seed=rng, name=name)
-    chosen = base.counts > 0
+    chosen = np.ones(len(judgments.qids), bool) if complete else base.counts > 0
     spread = query_spread(base, judgments, [measure], depth=depth)[measure]
     aware = spread["value"].to_numpy()
     drawn = query_values(
         base, judgments, [measure], ties="sampled", depth=depth, samples=samples, rng=rng
     )[measure]
-    scores = {"aware": float(aware[chosen].mean())}
+    scores = {"aware": _mean(aware[chosen])}
     for tiebreak in OBLIVIOUS:
-        ranking = base.retie(tiebreak)
+        ranking = base if tiebreak == "file_order" else base.retie(tiebreak)
         found = query_values(ranking, judgments, [measure], ties="oblivious", depth=depth)
-        scores[tiebreak] = float(found[measure][chosen].mean())
-    return _RunScores(
-        scores=scores,
-        samples=drawn[:, chosen].mean(axis=1),
-        aware=aware,
-        chosen=chosen,
-        tie_var=float(spread["var"].to_numpy()[chosen].sum() / np.count_nonzero(chosen) ** 2),
+        scores[tiebreak] = _mean(found[measure][chosen])
+    means = drawn[:, chosen].mean(axis=1) if chosen.any() else np.zeros(samples)
+    return RunScores(
+        scores=scores, samples=means, aware=aware, var=spread["var"].to_numpy(), chosen=chosen
     )
+
+
+def _mean(values: np.ndarray) -> float:
+    """Mean of a run's per-query values; 0 without queries (as :func:`evaluate`)."""
+    return float(values.mean()) if values.size else 0.0
+
+
+# --------------------------------------------------------------------------- ties and ranks
+
+
+def tie_levels(values: np.ndarray, rtol: float = RTOL) -> np.ndarray:
+    """Integer tie levels along the last axis: higher value, higher level; ties share one.
+
+    Sorted values closer than ``rtol * max |value|`` (of their row) to their
+    neighbour are one tie group, so rounding noise does not break a tie.
+
+    >>> tie_levels(np.array([0.3, 0.1 + 0.2, 0.5, 0.1])).tolist()
+    [1, 1, 2, 0]
+    """
+    values = np.asarray(values, np.float64)
+    order = np.argsort(values, axis=-1, kind="stable")
+    ordered = np.take_along_axis(values, order, axis=-1)
+    scale = np.abs(values).max(axis=-1, keepdims=True) if values.shape[-1] else 0.0
+    step = np.diff(ordered, axis=-1) > rtol * scale
+    level = np.concatenate(
+        [np.zeros((*values.shape[:-1], min(values.shape[-1], 1)), np.int64), np.cumsum(step, -1)],
+        axis=-1,
+    )
+    out = np.empty_like(level)
+    np.put_along_axis(out, order, level, axis=-1)
+    return out
+
+
+def _ranks(values: np.ndarray) -> np.ndarray:
+    """Ranks along the last axis, 1 = highest, ties (within :data:`RTOL`) averaged."""
+    return stats.rankdata(-tie_levels(values), method="average", axis=-1)
 
 
 # --------------------------------------------------------------------------- rank correlation
@@ -221,13 +407,14 @@ def _score_run(name, run, judgments, measure, samples, seed, depth) -> _RunScore
 def kendall_tau(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Kendall's tau-b of score vectors along the last axis (as :func:`scipy.stats.kendalltau`).
 
-    ``tau_b = (concordant - discordant) / sqrt(pairs untied in x * pairs untied in y)``;
-    NaN when either vector is constant.
+    ``tau_b = (concordant - discordant) / sqrt(pairs untied in x * pairs untied
+    in y)``, scores within :data:`RTOL` counting as tied.  Undefined (NaN)
+    when either vector ties every item.
 
     >>> float(kendall_tau(np.array([3.0, 2.0, 1.0]), np.array([1.0, 2.0, 3.0])))
     -1.0
     """
-    x, y = np.broadcast_arrays(np.asarray(x, np.float64), np.asarray(y, np.float64))
+    x, y = np.broadcast_arrays(tie_levels(x), tie_levels(y))
     upper = np.triu_indices(x.shape[-1], k=1)
     sx = np.sign(x[..., None, :] - x[..., :, None])[..., upper[0], upper[1]]
     sy = np.sign(y[..., None, :] - y[..., :, None])[..., upper[0], upper[1]]
@@ -237,44 +424,48 @@ def kendall_tau(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def tau_ap(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """AP correlation of the ranking by scores ``x`` against the reference ranking by ``y``.
+    """AP correlation of the ranking by scores ``x`` judged against the ranking by ``y``.
 
-    Yilmaz, Aslam & Robertson (SIGIR 2008), higher scores ranked first::
+    Yilmaz, Aslam & Robertson (SIGIR 2008), higher scores ranked first, with
+    Urbano & Marrero's treatment of ties (ICTIR 2017, the one direction of
+    their ``tau_AP_b``)::
 
-        tau_AP = 2 / (N - 1) * sum_{i=2..N} C(i) / (i - 1) - 1
+        tau_AP = 2 / |I| * sum_{i in I} C(i) / A(i) - 1
 
-    where ``C(i)`` counts the items above position ``i`` in the ``x`` ranking
-    that the ``y`` ranking also puts above item ``i``.  It weighs errors near
-    the top more and is asymmetric.  Ties are averaged out, as the tie-aware
-    measures do: the value is the mean over every ordering of both rankings
-    consistent with the scores, so a pair tied in ``y`` counts 1/2, and an item
-    in an ``x`` tie group of size ``n`` with ``t`` items above sits at each
-    position ``t + k`` with probability ``1/n``, with each group mate above it
-    with probability ``(k - 1) / (n - 1)``.  Works along the last axis.
+    where ``A(i)`` counts the items strictly above item ``i`` in ``x``, ``I``
+    the items with ``A(i) > 0`` (all but the top tie group of ``x``), and
+    ``C(i)`` the items strictly above ``i`` in both ``x`` and ``y``.  Without
+    ties this is the original ``2 / (N - 1) sum_{i=2..N} C(i) / (i - 1) - 1``;
+    a ranking judged against itself scores exactly 1, ties or not.  Scores
+    within :data:`RTOL` are tied.  Undefined (NaN) when ``x`` or ``y`` ties
+    every item.  Works along the last axis.
 
-    >>> float(tau_ap(np.array([3.0, 2.0, 1.0]), np.array([3.0, 2.0, 1.0])))
+    >>> float(tau_ap(np.array([3.0, 2.0, 2.0, 1.0]), np.array([3.0, 2.0, 2.0, 1.0])))
     1.0
+    >>> float(tau_ap(np.array([3.0, 2.0, 1.0]), np.array([3.0, 1.0, 2.0])))
+    0.5
     """
-    x, y = np.broadcast_arrays(np.asarray(x, np.float64), np.asarray(y, np.float64))
-    n = x.shape[-1]
-    if n < 2:
+    x, y = np.broadcast_arrays(tie_levels(x), tie_levels(y))
+    if x.shape[-1] < 2:
         raise ValueError("tau_ap needs at least two items")
-    # [..., i, j]: is j above i (in x), tied with i (in x), correctly above i (in y)?
-    above = x[..., None, :] > x[..., :, None]
-    level = (x[..., None, :] == x[..., :, None]) & ~np.eye(n, dtype=bool)
-    correct = (y[..., None, :] > y[..., :, None]) + 0.5 * (y[..., None, :] == y[..., :, None])
-    from_above = (above * correct).sum(axis=-1)
-    from_group = (level * correct).sum(axis=-1)
-    t = above.sum(axis=-1)
-    size = level.sum(axis=-1) + 1
-    # Positions m = t .. t + size - 1 items above; m = 0 (the top) adds nothing.
-    harmonic = np.concatenate(([0.0], np.cumsum(1.0 / np.arange(1, n + 1))))
-    low = np.maximum(t, 1)
-    high = t + size - 1
-    inverse_sum = harmonic[high] - harmonic[low - 1]  # sum 1/m
-    share_sum = (high - low + 1) - t * inverse_sum  # sum (m - t)/m
-    expected = (from_above * inverse_sum + from_group * share_sum / np.maximum(size - 1, 1)) / size
-    return 2.0 / (n - 1) * expected.sum(axis=-1) - 1.0
+    above_x = x[..., None, :] > x[..., :, None]  # [..., i, j]: j above i
+    above_y = y[..., None, :] > y[..., :, None]
+    above = above_x.sum(axis=-1)
+    correct = (above_x & above_y).sum(axis=-1)
+    ratio = np.divide(correct, above, out=np.zeros(above.shape), where=above > 0)
+    counted = np.count_nonzero(above, axis=-1)
+    defined = (counted > 0) & (y.max(axis=-1) > y.min(axis=-1))
+    total = ratio.sum(axis=-1)
+    return np.where(defined, 2.0 * total / np.maximum(counted, 1) - 1.0, np.nan)
+
+
+def tau_ap_b(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Urbano & Marrero's symmetric ``tau_AP_b``: the mean of :func:`tau_ap` both ways.
+
+    >>> float(tau_ap_b(np.array([3.0, 2.0, 1.0]), np.array([2.0, 2.0, 1.0])))
+    0.5
+    """
+    return (tau_ap(x, y) + tau_ap(y, x)) / 2.0
 
 
 def _agreement(scores: pd.DataFrame, sample_scores: pd.DataFrame) -> pd.DataFrame:
@@ -289,8 +480,9 @@ def _agreement(scores: pd.DataFrame, sample_scores: pd.DataFrame) -> pd.DataFram
                 forward, backward = float(tau_ap(x, y)), float(tau_ap(y, x))
                 rows[a, b] = (float(kendall_tau(x, y)), forward, (forward + backward) / 2)
         tau, forward, backward = _against_samples(x, sampled)
-        rows[a, RANDOM] = (_mean(tau), forward.mean(), ((forward + backward) / 2).mean())
-        rows[RANDOM, a] = (_mean(tau), backward.mean(), ((forward + backward) / 2).mean())
+        both = (forward + backward) / 2
+        rows[a, RANDOM] = (_defined_mean(tau), _defined_mean(forward), _defined_mean(both))
+        rows[RANDOM, a] = (_defined_mean(tau), _defined_mean(backward), _defined_mean(both))
     frame = pd.DataFrame.from_dict(
         rows, orient="index", columns=["kendall_tau", "tau_ap", "tau_ap_sym"]
     )
@@ -302,9 +494,9 @@ def _against_samples(x: np.ndarray, sampled: np.ndarray) -> tuple[np.ndarray, ..
     """Kendall's tau, tau_AP(x vs sample) and tau_AP(sample vs x) per sample.
 
     In batches of samples, so that the ``(samples, runs, runs)`` pair arrays
-    stay within :data:`BATCH_CELLS` cells.
+    stay within :data:`CHUNK_CELLS` cells.
     """
-    batch = max(1, BATCH_CELLS // len(x) ** 2)
+    batch = max(1, CHUNK_CELLS // len(x) ** 2)
     parts = [
         (kendall_tau(x, chunk), tau_ap(x, chunk), tau_ap(chunk, x))
         for chunk in np.array_split(sampled, range(batch, len(sampled), batch))
@@ -312,8 +504,8 @@ def _against_samples(x: np.ndarray, sampled: np.ndarray) -> tuple[np.ndarray, ..
     return tuple(np.concatenate(column) for column in zip(*parts, strict=True))
 
 
-def _mean(values: np.ndarray) -> float:
-    """Mean ignoring NaN (constant rankings), NaN when nothing is left."""
+def _defined_mean(values: np.ndarray) -> float:
+    """Mean over the defined (non-NaN) values; NaN when none is."""
     values = values[~np.isnan(values)]
     return float(values.mean()) if values.size else math.nan
 
@@ -338,24 +530,26 @@ def swapped_pairs(
 ) -> pd.DataFrame:
     """Pairs of runs in opposite order under two orderings (a tie in one of them counts too).
 
-    Each row names the run ahead under ``first`` as ``a``; columns: both scores
-    under each ordering, the pair's ``p_beats_sampled`` and ``within_tie_noise``.
+    Each row names as ``a`` the run ahead under ``first``, or, for a pair that
+    ``first`` ties, the run ahead under ``second``; ties are within
+    :data:`RTOL`.  Columns: both scores under each ordering, the pair's
+    ``p_beats_sampled`` and ``within_tie_noise``.
     """
     scores = comparison.scores
+    level1 = tie_levels(scores[first].to_numpy())
+    level2 = tie_levels(scores[second].to_numpy())
     a, b = np.triu_indices(len(scores), k=1)
-    d1 = scores[first].to_numpy()[a] - scores[first].to_numpy()[b]
-    d2 = scores[second].to_numpy()[a] - scores[second].to_numpy()[b]
-    flip = (np.sign(d1) != np.sign(d2)) & ((d1 != 0) | (d2 != 0))
-    ahead = np.where(d1 > 0, a, b)[flip]
-    behind = np.where(d1 > 0, b, a)[flip]
-    if (d1[flip] == 0).any():  # tied under ``first``: name the run ahead under ``second``
-        tied = d1[flip] == 0
-        ahead, behind = (
-            np.where(tied & (d2[flip] < 0), behind, ahead),
-            np.where(tied & (d2[flip] < 0), ahead, behind),
-        )
+    d1, d2 = np.sign(level1[a] - level1[b]), np.sign(level2[a] - level2[b])
+    flip = (d1 != d2) & ((d1 != 0) | (d2 != 0))
+    # a is ahead under first; where first ties them, a is ahead under second
+    keep = np.where(d1 != 0, d1 > 0, d2 > 0)
+    ahead = np.where(keep, a, b)[flip]
+    behind = np.where(keep, b, a)[flip]
     names = scores.index.to_numpy()
-    pairs = comparison.pairs.loc[list(zip(names[ahead], names[behind], strict=True))]
+    where = comparison.pairs.index.get_indexer(
+        pd.MultiIndex.from_arrays([names[ahead], names[behind]])
+    )
+    pairs = comparison.pairs.iloc[where]
     out = pd.DataFrame(
         {
             "a": names[ahead],
@@ -374,103 +568,242 @@ def swapped_pairs(
 # --------------------------------------------------------------------------- pairs of runs
 
 
-def p_beats(first: np.ndarray, second: np.ndarray) -> float:
+def p_beats(first: np.ndarray, second: np.ndarray, rtol: float = RTOL) -> float:
     """P(X > Y) + P(X = Y) / 2 for X, Y drawn independently from two samples.
+
+    Values within ``rtol`` times the largest magnitude count as equal.
 
     >>> p_beats(np.array([1.0, 2.0]), np.array([1.0, 0.0]))
     0.875
     """
+    first, second = np.asarray(first, np.float64), np.asarray(second, np.float64)
+    tol = rtol * max(float(np.abs(first).max()), float(np.abs(second).max()))
     ordered = np.sort(second)
-    below = np.searchsorted(ordered, first, side="left").sum()
-    at_most = np.searchsorted(ordered, first, side="right").sum()
+    below = np.searchsorted(ordered, first - tol, side="left").sum()
+    at_most = np.searchsorted(ordered, first + tol, side="right").sum()
     return float((below + at_most) / (2.0 * first.size * second.size))
 
 
+def _p_beats_all(samples: np.ndarray) -> np.ndarray:
+    """``[a, b]``: :func:`p_beats` of the sample columns ``a`` and ``b``, for all pairs.
+
+    One sort per run, then per run ``b`` one vectorized search of every
+    sample of every run (in row chunks of at most :data:`CHUNK_CELLS` cells).
+    """
+    size, n_runs = samples.shape
+    tol = RTOL * float(np.abs(samples).max(initial=0.0))
+    ordered = np.sort(samples, axis=0)
+    counts = np.zeros((n_runs, n_runs))
+    rows = max(1, CHUNK_CELLS // max(n_runs, 1))
+    for start in range(0, size, rows):
+        chunk = samples[start : start + rows]
+        low, high = (chunk - tol).ravel(), (chunk + tol).ravel()
+        for b in range(n_runs):
+            below = np.searchsorted(ordered[:, b], low, side="left")
+            at_most = np.searchsorted(ordered[:, b], high, side="right")
+            counts[:, b] += (below + at_most).reshape(chunk.shape).sum(axis=0)
+    return counts / (2.0 * size * size)
+
+
 def _pairs(
-    mu: pd.Series,
-    tie_var: pd.Series,
-    sample_scores: pd.DataFrame,
-    per_query_values: pd.DataFrame,
+    mu: np.ndarray,
+    tie_var: np.ndarray,
+    samples: np.ndarray,
+    values: np.ndarray,
+    columns: np.ndarray,
+    n_columns: int,
+    names: pd.Index,
     seed: int,
     n_resamples: int,
 ) -> pd.DataFrame:
-    """One row per ordered pair of runs; the symmetric tests are run once per pair."""
-    names = list(mu.index)
-    rows = {}
-    for i, a in enumerate(names):
-        for b in names[i + 1 :]:
-            diff = float(mu[a] - mu[b])
-            sd = math.sqrt(tie_var[a] + tie_var[b])
-            p_sampled = p_beats(sample_scores[a].to_numpy(), sample_scores[b].to_numpy())
-            p_normal = _normal_beats(diff, sd)
-            noise = NOISE_WIDTH * sd
-            t_p, r_p, n, effect = _paired_tests(
-                per_query_values[a].to_numpy(), per_query_values[b].to_numpy(),
-                _pair_rng(seed, a, b), n_resamples,
-            )  # fmt: skip
-            close = abs(diff) <= noise
-            rows[a, b] = (diff, p_sampled, p_normal, noise, close, t_p, r_p, n, effect)
-            rows[b, a] = (-diff, 1 - p_sampled, 1 - p_normal, noise, close, t_p, r_p, n, -effect)
-    columns = [
-        "mean_diff", "p_beats_sampled", "p_beats_normal", "tie_noise", "within_tie_noise",
-        "t_pvalue", "randomization_pvalue", "n_queries", "effect_size",
-    ]  # fmt: skip
-    frame = pd.DataFrame.from_dict(rows, orient="index", columns=columns)
-    frame.index = pd.MultiIndex.from_tuples(frame.index, names=["a", "b"])
-    order = pd.MultiIndex.from_tuples([(a, b) for a in names for b in names if a != b])
-    frame = frame.reindex(order)
-    frame.index.names = ["a", "b"]
-    return frame.astype({"within_tie_noise": bool, "n_queries": np.int64})
+    """Every ordered pair of runs; the symmetric statistics computed once per unordered pair.
 
-
-def _normal_beats(diff: float, sd: float) -> float:
-    """``Phi(diff / sd)``; a step (1, 1/2, 0) when neither run has tie noise."""
-    if sd == 0:
-        return 0.5 if diff == 0 else float(diff > 0)
-    return float(special.ndtr(diff / sd))
-
-
-def _pair_rng(seed: int, a: str, b: str) -> np.random.Generator:
-    """The randomization test's generator: a function of the seed and the unordered pair."""
-    first, second = sorted((a, b))
-    return np.random.default_rng([seed, zlib.crc32(first.encode()), zlib.crc32(second.encode())])
-
-
-def _paired_tests(
-    x: np.ndarray, y: np.ndarray, rng: np.random.Generator, n_resamples: int
-) -> tuple[float, float, int, float]:
-    """Paired t-test and sign-flip randomization test over the queries both runs have.
-
-    Differences that do not vary (identical runs, or a constant offset) give
-    the limit values directly: p = 1 for no difference, 0 for a constant one,
-    effect size 0 or +-inf; scipy would divide by zero there.
+    ``values``: ``(queries, runs)`` tie-aware values, NaN where a run lacks
+    the query; ``columns``: each row's qrels query (column of the sign flips).
     """
-    common = ~np.isnan(x) & ~np.isnan(y)
-    x, y = x[common], y[common]
-    n = int(common.sum())
-    d = x - y
-    if n < 2:
-        return math.nan, math.nan, n, math.nan
-    mean, sd = float(d.mean()), float(d.std(ddof=1))
-    if sd <= 1e-12 * max(float(np.abs(d).max()), 1e-300):
-        constant = 1.0 if mean == 0 else 0.0
-        effect = 0.0 if mean == 0 else math.copysign(math.inf, mean)
-        return constant, constant, n, effect
-    t_p = float(stats.ttest_rel(x, y).pvalue)
-    test = stats.permutation_test(
-        (x, y),
-        _mean_difference,
-        permutation_type="samples",
-        vectorized=True,
-        n_resamples=n_resamples,
-        alternative="two-sided",
-        rng=rng,
+    i, j = np.triu_indices(len(mu), k=1)
+    diff = mu[i] - mu[j]
+    diff[np.abs(diff) <= RTOL * np.maximum(np.abs(mu[i]), np.abs(mu[j]))] = 0.0
+    sd = np.sqrt(tie_var[i] + tie_var[j])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        normal = np.where(sd > 0, special.ndtr(diff / sd), 0.5 + 0.5 * np.sign(diff))
+    noise = NOISE_WIDTH * sd
+    sampled = _p_beats_all(samples)[i, j]
+    tests = paired_tests(values, i, j, columns, n_columns, seed, n_resamples)
+    upper = {
+        "mean_diff": diff,
+        "p_beats_sampled": sampled,
+        "p_beats_normal": normal,
+        "tie_noise": noise,
+        "within_tie_noise": np.abs(diff) <= noise,
+        **tests,
+    }
+    lower = dict(upper)
+    for column in ("mean_diff", "effect_size"):
+        lower[column] = -upper[column]
+    for column in ("p_beats_sampled", "p_beats_normal"):
+        lower[column] = 1.0 - upper[column]
+    frame = pd.DataFrame(
+        {c: np.concatenate([upper[c], lower[c]]) for c in PAIR_COLUMNS},
+        index=pd.MultiIndex.from_arrays(
+            [names.to_numpy()[np.r_[i, j]], names.to_numpy()[np.r_[j, i]]], names=["a", "b"]
+        ),
     )
-    return t_p, float(test.pvalue), n, mean / sd
+    # Ordered as: for a in runs, for b in runs (b != a)
+    position = np.r_[i, j] * len(mu) + np.r_[j, i]
+    return frame.iloc[np.argsort(position)]
 
 
-def _mean_difference(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
-    return np.mean(x - y, axis=axis)
+def paired_tests(
+    values: np.ndarray,
+    i: np.ndarray,
+    j: np.ndarray,
+    columns: np.ndarray | None = None,
+    n_columns: int | None = None,
+    seed: int = 0,
+    n_resamples: int = 2000,
+) -> dict[str, np.ndarray]:
+    """Paired t-test, effect size and sign-flip randomization test of the pairs ``(i, j)``.
+
+    Parameters
+    ----------
+    values : ndarray
+        ``(queries, runs)``, NaN where a run lacks a query; pair ``k`` uses
+        the queries both ``i[k]`` and ``j[k]`` have.
+    i, j : integer arrays
+        The pairs (columns of ``values``).
+    columns, n_columns
+        Each row's column in the shared sign-flip matrix and its width (by
+        default the rows themselves); the random signs of query ``q`` are
+        column ``columns[q]`` of ``n_resamples`` rows drawn from ``seed``.
+    seed, n_resamples
+        As in :func:`compare`.
+
+    Returns
+    -------
+    dict
+        Arrays over the pairs: ``t_pvalue``, ``randomization_pvalue``,
+        ``randomization_exact``, ``n_queries``, ``effect_size``.  The
+        differences ``d = x_i - x_j`` give ``t = mean(d) / (sd(d) / sqrt(n))``
+        with ``n - 1`` degrees of freedom and ``p = 2 P(T > |t|)`` (at least
+        :data:`SMALLEST_P`), and ``effect_size = mean(d) / sd(d)``; both are
+        NaN when ``n < 2`` or ``d`` does not vary (``sd <= RTOL *
+        max |x|, |y|``).  The randomization p-value is the share of sign
+        vectors ``s`` with ``|sum s d| >= |sum d|`` (up to ``RTOL`` of
+        ``sum |x| + |y|``): over all ``2**n`` of them when that is at most
+        ``n_resamples``, else ``(b + 1) / (n_resamples + 1)`` for the ``b``
+        of the random vectors; NaN when ``n = 0``.
+
+    Examples
+    --------
+    A constant difference on two queries: exact p 1/2, the t-test undefined.
+
+    >>> out = paired_tests(np.array([[0.5, 0.25], [0.75, 0.5]]), np.array([0]), np.array([1]))
+    >>> out["randomization_pvalue"].tolist(), out["t_pvalue"].tolist()
+    ([0.5], [nan])
+    """
+    values = np.asarray(values, np.float64)
+    i, j = np.asarray(i, np.int64), np.asarray(j, np.int64)
+    if columns is None:
+        columns, n_columns = np.arange(len(values)), len(values)
+    out = {
+        "t_pvalue": np.full(len(i), np.nan),
+        "randomization_pvalue": np.full(len(i), np.nan),
+        "randomization_exact": np.zeros(len(i), bool),
+        "n_queries": np.zeros(len(i), np.int64),
+        "effect_size": np.full(len(i), np.nan),
+    }
+    present = ~np.isnan(values)
+    # Pairs grouped by the queries they share (one group when every run has every query)
+    patterns, code = np.unique(present.T, axis=0, return_inverse=True)
+    code = code.ravel()
+    low, high = np.minimum(code[i], code[j]), np.maximum(code[i], code[j])
+    group_keys, group_of = np.unique(low * len(patterns) + high, return_inverse=True)
+    for g, key in enumerate(group_keys):
+        shared = patterns[key // len(patterns)] & patterns[key % len(patterns)]
+        members = np.flatnonzero(group_of.ravel() == g)
+        runs, local = np.unique(np.r_[i[members], j[members]], return_inverse=True)
+        x = values[np.ix_(shared, runs)]
+        li, lj = local[: len(members)], local[len(members) :]
+        found = _shared_tests(x, li, lj, columns[shared], n_columns, seed, n_resamples)
+        for name, column in found.items():
+            out[name][members] = column
+    return out
+
+
+def _shared_tests(x, li, lj, columns, n_columns, seed, n_resamples) -> dict[str, np.ndarray]:
+    """:func:`paired_tests` of pairs that share every row of ``x`` (``n x runs``)."""
+    n, pairs = len(x), len(li)
+    magnitude = np.abs(x)
+    scale = np.maximum(
+        magnitude.max(axis=0, initial=0.0)[li], magnitude.max(axis=0, initial=0.0)[lj]
+    )
+    spread = magnitude.sum(axis=0)
+    mean, sd, total = np.zeros(pairs), np.zeros(pairs), np.zeros(pairs)
+    step = max(1, CHUNK_CELLS // max(n, 1))
+    for start in range(0, pairs, step):
+        part = slice(start, start + step)
+        d = x[:, li[part]] - x[:, lj[part]]
+        total[part] = d.sum(axis=0)
+        if n:
+            mean[part] = d.mean(axis=0)
+        if n > 1:
+            sd[part] = d.std(axis=0, ddof=1)
+    varies = (n > 1) & (sd > RTOL * scale)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = mean / (sd / math.sqrt(max(n, 1)))
+        t_p = np.where(
+            varies, np.maximum(2.0 * stats.t.sf(np.abs(t), max(n - 1, 1)), SMALLEST_P), np.nan
+        )
+        effect = np.where(varies, mean / sd, np.nan)
+    threshold = np.abs(total) - RTOL * (spread[li] + spread[lj])
+    if n == 0:
+        r_p, exact = np.full(pairs, np.nan), False
+    else:
+        exact = n < 63 and 2**n <= n_resamples
+        rows = 2**n if exact else n_resamples
+        hits = _sign_flip_counts(x, li, lj, threshold, columns, n_columns, seed, rows, exact)
+        r_p = hits / rows if exact else (hits + 1.0) / (rows + 1.0)
+    return {
+        "t_pvalue": t_p,
+        "randomization_pvalue": r_p,
+        "randomization_exact": np.full(pairs, exact),
+        "n_queries": np.full(pairs, n),
+        "effect_size": effect,
+    }
+
+
+def _sign_flip_counts(x, li, lj, threshold, columns, n_columns, seed, rows, exact) -> np.ndarray:
+    """Per pair, how many of ``rows`` sign vectors ``s`` give ``|s . (x_i - x_j)| >= threshold``.
+
+    ``s . (x_i - x_j) = (s x)_i - (s x)_j``: one product of a chunk of sign
+    vectors with the value matrix serves every pair.  Exact: row ``k`` is the
+    bits of ``k``; random: row ``k`` is the ``k``-th row of a stream seeded by
+    ``seed`` with ``n_columns`` bits per row, of which ``columns`` are used
+    (the same rows whatever the chunking and the other runs).
+    """
+    n, width = x.shape
+    words = (n_columns + 63) // 64
+    chunk = max(1, CHUNK_CELLS // max(n, width, 64 * words))
+    stream = np.random.default_rng([seed, 0x5167_4E5F]).bit_generator
+    bits = np.arange(n, dtype=np.uint64)
+    hits = np.zeros(len(li), np.int64)
+    for start in range(0, rows, chunk):
+        size = min(chunk, rows - start)
+        if exact:
+            k = np.arange(start, start + size, dtype=np.uint64)
+            flip = ((k[:, None] >> bits) & np.uint64(1)).astype(np.float64)
+        else:
+            raw = stream.random_raw(size * words).astype("<u8").reshape(size, words)
+            every = np.unpackbits(raw.view(np.uint8), axis=1, bitorder="little")
+            flip = every[:, columns].astype(np.float64)
+        product = (1.0 - 2.0 * flip) @ x  # (size, runs)
+        pair_step = max(1, CHUNK_CELLS // size)
+        for first in range(0, len(li), pair_step):
+            part = slice(first, first + pair_step)
+            statistic = np.abs(product[:, li[part]] - product[:, lj[part]])
+            hits[part] += np.count_nonzero(statistic >= threshold[part], axis=0)
+    return hits
 
 
 # --------------------------------------------------------------------------- output
@@ -481,10 +814,13 @@ def format_comparison(comparison: Comparison, fmt: str = "text") -> str:
 
     ``text``: the scores and ranks of every run under each ordering (with the
     random tie-breaks' mean and sd), the runs that move between ``trec_eval``
-    and ``aware``, the pairs of runs that swap, and the agreement of
-    ``trec_eval`` with the other orderings.  ``csv``: one tidy table with
-    columns ``table, run, other, field, value`` holding the scores, ranks,
-    swaps and pairs.  ``json``: an object with those tables as lists of records.
+    and ``aware``, the pairs of runs that swap, the tests of the runs next to
+    each other under ``aware``, and the agreement of ``trec_eval`` with the
+    other orderings.  ``csv``: one tidy table with columns ``measure, table,
+    run, other, field, value`` holding the scores, ranks, swaps, pairs and
+    agreement.  ``json``: an object with those tables as lists of records.
+    Undefined statistics are ``undefined`` in text, empty in csv and ``null``
+    in json.
     """
     if fmt not in FORMATS:
         raise ValueError(f"fmt must be one of {FORMATS}, got {fmt!r}")
@@ -504,8 +840,13 @@ def _ranking_table(comparison: Comparison) -> pd.DataFrame:
     table[f"{RANDOM}_sd"] = sampled.std(ddof=1).to_numpy()
     for column in ORDERINGS:
         table[f"rank_{column}"] = ranks[column]
-    table[f"rank_{RANDOM}"] = sampled.rank(axis=1, ascending=False).mean().to_numpy()
+    table[f"rank_{RANDOM}"] = _ranks(sampled.to_numpy()).mean(axis=0)
     return table
+
+
+def _show(value: float, spec: str = "{:.4f}") -> str:
+    """A number for text output; NaN is ``undefined``."""
+    return "undefined" if value is None or np.isnan(value) else spec.format(value)
 
 
 def _text(comparison: Comparison) -> str:
@@ -522,8 +863,9 @@ def _text(comparison: Comparison) -> str:
         + table[f"rank_{RANDOM}"].map("({:.1f})".format)
     )
     samples = len(comparison.sample_scores)
+    over = "every qrels query (missing = 0)" if comparison.complete else "each run's queries"
     lines = [
-        f"{comparison.measure}: {len(table)} runs, mean over each run's queries; "
+        f"{comparison.measure}: {len(table)} runs, mean over {over}; "
         f"(rank), 1 = best; {RANDOM} = mean+-sd over {samples} random tie-breaks (mean rank)",
         shown.to_string(),
         "",
@@ -535,12 +877,49 @@ def _text(comparison: Comparison) -> str:
         lines += ["rank changes trec_eval -> aware (shift > 0: climbs under aware):"]
         lines += [swaps.to_string(index=False, float_format="{:g}".format), ""]
         flipped = swapped_pairs(comparison)
-        lines += ["pairs in opposite order under trec_eval and aware (a is ahead under trec_eval):"]
+        lines += [
+            "pairs in opposite order under trec_eval and aware (a: ahead under trec_eval, "
+            "or under aware where trec_eval ties them):"
+        ]
         lines += [flipped.to_string(index=False, float_format="{:.6f}".format)]
+    lines += ["", *_neighbour_lines(comparison, table.index)]
     agreement = comparison.agreement.xs("trec_eval", level="ordering_a")
     lines += ["", "agreement of trec_eval's order with (tau_ap: trec_eval judged against it):"]
-    lines += [agreement.to_string(float_format="{:.4f}".format)]
+    lines += [agreement.apply(lambda c: c.map(_show)).to_string()]
     return "\n".join(lines) + "\n"
+
+
+def _neighbour_lines(comparison: Comparison, order: pd.Index) -> list[str]:
+    """The pairs of runs next to each other under ``aware``: difference, noise and tests."""
+    pairs = comparison.pairs.loc[list(itertools.pairwise(order))]
+    frame = pd.DataFrame(
+        {
+            "a": pairs.index.get_level_values("a"),
+            "b": pairs.index.get_level_values("b"),
+            "mean_diff": pairs["mean_diff"].map(_show).to_numpy(),
+            "tie_noise": pairs["tie_noise"].map(_show).to_numpy(),
+            "p_beats": pairs["p_beats_sampled"].map(_show).to_numpy(),
+            "p_normal": pairs["p_beats_normal"].map(_show).to_numpy(),
+            "t_p": pairs["t_pvalue"].map(lambda v: _show(v, "{:.3g}")).to_numpy(),
+            "rand_p": pairs["randomization_pvalue"].map(lambda v: _show(v, "{:.3g}")).to_numpy(),
+            "effect": pairs["effect_size"].map(lambda v: _show(v, "{:.3f}")).to_numpy(),
+            "queries": pairs["n_queries"].to_numpy(),
+        }
+    )
+    exact = pairs["randomization_exact"]
+    how = (
+        "exact over every sign flip"
+        if exact.all()
+        else f"{comparison.n_resamples} random sign flips, p = (b+1)/(N+1)"
+        if not exact.any()
+        else "exact where 2^queries <= the budget, else random sign flips"
+    )
+    return [
+        "runs next to each other under aware (a above b): tie noise = 2 sd over random "
+        f"tie-breaks; paired t-test t_p; randomization test rand_p ({how}); "
+        "undefined: the difference does not vary",
+        frame.to_string(index=False),
+    ]
 
 
 def _tidy(comparison: Comparison) -> pd.DataFrame:
@@ -564,7 +943,7 @@ def _tidy(comparison: Comparison) -> pd.DataFrame:
 
 
 def _records(comparison: Comparison) -> dict:
-    """JSON-ready tables (NaN and infinities as null)."""
+    """JSON-ready tables (undefined values as null)."""
 
     def records(frame: pd.DataFrame) -> list[dict]:
         return json.loads(frame.to_json(orient="records", double_precision=15))
@@ -572,9 +951,10 @@ def _records(comparison: Comparison) -> dict:
     return {
         "measure": str(comparison.measure),
         "samples": len(comparison.sample_scores),
+        "complete": comparison.complete,
         "orderings": list(ORDERINGS),
         "scores": records(_ranking_table(comparison).rename_axis("run").reset_index()),
-        "tie_var": records(comparison.tie_var.reset_index()),
+        "tie_var": records(comparison.tie_var.rename_axis("run").reset_index()),
         "swaps": records(comparison.swaps),
         "swapped_pairs": records(swapped_pairs(comparison)),
         "pairs": records(comparison.pairs.reset_index()),
