@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import warnings
 import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from tiecore import kernels, profiles
-from tiecore.judgments import Judgments
+from tiecore._parallel import map_runs
+from tiecore.errors import InputError, TieCoreWarning
+from tiecore.judgments import Judgments, as_arrow_strings
 from tiecore.measures import Measure, parse_measures
 from tiecore.ranking import TIEBREAKS, Ranking
 from tiecore.sampling import sample_values
@@ -17,6 +23,8 @@ from tiecore.sampling import sample_values
 MODES = ("oblivious", "aware", "sampled")
 
 Runs = pd.DataFrame | Mapping[str, pd.DataFrame]
+#: What :func:`evaluate` accepts: also paths, iterators and ``(name, run)`` pairs.
+RunsOrFiles = Runs | Mapping[str, object] | Iterable[object]
 
 
 def as_run_dict(runs: Runs) -> dict[str, pd.DataFrame]:
@@ -77,7 +85,7 @@ def query_values(
 
 
 def evaluate(
-    runs: Runs,
+    runs: RunsOrFiles,
     qrels: pd.DataFrame,
     measures: str | Measure | Sequence[str | Measure],
     *,
@@ -89,14 +97,19 @@ def evaluate(
     depth: int | None = None,
     complete: bool = False,
     per_query: bool = False,
-    progress: Callable[[int, int, str], None] | None = None,
+    progress: Callable[[int, int | None, str], None] | None = None,
+    client: object = None,
 ) -> pd.DataFrame:
     """Evaluate runs against qrels with tie-oblivious, tie-aware or sampled measures.
 
     Parameters
     ----------
-    runs : DataFrame or mapping of name to DataFrame
-        Columns ``qid``, ``docno``, ``score`` (see :func:`tiecore.read_run`).
+    runs : DataFrame, mapping, iterable of runs or paths
+        Each run has columns ``qid``, ``docno``, ``score`` (see :func:`tiecore.read_run`).
+        A mapping of names to runs, or to run files; an iterable (a generator
+        too) of runs, run files or ``(name, run)`` pairs. Files are read one at a
+        time and dropped once evaluated, so memory is bounded by the largest run;
+        they are named as :func:`tiecore.read_runs` names them.
     qrels : DataFrame
         Columns ``qid``, ``docno``, ``level`` (see :func:`tiecore.read_qrels`).
     measures : str, Measure or list of them
@@ -119,7 +132,13 @@ def evaluate(
     per_query : bool
         Also return one row per query, before the ``all`` row.
     progress : callable, optional
-        Called as ``progress(done, total, name)`` after each run.
+        Called as ``progress(done, total, name)`` after each run (``total`` is None
+        for an iterator).
+    client : dask.distributed.Client, optional
+        Evaluate on this cluster, one task per run; a run of more than 2M rows (a
+        frame, or a :class:`tiecore.distributed.ParquetRun` cut at query
+        boundaries) is split into query partitions.  The result is identical to
+        the local one, bit for bit (sampled draws depend on run and query only).
 
     Returns
     -------
@@ -142,24 +161,119 @@ def evaluate(
         list(measures) if not isinstance(measures, str | Measure) else measures
     )
     judgments = Judgments.from_qrels(qrels, rel_level)
-    frames = []
-    runs = as_run_dict(runs)
-    for done, (name, run) in enumerate(runs.items(), start=1):
-        rng = run_seed(seed, name)
-        order = tiebreak if ties == "oblivious" else "file_order"
-        ranking = Ranking.build(run, judgments, tiebreak=order, seed=rng, name=name)
-        found = query_values(
-            ranking, judgments, measures, ties=ties, depth=depth, samples=samples, rng=rng
-        )
-        frames.append(_tidy(name, judgments, ranking, found, complete, per_query, ties))
-        if progress is not None:
-            progress(done, len(runs), name)
+    job = _RunJob(judgments, tuple(measures), ties, tiebreak, samples, seed, depth)
+    job = replace(job, complete=complete, per_query=per_query)
+    frames = map_runs(job, runs, client=client, progress=progress, merge=job.merge)
+    if not frames:
+        raise ValueError("no runs to evaluate")
     return pd.concat(frames, ignore_index=True)
 
 
-def _tidy(name, judgments, ranking, found, complete, per_query, ties) -> pd.DataFrame:
-    """Rows ``run, qid, measure, value[, std, stderr]``: per measure, queries then ``all``."""
-    chosen = np.ones(len(judgments.qids), bool) if complete else ranking.counts > 0
+@dataclass(frozen=True)
+class _RunJob:
+    """The work of :func:`evaluate` for one run: a picklable callable for dask workers.
+
+    Called on a whole run it returns the run's tidy rows; called on one query
+    partition (``run.attrs["part"]``, on a cluster) it returns the partition's
+    per-query values, which :meth:`merge` joins and tidies exactly as if the run
+    had been evaluated whole.
+    """
+
+    judgments: Judgments
+    measures: tuple[Measure, ...]
+    ties: str
+    tiebreak: str
+    samples: int
+    seed: int
+    depth: int | None
+    complete: bool = False
+    per_query: bool = False
+
+    def __call__(self, name: str, run: pd.DataFrame) -> pd.DataFrame | _PartValues:
+        part = run.attrs.get("part")
+        if part is None:
+            ranking, found = self.values(name, run)
+            return self.tidy(name, ranking.counts > 0, found)
+        qid = as_arrow_strings(run["qid"])
+        judged = pc.is_in(qid, value_set=pa.array(self.judgments.qids, pa.string()))
+        if not pc.any(judged).as_py():  # a partition without judged queries: nothing to do
+            skipped = np.unique(np.asarray(qid.to_numpy(zero_copy_only=False), dtype=object))
+            return _PartValues(np.zeros(len(self.judgments.qids), bool), {}, skipped)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            ranking, found = self.values(name, run)
+        for warning in caught:  # merge() reports the skipped queries of all partitions at once
+            if not str(warning.message).startswith(_skipped_message(name, ranking.skipped)):
+                warnings.warn_explicit(
+                    warning.message, warning.category, warning.filename, warning.lineno
+                )
+        present = ranking.counts > 0
+        return _PartValues(present, {m: v[..., present] for m, v in found.items()}, ranking.skipped)
+
+    def values(self, name: str, run: pd.DataFrame) -> tuple[Ranking, dict[Measure, np.ndarray]]:
+        """The run's ranking and per-query values (seeded by the seed and the run name)."""
+        rng = run_seed(self.seed, name)
+        order = self.tiebreak if self.ties == "oblivious" else "file_order"
+        ranking = Ranking.build(run, self.judgments, tiebreak=order, seed=rng, name=name)
+        found = query_values(
+            ranking,
+            self.judgments,
+            self.measures,
+            ties=self.ties,
+            depth=self.depth,
+            samples=self.samples,
+            rng=rng,
+        )
+        return ranking, found
+
+    def tidy(self, name: str, present: np.ndarray, found: dict) -> pd.DataFrame:
+        return _tidy(name, self.judgments, present, found, self.complete, self.per_query, self.ties)
+
+    def merge(self, name: str, parts: list[_PartValues]) -> pd.DataFrame:
+        """One run's tidy rows from its query partitions (disjoint sets of queries)."""
+        nq = len(self.judgments.qids)
+        present = np.zeros(nq, bool)
+        for part in parts:
+            present |= part.present
+        skipped = np.unique(np.concatenate([p.skipped for p in parts]))
+        if not present.any():
+            raise InputError(
+                f"run {name}",
+                None,
+                "none of its queries has judgments in the qrels",
+                "query ids that match the qrels",
+            )
+        if skipped.size:
+            warnings.warn(_skipped_message(name, skipped), TieCoreWarning, stacklevel=2)
+        shape = () if self.ties != "sampled" else (self.samples,)
+        found = {m: np.zeros((*shape, nq)) for m in self.measures}
+        for part in parts:
+            for measure, value in part.values.items():
+                found[measure][..., part.present] = value
+        return self.tidy(name, present, found)
+
+
+@dataclass
+class _PartValues:
+    """One query partition's values: the queries it holds and their per-query values."""
+
+    present: np.ndarray  # (queries,) bool, the judgments' order
+    values: dict  # measure -> (..., present queries)
+    skipped: np.ndarray  # its queries without judgments
+
+
+def _skipped_message(name: str, skipped: np.ndarray) -> str:
+    """The warning of :meth:`Ranking.build` about run queries without judgments."""
+    shown = ", ".join(map(str, skipped[:5])) + (" ..." if skipped.size > 5 else "")
+    return f"run {name}: {skipped.size} queries without judgments skipped ({shown})"
+
+
+def _tidy(name, judgments, present, found, complete, per_query, ties) -> pd.DataFrame:
+    """Rows ``run, qid, measure, value[, std, stderr]``: per measure, queries then ``all``.
+
+    ``present`` flags the queries the run has (the mean is over them unless ``complete``).
+    """
+    chosen = np.ones(len(judgments.qids), bool) if complete else present
     qids = np.append(judgments.qids[chosen], "all")
     stacked = np.stack([value[..., chosen] for value in found.values()])  # measures first
     if ties == "sampled":  # (measures, samples, queries)

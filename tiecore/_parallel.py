@@ -1,0 +1,443 @@
+"""Run by run: a plain loop that holds one run at a time, or tasks on a dask cluster.
+
+Everything that evaluates many runs (:func:`tiecore.evaluate`,
+:func:`tiecore.spread.evaluate_spread`, :func:`tiecore.compare.compare`) hands each
+run to one function ``fn(name, run)`` through :func:`map_runs`:
+
+* locally, a run given as a path is read just before ``fn`` and dropped just
+  after, so memory is bounded by the largest run, not by the collection;
+* with a ``dask.distributed`` client, each run is a task and its file is read
+  by the worker; a run too big for one task is cut into query partitions
+  (Parquet row groups, or slices of an in-memory frame) whose small per-query
+  results are merged on the client.
+
+Runs may be given as a DataFrame, a mapping of names to DataFrames or paths (or
+:class:`tiecore.distributed.ParquetRun`), or an iterable (a generator too) of
+those or of ``(name, run)`` pairs.  Paths are named as :func:`tiecore.read_runs`
+names them: by the run tag, or by the file name when a file has no single tag or
+shares its tag with another file; the name is first guessed from the file's first
+line and, in the rare case that reading every file proves the guess wrong, the
+run is evaluated again under its right name (its seed depends on the name).
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from tiecore.errors import InputError
+
+#: ``progress(done, total, name)`` after each run; ``total`` is None for an iterator.
+Progress = Callable[[int, "int | None", str], None]
+
+#: Rows above which a run evaluated on a cluster is split into query partitions.
+SPLIT_ROWS = 2_000_000
+
+#: Tasks kept in flight per worker when the runs come from an iterator.
+IN_FLIGHT = 2
+
+
+# ------------------------------------------------------------------------ items
+
+
+@dataclass
+class Item:
+    """One run to evaluate: its name and where it comes from.
+
+    ``source`` is a DataFrame, a path or a :class:`~tiecore.distributed.ParquetRun`.
+    ``file`` marks a path named after its tag (its name may change once every
+    file has been read); ``display`` is the path, for error messages.
+    """
+
+    name: str
+    source: object
+    file: bool = False
+    display: str = ""
+    tags: list[str] | None = None  # filled once the file has been read
+
+
+def _is_path(value: object) -> bool:
+    return isinstance(value, str | os.PathLike)
+
+
+def _is_parquet(value: object) -> bool:
+    return type(value).__name__ == "ParquetRun"
+
+
+def first_tag(path: str | os.PathLike) -> str | None:
+    """The tag (6th field) of a run file's first record, or None (no tag, unreadable).
+
+    Reads only the first line that is not blank or a ``#`` comment, plain or gzip.
+    """
+    try:
+        with open(path, "rb") as raw:
+            magic = raw.read(2)
+            raw.seek(0)
+            handle = gzip.open(raw) if magic == b"\x1f\x8b" else raw
+            for count, line in enumerate(handle):
+                fields = line.removeprefix(b"\xef\xbb\xbf").split()
+                if fields and not fields[0].startswith(b"#"):
+                    return fields[5].decode() if len(fields) >= 6 else None
+                if count > 1000:
+                    return None
+    except (OSError, EOFError, UnicodeDecodeError, ValueError):
+        return None
+    return None
+
+
+def file_names(displays: Sequence[str], tags: Sequence[list[str] | None]) -> list[str]:
+    """Names of run files as :func:`tiecore.read_runs` gives them.
+
+    The tag when the file holds exactly one tag that no other file holds; else the
+    file name (without ``.gz``, ``.txt``), with ``-2``, ``-3``... when taken.
+    """
+    from tiecore.io import _stem
+
+    single = [t[0] if t is not None and len(t) == 1 else None for t in tags]
+    by_tag = [t if t is not None and single.count(t) == 1 else None for t in single]
+    used = {t for t in by_tag if t is not None}
+    names = []
+    for display, tag in zip(displays, by_tag, strict=True):
+        key = tag
+        if key is None:
+            base = key = _stem(display)
+            k = 1
+            while key in used:
+                k += 1
+                key = f"{base}-{k}"
+            used.add(key)
+        names.append(key)
+    return names
+
+
+def run_items(runs: object) -> Iterator[Item] | list[Item]:
+    """The runs as named :class:`Item` objects, in order (a list when ``runs`` is sized).
+
+    Files are not read here: their names are guessed from their first line's tag.
+    """
+    if isinstance(runs, pd.DataFrame):
+        return [Item(str(runs.attrs.get("name") or "run"), runs)]
+    if _is_path(runs) or _is_parquet(runs):
+        runs = [runs]
+    if isinstance(runs, Mapping):
+        return [
+            Item(str(name), value, display=os.fspath(value) if _is_path(value) else "")
+            for name, value in runs.items()
+        ]
+    if not isinstance(runs, Iterable):
+        raise TypeError(f"runs must be a DataFrame, a mapping or an iterable, got {type(runs)}")
+    items = _named(runs)
+    return list(items) if isinstance(runs, Sequence) else items
+
+
+def _named(entries: Iterable) -> Iterator[Item]:
+    """Items of an iterable of frames, paths, Parquet runs or (name, run) pairs."""
+    taken: set[str] = set()
+    entries = list(entries) if isinstance(entries, Sequence) else entries
+    guesses: dict[int, str | None] = {}
+    if isinstance(entries, list):  # every file's first tag up front: the right names at once
+        paths = [i for i, e in enumerate(entries) if _is_path(e)]
+        guesses = dict(zip(paths, _guess([os.fspath(entries[i]) for i in paths]), strict=True))
+    seen_files: list[str] = []
+    for index, entry in enumerate(entries):
+        if isinstance(entry, tuple) and len(entry) == 2:
+            name, value = entry
+            item = Item(str(name), value, display=os.fspath(value) if _is_path(value) else "")
+        elif isinstance(entry, pd.DataFrame):
+            item = Item(_unique(str(entry.attrs.get("name") or "run"), taken), entry)
+        elif _is_parquet(entry):
+            item = Item(_unique(entry.name, taken), entry)
+        elif _is_path(entry):
+            display = os.fspath(entry)
+            if index in guesses:
+                name = guesses[index]
+            else:  # an iterator: guess from the files so far
+                seen_files.append(display)
+                name = _guess(seen_files)[-1]
+            item = Item(_unique(name, taken), display, file=True, display=display)
+        elif hasattr(entry, "read"):  # a file object: read now (it cannot be read twice)
+            from tiecore.io import read_run
+
+            frame = read_run(entry)
+            item = Item(_unique(frame.attrs["name"], taken), frame)
+        else:
+            raise TypeError(f"cannot evaluate a {type(entry).__name__} as a run")
+        taken.add(item.name)
+        yield item
+
+
+def _guess(displays: list[str]) -> list[str]:
+    return file_names(displays, [[t] if t is not None else None for t in map(first_tag, displays)])
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    key, k = name, 1
+    while key in taken:
+        k += 1
+        key = f"{name}-{k}"
+    return key
+
+
+def load(item: Item) -> pd.DataFrame:
+    """The run of ``item`` as a DataFrame (read here when it is a file)."""
+    source = item.source
+    if isinstance(source, pd.DataFrame):
+        return source
+    if _is_parquet(source):
+        return source.read()
+    if _is_path(source):
+        if os.fspath(source).endswith(".parquet"):
+            from tiecore.distributed import ParquetRun
+
+            return ParquetRun.of(source, item.name).read()
+        from tiecore.io import read_run
+
+        frame = read_run(source)
+        item.tags = list(frame.attrs.get("tags", []))
+        return frame
+    raise TypeError(f"cannot read a {type(source).__name__} as a run")
+
+
+# -------------------------------------------------------------------- execution
+
+
+@dataclass
+class _Task:
+    """A run, or one query partition of it, as sent to ``fn``."""
+
+    index: int
+    item: Item
+    part: int = 0
+    parts: int = 1
+    source: object = None  # the partition's rows (a frame or a Parquet part)
+
+
+@dataclass
+class _Done:
+    result: object
+    tags: list[str] | None
+    caught: list = field(default_factory=list)
+
+
+def _call(fn: Callable, task: _Task, capture: bool, data: pd.DataFrame | None = None) -> _Done:
+    """Read the run (or its partition) and apply ``fn``; keep warnings for the client.
+
+    ``data`` is the run's (or the partition's) frame when the client sent it.
+    """
+    item = task.item
+    with warnings.catch_warnings(record=capture) as caught:
+        if capture:
+            warnings.simplefilter("always")
+        if task.parts > 1:
+            run = data if data is not None else task.source.read()
+            run.attrs.update(name=item.name, part=(task.part, task.parts))
+        else:
+            run = data if data is not None else load(item)
+        result = _named_errors(fn, item, run)
+    kept = [(str(w.message), w.category) for w in caught or []]
+    return _Done(result, item.tags, kept)
+
+
+def _named_errors(fn: Callable, item: Item, run: pd.DataFrame) -> object:
+    """``fn(name, run)``; an error about ``run NAME`` read from a file names the file too."""
+    try:
+        return fn(item.name, run)
+    except InputError as error:
+        if not item.display or error.source != f"run {item.name}":
+            raise
+        where = f"{item.display} (run {item.name})"
+        raise InputError(where, error.line, error.problem, error.expected) from None
+
+
+def map_runs(
+    fn: Callable[[str, pd.DataFrame], object],
+    items: object,
+    *,
+    client: object = None,
+    progress: Progress | None = None,
+    merge: Callable[[str, list], object] | None = None,
+    split_rows: int | None = None,
+) -> list:
+    """``[fn(name, run) for each run]`` in input order, locally or on a dask cluster.
+
+    Parameters
+    ----------
+    fn : callable
+        Called as ``fn(name, run)`` with ``run`` a DataFrame (columns ``qid, docno,
+        score``); a run given as a path is read first, by the worker on a cluster.
+        On a cluster ``fn`` is sent once to every worker, so it may carry the
+        judgments.
+    items : runs
+        A DataFrame, a mapping of names to DataFrames or paths, or an iterable of
+        frames, paths, :class:`~tiecore.distributed.ParquetRun` or ``(name, run)``.
+    client : dask.distributed.Client, optional
+        Run the calls as tasks on this cluster; ``None`` is a plain loop that holds
+        one run in memory at a time.
+    progress : callable, optional
+        ``progress(done, total, name)`` after each run.
+    merge : callable, optional
+        With a client: runs of more than ``split_rows`` rows (in-memory frames, or
+        Parquet runs whose row groups are cut at query boundaries) are split into
+        query partitions, ``fn`` sees each partition (``run.attrs["part"] == (i,
+        n)``) and ``merge(name, results)`` combines the partitions' results.
+
+    Returns
+    -------
+    list
+        One result per run, in the order of ``items``.
+
+    Examples
+    --------
+    >>> runs = {"a": pd.DataFrame({"qid": ["1"], "docno": ["d"], "score": [1.0]})}
+    >>> map_runs(lambda name, run: (name, len(run)), runs)
+    [('a', 1)]
+    """
+    entries = run_items(items)
+    split_rows = SPLIT_ROWS if split_rows is None else split_rows
+    if client is None:
+        done = _local(fn, entries, progress)
+    else:
+        done = _on_cluster(fn, entries, client, progress, merge, split_rows)
+    return _rename(fn, done, client, merge, split_rows)
+
+
+def _local(fn, entries, progress) -> list[tuple[Item, _Done]]:
+    total = len(entries) if isinstance(entries, list) else None
+    out = []
+    for count, item in enumerate(entries, start=1):
+        out.append((item, _call(fn, _Task(count - 1, item), capture=False)))
+        if progress is not None:
+            progress(count, total, item.name)
+    return out
+
+
+def _rename(fn, done: list[tuple[Item, _Done]], client, merge, split_rows) -> list:
+    """Put every file under its :func:`tiecore.read_runs` name; evaluate renamed ones again."""
+    files = [(i, item) for i, (item, _) in enumerate(done) if item.file]
+    if files:
+        names = file_names([item.display for _, item in files], [done[i][1].tags for i, _ in files])
+        again = [
+            (i, item) for (i, item), name in zip(files, names, strict=True) if name != item.name
+        ]
+        for (_, item), name in zip(files, names, strict=True):
+            item.name = name
+        if again:
+            redo = [item for _, item in again]
+            if client is None:
+                fresh = _local(fn, redo, None)
+            else:
+                fresh = _on_cluster(fn, redo, client, None, merge, split_rows)
+            for (i, _), pair in zip(again, fresh, strict=True):
+                done[i] = pair
+    return [d.result for _, d in done]
+
+
+def _on_cluster(fn, entries, client, progress, merge, split_rows) -> list[tuple[Item, _Done]]:
+    """Submit one task per run (or per query partition); results back in input order."""
+    from distributed import as_completed
+
+    total = len(entries) if isinstance(entries, list) else None
+    remote_fn = client.scatter(fn, broadcast=True, hash=False)
+    workers = max(len(client.scheduler_info(n_workers=-1).get("workers", {})), 1)
+    limit = None if total is not None else IN_FLIGHT * workers
+    pending = as_completed()
+    parts: dict[int, dict[int, _Done]] = {}
+    items: dict[int, Item] = {}
+    counts: dict[int, int] = {}
+    finished: dict[int, _Done] = {}
+    done_runs = 0
+
+    def collect(future) -> None:
+        nonlocal done_runs
+        task, outcome = future.result()
+        parts.setdefault(task.index, {})[task.part] = outcome
+        future.release()
+        if len(parts[task.index]) < counts[task.index]:
+            return
+        pieces = [parts.pop(task.index)[p] for p in range(counts[task.index])]
+        finished[task.index] = _merged(task.item.name, pieces, merge)
+        done_runs += 1
+        if progress is not None:
+            progress(done_runs, total, task.item.name)
+
+    in_flight = 0
+    for index, item in enumerate(entries):
+        items[index] = item
+        tasks = _tasks(index, item, split_rows if merge is not None else None)
+        counts[index] = len(tasks)
+        for task in tasks:
+            data = task.source if task.parts > 1 else item.source
+            data = client.scatter(data, hash=False) if isinstance(data, pd.DataFrame) else None
+            if data is not None:  # the frame travels on its own, not inside the task
+                task = _Task(
+                    task.index,
+                    Item(item.name, None, item.file, item.display),
+                    task.part,
+                    task.parts,
+                )
+            pending.add(client.submit(_remote, remote_fn, task, data, pure=False))
+            in_flight += 1
+            while limit is not None and in_flight >= limit:
+                collect(next(pending))
+                in_flight -= 1
+    for future in pending:
+        collect(future)
+    out = []
+    for index in range(len(items)):
+        outcome = finished[index]
+        for message, category in outcome.caught:
+            warnings.warn(message, category, stacklevel=4)
+        items[index].tags = outcome.tags
+        out.append((items[index], outcome))
+    return out
+
+
+def _remote(fn: Callable, task: _Task, data: pd.DataFrame | None) -> tuple[_Task, _Done]:
+    """A task's body on a worker: the scattered function and frame arrive as values."""
+    return task, _call(fn, task, capture=True, data=data)
+
+
+def _merged(name: str, pieces: list[_Done], merge) -> _Done:
+    if len(pieces) == 1:
+        return pieces[0]
+    caught = [c for piece in pieces for c in piece.caught]
+    with warnings.catch_warnings(record=True) as extra:
+        warnings.simplefilter("always")
+        result = merge(name, [piece.result for piece in pieces])
+    caught += [(str(w.message), w.category) for w in extra]
+    return _Done(result, pieces[0].tags, list(dict.fromkeys(caught)))
+
+
+def _tasks(index: int, item: Item, split_rows: int | None) -> list[_Task]:
+    """The run whole, or its query partitions when it is big and can be split."""
+    source = item.source
+    if split_rows is not None and _is_parquet(source) and len(source.parts) > 1:
+        pieces = source.partitions(split_rows)
+        if len(pieces) > 1:
+            return [_Task(index, item, p, len(pieces), piece) for p, piece in enumerate(pieces)]
+    if split_rows is not None and isinstance(source, pd.DataFrame) and len(source) > split_rows:
+        pieces = split_by_query(source, -(-len(source) // split_rows))
+        if len(pieces) > 1:
+            return [_Task(index, item, p, len(pieces), piece) for p, piece in enumerate(pieces)]
+    return [_Task(index, item)]
+
+
+def split_by_query(run: pd.DataFrame, parts: int) -> list[pd.DataFrame]:
+    """``run``'s rows in ``parts`` frames, each query whole, rows in their original order.
+
+    Queries are dealt out in order of first appearance so that the parts hold
+    about the same number of rows.
+    """
+    codes, _ = pd.factorize(run["qid"], sort=False)
+    sizes = np.bincount(codes)
+    before = np.cumsum(sizes) - sizes
+    _, part = np.unique((before * parts // max(len(run), 1))[codes], return_inverse=True)
+    return [
+        run.iloc[np.flatnonzero(part == p)].reset_index(drop=True) for p in range(part.max() + 1)
+    ]
