@@ -96,9 +96,11 @@ def run_main(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, st
 
 
 def parse_csv(text: str) -> list[dict[str, object]]:
-    """CSV rows with the numbers parsed by ``float`` (exact for repr-written floats)."""
+    """CSV rows with the numbers parsed by ``float`` (exact for repr-written floats);
+    the empty qid of a summary row becomes None, as in JSON."""
     rows = list(csv.DictReader(io.StringIO(text)))
     for row in rows:
+        row["qid"] = row["qid"] or None
         for key in ("value", "std", "stderr"):
             if key in row:
                 row[key] = float(row[key])
@@ -106,17 +108,20 @@ def parse_csv(text: str) -> list[dict[str, object]]:
 
 
 def records(frame) -> list[dict[str, object]]:
-    """evaluate's frame as plain records, in a canonical order."""
+    """evaluate's frame as plain records, in a canonical order; its summary rows
+    (qid "all" here: these files have no query of that name) get qid None."""
     columns = [c for c in ("run", "qid", "measure", "value", "std", "stderr") if c in frame]
     rows = [
         dict(zip(columns, values, strict=True))
         for values in zip(*(frame[c].tolist() for c in columns), strict=True)
     ]
-    return sorted(rows, key=lambda r: (r["run"], r["qid"], r["measure"]))
+    for row in rows:
+        row["qid"] = None if row["qid"] == "all" else row["qid"]
+    return canonical(rows)
 
 
 def canonical(rows: list[dict[str, object]]) -> list[dict[str, object]]:
-    return sorted(rows, key=lambda r: (r["run"], r["qid"], r["measure"]))
+    return sorted(rows, key=lambda r: (r["run"], r["qid"] or "", r["qid"] is None, r["measure"]))
 
 
 def reference(files: dict[str, Path], runs: list[str], measures=MEASURES, **options):
@@ -262,7 +267,9 @@ def test_trec_agrees_with_evaluate(files, capsys, argv, options) -> None:
     )
     assert code == 0, err
     expected = reference(files, ["a", "b"], **options)
-    want = {(r["run"], r["qid"], r["measure"]): f"{r['value']:.4f}" for r in records(expected)}
+    want = {
+        (r["run"], r["qid"] or "all", r["measure"]): f"{r['value']:.4f}" for r in records(expected)
+    }
     got, run = {}, None
     for line in out.splitlines():
         name, qid, value = (p.strip() for p in line.split("\t"))
@@ -335,7 +342,7 @@ def test_closed_pipe_ends_quietly(files, monkeypatch, capsys) -> None:
             raise BrokenPipeError(32, "Broken pipe")
 
     monkeypatch.setattr(sys, "stdout", ClosedPipe())
-    assert main(["eval", str(files["qrels"]), str(files["a"])]) == 1
+    assert main(["eval", str(files["qrels"]), str(files["a"])]) == 141
     assert capsys.readouterr().err == ""
 
 
@@ -615,7 +622,8 @@ def test_spread_adds_exact_var_min_max(files, capsys) -> None:
     want = evaluate_spread(tiecore.read_runs([files["a"]]), qrels, ["P@2", "AP"], per_query=True)
     assert len(rows) == len(want)
     for row in rows:
-        match = want[(want["qid"] == row["qid"]) & (want["measure"] == row["measure"])]
+        qid = row["qid"] or "all"  # the summary row: empty qid in CSV
+        match = want[(want["qid"] == qid) & (want["measure"] == row["measure"])]
         for column in ("value", "var", "min", "max"):
             assert float(row[column]) == match[column].iloc[0]
     assert any(float(row["var"]) > 0 for row in rows)

@@ -10,6 +10,7 @@ traceback: it prints ``tiecore: error: <message>`` on stderr and exits with stat
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import io
 import json
@@ -107,24 +108,52 @@ def _non_negative_int(text: str) -> int:
     return _integer(text, 0, " is negative")
 
 
+#: The most features one --features list may name (each becomes a run).
+MAX_FEATURES = 100_000
+_FEATURE_PART = re.compile(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?")
+
+
 def _feature_list(text: str) -> list[int]:
-    """Parse ``128,129`` or ``1-5,110`` into 1-based feature numbers, in order, unique."""
-    features: list[int] = []
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        low, dash, high = part.partition("-")
-        try:
-            first = int(low)
-            last = int(high) if dash else first
-        except ValueError:
+    """Parse ``128,129`` or ``1-5,110`` into 1-based feature numbers, in order, unique.
+
+    Linear in the number of features named; a reversed range, a number past
+    ``2**63 - 1`` or more than :data:`MAX_FEATURES` features is refused before any
+    list is built.
+
+    >>> _feature_list("3, 1-2,2")
+    [3, 1, 2]
+    """
+    parts: list[tuple[int, int]] = []
+    total = 0
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        match = _FEATURE_PART.fullmatch(part)
+        if match is None:
             raise argparse.ArgumentTypeError(
-                f"{part!r} is not a feature number or range such as 128 or 1-5"
-            ) from None
-        if first < 1 or last < first:
-            raise argparse.ArgumentTypeError(f"{part!r} is not a range of 1-based features")
-        features.extend(range(first, last + 1))
-    if not features:
+                f"{part.strip()!r} is not a feature number or range such as 128 or 1-5"
+            )
+        digits = [d for d in match.groups() if d is not None]
+        if any(len(d.lstrip("0")) > 19 or int(d) >= 2**63 for d in digits):
+            raise argparse.ArgumentTypeError(f"{part.strip()!r}: feature number too large")
+        first, last = int(digits[0]), int(digits[-1])
+        if first < 1:
+            raise argparse.ArgumentTypeError(f"{part.strip()!r}: features are numbered from 1")
+        if last < first:
+            raise argparse.ArgumentTypeError(
+                f"{part.strip()!r} is a reversed range (expected low-high, e.g. {last}-{first})"
+            )
+        total += last - first + 1
+        if total > MAX_FEATURES:
+            raise argparse.ArgumentTypeError(
+                f"{text.strip()!r} names more than {MAX_FEATURES} features "
+                "(each feature is evaluated as one run)"
+            )
+        parts.append((first, last))
+    if not parts:
         raise argparse.ArgumentTypeError("no feature given")
-    return list(dict.fromkeys(features))
+    features = np.concatenate([np.arange(a, b + 1, dtype=np.int64) for a, b in parts])
+    return list(dict.fromkeys(features.tolist()))
 
 
 def split_measures(texts: Sequence[str]) -> list[str]:
@@ -317,7 +346,11 @@ def _add_inputs(parser: argparse.ArgumentParser) -> None:
 
 
 def _check_files(args: argparse.Namespace) -> None:
-    """Reject impossible combinations and missing files before reading anything."""
+    """Reject impossible combinations, missing inputs and an unwritable ``-o`` before reading.
+
+    An input may be any readable non-directory path: a file, ``/dev/null``, a FIFO or
+    ``<(zcat run.gz)``; the loaders read it once, front to back.
+    """
     if args.letor is not None:
         if args.files:
             raise _UsageError("give either QRELS RUN ... or --letor FILE, not both")
@@ -328,12 +361,29 @@ def _check_files(args: argparse.Namespace) -> None:
         if len(args.files) < 2:
             raise _UsageError("expected QRELS and at least one RUN file (or --letor FILE)")
         paths = args.files
-    if args.output is not None and not Path(args.output).resolve().parent.is_dir():
-        raise InputError(args.output, None, "its directory does not exist", "a writable path")
+    if args.output is not None:
+        _check_output(args.output)
     for path in paths:
-        if not Path(path).is_file():
-            problem = "is a directory" if Path(path).is_dir() else "no such file"
-            raise InputError(path, None, problem, "a readable file")
+        if os.path.isdir(path):
+            raise InputError(path, None, "is a directory", "a readable file")
+        if not os.path.exists(path):
+            raise InputError(path, None, "no such file", "a readable file")
+        if not os.access(path, os.R_OK):
+            raise InputError(path, None, "permission denied", "a readable file")
+
+
+def _check_output(path: str) -> None:
+    """``-o PATH`` must name a file (new or writable) in an existing, writable directory."""
+    if os.path.isdir(path):
+        raise InputError(path, None, "is a directory", "-o FILE, a file to write")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise InputError(path, None, f"its directory {folder} does not exist", "a writable path")
+    if os.path.exists(path):
+        if not os.access(path, os.W_OK):
+            raise InputError(path, None, "is not writable", "a writable path")
+    elif not os.access(folder, os.W_OK | os.X_OK):
+        raise InputError(path, None, f"its directory {folder} is not writable", "a writable path")
 
 
 def _warn_unused(args: argparse.Namespace) -> None:
@@ -359,8 +409,10 @@ def evaluate_runs(
 ) -> tuple[pd.DataFrame, dict[str, int]]:
     """Evaluate all runs per query in one call, and count each run's queries.
 
-    Returns the tidy result (per-query rows and the ``all`` rows, ordered by
-    run, then query with ``all`` last, then measure as requested) and
+    Returns the tidy result (per-query rows and the summary rows -- the mean
+    over queries, whose ``qid`` is None so that no query id, not even ``all``,
+    can be mistaken for it -- ordered by run, then query with the summary
+    last, then measure as requested) and
     ``num_q`` per run: the number of queries the ``all`` row averages over
     (trec_eval's ``num_q``).  ``spread`` evaluates with
     :func:`tiecore.spread.evaluate_spread` (aware mode with var, min, max).
@@ -392,16 +444,31 @@ def evaluate_runs(
             raise
         where = f"{sources[name]} (run {name})"
         raise InputError(where, error.line, error.problem, error.expected) from None
-    queries = result.loc[result["qid"] != "all"].groupby("run", sort=False)["qid"].nunique()
+    result = _summary_apart(result)  # the mean-over-queries rows get qid None, not "all"
+    summary = result["qid"].isna().to_numpy()
+    queries = result.loc[~summary].groupby("run", sort=False)["qid"].nunique()
     num_q = {name: int(queries.get(name, 0)) for name in runs}
     run_rank = result["run"].astype(str).map({name: i for i, name in enumerate(runs)})
     pair_rank = pd.factorize(result["run"].astype(str) + "\0" + result["qid"].astype(str))[0]
     measure_rank = result["measure"].astype(str).map({str(m): i for i, m in enumerate(measures)})
     # Run order as given; in a run, queries in evaluate's order with "all" last; then the
     # measures in the order asked for.
-    order = np.lexsort((measure_rank, pair_rank, result["qid"] == "all", run_rank))
+    order = np.lexsort((measure_rank, pair_rank, summary, run_rank))
     result = result.iloc[order].reset_index(drop=True)
     return result, num_q
+
+
+def _summary_apart(result: pd.DataFrame) -> pd.DataFrame:
+    """``result`` with qid None on the summary rows, which are labelled ``all``.
+
+    :func:`tiecore.evaluate` puts each (run, measure)'s summary row after its
+    per-query rows, so the summary is the last row of each (run, measure), whatever
+    the queries are called.
+    """
+    last = result.groupby(["run", "measure"], sort=False).cumcount(ascending=False) == 0
+    qid = result["qid"].astype(object).to_numpy(copy=True)
+    qid[last.to_numpy()] = None
+    return result.assign(qid=qid)
 
 
 def _only(options: dict, *names: str) -> dict:
@@ -409,7 +476,18 @@ def _only(options: dict, *names: str) -> dict:
 
 
 def format_trec(result: pd.DataFrame, num_q: dict[str, int]) -> str:
-    """trec_eval-like text: per run a ``runid`` and a ``num_q`` line, then the rows."""
+    """trec_eval-like text: per run a ``runid`` and a ``num_q`` line, then the rows.
+
+    The summary rows (qid None) are labelled ``all``, as trec_eval labels them; a
+    query really named ``all`` among the rows would be mistaken for them, so it
+    raises ``ValueError``.
+    """
+    clash = result["qid"].eq("all") & result["qid"].notna()
+    if clash.any():
+        raise ValueError(
+            "a query is named 'all', the name trec format gives the summary rows "
+            "(expected --format csv or json, whose summary rows have no qid, or no -q)"
+        )
     lines: list[str] = []
     for run, block in result.groupby("run", sort=False):
         lines.append(f"{'runid':<22}\tall\t{run}")
@@ -418,7 +496,7 @@ def format_trec(result: pd.DataFrame, num_q: dict[str, int]) -> str:
             f"{measure:<22}\t{qid}\t{value:.4f}"
             for measure, qid, value in zip(
                 block["measure"].astype(str).tolist(),
-                block["qid"].astype(str).tolist(),
+                block["qid"].fillna("all").astype(str).tolist(),
                 block["value"].tolist(),
                 strict=True,
             )
@@ -432,11 +510,14 @@ def _columns(result: pd.DataFrame) -> list[str]:
 
 
 def _records(result: pd.DataFrame) -> list[dict[str, object]]:
-    """Rows as plain Python values (floats keep full precision); NaN becomes None."""
+    """Rows as plain Python values (floats keep full precision); NaN becomes None, and
+    so does the qid of a summary row."""
     columns = _columns(result)
     data = {
         c: result[c].astype(str).tolist()
-        if c in ("run", "qid", "measure")
+        if c in ("run", "measure")
+        else [None if pd.isna(q) else str(q) for q in result[c].tolist()]
+        if c == "qid"
         else result[c].astype(float).tolist()
         for c in columns
     }
@@ -450,7 +531,10 @@ def _records(result: pd.DataFrame) -> list[dict[str, object]]:
 
 
 def format_csv(result: pd.DataFrame, num_q: dict[str, int]) -> str:
-    """CSV with a header; floats are written with ``repr`` so they read back exactly."""
+    """CSV with a header; floats are written with ``repr`` so they read back exactly.
+
+    A summary row (the mean over queries) has an empty qid, which no query id can be.
+    """
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     columns = _columns(result)
@@ -463,7 +547,10 @@ def format_csv(result: pd.DataFrame, num_q: dict[str, int]) -> str:
 
 
 def format_json(result: pd.DataFrame, num_q: dict[str, int]) -> str:
-    """A JSON list of records, one per line; floats read back exactly."""
+    """A JSON list of records, one per line; floats read back exactly.
+
+    A summary row (the mean over queries) has ``"qid": null``.
+    """
     records = _records(result)
     return "[\n" + ",\n".join(json.dumps(r) for r in records) + ("\n]\n" if records else "]\n")
 
@@ -534,6 +621,8 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
     measures = parse_measures(split_measures(args.measures or []) or list(DEFAULT_MEASURES))
     _warn_unused(args)
     runs, qrels, sources = _read_inputs(args)
+    if args.ties == "sampled":  # refuse a count that cannot fit before the long work
+        _check_sample_count(args.samples or DEFAULT_SAMPLES, runs, qrels, measures)
     show = args.progress if args.progress is not None else stderr.isatty()
 
     def progress(index: int, total: int, name: str, seconds: float) -> None:
@@ -555,38 +644,118 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
         spread=args.spread,
     )
     if not args.per_query:
-        result = result[result["qid"] == "all"].reset_index(drop=True)
+        result = result[result["qid"].isna()].reset_index(drop=True)
+    elif args.format == "trec" and result["qid"].eq("all").any():
+        raise InputError(
+            args.letor or f"{args.files[0]} and the runs",
+            None,
+            "a query is named 'all', the name trec format gives the summary rows",
+            "--format csv or json, whose summary rows have no qid, or no -q",
+        )
     return _FORMATTERS[args.format](result, num_q)
+
+
+def _check_sample_count(
+    samples: int, runs: dict[str, pd.DataFrame], qrels: pd.DataFrame, measures: list[Measure]
+) -> None:
+    """:func:`tiecore.evaluate.check_samples` for these inputs, as a usage error."""
+    from tiecore.evaluate import check_samples
+
+    rows = max((len(run) for run in runs.values()), default=0)
+    try:
+        check_samples(samples, int(qrels["qid"].nunique()), len(measures), rows, name="--samples")
+    except ValueError as error:
+        raise _UsageError(str(error)) from None
 
 
 def _one_line(message: object) -> str:
     return " ".join(str(message).split())
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status (0 ok, 2 bad input or options).
+#: Exit status after Ctrl-C (128 + SIGINT), as shells report it.
+EXIT_INTERRUPTED = 130
+#: Exit status when stdout's reader went away (128 + SIGPIPE), as shells report it.
+EXIT_BROKEN_PIPE = 141
 
-    Warnings (for example run queries missing from the qrels) are printed as
-    ``tiecore: warning: ...`` lines on stderr, each distinct message once.
+
+class _Stream:
+    """A text stream whose writes never raise: once its reader is gone or it is closed
+    (``2>&-``, ``| head``), what is written is dropped and ``broken`` is set."""
+
+    def __init__(self, stream: TextIO | None) -> None:
+        self.stream = stream
+        self.broken = stream is None
+
+    def write(self, text: str) -> int:
+        if not self.broken:
+            try:
+                self.stream.write(text)
+                self.stream.flush()
+            except (OSError, ValueError):  # BrokenPipeError, EBADF, a closed file object
+                self.broken = True
+                _to_devnull(self.stream)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        try:
+            return not self.broken and self.stream.isatty()
+        except (OSError, ValueError):
+            return False
+
+
+def _to_devnull(stream: TextIO | None) -> None:
+    """Point ``stream``'s descriptor at /dev/null, so that the flush at exit finds no
+    broken pipe to complain about (the Python docs' recipe for SIGPIPE)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # not a real file (io.UnsupportedOperation)
+        pass
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status.
+
+    0 ok, 2 bad input or options (one ``tiecore: error: ...`` line on stderr), 130
+    after Ctrl-C (one ``tiecore: interrupted`` line), 141 when stdout's reader went
+    away (``| head``; nothing more is printed). Warnings (for example run queries
+    missing from the qrels) are printed as ``tiecore: warning: ...`` lines on
+    stderr, each distinct message once. A closed stderr never stops the work.
     """
-    stdout, stderr = sys.stdout, sys.stderr
+    stderr = _Stream(sys.stderr)
+    try:
+        return _main(argv, stderr)
+    except KeyboardInterrupt:
+        print("tiecore: interrupted", file=stderr)
+        return EXIT_INTERRUPTED
+
+
+def _main(argv: Sequence[str] | None, stderr: _Stream) -> int:
+    stdout = sys.stdout
     seen: set[str] = set()
 
     def show_warning(message, category, filename, lineno, file=None, line=None) -> None:
         text = _one_line(message)
         if text not in seen:
             seen.add(text)
-            print(f"tiecore: warning: {text}", file=stderr, flush=True)
+            print(f"tiecore: warning: {text}", file=stderr)
 
     def fail(message: object) -> int:
-        print(f"tiecore: error: {_one_line(message)}", file=stderr, flush=True)
+        print(f"tiecore: error: {_one_line(message)}", file=stderr)
         return EXIT_USAGE
 
     try:
-        args = build_parser().parse_args(argv)
+        with contextlib.redirect_stderr(stderr):  # argparse prints --help errors there
+            args = build_parser().parse_args(argv)
     except _UsageError as error:
         return fail(error)
     except SystemExit as done:  # --help and --version
+        if stdout is None:
+            return EXIT_BROKEN_PIPE
         return done.code if isinstance(done.code, int) else 0
 
     with warnings.catch_warnings():
@@ -598,23 +767,24 @@ def main(argv: Sequence[str] | None = None) -> int:
             return fail(error)
         except UnicodeDecodeError as error:
             return fail(f"cannot decode input as text: {error}")
+        except MemoryError:
+            return fail("out of memory (try fewer runs, features or --samples)")
         except OSError as error:
             where = f"{error.filename}: " if error.filename else ""
             return fail(f"{where}{error.strerror or error}")
 
     try:
         if args.output is None:
+            if stdout is None:  # started with stdout closed (>&-)
+                return EXIT_BROKEN_PIPE
             stdout.write(text)
             stdout.flush()
         else:
             Path(args.output).write_text(text, encoding="utf-8")
     except BrokenPipeError:
         # The reader went away (``| head``): stop quietly, without a second error at exit.
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), stdout.fileno())
-        except (OSError, ValueError):  # not a real file (io.UnsupportedOperation is both)
-            pass
-        return 1
+        _to_devnull(stdout)
+        return EXIT_BROKEN_PIPE
     except OSError as error:
         return fail(f"{args.output}: {error.strerror or error}")
     return 0
