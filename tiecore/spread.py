@@ -45,7 +45,8 @@ import pandas as pd
 from scipy import special, stats
 
 from tiecore import kernels, profiles
-from tiecore.evaluate import Runs, as_run_dict, check_depth
+from tiecore._parallel import map_runs
+from tiecore.evaluate import Runs, check_depth
 from tiecore.judgments import Judgments, gain_of
 from tiecore.measures import Measure, parse_measures
 from tiecore.profiles import Profile
@@ -69,14 +70,15 @@ def evaluate_spread(
     depth: int | None = None,
     complete: bool = False,
     per_query: bool = False,
-    progress: Callable[[int, int, str], None] | None = None,
+    progress: Callable[[int, int | None, str], None] | None = None,
+    client: object = None,
 ) -> pd.DataFrame:
     """Aware value, exact variance and bounds of every measure of every run.
 
     Parameters
     ----------
-    runs, qrels, measures, rel_level, depth, complete, per_query, progress
-        As in :func:`tiecore.evaluate`.
+    runs, qrels, measures, rel_level, depth, complete, per_query, progress, client
+        As in :func:`tiecore.evaluate` (runs may be files, read one at a time).
 
     Returns
     -------
@@ -98,15 +100,15 @@ def evaluate_spread(
     check_depth(depth)
     measures = parse_measures(_as_list(measures))
     judgments = Judgments.from_qrels(qrels, rel_level)
-    frames = []
-    runs = as_run_dict(runs)
-    for done, (name, run) in enumerate(runs.items(), start=1):
+
+    def one_run(name: str, run: pd.DataFrame) -> pd.DataFrame:
         ranking = Ranking.build(run, judgments, tiebreak="file_order", name=name)
         found = query_spread(ranking, judgments, measures, depth=depth)
         chosen = np.ones(len(judgments.qids), bool) if complete else ranking.counts > 0
-        frames.append(_tidy(name, judgments.qids[chosen], found, chosen, per_query))
-        if progress is not None:
-            progress(done, len(runs), name)
+        return _tidy(name, judgments.qids[chosen], found, chosen, per_query)
+
+    # One run at a time (paths read and dropped), or one task per run on a dask client.
+    frames = map_runs(one_run, runs, client=client, progress=progress)
     return pd.concat(frames, ignore_index=True)
 
 
