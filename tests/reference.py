@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import struct
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -44,7 +45,26 @@ Label = int | None
 NDCG_USES_REL_LEVEL = False
 
 #: Tie-break policies with one deterministic order.
-DETERMINISTIC_POLICIES = ("trec_eval", "docno_asc", "file_order", "optimistic", "pessimistic")
+DETERMINISTIC_POLICIES = (
+    "trec_eval",
+    "trec_eval_double",
+    "docno_asc",
+    "file_order",
+    "optimistic",
+    "pessimistic",
+)
+
+
+def as_c_float(score: float) -> float:
+    """``(float) score`` in C: trec_eval 9 keeps scores as 32-bit floats.
+
+    ``struct`` packs through the same C conversion (round to nearest, ties to
+    even) but refuses results past the float range, which C turns into +-inf.
+    """
+    try:
+        return struct.unpack("f", struct.pack("f", score))[0]
+    except OverflowError:
+        return math.copysign(math.inf, score)
 
 
 # --------------------------------------------------------------------------- labels
@@ -373,7 +393,9 @@ def order_indices(
 
     All policies sort by score descending; inside a tie group:
 
-    - ``trec_eval``: docno descending (Python ``str`` order = strcmp for ASCII);
+    - ``trec_eval``: trec_eval 9 -- the scores compared as C floats (scores equal
+      in float32 tie), then docno descending (Python ``str`` order = strcmp for ASCII);
+    - ``trec_eval_double``: trec_eval 10 -- the scores as given, then docno descending;
     - ``docno_asc``: docno ascending;
     - ``file_order``: original row order (a stable sort);
     - ``optimistic``: level descending (unjudged with the negative levels). Relevant
@@ -388,6 +410,10 @@ def order_indices(
     """
     rows = list(range(len(scores)))
     if tiebreak == "trec_eval":
+        rows.sort(key=lambda i: docnos[i], reverse=True)
+        rows.sort(key=lambda i: as_c_float(scores[i]), reverse=True)
+        return rows
+    if tiebreak == "trec_eval_double":
         rows.sort(key=lambda i: docnos[i], reverse=True)
     elif tiebreak == "docno_asc":
         rows.sort(key=lambda i: docnos[i])

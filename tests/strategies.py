@@ -17,6 +17,31 @@ from hypothesis import strategies as st
 
 #: Exactly representable scores, so equal scores stay equal whatever the code path.
 SCORES = (-1.5, 0.0, 0.25, 0.5, 1.0, 2.0, 3.0)
+#: Scores that differ as float64 but not once rounded to float32 (trec_eval 9's
+#: C float): 1e-9 apart near 1 (float32's spacing there is 1.2e-7), on both sides
+#: of a rounding midpoint, beyond the float range (+-inf) and below it (0).
+FLOAT32_COLLIDING = (
+    1.0,
+    1.0 + 1e-9,
+    1.0 + 2e-9,
+    1.0 - 1e-9,
+    1.0 + 2.0**-24,  # the midpoint between 1 and the next float: rounds to even (1)
+    1.0 + 2.0**-24 + 2.0**-40,  # just above it: rounds up
+    1.0 + 2.0**-23,
+    0.5,
+    0.5 + 1e-12,
+    -2.0,
+    -2.0 - 1e-9,
+    1e39,
+    2e39,
+    3.4028235e38,
+    -1e39,
+    -5e39,
+    0.0,
+    1e-50,
+    -1e-50,
+    2e-46,
+)
 #: Qrels levels; ``None`` (not in the qrels) is added for retrieved documents.
 LEVELS = (-1, 0, 1, 2, 3)
 ALPHABET = "abAB09-_.Z"
@@ -141,12 +166,19 @@ def cases(
     max_label_kinds: int = 3,
     distinct_scores: bool = False,
     only_both: bool = False,
+    score_pool: tuple[float, ...] = SCORES,
+    max_score_values: int = 3,
 ) -> Case:
-    """A tie-heavy run with its qrels; the first query is always in both."""
+    """A tie-heavy run with its qrels; the first query is always in both.
+
+    Each case draws up to ``max_score_values`` scores from ``score_pool``.
+    """
     n = draw(st.integers(1, max_queries))
     qid = st.text(QID_ALPHABET, min_size=1, max_size=3)
     qids = draw(st.lists(qid, min_size=n, max_size=n, unique=True))
-    score_values = draw(st.lists(st.sampled_from(SCORES), min_size=1, max_size=3, unique=True))
+    score_values = draw(
+        st.lists(st.sampled_from(score_pool), min_size=1, max_size=max_score_values, unique=True)
+    )
     role_pool = ("both",) if only_both else ("both", "both", "both", "run", "qrels")
     result = {}
     for i, qid in enumerate(qids):

@@ -28,7 +28,7 @@ import pytest
 import reference as ref
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
-from strategies import Case, cases, depths, rel_levels
+from strategies import FLOAT32_COLLIDING, Case, cases, depths, rel_levels
 
 import tiecore
 
@@ -150,6 +150,29 @@ def test_oblivious_equals_the_policys_ordering(case, specs, options, policy):
     assert_tables_match(
         got, expected, OBLIVIOUS_TOL, case, complete=options["complete"], label=policy
     )
+
+
+#: Runs whose scores tie in float32 but not in float64 (trec_eval 9 vs the scores as given).
+colliding_cases = cases(score_pool=FLOAT32_COLLIDING, max_score_values=6)
+
+
+@settings(PROPERTY, max_examples=100)
+@given(colliding_cases, measure_sets, options, st.sampled_from(ref.DETERMINISTIC_POLICIES))
+def test_oblivious_with_float32_collisions(case, specs, options, policy):
+    """trec_eval breaks float32 ties by docno; every other policy sees the float64 scores."""
+    got = as_table(run_tiecore(case, specs, ties="oblivious", tiebreak=policy, **options))
+    expected = reference_table(case, specs, policy, **options)
+    assert_tables_match(
+        got, expected, OBLIVIOUS_TOL, case, complete=options["complete"], label=policy
+    )
+
+
+@settings(PROPERTY, max_examples=60)
+@given(colliding_cases, measure_sets, options)
+def test_aware_ties_are_the_scores_as_given(case, specs, options):
+    got = as_table(run_tiecore(case, specs, ties="aware", **options))
+    expected = reference_table(case, specs, None, **options)
+    assert_tables_match(got, expected, AWARE_TOL, case, complete=options["complete"], label="aware")
 
 
 @settings(PROPERTY, max_examples=100)

@@ -15,11 +15,18 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
+import strategies
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import FLOAT32_COLLIDING, cases
 
 import tiecore
 from tiecore.cli import main
+from tiecore.judgments import Judgments
+from tiecore.ranking import TIEBREAKS, Ranking
 
 DATA = Path(os.environ.get("TIECORE_TREC_EVAL_TESTS", "/work/shared/data/trec_eval_tests"))
 TOLERANCE = 5e-5 + 1e-12
@@ -320,3 +327,136 @@ def test_trec_eval_tiebreak_ignores_file_order() -> None:
     first = tiecore.evaluate(run, qrels, golden.measures, ties="oblivious")
     second = tiecore.evaluate(shuffled, qrels, golden.measures, ties="oblivious")
     pd.testing.assert_frame_equal(first, second)
+
+
+# ------------------------------------------------ float32 scores (trec_eval 9's C float)
+
+#: trec_eval families at cutoffs 1..10 (pytrec_eval's "name.k,k,..." syntax)
+_CUTS = ",".join(map(str, range(1, 11)))
+SMALL_FAMILIES = {"map", "recip_rank", "ndcg", "Rprec", "bpref"} | {
+    f"{name}.{_CUTS}" for name in ("P", "recall", "map_cut", "ndcg_cut", "success")
+}
+
+
+def pytrec_eval_values(
+    scored: dict[str, dict[str, float]], judged: dict[str, dict[str, int]], rel_level: int
+) -> dict[tuple[str, str], float]:
+    """pytrec_eval (trec_eval 9.0.x's C code) per query, our measure names."""
+    import pytrec_eval
+
+    evaluator = pytrec_eval.RelevanceEvaluator(judged, SMALL_FAMILIES, relevance_level=rel_level)
+    return {
+        (ours, qid): value
+        for qid, by_name in evaluator.evaluate(scored).items()
+        for name, value in by_name.items()
+        if (ours := our_name(name)) is not None
+    }
+
+
+def case_dicts(case: strategies.Case) -> tuple[dict, dict]:
+    """(run, qrels) of a generated case as pytrec_eval's nested dicts.
+
+    trec_eval reads uninitialized memory when all of a query's levels are
+    negative, so every qrels query gets one more judged non-relevant doc that
+    no run retrieves.
+    """
+    judged = {qid: dict(q.qrels) | {"~pad": 0} for qid, q in case.queries.items() if q.qrels}
+    scored = {
+        qid: dict(zip(q.docnos, q.scores, strict=True))
+        for qid, q in case.queries.items()
+        if q.docnos
+    }
+    return scored, judged
+
+
+def tiecore_values(case: strategies.Case, measures, rel_level: int, tiebreak: str) -> dict:
+    run, (_, judged) = case.run_frame(), case_dicts(case)
+    qrels = pd.DataFrame(
+        [(qid, docno, level) for qid, docs in judged.items() for docno, level in docs.items()],
+        columns=["qid", "docno", "level"],
+    )
+    frame = tiecore.evaluate(
+        run, qrels, measures, ties="oblivious", tiebreak=tiebreak, rel_level=rel_level,
+        per_query=True,
+    )  # fmt: skip
+    frame = frame[frame["qid"] != "all"]
+    return dict(zip(zip(frame["measure"], frame["qid"], strict=True), frame["value"], strict=True))
+
+
+def assert_same(ours: dict, theirs: dict, label: str) -> None:
+    assert set(ours) == set(theirs), label
+    problems = [
+        f"{label} {m} qid={q}: tiecore {ours[m, q]!r}, pytrec_eval {v!r}"
+        for (m, q), v in theirs.items()
+        if not abs(ours[m, q] - v) <= 1e-12
+    ]
+    assert not problems, "\n".join(problems[:20])
+
+
+colliding = cases(score_pool=FLOAT32_COLLIDING, max_score_values=6, max_label_kinds=4)
+
+
+@pytest.mark.filterwarnings("ignore::tiecore.TieCoreWarning")
+@settings(max_examples=150, deadline=None)
+@given(colliding, st.sampled_from([1, 2]))
+def test_trec_eval_tiebreak_compares_scores_as_c_floats(case, rel_level) -> None:
+    """Scores equal in float32 tie for trec_eval 9 and fall to its docno order."""
+    scored, judged = case_dicts(case)
+    theirs = pytrec_eval_values(scored, judged, rel_level)
+    ours = tiecore_values(case, list(dict.fromkeys(m for m, _ in theirs)), rel_level, "trec_eval")
+    assert_same(ours, theirs, "trec_eval")
+
+
+@pytest.mark.filterwarnings("ignore::tiecore.TieCoreWarning")
+@settings(max_examples=100, deadline=None)
+@given(colliding, st.sampled_from([1, 2]))
+def test_trec_eval_double_is_the_float64_order(case, rel_level) -> None:
+    """trec_eval 10's order: the rows sorted by (float64 score, docno) descending here,
+    then handed to trec_eval's code as distinct small integers, which no rounding changes."""
+    scored, judged = case_dicts(case)
+    ranked = {
+        qid: sorted(docs, key=lambda d, docs=docs: (docs[d], d), reverse=True)
+        for qid, docs in scored.items()
+    }
+    plain = {
+        qid: {d: float(len(order) - i) for i, d in enumerate(order)}
+        for qid, order in ranked.items()
+    }
+    theirs = pytrec_eval_values(plain, judged, rel_level)
+    measures = list(dict.fromkeys(m for m, _ in theirs))
+    assert_same(tiecore_values(case, measures, rel_level, "trec_eval_double"), theirs, "double")
+
+
+def test_float32_collision_worked_example() -> None:
+    """1.000000001 and 1.0 are one float32: trec_eval 9 ranks docno "b" (non-relevant) first."""
+    run = pd.DataFrame({"qid": "q", "docno": ["a", "b"], "score": [1.0 + 1e-9, 1.0]})
+    qrels = pd.DataFrame({"qid": "q", "docno": ["a", "b"], "level": [1, 0]})
+    theirs = pytrec_eval_values({"q": {"a": 1.0 + 1e-9, "b": 1.0}}, {"q": {"a": 1, "b": 0}}, 1)
+    assert theirs["RR", "q"] == 0.5
+    values = {
+        tiebreak: tiecore.evaluate(run, qrels, "RR", ties="oblivious", tiebreak=tiebreak)
+        for tiebreak in ("trec_eval", "trec_eval_double")
+    }
+    assert values["trec_eval"]["value"].iloc[0] == 0.5
+    assert values["trec_eval_double"]["value"].iloc[0] == 1.0
+    # aware takes the scores as given: no tie, so the float64 order
+    assert tiecore.evaluate(run, qrels, "RR")["value"].iloc[0] == 1.0
+
+
+ORDERED = [policy for policy in TIEBREAKS if policy != "random"]
+
+
+@pytest.mark.filterwarnings("ignore::tiecore.TieCoreWarning")
+@settings(max_examples=100, deadline=None)
+@given(colliding, st.sampled_from(ORDERED), st.sampled_from(ORDERED))
+def test_retie_equals_a_fresh_build(case, first, then) -> None:
+    """Re-tying merges (or splits) the groups float32 rounding ties, like a fresh sort."""
+    run, qrels = case.run_frame(), case.qrels_frame()
+    judgments = Judgments.from_qrels(qrels)
+    fresh = Ranking.build(run, judgments, tiebreak=then)
+    again = Ranking.build(run, judgments, tiebreak=first).retie(then)
+    for name in ("query", "rank", "level", "row", "score", "group", "group_start", "offset"):
+        np.testing.assert_array_equal(getattr(again, name), getattr(fresh, name), err_msg=name)
+    for name in ("size", "rel_count", "nonrel_count", "rel_before", "nonrel_before"):
+        np.testing.assert_array_equal(getattr(again, name), getattr(fresh, name), err_msg=name)
+    assert again.docno.equals(fresh.docno) and again.float32_ties == fresh.float32_ties

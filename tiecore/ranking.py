@@ -5,6 +5,13 @@ rows sorted by score descending and then by a tie-break policy.  A *tie group*
 is a maximal run of rows of one query with equal scores; ``offset`` is the
 number of rows ranked above it (the paper's ``t_i``), ``size`` its ``n_i``,
 ``rel`` its ``r_i`` and ``rel_before`` the paper's ``R_i``.
+
+Scores are compared as given (float64), except under the ``trec_eval`` policy:
+trec_eval 9.0.x (and pytrec_eval, ir_measures) stores scores as C ``float``,
+so two scores equal once rounded to float32 tie there and fall to its docno
+tie-break.  That policy compares ``float32(score)``, rounded as C converts a
+double (to nearest, ties to even; beyond the float range to +-inf, where all
+such scores tie); ``trec_eval_double`` is trec_eval 10's order, in float64.
 """
 
 from __future__ import annotations
@@ -22,7 +29,37 @@ from tiecore.io import first_duplicate
 from tiecore.judgments import Judgments, as_arrow_strings
 
 #: Tie-break policies of the oblivious mode.
-TIEBREAKS = ("trec_eval", "docno_asc", "file_order", "optimistic", "pessimistic", "random")
+TIEBREAKS = (
+    "trec_eval",
+    "trec_eval_double",
+    "docno_asc",
+    "file_order",
+    "optimistic",
+    "pessimistic",
+    "random",
+)
+#: Policies that compare scores as trec_eval 9 stores them (C float).
+FLOAT32_POLICIES = ("trec_eval",)
+
+
+def float32_scores(score: np.ndarray) -> np.ndarray:
+    """Scores as trec_eval 9 keeps them: C's double -> float conversion, -0.0 made 0.0.
+
+    Round to nearest, ties to even; magnitudes past the largest float become
+    +-inf (and then tie with each other), as the conversion does on IEEE hardware.
+
+    >>> float32_scores(np.array([1.0, 1.0 + 1e-9, 1e39, 2e39, -0.0])).tolist()
+    [1.0, 1.0, inf, inf, 0.0]
+    """
+    with np.errstate(over="ignore"):
+        return np.asarray(score, dtype=np.float64).astype(np.float32) + np.float32(0.0)
+
+
+def tie_key(score: np.ndarray, tiebreak: str) -> np.ndarray:
+    """The score values a policy compares: float32 for ``trec_eval``, else as given."""
+    if tiebreak in FLOAT32_POLICIES:
+        return float32_scores(score)
+    return np.asarray(score, dtype=np.float64) + 0.0
 
 
 @dataclass
@@ -35,6 +72,9 @@ class Ranking:
     and ``row`` (its row in the run, for the file-order tie-break).
     Per group: ``group_start`` (row), ``offset``, ``size``, ``rel_count``,
     ``nonrel_count``, ``rel_before`` and ``nonrel_before`` (within its query).
+    ``score`` holds each row's score as given; ``float32_ties`` says that the
+    groups are those of ``float32(score)`` (the ``trec_eval`` policy), not of
+    the scores as given.
     """
 
     name: str
@@ -57,6 +97,8 @@ class Ranking:
     docno: pa.Array
     row: np.ndarray
     skipped: np.ndarray
+    score: np.ndarray
+    float32_ties: bool = False
 
     @property
     def group_query(self) -> np.ndarray:
@@ -81,7 +123,8 @@ class Ranking:
         """Sort ``run`` (columns qid, docno, score) against ``judgments``.
 
         Run queries without judgments are dropped with a warning; a docno
-        twice in one query is an error, as in trec_eval.
+        twice in one query is an error, as in trec_eval.  The tie groups are
+        those of the scores the policy compares (:func:`tie_key`).
         """
         name = name or run.attrs.get("name") or "run"
         if tiebreak not in TIEBREAKS:
@@ -135,25 +178,40 @@ class Ranking:
         level, judged = judgments.lookup(query, docno)
         rel = judged & (level >= judgments.rel_level)
         row = np.flatnonzero(known) if skipped.size else np.arange(len(query))
-        keys = {"query": (query, "ascending"), "score": (score, "descending")}
+        key = tie_key(score, tiebreak)
+        keys = {"query": (query, "ascending"), "score": (key, "descending")}
         order = _order(keys, docno, level, rel, tiebreak, seed)
-        query, score, level, judged, rel, row = (
-            a[order] for a in (query, score, level, judged, rel, row)
+        query, score, key, level, judged, rel, row = (
+            a[order] for a in (query, score, key, level, judged, rel, row)
         )
         docno = docno.take(pa.array(order))
         nonrel = judged & (level >= 0) & ~rel
         return cls._from_sorted(
-            name, judgments, query, score, level, judged, rel, nonrel, docno, row, skipped
-        )
+            name, len(judgments.qids), query, score, key, level, judged, rel, nonrel, docno,
+            row, skipped, tiebreak in FLOAT32_POLICIES,
+        )  # fmt: skip
 
     def retie(self, tiebreak: str, *, seed: int | np.random.Generator | None = 0) -> Ranking:
         """The same ranking with each tie group's rows in the order of another policy.
 
-        Groups, offsets and per-group counts stay; only the per-row fields move
-        inside their groups, without a second lookup and sort of the whole run.
+        Groups, offsets and per-group counts stay and only the per-row fields
+        move inside their groups, without a second lookup and sort of the whole
+        run, unless the policy compares scores in the other precision (float32
+        for ``trec_eval``) and that merges or splits groups: then the rows are
+        sorted again by score.
         """
         if tiebreak not in TIEBREAKS:
             raise ValueError(f"tiebreak must be one of {TIEBREAKS}, got {tiebreak!r}")
+        float32_ties = tiebreak in FLOAT32_POLICIES
+        if float32_ties != self.float32_ties and extra_float32_ties(self.query, self.score)[0]:
+            key = tie_key(self.score, tiebreak)
+            keys = {"query": (self.query, "ascending"), "score": (key, "descending")}
+            order = _order(keys, self.docno, self.level, self.rel, tiebreak, seed, row=self.row)
+            return self._from_sorted(
+                self.name, len(self.starts), self.query[order], self.score[order], key[order],
+                self.level[order], self.judged[order], self.rel[order], self.nonrel[order],
+                self.docno.take(pa.array(order)), self.row[order], self.skipped, float32_ties,
+            )  # fmt: skip
         keys = {"group": (self.group, "ascending")}
         order = _order(keys, self.docno, self.level, self.rel, tiebreak, seed, row=self.row)
         return replace(
@@ -163,14 +221,17 @@ class Ranking:
             rel=self.rel[order],
             nonrel=self.nonrel[order],
             row=self.row[order],
+            score=self.score[order],
             docno=self.docno.take(pa.array(order)),
+            float32_ties=float32_ties,
         )
 
     @classmethod
     def _from_sorted(
-        cls, name, judgments, query, score, level, judged, rel, nonrel, docno, row, skipped
-    ):
-        n_rows, n_queries = len(query), len(judgments.qids)
+        cls, name, n_queries, query, score, key, level, judged, rel, nonrel, docno, row, skipped,
+        float32_ties,
+    ):  # fmt: skip
+        n_rows = len(query)
         counts = np.bincount(query, minlength=n_queries)
         starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
         new_query = np.ones(n_rows, dtype=bool)
@@ -178,7 +239,7 @@ class Ranking:
         if np.count_nonzero(new_query) != np.count_nonzero(counts):
             raise AssertionError("rows of a query are not contiguous")
         boundary = new_query.copy()
-        boundary[1:] |= score[1:] != score[:-1]
+        boundary[1:] |= key[1:] != key[:-1]
         group_start = np.flatnonzero(boundary)
         group = np.cumsum(boundary) - 1
         rank = np.arange(n_rows) - starts[query] + 1
@@ -207,7 +268,35 @@ class Ranking:
             docno=docno,
             row=row,
             skipped=skipped,
+            score=score,
+            float32_ties=float32_ties,
         )
+
+
+def extra_float32_ties(query: np.ndarray, score: np.ndarray) -> tuple[int, int]:
+    """Rows and queries where float32 rounding ties scores that differ as float64.
+
+    ``query`` and ``score`` must be sorted by query, then score descending (any
+    order inside ties).  A row counts when it shares its float32 score with a
+    row of another float64 score of its query: trec_eval 9 sees a tie there
+    that the scores as given do not have.
+
+    >>> extra_float32_ties(np.array([0, 0, 0, 1]), np.array([2.0, 1.0 + 1e-9, 1.0, 1.0]))
+    (2, 1)
+    """
+    if len(query) < 2:
+        return 0, 0
+    wide, narrow = tie_key(score, "file_order"), float32_scores(score)
+    same_query = query[1:] == query[:-1]
+    merged = same_query & (narrow[1:] == narrow[:-1]) & (wide[1:] != wide[:-1])
+    if not merged.any():
+        return 0, 0
+    # float32 groups holding a merge: every row of them counts
+    group = np.cumsum(np.r_[True, ~same_query | (narrow[1:] != narrow[:-1])]) - 1
+    hit = np.zeros(group[-1] + 1, dtype=bool)
+    hit[group[1:][merged]] = True
+    rows = hit[group]
+    return int(rows.sum()), int(np.unique(query[rows]).size)
 
 
 def _exclusive_within(counts: np.ndarray, first: np.ndarray) -> np.ndarray:
@@ -221,15 +310,16 @@ def _order(keys, docno, level, rel, tiebreak, seed, row=None) -> np.ndarray:
 
     Rows the policy leaves tied keep their order, or follow ``row`` when given.
 
-    trec_eval: docno descending (byte order); docno_asc; file_order: as given;
+    trec_eval, trec_eval_double: docno descending (byte order); docno_asc;
+    file_order: as given;
     optimistic: relevant, then higher levels first (the maximum of every
     measure); pessimistic: the reverse; random: a seeded permutation.
     """
     columns = {name: values for name, (values, _) in keys.items()}
     sort_keys = [(name, direction) for name, (_, direction) in keys.items()]
-    if tiebreak in ("trec_eval", "docno_asc"):
+    if tiebreak in ("trec_eval", "trec_eval_double", "docno_asc"):
         columns["docno"] = docno
-        sort_keys.append(("docno", "descending" if tiebreak == "trec_eval" else "ascending"))
+        sort_keys.append(("docno", "ascending" if tiebreak == "docno_asc" else "descending"))
     elif tiebreak == "random":
         columns["random"] = np.random.default_rng(seed).permutation(len(level))
         sort_keys.append(("random", "ascending"))
