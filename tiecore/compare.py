@@ -414,21 +414,15 @@ def kendall_tau(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     >>> float(kendall_tau(np.array([3.0, 2.0, 1.0]), np.array([1.0, 2.0, 3.0])))
     -1.0
     """
-    x, y = np.broadcast_arrays(tie_levels(x), tie_levels(y))
-    upper = np.triu_indices(x.shape[-1], k=1)
-    sx = np.sign(x[..., None, :] - x[..., :, None])[..., upper[0], upper[1]]
-    sy = np.sign(y[..., None, :] - y[..., :, None])[..., upper[0], upper[1]]
-    untied = np.count_nonzero(sx, axis=-1) * np.count_nonzero(sy, axis=-1)
-    agree = (sx * sy).sum(axis=-1)
-    return np.divide(agree, np.sqrt(untied), out=np.full(agree.shape, np.nan), where=untied > 0)
+    return _correlations(_above(x), _above(y))[0]
 
 
 def tau_ap(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """AP correlation of the ranking by scores ``x`` judged against the ranking by ``y``.
 
     Yilmaz, Aslam & Robertson (SIGIR 2008), higher scores ranked first, with
-    Urbano & Marrero's treatment of ties (ICTIR 2017, the one direction of
-    their ``tau_AP_b``)::
+    Urbano & Marrero's treatment of ties (ICTIR 2017, one direction of their
+    ``tau_AP_b``)::
 
         tau_AP = 2 / |I| * sum_{i in I} C(i) / A(i) - 1
 
@@ -445,18 +439,9 @@ def tau_ap(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     >>> float(tau_ap(np.array([3.0, 2.0, 1.0]), np.array([3.0, 1.0, 2.0])))
     0.5
     """
-    x, y = np.broadcast_arrays(tie_levels(x), tie_levels(y))
-    if x.shape[-1] < 2:
+    if np.shape(x)[-1] < 2:
         raise ValueError("tau_ap needs at least two items")
-    above_x = x[..., None, :] > x[..., :, None]  # [..., i, j]: j above i
-    above_y = y[..., None, :] > y[..., :, None]
-    above = above_x.sum(axis=-1)
-    correct = (above_x & above_y).sum(axis=-1)
-    ratio = np.divide(correct, above, out=np.zeros(above.shape), where=above > 0)
-    counted = np.count_nonzero(above, axis=-1)
-    defined = (counted > 0) & (y.max(axis=-1) > y.min(axis=-1))
-    total = ratio.sum(axis=-1)
-    return np.where(defined, 2.0 * total / np.maximum(counted, 1) - 1.0, np.nan)
+    return _correlations(_above(x), _above(y))[1]
 
 
 def tau_ap_b(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -465,21 +450,65 @@ def tau_ap_b(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     >>> float(tau_ap_b(np.array([3.0, 2.0, 1.0]), np.array([2.0, 2.0, 1.0])))
     0.5
     """
-    return (tau_ap(x, y) + tau_ap(y, x)) / 2.0
+    _, forward, backward = _correlations(_above(x), _above(y))
+    return (forward + backward) / 2.0
+
+
+def _above(x: np.ndarray) -> np.ndarray:
+    """``[..., i, j]``: item ``j`` strictly above item ``i`` (tie levels, :func:`tie_levels`)."""
+    level = tie_levels(x)
+    return level[..., None, :] > level[..., :, None]
+
+
+def _correlations(ax: np.ndarray, ay: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Kendall's tau-b, tau_AP(x vs y) and tau_AP(y vs x) from two :func:`_above` arrays.
+
+    With ``A`` the above matrices: concordant pairs ``sum A_x A_y``,
+    discordant ``sum A_x A_y^T``, untied pairs ``sum A``; ``C(i)`` of both
+    tau_AP directions is the same row sum of ``A_x A_y``.  Broadcasts.
+    """
+    both = np.logical_and(ax, ay).sum(axis=-1)  # (..., n): above i in both
+    crossed = np.logical_and(ax, np.swapaxes(ay, -1, -2)).sum(axis=(-1, -2))
+    above_x, above_y = ax.sum(axis=-1), ay.sum(axis=-1)
+    untied_x, untied_y = above_x.sum(axis=-1), above_y.sum(axis=-1)
+    untied = untied_x * untied_y
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kendall = np.where(untied > 0, (both.sum(axis=-1) - crossed) / np.sqrt(untied), np.nan)
+    defined = untied > 0
+    return kendall, _tau_ap_of(both, above_x, defined), _tau_ap_of(both, above_y, defined)
+
+
+def _tau_ap_of(correct: np.ndarray, above: np.ndarray, defined: np.ndarray) -> np.ndarray:
+    """``2 / |I| sum_{i in I} C(i) / A(i) - 1`` over ``I = {i : A(i) > 0}``; NaN where undefined."""
+    correct, above = np.broadcast_arrays(correct, above)
+    ratio = np.divide(correct, above, out=np.zeros(above.shape), where=above > 0)
+    counted = np.count_nonzero(above, axis=-1)
+    return np.where(defined, 2.0 * ratio.sum(axis=-1) / np.maximum(counted, 1) - 1.0, np.nan)
 
 
 def _agreement(scores: pd.DataFrame, sample_scores: pd.DataFrame) -> pd.DataFrame:
-    """Kendall's tau and tau_AP between every ordered pair of orderings (and the samples)."""
+    """Kendall's tau and tau_AP between every ordered pair of orderings (and the samples).
+
+    The samples go in batches whose ``(samples, runs, runs)`` arrays stay
+    within :data:`CHUNK_CELLS` cells; each batch serves every ordering.
+    """
+    above = {o: _above(scores[o].to_numpy()) for o in ORDERINGS}
     rows = {}
-    sampled = sample_scores[scores.index].to_numpy()
     for a in ORDERINGS:
-        x = scores[a].to_numpy()
         for b in ORDERINGS:
             if a != b:
-                y = scores[b].to_numpy()
-                forward, backward = float(tau_ap(x, y)), float(tau_ap(y, x))
-                rows[a, b] = (float(kendall_tau(x, y)), forward, (forward + backward) / 2)
-        tau, forward, backward = _against_samples(x, sampled)
+                tau, forward, backward = (float(v) for v in _correlations(above[a], above[b]))
+                rows[a, b] = (tau, forward, (forward + backward) / 2)
+    sampled = sample_scores[scores.index].to_numpy()
+    batch = max(1, CHUNK_CELLS // len(scores) ** 2)
+    found = {o: ([], [], []) for o in ORDERINGS}
+    for start in range(0, len(sampled), batch):
+        drawn = _above(sampled[start : start + batch])
+        for o in ORDERINGS:
+            for column, values in zip(found[o], _correlations(above[o], drawn), strict=True):
+                column.append(values)
+    for a in ORDERINGS:
+        tau, forward, backward = (np.concatenate(column) for column in found[a])
         both = (forward + backward) / 2
         rows[a, RANDOM] = (_defined_mean(tau), _defined_mean(forward), _defined_mean(both))
         rows[RANDOM, a] = (_defined_mean(tau), _defined_mean(backward), _defined_mean(both))
@@ -488,20 +517,6 @@ def _agreement(scores: pd.DataFrame, sample_scores: pd.DataFrame) -> pd.DataFram
     )
     frame.index = pd.MultiIndex.from_tuples(frame.index, names=["ordering_a", "ordering_b"])
     return frame
-
-
-def _against_samples(x: np.ndarray, sampled: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Kendall's tau, tau_AP(x vs sample) and tau_AP(sample vs x) per sample.
-
-    In batches of samples, so that the ``(samples, runs, runs)`` pair arrays
-    stay within :data:`CHUNK_CELLS` cells.
-    """
-    batch = max(1, CHUNK_CELLS // len(x) ** 2)
-    parts = [
-        (kendall_tau(x, chunk), tau_ap(x, chunk), tau_ap(chunk, x))
-        for chunk in np.array_split(sampled, range(batch, len(sampled), batch))
-    ]
-    return tuple(np.concatenate(column) for column in zip(*parts, strict=True))
 
 
 def _defined_mean(values: np.ndarray) -> float:
@@ -776,28 +791,39 @@ def _shared_tests(x, li, lj, columns, n_columns, seed, n_resamples) -> dict[str,
 def _sign_flip_counts(x, li, lj, threshold, columns, n_columns, seed, rows, exact) -> np.ndarray:
     """Per pair, how many of ``rows`` sign vectors ``s`` give ``|s . (x_i - x_j)| >= threshold``.
 
-    ``s . (x_i - x_j) = (s x)_i - (s x)_j``: one product of a chunk of sign
-    vectors with the value matrix serves every pair.  Exact: row ``k`` is the
-    bits of ``k``; random: row ``k`` is the ``k``-th row of a stream seeded by
-    ``seed`` with ``n_columns`` bits per row, of which ``columns`` are used
-    (the same rows whatever the chunking and the other runs).
+    A sign vector is a row of bits ``f`` (``s = 1 - 2 f``), so ``s . x = sum x -
+    2 f . x`` for every run at once, and a pair's statistic is the difference
+    of two runs' values.  ``f . x`` is summed a byte at a time from tables of
+    the 256 partial sums of each byte's queries.  Exact: row ``k`` is the bits
+    of ``k`` (query ``q`` is bit ``q``); random: row ``k`` is the ``k``-th row
+    of a stream seeded by ``seed`` with ``n_columns`` bits per row, query
+    ``q`` taking bit ``columns[q]`` (the same rows whatever the chunking and
+    the other runs).
     """
     n, width = x.shape
-    words = (n_columns + 63) // 64
-    chunk = max(1, CHUNK_CELLS // max(n, width, 64 * words))
-    stream = np.random.default_rng([seed, 0x5167_4E5F]).bit_generator
-    bits = np.arange(n, dtype=np.uint64)
+    if exact:
+        columns, words = np.arange(n), 1
+    else:
+        words = (n_columns + 63) // 64
+        stream = np.random.default_rng([seed, 0x5167_4E5F]).bit_generator
+    byte, bit = np.divmod(np.asarray(columns, np.int64), 8)
+    patterns = np.arange(256)[:, None]
+    used = np.unique(byte)
+    tables = [(((patterns >> bit[byte == b]) & 1).astype(np.float64) @ x[byte == b]) for b in used]
+    base = x.sum(axis=0)
+    chunk = max(1, CHUNK_CELLS // max(width, 8 * words))
     hits = np.zeros(len(li), np.int64)
     for start in range(0, rows, chunk):
         size = min(chunk, rows - start)
         if exact:
-            k = np.arange(start, start + size, dtype=np.uint64)
-            flip = ((k[:, None] >> bits) & np.uint64(1)).astype(np.float64)
+            raw = np.arange(start, start + size, dtype="<u8")
         else:
-            raw = stream.random_raw(size * words).astype("<u8").reshape(size, words)
-            every = np.unpackbits(raw.view(np.uint8), axis=1, bitorder="little")
-            flip = every[:, columns].astype(np.float64)
-        product = (1.0 - 2.0 * flip) @ x  # (size, runs)
+            raw = stream.random_raw(size * words).astype("<u8")
+        flipped = raw.view(np.uint8).reshape(size, 8 * words)
+        product = np.zeros((size, width))
+        for b, table in zip(used, tables, strict=True):
+            product += table[flipped[:, b]]
+        product = base - 2.0 * product  # (size, runs): s . x
         pair_step = max(1, CHUNK_CELLS // size)
         for first in range(0, len(li), pair_step):
             part = slice(first, first + pair_step)
