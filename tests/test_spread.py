@@ -11,6 +11,7 @@ Bpref moment formulas beyond the sizes hypothesis draws.
 from __future__ import annotations
 
 import math
+import warnings
 from collections import Counter
 
 import numpy as np
@@ -19,7 +20,7 @@ import pytest
 import reference as ref
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
-from strategies import Case, cases, depths, rel_levels
+from strategies import FLOAT32_COLLIDING, Case, cases, depths, rel_levels
 
 import tiecore
 from tiecore import spread
@@ -254,6 +255,27 @@ def test_tie_profile_counts_the_groups(case, name, top):
     expected = top_var / total if total > 0 else 0.0
     assert profile["var_share_top"] == pytest.approx(expected, abs=1e-12)
     assert 0.0 <= profile["var_share_straddling"] <= 1.0 + 1e-12
+
+
+@settings(PROPERTY, max_examples=80)
+@given(cases(score_pool=FLOAT32_COLLIDING, max_score_values=6))
+def test_tie_profile_counts_the_ties_only_float32_sees(case):
+    run = case.run_frame()
+    rows = list(zip(run["qid"], run["score"], strict=True))
+    hit = [
+        any(q == q2 and ref.as_c_float(x) == ref.as_c_float(y) and x != y for q2, y in rows)
+        for q, x in rows
+    ]
+    queries = {q for (q, _), h in zip(rows, hit, strict=True) if h}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        profile = spread.tie_profile(run)
+    assert profile["float32_tied_rows"] == sum(hit)
+    assert profile["float32_tied_queries"] == len(queries)
+    said = [w for w in caught if issubclass(w.category, tiecore.TieCoreWarning)]
+    assert len(said) == (1 if queries else 0)
+    if said:
+        assert f"{sum(hit)} rows in {len(queries)} queries" in str(said[0].message)
 
 
 @settings(PROPERTY, max_examples=50)

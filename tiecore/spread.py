@@ -37,6 +37,7 @@ against every ordering.  Every variance here is exact (``var_method`` "exact").
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -46,11 +47,12 @@ from scipy import special, stats
 
 from tiecore import kernels, profiles
 from tiecore._parallel import map_runs
+from tiecore.errors import TieCoreWarning
 from tiecore.evaluate import Runs, check_depth
 from tiecore.judgments import Judgments, gain_of
 from tiecore.measures import Measure, parse_measures
 from tiecore.profiles import Profile
-from tiecore.ranking import Ranking
+from tiecore.ranking import Ranking, extra_float32_ties
 
 #: Measure families whose exact distribution :func:`distribution` gives.
 DISTRIBUTION_FAMILIES = ("P", "R", "F1", "Rprec", "Success", "RR")
@@ -239,6 +241,12 @@ def tie_profile(
         of the run's variance (summed over queries) carried by groups starting
         at rank ``<= top`` (default the measure's cutoff, else 10), and
         ``var_share_straddling``: share carried by groups the cut falls inside.
+        Always ``float32_tied_rows`` and ``float32_tied_queries``: rows (and
+        their queries) whose score equals another of the query's scores once
+        rounded to float32 but not as given.  trec_eval 9 (and the default
+        ``trec_eval`` tie-break) sees those ties; the aware and sampled modes
+        take the scores as given.  A :class:`~tiecore.TieCoreWarning` says so
+        when there are any.
 
     Examples
     --------
@@ -247,16 +255,33 @@ def tie_profile(
     >>> profile = tie_profile(run)
     >>> profile["share_tied_rows"], profile["largest_group"], profile["group_sizes"].to_dict()
     (0.5, 2, {1: 2, 2: 1})
+    >>> profile["float32_tied_rows"], profile["float32_tied_queries"]
+    (0, 0)
     """
     keys = pd.DataFrame({"qid": run["qid"].astype(str), "score": run["score"] + 0.0})
     sizes = keys.groupby(["qid", "score"], sort=False).size().to_numpy()
     counts = pd.Series(sizes).value_counts().sort_index()
     counts.index.name, counts.name = "size", "groups"
+    query = pd.factorize(keys["qid"])[0]
+    score = keys["score"].to_numpy(dtype=np.float64)
+    order = np.lexsort((-score, query))
+    rows, queries = extra_float32_ties(query[order], score[order])
     out = {
         "share_tied_rows": float(sizes[sizes > 1].sum() / max(len(run), 1)),
         "largest_group": int(sizes.max(initial=0)),
         "group_sizes": counts,
+        "float32_tied_rows": rows,
+        "float32_tied_queries": queries,
     }
+    if rows:
+        name = run.attrs.get("name") or "run"
+        warnings.warn(
+            f"run {name}: {rows} rows in {queries} queries have scores that differ but are "
+            "equal in float32; trec_eval 9 (and the trec_eval tie-break) ties them, the aware "
+            "and sampled modes do not",
+            TieCoreWarning,
+            stacklevel=2,
+        )
     if qrels is not None and measure is not None:
         measure = parse_measures(measure)[0]
         top = top if top is not None else (measure.cutoff or 10)
