@@ -682,3 +682,341 @@ def test_compare_bad_options(files, capsys, extra, message) -> None:
 def test_compare_needs_two_runs(files, capsys) -> None:
     code, out, err = run_main(capsys, "compare", files["qrels"], files["a"])
     assert code == 2 and out == "" and "at least two runs" in err
+
+
+# --- a query named "all" never merges with the summary rows --------------------------------
+
+QRELS_ALL = QRELS + "all 0 d1 1\nall 0 d2 0\n"
+RUN_ALL = RUN_A + "all Q0 d1 1 0.5 alpha\nall Q0 d2 2 0.5 alpha\nall Q0 d7 3 0.9 alpha\n"
+
+
+@pytest.fixture
+def all_files(tmp_path: Path) -> tuple[Path, Path]:
+    qrels, run = tmp_path / "qrels_all.txt", tmp_path / "run_all.txt"
+    qrels.write_text(QRELS_ALL)
+    run.write_text(RUN_ALL)
+    return qrels, run
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_query_named_all_stays_apart_from_the_summary(all_files, capsys, fmt) -> None:
+    qrels, run = all_files
+    code, out, err = run_main(capsys, "eval", qrels, run, "-q", "-m", "P@2,AP", "--format", fmt)
+    assert code == 0, err
+    rows = parse_csv(out) if fmt == "csv" else json.loads(out)
+    per_query = [r for r in rows if r["qid"] is not None]
+    summary = [r for r in rows if r["qid"] is None]
+    assert sorted({r["qid"] for r in per_query}) == ["all", "q1", "q2"]
+    assert [r["measure"] for r in summary] == ["P@2", "AP"]  # one summary row per measure
+    for row in summary:  # the mean over the three queries, the one named "all" included
+        values = [r["value"] for r in per_query if r["measure"] == row["measure"]]
+        assert row["value"] == pytest.approx(sum(values) / 3, abs=1e-15)
+    # the query "all" scores what evaluate gives it, query by query
+    frame = tiecore.evaluate(
+        tiecore.read_runs([run]), tiecore.read_qrels(qrels), ["P@2", "AP"], per_query=True
+    )
+    first_all = frame[frame["qid"] == "all"].groupby("measure").head(1)
+    want = dict(zip(first_all["measure"], first_all["value"], strict=True))
+    assert {r["measure"]: r["value"] for r in per_query if r["qid"] == "all"} == want
+
+
+def test_query_named_all_in_trec_format(all_files, capsys) -> None:
+    qrels, run = all_files
+    code, out, err = run_main(capsys, "eval", qrels, run, "-m", "P@2,AP")
+    assert code == 0, err
+    lines = [[p.strip() for p in line.split("\t")] for line in out.splitlines()]
+    assert lines[1] == ["num_q", "all", "3"]  # the query "all" counts
+    assert [(name, qid) for name, qid, _ in lines[2:]] == [("P@2", "all"), ("AP", "all")]
+    # with -q the query's rows would read as summary rows: refused, with what to do instead
+    code, out, err = run_main(capsys, "eval", qrels, run, "-m", "P@2,AP", "-q")
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "'all'" in err and "--format csv" in err
+    assert str(qrels) in err
+
+
+def test_format_trec_refuses_a_query_named_all() -> None:
+    import pandas as pd
+
+    from tiecore.cli import format_trec
+
+    frame = pd.DataFrame({"run": "r", "qid": ["all", None], "measure": "AP", "value": [0.5, 0.25]})
+    with pytest.raises(ValueError, match="named 'all'"):
+        format_trec(frame, {"r": 1})
+    assert format_trec(frame.iloc[1:], {"r": 1}).splitlines()[2].split("\t")[1] == "all"
+
+
+# --- --samples is refused up front when it cannot fit -------------------------------------
+
+
+def test_huge_sample_count_is_refused_up_front(files, capsys) -> None:
+    argv = ("eval", files["qrels"], files["a"], "--ties", "sampled")
+    code, out, err = run_main(capsys, *argv, "--samples", str(10**20))
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "--samples 100000000000000000000 would need about" in err
+    assert "memory" in err and "use at most" in err
+
+
+def test_sample_guard_names_a_count_that_fits(files, capsys, monkeypatch) -> None:
+    """With a small budget, the count the message suggests runs and one more does not."""
+    import importlib
+    import re
+
+    evaluate_module = importlib.import_module("tiecore.evaluate")  # the module, not the function
+    monkeypatch.setattr(evaluate_module, "available_memory", lambda: 2 * 3_000_000)
+    argv = ("eval", files["qrels"], files["a"], "--ties", "sampled", "-m", "P@2,AP")
+    code, _, err = run_main(capsys, *argv, "--samples", "100000")
+    assert code == 2 and "more than the 3 MB allowed" in err
+    fits = int(re.search(r"use at most (\d+) samples", err).group(1))
+    assert 2 <= fits < 100000
+    assert run_main(capsys, *argv, "--samples", str(fits))[0] == 0
+    code, _, err = run_main(capsys, *argv, "--samples", str(fits + 1))
+    assert code == 2 and f"use at most {fits} samples" in err
+    # the API applies the same guard
+    runs, qrels = tiecore.read_runs([files["a"]]), tiecore.read_qrels(files["qrels"])
+    with pytest.raises(ValueError, match=f"samples {fits + 1} would need"):
+        tiecore.evaluate(runs, qrels, ["P@2", "AP"], ties="sampled", samples=fits + 1)
+    with pytest.raises(ValueError, match="memory"):
+        tiecore.evaluate(runs, qrels, "AP", ties="sampled", samples=10**20)
+
+
+def test_sample_memory_estimate_bounds_the_real_peak(files) -> None:
+    """The estimate the guard uses is at least the memory sampled mode really takes."""
+    import tracemalloc
+
+    from tiecore.evaluate import sample_memory
+
+    runs, qrels = tiecore.read_runs([files["a"]]), tiecore.read_qrels(files["qrels"])
+    measures = ["P@2", "AP", "nDCG@3", "RR"]
+    for samples in (20_000, 200_000):
+        tracemalloc.start()
+        try:
+            tiecore.evaluate(runs, qrels, measures, ties="sampled", samples=samples, per_query=True)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        need = sample_memory(samples, qrels["qid"].nunique(), len(measures), len(runs["alpha"]))
+        assert peak <= need, (samples, peak, need)
+
+
+# --- --features: linear parsing, checked against the file ----------------------------------
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.integers(1, 60).map(lambda n: (n, n)),
+            st.tuples(st.integers(1, 60), st.integers(0, 8)).map(lambda t: (t[0], t[0] + t[1])),
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    st.sampled_from([",", ", ", " ,"]),
+)
+def test_feature_list_matches_a_plain_expansion(parts, comma) -> None:
+    from tiecore.cli import _feature_list
+
+    text = comma.join(str(a) if a == b else f"{a}-{b}" for a, b in parts)
+    want: list[int] = []
+    for a, b in parts:
+        want += [f for f in range(a, b + 1) if f not in want]
+    assert _feature_list(text) == want
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("5-2", "reversed range"),
+        ("0-3", "numbered from 1"),
+        ("1-99999999999999999999999", "too large"),
+        ("1-" + "9" * 5000, "too large"),
+        ("1-200000", "more than 100000 features"),
+        ("1-60000,60001-120000", "more than 100000 features"),
+        ("1,x", "'x'"),
+        ("1--3", "'1--3'"),
+        (",", "no feature"),
+    ],
+)
+def test_bad_feature_lists(files, capsys, text, message) -> None:
+    code, out, err = run_main(capsys, "eval", "--letor", files["letor"], "--features", text)
+    assert code == 2 and out == "" and err.count("\n") == 1 and message in err
+
+
+def test_feature_range_is_checked_against_the_file_in_linear_time(files, capsys) -> None:
+    """1-100000 on a file with features 1 and 2 fails fast, naming the first absent one."""
+    import time
+
+    start = time.perf_counter()
+    code, out, err = run_main(capsys, "eval", "--letor", files["letor"], "--features", "1-100000")
+    assert code == 2 and out == "" and "feature 3 does not occur" in err
+    assert time.perf_counter() - start < 10  # quadratic dedup took minutes here
+    code, out, err = run_main(capsys, "eval", "--letor", files["letor"], "--features", "2,1,2")
+    assert code == 0 and [
+        r["run"]
+        for r in parse_csv(
+            run_main(
+                capsys, "eval", "--letor", files["letor"], "--features", "2,1,2", "--format", "csv"
+            )[1]
+        )
+    ][::9] == ["f2", "f1"]
+
+
+# --- signals, closed streams, -o and unusual input files -----------------------------------
+
+
+def _env() -> dict[str, str]:
+    return os.environ | {
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    }
+
+
+def _tie_heavy(tmp_path: Path, queries: int, docs: int, runs: int) -> list[Path]:
+    """A qrels file and ``runs`` tie-heavy runs of ``queries`` x ``docs`` rows."""
+    import random
+
+    draw = random.Random(7)
+    qrels = tmp_path / "big.qrels"
+    qrels.write_text(
+        "".join(f"q{q} 0 d{d} {draw.randint(0, 2)}\n" for q in range(queries) for d in range(docs))
+    )
+    paths = [qrels]
+    for r in range(runs):
+        path = tmp_path / f"big{r}.run"
+        path.write_text(
+            "".join(
+                f"q{q} Q0 d{d} {d} {draw.randint(0, 4)} tag{r}\n"
+                for q in range(queries)
+                for d in range(docs)
+            )
+        )
+        paths.append(path)
+    return paths
+
+
+def test_ctrl_c_exits_130_with_one_line(tmp_path) -> None:
+    import signal
+
+    paths = _tie_heavy(tmp_path, 20, 200, 4)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tiecore", "eval", *map(str, paths), "--progress"]
+        + ["--ties", "sampled", "--samples", "2000"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(),
+        # a shell's background jobs ignore SIGINT, and Python keeps an ignored SIGINT
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    first = child.stderr.readline()  # the first run is done: the work is under way
+    assert first.startswith("tiecore: [1/4]"), first
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=120)
+    assert child.returncode == 130
+    assert out == "" and "Traceback" not in err
+    assert err.splitlines()[-1] == "tiecore: interrupted"
+    assert all(line.startswith("tiecore: [") for line in err.splitlines()[:-1])
+
+
+def test_reader_going_away_ends_quietly(tmp_path) -> None:
+    """``tiecore eval ... | head -1``: exit 141 (128 + SIGPIPE), nothing on stderr."""
+    paths = _tie_heavy(tmp_path, 3000, 2, 1)
+    argv = [sys.executable, "-m", "tiecore", "eval", *map(str, paths), "-q", "--format", "csv"]
+    child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env())
+    assert child.stdout.readline() == b"run,qid,measure,value\n"
+    child.stdout.close()  # far more than a pipe buffer is still to come
+    err = child.stderr.read()
+    assert child.wait(timeout=120) == 141 and err == b""
+    # the same through a shell pipeline
+    line = " ".join(f"'{a}'" for a in argv)
+    done = subprocess.run(
+        ["bash", "-c", f"set -o pipefail; {line} | head -1"], capture_output=True, env=_env()
+    )
+    assert done.stdout == b"run,qid,measure,value\n" and done.stderr == b""
+    assert done.returncode == 141
+
+
+@pytest.mark.parametrize(
+    ("redirect", "extra", "code", "out"),
+    [
+        ("2>&-", ["--samples", "5"], 0, True),  # a warning to a closed stderr
+        ("2>&-", ["-M", "0"], 2, False),  # an error to a closed stderr
+        (">&-", [], 141, False),  # no stdout at all
+    ],
+)
+def test_closed_standard_streams(files, redirect, extra, code, out) -> None:
+    argv = [sys.executable, "-m", "tiecore", "eval", str(files["qrels"]), str(files["a"]), *extra]
+    line = " ".join(f"'{a}'" for a in argv)
+    done = subprocess.run(["bash", "-c", f"{line} {redirect}"], capture_output=True, env=_env())
+    assert done.returncode == code
+    assert done.stderr == b"" or (redirect == ">&-" and done.stderr == b"")
+    assert bool(done.stdout) == out and b"Traceback" not in done.stdout
+
+
+def test_broken_stderr_never_stops_the_work(files, capsys, monkeypatch) -> None:
+    class Broken(io.StringIO):
+        def write(self, text: str) -> int:
+            raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(sys, "stderr", Broken())
+    code = main(["eval", str(files["qrels"]), str(files["a"]), "--samples", "5", "--progress"])
+    assert code == 0 and capsys.readouterr().out.startswith("runid")
+
+
+@pytest.mark.parametrize("case", ["directory", "missing directory", "under a file"])
+def test_output_is_checked_before_the_work(files, capsys, monkeypatch, tmp_path, case) -> None:
+    from tiecore import cli
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("evaluated before -o was checked")
+
+    monkeypatch.setattr(cli, "evaluate_runs", no_work)
+    target = {
+        "directory": tmp_path,
+        "missing directory": tmp_path / "nope" / "out.txt",
+        "under a file": files["a"] / "out.txt",
+    }[case]
+    code, out, err = run_main(capsys, "eval", files["qrels"], files["a"], "-o", target)
+    assert code == 2 and out == "" and err.count("\n") == 1 and str(target) in err
+
+
+def test_dev_null_is_a_readable_empty_input(files, capsys) -> None:
+    code, out, err = run_main(capsys, "eval", files["qrels"], os.devnull)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert os.devnull in err and "empty" in err and "no such file" not in err
+    code, out, err = run_main(capsys, "eval", os.devnull, files["a"])
+    assert code == 2 and os.devnull in err and "empty" in err
+
+
+@pytest.mark.parametrize("which", ["qrels", "run", "gzipped run", "letor"])
+def test_fifo_inputs(files, capsys, tmp_path, which) -> None:
+    """A named pipe (or ``<(zcat run.gz)``) cannot seek nor tell its size; it still reads."""
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    source = {"qrels": "qrels", "run": "a", "gzipped run": "a", "letor": "letor"}[which]
+    data = files[source].read_bytes()
+    data = gzip.compress(data) if which == "gzipped run" else data
+
+    def feed() -> None:
+        with open(fifo, "wb") as fh:
+            fh.write(data)
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    inputs = {
+        "qrels": [fifo, files["a"]],
+        "run": [files["qrels"], fifo],
+        "gzipped run": [files["qrels"], fifo],
+        "letor": ["--letor", fifo],
+    }[which]
+    plain = {
+        "qrels": [files["qrels"], files["a"]],
+        "run": [files["qrels"], files["a"]],
+        "gzipped run": [files["qrels"], files["a"]],
+        "letor": ["--letor", files["letor"]],
+    }[which]
+    code, out, err = run_main(capsys, "eval", *inputs, "-q", "--format", "csv")
+    writer.join(timeout=30)
+    assert code == 0, err
+    _, want, _ = run_main(capsys, "eval", *plain, "-q", "--format", "csv")
+    assert out == want.replace(str(files["letor"]), str(fifo))

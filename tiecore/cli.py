@@ -717,6 +717,22 @@ def _to_devnull(stream: TextIO | None) -> None:
         pass
 
 
+def _write_all(stream: TextIO, text: str) -> None:
+    """Write ``text`` whole, or raise: a pipe whose reader leaves mid-write makes the
+    buffered layer return a short count that ``TextIOWrapper.write`` drops silently, so
+    the bytes go through the binary buffer until every one is taken."""
+    buffer = getattr(stream, "buffer", None)
+    if buffer is None:  # an in-memory stream
+        stream.write(text)
+        stream.flush()
+        return
+    stream.flush()
+    data = memoryview(text.encode(stream.encoding or "utf-8", stream.errors or "strict"))
+    while data:
+        data = data[buffer.write(data) :]
+    buffer.flush()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status.
 
@@ -777,8 +793,7 @@ def _main(argv: Sequence[str] | None, stderr: _Stream) -> int:
         if args.output is None:
             if stdout is None:  # started with stdout closed (>&-)
                 return EXIT_BROKEN_PIPE
-            stdout.write(text)
-            stdout.flush()
+            _write_all(stdout, text)
         else:
             Path(args.output).write_text(text, encoding="utf-8")
     except BrokenPipeError:
