@@ -60,6 +60,7 @@ class Item:
     file: bool = False
     display: str = ""
     tags: list[str] | None = None  # filled once the file has been read
+    peeked: list[str] | None = None  # the tag of its first line, the guess before reading
 
 
 def _is_path(value: object) -> bool:
@@ -126,10 +127,7 @@ def run_items(runs: object) -> Iterator[Item] | list[Item]:
     if _is_path(runs) or _is_parquet(runs):
         runs = [runs]
     if isinstance(runs, Mapping):
-        return [
-            Item(str(name), value, display=os.fspath(value) if _is_path(value) else "")
-            for name, value in runs.items()
-        ]
+        return [_pair(name, value) for name, value in runs.items()]
     if not isinstance(runs, Iterable):
         raise TypeError(f"runs must be a DataFrame, a mapping or an iterable, got {type(runs)}")
     items = _named(runs)
@@ -139,28 +137,28 @@ def run_items(runs: object) -> Iterator[Item] | list[Item]:
 def _named(entries: Iterable) -> Iterator[Item]:
     """Items of an iterable of frames, paths, Parquet runs or (name, run) pairs."""
     taken: set[str] = set()
-    entries = list(entries) if isinstance(entries, Sequence) else entries
-    guesses: dict[int, str | None] = {}
-    if isinstance(entries, list):  # every file's first tag up front: the right names at once
-        paths = [i for i, e in enumerate(entries) if _is_path(e)]
-        guesses = dict(zip(paths, _guess([os.fspath(entries[i]) for i in paths]), strict=True))
-    seen_files: list[str] = []
-    for index, entry in enumerate(entries):
-        if isinstance(entry, tuple) and len(entry) == 2:
-            name, value = entry
-            item = Item(str(name), value, display=os.fspath(value) if _is_path(value) else "")
+    if isinstance(entries, Sequence):  # every file's first tag up front: right names at once
+        entries = [_file_item(e) if _is_path(e) else e for e in entries]
+        files = [e for e in entries if isinstance(e, Item)]
+        for item, name in zip(files, _guess(files), strict=True):
+            item.name = name
+    seen: list[Item] = []
+    for entry in entries:
+        if isinstance(entry, Item):
+            item = entry
+        elif isinstance(entry, tuple) and len(entry) == 2:
+            item = _pair(*entry)
         elif isinstance(entry, pd.DataFrame):
             item = Item(_unique(str(entry.attrs.get("name") or "run"), taken), entry)
         elif _is_parquet(entry):
             item = Item(_unique(entry.name, taken), entry)
-        elif _is_path(entry):
-            display = os.fspath(entry)
-            if index in guesses:
-                name = guesses[index]
-            else:  # an iterator: guess from the files so far
-                seen_files.append(display)
-                name = _guess(seen_files)[-1]
-            item = Item(_unique(name, taken), display, file=True, display=display)
+        elif _is_parquet_path(entry):
+            run = _parquet(entry)
+            item = Item(_unique(run.name, taken), run)
+        elif _is_path(entry):  # from an iterator: guess from the files so far
+            item = _file_item(entry)
+            seen.append(item)
+            item.name = _guess(seen)[-1]
         elif hasattr(entry, "read"):  # a file object: read now (it cannot be read twice)
             from tiecore.io import read_run
 
@@ -172,8 +170,49 @@ def _named(entries: Iterable) -> Iterator[Item]:
         yield item
 
 
-def _guess(displays: list[str]) -> list[str]:
-    return file_names(displays, [[t] if t is not None else None for t in map(first_tag, displays)])
+def _pair(name: object, value: object) -> Item:
+    """A run named by the caller: a frame, a run file or Parquet."""
+    if _is_parquet_path(value):
+        return Item(str(name), _parquet(value, str(name)))
+    return Item(str(name), value, display=os.fspath(value) if _is_path(value) else "")
+
+
+def _is_parquet_path(value: object) -> bool:
+    return _is_path(value) and (
+        os.fspath(value).endswith(".parquet") or os.path.isdir(os.fspath(value))
+    )
+
+
+def _parquet(path: str | os.PathLike, name: str | None = None) -> object:
+    from tiecore.distributed import ParquetRun
+
+    return ParquetRun.of(path, name)
+
+
+def _file_item(path: str | os.PathLike) -> Item | object:
+    """A run file, not read yet (a pipe such as ``<(zcat run.gz)`` is read now).
+
+    A ``.parquet`` file or a directory is a :class:`~tiecore.distributed.ParquetRun`.
+    """
+    if _is_parquet_path(path):
+        return _parquet(path)
+    display = os.fspath(path)
+    if os.path.isfile(display) or not os.path.exists(display):
+        return Item(display, display, file=True, display=display)
+    from tiecore.io import read_run
+
+    frame = read_run(display)
+    return Item(display, frame, file=True, display=display, tags=list(frame.attrs["tags"]))
+
+
+def _guess(files: list[Item]) -> list[str]:
+    """Names from the tags read so far, or else from each file's first line."""
+    for item in files:
+        if item.tags is None and item.peeked is None:
+            tag = first_tag(item.display)
+            item.peeked = None if tag is None else [tag]
+    tags = [item.tags if item.tags is not None else item.peeked for item in files]
+    return file_names([item.display for item in files], tags)
 
 
 def _unique(name: str, taken: set[str]) -> str:
@@ -192,10 +231,6 @@ def load(item: Item) -> pd.DataFrame:
     if _is_parquet(source):
         return source.read()
     if _is_path(source):
-        if os.fspath(source).endswith(".parquet"):
-            from tiecore.distributed import ParquetRun
-
-            return ParquetRun.of(source, item.name).read()
         from tiecore.io import read_run
 
         frame = read_run(source)
@@ -225,7 +260,13 @@ class _Done:
     caught: list = field(default_factory=list)
 
 
-def _call(fn: Callable, task: _Task, capture: bool, data: pd.DataFrame | None = None) -> _Done:
+def _call(
+    fn: Callable,
+    task: _Task,
+    capture: bool,
+    data: pd.DataFrame | None = None,
+    settle: Callable[[], None] | None = None,
+) -> _Done:
     """Read the run (or its partition) and apply ``fn``; keep warnings for the client.
 
     ``data`` is the run's (or the partition's) frame when the client sent it.
@@ -239,6 +280,8 @@ def _call(fn: Callable, task: _Task, capture: bool, data: pd.DataFrame | None = 
             run.attrs.update(name=item.name, part=(task.part, task.parts))
         else:
             run = data if data is not None else load(item)
+        if settle is not None:
+            settle()
         result = _named_errors(fn, item, run)
     kept = [(str(w.message), w.category) for w in caught or []]
     return _Done(result, item.tags, kept)
@@ -304,20 +347,48 @@ def map_runs(
         done = _local(fn, entries, progress)
     else:
         done = _on_cluster(fn, entries, client, progress, merge, split_rows)
-    return _rename(fn, done, client, merge, split_rows)
+    done = _rename(fn, done, client, merge, split_rows)
+    for _, outcome in done:  # warnings held back (workers', or files' of an iterator)
+        for message, category in outcome.caught:
+            warnings.warn(message, category, stacklevel=3)
+    return [outcome.result for _, outcome in done]
 
 
-def _local(fn, entries, progress) -> list[tuple[Item, _Done]]:
-    total = len(entries) if isinstance(entries, list) else None
+def _local(fn, entries, progress, *, final: bool = False) -> list[tuple[Item, _Done]]:
+    """One run after the other; a file's name is settled as soon as it is read.
+
+    From an iterator, a later file may still rename an earlier one (a shared tag):
+    the warnings of files are then held back until every name is final.
+    """
+    sized = isinstance(entries, list)
+    files = [item for item in entries if item.file] if sized and not final else None
+    total = len(entries) if sized else None
     out = []
     for count, item in enumerate(entries, start=1):
-        out.append((item, _call(fn, _Task(count - 1, item), capture=False)))
+        settle = _settler(item, files) if files else None
+        task = _Task(count - 1, item)
+        out.append((item, _call(fn, task, capture=item.file and not sized, settle=settle)))
         if progress is not None:
             progress(count, total, item.name)
     return out
 
 
-def _rename(fn, done: list[tuple[Item, _Done]], client, merge, split_rows) -> list:
+def _settler(item: Item, files: list[Item]) -> Callable[[], None] | None:
+    """Once ``item`` is read: if its tags are not what its first line said, rename it."""
+    if not item.file:
+        return None
+
+    def settle() -> None:
+        if item.tags != item.peeked:
+            tags = [f.tags if f.tags is not None else f.peeked for f in files]
+            item.name = file_names([f.display for f in files], tags)[files.index(item)]
+
+    return settle
+
+
+def _rename(
+    fn, done: list[tuple[Item, _Done]], client, merge, split_rows
+) -> list[tuple[Item, _Done]]:
     """Put every file under its :func:`tiecore.read_runs` name; evaluate renamed ones again."""
     files = [(i, item) for i, (item, _) in enumerate(done) if item.file]
     if files:
@@ -330,12 +401,12 @@ def _rename(fn, done: list[tuple[Item, _Done]], client, merge, split_rows) -> li
         if again:
             redo = [item for _, item in again]
             if client is None:
-                fresh = _local(fn, redo, None)
+                fresh = _local(fn, redo, None, final=True)
             else:
                 fresh = _on_cluster(fn, redo, client, None, merge, split_rows)
             for (i, _), pair in zip(again, fresh, strict=True):
                 done[i] = pair
-    return [d.result for _, d in done]
+    return done
 
 
 def _on_cluster(fn, entries, client, progress, merge, split_rows) -> list[tuple[Item, _Done]]:
@@ -360,7 +431,8 @@ def _on_cluster(fn, entries, client, progress, merge, split_rows) -> list[tuple[
         future.release()
         if len(parts[task.index]) < counts[task.index]:
             return
-        pieces = [parts.pop(task.index)[p] for p in range(counts[task.index])]
+        got = parts.pop(task.index)
+        pieces = [got[p] for p in range(counts[task.index])]
         finished[task.index] = _merged(task.item.name, pieces, merge)
         done_runs += 1
         if progress is not None:
@@ -391,8 +463,6 @@ def _on_cluster(fn, entries, client, progress, merge, split_rows) -> list[tuple[
     out = []
     for index in range(len(items)):
         outcome = finished[index]
-        for message, category in outcome.caught:
-            warnings.warn(message, category, stacklevel=4)
         items[index].tags = outcome.tags
         out.append((items[index], outcome))
     return out
