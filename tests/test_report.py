@@ -1,0 +1,224 @@
+"""tiecore.report (the three-modes table, LaTeX / Markdown / CSV, closest pairs) and
+tiecore.builder (a scoring function built from LETOR features, quantised).
+
+Values are checked against independent computations: tiecore.evaluate and
+evaluate_spread called directly, scipy's paired t-test, numpy for the built
+scores, and pandas reading the CSV back.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+import tiecore
+from tiecore import builder, report
+from tiecore.compare import compare
+from tiecore.spread import evaluate_spread
+
+pytestmark = pytest.mark.filterwarnings("ignore::tiecore.errors.TieCoreWarning")
+MEASURES = ["P@5", "AP", "RR"]
+
+
+@pytest.fixture(scope="module")
+def data():
+    """Four tie-heavy runs on six queries (one query without relevant docs)."""
+    rng = np.random.default_rng(11)
+    qids = [str(q) for q in range(1, 7)]
+    docs = [f"D{i:02d}" for i in range(15)]
+    qrels = pd.DataFrame(
+        [(q, d, 0 if q == "6" else int(rng.choice([0, 0, 1, 2]))) for q in qids for d in docs[:12]],
+        columns=["qid", "docno", "level"],
+    )
+    runs = {
+        name: pd.DataFrame(
+            [(q, d, float(rng.integers(values))) for q in qids for d in docs],
+            columns=["qid", "docno", "score"],
+        )
+        for name, values in (("a", 2), ("b", 3), ("c", 4), ("d", 50))
+    }
+    return runs, qrels
+
+
+def test_modes_table_holds_each_mode_and_the_exact_tie_sd(data):
+    runs, qrels = data
+    table = report.modes_table(runs, qrels, MEASURES, tiebreak="docno_asc", samples=30, seed=4)
+    assert list(table.columns) == list(report.COLUMNS)
+    table = table.set_index(["run", "measure"])
+    keys = ["run", "measure"]
+    obl = tiecore.evaluate(runs, qrels, MEASURES, ties="oblivious", tiebreak="docno_asc")
+    aware = tiecore.evaluate(runs, qrels, MEASURES)
+    sampled = tiecore.evaluate(runs, qrels, MEASURES, ties="sampled", samples=30, seed=4)
+    spread = evaluate_spread(runs, qrels, MEASURES).set_index(keys)
+    assert np.array_equal(table.loc[obl.set_index(keys).index, "oblivious"], obl["value"])
+    assert np.allclose(table.loc[aware.set_index(keys).index, "aware"], aware["value"], atol=1e-12)
+    assert np.array_equal(table.loc[sampled.set_index(keys).index, "sampled"], sampled["value"])
+    assert np.array_equal(table.loc[sampled.set_index(keys).index, "sampled_sd"], sampled["std"])
+    sd = np.sqrt(spread["var"])
+    assert np.allclose(table.loc[spread.index, "tie_sd"], sd)
+    delta = table["oblivious"] - table["aware"]
+    expected_z = np.where(
+        table["tie_sd"] > 0, delta / table["tie_sd"].where(table["tie_sd"] > 0), 0
+    )
+    assert np.allclose(table["z"], expected_z)
+    assert (table["flagged"] == (np.abs(expected_z) > 2)).all()
+    inside = table["max"] > table["min"]
+    position = (table["oblivious"] - table["min"]) / (table["max"] - table["min"])
+    assert np.allclose(table.loc[inside, "position"], position[inside])
+    assert table.loc[~inside, "position"].isna().all()
+    assert (
+        (table["min"] <= table["oblivious"] + 1e-12) & (table["oblivious"] <= table["max"] + 1e-12)
+    ).all()
+    without = report.modes_table(runs, qrels, MEASURES)
+    assert without["sampled"].isna().all()
+
+
+def test_significance_marks_follow_a_paired_t_test(data):
+    runs, qrels = data
+    per_query = tiecore.evaluate(runs, qrels, MEASURES, per_query=True)
+    found = report.significance_vs_best(per_query, alpha=0.1).set_index(["run", "measure"])
+    for measure in MEASURES:
+        wide = per_query[(per_query["measure"] == measure) & (per_query["qid"] != "all")]
+        wide = wide.pivot(index="qid", columns="run", values="value")
+        best = wide.mean().idxmax()
+        for run in runs:
+            row = found.loc[(run, measure)]
+            assert row["best"] == best
+            if run == best:
+                assert np.isnan(row["p_value"]) and not row["significant"]
+            else:
+                p = stats.ttest_rel(wide[best], wide[run]).pvalue
+                assert row["p_value"] == pytest.approx(p, rel=1e-12)
+                assert row["significant"] == (p < 0.1)
+
+
+def test_latex_and_markdown_tables_show_every_cell_with_marks(data):
+    runs, qrels = data
+    table = report.modes_table(runs, qrels, MEASURES, samples=20)
+    table.loc[0, "flagged"] = True  # a flag to print
+    per_query = tiecore.evaluate(runs, qrels, MEASURES, per_query=True)
+    significance = report.significance_vs_best(per_query, alpha=0.5)
+    latex = report.to_latex(table, significance, alpha=0.5, provenance={"data set": "t_x"})
+    assert latex.startswith("% data set: t_x\n\\begin{table}")
+    for command in ("\\toprule", "\\midrule", "\\bottomrule", "\\cmidrule(lr){2-4}"):
+        assert command in latex
+    body = latex[latex.index("\\midrule") : latex.index("\\bottomrule")].splitlines()[1:]
+    assert [line.split(" & ")[0] for line in body] == list(runs)
+    assert all(len(line.split(" & ")) == 1 + 3 * len(MEASURES) for line in body)
+    first = table.iloc[0]
+    assert f"{first['oblivious']:.4f}\\textsuperscript{{\\dag}}" in latex
+    stars = significance["significant"].sum()
+    assert latex.count("\\textsuperscript{*}") == stars
+    assert latex.count("\\textbf{") == len(MEASURES)
+    markdown = report.to_markdown(table, significance, alpha=0.5)
+    rows = [line for line in markdown.splitlines() if line.startswith("| ") and "---" not in line]
+    assert len(rows) == 1 + len(runs)
+    assert markdown.count("†") == table["flagged"].sum() + 1  # the flags and the legend
+    assert latex.count("\\textsuperscript{\\dag}") == table["flagged"].sum()
+    aware = table.set_index(["run", "measure"]).loc[("b", "AP")]
+    assert f"{aware['aware']:.4f} ± {aware['tie_sd']:.4f}" in markdown
+    renamed = table.replace({"run": {"a": "x_&_y"}})
+    assert "\nx\\_\\&\\_y & " in report.to_latex(renamed)
+
+
+def test_csv_has_provenance_and_no_float_noise():
+    frame = pd.DataFrame({"run": ["x"], "value": [0.26799999999999996], "other": [1 / 3]})
+    text = report.to_csv(frame, report.provenance(data_set="Robust03", seed=3))
+    lines = text.splitlines()
+    assert lines[0] == "# data set: Robust03" and lines[1] == "# seed: 3"
+    assert lines[2] == f"# tiecore version: {tiecore.__version__}"
+    assert "0.268," in text and "0.333333333333" in text and "0.26799999" not in text
+    back = pd.read_csv(io.StringIO(text), comment="#")
+    assert back["value"].iloc[0] == 0.268
+    assert back["other"].iloc[0] == pytest.approx(1 / 3, rel=1e-11)
+
+
+def test_closest_pairs_are_those_ties_could_decide(data):
+    runs, qrels = data
+    result = compare(runs, qrels, "P@5", samples=60, seed=1, n_resamples=50)
+    found = report.closest_pairs(result.pairs)
+    pairs = result.pairs.reset_index()
+    expected = set()
+    for row in pairs.itertuples():
+        if row.mean_diff > 0 or (row.mean_diff == 0 and row.a < row.b):
+            p = row.p_beats_sampled
+            if 0.05 < p < 0.95 or abs(row.mean_diff) <= row.tie_noise:
+                expected.add((row.a, row.b))
+    assert set(zip(found["a"], found["b"], strict=True)) == expected
+    distance = (found["p_beats"] - 0.5).abs().to_numpy()
+    assert np.all(np.diff(distance) >= 0)
+    assert report.closest_pairs(result.pairs.iloc[:0]).empty
+
+
+def test_effect_sentence_names_both_values():
+    row = {"run": "MU03rob01", "measure": "P@10", "oblivious": 0.268, "aware": 0.263, "z": 2.5}
+    assert report.effect_sentence(row) == (
+        "MU03rob01 P@10: trec_eval 0.2680 vs tie-aware 0.2630 (+2.5 tie sd)"
+    )
+
+
+# ----------------------------------------------------------------------------- builder
+
+
+def test_combine_and_quantise_against_numpy(data):
+    runs, _ = data
+    weights = {"a": 2.0, "d": 0.5}
+    built = builder.combine(runs, weights)
+    expected = sum(
+        w * (runs[f]["score"] - runs[f]["score"].min()) / np.ptp(runs[f]["score"])
+        for f, w in weights.items()
+    )
+    assert np.allclose(built["score"], expected)
+    assert built[["qid", "docno"]].equals(runs["a"][["qid", "docno"]])
+    for levels in (1, 2, 3, 7, 40):
+        coarse = builder.quantise(built["score"].to_numpy(), levels)
+        assert len(np.unique(coarse)) <= levels
+        order = np.argsort(built["score"].to_numpy(), kind="stable")
+        assert np.all(np.diff(coarse[order]) >= 0)  # the order is kept
+    with pytest.raises(ValueError, match="same rows"):
+        builder.combine({"a": runs["a"], "b": runs["b"].iloc[::-1]}, {"a": 1, "b": 1})
+    with pytest.raises(ValueError, match="at least one"):
+        builder.combine(runs, {})
+
+
+def test_sweep_values_are_tiecore_values_of_the_quantised_runs(data):
+    runs, qrels = data
+    weights = {"c": 1.0, "d": 1.0}
+    levels = [None, 20, 5, 2]
+    found = builder.sweep(runs, qrels, weights, levels, "AP", tiebreak="trec_eval")
+    assert list(found.columns) == list(builder.COLUMNS)
+    base = builder.combine(runs, weights)
+    features_aware = tiecore.evaluate(runs, qrels, "AP").set_index("run")["value"]
+    features_obl = tiecore.evaluate(runs, qrels, "AP", ties="oblivious").set_index("run")["value"]
+    for row, count in zip(found.itertuples(), levels, strict=True):
+        scores = base["score"].to_numpy()
+        if count is not None:
+            low, high = scores.min(), scores.max()
+            scores = np.minimum(np.floor((scores - low) / (high - low) * count), count - 1)
+        run = base.assign(score=scores)
+        aware = tiecore.evaluate(run, qrels, "AP")["value"].iloc[0]
+        obl = tiecore.evaluate(run, qrels, "AP", ties="oblivious")["value"].iloc[0]
+        spread = evaluate_spread(run, qrels, "AP").iloc[0]
+        sizes = run.groupby(["qid", "score"]).size()
+        assert row.aware == pytest.approx(aware, abs=1e-12)
+        assert row.oblivious == pytest.approx(obl, abs=1e-12)
+        assert row.tie_sd == pytest.approx(np.sqrt(spread["var"]), abs=1e-12)
+        assert (row.min, row.max) == pytest.approx((spread["min"], spread["max"]), abs=1e-12)
+        assert row.share_tied_rows == pytest.approx(sizes[sizes > 1].sum() / len(run))
+        assert row.largest_group == sizes.max()
+        assert row.rank_aware == 1 + (features_aware > aware).sum()
+        assert row.rank_oblivious == 1 + (features_obl > obl).sum()
+    shares = found["share_tied_rows"].to_numpy()
+    assert np.all(np.diff(shares[1:]) >= 0)  # fewer levels, more ties
+    assert found["tie_sd"].iloc[-1] > 0
+
+
+def test_quantise_rejects_zero_levels():
+    with pytest.raises(ValueError, match="levels"):
+        builder.quantise(np.array([1.0, 2.0]), 0)
+    assert re.fullmatch(r"levels=\d+", builder._name(3))

@@ -1,0 +1,484 @@
+"""Results to take away: systems x measures in the three tie modes, as LaTeX, Markdown or CSV.
+
+:func:`modes_table` scores every run by every measure tie-oblivious (one
+tie-break), tie-aware (the exact mean over all orderings) and, optionally,
+sampled; beside them the exact standard deviation of the run's mean over random
+tie-breaks (the *tie sd*, from :func:`tiecore.spread.evaluate_spread`) and the
+min and max over all orderings.  ``z = (oblivious - aware) / tie_sd`` says how
+far the one tie-break moved the reported number, in units of the tie noise;
+``|z| > 2`` is flagged.  :func:`to_latex` (booktabs) and :func:`to_markdown`
+print it with ``± tie sd`` and significance marks; :func:`to_csv` writes any
+table with its provenance as ``#`` comment lines and without float noise.
+:func:`closest_pairs` lists the pairs of systems whose order ties could decide.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from tiecore.errors import TieCoreWarning
+
+#: ``|z|`` beyond this is flagged: the tie-break moved the value by more than 2 tie sd.
+FLAG_Z = 2.0
+#: Significant digits kept in CSV output (float noise such as 0.26799999999999996 goes).
+DIGITS = 12
+#: Columns of :func:`modes_table`.
+COLUMNS = (
+    "run", "measure", "oblivious", "aware", "tie_sd", "min", "max", "sampled", "sampled_sd",
+    "delta", "z", "position", "flagged",
+)  # fmt: skip
+MODES = ("oblivious", "aware", "sampled")
+
+
+def _quiet(function, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TieCoreWarning)
+        return function(*args, **kwargs)
+
+
+def combine_modes(
+    oblivious: pd.DataFrame,
+    aware_spread: pd.DataFrame,
+    sampled: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Merge the modes' ``all`` rows into one row per run and measure, with the tie effect.
+
+    Parameters
+    ----------
+    oblivious : DataFrame
+        :func:`tiecore.evaluate` output (``run, qid, measure, value``), oblivious.
+    aware_spread : DataFrame
+        :func:`tiecore.spread.evaluate_spread` output (``value`` is the aware value).
+    sampled : DataFrame, optional
+        :func:`tiecore.evaluate` output in sampled mode (``value, std``).
+
+    Returns
+    -------
+    DataFrame
+        :data:`COLUMNS`: ``tie_sd = sqrt(var)``; ``delta = oblivious - aware``;
+        ``z = delta / tie_sd`` (0 when the tie sd is 0: then every ordering
+        gives one value); ``position = (oblivious - min) / (max - min)`` (NaN
+        when ``min == max``); ``flagged = |z| > 2``.
+
+    Examples
+    --------
+    >>> keys = {"run": ["x"], "qid": ["all"], "measure": ["P@1"]}
+    >>> obl = pd.DataFrame({**keys, "value": [1.0]})
+    >>> spr = pd.DataFrame({**keys, "value": [0.5], "var": [0.25], "min": [0.0], "max": [1.0]})
+    >>> combine_modes(obl, spr)[["oblivious", "aware", "tie_sd", "z", "position", "flagged"]]
+       oblivious  aware  tie_sd    z  position  flagged
+    0        1.0    0.5     0.5  1.0       1.0    False
+    """
+    keys = ["run", "measure"]
+
+    def overall(frame: pd.DataFrame) -> pd.DataFrame:
+        return frame[frame["qid"] == "all"] if "qid" in frame else frame
+
+    table = overall(aware_spread)[[*keys, "value", "var", "min", "max"]].rename(
+        columns={"value": "aware"}
+    )
+    table = table.merge(
+        overall(oblivious)[[*keys, "value"]].rename(columns={"value": "oblivious"}),
+        on=keys,
+        how="left",
+    )
+    if sampled is not None:
+        part = overall(sampled)[[*keys, "value", "std"]]
+        table = table.merge(
+            part.rename(columns={"value": "sampled", "std": "sampled_sd"}), on=keys, how="left"
+        )
+    else:
+        table["sampled"] = np.nan
+        table["sampled_sd"] = np.nan
+    table["tie_sd"] = np.sqrt(np.maximum(table.pop("var").to_numpy(np.float64), 0.0))
+    delta = (table["oblivious"] - table["aware"]).to_numpy(np.float64)
+    sd = table["tie_sd"].to_numpy(np.float64)
+    z = np.zeros(len(table))
+    np.divide(delta, sd, out=z, where=sd > 0)
+    width = (table["max"] - table["min"]).to_numpy(np.float64)
+    position = np.full(len(table), np.nan)
+    np.divide(
+        (table["oblivious"] - table["min"]).to_numpy(np.float64), width, out=position,
+        where=width > 0,
+    )  # fmt: skip
+    table["delta"] = delta
+    table["z"] = z
+    table["position"] = np.clip(position, 0.0, 1.0)
+    table["flagged"] = np.abs(z) > FLAG_Z
+    return table[list(COLUMNS)].reset_index(drop=True)
+
+
+def modes_table(
+    runs: Mapping[str, pd.DataFrame] | pd.DataFrame,
+    qrels: pd.DataFrame,
+    measures: str | Sequence[str],
+    *,
+    tiebreak: str = "trec_eval",
+    samples: int | None = None,
+    seed: int = 0,
+    rel_level: int = 1,
+) -> pd.DataFrame:
+    """Every run and measure in the three modes with the exact tie sd (see :func:`combine_modes`).
+
+    ``samples=None`` skips the sampled mode (its columns stay NaN).
+
+    Examples
+    --------
+    >>> run = pd.DataFrame({"qid": "1", "docno": ["a", "b"], "score": [1.0, 1.0]})
+    >>> qrels = pd.DataFrame({"qid": "1", "docno": ["b"], "level": [1]})
+    >>> modes_table({"x": run}, qrels, "P@1")[["oblivious", "aware", "tie_sd", "z"]]
+       oblivious  aware  tie_sd    z
+    0        1.0    0.5     0.5  1.0
+    """
+    from tiecore.evaluate import evaluate
+    from tiecore.spread import evaluate_spread
+
+    measures = [measures] if isinstance(measures, str) else list(measures)
+    oblivious = _quiet(
+        evaluate, runs, qrels, measures, ties="oblivious", tiebreak=tiebreak, seed=seed,
+        rel_level=rel_level,
+    )  # fmt: skip
+    spread = _quiet(evaluate_spread, runs, qrels, measures, rel_level=rel_level)
+    sampled = None
+    if samples is not None:
+        sampled = _quiet(
+            evaluate, runs, qrels, measures, ties="sampled", samples=samples, seed=seed,
+            rel_level=rel_level,
+        )  # fmt: skip
+    return combine_modes(oblivious, spread, sampled)
+
+
+def significance_vs_best(per_query: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
+    """Per measure, a paired t-test of every run against the best run (tie-aware values).
+
+    Parameters
+    ----------
+    per_query : DataFrame
+        :func:`tiecore.evaluate` output with ``per_query=True`` (tie-aware).
+    alpha : float
+        Significance level.
+
+    Returns
+    -------
+    DataFrame
+        ``run, measure, best, p_value, significant``: ``best`` is the run with the
+        highest mean; the test pairs the queries both runs have (``p_value``
+        NaN for the best run itself, with fewer than two shared queries, or
+        when every difference is equal).
+
+    Examples
+    --------
+    >>> rows = pd.DataFrame({"run": ["a"] * 3 + ["b"] * 3, "qid": ["1", "2", "3"] * 2,
+    ...                      "measure": "AP", "value": [0.9, 0.8, 0.7, 0.1, 0.2, 0.2]})
+    >>> significance_vs_best(rows)[["run", "best", "significant"]]
+      run best  significant
+    0   a    a        False
+    1   b    a         True
+    """
+    from scipy import stats
+
+    rows = per_query[per_query["qid"] != "all"]
+    out = []
+    for measure, part in rows.groupby("measure", sort=False):
+        wide = part.pivot(index="qid", columns="run", values="value")
+        order = list(dict.fromkeys(part["run"]))
+        means = wide.mean()
+        best = str(means.idxmax()) if len(means) else None
+        for run in order:
+            p = np.nan
+            if run != best:
+                both = wide[[best, run]].dropna()
+                diff = (both[best] - both[run]).to_numpy()
+                if len(diff) >= 2 and np.ptp(diff) > 0:
+                    p = float(stats.ttest_rel(both[best], both[run]).pvalue)
+            out.append({"run": run, "measure": measure, "best": best, "p_value": p})
+    table = pd.DataFrame(out, columns=["run", "measure", "best", "p_value"])
+    table["significant"] = table["p_value"] < alpha
+    return table
+
+
+# ----------------------------------------------------------------------------- formatting
+
+
+def _fmt(value: float, digits: int) -> str:
+    return "–" if value is None or not np.isfinite(value) else f"{value:.{digits}f}"
+
+
+def _cells(
+    table: pd.DataFrame, significance: pd.DataFrame | None, digits: int, latex: bool
+) -> tuple[list[str], list[str], list[list[str]]]:
+    """Rows of formatted cells: per measure oblivious, aware ± tie sd, sampled ± sd."""
+    measures = list(dict.fromkeys(table["measure"]))
+    runs = list(dict.fromkeys(table["run"]))
+    sampled = bool(table["sampled"].notna().any())
+    modes = ["oblivious", "aware", "sampled"] if sampled else ["oblivious", "aware"]
+    indexed = table.set_index(["run", "measure"])
+    marks = (
+        significance.set_index(["run", "measure"])["significant"]
+        if significance is not None
+        else pd.Series(dtype=bool)
+    )
+    pm = r" $\pm$ " if latex else " ± "
+    best = {m: indexed.xs(m, level="measure")["aware"].idxmax() for m in measures}
+    rows = []
+    for run in runs:
+        cells = [run]
+        for measure in measures:
+            if (run, measure) not in indexed.index:
+                cells += ["–"] * len(modes)
+                continue
+            row = indexed.loc[(run, measure)]
+            oblivious = _fmt(row["oblivious"], digits)
+            if row["flagged"]:
+                oblivious += r"\textsuperscript{\dag}" if latex else "†"
+            aware = _fmt(row["aware"], digits) + pm + _fmt(row["tie_sd"], digits)
+            if best[measure] == run:
+                aware = rf"\textbf{{{aware}}}" if latex else f"**{aware}**"
+            elif bool(marks.get((run, measure), False)):
+                aware += r"\textsuperscript{*}" if latex else "*"
+            cells += [oblivious, aware]
+            if sampled:
+                cells.append(_fmt(row["sampled"], digits) + pm + _fmt(row["sampled_sd"], digits))
+        rows.append(cells)
+    return measures, modes, rows
+
+
+def _legend(tiebreak: str, alpha: float, sampled: bool, latex: bool) -> str:
+    dag = r"\dag" if latex else "†"
+    star = "*"
+    text = (
+        f"oblivious: one tie-break ({tiebreak}); aware: exact mean over all orderings of tied "
+        f"documents ± its exact standard deviation over random tie-breaks (tie sd)"
+        + ("; sampled: mean ± sd over random tie-breaks" if sampled else "")
+        + f". {dag}: the tie-break moved the value by more than {FLAG_Z:g} tie sd. "
+        f"Bold: best tie-aware value; {star}: significantly below it "
+        f"(paired t-test on tie-aware per-query values, p < {alpha:g})."
+    )
+    return text
+
+
+def to_latex(
+    table: pd.DataFrame,
+    significance: pd.DataFrame | None = None,
+    *,
+    digits: int = 4,
+    tiebreak: str = "trec_eval",
+    alpha: float = 0.05,
+    caption: str | None = None,
+    provenance: Mapping[str, object] | None = None,
+) -> str:
+    r"""A booktabs table: one row per system, per measure the modes' columns.
+
+    Examples
+    --------
+    >>> keys = {"run": ["x"], "qid": ["all"], "measure": ["P@1"]}
+    >>> obl = pd.DataFrame({**keys, "value": [1.0]})
+    >>> spr = pd.DataFrame({**keys, "value": [0.5], "var": [0.25], "min": [0.0], "max": [1.0]})
+    >>> print("\n".join(to_latex(combine_modes(obl, spr)).splitlines()[3:9]))
+    \toprule
+    System & \multicolumn{2}{c}{P@1} \\
+    \cmidrule(lr){2-3}
+     & oblivious & aware \\
+    \midrule
+    x & 1.0000 & \textbf{0.5000 $\pm$ 0.5000} \\
+    """
+    measures, modes, rows = _cells(table, significance, digits, latex=True)
+    sampled = "sampled" in modes
+    width = len(modes)
+    lines = [f"% {k}: {v}" for k, v in (provenance or {}).items()]
+    lines += [r"\begin{table}", r"\centering", r"\begin{tabular}{l" + "r" * width * len(measures)
+              + "}", r"\toprule"]  # fmt: skip
+    lines.append(
+        "System & "
+        + " & ".join(rf"\multicolumn{{{width}}}{{c}}{{{_latex_escape(m)}}}" for m in measures)
+        + r" \\"
+    )
+    rules = [
+        f"\\cmidrule(lr){{{2 + i * width}-{1 + (i + 1) * width}}}" for i in range(len(measures))
+    ]
+    lines.append(" ".join(rules))
+    lines.append(" & " + " & ".join(modes * len(measures)) + r" \\")
+    lines.append(r"\midrule")
+    for cells in rows:
+        lines.append(_latex_escape(cells[0]) + " & " + " & ".join(cells[1:]) + r" \\")
+    lines.append(r"\bottomrule")
+    lines.append(r"\end{tabular}")
+    text = caption or _legend(tiebreak, alpha, sampled, latex=True)
+    lines.append(rf"\caption{{{text}}}")
+    lines.append(r"\end{table}")
+    return "\n".join(lines) + "\n"
+
+
+def _latex_escape(text: str) -> str:
+    for char, escaped in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("$", r"\$"),
+                          ("#", r"\#"), ("_", r"\_"), ("{", r"\{"), ("}", r"\}")):  # fmt: skip
+        text = text.replace(char, escaped)
+    return text
+
+
+def to_markdown(
+    table: pd.DataFrame,
+    significance: pd.DataFrame | None = None,
+    *,
+    digits: int = 4,
+    tiebreak: str = "trec_eval",
+    alpha: float = 0.05,
+    provenance: Mapping[str, object] | None = None,
+) -> str:
+    """The same table as :func:`to_latex` in GitHub Markdown, the legend below it.
+
+    Examples
+    --------
+    >>> keys = {"run": ["x"], "qid": ["all"], "measure": ["P@1"]}
+    >>> obl = pd.DataFrame({**keys, "value": [1.0]})
+    >>> spr = pd.DataFrame({**keys, "value": [0.5], "var": [0.25], "min": [0.0], "max": [1.0]})
+    >>> print(to_markdown(combine_modes(obl, spr)).splitlines()[2])
+    | x | 1.0000 | **0.5000 ± 0.5000** |
+    """
+    measures, modes, rows = _cells(table, significance, digits, latex=False)
+    header = ["system"] + [f"{m} {mode}" for m in measures for mode in modes]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" + "---:|" * (len(header) - 1)]
+    for cells in rows:
+        lines.append("| " + " | ".join(c.replace("|", r"\|") for c in cells) + " |")
+    lines.append("")
+    lines.append(_legend(tiebreak, alpha, "sampled" in modes, latex=False))
+    if provenance:
+        lines.append("")
+        lines += [f"- {k}: {v}" for k, v in provenance.items()]
+    return "\n".join(lines) + "\n"
+
+
+def provenance(**fields: object) -> dict[str, object]:
+    """The settings behind a result, in a fixed order, with the tiecore version added.
+
+    Examples
+    --------
+    >>> list(provenance(measure="AP", seed=0))
+    ['measure', 'seed', 'tiecore version']
+    """
+    from tiecore import __version__
+
+    out = {k.replace("_", " "): v for k, v in fields.items() if v is not None}
+    out["tiecore version"] = __version__
+    return out
+
+
+def to_csv(frame: pd.DataFrame, provenance: Mapping[str, object] | None = None) -> str:
+    """CSV with ``# key: value`` provenance lines first, floats to 12 significant digits.
+
+    ``pandas.read_csv(..., comment="#")`` reads it back.
+
+    Examples
+    --------
+    >>> print(to_csv(pd.DataFrame({"v": [0.1 + 0.2]}), {"measure": "P@10"}), end="")
+    # measure: P@10
+    v
+    0.3
+    """
+    head = "".join(f"# {k}: {v}\n" for k, v in (provenance or {}).items())
+    index = not isinstance(frame.index, pd.RangeIndex)
+    return head + frame.to_csv(index=index, float_format=f"%.{DIGITS}g")
+
+
+# ----------------------------------------------------------------------------- comparisons
+
+
+def closest_pairs(
+    pairs: pd.DataFrame,
+    *,
+    low: float = 0.05,
+    high: float = 0.95,
+    width: float = 2.0,
+    order: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """Pairs of systems whose order ties could decide.
+
+    A pair qualifies when ``low < P(a beats b) < high`` or when the gap of their
+    tie-aware means is within ``width`` tie sd (``tie_noise`` of
+    :attr:`tiecore.compare.Comparison.pairs`).  Each unordered pair appears once,
+    ``a`` the better of the two (or first in ``order``).
+
+    Parameters
+    ----------
+    pairs : DataFrame
+        Index or columns ``a, b``; columns ``mean_diff`` and some of
+        ``p_beats_sampled``, ``p_beats_normal``, ``tie_noise``.
+
+    Returns
+    -------
+    DataFrame
+        ``a, b, mean_diff, tie_noise, p_beats`` (sampled, else normal), closest
+        to a coin toss first.
+
+    Examples
+    --------
+    >>> pairs = pd.DataFrame({"a": ["x", "y"], "b": ["y", "x"], "mean_diff": [0.01, -0.01],
+    ...                       "tie_noise": [0.03, 0.03], "p_beats_sampled": [0.7, 0.3]})
+    >>> closest_pairs(pairs)[["a", "b", "p_beats"]]
+       a  b  p_beats
+    0  x  y      0.7
+    """
+    frame = pairs.reset_index() if "a" not in pairs.columns else pairs.copy()
+    columns = ["a", "b", "mean_diff", "tie_noise", "p_beats"]
+    if frame.empty:
+        return pd.DataFrame(columns=columns)
+    p = pd.Series(np.nan, index=frame.index)
+    for name in ("p_beats_normal", "p_beats_sampled"):  # sampled wins where both exist
+        if name in frame:
+            values = pd.to_numeric(frame[name], errors="coerce")
+            p = values.where(values.notna(), p)
+    frame["p_beats"] = p
+    noise = pd.to_numeric(frame.get("tie_noise", pd.Series(np.nan, index=frame.index)))
+    frame["tie_noise"] = noise
+    diff = pd.to_numeric(frame["mean_diff"], errors="coerce")
+    if order is not None:
+        rank = {name: i for i, name in enumerate(order)}
+        keep = frame["a"].map(rank) < frame["b"].map(rank)
+    else:
+        keep = diff > 0
+        keep |= (diff == 0) & (frame["a"].astype(str) < frame["b"].astype(str))
+    frame = frame[keep]
+    diff = diff[keep]
+    close = ((frame["p_beats"] > low) & (frame["p_beats"] < high)) | (
+        diff.abs() <= width / 2 * frame["tie_noise"]
+    )
+    found = frame[close.fillna(False)].copy()
+    found["distance"] = (found["p_beats"] - 0.5).abs()
+    found = found.sort_values(["distance", "a", "b"], na_position="last")
+    return found[columns].reset_index(drop=True)
+
+
+def format_value(value: float, digits: int = 4) -> str:
+    """``0.2680`` for a number, ``–`` for NaN or None.
+
+    Examples
+    --------
+    >>> format_value(0.26799999999999996), format_value(float("nan"))
+    ('0.2680', '–')
+    """
+    try:
+        return _fmt(float(value), digits)
+    except (TypeError, ValueError):
+        return "–"
+
+
+def effect_sentence(row: Mapping, tiebreak: str = "trec_eval") -> str:
+    """``MU03rob01 P@10: trec_eval 0.2680 vs tie-aware 0.2630 (+2.9 tie sd)``.
+
+    Examples
+    --------
+    >>> effect_sentence({"run": "x", "measure": "P@10", "oblivious": 0.268, "aware": 0.263,
+    ...                  "z": 2.94})
+    'x P@10: trec_eval 0.2680 vs tie-aware 0.2630 (+2.9 tie sd)'
+    """
+    z = float(row["z"])
+    shift = f"{z:+.1f} tie sd" if math.isfinite(z) else "no tie noise"
+    return (
+        f"{row['run']} {row['measure']}: {tiebreak} {format_value(row['oblivious'])} vs "
+        f"tie-aware {format_value(row['aware'])} ({shift})"
+    )
