@@ -21,7 +21,7 @@ import sys
 import textwrap
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from importlib import metadata
 from pathlib import Path
@@ -239,6 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="average over every qrels query; queries missing from a run score 0",
     )
     _add_options(ev, FORMATS)
+    _add_dask(ev)
     ev.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,
@@ -297,8 +298,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="print one progress line per run on stderr (default: when stderr is a terminal)",
     )
     _add_options(cmp, ("text", "csv", "json"))
+    _add_dask(cmp)
     cmp.set_defaults(handler=_run_compare)
     return parser
+
+
+def _add_dask(parser: argparse.ArgumentParser) -> None:
+    """--dask ADDRESS | local:N (tiecore.distributed.connect)."""
+    parser.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="run on a dask.distributed cluster: a scheduler address (tcp://host:8786), or "
+        "local:N to start N local worker processes; needs pip install 'tiecore[dask]'",
+    )
 
 
 def _add_options(parser: argparse.ArgumentParser, formats: Sequence[str]) -> None:
@@ -398,16 +410,21 @@ def _warn_unused(args: argparse.Namespace) -> None:
 
 
 def evaluate_runs(
-    runs: dict[str, pd.DataFrame],
+    runs: dict[str, pd.DataFrame] | Sequence[str],
     qrels: pd.DataFrame,
     measures: list[Measure],
     *,
     progress: Callable[[int, int, str, float], None] | None = None,
     sources: dict[str, str] | None = None,
     spread: bool = False,
+    client: object = None,
     **options: object,
 ) -> tuple[pd.DataFrame, dict[str, int]]:
     """Evaluate all runs per query in one call, and count each run's queries.
+
+    ``runs`` is a mapping of names to runs or a list of run files, which are read
+    one at a time (memory bounded by the largest run) or, with a dask ``client``,
+    by the workers.
 
     Returns the tidy result (per-query rows and the summary rows -- the mean
     over queries, whose ``qid`` is None so that no query id, not even ``all``,
@@ -426,6 +443,7 @@ def evaluate_runs(
 
         evaluate = partial(evaluate_spread, **_only(options, "rel_level", "depth", "complete"))
         options = {}
+    options["client"] = client
     clock = [time.perf_counter()]
 
     def report(done: int, total: int, name: str) -> None:
@@ -447,8 +465,9 @@ def evaluate_runs(
     result = _summary_apart(result)  # the mean-over-queries rows get qid None, not "all"
     summary = result["qid"].isna().to_numpy()
     queries = result.loc[~summary].groupby("run", sort=False)["qid"].nunique()
-    num_q = {name: int(queries.get(name, 0)) for name in runs}
-    run_rank = result["run"].astype(str).map({name: i for i, name in enumerate(runs)})
+    names = list(dict.fromkeys(result["run"].astype(str)))  # evaluate keeps the runs' order
+    num_q = {name: int(queries.get(name, 0)) for name in names}
+    run_rank = result["run"].astype(str).map({name: i for i, name in enumerate(names)})
     pair_rank = pd.factorize(result["run"].astype(str) + "\0" + result["qid"].astype(str))[0]
     measure_rank = result["measure"].astype(str).map({str(m): i for i, m in enumerate(measures)})
     # Run order as given; in a run, queries in evaluate's order with "all" last; then the
@@ -456,6 +475,27 @@ def evaluate_runs(
     order = np.lexsort((measure_rank, pair_rank, summary, run_rank))
     result = result.iloc[order].reset_index(drop=True)
     return result, num_q
+
+
+@contextlib.contextmanager
+def _samples_guard() -> Iterator[None]:
+    """The sampled-mode memory guard, met while runs are read one by one, as a usage error."""
+    try:
+        yield
+    except ValueError as error:
+        if isinstance(error, InputError) or not str(error).startswith("samples "):
+            raise
+        raise _UsageError(f"--{error}") from None
+
+
+def _eval_inputs(args: argparse.Namespace) -> tuple[object, pd.DataFrame, dict[str, str] | None]:
+    """Runs, qrels and sources for ``eval``: run files stay paths, read one at a time."""
+    if args.letor is not None:
+        return _read_inputs(args)
+    import tiecore
+
+    _check_files(args)
+    return list(args.files[1:]), tiecore.read_qrels(args.files[0]), None
 
 
 def _summary_apart(result: pd.DataFrame) -> pd.DataFrame:
@@ -597,19 +637,23 @@ def _run_compare(args: argparse.Namespace, stderr: TextIO) -> str:
         print(f"tiecore: [{done}/{total}] {label} ({now - clock[0]:.2f}s)", file=stderr, flush=True)
         clock[0] = now
 
+    from tiecore.distributed import connect
+
     try:
-        comparison = compare(
-            runs,
-            qrels,
-            measures[0],
-            samples=args.samples,
-            seed=args.seed,
-            rel_level=args.rel_level,
-            depth=args.depth,
-            n_resamples=args.resamples,
-            complete=args.complete,
-            progress=progress if show else None,
-        )
+        with connect(args.dask) as client:
+            comparison = compare(
+                runs,
+                qrels,
+                measures[0],
+                samples=args.samples,
+                seed=args.seed,
+                rel_level=args.rel_level,
+                depth=args.depth,
+                n_resamples=args.resamples,
+                complete=args.complete,
+                progress=progress if show else None,
+                client=client,
+            )
     except TooLarge as error:
         raise _UsageError(f"--samples: {error}") from None
     return format_comparison(comparison, args.format)
@@ -620,7 +664,7 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
 
     measures = parse_measures(split_measures(args.measures or []) or list(DEFAULT_MEASURES))
     _warn_unused(args)
-    runs, qrels, sources = _read_inputs(args)
+    runs, qrels, sources = _eval_inputs(args)
     if args.ties == "sampled":  # refuse a count that cannot fit before the long work
         _check_sample_count(args.samples or DEFAULT_SAMPLES, runs, qrels, measures)
     show = args.progress if args.progress is not None else stderr.isatty()
@@ -628,21 +672,25 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
     def progress(index: int, total: int, name: str, seconds: float) -> None:
         print(f"tiecore: [{index}/{total}] {name} ({seconds:.2f}s)", file=stderr, flush=True)
 
-    result, num_q = evaluate_runs(
-        runs,
-        qrels,
-        measures,
-        progress=progress if show else None,
-        sources=sources,
-        ties=args.ties,
-        tiebreak=args.tiebreak or "trec_eval",
-        samples=args.samples or DEFAULT_SAMPLES,
-        seed=args.seed,
-        rel_level=args.rel_level,
-        depth=args.depth,
-        complete=args.complete,
-        spread=args.spread,
-    )
+    from tiecore.distributed import connect
+
+    with connect(args.dask) as client, _samples_guard():
+        result, num_q = evaluate_runs(
+            runs,
+            qrels,
+            measures,
+            progress=progress if show else None,
+            sources=sources,
+            ties=args.ties,
+            tiebreak=args.tiebreak or "trec_eval",
+            samples=args.samples or DEFAULT_SAMPLES,
+            seed=args.seed,
+            rel_level=args.rel_level,
+            depth=args.depth,
+            complete=args.complete,
+            spread=args.spread,
+            client=client,
+        )
     if not args.per_query:
         result = result[result["qid"].isna()].reset_index(drop=True)
     elif args.format == "trec" and result["qid"].eq("all").any():
@@ -661,6 +709,8 @@ def _check_sample_count(
     """:func:`tiecore.evaluate.check_samples` for these inputs, as a usage error."""
     from tiecore.evaluate import check_samples
 
+    if not isinstance(runs, dict):  # files: each is checked once read (_samples_guard)
+        return
     rows = max((len(run) for run in runs.values()), default=0)
     try:
         check_samples(samples, int(qrels["qid"].nunique()), len(measures), rows, name="--samples")
