@@ -6,6 +6,7 @@ import gzip
 import io
 import math
 import random
+import re
 from pathlib import Path
 from unittest import mock
 
@@ -40,10 +41,15 @@ MSLR_FILES = sorted(MSLR.glob("msn1.*.txt"))
 # ------------------------------------------------------------------ slow, obvious parsers
 
 
+def split_lines(data: bytes) -> list[bytes]:
+    """Physical lines: a line ends at LF, CR LF or a lone CR (old Mac files)."""
+    return re.split(rb"\r\n|\r|\n", data)
+
+
 def naive_run(data: bytes) -> tuple[list[tuple[str, str, float]], list[str]]:
     """Records (qid, docno, score) and the tag of each record, one line at a time."""
     rows, tags = [], []
-    for line in data.split(b"\n"):
+    for line in split_lines(data):
         fields = line.split()
         if not fields or fields[0].startswith(b"#"):
             continue
@@ -55,7 +61,7 @@ def naive_run(data: bytes) -> tuple[list[tuple[str, str, float]], list[str]]:
 
 def naive_qrels(data: bytes) -> list[tuple[str, str, int]]:
     rows = []
-    for line in data.split(b"\n"):
+    for line in split_lines(data):
         fields = line.split()
         if fields and not fields[0].startswith(b"#"):
             rows.append((fields[0].decode(), fields[2].decode(), int(fields[3])))
@@ -65,8 +71,8 @@ def naive_qrels(data: bytes) -> list[tuple[str, str, int]]:
 def naive_letor(data: bytes) -> list[tuple[int, int, str, dict[int, float]]]:
     """(line number, label, qid, {feature: value}) of every data line."""
     rows = []
-    for number, line in enumerate(data.decode().split("\n"), start=1):
-        fields = line.split("#", 1)[0].split()
+    for number, line in enumerate(split_lines(data), start=1):
+        fields = line.decode().split("#", 1)[0].split()
         if not fields:
             continue
         values = {int(i): float(v) for i, v in (pair.split(":") for pair in fields[2:])}
@@ -96,7 +102,22 @@ docnos = st.text(st.one_of(token_chars, odd_chars), min_size=1, max_size=40)
 tags = st.text(st.characters(min_codepoint=33, max_codepoint=126), min_size=1, max_size=8)
 finite = st.floats(allow_nan=False, allow_infinity=False)
 score_formats = st.sampled_from(["{!r}", "{:.6f}", "{:e}", "{:+.3g}", "{:.0f}", "{:E}"])
-MIXED_SEPARATORS = [" ", "\t", "  ", " \t", "\t\t", "\t  ", "\x0b", "\x0c", " \r "]
+MIXED_SEPARATORS = [" ", "\t", "  ", " \t", "\t\t", "\t  ", "\x0b", "\x0c"]
+ENDINGS = {"lf": ["\n"], "crlf": ["\r\n"], "cr": ["\r"], "mixed": ["\n", "\r\n", "\r"]}
+
+
+def join_lines(draw: st.DrawFn, lines: list[str], endings: list[str]) -> str:
+    """Lines joined with endings drawn from ``endings``, perhaps one after the last line."""
+
+    def ending(text: str) -> str:
+        chosen = draw(st.sampled_from(endings))
+        # CR, an empty line, LF would read as one CR LF break: use a second CR
+        return "\r" if chosen == "\n" and text.endswith("\r") else chosen
+
+    text = ""
+    for k, line in enumerate(lines):
+        text += (ending(text) if k else "") + line
+    return text + (ending(text) if draw(st.booleans()) else "")
 
 
 @st.composite
@@ -105,7 +126,7 @@ def run_files(draw: st.DrawFn) -> tuple[bytes, list[int]]:
     tagged = draw(st.booleans())
     junk = tagged and draw(st.booleans())
     style = draw(st.sampled_from(["uniform", "padded", "mixed"]))
-    crlf = draw(st.booleans())
+    endings = ENDINGS[draw(st.sampled_from(sorted(ENDINGS)))]
     sep_choice = draw(st.sampled_from(["\t", " "]))
     tag = draw(tags)
     pairs = draw(
@@ -122,8 +143,11 @@ def run_files(draw: st.DrawFn) -> tuple[bytes, list[int]]:
         fields = [qid, "Q0", docno, str(rank + draw(st.integers(0, 3))), score]
         if tagged:
             fields.append(tag)
-        if junk:
-            fields += ["junk", "more"]
+        if junk:  # trec_eval ignores fields after the tag, as many as the line likes,
+            # once the first line has some (its own results.trunc)
+            fields += draw(
+                st.lists(st.sampled_from(["junk", "more"]), min_size=int(not numbers), max_size=3)
+            )
         if style == "uniform":
             text = sep_choice.join(fields)
         elif style == "padded":  # as trec_eval's results.test: tabs, spaces around the score
@@ -136,9 +160,7 @@ def run_files(draw: st.DrawFn) -> tuple[bytes, list[int]]:
             text = lead + "".join(f + s for f, s in zip(fields, seps[1:], strict=False))
         lines.append(text)
         numbers.append(len(lines))
-    end = "\r\n" if crlf else "\n"
-    text = end.join(lines) + (end if draw(st.booleans()) else "")
-    return text.encode(), numbers
+    return join_lines(draw, lines, endings).encode(), numbers
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -176,31 +198,49 @@ def test_fast_and_careful_paths_agree(generated, batch):
     assert fast_tags == careful_tags
 
 
-DEFECTS = ["few fields", "bad score", "nan score", "inf score", "duplicate", "utf8", "untagged"]
+DEFECTS = [
+    "few fields",
+    "extra field",
+    "space in docno",
+    "bad score",
+    "nan score",
+    "inf score",
+    "duplicate",
+    "utf8",
+    "untagged",
+]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(run_files(), st.sampled_from(DEFECTS), BATCHES, st.data())
 def test_defect_is_reported_on_its_line(generated, defect, batch, draw):
     data, numbers = generated
-    lines = data.split(b"\n")
+    parts = re.split(rb"(\r\n|\r|\n)", data)  # the line endings of the file are kept
+    lines, ends = parts[0::2], [*parts[1::2], b""]
     k = draw.draw(st.sampled_from(numbers))  # a record line, 1-based
     fields = lines[k - 1].split()
     tagged = len(fields) >= 6
     if defect == "few fields":
         lines[k - 1] = b" ".join(fields[: draw.draw(st.integers(1, 4))])
+    elif defect == "extra field":  # the first record line decides how many
+        assume(k != numbers[0] and len(lines[numbers[0] - 1].split()) <= 6)
+        lines[k - 1] = b" ".join([*fields, b"extra"])
+    elif defect == "space in docno":  # trec_eval would read the line shifted
+        assume(k != numbers[0] and len(lines[numbers[0] - 1].split()) <= 6)
+        lines[k - 1] = b"\t".join([*fields[:2], b"doc 1", *fields[3:]])
     elif defect in ("bad score", "nan score", "inf score"):
         bad = {"bad score": b"1.5x", "nan score": b"nan", "inf score": b"-inf"}[defect]
         lines[k - 1] = b"\t".join([*fields[:4], bad, *fields[5:]])
     elif defect == "duplicate":
         lines.insert(k, lines[k - 1])
+        ends.insert(k - 1, b"\n")
         k += 1
     elif defect == "utf8":
         lines[k - 1] = lines[k - 1] + b" \xff"
     elif defect == "untagged":
         assume(tagged and k != numbers[0])
         lines[k - 1] = b" ".join(fields[:5])
-    bad_file = b"\n".join(lines)
+    bad_file = b"".join(line + end for line, end in zip(lines, ends, strict=True))
     for fast in (True, False):
         with pytest.raises(InputError) as info, mock.patch("tiecore.io._BATCH", batch):
             _check_text(bad_file, "bad.run")  # as read_run does before parsing

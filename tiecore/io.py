@@ -36,6 +36,7 @@ from __future__ import annotations
 import codecs
 import gzip
 import os
+import re
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -62,6 +63,7 @@ LETOR_FIELDS = "'label qid:<id> index:value ...'"
 _GZIP_MAGIC = b"\x1f\x8b"
 _BOM = b"\xef\xbb\xbf"
 _CHUNK = 1 << 24  # bytes per numpy pass when scanning big buffers
+_SCAN = 1 << 20  # bytes per window of the scan before the fast path (fits the CPU cache)
 _PIECE = 1 << 17  # rows per piece when hashing on several threads
 _STREAM = 1 << 25  # plain files from this size on are parsed by pyarrow from disk
 _BATCH = 1 << 18  # lines per batch on the careful path
@@ -125,8 +127,11 @@ def _load(source: Source) -> tuple[bytes, str]:
 
 
 def _line_at(data: bytes, offset: int) -> int:
-    """1-based line number of byte ``offset``."""
-    return data.count(b"\n", 0, offset) + 1
+    """1-based line number of byte ``offset`` (line breaks as in :func:`_lines`)."""
+    breaks = data.count(b"\n", 0, offset)
+    if b"\r" in data:  # a lone CR is a line break too; CR LF counts once
+        breaks += data.count(b"\r", 0, offset) - data.count(b"\r\n", 0, offset + 1)
+    return breaks + 1
 
 
 def _check_text(data: bytes, where: str) -> None:
@@ -194,21 +199,38 @@ class _Locator:
         return None if self.lines is None else int(self.lines[record])
 
 
-def _lines(data: bytes, *, inline_comments: bool = False) -> pa.Array:
-    """Every physical line of ``data`` (split at ``\\n`` only) as a zero-copy string array.
-
-    Each line keeps its ``\\n``, which the whitespace split drops; with
-    ``inline_comments`` everything from a ``#`` to the end of its line is removed.
-    """
+def _line_ends(data: bytes) -> np.ndarray:
+    """Offset of the last byte of every line break: each ``\\n`` and each ``\\r`` not
+    followed by ``\\n`` (old Mac files), found in ``_CHUNK``-byte numpy passes."""
     arr = np.frombuffer(data, np.uint8)
-    newlines = [np.flatnonzero(arr[i : i + _CHUNK] == 10) for i in range(0, len(arr), _CHUNK)]
-    n_lines = sum(map(len, newlines)) + (len(data) > 0 and data[-1:] != b"\n")
+    ends = []
+    has_cr = b"\r" in data
+    for i in range(0, len(arr), _CHUNK):
+        chunk = arr[i : i + _CHUNK]
+        found = np.flatnonzero(chunk == 10)
+        if has_cr:
+            cr = np.flatnonzero(chunk == 13)
+            nxt = np.minimum(cr + (i + 1), len(arr) - 1)  # a final CR is a lone one
+            lone = cr[(arr[nxt] != 10) | (cr + i + 1 == len(arr))]
+            if len(lone):
+                found = np.union1d(found, lone)
+        ends.append(found + i)
+    return np.concatenate([np.zeros(0, np.int64), *ends])
+
+
+def _lines(data: bytes, *, inline_comments: bool = False) -> pa.Array:
+    """Every physical line of ``data`` as a zero-copy string array.
+
+    Lines end at ``\\n``, ``\\r\\n`` or a lone ``\\r``; each keeps its line break,
+    which the whitespace split drops. With ``inline_comments`` everything from a ``#``
+    to the end of its line is removed.
+    """
+    ends = _line_ends(data)
+    n_lines = len(ends) + (len(data) > 0 and (not len(ends) or ends[-1] != len(data) - 1))
     offsets = np.empty(n_lines + 1, np.int64)  # line k is data[offsets[k]:offsets[k + 1]]
-    offsets[0], offsets[-1], at = 0, len(data), 1
-    for i, found in zip(range(0, len(arr), _CHUNK), newlines, strict=True):
-        offsets[at : at + len(found)] = found + (i + 1)
-        at += len(found)
-    del newlines
+    offsets[0], offsets[-1] = 0, len(data)
+    offsets[1 : len(ends) + 1] = ends + 1
+    del ends
     # large_string all the way: the tokens taken from it are what pandas keeps
     lines = pa.Array.from_buffers(
         pa.large_string(), n_lines, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
@@ -316,50 +338,61 @@ class _Scan:
     space: bool = False
     hash: bool = False
     bom: bool = False
-    awkward: bool = False  # \\v, \\f or a \\r outside \\r\\n: only the careful path is exact
+    awkward: bool = False  # \\v or \\f: whitespace to trec_eval, only the careful path is exact
+    double_space: bool = False  # two spaces in a row before the first tab
+    double_tab: bool = False  # two tabs in a row
     first_line: bytes | None = None  # None: longer than _FIRST_LINE bytes
 
+    def window(self, buf: bytes | bytearray, end: int, previous: int) -> None:
+        """Scan ``buf[:end]``; ``previous`` is the byte before it (-1 at the start)."""
+        find = buf.find
+        tab = find(b"\t", 0, end) >= 0
+        self.tab = self.tab or tab
+        self.space = self.space or find(b" ", 0, end) >= 0
+        self.hash = self.hash or find(b"#", 0, end) >= 0
+        self.awkward = self.awkward or find(b"\x0b", 0, end) >= 0 or find(b"\x0c", 0, end) >= 0
+        if not self.tab and not self.double_space:
+            self.double_space = _doubled(buf, end, previous, 32)
+        if tab and not self.double_tab:
+            self.double_tab = _doubled(buf, end, previous, 9)
 
-def _scan(chunks: Iterable[bytes], *, check_text: bool) -> _Scan | None:
-    """Scan consecutive chunks of a text; ``None`` when ``check_text`` finds a NUL byte
-    or invalid UTF-8 (the caller then loads the text to name the line)."""
+
+def _doubled(buf: bytes | bytearray, end: int, previous: int, byte: int) -> bool:
+    """Whether ``byte`` appears twice in a row in ``buf[:end]`` (after ``previous``)."""
+    hit = np.frombuffer(buf, np.uint8, end) == byte
+    return bool((hit[0] and previous == byte) or (hit[1:] & hit[:-1]).any())
+
+
+def _scan(windows: Iterable[tuple[bytes | bytearray, int]], *, check_text: bool) -> _Scan | None:
+    """Scan consecutive windows ``buf[:end]`` of a text, each at most ``_SCAN`` bytes so
+    that the searches run in the CPU cache; ``None`` when ``check_text`` finds a NUL
+    byte or invalid UTF-8 (the caller then loads the text to name the line)."""
     scan = _Scan()
     decoder = codecs.getincrementaldecoder("utf-8")()
     head = b""
-    carry_cr = False  # the previous chunk ended with \\r
-    for chunk in chunks:
-        if not chunk:
+    previous = -1
+    for buf, end in windows:
+        if not end:
             continue
         if scan.empty:
             scan.empty = False
-            scan.bom = chunk.startswith(_BOM)
+            scan.bom = buf[:3] == _BOM
         if scan.first_line is None and len(head) <= _FIRST_LINE:
-            head += chunk[: _FIRST_LINE + 1]
-            end = head.find(b"\n")
-            if end >= 0:
-                scan.first_line = head[:end]
+            head += buf[: min(end, _FIRST_LINE + 1)]
+            stop = min((k for k in (head.find(b"\n"), head.find(b"\r")) if k >= 0), default=-1)
+            if stop >= 0:
+                scan.first_line = head[:stop]
         if check_text:
-            if chunk.find(b"\x00") >= 0:
+            if buf.find(b"\x00", 0, end) >= 0:
                 return None
-            if not chunk.isascii() or decoder.getstate()[0]:
+            part = buf if end == len(buf) else bytes(buf[:end])
+            if not part.isascii() or decoder.getstate()[0]:  # or a character cut in two
                 try:
-                    decoder.decode(chunk)
+                    decoder.decode(part)
                 except UnicodeDecodeError:
                     return None
-        scan.tab = scan.tab or chunk.find(b"\t") >= 0
-        scan.space = scan.space or chunk.find(b" ") >= 0
-        scan.hash = scan.hash or chunk.find(b"#") >= 0
-        if chunk.find(b"\x0b") >= 0 or chunk.find(b"\x0c") >= 0:
-            scan.awkward = True
-        if carry_cr and chunk[:1] != b"\n":
-            scan.awkward = True
-        carry_cr = False
-        if chunk.find(b"\r") >= 0:
-            arr = np.frombuffer(chunk, np.uint8)
-            after = np.flatnonzero(arr == 13) + 1
-            if after[-1] == len(arr):
-                carry_cr, after = True, after[:-1]
-            scan.awkward = scan.awkward or bool((arr[after] != 10).any())
+        scan.window(buf, end, previous)
+        previous = buf[end - 1]
     if check_text:
         try:
             decoder.decode(b"", True)
@@ -367,15 +400,14 @@ def _scan(chunks: Iterable[bytes], *, check_text: bool) -> _Scan | None:
             return None
     if scan.first_line is None and len(head) <= _FIRST_LINE:
         scan.first_line = head  # a single line without a final newline
-    scan.awkward = scan.awkward or carry_cr
     return scan
 
 
 class _Text:
     """One input text, loaded lazily.
 
-    A big plain file is scanned in chunks and parsed by pyarrow straight from disk, so
-    its bytes never sit in memory whole; anything else (gzip, file objects, small
+    A big plain file is scanned in windows and parsed by pyarrow straight from disk,
+    so its bytes never sit in memory whole; anything else (gzip, file objects, small
     files, or the careful path) loads the checked, decompressed bytes once.
     """
 
@@ -396,8 +428,7 @@ class _Text:
             if streamed is not None:
                 return streamed
         data = self.data()
-        chunks = (data[i : i + _CHUNK] for i in range(0, len(data), _CHUNK))
-        scan = _scan(chunks, check_text=False)  # _load checked the text
+        scan = _scan(_copied(data), check_text=False)  # _load checked the text
         return scan or _Scan(), pa.BufferReader(pa.py_buffer(data))
 
     def _stream(self) -> tuple[_Scan, pa.NativeFile] | None:
@@ -408,7 +439,7 @@ class _Text:
                 if fh.read(2) == _GZIP_MAGIC:
                     return None
                 fh.seek(0)
-                scan = _scan(iter(lambda: fh.read(_CHUNK), b""), check_text=True)
+                scan = _scan(_read_windows(fh), check_text=True)
             if scan is None or scan.bom:  # let _load name the bad byte / strip the BOM
                 return None
             return scan, pa.OSFile(os.fspath(self.source))
@@ -416,17 +447,39 @@ class _Text:
             return None
 
 
-def _fast_table(text: _Text, layout: dict[int, pa.DataType], min_fields: int) -> pa.Table | None:
+def _copied(data: bytes) -> Iterator[tuple[bytearray, int]]:
+    """``data`` in windows of ``_SCAN`` bytes, copied into one reused buffer."""
+    buf = bytearray(_SCAN)
+    for i in range(0, len(data), _SCAN):
+        n = min(_SCAN, len(data) - i)
+        buf[:n] = memoryview(data)[i : i + n]
+        yield buf, n
+
+
+def _read_windows(fh: IO[bytes]) -> Iterator[tuple[bytearray, int]]:
+    """A file in windows of ``_SCAN`` bytes, read into one reused buffer."""
+    buf = bytearray(_SCAN)
+    while n := fh.readinto(buf):
+        yield buf, n
+
+
+def _fast_table(
+    text: _Text, layout: dict[int, pa.DataType], min_fields: int, max_fields: int | None = None
+) -> pa.Table | None:
     """Parse ``text`` with :mod:`pyarrow.csv` when that is provably the same as splitting
     each line on whitespace; return ``None`` when the careful path is needed.
 
-    The delimiter is the tab, or the space when the text has no tab. Then no field may
-    be empty (that means a doubled, leading or trailing delimiter) and, with tabs, no
-    text field may hold a space (pyarrow trims the spaces around numbers itself, as in
-    trec_eval's own test runs). Every line must have as many fields as the first (else
-    pyarrow raises); ``\\v``, ``\\f`` and a ``\\r`` outside ``\\r\\n`` need the careful
-    path. pyarrow skips blank lines, so line numbers are unknown here; the caller redoes
-    the text carefully when it needs one.
+    The delimiter is the tab, or the space when the text has no tab. The columns of
+    ``layout`` are read, as ``f0``, ``f1``...; whitespace splitting differs only where
+    pyarrow sees an empty field, from a delimiter at either end of a line (the first
+    or the last field is empty: both are read and checked) or a doubled delimiter
+    (the scan looks for one). With tabs and spaces both, every field is read and no
+    text field may hold a space (pyarrow trims the spaces around numbers itself, as
+    in trec_eval's own test runs). Every line must have as many fields as the first
+    (else pyarrow raises); ``\\v`` and ``\\f`` need the careful path. Lines end at
+    ``\\n``, ``\\r\\n`` or ``\\r`` for pyarrow as for :func:`_lines`; pyarrow skips
+    blank lines, so line numbers are unknown here and the caller redoes the text
+    carefully when it needs one.
     """
     scan, stream = text.fast_input()
     with stream:
@@ -434,20 +487,26 @@ def _fast_table(text: _Text, layout: dict[int, pa.DataType], min_fields: int) ->
         if scan.empty or scan.awkward or first is None or not (scan.tab or scan.space):
             return None
         delim = b"\t" if scan.tab else b" "
-        first = first.rstrip(b"\r")
         n_fields = first.count(delim) + 1
-        if not first or first[:1] in (delim, b"#") or n_fields < min_fields:
+        too_many = max_fields is not None and n_fields > max_fields
+        if not first or first[:1] in (delim, b"#") or n_fields < min_fields or too_many:
+            return None  # the careful path names the line or reads the layout
+        mixed = scan.tab and scan.space
+        if (scan.double_tab if scan.tab else scan.double_space) and not mixed:
             return None
-        names = [f"f{j}" for j in range(n_fields)]
-        keep = [j for j in sorted(layout) if j < n_fields]
+        types = {f"f{j}": layout[j] for j in sorted(layout) if j < n_fields}
+        for j in range(n_fields) if mixed else [n_fields - 1]:  # the fields that may be empty
+            types.setdefault(f"f{j}", _TOKEN)
         try:
             table = pacsv.read_csv(
                 stream,
-                read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 22),
+                read_options=pacsv.ReadOptions(
+                    column_names=[f"f{j}" for j in range(n_fields)], block_size=1 << 22
+                ),
                 parse_options=pacsv.ParseOptions(delimiter=delim.decode(), quote_char=False),
                 convert_options=pacsv.ConvertOptions(
-                    column_types={names[j]: layout[j] for j in keep},
-                    include_columns=[names[j] for j in keep],
+                    column_types=types,
+                    include_columns=list(types),
                     null_values=[],
                     strings_can_be_null=False,
                     quoted_strings_can_be_null=False,
@@ -456,72 +515,82 @@ def _fast_table(text: _Text, layout: dict[int, pa.DataType], min_fields: int) ->
             )
         except pa.ArrowException:  # ragged lines, a line longer than a block...
             return None
-    for j in keep:
-        column = table.column(names[j])
-        if column.type in (pa.string(), pa.large_string()) and len(column):
-            if pc.min(pc.binary_length(column)).as_py() == 0:
+    for name in types:
+        column = table.column(name)
+        if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+            if any(_has_empty(chunk) for chunk in column.chunks):
                 return None
-            if scan.tab and scan.space and pc.any(pc.match_substring(column, " ")).as_py():
+            if mixed and pc.any(pc.match_substring(column, " ")).as_py():
                 return None
     if scan.hash and pc.any(pc.starts_with(table.column("f0"), "#")).as_py():
         return None
     return table
 
 
+def _has_empty(arr: pa.Array) -> bool:
+    """Whether a string array holds an empty string (two equal offsets)."""
+    off = _offsets(arr)
+    return bool((off[1:] == off[:-1]).any())
+
+
 # --------------------------------------------------------------------- duplicates
 
 _M1 = np.uint64(0x9E3779B97F4A7C15)
 _M2 = np.uint64(0xC2B2AE3D27D4EB4F)
+_M3 = np.uint64(0x165667B19E3779F9)
+_M4 = np.uint64(0xD6E8FEB86659FD93)
 _MASKS = np.array([(1 << (8 * r)) - 1 for r in range(8)] + [2**64 - 1], dtype=np.uint64)
 
 
-def _hash_chunk(arr: pa.Array) -> np.ndarray:
-    """64-bit hash of every string: its length, its first 16 and its last 16 bytes.
+def _scramble(word: np.ndarray, factor: np.uint64) -> np.ndarray:
+    """``w * factor ^ (w * factor) >> 29`` in place: a bijection that keeps 0 at 0."""
+    word *= factor
+    word ^= word >> np.uint64(29)
+    return word
 
-    A string's hash depends on its bytes alone, not on its neighbours in the
-    chunk, so equal strings always get equal hashes, which is all the duplicate
-    test needs (a hit is then checked exactly).
+
+def _hash_chunk(arr: pa.Array) -> np.ndarray:
+    """64-bit hash of every string from its length, its first 16 and its last 16 bytes.
+
+    Each word is an unaligned 8-byte read at a byte offset (a strided uint64 view of
+    the bytes) that holds the string's own bytes only, or is zero when the string is
+    too short for it: the words are scrambled and xor-ed, so a zero word adds
+    nothing and rounds that no string of the chunk needs may be skipped. A string's
+    hash thus depends on its bytes alone, never on its neighbours, which is all the
+    duplicate test needs (a hit is then checked exactly).
     """
     n = len(arr)
     if n == 0:
         return np.zeros(0, np.uint64)
-    data_buf = arr.buffers()[2]
-    off = _offsets(arr).astype(np.int64)
-    base = int(off[0])
-    raw = np.frombuffer(data_buf, np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
-    raw = raw[base : int(off[-1])]
-    # every row may read 5 words from its start: pad the last row's reads with zeros
-    padded = np.zeros((len(raw) // 8 + 6) * 8, np.uint8)
-    padded[: len(raw)] = raw
-    words = padded.view(np.uint64)
-    starts = off[:-1] - base
-    length = off[1:] - off[:-1]
-    h = length.astype(np.uint64) * _M1
-    with np.errstate(over="ignore"):  # the same words for a string wherever it stands
-        h = _mix_words(h, words, starts, length, 2)
-        tail = np.maximum(starts + length - 16, starts)
-        h = _mix_words(h, words, tail, length - (tail - starts), 2)
-    return h
-
-
-def _mix_words(
-    h: np.ndarray, words: np.ndarray, pos: np.ndarray, left: np.ndarray, n_words: int
-) -> np.ndarray:
-    """Mix ``n_words`` unaligned little-endian 8-byte words read at byte ``pos`` into ``h``;
-    bytes beyond ``left`` (the end of each string) are masked to zero."""
-    i = pos >> 3
-    shift = ((pos & 7) * 8).astype(np.uint64)
-    back = np.uint64(63) - shift
-    low = words[i]
-    for k in range(n_words):
-        high = words[i + (k + 1)]
-        w = (low >> shift) | ((high << np.uint64(1)) << back)
-        w &= _MASKS[np.clip(left - 8 * k, 0, 8)]
-        mixed = (h ^ w) * _M1
-        mixed ^= mixed >> np.uint64(31)
-        h = np.where(left > 8 * k, mixed, h)  # rounds depend on the string's own length
-        low = high
-    return h
+    off = _offsets(arr)
+    base, stop = int(off[0]), int(off[-1])
+    padded = np.zeros(stop - base + 16, np.uint8)  # every read stays inside
+    if stop > base:
+        padded[: stop - base] = np.frombuffer(arr.buffers()[2], np.uint8, stop - base, base)
+    at = np.ndarray((len(padded) - 7,), "<u8", padded, 0, (1,))  # at[i]: bytes i..i+7
+    starts = (off[:-1] - base).astype(np.int64)
+    length = (off[1:] - off[:-1]).astype(np.int64)
+    longest, shortest = int(length.max()), int(length.min())
+    with np.errstate(over="ignore"):
+        head = at[starts]  # bytes 0..7, cut to the string
+        if shortest < 8:
+            head &= _MASKS[np.minimum(length, 8)]
+        h = _scramble(head, _M1)
+        h ^= length.astype(np.uint64) * _M3
+        ends = starts + length
+        if longest > 8:  # the last 8 bytes
+            tail = at[np.maximum(ends - 8, 0)]
+            if shortest <= 8:
+                tail *= length > 8
+            h ^= _scramble(tail, _M2)
+        if longest > 16:  # bytes 8..15 and the 8 before the last 8
+            second, before = at[starts + 8], at[np.maximum(ends - 16, 0)]
+            if shortest <= 16:
+                second *= length > 16
+                before *= length > 16
+            h ^= _scramble(second, _M3)
+            h ^= _scramble(before, _M4)
+        return _scramble(h, _M1)
 
 
 def _pieces(
@@ -544,13 +613,34 @@ def _pieces(
     ]
 
 
-def _pair_hashes(qid: pa.Array | pa.ChunkedArray, docno: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """64-bit hash of every (qid, docno) pair, computed piecewise on all cores."""
+def _block_hashes(arr: pa.Array) -> np.ndarray:
+    """:func:`_hash_chunk` of every string, hashing only the first of each run of equal
+    neighbours: a run's qids come in blocks, one per query."""
+    n = len(arr)
+    if n < 2:
+        return _hash_chunk(arr)
+    same = pc.equal(arr.slice(1), arr.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+    starts = np.flatnonzero(~same)
+    if len(starts) > n // 4:  # not in blocks
+        return _hash_chunk(arr)
+    starts = np.concatenate([[0], starts + 1])
+    return np.repeat(_hash_chunk(arr.take(pa.array(starts))), np.diff(starts, append=n))
+
+
+def _pair_keys(qid: pa.Array | pa.ChunkedArray, docno: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """62-bit hash of every (qid, docno) pair, computed piecewise on all cores.
+
+    The top two bits are cleared: seen as float64, every key is then a positive finite
+    number (no NaN), and such floats sort exactly as their bit patterns do.
+    """
     pieces = _pieces(qid, docno)
 
     def pair(piece: tuple[pa.Array, pa.Array]) -> np.ndarray:
         with np.errstate(over="ignore"):
-            return ((_hash_chunk(piece[0]) * _M2) ^ _hash_chunk(piece[1])) * _M1
+            key = _scramble(_block_hashes(piece[0]), _M2)
+            key ^= _hash_chunk(piece[1])
+            key >>= np.uint64(2)
+            return key
 
     if len(pieces) < 2:
         return np.concatenate([np.zeros(0, np.uint64), *map(pair, pieces)])
@@ -563,15 +653,15 @@ def first_duplicate(
 ) -> tuple[int, int] | None:
     """Records ``(first, second)`` of the earliest repeated (qid, docno) pair, or ``None``.
 
-    Hash the pairs, sort the 64-bit keys (numpy's SIMD sort) and look for equal
-    neighbours; only on a hit are the strings compared exactly.
+    Hash the pairs, sort the 62-bit keys (numpy's SIMD sort, as float64, its fastest)
+    and look for equal neighbours; only on a hit are the strings compared exactly.
     """
-    ordered = _pair_hashes(qid, docno)
-    ordered.sort()  # in place: the file order is recomputed below, on a hit only
+    ordered = _pair_keys(qid, docno)
+    ordered.view(np.float64).sort()  # in place: the file order is recomputed on a hit only
     same = ordered[1:] == ordered[:-1]
     if not same.any():
         return None
-    candidates = np.flatnonzero(np.isin(_pair_hashes(qid, docno), ordered[1:][same]))
+    candidates = np.flatnonzero(np.isin(_pair_keys(qid, docno), ordered[1:][same]))
     pairs = pd.DataFrame(
         {
             "q": pc.take(qid, pa.array(candidates)).to_pylist(),
@@ -606,11 +696,55 @@ def _check_unique(
 
 # qid and docno as large_string: what pandas keeps, so the DataFrame shares the buffers
 _TEXT, _TOKEN = pa.large_string(), pa.string()
-_RUN_TYPES = {0: _TEXT, 1: _TOKEN, 2: _TEXT, 3: _TOKEN, 4: pa.float64(), 5: _TOKEN}
+_RUN_TYPES = {0: _TEXT, 2: _TEXT, 4: pa.float64(), 5: _TOKEN}
+
+
+def _first_tokens(tokens: _Tokens, rows: np.ndarray) -> list[str]:
+    """The tokens of the first content line of a batch."""
+    k = int(rows[0])
+    return tokens.flat.slice(int(tokens.first[k]), int(tokens.count[k])).to_pylist()
+
+
+def _is_number(token: str, *, integer: bool = False) -> bool:
+    if integer:
+        return re.fullmatch(r"[+-]?[0-9]+", token) is not None
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
+def _looks_like_qrels(tokens: _Tokens, rows: np.ndarray) -> bool:
+    """Every line has 4 fields and the first ends with an integer: ``qid iter docno level``."""
+    first = _first_tokens(tokens, rows)
+    return (
+        len(first) == 4
+        and _is_number(first[3], integer=True)
+        and bool((tokens.count[rows] == 4).all())
+    )
+
+
+def _looks_like_run(tokens: _Tokens, rows: np.ndarray) -> bool:
+    """Every line has the 5 or 6 fields of the first, which reads ``qid Q0 docno rank score``."""
+    first = _first_tokens(tokens, rows)
+    return (
+        len(first) in (5, 6)
+        and re.fullmatch(r"[Qq]?[0-9]+", first[1]) is not None
+        and _is_number(first[3], integer=True)
+        and _is_number(first[4])
+        and bool((tokens.count[rows] == len(first)).all())
+    )
 
 
 def _careful_run(text: _Text) -> tuple[dict[str, pa.ChunkedArray], _Locator]:
-    """Whitespace-split every line; the first content line fixes 5 or 6+ fields."""
+    """Whitespace-split every line; the first content line fixes the number of fields.
+
+    With 5 or 6 fields every line must have as many: another count is a docno or tag
+    with a space, or a missing field, which trec_eval would silently read shifted.
+    A first line with fields after the tag declares trec_eval's ignored trailing
+    fields (its own ``results.trunc``): then every line needs at least 6.
+    """
     parts: list[dict[str, pa.Array]] = []
     lines: list[np.ndarray] = []
     first_count = first_line = 0
@@ -619,15 +753,19 @@ def _careful_run(text: _Text) -> tuple[dict[str, pa.ChunkedArray], _Locator]:
         if not parts:
             first_count, first_line = int(count[0]), loc.line(0)
             if first_count < 5:
-                loc.fail(0, _fields(first_count), RUN_FIELDS)
-        tagged = first_count >= 6
-        bad = np.flatnonzero(count < 6 if tagged else count != 5)
+                problem = _fields(first_count)
+                if _looks_like_qrels(tokens, rows):
+                    problem += ": this looks like TREC qrels, not a run"
+                loc.fail(0, problem, RUN_FIELDS)
+        # fields after the tag vary freely only in a file whose first line has some
+        bad = np.flatnonzero(count < 6 if first_count > 6 else count != first_count)
         if len(bad):
             k = int(bad[0])
-            problem = _fields(count[k])
-            if count[k] >= 5:
-                problem += f" but line {first_line} has {first_count}"
-            loc.fail(k, problem, RUN_FIELDS + ", the same on every line")
+            problem = f"{_fields(count[k])} but line {first_line} has {first_count}"
+            if count[k] > first_count:
+                problem += " (a space inside a docno or a tag?)"
+            loc.fail(k, problem, RUN_FIELDS + ", as many on every line")
+        tagged = first_count >= 6
         score_text = tokens.field(rows, 4)
         score, k = _cast(score_text, pa.float64())
         if k is None:
@@ -653,7 +791,7 @@ def _fast_run(text: _Text) -> tuple[dict[str, pa.ChunkedArray], _Locator] | None
     table = _fast_table(text, _RUN_TYPES, 5)
     if table is None:
         return None
-    tagged = table.num_columns == 6
+    tagged = "f5" in table.column_names
     fields = {"qid": table["f0"], "docno": table["f2"], "score": table["f4"]}
     if tagged:
         fields["tag"] = table["f5"]
@@ -780,7 +918,7 @@ def read_runs(sources: Iterable[Source] | Source) -> dict[str, pd.DataFrame]:
 
 # --------------------------------------------------------------------------- qrels
 
-_QRELS_TYPES = {0: _TEXT, 1: _TOKEN, 2: _TEXT, 3: pa.int64()}
+_QRELS_TYPES = {0: _TEXT, 2: _TEXT, 3: pa.int64()}
 
 
 def _careful_qrels(text: _Text) -> tuple[dict[str, pa.ChunkedArray], _Locator]:
@@ -791,7 +929,11 @@ def _careful_qrels(text: _Text) -> tuple[dict[str, pa.ChunkedArray], _Locator]:
         count = tokens.count[rows]
         bad = np.flatnonzero(count != 4)
         if len(bad):
-            loc.fail(int(bad[0]), _fields(count[int(bad[0])]), QRELS_FIELDS)
+            k = int(bad[0])
+            problem = _fields(count[k])
+            if not parts and k == 0 and _looks_like_run(tokens, rows):
+                problem += ": this looks like a TREC run, not qrels"
+            loc.fail(k, problem, QRELS_FIELDS)
         level_text = tokens.field(rows, 3)
         level, k = _cast(level_text, pa.int64())
         if k is not None:
@@ -806,8 +948,8 @@ def _careful_qrels(text: _Text) -> tuple[dict[str, pa.ChunkedArray], _Locator]:
 
 def _parse_qrels(text: _Text, *, fast: bool = True) -> pd.DataFrame:
     """Parse qrels: the fast path first, the careful one for messy layouts and errors."""
-    table = _fast_table(text, _QRELS_TYPES, 4) if fast else None
-    if table is not None and table.num_columns == 4:
+    table = _fast_table(text, _QRELS_TYPES, 4, 4) if fast else None
+    if table is not None:
         fields = {"qid": table["f0"], "docno": table["f2"], "level": table["f3"]}
         try:
             _check_unique(fields["qid"], fields["docno"], _Locator(text.where, None), "qrels")
@@ -915,6 +1057,8 @@ def read_letor(
 
     # feature tokens: everything after the qid token
     n_pairs = count - 2
+    if not n_pairs.any():
+        raise InputError(where, None, "no line has a feature", LETOR_FIELDS)
     pair_record = np.repeat(np.arange(len(rows)), n_pairs)
     pairs = tokens.flat.take(pa.array(_ragged_take(tokens.first[rows] + 2, n_pairs)))
     parts = pc.split_pattern(pairs, ":")
@@ -973,8 +1117,8 @@ def read_letor(
                 raise InputError(
                     where, None, f"feature {f!r} is not a 1-based index", "an int >= 1"
                 )
-            if f not in chosen_list:
-                chosen_list.append(int(f))
+            chosen_list.append(int(f))
+        chosen_list = list(dict.fromkeys(chosen_list))  # unique, in order, in linear time
         missing = sorted(set(chosen_list) - set(present.tolist()))
         if missing:
             raise InputError(

@@ -126,6 +126,10 @@ def parse_measures(measures: str | Measure | list[str | Measure]) -> list[Measur
     if isinstance(measures, str | Measure):
         measures = [measures]
     parsed = [m if isinstance(m, Measure) else Measure.parse(m) for m in measures]
+    if not parsed:
+        raise InputError(
+            "measure", None, "no measures given (an empty list)", "at least one, such as 'P@10'"
+        )
     return list(dict.fromkeys(parsed))
 
 
