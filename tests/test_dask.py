@@ -1,0 +1,221 @@
+"""Evaluation on a real dask LocalCluster (2 worker processes) equals the local one, bit for bit."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import tiecore
+from tiecore import _parallel
+from tiecore.compare import compare, format_comparison
+from tiecore.distributed import (
+    ParquetRun,
+    connect,
+    read_parquet_runs,
+    write_parquet_runs,
+)
+from tiecore.errors import InputError
+from tiecore.spread import evaluate_spread
+
+REPO = Path(__file__).resolve().parents[1]
+MEASURES = ["P@5", "AP", "nDCG@10", "RR", "Bpref", "R@20", "Success@3"]
+
+
+@pytest.fixture(scope="module")
+def client():
+    with connect("local:2") as dask_client:
+        yield dask_client
+
+
+def _run(rng: np.random.Generator, name: str, queries: int = 30, docs: int = 60) -> pd.DataFrame:
+    """A tie-heavy run over q1..q{queries}; rows of a query scattered over the file."""
+    qid = np.repeat([f"q{q}" for q in range(1, queries + 1)], docs)
+    docno = np.tile([f"d{d}" for d in range(docs)], queries)
+    keep = rng.random(qid.size) < 0.8
+    order = rng.permutation(int(keep.sum()))
+    run = pd.DataFrame(
+        {
+            "qid": qid[keep][order],
+            "docno": docno[keep][order],
+            "score": rng.integers(0, 5, int(keep.sum())).astype(float),
+        }
+    )
+    run.attrs["name"] = name
+    return run
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(11)
+    runs = {name: _run(rng, name) for name in ("bm25", "dense", "counts")}
+    qrels = pd.DataFrame(
+        [
+            (f"q{q}", f"d{d}", int(rng.integers(0, 3)))
+            for q in range(1, 26)  # q26..q30 have no judgments: a warning per run
+            for d in rng.permutation(60)[:20]
+        ],
+        columns=["qid", "docno", "level"],
+    )
+    return runs, qrels
+
+
+def _both(call, *, client, **options):
+    """(local result, cluster result) and their warnings, which must be the same."""
+    out, said = [], []
+    for target in (None, client):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out.append(call(client=target, **options))
+        said.append(sorted(str(w.message) for w in caught))
+    assert said[1] == said[0]
+    return out
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"ties": "aware", "per_query": True},
+        {"ties": "oblivious", "per_query": True, "complete": True},
+        {"ties": "oblivious", "tiebreak": "random", "seed": 4},
+        {"ties": "sampled", "samples": 30, "seed": 9, "per_query": True, "depth": 40},
+    ],
+)
+def test_runs_as_tasks_equal_local(client, data, options) -> None:
+    runs, qrels = data
+    local, remote = _both(
+        lambda **kw: tiecore.evaluate(runs, qrels, MEASURES, **kw), client=client, **options
+    )
+    pd.testing.assert_frame_equal(remote, local, check_exact=True)
+
+
+@pytest.mark.parametrize("ties", ["aware", "sampled"])
+def test_a_run_split_by_query_equals_it_whole(client, data, monkeypatch, ties) -> None:
+    """One run cut into query partitions (one without any judged query) on the cluster."""
+    runs, qrels = data
+    number = runs["bm25"]["qid"].str[1:].astype(int).to_numpy()
+    run = runs["bm25"].iloc[np.argsort(number, kind="stable")].reset_index(drop=True)
+    run.attrs["name"] = "bm25"
+    monkeypatch.setattr(_parallel, "SPLIT_ROWS", -(-len(run) // 6))  # 6 partitions
+    pieces = _parallel.split_by_query(run, 6)
+    assert len(pieces) == 6 and sum(map(len, pieces)) == len(run)
+    assert not set(pieces[0]["qid"]) & set(pieces[1]["qid"])
+    assert set(pieces[-1]["qid"]) == {f"q{q}" for q in range(26, 31)}  # nothing judged
+    options = {"ties": ties, "samples": 20, "per_query": True, "complete": ties == "aware"}
+    local, remote = _both(
+        lambda **kw: tiecore.evaluate({"bm25": run, "dense": runs["dense"]}, qrels, MEASURES, **kw),
+        client=client,
+        **options,
+    )
+    pd.testing.assert_frame_equal(remote, local, check_exact=True)
+
+
+def test_parquet_partitions_read_by_the_workers(client, data, tmp_path, monkeypatch) -> None:
+    runs, qrels = data
+    written = write_parquet_runs(runs, tmp_path, row_group_rows=250)
+    assert sorted(written) == sorted(runs)
+    found = read_parquet_runs(tmp_path)
+    assert list(found) == sorted(runs)
+    for name, run in found.items():  # query-aligned parts; each query's rows in file order
+        assert len(run.parts) > 3 and run.rows == len(runs[name])
+        back = run.read()
+        original = runs[name]
+        for qid in ("q1", "q17"):
+            assert back.loc[back["qid"] == qid, "docno"].tolist() == (
+                original.loc[original["qid"] == qid, "docno"].tolist()
+            )
+        seen: set[str] = set()
+        for part in run.parts:
+            qids = set(part.read()["qid"])
+            assert not qids & seen
+            seen |= qids
+    monkeypatch.setattr(_parallel, "SPLIT_ROWS", 400)
+    options = {"ties": "sampled", "samples": 15, "per_query": True}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        local = tiecore.evaluate(runs, qrels, MEASURES, **options)
+        remote = tiecore.evaluate(found, qrels, MEASURES, client=client, **options)
+        by_path = tiecore.evaluate([str(p) for p in written.values()], qrels, MEASURES, **options)
+    expected = local.set_index("run").loc[sorted(runs)].reset_index()
+    pd.testing.assert_frame_equal(remote, expected, check_exact=True)
+    pd.testing.assert_frame_equal(by_path, local, check_exact=True)  # in the order written
+
+
+def test_parquet_without_sorted_queries_is_one_part(tmp_path) -> None:
+    """Row groups whose qid ranges overlap cannot be cut: the run is one partition."""
+    table = pa.table({"qid": ["b", "a", "b", "a"], "docno": list("wxyz"), "score": [1.0] * 4})
+    pq.write_table(table, tmp_path / "mixed.parquet", row_group_size=2)
+    run = ParquetRun.of(tmp_path / "mixed.parquet")
+    assert run.name == "mixed" and len(run.parts) == 1 and run.rows == 4
+    (tmp_path / "run=hive").mkdir()
+    pq.write_table(table.slice(0, 1), tmp_path / "run=hive" / "part-0.parquet")
+    pq.write_table(table.slice(1, 1), tmp_path / "run=hive" / "part-1.parquet")
+    found = read_parquet_runs(tmp_path)
+    assert list(found) == ["mixed", "hive"]
+    assert [len(p.pieces) for p in found["hive"].parts] == [2]  # b then a: no cut
+    pq.write_table(pa.table({"qid": ["1"]}), tmp_path / "bad.parquet")
+    with pytest.raises(InputError, match="missing columns"):
+        read_parquet_runs(tmp_path / "bad.parquet")
+
+
+def test_spread_and_compare_on_the_cluster(client, data) -> None:
+    runs, qrels = data
+    local, remote = _both(
+        lambda **kw: evaluate_spread(runs, qrels, MEASURES, per_query=True, **kw), client=client
+    )
+    pd.testing.assert_frame_equal(remote, local, check_exact=True)
+    pair = {name: runs[name] for name in ("bm25", "dense")}
+    local, remote = _both(
+        lambda **kw: compare(pair, qrels, "AP", samples=20, seed=1, **kw), client=client
+    )
+    assert format_comparison(remote, "json") == format_comparison(local, "json")
+
+
+def test_map_runs_keeps_the_order_and_reports_progress(client, data) -> None:
+    runs, _ = data
+    calls = []
+    got = _parallel.map_runs(
+        lambda name, run: (name, len(run)), runs, client=client, progress=lambda *a: calls.append(a)
+    )
+    assert got == [(name, len(run)) for name, run in runs.items()]
+    assert sorted(c[0] for c in calls) == [1, 2, 3] and {c[1] for c in calls} == {3}
+
+
+def test_a_worker_error_names_the_file(client, data, tmp_path) -> None:
+    _, qrels = data
+    bad = tmp_path / "bad.txt"
+    bad.write_text("zz Q0 d1 1 1.0 nothing\n")
+    with pytest.raises(InputError) as caught:
+        tiecore.evaluate([str(bad)], qrels, "AP", client=client)
+    assert str(caught.value).startswith(f"{bad} (run nothing): none of its queries")
+
+
+def test_cli_dask_address_gives_the_same_output(client, data, tmp_path) -> None:
+    runs, qrels = data
+    qrels_path = tmp_path / "qrels.txt"
+    qrels_path.write_text("".join(f"{q} 0 {d} {lv}\n" for q, d, lv in qrels.itertuples(False)))
+    files = []
+    for name, run in runs.items():
+        files.append(tmp_path / f"{name}.txt")
+        files[-1].write_text(
+            "".join(f"{q} Q0 {d} 0 {s} {name}\n" for q, d, s in run.itertuples(False))
+        )
+    argv = [sys.executable, "-m", "tiecore", "eval", str(qrels_path), *map(str, files)]
+    argv += ["-q", "--format", "csv", "--ties", "sampled", "--samples", "12", "-m", "AP,P@5"]
+    local = subprocess.run(argv, capture_output=True, cwd=REPO, check=True)
+    address = client.scheduler.address
+    remote = subprocess.run([*argv, "--dask", address], capture_output=True, cwd=REPO, check=True)
+    assert remote.stdout == local.stdout and local.stdout.count(b"\n") > 100
+    assert remote.stderr == local.stderr
+
+
+def test_connect_refuses_a_bad_local_spec() -> None:
+    with pytest.raises(ValueError, match="local:N"), connect("local:zero"):
+        pass
