@@ -700,7 +700,27 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
             "a query is named 'all', the name trec format gives the summary rows",
             "--format csv or json, whose summary rows have no qid, or no -q",
         )
+    _check_finite(result, args.letor or args.files[0])
     return _FORMATTERS[args.format](result, num_q)
+
+
+def _check_finite(result: pd.DataFrame, qrels: str) -> None:
+    """Never print nan or inf: a value that overflowed is an error naming where it came from."""
+    for column in ("value", "std", "stderr", "var", "min", "max"):
+        if column not in result:
+            continue
+        values = result[column].to_numpy(dtype=float)
+        bad = np.flatnonzero(~np.isfinite(values))
+        if len(bad):
+            row = result.iloc[int(bad[0])]
+            query = "the mean" if pd.isna(row["qid"]) else f"query {row['qid']}"
+            raise InputError(
+                qrels,
+                None,
+                f"{column} of {row['measure']} for run {row['run']}, {query}, is "
+                f"{values[bad[0]]}: the computation overflowed",
+                "qrels levels that keep every gain finite (2**level overflows above 1023)",
+            )
 
 
 def _check_sample_count(
