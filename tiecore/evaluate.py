@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import warnings
 import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -49,6 +50,89 @@ def _validate(ties: str, tiebreak: str, samples: int, depth: int | None) -> None
     check_depth(depth)
 
 
+#: Share of the available memory that sampled mode may plan to use.
+MEMORY_SHARE = 0.5
+#: Copies of the ``(samples, queries)`` values per measure alive at the peak (the draws,
+#: their stack, the concatenated means and two centred temporaries; measured).
+_VALUE_COPIES = 5
+#: Bytes per cell of a batch of draws (keys, orders, profile components, contributions).
+_CELL_BYTES = 96
+
+
+def available_memory() -> int:
+    """Bytes of memory available now: ``MemAvailable`` of /proc/meminfo, else all RAM."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, AttributeError):
+        return 1 << 33
+
+
+def sample_memory(samples: int, queries: int, measures: int, rows: int) -> int:
+    """Bytes sampled mode needs for one run: its per-query values and a batch of draws.
+
+    ``5 * 8 * samples * queries * measures`` (about five copies of the float64 values
+    are alive at the peak) plus 96 bytes per cell of a batch of draws, which holds
+    ``min(samples * rows, 2_000_000)`` cells, or one draw of ``rows`` when that is more.
+
+    >>> sample_memory(1000, 50, 10, 50_000)  # 20 MB of values, 192 MB of draws
+    212000000
+    """
+    from tiecore.sampling import BATCH_CELLS
+
+    values = _VALUE_COPIES * 8 * samples * max(queries, 1) * max(measures, 1)
+    return values + _CELL_BYTES * max(min(samples * rows, BATCH_CELLS), rows)
+
+
+def check_samples(
+    samples: int,
+    queries: int,
+    measures: int,
+    rows: int,
+    *,
+    budget: int | None = None,
+    name: str = "samples",
+) -> None:
+    """Refuse a sample count whose memory (:func:`sample_memory`) exceeds the budget.
+
+    The budget is :data:`MEMORY_SHARE` of :func:`available_memory` unless given; the
+    message says how much the count would need and the largest count that fits.
+    """
+    samples, queries, measures, rows = map(int, (samples, queries, measures, rows))
+    need = sample_memory(samples, queries, measures, rows)
+    budget = int(MEMORY_SHARE * available_memory()) if budget is None else budget
+    if need <= budget:
+        return
+    low, high = 0, samples  # the largest count that fits: need grows with the count
+    while low < high:
+        mid = (low + high + 1) // 2
+        if sample_memory(mid, queries, measures, rows) <= budget:
+            low = mid
+        else:
+            high = mid - 1
+    fits = f"use at most {low} samples" if low >= 2 else "not even 2 samples fit"
+    raise ValueError(
+        f"{name} {samples} would need about {_size(need)} of memory ({queries} queries x "
+        f"{measures} measures x 8 bytes per sample, about {_VALUE_COPIES} copies, plus "
+        f"random draws for {rows} rows), more than the {_size(budget)} allowed "
+        f"({MEMORY_SHARE:.0%} of the memory available); {fits}"
+    )
+
+
+def _size(n: int) -> str:
+    """Bytes for people: ``3.2 GB``."""
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n / 1e3:.3g} kB"
+
+
 def check_depth(depth: int | None) -> None:
     """``depth`` (trec_eval ``-M``) is None or a positive integer."""
     if depth is not None and (not isinstance(depth, int | np.integer) or depth < 1):
@@ -72,6 +156,7 @@ def query_values(
     wanted tie-break for the oblivious mode; the other modes ignore its order.
     """
     if ties == "sampled":
+        check_samples(samples, len(judgments.qids), len(measures), ranking.rank.size)
         rng = rng if rng is not None else np.random.default_rng(0)
         return sample_values(
             ranking, judgments, list(measures), samples=samples, rng=rng, depth=depth
