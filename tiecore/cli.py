@@ -23,7 +23,6 @@ import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
-from importlib import metadata
 from pathlib import Path
 from typing import TextIO
 
@@ -169,16 +168,26 @@ def split_measures(texts: Sequence[str]) -> list[str]:
 
 
 def _version() -> str:
+    from importlib import metadata  # 20-50 ms of imports: only for --version
+
     try:
         return metadata.version("tiecore")
     except metadata.PackageNotFoundError:
         return "unknown (not installed)"
 
 
+class _Version(argparse.Action):
+    """``--version``: looks the version up only when asked."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        print(f"tiecore {_version()}", file=sys.stdout, flush=True)
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``tiecore`` argument parser: ``eval`` and ``compare``."""
     parser = _Parser(prog="tiecore", description="Tie-aware evaluation of ranking runs.")
-    parser.add_argument("--version", action="version", version=f"tiecore {_version()}")
+    parser.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     ev = commands.add_parser(
         "eval",
