@@ -689,3 +689,186 @@ def test_first_duplicate_finds_a_repeat_whatever_the_chunks(pairs, chunk_sizes):
             break
         seen[pair] = row
     assert first_duplicate(qid, docno) == expected
+
+
+# ------------------------------------------------------------ one rule on every path
+
+
+def parse_errors(parser, data: bytes, tmp_path: Path, reader) -> list[InputError]:
+    """The error of the fast and the careful path, and of ``reader`` from disk both ways."""
+    errors = [error_of(parser, _Text(None, data, "f.txt"), fast=fast) for fast in (True, False)]
+    path = write(tmp_path, data, "f.txt")
+    errors.append(error_of(reader, path))
+    with mock.patch("tiecore.io._STREAM", 0), mock.patch("tiecore.io._SCAN", 5):
+        errors.append(error_of(reader, path))  # scanned in small windows, parsed from disk
+    for err in errors:
+        err.source = "f.txt"
+    return errors
+
+
+def same_error(errors: list[InputError]) -> tuple[int | None, str]:
+    assert len({(e.line, e.problem, e.expected) for e in errors}) == 1, [str(e) for e in errors]
+    return errors[0].line, errors[0].problem
+
+
+QRELS_HINT = ": this looks like a TREC run, not qrels"
+RUN_HINT = ": this looks like TREC qrels, not a run"
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "problem"),
+    [
+        # 5 or more fields on every line: the fast path used to keep 4 of them
+        ("1 0 a 1 x\n1 0 b 0 y\n", 1, "5 fields"),
+        ("1\t0\ta\t1\tx\ty\n1\t0\tb\t0\tx\ty\n", 1, "6 fields"),
+        # a run given as qrels
+        ("# run\n\n301 Q0 d1 1 2.5 bm25\n301 Q0 d2 2 1.5 bm25\n", 3, "6 fields" + QRELS_HINT),
+        ("301\tQ0\td1\t1\t2.5\n301\tQ0\td2\t2\t1.5\n", 1, "5 fields" + QRELS_HINT),
+        ("301 0 d1 1 -2e3 bm25\r\n", 1, "6 fields" + QRELS_HINT),
+        # not all lines like a run, or not run-like fields: no hint
+        ("301 Q0 d1 1 2.5 bm25\n301 0 d2 1\n", 1, "6 fields"),
+        ("301 Q0 d1 x 2.5 bm25\n", 1, "6 fields"),
+        ("301 X d1 1 2.5 bm25\n", 1, "6 fields"),
+        ("1 0 a 1\n1 0 b 1 x\n", 2, "5 fields"),
+        ("1 0 a 1\r1 0 b\r", 2, "3 fields"),
+    ],
+)
+def test_qrels_need_exactly_four_fields(tmp_path, text, line, problem):
+    errors = parse_errors(_parse_qrels, text.encode(), tmp_path, read_qrels)
+    assert same_error(errors) == (line, problem)
+    assert errors[0].expected == "4 fields 'qid iter docno level'"
+
+
+@pytest.mark.parametrize("path", [ROBUST[0], TREC_EVAL / "results.test"], ids=lambda p: p.name)
+def test_real_run_given_as_qrels(path):
+    err = error_of(read_qrels, path)
+    assert (err.line, err.problem) == (1, "6 fields" + QRELS_HINT)
+
+
+@pytest.mark.parametrize(
+    "path", [TREC_EVAL / "qrels.test", DATA / "robust03/qrels.txt"], ids=lambda p: p.name
+)
+def test_real_qrels_given_as_run(path):
+    err = error_of(read_run, path)
+    assert (err.line, err.problem) == (1, "4 fields" + RUN_HINT)
+
+
+def test_five_field_qrels_never_take_the_fast_path():
+    text = _Text(None, b"1 0 a 1 x\n1 0 b 0 y\n", "x")
+    assert _fast_table(text, _QRELS_TYPES, 4, 4) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "problem"),
+    [
+        ("# qrels\n1 0 a 1\n1 0 b 0\n", 2, "4 fields" + RUN_HINT),
+        ("1\t0\ta\t1\n", 1, "4 fields" + RUN_HINT),
+        ("1 0 a 1\n1 Q0 b 2 2.0 t\n", 1, "4 fields"),  # not every line: no hint
+        ("1 0 a x\n", 1, "4 fields"),
+        # the first line fixes the count: 5 and 6 do not mix
+        ("1 Q0 a 1 2.0 t\n1 Q0 b 2 1.0\n", 2, "5 fields but line 1 has 6"),
+        ("\n1 Q0 a 1 2.0\n1 Q0 b 2 1.0 t\n", 3, "6 fields but line 2 has 5"),
+        # a docno with a space: trec_eval would read the line shifted
+        (
+            "1\tQ0\ta\t1\t2.0\tt\n1\tQ0\tdoc 1\t2\t1.0\tt\n",
+            2,
+            "7 fields but line 1 has 6 (a space inside a docno or a tag?)",
+        ),
+        (
+            "1 Q0 a 1 2.0 t\r1 Q0 b 2 1.0 my tag\r",
+            2,
+            "7 fields but line 1 has 6 (a space inside a docno or a tag?)",
+        ),
+        # fields after the tag may vary once the first line has some, as in trec_eval
+        ("1 Q0 a 1 2.0 t x y\n1 Q0 b 2 1.0 t\n1 Q0 c 3 0.5\n", 3, "5 fields but line 1 has 8"),
+    ],
+)
+def test_run_field_counts(tmp_path, text, line, problem):
+    errors = parse_errors(_parse_run, text.encode(), tmp_path, read_run)
+    assert same_error(errors) == (line, problem)
+    expected = "6 fields 'qid Q0 docno rank score tag' (or 5 without the tag)"
+    assert errors[0].expected == expected + (", as many on every line" if "but" in problem else "")
+
+
+def test_trailing_fields_vary_when_the_first_line_has_some(tmp_path):
+    text = b"1 Q0 a 1 2.0 t x\n1 Q0 b 2 1.0 t\n1 Q0 c 3 0.5 t x y z\n"
+    run = read_run(write(tmp_path, text))
+    assert records(run) == naive_run(text)[0]
+    assert run.attrs["tags"] == ["t"]
+
+
+# ------------------------------------------------------------------ line endings
+
+
+def line_spans(data: bytes) -> list[tuple[int, int]]:
+    """(start, end) of every line with its line break, breaks found by a regex."""
+    spans, start = [], 0
+    for match in re.finditer(rb"\r\n|\r|\n", data):
+        spans.append((start, match.end()))
+        start = match.end()
+    if start < len(data):
+        spans.append((start, len(data)))
+    return spans
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=60).map(lambda b: bytes(b"a\r\n"[x % 3] for x in b)), st.data())
+def test_lines_and_line_numbers_agree_with_a_regex(data, draw):
+    from tiecore.io import _line_at, _lines
+
+    spans = line_spans(data)
+    assert _lines(data).to_pylist() == [data[a:b].decode() for a, b in spans]
+    if data:
+        offset = draw.draw(st.integers(0, len(data) - 1))
+        number = next(k for k, (a, b) in enumerate(spans, start=1) if a <= offset < b)
+        assert _line_at(data, offset) == number
+
+
+@pytest.mark.parametrize("ending", ["\r", "\r\n", "\n", "mixed"])
+def test_old_mac_and_mixed_line_endings(stream, tmp_path, ending):
+    lines = ["# run", "1 Q0 a 1 3.0 t", "", "1 Q0 b 2 2.0 t", "2 Q0 a 1 1.0 t"]
+    ends = ["\r", "\r\n", "\n", "\r\n", "\r"] if ending == "mixed" else [ending] * 5
+    text = "".join(line + end for line, end in zip(lines, ends, strict=True)).encode()
+    run = read_run(write(tmp_path, text))
+    assert records(run) == [("1", "a", 3.0), ("1", "b", 2.0), ("2", "a", 1.0)]
+    bad = text.replace(b"2 Q0 a 1 1.0", b"2 Q0 a 1 x")
+    err = error_of(read_run, write(tmp_path, bad))
+    assert (err.line, err.problem) == (5, "score 'x' is not a number")
+    qrels = text.replace(b" Q0", b" 0").replace(b" 3.0 t", b"").replace(b" 2.0 t", b"")
+    qrels = qrels.replace(b" 1.0 t", b"")
+    assert records(read_qrels(write(tmp_path, qrels)), "level") == [
+        ("1", "a", 1),
+        ("1", "b", 2),
+        ("2", "a", 1),
+    ]
+    err = error_of(read_qrels, write(tmp_path, qrels.replace(b"2 0 a 1", b"2 0 a 1.5")))
+    assert (err.line, err.problem) == (5, "level '1.5' is not an integer")
+
+
+def test_binary_byte_line_with_cr_endings(stream, tmp_path):
+    text = b"1 Q0 a 1 3.0 t\r1 Q0 b 2 2.0 t\r\n\r2 Q0 \xff 1 1.0 t\r"
+    err = error_of(read_run, write(tmp_path, text))
+    assert (err.line, err.problem[:9]) == (4, "byte 0xff")
+
+
+def test_cr_only_file_takes_the_fast_path_or_reads_the_same():
+    text = b"1 Q0 a 1 2.0 r\r1 Q0 b 2 1.0 r\r2 Q0 a 1 1.0 r\r"
+    fast, _ = _parse_run(_Text(None, text, "x"), fast=True)
+    careful, _ = _parse_run(_Text(None, text, "x"), fast=False)
+    assert same_frames(fast, careful)
+    assert _fast_run(_Text(None, text, "x")) is not None
+
+
+def test_letor_old_mac_line_endings():
+    text = b"2 qid:1 1:0.5\r0 qid:1 1:1 # c\r\r1 qid:2 1:3\r"
+    runs, qrels = read_letor(io.BytesIO(text))
+    assert qrels["docno"].tolist() == ["1", "2", "4"]
+    assert runs["f1"]["score"].tolist() == [0.5, 1.0, 3.0]
+    err = error_of(read_letor, io.BytesIO(text + b"x qid:3 1:1\r"))
+    assert (err.line, err.problem) == (5, "label 'x' is not an integer")
+
+
+@pytest.mark.parametrize("text", [b"1 qid:1\n0 qid:1 # 1:2\n", b"1 qid:1\r\n\r\n2 qid:2"])
+def test_letor_without_any_feature(text):
+    err = error_of(read_letor, io.BytesIO(text))
+    assert (err.line, err.problem) == (None, "no line has a feature")

@@ -762,7 +762,7 @@ def _careful_run(text: _Text) -> tuple[dict[str, pa.ChunkedArray], _Locator]:
         if len(bad):
             k = int(bad[0])
             problem = f"{_fields(count[k])} but line {first_line} has {first_count}"
-            if count[k] > first_count:
+            if count[k] > first_count == 6:
                 problem += " (a space inside a docno or a tag?)"
             loc.fail(k, problem, RUN_FIELDS + ", as many on every line")
         tagged = first_count >= 6
