@@ -1,18 +1,34 @@
 #!/usr/bin/env bash
-# Install what the tests need (the package with its test extras, Debian's Chromium
-# for the browser test) and run the linters and the whole test suite.
+# The README's test command: install what the tests need into the current Python
+# environment (the package with its test extra; Debian's Chromium for the browser
+# test), then run the linters and the whole test suite. Says what it installs; never
+# calls sudo. Arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
 
-if ! command -v chromium >/dev/null 2>&1; then
+if ! "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+    echo "test.sh: tiecore needs Python 3.11 or newer; $PYTHON is $("$PYTHON" --version 2>&1)" >&2
+    exit 1
+fi
+
+if [ ! -x /usr/bin/chromium ]; then
     if [ "$(id -u)" = 0 ]; then
-        apt-get update -qq && apt-get install -y -qq chromium >/dev/null
+        echo "test.sh: installing Debian's chromium (/usr/bin/chromium, for tests/test_browser.py):" \
+            "apt-get install chromium"
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
     else
-        sudo apt-get update -qq && sudo apt-get install -y -qq chromium >/dev/null
+        echo "test.sh: tests/test_browser.py needs Debian's chromium at /usr/bin/chromium;" \
+            "install it as root (apt-get install chromium) and run this again" >&2
+        exit 1
     fi
 fi
-python -m pip install --quiet --disable-pip-version-check -e ".[test]"
 
-python -m ruff check .
-python -m ruff format --check .
-python -m pytest "$@"
+extra=$("$PYTHON" -c 'import tomllib; print(", ".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["test"]))')
+echo "test.sh: pip install -e '.[test]' into $("$PYTHON" -c 'import sys; print(sys.prefix)'): tiecore and $extra"
+"$PYTHON" -m pip install --quiet --disable-pip-version-check -e ".[test]"
+
+"$PYTHON" -m ruff check .
+"$PYTHON" -m ruff format --check .
+"$PYTHON" -m pytest "$@"

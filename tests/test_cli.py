@@ -897,8 +897,18 @@ def test_ctrl_c_exits_130_with_one_line(tmp_path) -> None:
 
     paths = _tie_heavy(tmp_path, 20, 200, 4)
     child = subprocess.Popen(
-        [sys.executable, "-m", "tiecore", "eval", *map(str, paths), "--progress"]
-        + ["--ties", "sampled", "--samples", "2000"],
+        [
+            sys.executable,
+            "-m",
+            "tiecore",
+            "eval",
+            *map(str, paths),
+            "--progress",
+            "--ties",
+            "sampled",
+            "--samples",
+            "2000",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
