@@ -2,14 +2,15 @@
 
 A multipage Streamlit app over :mod:`tiecore` for exploring how tied scores
 change IR evaluation.  It opens on the bundled ``sample_data/``; the sidebar
-(data and settings) is drawn here, once, for every page.
+(data and settings) is drawn here, once, for every page.  The app layer lives in
+``app_lib/`` (data, sidebar, cache, charts); every number comes from tiecore.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-import app_support
+from app_lib import sidebar
 
 st.set_page_config(page_title="tiecore explorer", page_icon=":material/balance:", layout="wide")
 
@@ -19,9 +20,10 @@ PAGES = [
     st.Page("pages/variance.py", title="Variance", icon=":material/casino:"),
     st.Page("pages/rankings.py", title="System rankings", icon=":material/leaderboard:"),
     st.Page("pages/scoring_functions.py", title="Scoring functions", icon=":material/functions:"),
+    st.Page("pages/builder.py", title="Build a scoring function", icon=":material/tune:"),
     st.Page("pages/playground.py", title="Playground", icon=":material/toys:"),
 ]
 
 page = st.navigation(PAGES)
-app_support.sidebar()
+sidebar.sidebar()
 page.run()

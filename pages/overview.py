@@ -1,126 +1,308 @@
-"""Overview: every chosen measure of every system in the three tie modes, and each run's ties."""
+"""Overview: what ties do to each system's reported numbers, then the three modes and the ties."""
 
 from __future__ import annotations
 
+import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-import app_support as sup
+import tiecore
+from app_lib import cache
+from app_lib import charts as ch
+from app_lib import sidebar as sb
+from tiecore import report
 
-dataset, settings = sup.context()
+dataset, settings = sb.context()
 st.title("Overview")
-sup.dataset_caption(dataset)
-sup.need_measures(settings)
+ch.dataset_caption(dataset)
+sb.need_measures(settings)
 
-table = sup.modes_table(dataset, settings)
-
-st.subheader("Three ways to score tied documents")
-st.caption(
-    f"**oblivious**: one order inside each tie ({settings.tiebreak}: "
-    f"{sup.TIEBREAK_HELP[settings.tiebreak]}). **aware**: the exact mean over every order "
-    f"(McSherry & Najork 2008). **sampled**: the mean over {settings.samples} random orders "
-    f"(seed {settings.seed}). Error bars: ±1 standard deviation of the system's mean over random "
-    "tie-breaks — exact for *aware*, estimated for *sampled*."
+sampled = st.toggle(
+    f"Also draw the sampled mode ({settings.samples} random tie-breaks per system)",
+    key="overview_sampled",
+    help="The tie-aware value and its sd are exact; sampling only estimates them, and takes "
+    "a few seconds per system on large runs.",
 )
+table = cache.modes(dataset, settings, sampled=sampled)
+describe = dataset.describe
 
-measures = list(settings.measures)
-layout, axes = sup.stacked_layout(len(measures), titles=measures)
-labels = table["run"].map(dataset.describe)
+# --- the effect, in words
+st.subheader("What the tie-break does to the reported numbers")
+st.caption(
+    f"**oblivious**: the value under one tie-break, {settings.tiebreak} "
+    f"({ch.TIEBREAK_HELP[settings.tiebreak]}). **aware**: {ch.GLOSSARY['aware']}. "
+    f"**tie sd**: {ch.GLOSSARY['tie_sd']}. **z** = {ch.GLOSSARY['z']}."
+)
+varies = table["tie_sd"] > 0
+flagged = table[table["flagged"]].assign(size=lambda t: t["z"].abs())
+flagged = flagged.sort_values("size", ascending=False)
+if not varies.any():
+    st.success(
+        "No system has ties that matter for these measures: every tie-break gives the same "
+        "values, so oblivious, aware and sampled agree exactly.",
+        icon=":material/check_circle:",
+    )
+elif flagged.empty:
+    largest = table.loc[table["z"].abs().idxmax()]
+    st.info(
+        f"No reported value moved by more than 2 tie sd. {int(varies.sum())} of {len(table)} "
+        f"values carry tie noise; the largest shift: "
+        f"{report.effect_sentence(largest, settings.tiebreak)}.",
+        icon=":material/info:",
+    )
+else:
+    lines = [
+        f"- {report.effect_sentence(row, settings.tiebreak)}"
+        for _, row in flagged.head(6).iterrows()
+    ]
+    more = f"\n- ... and {len(flagged) - 6} more (table below)" if len(flagged) > 6 else ""
+    st.warning(
+        f"**{len(flagged)} of {len(table)} values moved by more than 2 tie sd** — the number a "
+        f"paper would report differs from the tie-aware value by more than tie noise:\n"
+        + "\n".join(lines)
+        + more,
+        icon=":material/warning:",
+    )
+cols = st.columns(4)
+cols[0].metric(
+    "values with tie noise", f"{int(varies.sum())} of {len(table)}", help=ch.GLOSSARY["tie_sd"]
+)
+cols[1].metric("beyond 2 tie sd", len(flagged), help=ch.GLOSSARY["flagged"])
+cols[2].metric("largest |z|", f"{table['z'].abs().max():.1f}", help=ch.GLOSSARY["z"])
+cols[3].metric("largest tie sd", f"{table['tie_sd'].max():.4f}", help=ch.GLOSSARY["tie_sd"])
+
+# --- z heat map: systems x measures
+measures = list(dict.fromkeys(table["measure"]))
+worst = table.assign(size=table["z"].abs()).groupby("run", sort=False)["size"].max()
+order = worst.sort_values(ascending=False, kind="stable").index.tolist()
+shown_count = ch.top_slider(
+    len(order), "overview_top", "Systems in the charts (most affected first)"
+)
+chosen = order[:shown_count]
+if varies.any():
+    wide = table.pivot(index="run", columns="measure", values="z").reindex(
+        index=chosen, columns=measures
+    )
+    detail = table.set_index(["run", "measure"])
+    hover = np.empty(wide.shape, dtype=object)
+    for i, run in enumerate(chosen):
+        for j, measure in enumerate(measures):
+            row = detail.loc[(run, measure)] if (run, measure) in detail.index else None
+            hover[i, j] = (
+                ""
+                if row is None
+                else f"<b>{describe(run)}</b> · {measure}<br>{settings.tiebreak} "
+                f"{report.format_value(row['oblivious'])} vs aware "
+                f"{report.format_value(row['aware'])} ± {row['tie_sd']:.4f}<br>"
+                f"z = {row['z']:+.2f} · all tie-breaks: {row['min']:.4f} … {row['max']:.4f}"
+            )
+    z = wide.to_numpy(np.float64)
+    heat = go.Figure(
+        go.Heatmap(
+            z=np.clip(z, -4, 4),
+            x=measures,
+            y=ch.short_labels([describe(r) for r in chosen]),
+            zmid=0,
+            zmin=-4,
+            zmax=4,
+            colorscale="RdBu_r",
+            text=np.where(np.isnan(z), "", np.char.mod("%+.1f", np.nan_to_num(z))),
+            texttemplate="%{text}",
+            customdata=hover,
+            hovertemplate="%{customdata}<extra></extra>",
+            colorbar={
+                "title": "z (tie sd)",
+                "tickvals": [-4, -2, 0, 2, 4],
+                "ticktext": ["≤ −4", "−2", "0", "+2", "≥ +4"],
+            },
+        )
+    )
+    ch.show(
+        heat,
+        "overview_z",
+        height=ch.row_height(len(chosen), per_row=24),
+        legend=False,
+        title=f"{settings.tiebreak} − tie-aware, in tie sd (red: the tie-break flatters it)",
+        yaxis={
+            "autorange": "reversed",
+            "type": "category",
+            "title": "system (most affected first)",
+        },
+        xaxis={"side": "top", "title": ""},
+    )
+    st.caption(
+        "Each cell: (oblivious − aware) / tie sd for one system and measure; |z| > 2 (dark cells) "
+        "means the tie-break alone moved the reported value by more than 2 tie sd. Hover for the "
+        "values. Systems without tie noise show 0."
+    )
+
+# --- the three modes per measure: range over tie-breaks, aware ± sd, oblivious
+st.subheader("Values in the three modes, within the range of every tie-break")
+by_value = table[table["measure"] == measures[0]].set_index("run")["aware"]
+chosen_sorted = sorted(chosen, key=lambda r: -by_value.get(r, -np.inf))
+layout, axes = ch.stacked_layout(len(measures), titles=measures)
+labels = ch.short_labels([describe(r) for r in chosen_sorted], 20)
 traces = []
-for row, (measure, (x_axis, y_axis)) in enumerate(zip(measures, axes, strict=True)):
-    part = table["measure"] == measure
-    hover = table.loc[part, ["min", "max", "exact_std", "sampled_std"]].to_numpy()
-    for mode in ("oblivious", "aware", "sampled"):
-        error = {"oblivious": None, "aware": "exact_std", "sampled": "sampled_std"}[mode]
+for row_no, (measure, (x_axis, y_axis)) in enumerate(zip(measures, axes, strict=True)):
+    part = table[table["measure"] == measure].set_index("run").reindex(chosen_sorted)
+    names = [describe(r) for r in chosen_sorted]
+    common = {"x": labels, "xaxis": x_axis, "yaxis": y_axis, "hovertext": names}
+    traces.append(
+        go.Bar(
+            **common,
+            y=part["max"] - part["min"],
+            base=part["min"],
+            name="min … max over all tie-breaks",
+            legendgroup="range",
+            showlegend=row_no == 0,
+            marker_color="rgba(150,150,150,0.25)",
+            hovertemplate="%{hovertext}<br>all tie-breaks: %{base:.4f} … %{y:.4f} wide"
+            "<extra></extra>",
+        )
+    )
+    traces.append(
+        go.Scatter(
+            **common,
+            y=part["aware"],
+            mode="markers",
+            name="aware ± tie sd",
+            legendgroup="aware",
+            showlegend=row_no == 0,
+            marker={"symbol": "diamond", "size": 9, "color": ch.MODE_COLORS["aware"]},
+            error_y={"array": part["tie_sd"], "visible": True},
+            hovertemplate="%{hovertext}<br>aware %{y:.4f} ± %{error_y.array:.4f}<extra></extra>",
+        )
+    )
+    colors = np.where(part["flagged"].fillna(False), ch.FLAG_COLOR, "#444444")
+    traces.append(
+        go.Scatter(
+            **common,
+            y=part["oblivious"],
+            mode="markers",
+            name=f"oblivious ({settings.tiebreak})",
+            legendgroup="oblivious",
+            showlegend=row_no == 0,
+            marker={"symbol": "x", "size": 9, "color": colors},
+            customdata=part["z"].to_numpy(),
+            hovertemplate="%{hovertext}<br>oblivious %{y:.4f} (z = %{customdata:+.2f})"
+            "<extra></extra>",
+        )
+    )
+    if sampled:
         traces.append(
-            go.Bar(
-                x=labels[part],
-                y=table.loc[part, mode],
-                xaxis=x_axis,
-                yaxis=y_axis,
-                name=mode,
-                legendgroup=mode,
-                showlegend=row == 0,
-                marker_color=sup.MODE_COLORS[mode],
-                error_y=dict(array=table.loc[part, error], visible=True) if error else None,
-                customdata=hover,
-                hovertemplate=(
-                    f"<b>%{{x}}</b><br>{measure} ({mode}): %{{y:.4f}}<br>"
-                    "over all tie-breaks: min %{customdata[0]:.4f}, max %{customdata[1]:.4f}<br>"
-                    "exact sd %{customdata[2]:.4f}, sampled sd %{customdata[3]:.4f}<extra></extra>"
-                ),
+            go.Scatter(
+                **common,
+                y=part["sampled"],
+                mode="markers",
+                name="sampled ± sd",
+                legendgroup="sampled",
+                showlegend=row_no == 0,
+                marker={"symbol": "circle-open", "size": 9, "color": ch.MODE_COLORS["sampled"]},
+                error_y={"array": part["sampled_sd"], "visible": True},
+                hovertemplate="%{hovertext}<br>sampled %{y:.4f}<extra></extra>",
             )
         )
-    layout[y_axis.replace("y", "yaxis")]["title"] = f"{measure} (0–1)"
-layout[axes[-1][0].replace("x", "xaxis")]["title"] = "system"
-figure = go.Figure(traces, layout)
-figure.update_layout(
-    barmode="group",
-    height=220 + 230 * len(measures),
-    legend=dict(title="mode", orientation="h", y=1.02, yanchor="bottom", x=0),
-    margin=dict(t=70),
+    layout[y_axis.replace("y", "yaxis")]["title"] = "µ (0–1)"
+layout[axes[-1][0].replace("x", "xaxis")].update(
+    title="system (best tie-aware first)", tickangle=-45
 )
-st.plotly_chart(figure, key="modes_chart")
+ch.show(go.Figure(traces, layout), "overview_modes", height=180 + 220 * len(measures), top=60)
+st.caption(
+    f"Grey bar: every mean a tie-break can give. Diamond: tie-aware ± 1 tie sd. ×: "
+    f"{settings.tiebreak}'s value, red when it lies more than 2 tie sd from tie-aware. "
+    f"{ch.GLOSSARY['mu_axis']}."
+)
 
-shown = table.copy()
-shown["run"] = shown["run"].map(dataset.describe)
-sup.show_table(
+shown = table.assign(run=table["run"].map(describe))
+if not sampled:
+    shown = shown.drop(columns=["sampled", "sampled_sd"])
+prov = cache.provenance(
+    dataset, settings, ties="oblivious, aware" + (", sampled" if sampled else "")
+)
+ch.show_table(
     shown,
     "scores by mode",
     key="download_modes",
-    hide_index=True,
+    provenance=prov,
     column_config={
-        c: st.column_config.NumberColumn(format="%.4f")
-        for c in ["oblivious", "aware", "sampled", "sampled_std", "exact_std", "min", "max"]
+        "position": st.column_config.NumberColumn(help=ch.GLOSSARY["position"], format="%.2f"),
+        "z": st.column_config.NumberColumn(help=ch.GLOSSARY["z"], format="%+.2f"),
     },
 )
-st.caption(
-    "min / max: the lowest and highest mean the system can get over every tie-break. "
-    "Where oblivious falls outside aware ± a few sd, the tie-break alone moved the score."
-)
 
+
+def _report(kind: str) -> str:
+    """The results report, built on click (tie-aware per-query values for the significance)."""
+    per_query = cache.quiet(
+        tiecore.evaluate,
+        dict(dataset.runs),
+        dataset.qrels,
+        list(settings.measures),
+        rel_level=settings.rel_level,
+        per_query=True,
+    )
+    marks = report.significance_vs_best(per_query)
+    write = report.to_latex if kind == "latex" else report.to_markdown
+    return write(table, marks, tiebreak=settings.tiebreak, provenance=prov)
+
+
+left, right = st.columns(2)
+for column, kind, suffix in ((left, "latex", "tex"), (right, "markdown", "md")):
+    column.download_button(
+        f"Download the results report ({'LaTeX, booktabs' if kind == 'latex' else 'Markdown'})",
+        lambda kind=kind: _report(kind),
+        file_name=f"tiecore_report.{suffix}",
+        key=f"download_report_{kind}",
+        on_click="ignore",
+        icon=":material/description:",
+        help="systems × measures in the modes shown, aware ± tie sd, † beyond 2 tie sd, * "
+        "significantly below the best system (paired t-test, p < 0.05); also `tiecore report`",
+    )
+
+# --- tie profile
 st.subheader("Tie profile of each run")
 st.caption(
-    "Share of tied rows: rows whose score equals another row's score in the same query. "
-    "A tie group is a maximal set of a query's rows with one score."
+    f"Share of tied rows: {ch.GLOSSARY['share_tied_rows']}. A tie group is a maximal set of a "
+    "query's rows with one score."
 )
-profile, sizes = sup.tie_profiles(dataset, dataset.key)
+profile, sizes = cache.tie_profiles(dataset, dataset.key)
 left, right = st.columns([1, 1])
 with left:
-    shown = profile.assign(run=profile["run"].map(dataset.describe))
-    sup.show_table(
-        shown,
+    ch.show_table(
+        profile.assign(run=profile["run"].map(describe)),
         "tie profile",
         key="download_profile",
-        hide_index=True,
+        provenance=cache.provenance(dataset, settings, measure="(none)", ties="(none)"),
         column_config={
             "share_tied_rows": st.column_config.ProgressColumn(
-                "share tied", format="percent", min_value=0.0, max_value=1.0
+                "share tied",
+                format="percent",
+                min_value=0.0,
+                max_value=1.0,
+                help=ch.GLOSSARY["share_tied_rows"],
             ),
-            "largest_group": st.column_config.NumberColumn("largest group"),
-            "tie_groups": st.column_config.NumberColumn("groups of 2+"),
         },
     )
 with right:
-    run = sup.pick_run(dataset, key="profile_run", label="Group sizes of")
-    part = sup.size_bins(sizes[sizes["run"] == run])
+    most = profile.sort_values("share_tied_rows", ascending=False)["run"].iloc[0]
+    run = sb.pick_run(dataset, key="profile_run", label="Group sizes of", default=most)
+    binned = ch.size_bins(sizes[sizes["run"] == run])
     histogram = go.Figure(
         go.Bar(
-            x=part["sizes"],
-            y=part["groups"],
-            marker_color=sup.MODE_COLORS["aware"],
-            customdata=part[["rows", "share_rows"]].to_numpy(),
-            hovertemplate=(
-                "%{y} groups of %{x} docs<br>%{customdata[0]} rows in them "
-                "(%{customdata[1]:.1%} of the run)<extra></extra>"
-            ),
+            x=binned["sizes"],
+            y=binned["groups"],
+            marker_color=ch.MODE_COLORS["aware"],
+            customdata=binned[["rows", "share_rows"]].to_numpy(),
+            hovertemplate="%{y} groups of %{x} docs<br>%{customdata[0]} rows in them "
+            "(%{customdata[1]:.1%} of the run)<extra></extra>",
         )
     )
-    histogram.update_layout(
+    ch.show(
+        histogram,
+        "size_histogram",
         height=340,
-        margin=dict(t=40),
-        xaxis=dict(title="tie group size (docs; 1 = untied)", type="category"),
-        yaxis=dict(title="number of groups (log scale)", type="log", dtick=1),
-        title=f"{dataset.describe(run)}: tie group sizes",
+        legend=False,
+        title=f"{describe(run)}: tie group sizes",
+        xaxis={"title": "tie group size (docs; 1 = untied)", "type": "category"},
+        yaxis={"title": "number of groups (log scale)", "type": "log", "dtick": 1},
     )
-    st.plotly_chart(histogram, key="size_histogram")

@@ -7,12 +7,14 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-import app_support as sup
 import tiecore
-from tiecore import spread
+from app_lib import cache
+from app_lib import charts as ch
+from app_lib import sidebar as sb
+from tiecore import anatomy, report
 from tiecore.errors import InputError
 
-dataset, settings = sup.context()
+dataset, settings = sb.context()
 st.title("Playground")
 st.caption(
     "Edit the scores and relevance levels of one small ranked list. Documents with equal scores "
@@ -58,31 +60,46 @@ with right:
         accept_new_options=True,
         help="type any measure, e.g. P@2 or AP@4",
     )
-    names, errors = sup.with_gain([typed], settings.gain) if typed else ((), [])
+    names, errors = sb.with_gain([typed], settings.gain) if typed else ((), [])
     measure = names[0] if names else None
     st.caption(
         f"Relevance level {settings.rel_level} and {settings.gain} gain come from the sidebar."
     )
 
-docs = docs.dropna(how="all")
+# --- every row complete and unique, or say which are not (never keep stale results)
+docs = docs.reset_index(drop=True)
+blank = docs[["docno", "score", "level"]].isna().all(axis=1)
+docs = docs[~blank].reset_index(drop=True)
 problems = [*errors]
-if docs[["docno", "score", "level"]].isna().any().any():
-    problems.append("every row needs a docno, a score and a level")
-elif docs["docno"].astype(str).duplicated().any():
-    problems.append("each docno may appear once")
-elif len(docs) == 0:
-    problems.append("add at least one row")
+for i, row in docs.iterrows():
+    missing = [c for c in ("docno", "score", "level") if pd.isna(row[c]) or str(row[c]) == ""]
+    if missing:
+        problems.append(
+            f"row {i + 1} ({row['docno'] if 'docno' not in missing else 'no docno'}) "
+            f"has no {' and no '.join(missing)}"
+        )
+seen: dict[str, int] = {}
+for i, docno in enumerate(docs["docno"].astype(str)):
+    if docno in seen and docno not in ("nan", "None", ""):
+        problems.append(
+            f"docno {docno} appears twice (rows {seen[docno] + 1} and {i + 1}); each "
+            "docno may appear once"
+        )
+    seen.setdefault(docno, i)
+if len(docs) == 0:
+    problems.append("the list is empty: add at least one row")
 if measure is None or problems:
     for problem in problems or ["choose a measure"]:
         st.error(problem)
+    st.caption("Nothing below is computed until every row is complete and unique.")
     st.stop()
 docs = docs.assign(
     docno=docs["docno"].astype(str),
     score=docs["score"].astype(float),
     level=docs["level"].astype("int64"),
-).reset_index(drop=True)
-run, qrels = sup.one_query(docs)
-
+)
+query = anatomy.QueryList.from_docs(docs)
+run, qrels = query.frames()
 try:
     aware = float(
         tiecore.evaluate(run, qrels, measure, ties="aware", rel_level=settings.rel_level)[
@@ -92,16 +109,21 @@ try:
 except InputError as error:
     st.error(str(error))
     st.stop()
+prov = cache.provenance(dataset, settings, measure=measure, ties="every ordering")
+prov["data set"] = "the playground's list: " + " ".join(
+    f"{d}:{s:g}:{lv}" for d, s, lv in zip(docs["docno"], docs["score"], docs["level"], strict=True)
+)
 
 # --- every ordering
 st.subheader("Every ordering consistent with the scores")
-orders = sup.orderings(docs["score"].to_numpy())
+orders = anatomy.orderings(docs["score"].to_numpy())
 if orders is None:
     st.warning(
-        f"More than {sup.MAX_ORDERINGS} orderings: make the tie groups smaller to list them all."
+        f"{anatomy.count_orderings(docs['score'].to_numpy()):,} orderings, more than "
+        f"{anatomy.MAX_ORDERINGS:,}: make the tie groups smaller to list them all."
     )
 else:
-    values = sup.ordering_values(docs, orders, measure, settings.rel_level)
+    values = anatomy.ordering_values(query, orders, measure, settings.rel_level)
     listing = pd.DataFrame(
         {
             "ordering": np.arange(1, len(orders) + 1),
@@ -121,8 +143,8 @@ else:
     )
     left, right = st.columns([3, 2])
     with left:
-        sup.show_table(
-            listing, f"orderings {measure}", key="download_orderings", hide_index=True, height=300
+        ch.show_table(
+            listing, f"orderings {measure}", key="download_orderings", height=300, provenance=prov
         )
     with right:
         counts = listing[measure].round(10).value_counts().sort_index()
@@ -130,65 +152,87 @@ else:
             go.Bar(
                 x=counts.index,
                 y=counts.to_numpy() / len(orders),
-                marker_color=sup.MODE_COLORS["sampled"],
-                hovertemplate=(
-                    f"{measure} = %{{x:.4f}}<br>share of orderings %{{y:.3f}}<extra></extra>"
-                ),
+                marker_color=ch.MODE_COLORS["sampled"],
+                hovertemplate=f"{measure} = %{{x:.4f}}<br>share of orderings %{{y:.3f}}"
+                "<extra></extra>",
             )
         )
-        bars.add_vline(x=aware, line=dict(color=sup.MODE_COLORS["aware"], dash="dash"))
-        bars.update_layout(
+        bars.add_vline(x=aware, line={"color": ch.MODE_COLORS["aware"], "dash": "dash"})
+        ch.show(
+            bars,
+            "playground_values",
             height=300,
-            margin=dict(t=30),
-            xaxis=dict(title=f"{measure} of an ordering"),
-            yaxis=dict(title="share of orderings"),
+            legend=False,
             title="values over all orderings (dashed: their mean)",
+            x_title=f"{measure} of an ordering",
+            y_title="share of orderings",
         )
-        st.plotly_chart(bars, key="playground_values")
 
-# --- formula pieces
-st.subheader("The formula's pieces")
-groups = spread.tie_groups(run, qrels, measure, rel_level=settings.rel_level, qid="q")
-parsed = tiecore.Measure.parse(measure)
-num_rel = int((docs["level"] >= settings.rel_level).sum())
-cutoff = num_rel if parsed.family == "Rprec" else parsed.cutoff or len(docs)
-q = sup.paper_quantities(groups, cutoff)
-cols = st.columns(5)
-for col, name in zip(cols, ("k", "R_c", "t_c", "n_c", "r_c"), strict=True):
-    col.metric(name, q[name])
-st.caption(
-    "V_c is the tie group holding rank k; t_c ranks lie above it, R_c of them relevant; it has n_c "
-    "docs, r_c relevant. Expected relevant docs in the top k: R_c + (k − t_c)·r_c/n_c = "
-    f"{q['R_c'] + (min(q['k'], q['t_c'] + q['n_c']) - q['t_c']) * q['r_c'] / max(q['n_c'], 1):.4f}."
-)
-ranks = sup.per_rank(groups)
-terms = sup.expected_contributions(run, qrels, measure, settings.rel_level)
-ranks["expected_term"] = terms.set_index("rank")["term"].reindex(ranks["rank"]).to_numpy()
-spans = groups["start_rank"].astype(str) + "–" + groups["end_rank"].astype(str)
-ranks.insert(
-    1, "tie group ranks", ranks["group"].map(dict(zip(groups["group"], spans, strict=True)))
-)
-sup.show_table(ranks, f"per-rank expectations {measure}", key="download_ranks", hide_index=True)
-st.caption(
-    "Each rank of a group with n docs, r relevant and total gain G is relevant with probability "
-    f"r/n and has expected gain G/n, whatever the order. expected_term: what the rank adds to "
-    f"{measure} on average over the orderings; the terms sum to "
-    f"{ranks['expected_term'].sum():.6f}, the tie-aware value."
-)
+# --- the measure's own formula, piece by piece
+st.subheader(f"The formula's pieces: {measure}")
+family = tiecore.Measure.parse(measure).family
+groups = anatomy.tie_groups(query, settings.rel_level)
+num_rel = query.num_rel(settings.rel_level)
+cut = anatomy.cutoff(measure, num_rel, len(query))
+q = anatomy.paper_quantities(groups, cut)
+try:
+    contributions, summary = anatomy.group_contributions(query, measure, settings.rel_level)
+except (ValueError, KeyError):
+    contributions, summary = None, None
+if summary is None:
+    st.info(f"{measure} has no rank-by-rank form here; its tie-aware value is {aware:.6f}.")
+else:
+    st.latex(summary["formula"])
+    st.caption(
+        "j: rank; p: its 0-based position inside its tie group of n docs, r of them relevant, m "
+        "judged non-relevant, total gain G; R_g / A_g: relevant / judged non-relevant docs above "
+        f"the group; R = {num_rel} relevant and N judged non-relevant docs in the qrels. Each term "
+        "is the rank's expected contribution over all orderings."
+    )
+    formula = anatomy.formula(measure, q, num_rel)
+    if formula is not None:
+        st.markdown(
+            "With the paper's quantities at the cutoff (V_c is the tie group holding rank k):"
+        )
+        cols = st.columns(5)
+        for col, name in zip(cols, ("k", "R_c", "t_c", "n_c", "r_c"), strict=True):
+            col.metric(name, q[name])
+        st.latex(formula.latex)
+    body = contributions.assign(contribution=contributions["contribution"])
+    st.markdown(
+        f"Per tie group (ranks ≤ {summary['cut']}), summed and divided by "
+        f"{summary['normaliser']} = {summary['normaliser_value']:.6g}:"
+    )
+    ch.show_table(body, f"group contributions {measure}", key="download_groups_pg", provenance=prov)
+    total = float(body["contribution"].sum())
+    st.latex(
+        r"\text{"
+        + measure.replace("_", r"\_")
+        + "} = "
+        + (
+            " + ".join(f"{c:.4f}" for c in body["contribution"])
+            if len(body) <= 8
+            else r"\sum_{\text{groups}} \ldots"
+        )
+        + f" = {total:.6f}"
+    )
+    st.caption(f"tiecore's tie-aware value: {aware:.6f}.")
+    ranks = anatomy.expected_ranks(query, measure, settings.rel_level)
+    with st.expander("Per-rank expectations"):
+        ch.show_table(
+            ranks, f"per-rank expectations {measure}", key="download_ranks", provenance=prov
+        )
 
 # --- three tie-breaks, three numbers
 st.subheader("One run, three numbers")
-three = {
-    p: tiecore.evaluate(
-        run, qrels, measure, ties="oblivious", tiebreak=p, rel_level=settings.rel_level
-    )["value"].iloc[0]
-    for p in ("trec_eval", "docno_asc", "file_order")
-}
+three = anatomy.policy_values(
+    {"list": run}, qrels, measure, rel_level=settings.rel_level, policies=anatomy.ARBITRARY
+).loc["list"]
 cols = st.columns(4)
-for col, (policy, value) in zip(cols[:3], three.items(), strict=True):
-    col.metric(policy, f"{value:.4f}", help=sup.TIEBREAK_HELP[policy])
+for col, policy in zip(cols[:3], anatomy.ARBITRARY, strict=True):
+    col.metric(policy, f"{three[policy]:.4f}", help=ch.TIEBREAK_HELP[policy])
 cols[3].metric("tie-aware", f"{aware:.4f}")
-if len(set(np.round(list(three.values()), 12))) == 3:
+if len({round(float(three[p]), 12) for p in anatomy.ARBITRARY}) == 3:
     st.success("Your list already gives three different values for the same run.")
 st.markdown(
     "The classic case: three documents with the same score, only `a` relevant, written to the run "
@@ -197,16 +241,18 @@ st.markdown(
 )
 example_run = pd.DataFrame({"qid": "1", "docno": ["b", "a", "c"], "score": [1.0, 1.0, 1.0]})
 example_qrels = pd.DataFrame({"qid": "1", "docno": ["a", "b", "c"], "level": [1, 0, 0]})
-rows = []
-for policy in ("trec_eval", "docno_asc", "file_order"):
-    found = tiecore.evaluate(example_run, example_qrels, "RR", ties="oblivious", tiebreak=policy)
-    rows.append({"tie-break": policy, "RR": float(found["value"].iloc[0])})
-rows.append(
-    {
-        "tie-break": "tie-aware",
-        "RR": float(tiecore.evaluate(example_run, example_qrels, "RR")["value"].iloc[0]),
-    }
+example = anatomy.policy_values(
+    {"example": example_run}, example_qrels, "RR", policies=anatomy.ARBITRARY
+).loc["example"]
+st.dataframe(
+    pd.DataFrame(
+        {
+            "tie-break": [*anatomy.ARBITRARY, "tie-aware"],
+            "RR": [report.format_value(example[p]) for p in [*anatomy.ARBITRARY, "aware"]],
+        }
+    ),
+    hide_index=True,
+    width="content",
 )
-st.dataframe(pd.DataFrame(rows), hide_index=True, width="content")
 st.code("1 Q0 b 1 1.0 tied\n1 Q0 a 2 1.0 tied\n1 Q0 c 3 1.0 tied", language="text")
 st.caption("RR = 1/3, 1 and 1/2: the same run. Tie-aware gives (1 + 1/2 + 1/3)/3 = 11/18 ≈ 0.611.")

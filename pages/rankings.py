@@ -3,27 +3,34 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-import app_support as sup
+from app_lib import cache
+from app_lib import charts as ch
+from app_lib import sidebar as sb
+from tiecore import report
 
-dataset, settings = sup.context()
+dataset, settings = sb.context()
 st.title("System rankings")
-sup.dataset_caption(dataset)
+ch.dataset_caption(dataset)
 st.caption(
     "Systems ranked by one measure under every oblivious tie-break, tie-aware, and the random "
     "tie-breaks; then compared pair by pair (tiecore.compare)."
 )
 if len(dataset.runs) < 2:
-    st.info("Rankings need at least two systems.")
+    st.info(
+        f"Rankings need at least two systems; this data set has one ({dataset.names[0]}). "
+        "Upload more runs, or choose a sample in the sidebar."
+    )
     st.stop()
 
 left, right = st.columns([1, 2])
 with left:
-    measure = sup.pick_measure(settings, key="rankings_measure")
-aware = sup.evaluate(dataset, settings, "aware", measures=[measure])
-best = aware.sort_values("value", ascending=False)["run"].tolist()
+    measure = sb.pick_measure(settings, key="rankings_measure")
+aware = cache.spread_table(dataset, settings, measures=[measure])
+best = aware.sort_values("value", ascending=False, kind="stable")["run"].tolist()
 with right:
     names = st.multiselect(
         "Systems",
@@ -31,137 +38,196 @@ with right:
         default=best[:20] if len(best) > 20 else dataset.names,
         key=f"rankings_runs_{dataset.key}",
         format_func=dataset.describe,
-        help="pairwise tests grow with the square of the number of systems",
+        help="the 20 best tie-aware systems are chosen first; pairwise tests grow with the "
+        "square of the number of systems",
     )
 if len(names) < 2:
     st.info("Choose at least two systems.")
     st.stop()
 
-result = sup.comparison(dataset, settings, measure, names)
+result = cache.comparison(dataset, settings, measure, names)
+describe = dataset.describe
 ranks = result.ranks.copy()
-ranks["sampled (mean rank)"] = (
-    result.sample_scores[ranks.index].rank(axis=1, ascending=False).mean().to_numpy()
-)
-columns = [
-    "pessimistic",
-    "trec_eval",
-    "docno_asc",
-    "file_order",
-    "optimistic",
-    "aware",
-    "sampled (mean rank)",
+sample_scores = result.sample_scores[ranks.index]
+ranks["sampled (mean rank)"] = sample_scores.rank(axis=1, ascending=False).mean().to_numpy()
+orderings = [
+    c
+    for c in ("pessimistic", "trec_eval", "docno_asc", "file_order", "optimistic", "aware")
+    if c in ranks.columns
 ]
-order = ranks.sort_values(["aware", "trec_eval"]).index.tolist()
+columns = [*orderings, "sampled (mean rank)"]
+order = ranks.sort_values(["aware", "trec_eval"], kind="stable").index.tolist()
+prov = cache.provenance(
+    dataset, settings, measure=measure, ties="all orderings", systems=len(names)
+)
+
+# --- the verdict first: swaps, or the closest pairs
+st.subheader("Does the tie-break reorder the systems?")
+if result.swaps.empty:
+    st.success(
+        f"No system changes rank between trec_eval's order and tie-aware for {measure}.",
+        icon=":material/check_circle:",
+    )
+else:
+    st.warning(
+        f"**{len(result.swaps)} systems change rank between trec_eval's order and tie-aware for "
+        f"{measure}.**",
+        icon=":material/swap_vert:",
+    )
+    ch.show_table(result.swaps, f"rank swaps {measure}", key="download_swaps", provenance=prov)
+close = report.closest_pairs(result.pairs, order=order)
+if close.empty:
+    st.info(
+        "No pair is close: for every pair P(A beats B) under random tie-breaking is outside "
+        "5–95% and the gap exceeds the tie noise, so tie-breaking alone cannot swap them."
+    )
+else:
+    st.markdown(
+        f"**{len(close)} pairs whose order ties could decide** (0.05 < P(A beats B) < 0.95, or "
+        "gap within the tie noise), closest to a coin toss first:"
+    )
+    ch.show_table(
+        close.assign(a=close["a"].map(describe), b=close["b"].map(describe)),
+        f"closest pairs {measure}",
+        key="download_close",
+        provenance=prov,
+        column_config={
+            "p_beats": st.column_config.NumberColumn(
+                "P(A beats B)", help=ch.GLOSSARY["p_beats"], format="%.3f"
+            )
+        },
+    )
 
 # --- bump chart
 st.subheader("Ranks under each tie treatment")
 bump = go.Figure()
-for run in order:
-    scores = [*result.scores.loc[run, columns[:-1]], result.sample_scores[run].mean()]
+sample_mean = sample_scores.mean()
+for run in order[:40]:
+    scores = [*result.scores.loc[run, orderings], sample_mean[run]]
     bump.add_trace(
         go.Scatter(
             x=columns,
             y=ranks.loc[run, columns],
             mode="lines+markers",
-            name=dataset.describe(run),
+            name=ch.short(describe(run)),
             customdata=np.array(scores),
-            hovertemplate=(
-                f"<b>{dataset.describe(run)}</b><br>%{{x}}: rank %{{y:g}}<br>{measure} "
-                "%{customdata:.4f}<extra></extra>"
-            ),
+            hovertemplate=f"<b>{describe(run)}</b><br>%{{x}}: rank %{{y:g}}<br>{measure} "
+            "%{customdata:.4f}<extra></extra>",
         )
     )
-bump.update_layout(
-    height=max(360, 28 * len(order) + 120),
-    xaxis=dict(title="tie treatment (oblivious policies, then aware and random tie-breaks)"),
-    yaxis=dict(title="rank (1 = best)", autorange="reversed", dtick=1),
-    legend=dict(title="system"),
-    margin=dict(t=30),
+ch.show(
+    bump,
+    "rankings_bump",
+    height=ch.row_height(min(len(order), 40), per_row=26, least=360),
+    legend=False,
+    x_title="tie treatment (oblivious policies, then aware and random tie-breaks)",
+    y_title="rank (1 = best)",
+    yaxis={"autorange": "reversed", "dtick": 1 if len(order) <= 40 else None},
 )
-st.plotly_chart(bump, key="rankings_bump")
 st.caption(
-    "Crossing lines are systems whose order depends on how ties are broken. Ties between "
-    "systems get their average rank."
-)
-if not result.swaps.empty:
-    st.markdown(
-        f"**{len(result.swaps)} systems change rank between trec_eval's order and tie-aware:**"
+    "Crossing lines are systems whose order depends on how ties are broken; equal scores share "
+    "their average rank. Hover for the names"
+    + (
+        f" (the {min(len(order), 40)} best tie-aware systems are drawn)."
+        if len(order) > 40
+        else "."
     )
-    sup.show_table(result.swaps, f"rank swaps {measure}", key="download_swaps", hide_index=True)
-
+)
 scores = result.scores.copy()
-scores["sampled_mean"] = result.sample_scores[scores.index].mean().to_numpy()
-scores["sampled_sd"] = result.sample_scores[scores.index].std(ddof=1).to_numpy()
+scores["sampled_mean"] = sample_mean.reindex(scores.index).to_numpy()
+scores["sampled_sd"] = sample_scores.std(ddof=1).reindex(scores.index).to_numpy()
 with st.expander("Scores under each ordering (table)"):
-    sup.show_table(scores.loc[order], f"scores by ordering {measure}", key="download_rank_scores")
+    ch.show_table(
+        scores.loc[order],
+        f"scores by ordering {measure}",
+        key="download_rank_scores",
+        provenance=prov,
+    )
 
 # --- agreement of orderings
 left, right = st.columns(2)
 with left:
     st.subheader("Agreement between orderings")
+    statistics = [c for c in result.agreement.columns if c in ch.GLOSSARY] or list(
+        result.agreement.columns
+    )
     statistic = st.radio(
         "Statistic",
-        ["kendall_tau", "tau_ap", "tau_ap_sym"],
+        statistics,
         horizontal=True,
         key="rankings_stat",
-        help="tau_ap (Yilmaz et al. 2008) weighs swaps near the top more; row = ranking judged, "
-        "column = reference",
+        help=" · ".join(f"{s}: {ch.GLOSSARY.get(s, '')}" for s in statistics),
     )
-    matrix = result.agreement[statistic].unstack("ordering_b")
-    labels = [*columns[:-1], "random"]
+    st.caption(f"**{statistic}**: {ch.GLOSSARY.get(statistic, '')}")
+    matrix = pd.to_numeric(result.agreement[statistic], errors="coerce").unstack(-1)
+    labels = [c for c in [*orderings, "random"] if c in matrix.index]
     matrix = matrix.reindex(index=labels, columns=labels)
+    values = matrix.to_numpy(np.float64)
     heat = go.Figure(
         go.Heatmap(
-            z=matrix.to_numpy(),
+            z=values,
             x=labels,
             y=labels,
             zmin=-1,
             zmax=1,
             colorscale="RdBu",
-            text=np.vectorize(lambda v: "" if np.isnan(v) else f"{v:.2f}")(matrix.to_numpy()),
+            text=np.where(np.isnan(values), "–", np.char.mod("%.2f", np.nan_to_num(values))),
             texttemplate="%{text}",
-            colorbar=dict(title=statistic),
+            colorbar={"title": statistic},
             hovertemplate="%{y} vs %{x}: %{z:.3f}<extra></extra>",
         )
     )
-    heat.update_layout(
+    ch.show(
+        heat,
+        "rankings_agreement",
         height=460,
-        xaxis=dict(title="reference ordering"),
-        yaxis=dict(title="ordering", autorange="reversed"),
-        margin=dict(t=20),
+        legend=False,
+        x_title="reference ordering",
+        y_title="ordering",
+        yaxis={"autorange": "reversed"},
+        top=20,
     )
-    st.plotly_chart(heat, key="rankings_agreement")
-    st.caption("1 = the same ranking of systems. 'random': the mean over the random tie-breaks.")
+    st.caption(
+        "1 = the same ranking of systems. 'random': the mean over the random tie-breaks. "
+        "–: undefined (e.g. every system scores the same under one ordering)."
+    )
 
 with right:
     st.subheader("P(row system beats column system)")
+    top = ch.top_slider(len(order), "rankings_top", "Systems in the heat map (best first)", 25)
+    shown = order[:top]
     pairs = result.pairs.reset_index()
-    beats = pairs.pivot(index="a", columns="b", values="p_beats_sampled").reindex(
-        index=order, columns=order
-    )
-    shown = [dataset.describe(r) for r in order]
+    column = "p_beats_sampled" if "p_beats_sampled" in pairs else "p_beats_normal"
+    beats = pairs.pivot(index="a", columns="b", values=column).reindex(index=shown, columns=shown)
+    full = [describe(r) for r in shown]
+    hover = np.array([[f"P({a} beats {b})" for b in full] for a in full], dtype=object)
     heat = go.Figure(
         go.Heatmap(
-            z=beats.to_numpy(),
-            x=shown,
-            y=shown,
+            z=beats.to_numpy(np.float64),
+            x=ch.short_labels(full, 18),
+            y=ch.short_labels(full, 24),
             zmin=0,
             zmax=1,
             colorscale="RdBu",
-            colorbar=dict(title="P(beats)"),
-            hovertemplate="P(%{y} beats %{x}) = %{z:.3f}<extra></extra>",
+            colorbar={"title": "P(beats)"},
+            customdata=hover,
+            hovertemplate="%{customdata} = %{z:.3f}<extra></extra>",
         )
     )
-    heat.update_layout(
-        height=460,
-        xaxis=dict(title="column system"),
-        yaxis=dict(title="row system (best first)", autorange="reversed"),
-        margin=dict(t=20),
+    ch.show(
+        heat,
+        "rankings_beats",
+        height=max(460, 18 * top + 160),
+        legend=False,
+        x_title="column system",
+        y_title="row system (best first)",
+        top=20,
+        yaxis={"autorange": "reversed", "type": "category", "showticklabels": top <= 60},
+        xaxis={"type": "category", "tickangle": -60, "showticklabels": top <= 60},
     )
-    st.plotly_chart(heat, key="rankings_beats")
     st.caption(
-        "Over random tie-breaks of both systems (ties between their scores count half). "
-        "Values near 0.5 mean the order of the pair is decided by tie-breaking."
+        f"{ch.GLOSSARY['p_beats_sampled']}. Near 0.5 (white): the order of the pair is decided by "
+        "tie-breaking. Names are cut on the axes; hover for the full names."
     )
 
 # --- significance next to tie noise
@@ -171,7 +237,7 @@ alpha = st.select_slider(
 )
 rank_of = {run: i for i, run in enumerate(order)}
 upper = pairs[pairs["a"].map(rank_of) < pairs["b"].map(rank_of)].copy()
-upper["significant"] = upper["t_pvalue"] < alpha
+upper["significant"] = pd.to_numeric(upper["t_pvalue"], errors="coerce") < alpha
 upper["abs_diff"] = upper["mean_diff"].abs()
 scatter = go.Figure()
 for significant, part in upper.groupby("significant"):
@@ -181,55 +247,60 @@ for significant, part in upper.groupby("significant"):
             y=part["abs_diff"],
             mode="markers",
             name=f"paired t-test p {'<' if significant else '≥'} {alpha}",
-            marker=dict(size=9, color="#d62728" if significant else "#7f7f7f"),
-            customdata=part[
-                ["a", "b", "t_pvalue", "randomization_pvalue", "p_beats_sampled"]
-            ].to_numpy(),
-            hovertemplate=(
-                "%{customdata[0]} vs %{customdata[1]}<br>|mean difference| %{y:.4f}<br>"
-                "tie noise (2 sd) %{x:.4f}<br>t-test p %{customdata[2]:.3g}, randomization p "
-                "%{customdata[3]:.3g}<br>P(a beats b) %{customdata[4]:.3f}<extra></extra>"
+            marker={"size": 9, "color": ch.FLAG_COLOR if significant else "#7f7f7f"},
+            customdata=np.column_stack(
+                [
+                    part["a"].map(describe),
+                    part["b"].map(describe),
+                    part[["t_pvalue", "randomization_pvalue", column]].to_numpy(dtype=object),
+                ]
             ),
+            hovertemplate="%{customdata[0]} vs %{customdata[1]}<br>|mean difference| %{y:.4f}<br>"
+            "tie noise %{x:.4f}<br>t-test p %{customdata[2]:.3g}, randomization p "
+            "%{customdata[3]:.3g}<br>P(a beats b) %{customdata[4]:.3f}<extra></extra>",
         )
     )
-top = float(max(upper["tie_noise"].max(), 1e-6)) * 1.2
+edge = float(np.nanmax([upper["tie_noise"].max(), 1e-6])) * 1.2
 scatter.add_trace(
     go.Scatter(
-        x=[0, top],
-        y=[0, top],
+        x=[0, edge],
+        y=[0, edge],
         mode="lines",
         name="difference = tie noise",
-        line=dict(dash="dash", color="black"),
+        line={"dash": "dash", "color": "black"},
         hoverinfo="skip",
     )
 )
-scatter.update_layout(
+ch.show(
+    scatter,
+    "rankings_significance",
     height=420,
-    xaxis=dict(
-        title=f"tie noise: 2 sd of the difference over tie-breaks ({measure})", range=[0, top]
-    ),
-    yaxis=dict(title=f"|difference of tie-aware means| ({measure})"),
-    legend=dict(orientation="h", y=1.02, yanchor="bottom"),
-    margin=dict(t=40),
+    x_title=f"tie noise: 2 sd of the difference over tie-breaks ({measure})",
+    y_title=f"|difference of tie-aware means| ({measure})",
+    xaxis={"range": [0, edge]},
 )
-st.plotly_chart(scatter, key="rankings_significance")
 st.caption(
-    "One dot per pair of systems. Below the dashed line the difference is within what tie-breaking "
-    "alone can produce — a 'significant' red dot there is an artefact of how ties were broken."
+    f"One dot per pair of systems. **Tie noise**: {ch.GLOSSARY['tie_noise']}. Below the dashed "
+    "line the difference is within what tie-breaking alone can produce — a 'significant' red dot "
+    "there is an artefact of how ties were broken."
 )
-table = upper[
-    [
-        "a",
-        "b",
-        "mean_diff",
-        "tie_noise",
-        "within_tie_noise",
-        "p_beats_sampled",
-        "p_beats_normal",
-        "t_pvalue",
-        "randomization_pvalue",
-        "effect_size",
-        "n_queries",
-    ]
+wanted = [
+    "a",
+    "b",
+    "mean_diff",
+    "tie_noise",
+    "within_tie_noise",
+    "p_beats_sampled",
+    "p_beats_normal",
+    "t_pvalue",
+    "randomization_pvalue",
+    "effect_size",
+    "n_queries",
 ]
-sup.show_table(table, f"pairs {measure}", key="download_pairs", hide_index=True)
+table = upper[[c for c in wanted if c in upper.columns]]
+ch.show_table(
+    table.assign(a=table["a"].map(describe), b=table["b"].map(describe)),
+    f"pairs {measure}",
+    key="download_pairs",
+    provenance=prov,
+)

@@ -1,0 +1,418 @@
+"""Cached calls into :mod:`tiecore`: every number the pages show comes from here.
+
+Results live in ``st.cache_data`` keyed by the dataset's content hash and the
+settings that change them (never by hashing frames), so a setting that does not
+touch a result re-renders from the cache.  Slow first computations (sampling,
+comparisons) show a progress bar.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+
+import pandas as pd
+import streamlit as st
+
+import tiecore
+from app_lib.data import Dataset
+from app_lib.sidebar import Settings
+from tiecore import anatomy, builder, report
+from tiecore.errors import TieCoreWarning
+
+
+def quiet(function: Callable, *args, **kwargs):
+    """Call a tiecore function with its 'queries skipped' warnings silenced (noted at load)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TieCoreWarning)
+        return function(*args, **kwargs)
+
+
+def provenance(
+    dataset: Dataset,
+    settings: Settings,
+    *,
+    measure: str | Sequence[str] | None = None,
+    ties: str | None = None,
+    **extra: object,
+) -> dict[str, object]:
+    """The settings behind a table, for its CSV download (:func:`tiecore.report.provenance`)."""
+    measures = measure if measure is not None else settings.measures
+    measures = measures if isinstance(measures, str) else ", ".join(measures)
+    return report.provenance(
+        data_set=f"{dataset.label} ({dataset.summary})",
+        measure=measures,
+        tie_mode=ties or "oblivious, aware, sampled",
+        tie_break=settings.tiebreak,
+        samples=settings.samples,
+        seed=settings.seed,
+        relevance_level=settings.rel_level,
+        nDCG_gain=settings.gain,
+        **extra,
+    )
+
+
+# ----------------------------------------------------------------------------- evaluate
+
+
+def _mode_args(ties: str, settings: Settings) -> dict:
+    """Only the settings that change a mode's result (so other changes hit the cache)."""
+    sampled = ties == "sampled" or (ties == "oblivious" and settings.tiebreak == "random")
+    return {
+        "ties": ties,
+        "tiebreak": settings.tiebreak if ties == "oblivious" else "trec_eval",
+        "samples": settings.samples if ties == "sampled" else 2,
+        "seed": settings.seed if sampled else 0,
+        "rel_level": settings.rel_level,
+    }
+
+
+@st.cache_data(show_spinner=False, max_entries=4096)
+def _evaluate_run(
+    _run: pd.DataFrame,
+    _qrels: pd.DataFrame,
+    key: str,
+    name: str,
+    measures: tuple[str, ...],
+    per_query: bool,
+    **args,
+) -> pd.DataFrame:
+    return quiet(
+        tiecore.evaluate, {name: _run}, _qrels, list(measures), per_query=per_query, **args
+    )
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _evaluate_all(
+    _dataset: Dataset,
+    key: str,
+    names: tuple[str, ...],
+    measures: tuple[str, ...],
+    per_query: bool,
+    **args,
+) -> pd.DataFrame:
+    if args["ties"] != "sampled":  # fast: one call, the judgments summarised once
+        runs = {n: _dataset.runs[n] for n in names}
+        return quiet(
+            tiecore.evaluate, runs, _dataset.qrels, list(measures), per_query=per_query, **args
+        )
+    parts = [
+        _evaluate_run(_dataset.runs[n], _dataset.qrels, key, n, measures, per_query, **args)
+        for n in names
+    ]
+    return pd.concat(parts, ignore_index=True)
+
+
+def evaluate(
+    dataset: Dataset,
+    settings: Settings,
+    ties: str,
+    *,
+    measures: Sequence[str] | None = None,
+    names: Sequence[str] | None = None,
+    per_query: bool = False,
+) -> pd.DataFrame:
+    """:func:`tiecore.evaluate` of the dataset's runs in one mode, cached.
+
+    The first time a sampled result is computed, each run is sampled (and
+    cached) on its own under a progress bar; every run draws from its own seed,
+    so the values equal one call over all runs.
+    """
+    names = tuple(names or dataset.names)
+    measures = tuple(measures or settings.measures)
+    args = _mode_args(ties, settings)
+    key = (dataset.key, names, measures, per_query, tuple(sorted(args.items())))
+    done = st.session_state.setdefault("_computed", set())
+    if ties == "sampled" and key not in done:
+        bar = st.progress(0.0, text="Sampling ...")
+        for i, name in enumerate(names):
+            bar.progress(
+                i / len(names), text=f"Sampling {args['samples']} tie-breaks of {name} ..."
+            )
+            _evaluate_run(
+                dataset.runs[name], dataset.qrels, dataset.key, name, measures, per_query, **args
+            )
+        bar.empty()
+    done.add(key)
+    return _evaluate_all(dataset, dataset.key, names, measures, per_query, **args)
+
+
+@st.cache_data(show_spinner="Computing the exact spread ...", max_entries=256)
+def _spread(
+    _dataset: Dataset, key: str, measures: tuple[str, ...], rel_level: int, per_query: bool
+) -> pd.DataFrame:
+    from tiecore import spread
+
+    return quiet(
+        spread.evaluate_spread,
+        dict(_dataset.runs),
+        _dataset.qrels,
+        list(measures),
+        rel_level=rel_level,
+        per_query=per_query,
+    )
+
+
+def spread_table(
+    dataset: Dataset,
+    settings: Settings,
+    *,
+    measures: Sequence[str] | None = None,
+    per_query: bool = False,
+) -> pd.DataFrame:
+    """:func:`tiecore.spread.evaluate_spread`: the exact variance, min and max over tie-breaks.
+
+    The per-query table holds the ``all`` rows too, so one computation serves both.
+    """
+    measures = tuple(measures or settings.measures)
+    frame = _spread(dataset, dataset.key, measures, settings.rel_level, True)
+    return frame if per_query else frame[frame["qid"] == "all"].reset_index(drop=True)
+
+
+def modes(dataset: Dataset, settings: Settings, *, sampled: bool = False) -> pd.DataFrame:
+    """:func:`tiecore.report.combine_modes`: oblivious, aware, tie sd, min, max, z (and sampled)."""
+    oblivious = evaluate(dataset, settings, "oblivious")
+    drawn = evaluate(dataset, settings, "sampled") if sampled else None
+    return report.combine_modes(oblivious, spread_table(dataset, settings), drawn)
+
+
+def significance(dataset: Dataset, settings: Settings, alpha: float = 0.05) -> pd.DataFrame:
+    """:func:`tiecore.report.significance_vs_best` on the tie-aware per-query values."""
+    per_query = evaluate(dataset, settings, "aware", per_query=True)
+    return report.significance_vs_best(per_query, alpha)
+
+
+# ----------------------------------------------------------------------------- ties
+
+
+@st.cache_data(show_spinner="Profiling ties ...", max_entries=64)
+def tie_profiles(_dataset: Dataset, key: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per run: share of tied rows and largest group; and the group-size histogram (long)."""
+    from tiecore import spread
+
+    rows, sizes = [], []
+    for name, run in _dataset.runs.items():
+        profile = spread.tie_profile(run)
+        groups = profile["group_sizes"]
+        rows.append(
+            {
+                "run": name,
+                "rows": len(run),
+                "share_tied_rows": profile["share_tied_rows"],
+                "largest_group": profile["largest_group"],
+                "tie_groups": int(groups[groups.index > 1].sum()),
+            }
+        )
+        sizes.append(pd.DataFrame({"run": name, "size": groups.index, "groups": groups.to_numpy()}))
+    return pd.DataFrame(rows), pd.concat(sizes, ignore_index=True)
+
+
+@st.cache_data(show_spinner="Finding tie groups ...", max_entries=256)
+def tie_groups(
+    _dataset: Dataset, key: str, run: str, measure: str, rel_level: int, qid: str | None
+) -> pd.DataFrame:
+    """:func:`tiecore.spread.tie_groups` of one run (one query or all)."""
+    from tiecore import spread
+
+    return quiet(
+        spread.tie_groups, _dataset.runs[run], _dataset.qrels, measure, rel_level=rel_level, qid=qid
+    )
+
+
+@st.cache_data(show_spinner="Enumerating the exact distribution ...", max_entries=256)
+def distribution(
+    _dataset: Dataset, key: str, run: str, measure: str, rel_level: int, qid: str
+) -> pd.DataFrame | None:
+    """:func:`tiecore.spread.distribution` of one query, or None when it has none to list."""
+    from tiecore import spread
+
+    try:
+        return quiet(
+            spread.distribution,
+            _dataset.runs[run],
+            _dataset.qrels,
+            measure,
+            qid,
+            rel_level=rel_level,
+        )
+    except (ValueError, MemoryError):
+        return None
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def query_anatomy(
+    _dataset: Dataset, key: str, run: str, qid: str, measure: str, rel_level: int, tiebreak: str
+) -> dict:
+    """One query of one run taken apart (:mod:`tiecore.anatomy`).
+
+    Returns ``query`` (:class:`~tiecore.anatomy.QueryList`), ``groups``,
+    ``quantities`` (the paper's, at the measure's cutoff), ``formula`` (or None),
+    ``ranks`` (per-rank expectations, or None for a family without them) and
+    ``listing`` (the docs in the tie-break's order).
+    """
+    query = anatomy.QueryList.of(_dataset.runs[run], _dataset.qrels, qid)
+    parsed = tiecore.Measure.parse(measure)
+    gain = parsed.gain if parsed.family == "nDCG" else "linear"
+    groups = anatomy.tie_groups(query, rel_level, gain)
+    num_rel = query.num_rel(rel_level)
+    k = anatomy.cutoff(parsed, num_rel, len(query))
+    quantities = anatomy.paper_quantities(groups, k)
+    try:
+        ranks = anatomy.expected_ranks(query, parsed, rel_level)
+    except ValueError:
+        ranks = None
+    listing = quiet(
+        anatomy.ranked_list, _dataset.runs[run], _dataset.qrels, qid, tiebreak, rel_level
+    )
+    return {
+        "query": query,
+        "groups": groups,
+        "quantities": quantities,
+        "formula": anatomy.formula(parsed, quantities, num_rel),
+        "ranks": ranks,
+        "listing": listing,
+        "num_rel": num_rel,
+    }
+
+
+# ----------------------------------------------------------------------------- sampling
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def _sampled_matrix(
+    _dataset: Dataset, key: str, run: str, measure: str, samples: int, seed: int, rel_level: int
+) -> pd.DataFrame:
+    return anatomy.sampled_values(
+        _dataset.runs[run],
+        _dataset.qrels,
+        measure,
+        samples=samples,
+        seed=seed,
+        rel_level=rel_level,
+        name=run,
+    )
+
+
+def sampled_matrix(dataset: Dataset, settings: Settings, run: str, measure: str) -> pd.DataFrame:
+    """:func:`tiecore.anatomy.sampled_values`: a (samples x queries) frame, progress bar once."""
+    args = (dataset.key, run, measure, settings.samples, settings.seed, settings.rel_level)
+    done = st.session_state.setdefault("_computed", set())
+    if args not in done:
+        bar = st.progress(0.5, text=f"Sampling {settings.samples} tie-breaks of {run} ...")
+        _sampled_matrix(dataset, *args)
+        bar.empty()
+        done.add(args)
+    return _sampled_matrix(dataset, *args)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _compare(
+    _dataset: Dataset,
+    key: str,
+    names: tuple[str, ...],
+    measure: str,
+    samples: int,
+    seed: int,
+    rel_level: int,
+    n_resamples: int,
+):
+    from tiecore import compare
+
+    runs = {n: _dataset.runs[n] for n in names}
+    return quiet(
+        compare.compare,
+        runs,
+        _dataset.qrels,
+        measure,
+        samples=samples,
+        seed=seed,
+        rel_level=rel_level,
+        n_resamples=n_resamples,
+    )
+
+
+def comparison(
+    dataset: Dataset,
+    settings: Settings,
+    measure: str,
+    names: Sequence[str],
+    n_resamples: int = 1000,
+):
+    """:func:`tiecore.compare.compare` of the chosen systems, cached (progress bar once)."""
+    args = (
+        dataset.key,
+        tuple(names),
+        measure,
+        settings.samples,
+        settings.seed,
+        settings.rel_level,
+        n_resamples,
+    )
+    done = st.session_state.setdefault("_computed", set())
+    if args not in done:
+        bar = st.progress(
+            0.3, text=f"Sampling {settings.samples} tie-breaks of {len(names)} systems ..."
+        )
+        _compare(dataset, *args)
+        bar.empty()
+        done.add(args)
+    return _compare(dataset, *args)
+
+
+# ----------------------------------------------------------------------------- features
+
+
+@st.cache_data(show_spinner="Scoring every system under every tie-break ...", max_entries=64)
+def _policy_table(_dataset: Dataset, key: str, measure: str, rel_level: int) -> pd.DataFrame:
+    return anatomy.policy_values(dict(_dataset.runs), _dataset.qrels, measure, rel_level=rel_level)
+
+
+def policy_table(dataset: Dataset, settings: Settings, measure: str) -> pd.DataFrame:
+    """:func:`tiecore.anatomy.policy_values`: tie-aware and every deterministic tie-break."""
+    return _policy_table(dataset, dataset.key, measure, settings.rel_level)
+
+
+@st.cache_data(show_spinner="Scoring the built function at each number of levels ...")
+def _sweep(
+    _dataset: Dataset,
+    key: str,
+    weights: tuple[tuple[str, float], ...],
+    levels: tuple[int | None, ...],
+    measure: str,
+    rel_level: int,
+    tiebreak: str,
+    _features: pd.DataFrame,
+) -> pd.DataFrame:
+    return quiet(
+        builder.sweep,
+        _dataset.runs,
+        _dataset.qrels,
+        dict(weights),
+        list(levels),
+        measure,
+        rel_level=rel_level,
+        tiebreak=tiebreak,
+        features=_features,
+    )
+
+
+def sweep(
+    dataset: Dataset,
+    settings: Settings,
+    weights: dict[str, float],
+    levels: Sequence[int | None],
+    measure: str,
+) -> pd.DataFrame:
+    """:func:`tiecore.builder.sweep` of the chosen features, ranked against all of them."""
+    tiebreak = settings.tiebreak if settings.tiebreak in anatomy.POLICIES else "trec_eval"
+    features = policy_table(dataset, settings, measure)
+    return _sweep(
+        dataset,
+        dataset.key,
+        tuple(weights.items()),
+        tuple(levels),
+        measure,
+        settings.rel_level,
+        tiebreak,
+        features,
+    )

@@ -1,0 +1,280 @@
+"""Display: the one chart helper, tables with CSV downloads, and what the jargon means.
+
+:func:`show` applies the shared plotly layout (height, margins, legend, axis
+titles, hover labels) and draws the figure; pages build traces only.
+:func:`show_table` draws a table with its column help and, beside it, a CSV
+download that carries its provenance (data set, measure, tie mode, ...,
+tiecore version) and no float noise (:func:`tiecore.report.to_csv`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from tiecore import report
+
+MODE_COLORS = {"oblivious": "#8c8c8c", "aware": "#1f77b4", "sampled": "#ff7f0e"}
+FLAG_COLOR = "#d62728"
+#: Short explanations of the oblivious tie-break policies.
+TIEBREAK_HELP = {
+    "trec_eval": "score descending, then docno descending (trec_eval's order)",
+    "docno_asc": "score descending, then docno ascending",
+    "file_order": "score descending, then the order of the rows in the file",
+    "optimistic": "relevant (higher-gain) documents first inside each tie",
+    "pessimistic": "relevant (higher-gain) documents last inside each tie",
+    "random": "a random order inside each tie (seeded)",
+}
+#: One line for each term the pages use, shown where the term appears.
+GLOSSARY = {
+    "oblivious": "the value under one tie-break (one arbitrary order inside each tie), as "
+    "evaluation tools report it",
+    "aware": "tie-aware: the exact mean over every order of the tied documents "
+    "(McSherry & Najork 2008)",
+    "sampled": "the mean over random tie-breaks (Monte Carlo); it estimates the tie-aware value",
+    "tie_sd": "tie sd: the exact standard deviation of the system's mean score over uniformly "
+    "random tie-breaks — how much the tie-break alone can move it",
+    "z": "(oblivious − aware) / tie sd: how many tie sd the one tie-break moved the reported "
+    "value; beyond ±2 it is flagged",
+    "position": "where the oblivious value sits between the lowest (0) and highest (1) mean any "
+    "tie-break can give",
+    "min": "the lowest mean any order of the tied documents gives (relevant documents last)",
+    "max": "the highest mean any order of the tied documents gives (relevant documents first)",
+    "flagged": "|z| > 2: the tie-break moved the value by more than 2 tie sd",
+    "tie_noise": "tie noise: 2 × the exact sd of the difference of two systems' means over "
+    "random tie-breaks; gaps smaller than it can be produced by tie-breaking alone",
+    "within_tie_noise": "the gap of the tie-aware means is smaller than the tie noise",
+    "p_beats_sampled": "P(A beats B): share of pairs of random tie-breaks in which A scores "
+    "above B (equal scores count half)",
+    "p_beats_normal": "P(A beats B) from a normal approximation: Φ(mean difference / √(var_A + "
+    "var_B)) with the exact tie variances — no sampling noise",
+    "p_beats": "probability that A scores above B under random tie-breaking",
+    "t_pvalue": "paired t-test p-value on the tie-aware per-query values",
+    "randomization_pvalue": "paired randomization (sign-flip) test p-value on the tie-aware "
+    "per-query values",
+    "effect_size": "mean per-query difference / its standard deviation",
+    "mean_diff": "tie-aware mean of A − tie-aware mean of B",
+    "n_queries": "queries both systems retrieved for",
+    "kendall_tau": "Kendall's τ (tau-b) between two rankings of the systems: 1 = the same order",
+    "tau_ap": "τ_AP (Yilmaz et al. 2008): like Kendall's τ but swaps near the top count more; "
+    "row judged against column",
+    "tau_ap_sym": "τ_AP averaged over both directions (row against column and column against "
+    "row), so the matrix is symmetric",
+    "share_tied_rows": "share of rows whose score another document of the same query shares",
+    "largest_group": "size of the largest tie group (documents of one query with one score)",
+    "tie_groups": "number of tie groups with two or more documents",
+    "group": "tie group #k: the k-th group of tied documents whose order can change the value, "
+    "counted from the top of the ranked list",
+    "two_sd_band": "±2 sd/√n: where 95% of sampled means of n random tie-breaks should fall "
+    "around the exact tie-aware value (sd = exact tie sd of the mean)",
+    "mu_axis": "µ = the measure's mean over the queries",
+    "value_squared": "variance is in squared units of the measure (value²): e.g. an sd of 0.01 is "
+    "a variance of 0.0001",
+    "samples": "random tie-breaks drawn per system in sampled mode",
+    "seed": "seed of the random tie-breaks (sampled mode and the 'random' tie-break)",
+    "rank_range": "worst minus best rank over the tie-breaks trec_eval, docno_asc, file_order",
+    "levels": "number of equal-width score levels the built score is quantised to",
+}
+
+
+def help_of(column: str) -> str | None:
+    """The glossary line for a table column (None when there is none)."""
+    return GLOSSARY.get(column)
+
+
+def show(
+    figure: go.Figure,
+    key: str,
+    *,
+    height: int = 400,
+    x_title: str | None = None,
+    y_title: str | None = None,
+    title: str | None = None,
+    legend: bool | str = True,
+    top: int = 40,
+    **layout,
+) -> None:
+    """Apply the shared layout and draw ``figure`` full width.
+
+    ``legend`` True puts a horizontal legend above the plot, a string also
+    titles it, False hides it; ``layout`` passes anything else to
+    ``update_layout`` (axes, shapes, ``barmode`` ...).
+    """
+    shared: dict = {
+        "height": int(height),
+        "margin": {"t": top + (24 if title else 0), "l": 10, "r": 10, "b": 10},
+        "hoverlabel": {"namelength": -1},
+        "template": "plotly_white",
+    }
+    if title:
+        shared["title"] = {"text": title, "x": 0, "xanchor": "left"}
+    if legend:
+        shared["legend"] = {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0}
+        if isinstance(legend, str):
+            shared["legend"]["title"] = legend
+    else:
+        shared["showlegend"] = False
+    figure.update_layout(**shared)
+    if x_title is not None:
+        figure.update_layout(xaxis_title=x_title)
+    if y_title is not None:
+        figure.update_layout(yaxis_title=y_title)
+    if layout:
+        figure.update_layout(**layout)
+    st.plotly_chart(figure, key=key, config={"displaylogo": False})
+
+
+def stacked_layout(
+    rows: int, *, titles: Sequence[str] = (), gap: float = 0.06, heights: Sequence[float] = ()
+) -> tuple[dict, list[tuple[str, str]]]:
+    """Layout of ``rows`` charts stacked vertically on one shared x axis.
+
+    A light replacement for ``plotly.subplots.make_subplots`` (which costs a
+    tenth of a second per figure, too slow for instant re-renders).  Returns
+    the layout dict and the ``(xaxis, yaxis)`` names of each row, top first.
+    """
+    heights = np.asarray(heights or [1.0] * rows, dtype=float)
+    spans = heights / heights.sum() * (1 - gap * (rows - 1))
+    tops = 1 - np.concatenate(([0.0], np.cumsum(spans[:-1] + gap)))
+    layout: dict = {"annotations": []}
+    axes = []
+    for row in range(rows):
+        suffix = "" if row == 0 else str(row + 1)
+        x, y = f"x{suffix}", f"y{suffix}"
+        layout[f"xaxis{suffix}"] = {"anchor": y, "showticklabels": row == rows - 1}
+        low, high = max(tops[row] - spans[row], 0.0), min(tops[row], 1.0)
+        layout[f"yaxis{suffix}"] = {"anchor": x, "domain": [round(low, 9), round(high, 9)]}
+        if row < len(titles):
+            layout["annotations"].append(
+                {
+                    "text": titles[row],
+                    "x": 0.5,
+                    "xref": "paper",
+                    "xanchor": "center",
+                    "y": tops[row],
+                    "yref": "paper",
+                    "yanchor": "bottom",
+                    "showarrow": False,
+                    "font": {"size": 14},
+                }
+            )
+        axes.append((x, y))
+    for row in range(rows - 1):
+        suffix = "" if row == 0 else str(row + 1)
+        layout[f"xaxis{suffix}"]["matches"] = f"x{rows}"
+    return layout, axes
+
+
+def short(name: str, limit: int = 28) -> str:
+    """A label cut to ``limit`` characters (the full name stays in the hover text)."""
+    return name if len(name) <= limit else name[: limit - 1] + "…"
+
+
+def short_labels(names: Sequence[str], limit: int = 28) -> list[str]:
+    """Unique shortened labels: a clash keeps the full names apart with a suffix."""
+    out, seen = [], {}
+    for name in names:
+        label = short(name, limit)
+        count = seen.get(label, 0)
+        seen[label] = count + 1
+        out.append(label if count == 0 else f"{label} ({count + 1})")
+    return out
+
+
+def top_slider(total: int, key: str, label: str, default: int = 30, unit: str = "systems") -> int:
+    """How many items a chart shows: a slider when there are more than ``default``."""
+    if total <= default:
+        return total
+    return int(
+        st.slider(
+            label,
+            5,
+            total,
+            default,
+            step=1,
+            key=key,
+            help=f"charts stay readable with the top {default}; all {total} {unit} are in the "
+            "table and its download",
+        )
+    )
+
+
+def size_bins(sizes: pd.DataFrame) -> pd.DataFrame:
+    """Group-size histogram (columns size, groups) binned by powers of two: 1, 2, 3-4, 5-8, ...
+
+    Returns columns ``sizes`` (bin label), ``groups``, ``rows`` and ``share_rows``.
+    """
+    size = sizes["size"].to_numpy()
+    upper = 2 ** np.ceil(np.log2(np.maximum(size, 1))).astype(np.int64)
+    frame = pd.DataFrame(
+        {"upper": upper, "groups": sizes["groups"].to_numpy(), "rows": size * sizes["groups"]}
+    )
+    out = frame.groupby("upper", as_index=False).sum()
+    lower = np.maximum(out["upper"] // 2 + 1, 1)
+    out["sizes"] = [
+        f"{lo}" if lo == hi else f"{lo}–{hi}" for lo, hi in zip(lower, out["upper"], strict=True)
+    ]
+    out["share_rows"] = out["rows"] / max(int(out["rows"].sum()), 1)
+    return out[["sizes", "groups", "rows", "share_rows"]]
+
+
+def row_height(count: int, per_row: int = 22, least: int = 300) -> int:
+    """Chart height that keeps one readable row per item."""
+    return max(least, per_row * count + 120)
+
+
+def column_config(frame: pd.DataFrame, **overrides) -> dict:
+    """Column help from the glossary, 4 decimals for values, p-values in scientific notation."""
+    config = {}
+    for column in frame.columns:
+        text = help_of(str(column))
+        if column in overrides:
+            continue
+        dtype = frame[column].dtype
+        if "pvalue" in str(column) or str(column) == "p_value":
+            config[column] = st.column_config.NumberColumn(help=text, format="%.2e")
+        elif pd.api.types.is_float_dtype(dtype):
+            config[column] = st.column_config.NumberColumn(help=text, format="%.4f")
+        elif text:
+            config[column] = st.column_config.Column(help=text)
+    config.update(overrides)
+    return config
+
+
+def show_table(
+    frame: pd.DataFrame,
+    name: str,
+    *,
+    key: str,
+    provenance: Mapping[str, object] | None = None,
+    column_config: Mapping | None = None,
+    **kwargs,
+) -> None:
+    """A table (columns sized to their content, help on hover) and a CSV download beside it."""
+    config = globals()["column_config"](frame, **dict(column_config or {}))
+    kwargs.setdefault("hide_index", isinstance(frame.index, pd.RangeIndex))
+    st.dataframe(frame, column_config=config, width="stretch", **kwargs)
+    st.download_button(
+        f"Download {name} (CSV)",
+        lambda: report.to_csv(frame, provenance),  # built on click only
+        file_name=f"{name.replace(' ', '_')}.csv",
+        mime="text/csv",
+        key=key,
+        on_click="ignore",
+        icon=":material/download:",
+        help="with the settings behind it (data set, measure, tie mode, tie-break, samples, "
+        "seed, relevance level, tiecore version) as # lines",
+    )
+
+
+def dataset_caption(dataset) -> None:
+    """One line about the data in use (and notes such as skipped queries or runs)."""
+    st.caption(f"**{dataset.label}** · {dataset.summary}")
+    for note in dataset.notes[:8]:
+        st.caption(f":material/info: {note}")
+    if len(dataset.notes) > 8:
+        st.caption(f":material/info: ... and {len(dataset.notes) - 8} more notes")

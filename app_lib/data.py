@@ -1,0 +1,277 @@
+"""Data sets the explorer works on: the bundled samples and uploaded files.
+
+The upload handlers take bytes and a file name and return a :class:`Dataset` or
+the :class:`tiecore.errors.InputError` message (file, line, reason), so they
+are testable without a browser.  Heavy results are cached by a content hash of
+the files (:attr:`Dataset.key`), never by hashing the frames.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import re
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+import tiecore
+from tiecore.errors import InputError, TieCoreWarning
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "sample_data"
+
+#: Sidebar data sources: key -> label.
+SOURCES = {
+    "robust03": "Robust03 sample (5 runs, 50 topics)",
+    "mslr": "MSLR-WEB10K sample (features as systems)",
+    "trec": "Upload TREC runs and qrels",
+    "letor": "Upload a LETOR / svmlight file",
+}
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """Runs and qrels the pages work on.
+
+    ``key`` is a content hash: cached results are keyed by it, never by the frames.
+    ``descriptions`` maps run names to a longer label (LETOR feature names).
+    """
+
+    key: str
+    label: str
+    kind: str  # "trec" or "letor"
+    runs: Mapping[str, pd.DataFrame]
+    qrels: pd.DataFrame
+    descriptions: Mapping[str, str] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    @cached_property
+    def summary(self) -> str:
+        """``17 systems · 100 judged queries · 1,510,973 rows``."""
+        queries = self.qrels["qid"].nunique()
+        rows = sum(len(r) for r in self.runs.values())
+        return f"{len(self.runs)} systems · {queries} judged queries · {rows:,} rows"
+
+    @cached_property
+    def top_level(self) -> int:
+        """The highest qrels level (at least 1)."""
+        return max(int(self.qrels["level"].max()), 1) if len(self.qrels) else 1
+
+    @property
+    def names(self) -> list[str]:
+        """Run (system) names in load order."""
+        return list(self.runs)
+
+    def describe(self, name: str) -> str:
+        """``f128 · in-link number`` for a feature, the name itself for a run."""
+        text = self.descriptions.get(name)
+        return f"{name} · {text}" if text else name
+
+
+def content_key(files: Sequence[tuple[str, bytes]], *extra: object) -> str:
+    """A hash of file names and contents (and any extra settings), order-independent."""
+    digest = hashlib.sha1()
+    for name, data in sorted(files, key=lambda f: f[0]):
+        digest.update(name.encode() + b"\0" + hashlib.sha1(data).digest())
+    digest.update(repr(extra).encode())
+    return digest.hexdigest()[:16]
+
+
+def _stream(name: str, data: bytes) -> io.BytesIO:
+    """Uploaded bytes as a named stream (tiecore's readers name it in errors, and gunzip it)."""
+    stream = io.BytesIO(data)
+    stream.name = name
+    return stream
+
+
+def _shown(values: Sequence[str], limit: int = 5) -> str:
+    return ", ".join(values[:limit]) + (" ..." if len(values) > limit else "")
+
+
+def judged_runs(
+    runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame
+) -> tuple[dict[str, pd.DataFrame], tuple[str, ...]]:
+    """Keep the runs with at least one judged query; notes on what was skipped or left out.
+
+    A run none of whose queries is in the qrels cannot be scored: it is left out
+    with a note.  Queries without judgments are skipped, as trec_eval does.
+    """
+    judged = set(qrels["qid"].astype(str).unique())
+    kept, notes = {}, []
+    for name, run in runs.items():
+        qids = sorted(set(run["qid"].astype(str).unique()))
+        missing = [q for q in qids if q not in judged]
+        if len(missing) == len(qids):
+            notes.append(
+                f"run {name} left out: none of its {len(qids)} queries is in the qrels "
+                f"({_shown(missing)})"
+            )
+            continue
+        kept[name] = run
+        if missing:
+            notes.append(
+                f"run {name}: {len(missing)} queries without judgments skipped ({_shown(missing)})"
+            )
+    return kept, tuple(notes)
+
+
+def dataset_from_trec(
+    run_files: Sequence[tuple[str, bytes]], qrels_file: tuple[str, bytes], label: str | None = None
+) -> Dataset:
+    """Read TREC runs and qrels from bytes; raises :class:`InputError` on bad input.
+
+    Run names are the run tags (file names when tags are missing or clash), as
+    :func:`tiecore.read_runs` names them.  Runs without any judged query are
+    left out with a note; if that leaves none, the upload is refused.
+    """
+    if not run_files:
+        raise InputError("runs", None, "no run file given", "at least one TREC run file")
+    qrels = tiecore.read_qrels(_stream(*qrels_file))
+    runs = tiecore.read_runs([_stream(name, data) for name, data in run_files])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TieCoreWarning)
+        kept, notes = judged_runs(runs, qrels)
+    if not kept:
+        raise InputError(
+            qrels_file[0],
+            None,
+            f"none of the {len(runs)} runs has a query in these qrels "
+            f"(run queries {_shown(sorted(set().union(*(set(r['qid']) for r in runs.values()))))})",
+            "qrels whose query ids match the runs'",
+        )
+    return Dataset(
+        key=content_key([*run_files, qrels_file]),
+        label=label or f"{len(kept)} uploaded runs, qrels {qrels_file[0]}",
+        kind="trec",
+        runs=kept,
+        qrels=qrels,
+        notes=notes,
+    )
+
+
+def read_trec_upload(
+    run_files: Sequence[tuple[str, bytes]], qrels_file: tuple[str, bytes]
+) -> Dataset | str:
+    """Uploaded runs and qrels -> a dataset, or the error message (file, line, reason)."""
+    try:
+        return dataset_from_trec(run_files, qrels_file)
+    except InputError as error:
+        return str(error)
+
+
+def feature_number(run_name: str) -> int | None:
+    """``f128`` -> 128."""
+    match = re.fullmatch(r"f(\d+)", run_name)
+    return int(match.group(1)) if match else None
+
+
+def dataset_from_letor(
+    name: str, data: bytes, label: str | None = None, names: Mapping[int, str] | None = None
+) -> Dataset:
+    """Every feature of a LETOR / svmlight file as a system; raises :class:`InputError`."""
+    runs, qrels = tiecore.read_letor(_stream(name, data))
+    if not runs:
+        raise InputError(name, None, "no feature columns found", "lines like 'label qid:Q 1:v 2:v'")
+    names = names or {}
+    descriptions = {run: names.get(feature_number(run), "") for run in runs}
+    return Dataset(
+        key=content_key([(name, data)]),
+        label=label or f"LETOR file {name}",
+        kind="letor",
+        runs=runs,
+        qrels=qrels,
+        descriptions={k: v for k, v in descriptions.items() if v},
+    )
+
+
+def read_letor_upload(name: str, data: bytes, features: str = "all") -> Dataset | str:
+    """An uploaded LETOR file and features (``"all"``, ``"1-5,128"``) -> dataset or message."""
+    try:
+        return select_features(dataset_from_letor(name, data), features)
+    except InputError as error:
+        return str(error)
+
+
+def parse_features(text: str, available: Sequence[int]) -> list[int]:
+    """``"all"``, ``"128"``, ``"1-5, 128, 130-131"`` -> sorted feature numbers of the file."""
+    text = text.strip().lower()
+    if text in ("", "all", "*"):
+        return sorted(available)
+    chosen: set[int] = set()
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        match = re.fullmatch(r"(\d+)(?:\s*-\s*(\d+))?", part)
+        if not match:
+            raise InputError(
+                "features", None, f"cannot read {part!r}", "numbers or ranges like 1-5,128"
+            )
+        low = int(match.group(1))
+        high = int(match.group(2) or low)
+        chosen.update(range(low, high + 1))
+    missing = sorted(chosen - set(available))
+    if missing:
+        raise InputError(
+            "features",
+            None,
+            f"feature {missing[0]} is not in the file",
+            f"features {min(available)}-{max(available)}",
+        )
+    return sorted(chosen)
+
+
+def select_features(dataset: Dataset, features: str) -> Dataset:
+    """Keep the chosen features (``"all"`` or ranges) of a LETOR dataset as its systems."""
+    numbers = {feature_number(name): name for name in dataset.runs}
+    chosen = parse_features(features, [n for n in numbers if n is not None])
+    if not chosen:
+        raise InputError("features", None, "no feature chosen", "at least one feature")
+    runs = {numbers[n]: dataset.runs[numbers[n]] for n in chosen}
+    if len(runs) == len(dataset.runs):
+        return dataset
+    label = f"{dataset.label}, {len(runs)} of {len(dataset.runs)} features"
+    return replace(dataset, key=content_key([], dataset.key, tuple(chosen)), label=label, runs=runs)
+
+
+def feature_names(path: Path = SAMPLE / "mslr" / "feature_names.txt") -> dict[int, str]:
+    """``{128: "in-link number", ...}`` from lines ``128: in-link number``."""
+    out = {}
+    for line in path.read_text().splitlines():
+        number, _, text = line.partition(":")
+        if number.strip().isdigit():
+            out[int(number)] = text.strip()
+    return out
+
+
+@st.cache_resource(show_spinner="Reading the Robust03 sample ...")
+def robust03_sample() -> Dataset:
+    """The bundled Robust03 runs and qrels (``sample_data/robust03``)."""
+    folder = SAMPLE / "robust03"
+    runs = [(p.name, p.read_bytes()) for p in sorted((folder / "runs").glob("*.gz"))]
+    qrels = ("qrels.txt.gz", (folder / "qrels.txt.gz").read_bytes())
+    return dataset_from_trec(runs, qrels, label=SOURCES["robust03"])
+
+
+@st.cache_resource(show_spinner="Reading the MSLR-WEB10K sample ...")
+def mslr_sample() -> Dataset:
+    """The bundled MSLR-WEB10K sample, every feature a system (``sample_data/mslr``)."""
+    path = SAMPLE / "mslr" / "msn1.fold1.test.5k.txt.gz"
+    return dataset_from_letor(path.name, path.read_bytes(), SOURCES["mslr"], feature_names())
+
+
+@st.cache_resource(show_spinner="Reading the uploaded files ...", max_entries=8)
+def cached_trec(key: str, _runs: Sequence, _qrels) -> Dataset:
+    """Uploaded TREC files (Streamlit ``UploadedFile`` objects) -> dataset, once per content."""
+    return dataset_from_trec(
+        [(f.name, f.getvalue()) for f in _runs], (_qrels.name, _qrels.getvalue())
+    )
+
+
+@st.cache_resource(show_spinner="Reading the uploaded file ...", max_entries=8)
+def cached_letor(key: str, _file) -> Dataset:
+    """An uploaded LETOR file -> dataset, once per content."""
+    return dataset_from_letor(_file.name, _file.getvalue())

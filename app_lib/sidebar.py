@@ -1,0 +1,275 @@
+"""The sidebar every page shares: the data (samples or uploads) and the settings.
+
+``app.py`` draws it once per run (:func:`sidebar`); pages read the choice with
+:func:`context`.  A failed upload leaves the previous data in use and says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import streamlit as st
+
+import tiecore
+from app_lib import data
+from app_lib.charts import GLOSSARY, TIEBREAK_HELP
+from app_lib.data import Dataset
+from tiecore.errors import InputError
+from tiecore.measures import Measure
+
+#: Measures offered in the sidebar; any other ir_measures name can be typed in.
+MEASURE_CHOICES = (
+    "P@5",
+    "P@10",
+    "P@20",
+    "P@100",
+    "R@10",
+    "R@100",
+    "F1@10",
+    "AP",
+    "AP@100",
+    "RR",
+    "RR@10",
+    "nDCG",
+    "nDCG@5",
+    "nDCG@10",
+    "nDCG@20",
+    "Rprec",
+    "Success@1",
+    "Success@10",
+    "Bpref",
+)
+DEFAULT_MEASURES = ("P@10", "AP", "nDCG@10", "RR")
+#: The highest relevance level the sidebar accepts (higher ones are refused with a reason).
+MAX_LEVEL = 10
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The sidebar's settings; every field is hashable (they key the caches)."""
+
+    measures: tuple[str, ...] = DEFAULT_MEASURES
+    rel_level: int = 1
+    gain: str = "linear"
+    tiebreak: str = "trec_eval"
+    samples: int = 200
+    seed: int = 0
+
+
+def with_gain(names: Sequence[str], gain: str) -> tuple[tuple[str, ...], list[str]]:
+    """Parse measure names and give nDCG the chosen gain -> (names, error messages)."""
+    out, errors = [], []
+    for name in names:
+        try:
+            measure = Measure.parse(name)
+        except InputError as error:
+            errors.append(str(error))
+            continue
+        if measure.family == "nDCG":
+            measure = Measure(measure.family, measure.cutoff, gain)
+        if str(measure) not in out:
+            out.append(str(measure))
+    return tuple(out), errors
+
+
+def _files(value) -> list:
+    """A file uploader's value as a list of ``UploadedFile`` objects."""
+    return value if isinstance(value, list) else [value] if value is not None else []
+
+
+def _upload_key(files: Sequence) -> str:
+    """Content hash of uploaded files, computed once per upload (not on every rerun)."""
+    ids = tuple((f.file_id, f.name, f.size) for f in files)
+    memo = st.session_state.setdefault("_upload_keys", {})
+    if ids not in memo:
+        memo[ids] = data.content_key([(f.name, f.getvalue()) for f in files])
+    return memo[ids]
+
+
+def _load_once(key: str, load: Callable[[], Dataset]) -> Dataset | str:
+    """The dataset of an upload, or its error message, remembered so bad files are read once."""
+    failed = st.session_state.setdefault("_upload_errors", {})
+    if key not in failed:
+        try:
+            return load()
+        except InputError as error:
+            failed[key] = str(error)
+    return failed[key]
+
+
+def _data_sidebar() -> tuple[Dataset, list[str]]:
+    """The source chooser and uploaders -> the dataset in use and messages for the page.
+
+    A failed upload leaves the previous dataset (``st.session_state["dataset"]``) in use.
+    """
+    source = st.radio("Source", list(data.SOURCES), format_func=data.SOURCES.get, key="source")
+    errors: list[str] = []
+    candidate: Dataset | None = None
+    try:
+        if source == "robust03":
+            candidate = data.robust03_sample()
+        elif source == "mslr":
+            candidate = _features_chooser(data.mslr_sample())
+        elif source == "trec":
+            candidate = _trec_uploads(errors)
+        else:
+            candidate = _letor_uploads(errors)
+    except InputError as error:
+        errors.append(str(error))
+    previous = st.session_state.get("dataset")
+    if candidate is not None:
+        st.session_state["dataset"] = candidate
+    elif previous is None:
+        st.session_state["dataset"] = data.robust03_sample()
+    dataset = st.session_state["dataset"]
+    if candidate is None:
+        st.caption(f"Still showing: {dataset.label}")
+    kept = f" The previous data were kept: {dataset.label}."
+    return dataset, [message + kept for message in errors]
+
+
+def _trec_uploads(errors: list[str]) -> Dataset | None:
+    runs = _files(
+        st.file_uploader(
+            "Run files (TREC format, .gz too)", accept_multiple_files=True, key="upload_runs"
+        )
+    )
+    qrels = _files(st.file_uploader("Qrels file", key="upload_qrels"))
+    if runs and qrels:
+        key = _upload_key([*runs, *qrels])
+        found = _load_once(key, lambda: data.cached_trec(key, runs, qrels[0]))
+        if isinstance(found, str):
+            errors.append(found)
+        else:
+            st.session_state["uploaded_trec"] = found
+    elif runs or qrels:
+        st.info("Add " + ("the qrels file" if runs else "at least one run file") + ".")
+    return st.session_state.get("uploaded_trec")
+
+
+def _letor_uploads(errors: list[str]) -> Dataset | None:
+    upload = _files(st.file_uploader("LETOR / svmlight file (.gz too)", key="upload_letor"))
+    if upload:
+        key = _upload_key(upload)
+        found = _load_once(key, lambda: data.cached_letor(key, upload[0]))
+        if isinstance(found, str):
+            errors.append(found)
+        else:
+            st.session_state["uploaded_letor"] = found
+    full = st.session_state.get("uploaded_letor")
+    return _features_chooser(full) if full is not None else None
+
+
+def _features_chooser(full: Dataset) -> Dataset:
+    numbers = sorted(n for n in map(data.feature_number, full.runs) if n is not None)
+    text = st.text_input(
+        "Features as systems",
+        value="all",
+        key=f"features_{full.key}",
+        help=f"'all' or numbers and ranges, e.g. 1-5,128 (the file has {len(numbers)} features, "
+        f"{numbers[0]}-{numbers[-1]})",
+    )
+    return data.select_features(full, text)
+
+
+def _settings_sidebar(dataset: Dataset) -> tuple[Settings, list[str], list[str]]:
+    typed = st.multiselect(
+        "Measures and cutoffs",
+        MEASURE_CHOICES,
+        default=list(DEFAULT_MEASURES),
+        accept_new_options=True,
+        key="measures",
+        help="ir_measures names; type another cutoff such as P@7 or nDCG@3 and press Enter.",
+    )
+    gain = st.radio(
+        "nDCG gain",
+        ("linear", "exp"),
+        horizontal=True,
+        key="gain",
+        help="linear: the qrels level; exp: 2**level - 1",
+    )
+    measures, errors = with_gain(typed, gain)
+    top = dataset.top_level
+    asked = st.number_input(
+        "Relevance level",
+        1,
+        MAX_LEVEL,
+        1,
+        key="rel_level",
+        help=f"lowest qrels level that counts as relevant (trec_eval -l); these qrels hold "
+        f"levels up to {top}. nDCG uses the levels themselves.",
+    )
+    warnings = []
+    rel_level = int(asked)
+    if rel_level > top:
+        warnings.append(
+            f"Relevance level {rel_level} refused: the qrels hold levels up to {top}, so no "
+            f"document would count as relevant and every measure would be 0. Using level {top}."
+        )
+        rel_level = top
+    tiebreak = st.selectbox(
+        "Tie-break (oblivious mode)",
+        tiecore.TIEBREAKS,
+        key="tiebreak",
+        format_func=str,
+        help="; ".join(f"{k}: {v}" for k, v in TIEBREAK_HELP.items()),
+    )
+    left, right = st.columns(2)
+    samples = left.number_input(
+        "Samples", 2, 20_000, 200, step=100, key="samples", help=GLOSSARY["samples"]
+    )
+    seed = right.number_input("Seed", 0, 2**31 - 1, 0, key="seed", help=GLOSSARY["seed"])
+    settings = Settings(measures, rel_level, gain, tiebreak, int(samples), int(seed))
+    return settings, [f"Measures: {e}" for e in errors], warnings
+
+
+def sidebar() -> tuple[Dataset, Settings]:
+    """Draw the shared sidebar (data, then settings); remember and return the choice.
+
+    Messages about bad uploads or bad measure names are shown at the top of the page.
+    """
+    with st.sidebar:
+        st.header("Data")
+        dataset, errors = _data_sidebar()
+        st.header("Settings")
+        settings, measure_errors, warnings = _settings_sidebar(dataset)
+    st.session_state["context"] = (dataset, settings)
+    for message in [*errors, *measure_errors]:
+        st.error(message, icon=":material/error:")
+    for message in warnings:
+        st.warning(message, icon=":material/warning:")
+    return dataset, settings
+
+
+def context() -> tuple[Dataset, Settings]:
+    """The dataset and settings chosen in the sidebar (``app.py`` draws it before each page)."""
+    if "context" not in st.session_state:
+        return sidebar()
+    return st.session_state["context"]
+
+
+def need_measures(settings: Settings) -> None:
+    """Stop the page with a hint when no measure is chosen."""
+    if not settings.measures:
+        st.info("Choose at least one measure in the sidebar.")
+        st.stop()
+
+
+def pick_measure(settings: Settings, key: str, label: str = "Measure") -> str:
+    """One of the sidebar's measures for a page that looks at one measure."""
+    need_measures(settings)
+    return st.selectbox(label, settings.measures, key=key)
+
+
+def pick_run(
+    dataset: Dataset,
+    key: str,
+    label: str = "System",
+    default: str | None = None,
+    names: Sequence[str] | None = None,
+) -> str:
+    """One system (``names`` in the order given, ``default`` first chosen)."""
+    names = list(names or dataset.names)
+    index = names.index(default) if default in names else 0
+    return st.selectbox(label, names, index=index, key=key, format_func=dataset.describe)

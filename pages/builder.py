@@ -1,0 +1,214 @@
+"""Build a scoring function from LETOR features, coarsen its scores, and watch ties appear."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+
+from app_lib import cache, data
+from app_lib import charts as ch
+from app_lib import sidebar as sb
+from tiecore import report
+
+#: Level counts of the sweep, from continuous to a handful.
+LEVELS = (None, 1000, 300, 100, 30, 10, 5, 3, 2)
+#: Features chosen first on the MSLR sample: BM25 of the whole document, in-link count, PageRank.
+PREFERRED = ("f110", "f128", "f130")
+
+dataset, settings = sb.context()
+st.title("Build a scoring function")
+if dataset.kind != "letor":
+    dataset = data.mslr_sample()
+    st.info(
+        "This page combines the features of a LETOR file. The sidebar's source holds TREC runs, "
+        "so it uses the bundled MSLR-WEB10K sample; upload a LETOR file to use yours."
+    )
+ch.dataset_caption(dataset)
+st.caption(
+    "Coarse scores tie: in-link and click counts, term counts, model scores rounded to a few "
+    "levels. Build a weighted sum of features, then cut its scores to fewer and fewer levels: "
+    "ties appear, the tie-break starts to decide the reported number, and the function's place "
+    "among the given features starts to depend on document names (McSherry & Najork 2008)."
+)
+
+names = dataset.names
+default = [f for f in PREFERRED if f in names] or names[: min(3, len(names))]
+left, right = st.columns([2, 1])
+with left:
+    chosen = st.multiselect(
+        "Features to combine",
+        names,
+        default=default,
+        key=f"builder_features_{dataset.key}",
+        format_func=dataset.describe,
+        max_selections=8,
+        help="each feature is scaled to 0–1 over the file, then weighted",
+    )
+with right:
+    measure = sb.pick_measure(settings, key="builder_measure")
+if not chosen:
+    st.info("Choose at least one feature to build a scoring function.")
+    st.stop()
+weights = {}
+columns = st.columns(min(len(chosen), 4))
+for i, feature in enumerate(chosen):
+    weights[feature] = columns[i % len(columns)].slider(
+        f"weight of {ch.short(dataset.describe(feature), 30)}",
+        0.0,
+        1.0,
+        1.0,
+        0.05,
+        key=f"builder_weight_{feature}",
+    )
+if not any(weights.values()):
+    st.info("Every weight is 0: give at least one feature a weight.")
+    st.stop()
+
+label = {None: "continuous", **{n: f"{n} levels" for n in LEVELS if n}}
+level = st.select_slider(
+    "Score levels (quantised to equal-width bins)",
+    options=list(LEVELS),
+    value=10,
+    format_func=label.get,
+    key="builder_levels",
+    help=ch.GLOSSARY["levels"],
+)
+found = cache.sweep(dataset, settings, {f: w for f, w in weights.items() if w}, LEVELS, measure)
+found = found.assign(label=[label[n] for n in LEVELS])
+row = found.iloc[list(LEVELS).index(level)]
+continuous = found.iloc[0]
+
+cols = st.columns(6)
+cols[0].metric(
+    "share of tied rows",
+    f"{row['share_tied_rows']:.1%}",
+    delta=f"{row['share_tied_rows'] - continuous['share_tied_rows']:+.1%} vs continuous",
+    delta_color="off",
+    help=ch.GLOSSARY["share_tied_rows"],
+)
+cols[1].metric(
+    f"oblivious ({settings.tiebreak})",
+    report.format_value(row["oblivious"]),
+    help=ch.GLOSSARY["oblivious"],
+)
+cols[2].metric("aware", report.format_value(row["aware"]), help=ch.GLOSSARY["aware"])
+cols[3].metric("tie sd", f"{row['tie_sd']:.4f}", help=ch.GLOSSARY["tie_sd"])
+cols[4].metric(
+    "min … max",
+    f"{row['min']:.3f} … {row['max']:.3f}",
+    help="the lowest and highest mean any tie-break gives",
+)
+cols[5].metric(
+    f"rank among {int(row['features'])} features",
+    f"{int(row['rank_aware'])} (aware)",
+    delta=f"{int(row['rank_oblivious'])} under {settings.tiebreak}",
+    delta_color="off",
+    help="1 + the number of given features scoring higher",
+)
+
+x = found["label"].tolist()
+values = go.Figure()
+values.add_trace(
+    go.Scatter(
+        x=x + x[::-1],
+        y=[*found["max"], *found["min"][::-1]],
+        fill="toself",
+        fillcolor="rgba(150,150,150,0.25)",
+        line={"width": 0},
+        name="min … max over all tie-breaks",
+        hoverinfo="skip",
+    )
+)
+values.add_trace(
+    go.Scatter(
+        x=x,
+        y=found["aware"],
+        mode="lines+markers",
+        name="aware ± tie sd",
+        line={"color": ch.MODE_COLORS["aware"]},
+        error_y={"array": found["tie_sd"], "visible": True},
+        hovertemplate="%{x}: aware %{y:.4f}<extra></extra>",
+    )
+)
+values.add_trace(
+    go.Scatter(
+        x=x,
+        y=found["oblivious"],
+        mode="lines+markers",
+        name=f"oblivious ({settings.tiebreak})",
+        line={"color": ch.FLAG_COLOR, "dash": "dot"},
+        marker={"symbol": "x", "size": 9},
+        hovertemplate="%{x}: oblivious %{y:.4f}<extra></extra>",
+    )
+)
+values.add_vline(x=x.index(label[level]), line={"color": "black", "dash": "dash"})
+ch.show(
+    values,
+    "builder_values",
+    height=380,
+    x_title="score levels (coarser to the right)",
+    y_title=f"µ: mean {measure} over the queries",
+    xaxis={"type": "category"},
+)
+
+left, right = st.columns(2)
+with left:
+    share = go.Figure(
+        go.Bar(
+            x=x,
+            y=found["share_tied_rows"],
+            marker_color=ch.MODE_COLORS["aware"],
+            customdata=found[["largest_group", "distinct_scores"]].to_numpy(),
+            hovertemplate="%{x}: %{y:.1%} of rows tied<br>largest group %{customdata[0]} docs"
+            "<br>at most %{customdata[1]} distinct scores in a query<extra></extra>",
+        )
+    )
+    ch.show(
+        share,
+        "builder_share",
+        height=320,
+        legend=False,
+        title="share of tied rows",
+        xaxis={"type": "category"},
+        yaxis={"tickformat": ".0%", "range": [0, 1]},
+    )
+with right:
+    rank = go.Figure()
+    for column, name, color in (
+        ("rank_aware", "aware", ch.MODE_COLORS["aware"]),
+        ("rank_oblivious", settings.tiebreak, ch.FLAG_COLOR),
+    ):
+        rank.add_trace(
+            go.Scatter(x=x, y=found[column], mode="lines+markers", name=name, line={"color": color})
+        )
+    ch.show(
+        rank,
+        "builder_rank",
+        height=320,
+        title="rank among the given features (1 = best)",
+        xaxis={"type": "category"},
+        yaxis={"autorange": "reversed", "rangemode": "tozero"},
+    )
+st.caption(
+    "Fewer levels merge nearby scores: the share of tied rows grows, the tie sd and the grey "
+    "range widen, and the oblivious value drifts from the tie-aware one — the reported number "
+    "now depends on how the tool breaks ties, i.e. on document names."
+)
+ch.show_table(
+    found.drop(columns=["label"]).assign(levels=x),
+    f"built function {measure}",
+    key="download_builder",
+    provenance=cache.provenance(
+        dataset,
+        settings,
+        measure=measure,
+        ties="oblivious, aware",
+        features=", ".join(f"{f}×{w:g}" for f, w in weights.items()),
+    ),
+)
+if np.isclose(found["tie_sd"].max(), 0):
+    st.info(
+        f"Even at 2 levels no query's {measure} depends on the tie-break here: the relevant and "
+        "non-relevant documents never share a level. Try other features or weights."
+    )
