@@ -36,6 +36,7 @@ import struct
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 Label = int | None
 
@@ -169,10 +170,32 @@ def ndcg(
     top = labels if k is None else labels[:k]
     ideal_levels = sorted(levels, reverse=True)
     ideal = ideal_levels if k is None else ideal_levels[:k]
+    if kind == "exp" and max(levels, default=0) > EXACT_ABOVE:
+        ideal_exact = exact_dcg(ideal, kind)
+        return 0.0 if ideal_exact == 0 else float(exact_dcg(top, kind) / ideal_exact)
     ideal_dcg = dcg([gain(level, kind) for level in ideal])
     if ideal_dcg == 0:
         return 0.0
     return dcg([gain(label, kind) for label in top]) / ideal_dcg
+
+
+#: Above this level exp gains leave the integers a float holds exactly (and past
+#: 1023 the float range): nDCG is then computed in exact rational arithmetic.
+EXACT_ABOVE = 50
+
+
+def exact_dcg(labels: Sequence[Label], kind: str) -> Fraction:
+    """DCG as an exact fraction: integer gains (``2**level - 1`` as a Python int,
+    any level) times each discount ``1 / log2(rank + 1)`` taken as its float."""
+    return sum(
+        (
+            Fraction(max(label, 0) if kind == "linear" else 2 ** max(label, 0) - 1)
+            * Fraction(1 / math.log2(rank + 1))
+            for rank, label in enumerate(labels, start=1)
+            if label is not None
+        ),
+        Fraction(0),
+    )
 
 
 def r_precision(labels: Sequence[Label], levels: Sequence[int], rel_level: int) -> float:

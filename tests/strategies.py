@@ -44,6 +44,9 @@ FLOAT32_COLLIDING = (
 )
 #: Qrels levels; ``None`` (not in the qrels) is added for retrieved documents.
 LEVELS = (-1, 0, 1, 2, 3)
+#: Levels whose exp gains ``2**level - 1`` pass float64's exact integers (53) and its
+#: range (1024): nDCG(gain=exp) must stay exact whatever the levels.
+HUGE_LEVELS = (-1, 0, 1, 2, 52, 53, 54, 511, 512, 1023, 1024, 1025, 1100, 1999, 2000)
 ALPHABET = "abAB09-_.Z"
 QID_ALPHABET = "0123456789q"
 
@@ -124,6 +127,7 @@ def queries(
     max_docs: int = 9,
     max_label_kinds: int = 3,
     distinct_scores: bool = False,
+    level_pool: tuple[int, ...] = LEVELS,
 ) -> Query:
     """One query with ``role`` "both", "run" (no qrels) or "qrels" (not retrieved).
 
@@ -142,7 +146,7 @@ def queries(
             query.scores = draw(st.lists(st.sampled_from(score_values), min_size=n, max_size=n))
     if role == "run":
         return query
-    kinds = st.sampled_from((None, *LEVELS))
+    kinds = st.sampled_from((None, *level_pool))
     palette = draw(st.lists(kinds, min_size=1, max_size=max_label_kinds, unique=True))
     n = len(query.docnos)
     labels = draw(st.lists(st.sampled_from(palette), min_size=n, max_size=n))
@@ -153,7 +157,7 @@ def queries(
     n_extra = draw(st.integers(0 if query.qrels else 1, 4))
     extra = draw(docno_lists(n_extra, frozenset(query.docnos)))
     for docno in extra:
-        query.qrels[docno] = draw(st.sampled_from(LEVELS))
+        query.qrels[docno] = draw(st.sampled_from(level_pool))
     return query
 
 
@@ -168,10 +172,12 @@ def cases(
     only_both: bool = False,
     score_pool: tuple[float, ...] = SCORES,
     max_score_values: int = 3,
+    level_pool: tuple[int, ...] = LEVELS,
 ) -> Case:
     """A tie-heavy run with its qrels; the first query is always in both.
 
-    Each case draws up to ``max_score_values`` scores from ``score_pool``.
+    Each case draws up to ``max_score_values`` scores from ``score_pool`` and
+    its qrels levels from ``level_pool``.
     """
     n = draw(st.integers(1, max_queries))
     qid = st.text(QID_ALPHABET, min_size=1, max_size=3)
@@ -189,6 +195,7 @@ def cases(
             max_docs=max_docs,
             max_label_kinds=max_label_kinds,
             distinct_scores=distinct_scores,
+            level_pool=level_pool,
         )
         result[qid] = draw(query)
     row_qids = [qid for qid, q in result.items() for _ in q.docnos]

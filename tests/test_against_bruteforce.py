@@ -23,14 +23,18 @@ from collections import Counter
 from pathlib import Path
 
 import ir_measures
+import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 import reference as ref
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
-from strategies import FLOAT32_COLLIDING, Case, cases, depths, rel_levels
+from strategies import FLOAT32_COLLIDING, HUGE_LEVELS, Case, cases, depths, rel_levels
 
 import tiecore
+from tiecore import judgments as jm
 
 SPECS = ref.all_specs(range(1, 11))
 RUN = "run"
@@ -175,6 +179,23 @@ def test_aware_ties_are_the_scores_as_given(case, specs, options):
     assert_tables_match(got, expected, AWARE_TOL, case, complete=options["complete"], label="aware")
 
 
+#: nDCG at every cutoff and without one, both gains
+NDCG_SPECS = [spec for spec in SPECS if spec.family == "nDCG"]
+huge_level_cases = cases(level_pool=HUGE_LEVELS, max_label_kinds=4)
+
+
+@settings(PROPERTY, max_examples=100)
+@given(huge_level_cases, options, st.sampled_from((None, *ref.DETERMINISTIC_POLICIES)))
+def test_exp_gain_is_exact_for_huge_levels(case, options, policy):
+    """Levels up to 2000: gains 2**level - 1 far past float64, compared with exact fractions."""
+    ties = {"ties": "aware"} if policy is None else {"ties": "oblivious", "tiebreak": policy}
+    got = as_table(run_tiecore(case, NDCG_SPECS, **ties, **options))
+    expected = reference_table(case, NDCG_SPECS, policy, **options)
+    assert all(math.isfinite(value) for value in got.values())
+    tol = AWARE_TOL if policy is None else OBLIVIOUS_TOL
+    assert_tables_match(got, expected, tol, case, complete=options["complete"], label=str(policy))
+
+
 @settings(PROPERTY, max_examples=100)
 @given(cases(), measure_sets, options, st.integers(0, 2**31 - 1))
 def test_random_tiebreak_is_a_valid_ordering_and_reproducible(case, specs, options, seed):
@@ -267,6 +288,20 @@ def test_sampled_mean_is_within_five_stderr_of_aware(case, specs, options):
             problems.append(
                 f"{key}: sampled mean {mean[key]!r} (stderr {stderr[key]!r}) aware {value!r}"
             )
+    assert not problems, "\n".join(problems[:40])
+
+
+@settings(PROPERTY, max_examples=20, derandomize=True)
+@given(cases(max_queries=3, level_pool=HUGE_LEVELS), options)
+def test_sampled_exp_gain_for_huge_levels(case, options):
+    sampled = run_tiecore(case, NDCG_SPECS, ties="sampled", samples=SAMPLES, seed=3, **options)
+    mean, stderr = as_table(sampled), as_table(sampled, "stderr")
+    expected = reference_table(case, NDCG_SPECS, None, **options)
+    problems = [
+        f"{key}: sampled mean {mean[key]!r} (stderr {stderr[key]!r}) aware {value!r}"
+        for key, value in expected.items()
+        if not abs(mean[key] - value) <= 5 * stderr[key] + 1e-12
+    ]
     assert not problems, "\n".join(problems[:40])
 
 
@@ -488,3 +523,24 @@ def test_reference_reproduces_trec_eval_outputs(
             values = {q: mine[q, spec] for q in run if q in qrels}
             mean = ref.mean_over_queries(values, run, qrels, complete=complete)
             assert mean == pytest.approx(value, abs=5e-5), (spec, mean, value)
+
+
+@settings(max_examples=60, deadline=None)
+@given(cases(max_label_kinds=4), st.sampled_from(["string", "large_string"]))
+def test_docno_lookup_survives_hash_collisions(case, kind):
+    """Judgments.docno_codes equals arrow's exact index_in, even with a hash that collides."""
+    qrels, run = case.qrels_frame(), case.run_frame()
+    docno = pa.array(run["docno"].tolist(), getattr(pa, kind)())
+    values = jm.Judgments.from_qrels(qrels)._docnos
+    exact = pc.index_in(docno, value_set=values)
+    expected = exact.is_valid().to_numpy(zero_copy_only=False), exact.fill_null(0).to_numpy()
+    real = jm.string_hashes
+    for hashes in (real, lambda strings: real(strings) % np.uint64(3)):
+        judgments = jm.Judgments.from_qrels(qrels)
+        original, jm.string_hashes = jm.string_hashes, hashes
+        try:
+            code, known = judgments.docno_codes(docno)
+        finally:
+            jm.string_hashes = original
+        np.testing.assert_array_equal(known, expected[0])
+        np.testing.assert_array_equal(code, np.where(expected[0], expected[1], 0))

@@ -20,7 +20,7 @@ import pytest
 import reference as ref
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
-from strategies import FLOAT32_COLLIDING, Case, cases, depths, rel_levels
+from strategies import FLOAT32_COLLIDING, HUGE_LEVELS, Case, cases, depths, rel_levels
 
 import tiecore
 from tiecore import spread
@@ -220,6 +220,26 @@ def test_distribution_equals_every_ordering(case, rel_level, depth, specs):
             for (value, probability), row in zip(expected, got.itertuples(), strict=True):
                 assert row.value == pytest.approx(value, abs=1e-12), (qid, spec.name)
                 assert row.probability == pytest.approx(probability, abs=TOL), (qid, spec.name)
+
+
+NDCG_SPECS = [spec for spec in SPECS if spec.family == "nDCG"]
+
+
+@PROPERTY
+@given(cases(max_docs=8, level_pool=HUGE_LEVELS, max_label_kinds=4), rel_levels, depths)
+def test_exp_gain_spread_is_exact_for_huge_levels(case, rel_level, depth):
+    """Levels up to 2000 (gains 2**level - 1 past float64): value, variance and bounds
+    against every ordering, each ordering's nDCG in exact fractions."""
+    frame = spread_table(case, [spec.name for spec in NDCG_SPECS], rel_level=rel_level, depth=depth)
+    got = rows_of(frame)
+    expected = brute_spread(case, NDCG_SPECS, rel_level=rel_level, depth=depth)
+    problems = [
+        f"{key} {column}: spread {got[key][column]!r} brute {value!r}"
+        for key, truth in expected.items()
+        for column, value in truth.items()
+        if not abs(got[key][column] - value) <= TOL
+    ]
+    assert not problems, "\n".join(problems[:40])
 
 
 @settings(PROPERTY, max_examples=50)

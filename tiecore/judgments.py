@@ -10,22 +10,90 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tiecore.errors import InputError
+from tiecore.frames import check_qrels
 
 
-def gain_of(level: np.ndarray, gain: str) -> np.ndarray:
+def gain_of(level: np.ndarray, gain: str, shift: np.ndarray | int = 0) -> np.ndarray:
     """nDCG gain of qrels levels: ``level`` (linear) or ``2**level - 1`` (exp); 0 if level <= 0.
+
+    An exp gain is returned scaled by ``2**-shift`` (elementwise), as
+    ``2**(level - shift) - 2**-shift``: with ``shift`` the query's largest level
+    (:meth:`Judgments.gain_shift`) every gain is at most 1, so no level
+    overflows, and nDCG, a ratio of sums of one query's gains, is unchanged
+    (scaling by a power of two is exact; gains below ``2**-1074`` of the
+    query's largest one vanish).  Linear gains ignore ``shift``.
 
     >>> gain_of(np.array([-1, 0, 1, 3]), "exp").tolist()
     [0.0, 0.0, 1.0, 7.0]
+    >>> gain_of(np.array([1, 3, 2000]), "exp", 2000).tolist()[1:]
+    [0.0, 1.0]
     """
-    positive = np.maximum(level, 0).astype(np.float64)
-    return positive if gain == "linear" else np.exp2(positive) - 1.0
+    if gain == "linear":
+        return np.maximum(level, 0).astype(np.float64)
+    level = np.asarray(level, dtype=np.int64)
+    shift = np.asarray(shift, dtype=np.int64)
+    scaled = np.ldexp(1.0, level - shift) - np.ldexp(1.0, -shift)
+    return np.where(level > 0, scaled, 0.0)
 
 
 def as_arrow_strings(values: pd.Series | np.ndarray) -> pa.Array:
     """Column of ids as an arrow string array (no copy when already arrow-backed)."""
     array = pa.array(values, type=pa.string()) if not isinstance(values, pa.Array) else values
     return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
+
+
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_ODD = np.uint64(0x9E3779B97F4A7C15)
+#: low ``k`` bytes of a little-endian 64-bit word, ``k = 0..8``
+_BYTE_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [2**64 - 1], dtype=np.uint64)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser (a bijection of 64-bit words), in place."""
+    x ^= x >> np.uint64(30)
+    x *= _MIX1
+    x ^= x >> np.uint64(27)
+    x *= _MIX2
+    x ^= x >> np.uint64(31)
+    return x
+
+
+def string_hashes(strings: pa.Array) -> np.ndarray:
+    """A 64-bit hash of every byte of each string (nulls hash as empty strings).
+
+    The bytes are read 8 at a time from the array's buffer, the last word of a
+    string masked to its own bytes; each word is folded in with SplitMix64's
+    finaliser, after the length; a string's hash depends on its bytes alone.
+    One pass per 8 bytes of the longest string.
+
+    >>> a = string_hashes(pa.array(["FBIS3-1", "FBIS3-10", "FBIS3-1", ""]))
+    >>> bool(a[0] == a[2]), bool(a[0] == a[1]), len(set(a.tolist()))
+    (True, False, 3)
+    """
+    strings = as_arrow_strings(strings)
+    n = len(strings)
+    if n == 0:
+        return np.zeros(0, np.uint64)
+    wide = pa.types.is_large_string(strings.type) or pa.types.is_large_binary(strings.type)
+    _, offsets_buffer, data_buffer = strings.buffers()
+    offsets = np.frombuffer(offsets_buffer, np.int64 if wide else np.int32)
+    offsets = offsets[strings.offset : strings.offset + n + 1].astype(np.int64)
+    start, stop = int(offsets[0]), int(offsets[-1])
+    padded = np.zeros(stop - start + 8, np.uint8)
+    if stop > start:
+        padded[: stop - start] = np.frombuffer(data_buffer, np.uint8, stop - start, start)
+    words = np.ndarray((len(padded) - 7,), "<u8", padded, 0, (1,))  # words[i]: bytes i..i+7
+    first = offsets[:-1] - start
+    length = np.diff(offsets)
+    with np.errstate(over="ignore"):
+        out = _mix(length.astype(np.uint64) * _ODD)
+        for at in range(0, int(length.max()), 8):
+            word = words[np.minimum(first + at, len(words) - 1)]
+            word &= _BYTE_MASKS[np.clip(length - at, 0, 8)]
+            folded = _mix(out ^ word)
+            out = folded if at == 0 else np.where(length > at, folded, out)
+    return out
 
 
 @dataclass
@@ -53,10 +121,12 @@ class Judgments:
     _docnos: pa.Array  # docno dictionary of the qrels
     _query_of_key: np.ndarray
     _ideal: dict = field(default_factory=dict)
+    _docno_index: tuple | None = None  # the qrels docnos' hashes, built on the first lookup
 
     @classmethod
     def from_qrels(cls, qrels: pd.DataFrame, rel_level: int = 1) -> Judgments:
         """Summarise ``qrels``; a docno judged twice for one query is an error."""
+        qrels = check_qrels(qrels)  # the rules of the loaders (tiecore.frames)
         missing = {"qid", "docno", "level"} - set(qrels.columns)
         if missing:
             raise InputError(
@@ -97,22 +167,65 @@ class Judgments:
 
     def lookup(self, query: np.ndarray, docno: pa.Array) -> tuple[np.ndarray, np.ndarray]:
         """Level and judged flag of run rows given their query codes and docnos."""
-        doc = pc.index_in(docno, value_set=self._docnos)
-        known = doc.is_valid().to_numpy(zero_copy_only=False)
-        keys = query.astype(np.int64) * len(self._docnos) + doc.fill_null(0).to_numpy()
+        doc, known = self.docno_codes(docno)
+        keys = query.astype(np.int64) * len(self._docnos) + doc
         where = np.minimum(np.searchsorted(self._keys, keys), len(self._keys) - 1)
         judged = known & (self._keys[where] == keys) if len(self._keys) else known & False
         level = np.where(judged, self._levels[where] if len(self._keys) else 0, 0)
         return level, judged
 
+    def docno_codes(self, docno: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+        """Index of each docno among the qrels docnos (0 when absent) and whether present.
+
+        The qrels docnos' hashes (:func:`string_hashes`) go once into a hash
+        table kept on this object (a pandas index), so each run costs a hash
+        and a probe of its own docnos; a hit is confirmed by comparing the
+        strings.  Docnos whose hash two qrels docnos share (a 64-bit
+        collision) are looked up exactly.
+        """
+        if self._docno_index is None:
+            hashes = string_hashes(self._docnos)
+            unique, first, count = np.unique(hashes, return_index=True, return_counts=True)
+            alone = count == 1
+            self._docno_index = (pd.Index(unique[alone]), first[alone], unique[~alone])
+        table, codes, shared = self._docno_index
+        docno = as_arrow_strings(docno)
+        hashes = string_hashes(docno)
+        found = table.get_indexer(hashes)
+        known = found >= 0
+        code = np.where(known, codes[np.maximum(found, 0)], 0) if len(codes) else found * 0
+        if known.any():
+            same = pc.equal(docno, self._docnos.take(pa.array(code)))
+            known &= same.fill_null(False).to_numpy(zero_copy_only=False)
+        if shared.size:  # a docno whose hash two qrels docnos share: exact lookup
+            rows = np.flatnonzero(np.isin(hashes, shared))
+            exact = pc.index_in(docno.take(pa.array(rows)), value_set=self._docnos)
+            known[rows] = exact.is_valid().to_numpy(zero_copy_only=False)
+            code[rows] = exact.fill_null(0).to_numpy()
+        return np.where(known, code, 0), known
+
+    def gain_shift(self, gain: str) -> np.ndarray:
+        """Per query the ``shift`` of :func:`gain_of`: its largest level for exp, else 0."""
+        key = ("shift", gain)
+        if key not in self._ideal:
+            shift = np.zeros(len(self.qids), dtype=np.int64)
+            if gain != "linear" and len(self._levels):
+                # keys are sorted by query, and every query has a qrels row
+                starts = np.flatnonzero(np.r_[True, np.diff(self._query_of_key) != 0])
+                top = np.maximum.reduceat(self._levels, starts)
+                shift[self._query_of_key[starts]] = np.maximum(top, 0)
+            self._ideal[key] = shift
+        return self._ideal[key]
+
     def ideal_dcg(self, cutoff: int | None, gain: str) -> np.ndarray:
         """Per-query DCG of the ideal ranking of all judged docs, cut at ``cutoff``.
 
-        ``IDCG@k = sum_{i<=k} g_(i) / log2(i + 1)`` with gains sorted descending.
+        ``IDCG@k = sum_{i<=k} g_(i) / log2(i + 1)`` with gains sorted descending
+        (exp gains scaled per query, see :func:`gain_of`).
         """
         key = (cutoff, gain)
         if key not in self._ideal:
-            gains = gain_of(self._levels, gain)
+            gains = gain_of(self._levels, gain, self.gain_shift(gain)[self._query_of_key])
             order = np.lexsort((-gains, self._query_of_key))
             gains, query = gains[order], self._query_of_key[order]
             start = np.searchsorted(query, query, side="left")

@@ -83,10 +83,15 @@ def oblivious(ranking: Ranking, judgments: Judgments) -> Profile:
         ap=_padded(rel * cum_rel),
         first=_padded(rel * (cum_rel == 1)),
         bpref=_padded(bpref),
-        _gain_source=lambda gain: _padded(
-            np.where(ranking.judged, gain_of(ranking.level, gain), 0.0)
-        ),
+        _gain_source=lambda gain: _padded(row_gains(ranking, judgments, gain)),
     )
+
+
+def row_gains(ranking: Ranking, judgments: Judgments, gain: str) -> np.ndarray:
+    """Each row's nDCG gain, 0 for an unjudged doc (exp gains scaled per query, see
+    :func:`tiecore.judgments.gain_of`)."""
+    shift = judgments.gain_shift(gain)[ranking.query]
+    return np.where(ranking.judged, gain_of(ranking.level, gain, shift), 0.0)
 
 
 def _inclusive_within(flags: np.ndarray, before_query: np.ndarray) -> np.ndarray:
@@ -113,7 +118,7 @@ def aware(ranking: Ranking, judgments: Judgments, depth: int | None = None) -> P
     bpref = _aware_bpref(ranking, judgments, depth)
 
     def gains(gain: str) -> np.ndarray:
-        values = np.where(ranking.judged, gain_of(ranking.level, gain), 0.0)
+        values = row_gains(ranking, judgments, gain)
         totals = np.add.reduceat(values, ranking.group_start) if len(values) else values
         return _padded((totals / n)[g])
 

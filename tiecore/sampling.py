@@ -131,7 +131,9 @@ def _sample_profile(ranking, judgments, rows, group, compact, perm) -> Profile:
         first=relf * (cum_rel == 1),
         bpref=bpref,
         _gain_source=lambda gain: np.where(
-            ranking.judged[perm], gain_of(ranking.level[perm], gain), 0.0
+            ranking.judged[perm],
+            gain_of(ranking.level[perm], gain, judgments.gain_shift(gain)[query]),
+            0.0,
         ),
     )
 

@@ -203,6 +203,9 @@ def tie_groups(
     first_group = ranking.group[ranking.starts[gq]]
     cut = recipe.cut[gq]
     gain = measure.gain if measure.family == "nDCG" else "linear"
+    with np.errstate(over="ignore"):  # not scaled (as the variance's gains): past 2**1023, inf
+        gains = np.where(ranking.judged, gain_of(ranking.level, gain), 0.0)
+        gain_total = _group_sum(gains, ranking)
     frame = pd.DataFrame(
         {
             "qid": judgments.qids[gq].astype(str),
@@ -212,7 +215,7 @@ def tie_groups(
             "size": context.n,
             "relevant": context.r,
             "judged_nonrelevant": ranking.nonrel_count,
-            "gain": context.gain_sums(gain)[0],
+            "gain": gain_total,
             "straddles_cutoff": (context.t < cut) & (context.t + context.n > cut),
             "var": variance,
             "var_share": share,
@@ -403,8 +406,8 @@ class _Context:
         return np.clip(recipe.cut[self.group_query] - self.t, 0, self.n)
 
     def row_gains(self, gain: str) -> np.ndarray:
-        """Gain of every row (0 for unjudged docs)."""
-        return np.where(self.ranking.judged, gain_of(self.ranking.level, gain), 0.0)
+        """Gain of every row (0 for unjudged docs; exp gains scaled per query)."""
+        return profiles.row_gains(self.ranking, self.judgments, gain)
 
     def gain_sums(self, gain: str) -> tuple[np.ndarray, np.ndarray]:
         """Per group ``sum a`` and ``sum a**2`` of its docs' gains."""
@@ -727,7 +730,11 @@ def _bounds(measure: Measure, recipe: kernels.Plan, context: _Context) -> tuple:
     else:
         counts, levels = context.level_counts()
         counts = counts[live]
-        gains = gain_of(levels, measure.gain)
+        shift = context.judgments.gain_shift(measure.gain)[context.group_query[live], None]
+        grid = levels[None, :]
+        if measure.gain == "exp":  # levels above a query's largest have no docs in its groups
+            grid = np.minimum(grid, shift)
+        gains = gain_of(grid, measure.gain, shift)  # (groups, levels)
         below = np.cumsum(counts, axis=1) - counts  # first slot of each level, ascending
         worst = _block_sums(context, t, d, gains, below, below + counts)
         best = _block_sums(context, t, d, gains, n[:, None] - below - counts, n[:, None] - below)
@@ -742,12 +749,15 @@ def _block_sums(context: _Context, t, d, gains, low, high) -> np.ndarray:
     """Per group ``sum_level gain * (D(t + min(high, d)) - D(t + min(low, d)))``.
 
     ``low, high``: each level's slots ``[low, high)`` in the group (one column
-    per level); ``D`` the prefix sums of the DCG discount.
+    per level); ``gains`` the group's gain of each level; ``D`` the prefix sums
+    of the DCG discount.
     """
     discount = context.prefix("log2")
     t, cut = t[:, None], d[:, None]
     block = discount[t + np.minimum(high, cut)] - discount[t + np.minimum(low, cut)]
-    return block @ gains
+    if gains.shape[0] == 1:  # the same gains for every group (linear)
+        return block @ gains[0]
+    return np.einsum("gl,gl->g", block, gains)
 
 
 # ---------------------------------------------------------------- distributions
