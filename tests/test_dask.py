@@ -219,3 +219,26 @@ def test_cli_dask_address_gives_the_same_output(client, data, tmp_path) -> None:
 def test_connect_refuses_a_bad_local_spec() -> None:
     with pytest.raises(ValueError, match="local:N"), connect("local:zero"):
         pass
+
+
+def test_cli_dask_errors_are_one_line(tmp_path) -> None:
+    """A bad --dask value, or dask missing, ends with one line and status 2."""
+    run, qrels = tmp_path / "run.txt", tmp_path / "qrels.txt"
+    run.write_text("1 Q0 d1 1 1.0 r\n")
+    qrels.write_text("1 0 d1 1\n")
+    start = "import sys; from tiecore.cli import main; "
+    argv = f"['eval', {str(qrels)!r}, {str(run)!r}, '--dask', SPEC]"
+    cases = {
+        "local:0": (start, "argument --dask: '0' is not a positive integer"),
+        "local:1": (
+            "import sys; sys.modules['distributed'] = None; from tiecore.cli import main; ",
+            'dask is not installed: pip install "tiecore[dask]"',
+        ),
+    }
+    for spec, (prefix, message) in cases.items():
+        code = prefix + f"sys.exit(main({argv.replace('SPEC', repr(spec))}))"
+        command = [sys.executable, "-c", code]
+        done = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
+        assert done.returncode == 2 and done.stdout == ""
+        assert done.stderr.startswith("tiecore: error: ") and message in done.stderr
+        assert done.stderr.count("\n") == 1

@@ -312,10 +312,33 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _dask_spec(text: str) -> str:
+    """``local:N`` with N >= 1, or a scheduler address."""
+    if text.startswith("local:"):
+        _positive_int(text.partition(":")[2])
+    elif not text.strip():
+        raise argparse.ArgumentTypeError("an empty address")
+    return text
+
+
+@contextlib.contextmanager
+def _dask_client(spec: str | None) -> Iterator[object]:
+    """:func:`tiecore.distributed.connect`, with a missing dask as a usage error."""
+    from tiecore.distributed import connect
+
+    with contextlib.ExitStack() as stack:
+        try:
+            client = stack.enter_context(connect(spec))
+        except ImportError as error:
+            raise _UsageError(f"--dask: {error}") from None
+        yield client
+
+
 def _add_dask(parser: argparse.ArgumentParser) -> None:
     """--dask ADDRESS | local:N (tiecore.distributed.connect)."""
     parser.add_argument(
         "--dask",
+        type=_dask_spec,
         metavar="ADDRESS",
         help="run on a dask.distributed cluster: a scheduler address (tcp://host:8786), or "
         "local:N to start N local worker processes; needs pip install 'tiecore[dask]'",
@@ -646,10 +669,8 @@ def _run_compare(args: argparse.Namespace, stderr: TextIO) -> str:
         print(f"tiecore: [{done}/{total}] {label} ({now - clock[0]:.2f}s)", file=stderr, flush=True)
         clock[0] = now
 
-    from tiecore.distributed import connect
-
     try:
-        with connect(args.dask) as client:
+        with _dask_client(args.dask) as client:
             comparison = compare(
                 runs,
                 qrels,
@@ -681,9 +702,7 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
     def progress(index: int, total: int, name: str, seconds: float) -> None:
         print(f"tiecore: [{index}/{total}] {name} ({seconds:.2f}s)", file=stderr, flush=True)
 
-    from tiecore.distributed import connect
-
-    with connect(args.dask) as client, _samples_guard():
+    with _dask_client(args.dask) as client, _samples_guard():
         result, num_q = evaluate_runs(
             runs,
             qrels,
