@@ -30,8 +30,22 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 ROBUST = Path("/work/shared/data/robust03")
-#: Measures beyond tiecore.measures.DEFAULT_MEASURES that every tool is asked for.
-EXTRA_MEASURES = ("P@5", "RR@10", "Success@10", "AP@100")
+#: The measures of every race: those ir_measures computes with pytrec_eval (trec_eval), the
+#: provider it really uses for them, and ranx too. Not F1@10 (pytrec_eval has none) nor
+#: RR@10 (ir_measures sends it to its slow pure-Python msmarco provider, with other ties).
+RACE_MEASURES = (
+    "P@10",
+    "P@5",
+    "R@100",
+    "AP",
+    "AP@100",
+    "RR",
+    "nDCG@10",
+    "nDCG",
+    "Rprec",
+    "Bpref",
+    "Success@10",
+)
 #: ranx's metric names for tiecore's families.
 RANX_FAMILIES = {
     "P": "precision",
@@ -44,8 +58,8 @@ RANX_FAMILIES = {
     "Bpref": "bpref",
     "Success": "hit_rate",
 }
-#: Quick-mode subset of robust03: one tie-heavy run (integer scores).
-QUICK_ROBUST = ("input.MU03rob01.gz",)
+#: Quick-mode subset of robust03: a tie-heavy run (integer scores) and a short one.
+QUICK_ROBUST = ("input.MU03rob01.gz", "input.humR03dc.gz")
 #: A child process's last stderr line: its peak resident memory (VmHWM) in MB.
 HWM_MARK = "BENCH_VMHWM_MB"
 
@@ -60,8 +74,8 @@ def ranx_name(measure: str) -> str:
 
 
 def ir_measures_name(measure: str) -> str:
-    """ir_measures has no F1@k: ask it for R@k instead (F1@k is a function of P@k, R@k)."""
-    return "R@" + measure.partition("@")[2] if measure.startswith("F1@") else measure
+    """tiecore and ir_measures share the names of the race measures."""
+    return measure
 
 
 # ----------------------------------------------------------------------------- timing
@@ -233,6 +247,74 @@ def robust(subset: tuple[str, ...] | None) -> Dataset | None:
     return Dataset(name, ROBUST / "qrels.txt", runs, separator(runs[0]), note=f"{len(runs)} runs")
 
 
+def generate_collection(
+    directory: Path, runs: int, queries: int, docs: int, seed: int = 1
+) -> Dataset:
+    """``runs`` runs of one track (a shared qrels), written as TREC files to ``directory``.
+
+    Per query a pool of ``4 * docs`` docs, 100 of them (at most half) judged (0/1/2 with
+    probabilities 0.6/0.25/0.15). Each run has a quality ``a ~ U(0.3, 2)`` and retrieves
+    the ``docs`` pool docs of highest ``a * level + N(0, 1)`` (unjudged docs count as level
+    0), ranked by that score; a third of the runs print it as an integer count
+    (``floor(2 * score)``, so they tie a lot), the others with 4 decimals.
+    """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as pacsv
+
+    rng = np.random.default_rng(seed)
+    pool = 4 * docs
+    qids = np.arange(401, 401 + queries).astype(str)
+    numbers = pc.utf8_lpad(pc.cast(pa.array(np.arange(queries * pool)), pa.string()), 8, "0")
+    docnos = pc.binary_join_element_wise(pa.scalar("WSJ9-"), numbers, "")
+    per_query = min(100, pool // 2)
+    judged = np.argsort(rng.random((queries, pool)), axis=1)[:, :per_query]
+    levels = rng.choice(3, size=judged.shape, p=[0.6, 0.25, 0.15])
+    level = np.zeros((queries, pool))
+    np.put_along_axis(level, judged, levels, axis=1)
+    options = pacsv.WriteOptions(include_header=False, delimiter=" ", quoting_style="none")
+    flat = (judged + np.arange(queries)[:, None] * pool).ravel()
+    qrels = pa.table(
+        {
+            "qid": pa.array(np.repeat(qids, per_query)),
+            "iter": pa.array(np.zeros(flat.size, np.int64)),
+            "docno": pc.take(docnos, pa.array(flat)),
+            "level": pa.array(levels.ravel()),
+        }
+    )
+    name = f"coll{runs}"
+    folder = directory / name
+    folder.mkdir(parents=True, exist_ok=True)
+    qrels_path = folder / "qrels.txt"
+    pacsv.write_csv(qrels, qrels_path, options)
+    paths = []
+    offsets = np.arange(queries)[:, None] * pool
+    for r in range(runs):
+        score = rng.uniform(0.3, 2.0) * level + rng.normal(size=level.shape)
+        top = np.argsort(-score, axis=1)[:, :docs]
+        chosen = np.take_along_axis(score, top, axis=1).ravel()
+        text = (
+            np.floor(2 * chosen).astype(np.int64).astype(str)
+            if r % 3 == 0
+            else np.char.mod("%.4f", chosen)
+        )
+        table = pa.table(
+            {
+                "qid": pa.array(np.repeat(qids, docs)),
+                "q0": pa.array(np.full(chosen.size, "Q0")),
+                "docno": pc.take(docnos, pa.array((top + offsets).ravel())),
+                "rank": pa.array(np.tile(np.arange(1, docs + 1), queries)),
+                "score": pa.array(text),
+                "tag": pa.array(np.full(chosen.size, f"sys{r:03d}")),
+            }
+        )
+        paths.append(folder / f"run{r:03d}.txt")
+        pacsv.write_csv(table, paths[-1], options)
+    note = f"{runs} runs x {queries}q x {docs}d, a third with integer scores"
+    return Dataset(name, qrels_path, paths, " ", runs * queries * docs, note)
+
+
 # ------------------------------------------------------------------------- results
 
 
@@ -261,8 +343,8 @@ class Result:
         if self.goal == "info":
             return "info"
         op, _, bound = self.goal.partition(" ")
-        ok = self.ratio <= float(bound) if op == "<=" else self.ratio < float(bound)
-        return "pass" if ok else "FAIL"
+        checks = {"<=": float.__le__, "<": float.__lt__, ">=": float.__ge__}
+        return "pass" if checks[op](float(self.ratio), float(bound)) else "FAIL"
 
 
 def print_table(results: list[Result]) -> None:
@@ -410,7 +492,7 @@ def _time_tidy(rankings, judg, parsed, repeat) -> float:
         def tidy():
             pd.concat(
                 [
-                    module._tidy(name, judg, r, found[name], False, False, "oblivious")
+                    module._tidy(name, judg, r.counts > 0, found[name], False, False, "oblivious")
                     for name, r in rankings.items()
                 ]
             )
@@ -494,78 +576,81 @@ def tiecore_cmd(ds: Dataset, measures, ties: str) -> list[str]:
 
 
 def tiecore_values(child: Child) -> dict[str, dict[str, float]]:
-    """``{run: {measure: mean}}`` from ``tiecore eval --format json``."""
+    """``{run: {measure: mean}}`` from ``tiecore eval --format json`` (summary rows: no qid)."""
     out: dict[str, dict[str, float]] = {}
     for rec in json.loads(child.stdout):
-        if rec["qid"] == "all":
+        if rec.get("qid") in (None, "all"):
             out.setdefault(rec["run"], {})[rec["measure"]] = rec["value"]
     return out
 
 
 def compare_values(ours, theirs, translate) -> dict[str, float]:
-    """Largest |tiecore - peer| per measure over the runs (both list them in file order).
-
-    ir_measures' stand-in R@k for F1@k is not compared.
-    """
+    """Largest |tiecore - peer| per measure over the runs (both list them in file order)."""
     diffs: dict[str, float] = {}
     for values, peer in zip(ours.values(), theirs.values(), strict=False):
         for m, v in values.items():
             name = translate(m)
-            if name in peer and not (m.startswith("F1@") and name != ranx_name(m)):
+            if name in peer:
                 diffs[m] = max(diffs.get(m, 0.0), abs(v - peer[name]))
     return diffs
 
 
-def bench_end_to_end(
-    ds, measures, peer_repeat, *, aware_e2e: bool, ranx: bool, fresh_jit: bool
-) -> list[Result]:
-    """``tiecore eval`` vs ir_measures vs ranx, each a subprocess reading the files."""
+def bench_end_to_end(ds, measures, peer_repeat, *, ranx: bool, fresh_jit: bool) -> list[Result]:
+    """``tiecore eval`` vs ir_measures vs ranx, each a subprocess reading the files.
+
+    The goal line is tie-aware tiecore against ir_measures at its best (one evaluator,
+    pytrec_eval); the oblivious run gives the values compared with the peers'.
+    """
     out: list[Result] = []
     files = [str(ds.qrels), *map(str, ds.runs)]
+    aware = best_child(tiecore_cmd(ds, measures, "aware"), peer_repeat)
     ours = best_child(tiecore_cmd(ds, measures, "oblivious"), peer_repeat)
     values = tiecore_values(ours)
-    if aware_e2e:
-        aware = best_child(tiecore_cmd(ds, measures, "aware"), peer_repeat)
-        out.append(
-            Result(
-                ds.name,
-                "tiecore eval aware / oblivious (e2e)",
-                aware.wall,
-                ours.wall,
-                note=f"peak RSS aware {aware.max_rss_mb:.0f}MB, oblivious {ours.max_rss_mb:.0f}MB",
-            )
-        )
+    rss = f"peak RSS aware {aware.max_rss_mb:.0f}MB, oblivious {ours.max_rss_mb:.0f}MB"
+    out.append(
+        Result(ds.name, "tiecore eval aware / oblivious (e2e)", aware.wall, ours.wall, note=rss)
+    )
     names = [ir_measures_name(m) for m in measures]
     try:
         irm = best_child(child_cmd("ir_measures", ",".join(names), *files), peer_repeat)
     except RuntimeError as error:
-        out.append(Result(ds.name, "eval e2e / ir_measures", ours.wall, None, note=str(error)))
+        out.append(Result(ds.name, "eval e2e / ir_measures", aware.wall, None, note=str(error)))
     else:
         rep = irm.report()
         diffs = compare_values(values, rep["values"], ir_measures_name)
-        out.append(
+        split = (
+            f"ir_measures: import {rep['import']:.2f}s, evaluator (qrels) {rep['qrels']:.2f}s, "
+            f"runs {rep['eval']:.2f}s; providers {rep['providers']}"
+        )
+        out += [
             Result(
                 ds.name,
-                "tiecore eval / ir_measures (e2e)",
+                "tiecore eval aware / ir_measures (e2e)",
+                aware.wall,
+                irm.wall,
+                "<= 0.3",
+                note=(
+                    f"{split}; peak RSS ir_measures {irm.max_rss_mb:.0f}MB, tiecore aware "
+                    f"{aware.max_rss_mb:.0f}MB"
+                ),
+                extra={"report": rep, "rss": [aware.max_rss_mb, irm.max_rss_mb]},
+            ),
+            Result(
+                ds.name,
+                "  tiecore eval oblivious / ir_measures",
                 ours.wall,
                 irm.wall,
-                "<= 0.5",
-                note=(
-                    f"ir_measures: import {rep['import']:.2f}s, qrels {rep['qrels']:.2f}s, "
-                    f"runs {rep['eval']:.2f}s; peak RSS {irm.max_rss_mb:.0f}MB vs tiecore "
-                    f"{ours.max_rss_mb:.0f}MB; providers {rep['providers']}; "
-                    f"max |diff| {_fmt_diffs(diffs)}"
-                ),
-                extra={"diffs": diffs, "report": rep, "rss": [ours.max_rss_mb, irm.max_rss_mb]},
-            )
-        )
+                note=f"max |mean oblivious - pytrec_eval| {_fmt_diffs(diffs)}",
+                extra={"diffs": diffs},
+            ),
+        ]
     if not ranx:
         return out
     rnames = [ranx_name(m) for m in measures]
     try:
         rx = best_child(child_cmd("ranx", ",".join(rnames), *files), peer_repeat)
     except RuntimeError as error:
-        out.append(Result(ds.name, "eval e2e / ranx", ours.wall, None, note=str(error)))
+        out.append(Result(ds.name, "eval e2e / ranx", aware.wall, None, note=str(error)))
         return out
     rep = rx.report()
     cold = rx.wall - rep["pass2"]
@@ -574,22 +659,22 @@ def bench_end_to_end(
     out += [
         Result(
             ds.name,
-            "tiecore eval / ranx cold (e2e)",
-            ours.wall,
+            "tiecore eval aware / ranx cold (e2e)",
+            aware.wall,
             cold,
             "< 1",
             note=(
                 f"ranx: import {rep['import']:.2f}s, first pass load {rep['load1']:.2f}s + "
                 f"evaluate {rep['eval1']:.2f}s (numba code from its disk cache), second pass "
                 f"load {rep['load2']:.2f}s + evaluate {rep['eval2']:.2f}s; peak RSS "
-                f"{rx.max_rss_mb:.0f}MB; max |diff| {_fmt_diffs(diffs)}"
+                f"{rx.max_rss_mb:.0f}MB; max |diff| vs oblivious {_fmt_diffs(diffs)}"
             ),
             extra={"diffs": diffs, "report": rep, "wall": rx.wall},
         ),
         Result(
             ds.name,
-            "tiecore eval / ranx warm (e2e)",
-            ours.wall,
+            "tiecore eval aware / ranx warm (e2e)",
+            aware.wall,
             warm,
             "< 1",
             note="warm = process wall minus the first pass: import + a second load + evaluate",
@@ -605,8 +690,8 @@ def bench_end_to_end(
             out.append(
                 Result(
                     ds.name,
-                    "tiecore eval / ranx first use (e2e)",
-                    ours.wall,
+                    "tiecore eval aware / ranx first use (e2e)",
+                    aware.wall,
                     fresh.wall - rep["pass2"],
                     "info",
                     note=(
@@ -634,6 +719,164 @@ def bench_imports(repeat: int) -> list[Result]:
                 f"(in-process import {ours.report()['import']:.2f}s vs "
                 f"{base.report()['import']:.2f}s)"
             ),
+        )
+    ]
+
+
+def bench_startup(repeat: int) -> list[Result]:
+    """``tiecore eval`` on a one-line run vs ``python -c "import ir_measures, pytrec_eval"``.
+
+    Fresh interpreters, best of ``repeat`` (hyperfine-like), interleaved so that a change
+    of load hits all three; the floor imports the libraries tiecore's data model needs.
+    """
+    commands = {
+        "tiecore": [sys.executable, "-m", "tiecore", "eval", "QRELS", "RUN"],
+        "ir_measures": [sys.executable, "-c", "import ir_measures, pytrec_eval"],
+        "floor": [sys.executable, "-c", "import numpy, pandas, pyarrow.compute, pyarrow.csv"],
+        "numpy": [sys.executable, "-c", "import numpy"],
+    }
+    times: dict[str, list[float]] = {k: [] for k in commands}
+    with tempfile.TemporaryDirectory() as folder:
+        run, qrels = Path(folder) / "one.run", Path(folder) / "one.qrels"
+        run.write_text("301 Q0 doc1 1 2.5 one\n")
+        qrels.write_text("301 0 doc1 1\n")
+        commands["tiecore"][-2:] = [str(qrels), str(run)]
+        for _ in range(max(repeat, 1)):
+            for key, cmd in commands.items():
+                child = run_child(cmd)
+                if child.returncode != 0:
+                    raise RuntimeError(f"{cmd} failed: {child.stderr[-500:]}")
+                times[key].append(child.wall)
+    best = {k: min(v) for k, v in times.items()}
+    return [
+        Result(
+            "-",
+            "start-up: tiecore eval 1 line / import ir_measures",
+            best["tiecore"],
+            best["ir_measures"],
+            "<= 1.5",
+            note=(
+                f"best of {repeat} fresh processes each; floor `import numpy, pandas, "
+                f"pyarrow.compute, pyarrow.csv` {best['floor']:.3f}s "
+                f"({best['floor'] / best['ir_measures']:.2f}x ir_measures), "
+                f"`import numpy` {best['numpy']:.3f}s"
+            ),
+            extra=times,
+        )
+    ]
+
+
+def bench_stream(ds: Dataset, measures) -> list[Result]:
+    """Peak memory of ``tiecore eval`` on every run vs on the largest run alone."""
+    largest = max(ds.runs, key=lambda p: p.stat().st_size)
+    one = Dataset(ds.name, ds.qrels, [largest], ds.sep)
+    every = best_child(tiecore_cmd(ds, measures, "aware"), 1)
+    alone = best_child(tiecore_cmd(one, measures, "aware"), 1)
+    files = [str(ds.qrels), *map(str, ds.runs)]
+    eager = best_child(child_cmd("eager", ",".join(measures), *files), 1)
+    return [
+        Result(
+            ds.name,
+            f"stream: peak RSS {len(ds.runs)} runs / largest run",
+            every.max_rss_mb,
+            alone.max_rss_mb,
+            "<= 1.5",
+            unit="MB",
+            note=(
+                f"tiecore eval --ties aware, runs read one at a time; loading all of them "
+                f"first (read_runs + evaluate) peaks at {eager.max_rss_mb:.0f}MB"
+            ),
+        )
+    ]
+
+
+def bench_spread(ds: Dataset, measures, runs, qrels, peer_repeat: int, repeat: int) -> list:
+    """``eval --spread`` vs ``eval --ties aware`` end to end; in-process as a second view."""
+    import tiecore
+    from tiecore.spread import evaluate_spread
+
+    spread_cmd = [*tiecore_cmd(ds, measures, "aware")]
+    spread_cmd.insert(spread_cmd.index("--format"), "--spread")
+    with_spread = best_child(spread_cmd, peer_repeat)
+    aware = best_child(tiecore_cmd(ds, measures, "aware"), peer_repeat)
+    t_spread, _ = best_of(lambda: evaluate_spread(runs, qrels, measures), repeat)
+    t_aware, _ = best_of(lambda: tiecore.evaluate(runs, qrels, measures), repeat)
+    return [
+        Result(
+            ds.name,
+            "eval --spread / eval aware (e2e)",
+            with_spread.wall,
+            aware.wall,
+            "<= 2",
+            note=f"in-process evaluate_spread {t_spread:.3f}s / evaluate aware {t_aware:.3f}s "
+            f"= {t_spread / t_aware:.2f}",
+        )
+    ]
+
+
+def bench_compare(ds: Dataset, peer_repeat: int, samples: int = 200) -> list[Result]:
+    """``tiecore compare -m AP`` vs ``tiecore eval --ties aware --spread -m AP``."""
+    files = [str(ds.qrels), *map(str, ds.runs)]
+    cmp = child_cmd("cli", "compare", "-m", "AP", "--samples", str(samples), "--format", "json")
+    ev = child_cmd("cli", "eval", "--ties", "aware", "--spread", "-m", "AP", "--format", "json")
+    compared = best_child([*cmp, *files], peer_repeat)
+    spread = best_child([*ev, *files], peer_repeat)
+    return [
+        Result(
+            ds.name,
+            "compare / eval --spread (e2e)",
+            compared.wall,
+            spread.wall,
+            "<= 3",
+            note=f"{len(ds.runs)} runs, AP, {samples} samples per run, 2000 resamples",
+        )
+    ]
+
+
+def bench_dask(ds: Dataset, measures, repeat: int) -> list[Result]:
+    """Speed-up of ``evaluate(paths, client=)`` on a 2-worker LocalCluster over local."""
+    files = [str(ds.qrels), *map(str, ds.runs)]
+    child = best_child(child_cmd("dask", ",".join(measures), str(repeat), *files), 1)
+    rep = child.report()
+    return [
+        Result(
+            ds.name,
+            "dask: local / 2 workers (speed-up)",
+            rep["local"],
+            rep["dask"],
+            ">= 1.5",
+            note=(
+                f"evaluate(files, client=LocalCluster(2 processes, 1 thread)) vs the local "
+                f"loop, best of {repeat}; cluster start {rep['start']:.1f}s not counted; "
+                f"identical results: {rep['equal']}"
+            ),
+            extra=rep,
+        )
+    ]
+
+
+def bench_dask_memory(ds: Dataset, measures, limit_mb: int, split_rows: int) -> list[Result]:
+    """A run bigger than a worker's memory limit, from Parquet, in query partitions."""
+    files = [str(ds.qrels), *map(str, ds.runs)]
+    args = [",".join(measures), str(limit_mb), str(split_rows), *files]
+    child = best_child(child_cmd("dask_memory", *args), 1)
+    rep = child.report()
+    return [
+        Result(
+            ds.name,
+            "dask: collection / worker memory limit",
+            rep["loaded_mb"],
+            rep["limit_mb"],
+            "info",
+            unit="MB",
+            note=(
+                f"{rep['rows']:,} rows as Parquet, {rep['partitions']} query partitions of "
+                f"<= {split_rows:,} rows on 2 workers; worker peaks "
+                f"{', '.join(f'{x:.0f}' for x in rep['worker_peaks_mb'])}MB, "
+                f"failures: {rep['failures']}, identical to local: {rep['equal']}, "
+                f"{rep['dask']:.1f}s on the cluster vs {rep['local']:.1f}s locally"
+            ),
+            extra=rep,
         )
     ]
 
@@ -787,23 +1030,26 @@ def child_parse(kind: str, sep: str, repeat: int, files: list[str]) -> dict:
 
 
 def child_ir_measures(names: list[str], qrels: str, runs: list[str]) -> dict:
-    """ir_measures.calc_aggregate per run (its default providers; pytrec_eval mostly)."""
+    """ir_measures used at its best: ``evaluator(measures, qrels)`` built once (the qrels
+    read and indexed once), then ``calc_aggregate`` per run, all through pytrec_eval."""
     t0 = time.perf_counter()
     import ir_measures
 
     t1 = time.perf_counter()
     measures = [ir_measures.parse_measure(n) for n in names]
-    judged = list(ir_measures.read_trec_qrels(qrels))
+    evaluator = ir_measures.evaluator(measures, ir_measures.read_trec_qrels(qrels))
     t2 = time.perf_counter()
     values = {}
     for path in runs:
-        result = ir_measures.calc_aggregate(measures, judged, ir_measures.read_trec_run(path))
+        result = evaluator.calc_aggregate(ir_measures.read_trec_run(path))
         values[path] = {str(m): float(v) for m, v in result.items()}
     t3 = time.perf_counter()
     providers = {}
     for m in measures:
         chosen = next(p for p in ir_measures.DefaultPipeline.providers if p.supports(m))
         providers.setdefault(chosen.NAME, []).append(str(m))
+    if set(providers) != {"pytrec_eval"}:
+        raise SystemExit(f"not all through pytrec_eval: {providers}")
     return {
         "import": t1 - t0,
         "qrels": t2 - t1,
@@ -839,6 +1085,118 @@ def child_ranx(names: list[str], qrels: str, runs: list[str]) -> dict:
     return report
 
 
+def child_eager(names: list[str], qrels: str, runs: list[str]) -> dict:
+    """Every run loaded first (read_runs), then evaluated: what streaming avoids."""
+    import tiecore
+
+    loaded = tiecore.read_runs(runs)
+    tiecore.evaluate(loaded, tiecore.read_qrels(qrels), names)
+    return {}
+
+
+def _worker_peak_mb() -> float:
+    return _rss_mb("VmHWM")
+
+
+def child_dask(names: list[str], repeat: int, qrels: str, runs: list[str]) -> dict:
+    """Local loop vs a 2-worker LocalCluster on the same files (best of ``repeat``)."""
+    import pandas as pd
+    from distributed import Client, LocalCluster
+
+    import tiecore
+
+    judged = tiecore.read_qrels(qrels)
+    local, times = best_of(lambda: tiecore.evaluate(runs, judged, names), repeat)
+    start = time.perf_counter()
+    with (
+        LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        client.run(lambda: __import__("tiecore.evaluate"))
+        started = time.perf_counter() - start
+        first = tiecore.evaluate(runs, judged, names, client=client)
+        remote, remote_times = best_of(
+            lambda: tiecore.evaluate(runs, judged, names, client=client), repeat
+        )
+    expected = tiecore.evaluate(runs, judged, names)
+    pd.testing.assert_frame_equal(first, expected, check_exact=True)
+    return {
+        "local": local,
+        "dask": remote,
+        "local_all": times,
+        "dask_all": remote_times,
+        "start": started,
+        "equal": True,
+    }
+
+
+def child_dask_memory(
+    names: list[str], limit_mb: int, split_rows: int, qrels: str, runs: list[str]
+) -> dict:
+    """The runs written as Parquet, evaluated on 2 workers of ``limit_mb`` each."""
+    import pandas as pd
+    from distributed import Client, LocalCluster
+
+    import tiecore
+    from tiecore import _parallel
+    from tiecore.distributed import read_parquet_runs, write_parquet_runs
+
+    judged = tiecore.read_qrels(qrels)
+    with tempfile.TemporaryDirectory() as folder:
+        loaded = 0.0
+        rows = 0
+        for path in runs:  # one at a time: the collection is never whole in this process
+            run = tiecore.read_run(path)
+            loaded += run.memory_usage(deep=True, index=False).sum() / 2**20
+            rows += len(run)
+            write_parquet_runs([run], folder, row_group_rows=split_rows)
+            del run
+        stored = read_parquet_runs(folder)
+        _parallel.SPLIT_ROWS = split_rows
+        start = time.perf_counter()
+        local = tiecore.evaluate(stored, judged, names)
+        t_local = time.perf_counter() - start
+        failures = []
+        with (
+            LocalCluster(
+                n_workers=2,
+                threads_per_worker=1,
+                processes=True,
+                memory_limit=f"{limit_mb}MiB",
+                dashboard_address=":0",
+            ) as cluster,
+            Client(cluster) as client,
+        ):
+            start = time.perf_counter()
+            try:
+                remote = tiecore.evaluate(stored, judged, names, client=client)
+            except Exception as error:  # KilledWorker and the like: the figure to report
+                failures.append(f"{type(error).__name__}: {error}")
+                remote = None
+            t_dask = time.perf_counter() - start
+            peaks = list(client.run(_worker_peak_mb).values())
+        partitions = sum(len(r.partitions(split_rows)) for r in stored.values())
+    equal = remote is not None
+    if equal:
+        try:
+            pd.testing.assert_frame_equal(remote, local, check_exact=True)
+        except AssertionError:
+            equal = False
+    return {
+        "rows": rows,
+        "loaded_mb": loaded,
+        "limit_mb": limit_mb,
+        "partitions": partitions,
+        "worker_peaks_mb": peaks,
+        "failures": failures or "none",
+        "equal": equal,
+        "local": t_local,
+        "dask": t_dask,
+    }
+
+
 def run_as_child(argv: list[str]) -> int:
     """``--child KIND ARGS``: run one measured job, print its JSON report and its peak RSS.
 
@@ -859,6 +1217,14 @@ def run_as_child(argv: list[str]) -> int:
         report = child_ir_measures(args[0].split(","), args[1], args[2:])
     elif kind == "ranx":
         report = child_ranx(args[0].split(","), args[1], args[2:])
+    elif kind == "eager":
+        report = child_eager(args[0].split(","), args[1], args[2:])
+    elif kind == "dask":
+        report = child_dask(args[0].split(","), int(args[1]), args[2], args[3:])
+    elif kind == "dask_memory":
+        report = child_dask_memory(
+            args[0].split(","), int(args[1]), int(args[2]), args[3], args[4:]
+        )
     elif kind == "import":
         start = time.perf_counter()
         for module in args:
@@ -948,8 +1314,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--peer-repeat", type=int, help="repeats of each subprocess (2; quick 1)")
     parser.add_argument(
         "--sections",
-        default="modes,e2e,parse,sampled",
-        help="comma-separated subset of modes,e2e,parse,sampled (default: all)",
+        default=",".join(SECTIONS),
+        help=f"comma-separated subset of {','.join(SECTIONS)} (default: all)",
     )
     parser.add_argument(
         "--datasets", help="comma-separated dataset names to run (default: all of the mode)"
@@ -976,6 +1342,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+#: Every section, in the order they run for each dataset.
+SECTIONS = ("startup", "modes", "sampled", "parse", "e2e", "stream", "spread", "compare", "dask")
+
+
 def main(argv: list[str] | None = None) -> int:
     if argv is None and len(sys.argv) > 1 and sys.argv[1] == "--child":
         return run_as_child(sys.argv[2:])
@@ -983,13 +1353,16 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(REPO))
     warnings.simplefilter("ignore")
     import tiecore
-    from tiecore.measures import DEFAULT_MEASURES
 
-    measures = list(dict.fromkeys([*DEFAULT_MEASURES, *EXTRA_MEASURES]))
+    measures = list(RACE_MEASURES)
     repeat = args.repeat or (2 if args.quick else 5)
     peer_repeat = args.peer_repeat or (1 if args.quick else 2)
     sections = set(args.sections.split(","))
+    unknown = sections - set(SECTIONS)
+    if unknown:
+        raise SystemExit(f"unknown sections {sorted(unknown)}; choose from {SECTIONS}")
     sizes = [(50, 1000)] if args.quick else [(1000, 1000), (7000, 1000)]
+    collection = (12, 20, 200) if args.quick else (120, 50, 500)
     keep = Path(args.keep) if args.keep else None
     tmp = tempfile.TemporaryDirectory(prefix="tiecore-bench-") if keep is None else None
     directory = keep or Path(tmp.name)
@@ -997,8 +1370,9 @@ def main(argv: list[str] | None = None) -> int:
 
     print(
         f"tiecore {tiecore.__version__} | python {platform.python_version()} | "
-        f"{os.cpu_count()} cpus | {'quick' if args.quick else 'full'} mode | repeats "
-        f"{repeat} in-process, {peer_repeat} per subprocess (best taken)"
+        f"{os.cpu_count()} cpus | load average {os.getloadavg()[0]:.1f} | "
+        f"{'quick' if args.quick else 'full'} mode | repeats {repeat} in-process, "
+        f"{peer_repeat} per subprocess (best taken)"
     )
     print(f"measures: {', '.join(measures)}")
     wanted = set(args.datasets.split(",")) if args.datasets else None
@@ -1015,16 +1389,23 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{ROBUST} not found: robust03 skipped")
     else:
         datasets.append(rob)
+    if wanted is None or f"coll{collection[0]}" in wanted:
+        start = time.perf_counter()
+        coll = generate_collection(directory, *collection)
+        print(f"generated {coll.name} ({coll.note}) in {time.perf_counter() - start:.1f}s")
+        datasets.append(coll)
     if wanted is not None:
         datasets = [d for d in datasets if d.name in wanted]
 
     with_ranx = args.ranx if args.ranx is not None else not args.quick
     results: list[Result] = []
     profiles: dict[str, dict[str, str]] = {}
-    if "e2e" in sections:
+    if "startup" in sections:
         results += bench_imports(peer_repeat)
+        results += bench_startup(5 if args.quick else 15)
         if args.profile is not None:
             profiles["imports"] = {"python -X importtime -c 'import tiecore.cli'": import_profile()}
+        print_progress(results)
     for ds in datasets:
         print(f"\n--- {ds.name} ---", flush=True)
         runs, qrels = load(ds)
@@ -1032,32 +1413,43 @@ def main(argv: list[str] | None = None) -> int:
         obliv = None
         section: list[Result] = []
         reps = repeat if args.repeat or ds.rows <= 2_000_000 else 3
+        many = len(ds.runs) > 1
         if "modes" in sections or "sampled" in sections:
             found, obliv = bench_modes(ds, runs, qrels, measures, reps)
             section += found if "modes" in sections else []
         if "sampled" in sections and (args.quick or ds.rows <= 2_000_000):
             section += bench_sampled(ds, runs, qrels, measures, reps, obliv)
+        if "spread" in sections and (args.quick or ds.rows <= 3_000_000):
+            section += bench_spread(ds, measures, runs, qrels, peer_repeat, reps)
         if args.profile is not None and ds.name in (args.profile or datasets[0].name).split(","):
             profiles[ds.name] = profile_hot_spots(ds, runs, qrels, measures, 18)
         del runs, qrels
         gc.collect()
-        if "parse" in sections:
+        if "parse" in sections and len(ds.runs) <= 20:
             section += bench_parse(ds, reps)
         if "e2e" in sections:
             section += bench_end_to_end(
                 ds,
                 measures,
                 peer_repeat,
-                aware_e2e=not args.quick,
                 ranx=with_ranx,
                 fresh_jit=with_ranx and not args.no_fresh_jit and ds is datasets[-1],
             )
-        for r in section:
-            print(
-                f"  {r.what}: {r.tiecore} vs {r.peer} -> "
-                f"{'-' if r.ratio is None else f'{r.ratio:.3f}'} ({r.verdict})",
-                flush=True,
-            )
+        if "stream" in sections and many:
+            section += bench_stream(ds, measures)
+        if "compare" in sections and many:
+            section += bench_compare(ds, peer_repeat)
+        if "dask" in sections and ds.name.startswith("coll"):
+            section += bench_dask(ds, measures, max(1, peer_repeat))
+        print_progress(section)
+        results += section
+    if "dask" in sections and (wanted is None or "dask" in wanted):
+        queries = 200 if args.quick else 10_000
+        print(f"\n--- dask memory: tie{queries}k ---", flush=True)
+        (directory / "dask").mkdir(parents=True, exist_ok=True)
+        big = generate(directory / "dask", queries, 1000, seed=3)
+        section = bench_dask_memory(big, measures, 300, 20_000 if args.quick else 100_000)
+        print_progress(section)
         results += section
 
     print()
@@ -1093,6 +1485,15 @@ def main(argv: list[str] | None = None) -> int:
     if tmp is not None:
         tmp.cleanup()
     return 0
+
+
+def print_progress(section: list[Result]) -> None:
+    for r in section:
+        print(
+            f"  {r.what}: {r.tiecore} vs {r.peer} -> "
+            f"{'-' if r.ratio is None else f'{r.ratio:.3f}'} ({r.verdict})",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":
