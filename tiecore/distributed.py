@@ -40,8 +40,6 @@ from tiecore.errors import InputError
 
 #: Columns of a Parquet run.
 COLUMNS = ("qid", "docno", "score")
-#: Schema metadata key holding the run's name.
-NAME_KEY = b"tiecore.run"
 
 
 @dataclass(frozen=True)
@@ -112,7 +110,6 @@ class ParquetRun:
         if not files:
             raise InputError(str(path), None, "no Parquet files", "*.parquet files")
         groups = []  # (file, group, rows, min qid, max qid)
-        stored = None
         for file in files:
             try:
                 meta = pq.ParquetFile(file).metadata
@@ -122,7 +119,6 @@ class ParquetRun:
             missing = [c for c in COLUMNS if c not in names]
             if missing:
                 raise InputError(str(file), None, f"missing columns {missing}", "qid, docno, score")
-            stored = stored or (meta.metadata or {}).get(NAME_KEY)
             column = names.index("qid")
             for g in range(meta.num_row_groups):
                 group = meta.row_group(g)
@@ -130,7 +126,7 @@ class ParquetRun:
                 bounds = (stats.min, stats.max) if stats is not None and stats.has_min_max else None
                 groups.append((str(file), g, group.num_rows, bounds))
         if name is None:
-            name = stored.decode() if stored else _stem(path)
+            name = _stem(path)
         return cls(name, _units(groups))
 
 
@@ -179,8 +175,7 @@ def read_parquet_runs(path: str | os.PathLike) -> dict[str, ParquetRun]:
         A Parquet file (one run); or a directory holding one ``NAME.parquet`` file
         per run and/or one sub-directory of Parquet files per run (``NAME/`` or
         hive style ``run=NAME/``).  Columns ``qid, docno, score``; other columns
-        are ignored.  A name stored by :func:`write_parquet_runs` wins over the
-        file name.
+        are ignored.
 
     Returns
     -------
@@ -224,16 +219,13 @@ def write_parquet_runs(
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from tiecore._parallel import load, run_items
+    from tiecore._parallel import file_names, load, run_items
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    written: dict[str, Path] = {}
-    for item in run_items(runs):
+    done = []  # (item, temporary file): names are final once every file has been read
+    for index, item in enumerate(run_items(runs)):
         run = load(item)
-        name = item.name
-        if not name or "/" in name or os.sep in name or name.startswith("."):
-            raise ValueError(f"run name {name!r} cannot be a file name")
         codes, qids = pd.factorize(run["qid"].astype(str), sort=True)
         order = np.argsort(codes, kind="stable")
         table = pa.table(
@@ -242,18 +234,38 @@ def write_parquet_runs(
                 "docno": pa.array(np.asarray(run["docno"].astype(str))[order], pa.string()),
                 "score": pa.array(np.asarray(run["score"], dtype=np.float64)[order]),
             }
-        ).replace_schema_metadata({NAME_KEY: name.encode()})
+        )
         sizes = np.bincount(codes, minlength=len(qids))
         ends = np.cumsum(sizes)
         target = np.arange(row_group_rows, len(run), row_group_rows)
         cuts = np.unique(ends[np.minimum(np.searchsorted(ends, target), len(ends) - 1)])
         bounds = np.concatenate([[0], cuts[cuts < len(run)], [len(run)]])
-        file = directory / f"{name}.parquet"
-        with pq.ParquetWriter(file, table.schema) as writer:
+        temporary = directory / f".tiecore-{os.getpid()}-{index}.parquet.part"
+        with pq.ParquetWriter(temporary, table.schema) as writer:
             for start, stop in itertools.pairwise(bounds):
                 writer.write_table(table.slice(start, stop - start), row_group_size=len(run) + 1)
-        written[name] = file
+        done.append((item, temporary))
         del run, table
+    files = [item for item, _ in done if item.file]
+    settled = file_names([f.display for f in files], [f.tags for f in files])
+    for item, name in zip(files, settled, strict=True):
+        item.name = name
+    names = [item.name for item, _ in done]
+    for name in names:
+        if (
+            not name
+            or "/" in name
+            or os.sep in name
+            or name.startswith(".")
+            or names.count(name) > 1
+        ):
+            for _, temporary in done:
+                temporary.unlink(missing_ok=True)
+            raise ValueError(f"run name {name!r} cannot be a file name of its own")
+    written: dict[str, Path] = {}
+    for (_, temporary), name in zip(done, names, strict=True):
+        written[name] = directory / f"{name}.parquet"
+        temporary.replace(written[name])
     return written
 
 
