@@ -324,6 +324,9 @@ def _dask_spec(text: str) -> str:
 @contextlib.contextmanager
 def _dask_client(spec: str | None) -> Iterator[object]:
     """:func:`tiecore.distributed.connect`, with a missing dask as a usage error."""
+    if spec is None:
+        yield None
+        return
     from tiecore.distributed import connect
 
     with contextlib.ExitStack() as stack:
