@@ -1,11 +1,19 @@
-"""Sampled mode: the same seed draws the same tie-breaks whatever else is asked."""
+"""Sampled mode: uniform draws, and the same seed draws the same tie-breaks whatever
+else is asked."""
+
+from collections import Counter
 
 import numpy as np
 import pandas as pd
+import reference as ref
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import stats
 
 import tiecore
+from tiecore import sampling
+from tiecore.judgments import Judgments
+from tiecore.ranking import Ranking
 
 
 def tie_heavy(seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -58,3 +66,99 @@ def test_a_query_without_ties_keeps_its_value_and_zero_spread():
     oblivious = tiecore.evaluate(run, qrels, measures, ties="oblivious", per_query=True)
     assert (sampled["std"] == 0).all() and (sampled["stderr"] == 0).all()
     np.testing.assert_array_equal(sampled["value"], oblivious["value"])
+
+
+def three_groups() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One query: a sparse group (3 active docs of 7), a dense one (3 of 3), a sparse
+    one with graded levels (2 of 6); the other docs unjudged."""
+    groups = [
+        (3.0, [1, 1, 0, None, None, None, None]),
+        (2.0, [1, 0, 1]),
+        (1.0, [2, 1] + [None] * 4),
+    ]
+    rows, qrels = [], []
+    for score, labels in groups:
+        for label in labels:
+            docno = f"d{len(rows)}"
+            rows.append(("q", docno, score))
+            if label is not None:
+                qrels.append(("q", docno, label))
+    run = pd.DataFrame(rows, columns=["qid", "docno", "score"])
+    return run, pd.DataFrame(qrels, columns=["qid", "docno", "level"])
+
+
+def drawn_label_sequences(samples: int) -> tuple[list, dict]:
+    """Per sample and group the labels in slot order, from sampling.draw; and the labels."""
+    run, qrels = three_groups()
+    judgments = Judgments.from_qrels(qrels)
+    ranking = Ranking.build(run, judgments, tiebreak="file_order")
+    layout = sampling._Layout.of(ranking, 100)
+    words = sampling._Words(12345, judgments, ranking, layout.docs)
+    doc, slot = sampling.draw(layout, words, 0, samples)
+    label = np.where(ranking.judged, ranking.level, -9)
+    sequences = []
+    for s in range(samples):
+        placed = dict(zip(slot[s].tolist(), label[doc[s]].tolist(), strict=True))
+        sequences.append(
+            tuple(
+                tuple(placed.get(row, None) for row in range(start, start + size))
+                for start, size in zip(ranking.group_start, ranking.size, strict=True)
+            )
+        )
+    labels = [
+        [None if v == -9 else v for v in label[start : start + size].tolist()]
+        for start, size in zip(ranking.group_start, ranking.size, strict=True)
+    ]
+    return sequences, labels
+
+
+def test_draws_are_uniform_over_orderings():
+    """Chi-square of the drawn arrangements against every ordering (brute force):
+    the sparse group alone, and the first two groups jointly (independence)."""
+    samples = 20_000
+    sequences, labels = drawn_label_sequences(samples)
+    for groups in ((2,), (0, 1)):
+        expected = Counter({(): 1})
+        for g in groups:
+            counts = ref.label_sequences([0.0] * len(labels[g]), labels[g])
+            total = sum(counts.values())
+            expected = Counter(
+                {
+                    (*key, seq): p * c / total
+                    for key, p in expected.items()
+                    for seq, c in counts.items()
+                }
+            )
+        seen = Counter(tuple(s[g] for g in groups) for s in sequences)
+        assert set(seen) <= set(expected), set(seen) - set(expected)
+        keys = sorted(expected, key=repr)
+        observed = np.array([seen[k] for k in keys], dtype=float)
+        probability = np.array([expected[k] for k in keys])
+        result = stats.chisquare(observed, probability * samples)
+        assert result.pvalue > 1e-4, (groups, result)
+
+
+def test_each_slot_holds_one_doc_and_every_active_doc_is_placed():
+    sequences, labels = drawn_label_sequences(500)
+    for sequence in sequences:
+        for g, drawn in enumerate(sequence):
+            assert Counter(drawn) == Counter(labels[g])
+
+
+def test_sampled_values_do_not_depend_on_batches_or_other_queries(monkeypatch):
+    run, qrels = tie_heavy(11)
+    measures = ["P@5", "AP", "nDCG@10", "Bpref", "RR"]
+    whole = tiecore.evaluate(
+        {"r": run}, qrels, measures, ties="sampled", samples=40, seed=5, per_query=True
+    )
+    monkeypatch.setattr(sampling, "BATCH_CELLS", 50)
+    small = tiecore.evaluate(
+        {"r": run}, qrels, measures, ties="sampled", samples=40, seed=5, per_query=True
+    )
+    pd.testing.assert_frame_equal(whole, small)
+    alone = tiecore.evaluate(
+        {"r": run[run["qid"] == "q2"]}, qrels, measures, ties="sampled", samples=40, seed=5,
+        per_query=True,
+    )  # fmt: skip
+    expected = whole[whole["qid"] == "q2"].reset_index(drop=True)
+    pd.testing.assert_frame_equal(alone[alone["qid"] == "q2"].reset_index(drop=True), expected)
