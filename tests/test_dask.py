@@ -242,3 +242,23 @@ def test_cli_dask_errors_are_one_line(tmp_path) -> None:
         assert done.returncode == 2 and done.stdout == ""
         assert done.stderr.startswith("tiecore: error: ") and message in done.stderr
         assert done.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("samples", [7, 3000])  # one batch of draws, and several
+def test_sampled_values_do_not_depend_on_the_split(data, samples) -> None:
+    """Without a cluster: a query's sampled values are the same whichever queries share
+    its run (the draws depend on seed, run, query and rank only)."""
+    runs, qrels = data
+    run = runs["counts"]
+    options = {"ties": "sampled", "samples": samples, "seed": 2, "per_query": True}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        whole = tiecore.evaluate({"r": run}, qrels, ["AP", "P@5"], **options)
+        parts = [
+            tiecore.evaluate({"r": piece}, qrels, ["AP", "P@5"], **options)
+            for piece in _parallel.split_by_query(run, 4)
+            if set(piece["qid"]) & set(qrels["qid"])
+        ]
+    rows = pd.concat([p[p["qid"] != "all"] for p in parts]).set_index(["qid", "measure"])
+    expected = whole[whole["qid"] != "all"].set_index(["qid", "measure"]).loc[rows.index]
+    pd.testing.assert_frame_equal(rows, expected, check_exact=True)
