@@ -256,7 +256,7 @@ def show_table(
 ) -> None:
     """A table (columns sized to their content, help on hover) and a CSV download beside it."""
     config = globals()["column_config"](frame, **dict(column_config or {}))
-    kwargs.setdefault("hide_index", isinstance(frame.index, pd.RangeIndex))
+    kwargs.setdefault("hide_index", frame.index.name is None)  # an unnamed index means nothing
     st.dataframe(frame, column_config=config, width="stretch", **kwargs)
     st.download_button(
         f"Download {name} (CSV)",

@@ -189,7 +189,7 @@ if ranks is not None:
     )
 layout["yaxis"].update(title="relevant share (r/n)", range=[0, 1.2])
 layout["yaxis2"].update(title=f"gain ({settings.gain})")
-layout["xaxis2"].update(title="rank")
+layout["xaxis2"].update(title="rank", range=[0.5, span + 0.5])
 if cutoff <= span:
     layout["shapes"] = [
         {

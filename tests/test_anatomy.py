@@ -242,3 +242,25 @@ def test_an_empty_list_has_empty_groups_and_zero_quantities():
     assert groups.empty
     assert anatomy.paper_quantities(groups, 10)["n_c"] == 0
     assert anatomy.expected_ranks(query, "AP").empty
+
+
+@settings(max_examples=20, deadline=None)
+@given(query=one_query, rel_level=st.sampled_from([1, 2]))
+def test_group_contributions_sum_to_the_aware_value_over_the_right_normaliser(query, rel_level):
+    listed = as_query_list(query)
+    run, qrels = frames(query)
+    num_rel = ref.num_relevant(query.levels, rel_level)
+    ideal = ref.dcg(sorted((ref.gain(lv) for lv in query.levels), reverse=True)[:3])
+    expected_normaliser = {
+        "P@3": 3, "R@3": num_rel, "F1@3": (3 + num_rel) / 2, "AP": num_rel, "RR": 1,
+        "nDCG@3": ideal, "Bpref": num_rel, "Rprec": num_rel,
+    }  # fmt: skip
+    for name, normaliser in expected_normaliser.items():
+        groups, summary = anatomy.group_contributions(listed, name, rel_level)
+        aware = tiecore.evaluate(run, qrels, name, rel_level=rel_level)["value"].iloc[0]
+        assert math.isclose(groups["contribution"].sum(), aware, abs_tol=1e-12), name
+        assert math.isclose(summary["value"], aware, abs_tol=1e-12), name
+        if name == "nDCG@3" or num_rel > 0:
+            assert math.isclose(summary["normaliser_value"], normaliser, rel_tol=1e-12), name
+        assert summary["formula"] == anatomy.EXPECTED_FORMULAS[name.partition("@")[0]]
+        assert groups["size"].sum() <= len(listed)

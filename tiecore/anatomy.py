@@ -432,7 +432,7 @@ def expected_ranks(query: QueryList, measure: str | Measure, rel_level: int = 1)
     if denominator > 0:
         inside = rank <= cut
         term[inside] = scale * component[inside] / divisor[inside] / denominator
-    return pd.DataFrame(
+    frame = pd.DataFrame(
         {
             "rank": rank,
             "group": g + 1,
@@ -442,6 +442,88 @@ def expected_ranks(query: QueryList, measure: str | Measure, rel_level: int = 1)
             "term": term,
         }
     )
+    frame.attrs.update(normaliser=float(denominator) / scale, cut=int(cut))
+    return frame
+
+
+#: Each family's tie-aware value rank by rank (LaTeX).  Rank ``j`` sits at 0-based
+#: position ``p`` of its group (``n`` docs, ``r`` relevant, ``m`` judged non-relevant,
+#: ``G`` total gain); ``R_g`` and ``A_g`` count the relevant and judged non-relevant
+#: docs above the group; ``R`` and ``N`` the query's relevant and judged
+#: non-relevant docs.
+EXPECTED_FORMULAS = {
+    "P": r"P@k = \frac{1}{k}\sum_{j \le k} \frac{r}{n}",
+    "R": r"R@k = \frac{1}{R}\sum_{j \le k} \frac{r}{n}",
+    "F1": r"F_1@k = \frac{2}{k + R}\sum_{j \le k} \frac{r}{n}",
+    "Rprec": r"R\text{-}prec = \frac{1}{R}\sum_{j \le R} \frac{r}{n}",
+    "AP": r"AP = \frac{1}{R}\sum_{j \le k} \frac{1}{j}\cdot\frac{r}{n}"
+    r"\Big(R_g + 1 + p\,\frac{r - 1}{n - 1}\Big)",
+    "RR": r"RR = \sum_{j \le k} \frac{1}{j}\cdot\frac{\binom{n - 1 - p}{r - 1}}{\binom{n}{r}}"
+    r"\quad\text{(in the first group with } r > 0\text{, where } R_g = 0)",
+    "Success": r"Success@k = \sum_{j \le k} \frac{\binom{n - 1 - p}{r - 1}}{\binom{n}{r}}"
+    r"\quad\text{(in the first group with } r > 0)",
+    "nDCG": r"nDCG@k = \frac{1}{IDCG@k}\sum_{j \le k} \frac{G / n}{\log_2(j + 1)}",
+    "Bpref": r"Bpref = \frac{1}{R}\sum_{j} \frac{r}{n}\,"
+    r"\mathbb{E}\Big[1 - \frac{\min(A_g + B,\ R)}{\min(N,\ R)}\Big],\ "
+    r"B \sim \mathrm{Hypergeometric}(n - 1,\ m,\ p)",
+}
+#: What each family divides its sum by.
+NORMALISERS = {
+    "P": "k", "R": "R", "F1": "(k + R)/2", "Rprec": "R", "AP": "R", "RR": "1", "Success": "1",
+    "nDCG": "IDCG@k", "Bpref": "R",
+}  # fmt: skip
+
+
+def group_contributions(
+    query: QueryList, measure: str | Measure, rel_level: int = 1
+) -> tuple[pd.DataFrame, dict]:
+    """Each tie group's share of the tie-aware value: the sum of its ranks' expected terms.
+
+    Returns
+    -------
+    groups : DataFrame
+        ``group, ranks, size, relevant, relevant_above, contribution`` for the
+        groups with a rank above the cut.
+    summary : dict
+        ``formula`` (:data:`EXPECTED_FORMULAS`), ``normaliser`` (its name),
+        ``normaliser_value``, ``cut`` and ``value`` (the sum, the tie-aware value).
+
+    Examples
+    --------
+    >>> docs = pd.DataFrame({"docno": list("abc"), "score": [2.0, 1.0, 1.0], "level": [0, 1, 0]})
+    >>> groups, summary = group_contributions(QueryList.from_docs(docs), "RR")
+    >>> groups[["ranks", "contribution"]].round(4), round(summary["value"], 4)
+    (  ranks  contribution
+    0     1        0.0000
+    1   2–3        0.4167, 0.4167)
+    """
+    measure = _parse(measure)
+    ranks = expected_ranks(query, measure, rel_level)
+    gain = measure.gain if measure.family == "nDCG" else "linear"
+    groups = tie_groups(query, rel_level, gain)
+    inside = ranks[ranks["rank"] <= ranks.attrs["cut"]]
+    contribution = inside.groupby("group")["term"].sum()
+    chosen = groups[groups["group"].isin(contribution.index)]
+    spans = [f"{a}" if a == b else f"{a}–{b}"
+             for a, b in zip(chosen["start_rank"], chosen["end_rank"], strict=True)]  # fmt: skip
+    table = pd.DataFrame(
+        {
+            "group": chosen["group"].to_numpy(),
+            "ranks": spans,
+            "size": chosen["size"].to_numpy(),
+            "relevant": chosen["relevant"].to_numpy(),
+            "relevant_above": chosen["relevant_above"].to_numpy(),
+            "contribution": contribution.reindex(chosen["group"]).to_numpy(),
+        }
+    )
+    summary = {
+        "formula": EXPECTED_FORMULAS[measure.family],
+        "normaliser": NORMALISERS[measure.family],
+        "normaliser_value": ranks.attrs["normaliser"],
+        "cut": ranks.attrs["cut"],
+        "value": float(ranks["term"].sum()),
+    }
+    return table, summary
 
 
 # ----------------------------------------------------------------------------- orderings

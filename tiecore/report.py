@@ -381,7 +381,7 @@ def to_csv(frame: pd.DataFrame, provenance: Mapping[str, object] | None = None) 
     0.3
     """
     head = "".join(f"# {k}: {v}\n" for k, v in (provenance or {}).items())
-    index = not isinstance(frame.index, pd.RangeIndex)
+    index = frame.index.name is not None or isinstance(frame.index, pd.MultiIndex)
     return head + frame.to_csv(index=index, float_format=f"%.{DIGITS}g")
 
 
