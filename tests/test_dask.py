@@ -186,6 +186,9 @@ def test_map_runs_keeps_the_order_and_reports_progress(client, data) -> None:
     )
     assert got == [(name, len(run)) for name, run in runs.items()]
     assert sorted(c[0] for c in calls) == [1, 2, 3] and {c[1] for c in calls} == {3}
+    many = [(f"r{i}", runs["bm25"].iloc[: 10 + i]) for i in range(9)]  # an iterator: in flight
+    got = _parallel.map_runs(lambda name, run: (name, len(run)), iter(many), client=client)
+    assert got == [(name, len(run)) for name, run in many]
 
 
 def test_a_worker_error_names_the_file(client, data, tmp_path) -> None:

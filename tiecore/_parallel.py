@@ -415,7 +415,7 @@ def _on_cluster(fn, entries, client, progress, merge, split_rows) -> list[tuple[
 
     total = len(entries) if isinstance(entries, list) else None
     remote_fn = client.scatter(fn, broadcast=True, hash=False)
-    workers = max(len(client.scheduler_info(n_workers=-1).get("workers", {})), 1)
+    workers = max(len(client.nthreads()), 1)
     limit = None if total is not None else IN_FLIGHT * workers
     pending = as_completed()
     parts: dict[int, dict[int, _Done]] = {}
