@@ -222,3 +222,43 @@ def test_quantise_rejects_zero_levels():
     with pytest.raises(ValueError, match="levels"):
         builder.quantise(np.array([1.0, 2.0]), 0)
     assert re.fullmatch(r"levels=\d+", builder._name(3))
+
+
+# ----------------------------------------------------------------------------- command line
+
+
+def test_the_report_command_prints_the_table_of_the_api(data, tmp_path, capsys):
+    from tiecore import cli
+
+    runs, qrels = data
+    qrels_path = tmp_path / "qrels.txt"
+    qrels_path.write_text(
+        "".join(f"{q} 0 {d} {lv}\n" for q, d, lv in qrels.itertuples(index=False))
+    )
+    paths = []
+    for name, run in runs.items():
+        path = tmp_path / f"{name}.run"
+        path.write_text(
+            "".join(f"{q} Q0 {d} 0 {s:g} {name}\n" for q, d, s in run.itertuples(index=False))
+        )
+        paths.append(str(path))
+    args = [str(qrels_path), *paths, "-m", "P@5,AP", "--tiebreak", "docno_asc"]
+    assert cli.main(["report", *args, "--format", "csv"]) == 0
+    out = capsys.readouterr().out
+    assert "# tie break: docno_asc" in out and f"# tiecore version: {tiecore.__version__}" in out
+    shown = pd.read_csv(io.StringIO(out), comment="#").set_index(["run", "measure"])
+    expected = report.modes_table(runs, qrels, ["P@5", "AP"], tiebreak="docno_asc")
+    expected = expected.set_index(["run", "measure"])
+    assert np.allclose(shown.loc[expected.index, "aware"], expected["aware"], rtol=1e-11)
+    assert np.allclose(shown.loc[expected.index, "oblivious"], expected["oblivious"], rtol=1e-11)
+    assert cli.main(["report", *args, "--format", "markdown"]) == 0
+    markdown = capsys.readouterr().out
+    per_query = tiecore.evaluate(runs, qrels, ["P@5", "AP"], per_query=True)
+    marks = report.significance_vs_best(per_query)
+    body = report.to_markdown(expected.reset_index(), marks, tiebreak="docno_asc")
+    assert markdown.startswith(body.split("\n\n")[0])
+    assert cli.main(["report", *args, "--format", "latex", "--samples", "20"]) == 0
+    latex = capsys.readouterr().out
+    assert latex.count("{") == latex.count("}") and "sampled" in latex
+    assert cli.main(["report", *args, "--samples", "1"]) == 2
+    assert "--samples: expected at least 2" in capsys.readouterr().err

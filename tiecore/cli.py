@@ -309,6 +309,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_options(cmp, ("text", "csv", "json"))
     _add_dask(cmp)
     cmp.set_defaults(handler=_run_compare)
+    from tiecore.report import add_command  # tiecore report: the three-modes table
+
+    add_command(commands, _add_inputs, _add_options, _read_inputs)
     return parser
 
 

@@ -29,9 +29,20 @@ FLAG_Z = 2.0
 DIGITS = 12
 #: Columns of :func:`modes_table`.
 COLUMNS = (
-    "run", "measure", "oblivious", "aware", "tie_sd", "min", "max", "sampled", "sampled_sd",
-    "delta", "z", "position", "flagged",
-)  # fmt: skip
+    "run",
+    "measure",
+    "oblivious",
+    "aware",
+    "tie_sd",
+    "min",
+    "max",
+    "sampled",
+    "sampled_sd",
+    "delta",
+    "z",
+    "position",
+    "flagged",
+)
 MODES = ("oblivious", "aware", "sampled")
 
 
@@ -103,9 +114,11 @@ def combine_modes(
     width = (table["max"] - table["min"]).to_numpy(np.float64)
     position = np.full(len(table), np.nan)
     np.divide(
-        (table["oblivious"] - table["min"]).to_numpy(np.float64), width, out=position,
+        (table["oblivious"] - table["min"]).to_numpy(np.float64),
+        width,
+        out=position,
         where=width > 0,
-    )  # fmt: skip
+    )
     table["delta"] = delta
     table["z"] = z
     table["position"] = np.clip(position, 0.0, 1.0)
@@ -122,10 +135,12 @@ def modes_table(
     samples: int | None = None,
     seed: int = 0,
     rel_level: int = 1,
+    depth: int | None = None,
 ) -> pd.DataFrame:
     """Every run and measure in the three modes with the exact tie sd (see :func:`combine_modes`).
 
-    ``samples=None`` skips the sampled mode (its columns stay NaN).
+    ``samples=None`` skips the sampled mode (its columns stay NaN); ``depth`` cuts
+    every ranking first (trec_eval ``-M``).
 
     Examples
     --------
@@ -140,16 +155,28 @@ def modes_table(
 
     measures = [measures] if isinstance(measures, str) else list(measures)
     oblivious = _quiet(
-        evaluate, runs, qrels, measures, ties="oblivious", tiebreak=tiebreak, seed=seed,
+        evaluate,
+        runs,
+        qrels,
+        measures,
+        ties="oblivious",
+        tiebreak=tiebreak,
+        seed=seed,
         rel_level=rel_level,
-    )  # fmt: skip
+    )
     spread = _quiet(evaluate_spread, runs, qrels, measures, rel_level=rel_level)
     sampled = None
     if samples is not None:
         sampled = _quiet(
-            evaluate, runs, qrels, measures, ties="sampled", samples=samples, seed=seed,
+            evaluate,
+            runs,
+            qrels,
+            measures,
+            ties="sampled",
+            samples=samples,
+            seed=seed,
             rel_level=rel_level,
-        )  # fmt: skip
+        )
     return combine_modes(oblivious, spread, sampled)
 
 
@@ -249,17 +276,17 @@ def _cells(
 
 
 def _legend(tiebreak: str, alpha: float, sampled: bool, latex: bool) -> str:
+    pm = r"$\pm$" if latex else "±"
+    name = _latex_escape(tiebreak) if latex else tiebreak
     dag = r"\dag" if latex else "†"
-    star = "*"
-    text = (
-        f"oblivious: one tie-break ({tiebreak}); aware: exact mean over all orderings of tied "
-        f"documents ± its exact standard deviation over random tie-breaks (tie sd)"
-        + ("; sampled: mean ± sd over random tie-breaks" if sampled else "")
+    return (
+        f"oblivious: one tie-break ({name}); aware: exact mean over all orderings of tied "
+        f"documents {pm} its exact standard deviation over random tie-breaks (tie sd)"
+        + (f"; sampled: mean {pm} sd over random tie-breaks" if sampled else "")
         + f". {dag}: the tie-break moved the value by more than {FLAG_Z:g} tie sd. "
-        f"Bold: best tie-aware value; {star}: significantly below it "
+        f"Bold: best tie-aware value; *: significantly below it "
         f"(paired t-test on tie-aware per-query values, p < {alpha:g})."
     )
-    return text
 
 
 def to_latex(
@@ -291,8 +318,12 @@ def to_latex(
     sampled = "sampled" in modes
     width = len(modes)
     lines = [f"% {k}: {v}" for k, v in (provenance or {}).items()]
-    lines += [r"\begin{table}", r"\centering", r"\begin{tabular}{l" + "r" * width * len(measures)
-              + "}", r"\toprule"]  # fmt: skip
+    lines += [
+        r"\begin{table}",
+        r"\centering",
+        r"\begin{tabular}{l" + "r" * width * len(measures) + "}",
+        r"\toprule",
+    ]
     lines.append(
         "System & "
         + " & ".join(rf"\multicolumn{{{width}}}{{c}}{{{_latex_escape(m)}}}" for m in measures)
@@ -315,8 +346,16 @@ def to_latex(
 
 
 def _latex_escape(text: str) -> str:
-    for char, escaped in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("$", r"\$"),
-                          ("#", r"\#"), ("_", r"\_"), ("{", r"\{"), ("}", r"\}")):  # fmt: skip
+    for char, escaped in (
+        ("\\", r"\textbackslash{}"),
+        ("&", r"\&"),
+        ("%", r"\%"),
+        ("$", r"\$"),
+        ("#", r"\#"),
+        ("_", r"\_"),
+        ("{", r"\{"),
+        ("}", r"\}"),
+    ):
         text = text.replace(char, escaped)
     return text
 
@@ -482,3 +521,138 @@ def effect_sentence(row: Mapping, tiebreak: str = "trec_eval") -> str:
         f"{row['run']} {row['measure']}: {tiebreak} {format_value(row['oblivious'])} vs "
         f"tie-aware {format_value(row['aware'])} ({shift})"
     )
+
+
+# ----------------------------------------------------------------------------- command line
+
+#: Output formats of ``tiecore report``.
+FORMATS = ("markdown", "latex", "csv")
+_REPORT_HELP = """\
+Score every run (or LETOR feature) by every measure tie-oblivious (one tie-break),
+tie-aware (the exact mean over all orderings of tied documents, with its exact
+standard deviation over random tie-breaks: the tie sd) and, with --samples,
+sampled; print systems x measures as a Markdown or LaTeX (booktabs) table or as
+CSV, with the settings behind it.  Marks: a dagger where the tie-break moved the
+value by more than 2 tie sd; bold for the best tie-aware value; * where a system
+is significantly below it (paired t-test on tie-aware per-query values)."""
+
+
+def _at_least_two(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"expected at least 2, got {value}")
+    return value
+
+
+def _probability(text: str) -> float:
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"expected a level between 0 and 1, got {value}")
+    return value
+
+
+def add_command(commands, add_inputs, add_options, read_inputs) -> None:
+    """Register ``tiecore report`` among the CLI's subcommands (``tiecore.cli.build_parser``).
+
+    ``add_inputs``, ``add_options`` and ``read_inputs`` are the CLI's own helpers
+    (QRELS RUN ... or --letor; -M, -l, --format, -o; reading), so the command
+    takes its inputs exactly as ``eval`` and ``compare`` do.
+    """
+    from tiecore.ranking import TIEBREAKS
+
+    parser = commands.add_parser(
+        "report",
+        help="systems x measures in the three tie modes as Markdown, LaTeX or CSV "
+        "(see tiecore report --help)",
+        usage="tiecore report [options] QRELS RUN [RUN ...]\n"
+        "       tiecore report [options] --letor FILE [--features LIST]",
+        description=_REPORT_HELP,
+    )
+    add_inputs(parser)
+    parser.add_argument(
+        "-m",
+        "--measure",
+        dest="measures",
+        action="append",
+        metavar="MEASURE",
+        help="a measure or comma-separated measures; repeatable (default: P@10, AP, nDCG@10)",
+    )
+    parser.add_argument(
+        "--tiebreak",
+        choices=[t for t in TIEBREAKS if t != "random"],
+        default="trec_eval",
+        help="the oblivious mode's order inside ties (default: trec_eval)",
+    )
+    parser.add_argument(
+        "--samples",
+        type=_at_least_two,
+        metavar="N",
+        help="also the sampled mode with N random tie-breaks per run (default: none)",
+    )
+    parser.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default: 0)")
+    parser.add_argument(
+        "--alpha",
+        type=_probability,
+        default=0.05,
+        metavar="A",
+        help="significance level of the marks (default: 0.05)",
+    )
+    add_options(parser, FORMATS)
+    parser.set_defaults(handler=lambda args, stderr: run_command(args, read_inputs))
+
+
+def run_command(args, read_inputs) -> str:
+    """``tiecore report``: read the inputs, build the table, return the text to write."""
+    from tiecore.cli import split_measures
+    from tiecore.evaluate import evaluate
+    from tiecore.measures import parse_measures
+
+    measures = [
+        str(m)
+        for m in parse_measures(split_measures(args.measures or []) or ["P@10", "AP", "nDCG@10"])
+    ]
+    runs, qrels, sources = read_inputs(args)
+    table = modes_table(
+        runs,
+        qrels,
+        measures,
+        tiebreak=args.tiebreak,
+        samples=args.samples,
+        seed=args.seed,
+        rel_level=args.rel_level,
+        depth=args.depth,
+    )
+    data = args.letor or ", ".join([args.files[0], *sorted(set(sources.values()))])
+    about = provenance(
+        data_set=data,
+        measure=", ".join(measures),
+        tie_break=args.tiebreak,
+        samples=args.samples,
+        seed=args.seed,
+        relevance_level=args.rel_level,
+        depth=args.depth,
+    )
+    if args.format == "csv":
+        return to_csv(table, about)
+    per_query = _quiet(
+        evaluate,
+        runs,
+        qrels,
+        measures,
+        rel_level=args.rel_level,
+        depth=args.depth,
+        per_query=True,
+    )
+    marks = significance_vs_best(per_query, args.alpha)
+    write = to_latex if args.format == "latex" else to_markdown
+    return write(table, marks, tiebreak=args.tiebreak, alpha=args.alpha, provenance=about)
