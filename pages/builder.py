@@ -13,8 +13,8 @@ from tiecore import report
 
 #: Level counts of the sweep, from continuous to a handful.
 LEVELS = (None, 1000, 300, 100, 30, 10, 5, 3, 2)
-#: Features chosen first on the MSLR sample: BM25 of the whole document, in-link count, PageRank.
-PREFERRED = ("f110", "f128", "f130")
+#: Features chosen first on the MSLR sample: BM25 of the whole document and the click count.
+PREFERRED = ("f110", "f134")
 
 dataset, settings = sb.context()
 st.title("Build a scoring function")
@@ -43,7 +43,7 @@ with left:
         key=f"builder_features_{dataset.key}",
         format_func=dataset.describe,
         max_selections=8,
-        help="each feature is scaled to 0–1 over the file, then weighted",
+        help="each feature is scaled to 0–1 within each query, then weighted",
     )
 with right:
     measure = sb.pick_measure(settings, key="builder_measure")
@@ -95,16 +95,16 @@ cols[1].metric(
 cols[2].metric("aware", report.format_value(row["aware"]), help=ch.GLOSSARY["aware"])
 cols[3].metric("tie sd", f"{row['tie_sd']:.4f}", help=ch.GLOSSARY["tie_sd"])
 cols[4].metric(
-    "min … max",
-    f"{row['min']:.3f} … {row['max']:.3f}",
-    help="the lowest and highest mean any tie-break gives",
+    "range",
+    f"{row['min']:.2f}–{row['max']:.2f}",
+    help="the lowest and highest mean any tie-break gives (min … max)",
 )
 cols[5].metric(
-    f"rank among {int(row['features'])} features",
-    f"{int(row['rank_aware'])} (aware)",
+    "rank (aware)",
+    f"{int(row['rank_aware'])} of {int(row['features']) + 1}",
     delta=f"{int(row['rank_oblivious'])} under {settings.tiebreak}",
     delta_color="off",
-    help="1 + the number of given features scoring higher",
+    help="among the given features: 1 + the number of features scoring higher",
 )
 
 x = found["label"].tolist()

@@ -1,7 +1,8 @@
 """Build a scoring function from LETOR features and watch ties appear as its scores coarsen.
 
-A weighted sum of chosen features (each scaled to 0..1 over the file first, so
-that weights compare features of different ranges) is a continuous score; in
+A weighted sum of chosen features (each scaled to 0..1 within every query first,
+LETOR's query-level normalisation, so that weights compare features of
+different ranges) is a continuous score; in
 practice scores are often coarse: counts, clicks, quantised model outputs.
 :func:`quantise` maps a score to ``levels`` equal-width bins (order kept, near
 scores merged), and :func:`sweep` shows, level count by level count, how the
@@ -28,7 +29,9 @@ COLUMNS = (
 
 
 def combine(runs: Mapping[str, pd.DataFrame], weights: Mapping[str, float]) -> pd.DataFrame:
-    """``score = sum_f w_f * (x_f - min x_f) / (max x_f - min x_f)`` over the chosen features.
+    """``score = sum_f w_f * (x_f - min_q x_f) / (max_q x_f - min_q x_f)``, min and max per query.
+
+    A feature constant within a query adds 0 for that query.
 
     Parameters
     ----------
@@ -36,7 +39,7 @@ def combine(runs: Mapping[str, pd.DataFrame], weights: Mapping[str, float]) -> p
         Feature runs as :func:`tiecore.read_letor` returns them (the same rows
         in the same order for every feature).
     weights : mapping of name to float
-        The chosen features and their weights (a constant feature adds 0).
+        The chosen features and their weights.
 
     Returns
     -------
@@ -45,10 +48,11 @@ def combine(runs: Mapping[str, pd.DataFrame], weights: Mapping[str, float]) -> p
 
     Examples
     --------
-    >>> a = pd.DataFrame({"qid": "1", "docno": ["x", "y", "z"], "score": [0.0, 5.0, 10.0]})
-    >>> b = a.assign(score=[1.0, 1.0, 0.0])
+    >>> a = pd.DataFrame({"qid": ["1", "1", "1", "2"], "docno": list("xyzx"),
+    ...                   "score": [0.0, 5.0, 10.0, 7.0]})
+    >>> b = a.assign(score=[1.0, 1.0, 0.0, 3.0])
     >>> combine({"f1": a, "f2": b}, {"f1": 1.0, "f2": 0.5})["score"].tolist()
-    [0.5, 1.0, 1.0]
+    [0.5, 1.0, 1.0, 0.0]
     """
     if not weights:
         raise ValueError("choose at least one feature")
@@ -65,10 +69,13 @@ def combine(runs: Mapping[str, pd.DataFrame], weights: Mapping[str, float]) -> p
             and np.array_equal(run["docno"].to_numpy(), first["docno"].to_numpy())
         ):
             raise ValueError(f"feature {name} does not hold the same rows as {names[0]}")
-        x = run["score"].to_numpy(np.float64)
-        low, high = (float(x.min()), float(x.max())) if len(x) else (0.0, 0.0)
-        if high > low:
-            total += float(weights[name]) * (x - low) / (high - low)
+        x = run["score"].astype(np.float64)
+        by_query = x.groupby(run["qid"].to_numpy(), sort=False)
+        low = by_query.transform("min").to_numpy()
+        width = by_query.transform("max").to_numpy() - low
+        scaled = np.zeros(len(x))
+        np.divide(x.to_numpy() - low, width, out=scaled, where=width > 0)
+        total += float(weights[name]) * scaled
     return pd.DataFrame(
         {"qid": first["qid"].to_numpy(), "docno": first["docno"].to_numpy(), "score": total}
     )
