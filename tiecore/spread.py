@@ -37,6 +37,7 @@ against every ordering.  Every variance here is exact (``var_method`` "exact").
 
 from __future__ import annotations
 
+import copy
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -105,7 +106,7 @@ def evaluate_spread(
 
     def one_run(name: str, run: pd.DataFrame) -> pd.DataFrame:
         ranking = Ranking.build(run, judgments, tiebreak="file_order", name=name)
-        found = query_spread(ranking, judgments, measures, depth=depth)
+        found = _spread_arrays(ranking, judgments, measures, depth)
         chosen = np.ones(len(judgments.qids), bool) if complete else ranking.counts > 0
         return _tidy(name, judgments.qids[chosen], found, chosen, per_query)
 
@@ -130,24 +131,46 @@ def query_spread(
         with columns ``value, var, min, max``.
     """
     check_depth(depth)
-    context = _Context(ranking, judgments, depth)
     index = pd.Index(judgments.qids, name="qid")
+    found = _spread_arrays(ranking, judgments, parse_measures(_as_list(measures)), depth)
+    return {measure: pd.DataFrame(columns, index=index) for measure, columns in found.items()}
+
+
+def _spread_arrays(
+    ranking: Ranking, judgments: Judgments, measures: list[Measure], depth: int | None
+) -> dict[Measure, dict[str, np.ndarray]]:
+    """:func:`query_spread` as arrays: only the tied groups with a slot above the cut
+    carry variance and move the bounds, so only they are visited.
+
+    ``min = value + sum_g (worst_g - mean_g)`` (and ``max`` with ``best_g``) over
+    those groups, ``mean_g`` a group's aware share of the head sum.
+    """
+    context = _Context(ranking, judgments, depth)
+    nq = len(judgments.qids)
     out = {}
-    for measure in parse_measures(_as_list(measures)):
+    for measure in measures:
         recipe = kernels.plan(measure, judgments, depth)
+        component = context.profile.component(recipe.component)
+        sums = kernels.weighted_head_sums(component, recipe.weight, ranking, recipe.cut)
+        live = np.flatnonzero((context.slots(recipe) > 0) & (context.n > 1))
+        tied = context.select(live)
         variance = np.bincount(
-            context.group_query,
-            weights=_group_variance(measure, recipe, context),
-            minlength=len(judgments.qids),
-        ).astype(np.float64)
-        low, high = _bounds(measure, recipe, context)
-        frame = {
-            "value": kernels.values(measure, context.profile, ranking, judgments, depth),
-            "var": variance,
-            "min": low,
-            "max": high,
+            tied.group_query, weights=_group_variance(measure, recipe, tied), minlength=nq
+        )
+        head = tied.head(tied.slots(recipe))
+        weight = 1.0 if recipe.weight == "one" else context.divisor(recipe.weight)[head.rows]
+        mean = head.sum(component[head.rows] / weight)
+        worst, best = _group_bounds(measure, recipe, tied)
+        shift = [
+            np.bincount(tied.group_query, weights=extreme - mean, minlength=nq)
+            for extreme in (worst, best)
+        ]
+        out[measure] = {
+            "value": kernels.finish(recipe, sums),
+            "var": variance.astype(np.float64),
+            "min": kernels.finish(recipe, sums + shift[0]),
+            "max": kernels.finish(recipe, sums + shift[1]),
         }
-        out[measure] = pd.DataFrame(frame, index=index)
     return out
 
 
@@ -387,6 +410,9 @@ class _Context:
         self.R = ranking.rel_before
         self.A = ranking.nonrel_before
         self.position = ranking.position
+        self.group_start = ranking.group_start
+        self.selected = None  # a selection's groups among all (None: all of them)
+        self._root = self
         num_rel = self.judgments.num_rel
         # Bpref's f(y) = 1 - min(y, cap) / scale per query; trec_eval's 1 when y = 0
         self.cap = num_rel[self.group_query]
@@ -403,7 +429,26 @@ class _Context:
 
     def slots(self, recipe: kernels.Plan) -> np.ndarray:
         """Per group, how many of its slots are above the cut: ``clip(cut - t, 0, n)``."""
-        return np.clip(recipe.cut[self.group_query] - self.t, 0, self.n)
+        key = ("slots", recipe.cut.tobytes())
+        if key not in self._tables:
+            d = recipe.cut[self.group_query] - self.t
+            self._tables[key] = np.minimum(np.maximum(d, 0, out=d), self.n, out=d)
+        return self._tables[key]
+
+    def select(self, groups: np.ndarray) -> _Context:
+        """The same context restricted to some groups (indices into this one's groups).
+
+        Per-row tables are shared; per-group arrays and caches are taken at ``groups``.
+        """
+        out = copy.copy(self)
+        for name in _PER_GROUP:
+            setattr(out, name, getattr(self, name)[groups])
+        out.selected = groups if self.selected is None else self.selected[groups]
+        out._tables = {k: v for k, v in self._tables.items() if not isinstance(k, tuple)}
+        out._gain_sums = {k: (a[groups], b[groups]) for k, (a, b) in self._gain_sums.items()}
+        if self._levels is not None:
+            out._levels = (self._levels[0][groups], self._levels[1])
+        return out
 
     def row_gains(self, gain: str) -> np.ndarray:
         """Gain of every row (0 for unjudged docs; exp gains scaled per query)."""
@@ -412,8 +457,15 @@ class _Context:
     def gain_sums(self, gain: str) -> tuple[np.ndarray, np.ndarray]:
         """Per group ``sum a`` and ``sum a**2`` of its docs' gains."""
         if gain not in self._gain_sums:
-            a = self.row_gains(gain)
-            self._gain_sums[gain] = (_group_sum(a, self.ranking), _group_sum(a * a, self.ranking))
+            if self.selected is not None:
+                total, square = self._root.gain_sums(gain)
+                self._gain_sums[gain] = (total[self.selected], square[self.selected])
+            else:
+                a = self.row_gains(gain)
+                self._gain_sums[gain] = (
+                    _group_sum(a, self.ranking),
+                    _group_sum(a * a, self.ranking),
+                )
         return self._gain_sums[gain]
 
     def prefix(self, weight: str) -> np.ndarray:
@@ -430,6 +482,9 @@ class _Context:
 
         A gain level is ``max(level, 0)`` of a judged doc, 0 of an unjudged one.
         """
+        if self._levels is None and self.selected is not None:
+            counts, values = self._root.level_counts()
+            self._levels = (counts[self.selected], values)
         if self._levels is None:
             ranking = self.ranking
             level = np.where(ranking.judged, np.maximum(ranking.level, 0), 0)
@@ -449,7 +504,14 @@ class _Context:
 
     def head(self, d: np.ndarray) -> _Head:
         """The rows of every group's first ``d`` slots."""
-        return _Head.of(self.ranking, d)
+        if self.selected is None and np.array_equal(d, self.n):
+            every = np.arange(len(d))
+            return _Head(slice(None), self.ranking.group, every, self.group_start, len(d))
+        return _Head.of(self.group_start, d)
+
+
+#: The per-group arrays of a :class:`_Context`, taken at a selection's groups.
+_PER_GROUP = ("group_query", "t", "n", "r", "m", "R", "A", "group_start", "cap", "bpref_scale")
 
 
 @dataclass
@@ -463,11 +525,8 @@ class _Head:
     groups: int
 
     @classmethod
-    def of(cls, ranking: Ranking, d: np.ndarray) -> _Head:
-        if np.array_equal(d, ranking.size):
-            every = np.arange(len(d))
-            return cls(slice(None), ranking.group, every, ranking.group_start, len(d))
-        owner, rows = _expand(ranking.group_start, d)
+    def of(cls, group_start: np.ndarray, d: np.ndarray) -> _Head:
+        owner, rows = _expand(group_start, d)
         some = np.flatnonzero(d > 0)
         return cls(rows, owner, some, (np.cumsum(d) - d)[some], len(d))
 
@@ -558,7 +617,7 @@ def _var_rr(context: _Context, d: np.ndarray) -> np.ndarray:
     """
     first = _first_groups(context) & (context.r < context.n)
     reach = np.where(first, np.minimum(d, context.n - context.r + 1), 0)
-    owner, rows = _expand(context.ranking.group_start, reach)
+    owner, rows = _expand(context.group_start, reach)
     w = 1.0 / context.ranking.rank[rows]
     chance = context.profile.first[rows]
     size = len(context.n)
@@ -695,8 +754,8 @@ def _var_bpref(context: _Context, d: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------- bounds
 
 
-def _bounds(measure: Measure, recipe: kernels.Plan, context: _Context) -> tuple:
-    """Per-query min and max of a measure: its pessimistic and optimistic orders.
+def _group_bounds(measure: Measure, recipe: kernels.Plan, context: _Context) -> tuple:
+    """Per group the lowest and highest head sum of its terms: pessimistic and optimistic.
 
     Optimistic puts each group's relevant docs (and higher gains) first,
     pessimistic last, as ``Ranking.build(..., tiebreak=...)`` does.  Each
@@ -705,11 +764,12 @@ def _bounds(measure: Measure, recipe: kernels.Plan, context: _Context) -> tuple:
     relevant docs of a group take slots ``0..r-1`` (best) or ``n-r..n-1``
     (worst), ``top = min(d, r)`` or ``bottom = max(0, d - (n - r))`` of them
     above the cut.  AP: ``sum_{i<k} (R + 1 + i) / (t + 1 + i) = k + (R - t)
-    (P(t + k) - P(t))``; DCG: each level's block of equal gains.
+    (P(t + k) - P(t))``; DCG: each level's block of equal gains.  Returns
+    ``(worst, best)``, the sums of ``c_j / w(j)`` over the group's slots above the
+    cut (0 for a group with none).
     """
-    live = np.flatnonzero(context.slots(recipe) > 0)  # groups with a slot above the cut
-    d = context.slots(recipe)[live]
-    t, n, r, big_r = context.t[live], context.n[live], context.r[live], context.R[live]
+    d = context.slots(recipe)
+    t, n, r, big_r = context.t, context.n, context.r, context.R
     gap = n - r
     top, bottom = np.minimum(d, r), np.maximum(d - gap, 0)
     component = recipe.component
@@ -725,12 +785,11 @@ def _bounds(measure: Measure, recipe: kernels.Plan, context: _Context) -> tuple:
         if recipe.weight == "rank":
             best, worst = best / (t + 1.0), worst / (t + gap + 1.0)
     elif component == "bpref":
-        best = top * context.bpref_term(context.A)[live]
-        worst = bottom * context.bpref_term(context.A + context.m)[live]
+        best = top * context.bpref_term(context.A)
+        worst = bottom * context.bpref_term(context.A + context.m)
     else:
         counts, levels = context.level_counts()
-        counts = counts[live]
-        shift = context.judgments.gain_shift(measure.gain)[context.group_query[live], None]
+        shift = context.judgments.gain_shift(measure.gain)[context.group_query, None]
         grid = levels[None, :]
         if measure.gain == "exp":  # levels above a query's largest have no docs in its groups
             grid = np.minimum(grid, shift)
@@ -738,11 +797,7 @@ def _bounds(measure: Measure, recipe: kernels.Plan, context: _Context) -> tuple:
         below = np.cumsum(counts, axis=1) - counts  # first slot of each level, ascending
         worst = _block_sums(context, t, d, gains, below, below + counts)
         best = _block_sums(context, t, d, gains, n[:, None] - below - counts, n[:, None] - below)
-    size = len(context.judgments.qids)
-    q = context.group_query[live]
-    sums = (np.bincount(q, weights=v, minlength=size).astype(np.float64) for v in (worst, best))
-    low, high = (kernels.finish(recipe, total) for total in sums)
-    return low, high
+    return worst * 1.0, best * 1.0
 
 
 def _block_sums(context: _Context, t, d, gains, low, high) -> np.ndarray:
@@ -781,7 +836,7 @@ def _first_rank_distribution(context: _Context, d: np.ndarray) -> tuple[np.ndarr
     if first.size == 0:
         return np.zeros(1), np.ones(1)
     (g,) = first
-    rows = context.ranking.group_start[g] + np.arange(context.n[g] - context.r[g] + 1)
+    rows = context.group_start[g] + np.arange(context.n[g] - context.r[g] + 1)
     rank = context.ranking.rank[rows]
     values = np.where(rank <= context.t[g] + d[g], 1.0 / rank, 0.0)
     return values, context.profile.first[rows]
@@ -806,7 +861,7 @@ def _tidy(name, qids, found, chosen, per_query) -> pd.DataFrame:
     columns: dict[str, list] = {key: [] for key in ("value", "var", "min", "max")}
     for frame in found.values():
         for key, parts in columns.items():
-            column = frame[key].to_numpy()[chosen]
+            column = np.asarray(frame[key])[chosen]
             if key == "var":
                 summary = column.sum() / count**2 if count else 0.0
             else:
