@@ -923,7 +923,7 @@ def test_ctrl_c_exits_130_with_one_line(tmp_path) -> None:
     assert child.returncode == 130
     assert out == "" and "Traceback" not in err
     assert err.splitlines()[-1] == "tiecore: interrupted"
-    assert all(line.startswith("tiecore: [") for line in err.splitlines()[:-1])
+    assert all(line.startswith("tiecore: [") for line in err.splitlines()[:-1]), err
 
 
 def test_reader_going_away_ends_quietly(tmp_path) -> None:
@@ -1030,3 +1030,18 @@ def test_fifo_inputs(files, capsys, tmp_path, which) -> None:
     assert code == 0, err
     _, want, _ = run_main(capsys, "eval", *plain, "-q", "--format", "csv")
     assert out == want.replace(str(files["letor"]), str(fifo))
+
+
+def test_resource_warnings_are_not_shown(files, capsys, monkeypatch) -> None:
+    """An interrupted read may leave a file to the garbage collector: no warning line for it."""
+    import warnings
+
+    from tiecore import cli
+
+    def formatter(result, num_q):
+        warnings.warn("unclosed file <_io.BufferedReader name='x'>", ResourceWarning, stacklevel=1)
+        return "text\n"
+
+    monkeypatch.setitem(cli._FORMATTERS, "csv", formatter)
+    code, out, err = run_main(capsys, "eval", files["qrels"], files["a"], "--format", "csv")
+    assert code == 0 and out == "text\n" and err == ""

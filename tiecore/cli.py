@@ -880,6 +880,8 @@ def _main(argv: Sequence[str] | None, stderr: _Stream) -> int:
 
     with warnings.catch_warnings():
         warnings.simplefilter("always")
+        # a file left open by an interrupted read is the interpreter's business, not the user's
+        warnings.simplefilter("ignore", ResourceWarning)
         warnings.showwarning = show_warning
         try:
             text = args.handler(args, stderr)
