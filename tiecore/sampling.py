@@ -20,7 +20,9 @@ A denser group is shuffled whole: its rows sorted by uniform 64-bit keys.
 Every draw is a hash of run, query, rank, round and sample
 (:func:`tiecore.seeding.stream_key`): the same values whether a run's queries
 are evaluated together or apart, in whatever batches of samples, with whatever
-other measures.
+other measures.  (Drawing the judged docs' places instead of shuffling whole
+groups changed the draws: a seed gives other values than it did before, with
+the same distribution.)
 """
 
 from __future__ import annotations
