@@ -539,16 +539,29 @@ def test_no_nan_or_inf_in_any_output(case, rnd) -> None:
 
 
 @pytest.mark.parametrize("variant", EVAL_VARIANTS, ids=" ".join)
-def test_overflowing_gains_are_an_error_not_inf(tmp_path, variant) -> None:
-    """2**2000 overflows nDCG(gain=exp): one error line, never inf or nan printed."""
+def test_huge_levels_are_exact_or_an_error_never_inf(tmp_path, variant) -> None:
+    """2**2000 overflows a float: nDCG(gain=exp) must still be exact (gains scaled), or
+    one error line; never inf or nan printed."""
     qrels = write(str(tmp_path), "qrels", b"q1 0 a 2000\nq1 0 b 1\n")
     run = write(str(tmp_path), "run", b"q1 Q0 a 1 1 t\nq1 Q0 b 2 1 t\nq1 Q0 c 3 0 t\n")
+    # a and b tie; with gains scaled by 2**-2000, a's is 1 and b's 0 (to 1e-600): the order
+    # b, a (trec_eval's, docno descending) scores 1/log2(3), the order a, b scores 1
+    low, high = 1 / math.log2(3), 1.0
+    want = {"oblivious": low, "aware": (low + high) / 2}
+    mode = "oblivious" if "oblivious" in variant else "sampled" if "sampled" in variant else "aware"
     for fmt in ("trec", "csv", "json"):
         code, out, err = run_cli(
             "eval", qrels, run, "-m", "AP,nDCG(gain=exp)@2", *variant, "--format", fmt
         )
         assert_clean(code, out, err)
-        assert code == 2 and "overflow" in err and "qrels" in err
+        if code == 2:
+            assert "overflow" in err and "qrels" in err
+        elif fmt == "json":
+            value = next(r["value"] for r in json.loads(out) if r["measure"] != "AP")
+            if mode == "sampled":
+                assert low - 1e-12 <= value <= high + 1e-12
+            else:
+                assert value == pytest.approx(want[mode], abs=1e-12)
 
 
 # --------------------------------------------------------------- LETOR and processes
