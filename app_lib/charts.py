@@ -22,7 +22,8 @@ MODE_COLORS = {"oblivious": "#8c8c8c", "aware": "#1f77b4", "sampled": "#ff7f0e"}
 FLAG_COLOR = "#d62728"
 #: Short explanations of the oblivious tie-break policies.
 TIEBREAK_HELP = {
-    "trec_eval": "score descending, then docno descending (trec_eval's order)",
+    "trec_eval": "score descending (as 32-bit floats), then docno descending (trec_eval 9's order)",
+    "trec_eval_double": "score descending as given, then docno descending (trec_eval 10's order)",
     "docno_asc": "score descending, then docno ascending",
     "file_order": "score descending, then the order of the rows in the file",
     "optimistic": "relevant (higher-gain) documents first inside each tie",
