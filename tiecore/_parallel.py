@@ -410,7 +410,11 @@ def _rename(
 
 
 def _on_cluster(fn, entries, client, progress, merge, split_rows) -> list[tuple[Item, _Done]]:
-    """Submit one task per run (or per query partition); results back in input order."""
+    """Submit one task per run (or per query partition); results back in input order.
+
+    Frames are scattered and results gathered in batches (one round trip each, not
+    one per run); from an iterator, at most :data:`IN_FLIGHT` tasks per worker wait.
+    """
     from distributed import as_completed
 
     total = len(entries) if isinstance(entries, list) else None
@@ -424,42 +428,54 @@ def _on_cluster(fn, entries, client, progress, merge, split_rows) -> list[tuple[
     finished: dict[int, _Done] = {}
     done_runs = 0
 
-    def collect(future) -> None:
+    def collect(futures: list) -> None:
         nonlocal done_runs
-        task, outcome = future.result()
-        parts.setdefault(task.index, {})[task.part] = outcome
-        future.release()
-        if len(parts[task.index]) < counts[task.index]:
-            return
-        got = parts.pop(task.index)
-        pieces = [got[p] for p in range(counts[task.index])]
-        finished[task.index] = _merged(task.item.name, pieces, merge)
-        done_runs += 1
-        if progress is not None:
-            progress(done_runs, total, task.item.name)
+        for task, outcome in client.gather(futures):
+            parts.setdefault(task.index, {})[task.part] = outcome
+            if len(parts[task.index]) < counts[task.index]:
+                continue
+            got = parts.pop(task.index)
+            pieces = [got[p] for p in range(counts[task.index])]
+            finished[task.index] = _merged(task.item.name, pieces, merge)
+            done_runs += 1
+            if progress is not None:
+                progress(done_runs, total, task.item.name)
+        for future in futures:
+            future.release()
 
+    def submit(tasks: list[tuple[_Task, object]]) -> None:
+        frames = [data for _, data in tasks if isinstance(data, pd.DataFrame)]
+        scattered = iter(client.scatter(frames, hash=False) if frames else [])
+        for task, data in tasks:
+            if isinstance(data, pd.DataFrame):  # the frame travels on its own, not in the task
+                data = next(scattered)
+                task = _Task(
+                    task.index,
+                    Item(task.item.name, None, False, task.item.display),
+                    task.part,
+                    task.parts,
+                )
+            pending.add(client.submit(_remote, remote_fn, task, data, pure=False))
+
+    waiting: list[tuple[_Task, object]] = []
     in_flight = 0
     for index, item in enumerate(entries):
         items[index] = item
         tasks = _tasks(index, item, split_rows if merge is not None else None)
         counts[index] = len(tasks)
-        for task in tasks:
-            data = task.source if task.parts > 1 else item.source
-            data = client.scatter(data, hash=False) if isinstance(data, pd.DataFrame) else None
-            if data is not None:  # the frame travels on its own, not inside the task
-                task = _Task(
-                    task.index,
-                    Item(item.name, None, item.file, item.display),
-                    task.part,
-                    task.parts,
-                )
-            pending.add(client.submit(_remote, remote_fn, task, data, pure=False))
-            in_flight += 1
-            while limit is not None and in_flight >= limit:
-                collect(next(pending))
-                in_flight -= 1
-    for future in pending:
-        collect(future)
+        waiting += [(task, task.source if task.parts > 1 else item.source) for task in tasks]
+        if limit is None:
+            continue
+        submit(waiting)
+        in_flight += len(waiting)
+        waiting = []
+        while in_flight >= limit:
+            batch = next(pending.batches())
+            collect(batch)
+            in_flight -= len(batch)
+    submit(waiting)
+    for batch in pending.batches():
+        collect(batch)
     out = []
     for index in range(len(items)):
         outcome = finished[index]
