@@ -455,6 +455,8 @@ def _on_cluster(fn, entries, client, progress, merge, split_rows) -> list[tuple[
                     task.part,
                     task.parts,
                 )
+            else:  # a file or a Parquet part: the worker reads it
+                data = None
             pending.add(client.submit(_remote, remote_fn, task, data, pure=False))
 
     waiting: list[tuple[_Task, object]] = []
