@@ -1445,11 +1445,11 @@ def main(argv: list[str] | None = None) -> int:
         print_progress(section)
         results += section
     if "dask" in sections and (wanted is None or "dask" in wanted):
-        queries = 200 if args.quick else 10_000
+        queries = 200 if args.quick else 12_000
         print(f"\n--- dask memory: tie{queries}k ---", flush=True)
         (directory / "dask").mkdir(parents=True, exist_ok=True)
         big = generate(directory / "dask", queries, 1000, seed=3)
-        section = bench_dask_memory(big, measures, 300, 20_000 if args.quick else 100_000)
+        section = bench_dask_memory(big, measures, 400, 20_000 if args.quick else 100_000)
         print_progress(section)
         results += section
 
