@@ -187,11 +187,12 @@ def test_run_round_trip(tmp_path_factory, generated, zipped, as_path):
 BATCHES = st.sampled_from([1, 2, 3, 1 << 20])  # lines per batch on the careful path
 
 
-@settings(max_examples=100, deadline=None)
-@given(run_files(), BATCHES)
-def test_fast_and_careful_paths_agree(generated, batch):
+@settings(max_examples=150, deadline=None)
+@given(run_files(), BATCHES, st.sampled_from([2, 3, 7, 1 << 20]))
+def test_fast_and_careful_paths_agree(generated, batch, window):
     data, _ = generated
-    fast, fast_tags = _parse_run(_Text(None, data, "x"), fast=True)
+    with mock.patch("tiecore.io._SCAN", window):  # window borders of the scan anywhere
+        fast, fast_tags = _parse_run(_Text(None, data, "x"), fast=True)
     with mock.patch("tiecore.io._BATCH", batch):
         careful, careful_tags = _parse_run(_Text(None, data, "x"), fast=False)
     assert same_frames(fast, careful)
@@ -273,6 +274,7 @@ def stream(request, monkeypatch):
     if request.param == "from disk":
         monkeypatch.setattr("tiecore.io._STREAM", 0)
         monkeypatch.setattr("tiecore.io._CHUNK", 7)  # chunk borders everywhere
+        monkeypatch.setattr("tiecore.io._SCAN", 5)  # and window borders of the scan
     return request.param
 
 
@@ -872,3 +874,27 @@ def test_letor_old_mac_line_endings():
 def test_letor_without_any_feature(text):
     err = error_of(read_letor, io.BytesIO(text))
     assert (err.line, err.problem) == (None, "no line has a feature")
+
+
+@pytest.mark.parametrize("window", [1, 2, 5, 64])
+@pytest.mark.parametrize(
+    ("text", "tags"),
+    [
+        (b"1 Q0 a 1 2.0 tag\n1 Q0 b 2 1.0 tag\r\n1 Q0 c 3 0.5 tag\r1 Q0 d 4 0 tag", ["tag"]),
+        (b"1 Q0 a 1 2.0 tag\n1 Q0 b 2 1.0 tag2\n1 Q0 c 3 0.5 tag\n", ["tag", "tag2"]),
+        (b"1 Q0 a 1 2.0 tag\n1 Q0 b 2 1.0 xtag\n", ["tag", "xtag"]),
+        (b"1\tQ0\ta\t1\t2.0\ttag\n1\tQ0\tb\t2\t1.0\ttag\n", ["tag"]),
+        (b"1 Q0 a 1 7 7\n1 Q0 b 2 1.5 7\n", ["7"]),  # a score equal to the tag
+        (b"7 Q0 a 1 2.0 7\n7 Q0 7 2 1.5 7\n", ["7"]),
+    ],
+)
+def test_tags_checked_while_parsing(window, text, tags):
+    """pyarrow reads the tag column as nulls, the first line's tag being the only null
+    value; any other tag makes the fast path read the column as text after all."""
+    with mock.patch("tiecore.io._SCAN", window):
+        parsed = _fast_run(_Text(None, text, "x"))
+        assert parsed is not None
+        frame, found = _parse_run(_Text(None, text, "x"))
+    assert found == tags
+    assert records(frame) == naive_run(text)[0]
+    assert ("tag" in parsed[0]) == (len(tags) > 1 or b" 7 7" in text)

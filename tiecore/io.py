@@ -38,7 +38,7 @@ import gzip
 import os
 import re
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,7 +64,7 @@ _GZIP_MAGIC = b"\x1f\x8b"
 _BOM = b"\xef\xbb\xbf"
 _CHUNK = 1 << 24  # bytes per numpy pass when scanning big buffers
 _SCAN = 1 << 20  # bytes per window of the scan before the fast path (fits the CPU cache)
-_PIECE = 1 << 17  # rows per piece when hashing on several threads
+_PIECE = 1 << 16  # rows per piece when hashing on several threads (small temporaries)
 _STREAM = 1 << 25  # plain files from this size on are parsed by pyarrow from disk
 _BATCH = 1 << 18  # lines per batch on the careful path
 _FIRST_LINE = 1 << 20  # a longer first line sends the text to the careful path
@@ -342,6 +342,7 @@ class _Scan:
     double_space: bool = False  # two spaces in a row before the first tab
     double_tab: bool = False  # two tabs in a row
     first_line: bytes | None = None  # None: longer than _FIRST_LINE bytes
+    last: bytes = b""  # the first line's last field and the byte before it (" tag")
 
     def window(self, buf: bytes | bytearray, end: int, previous: int) -> None:
         """Scan ``buf[:end]``; ``previous`` is the byte before it (-1 at the start)."""
@@ -355,6 +356,12 @@ class _Scan:
             self.double_space = _doubled(buf, end, previous, 32)
         if tab and not self.double_tab:
             self.double_tab = _doubled(buf, end, previous, 9)
+
+    def set_first_line(self, line: bytes) -> None:
+        self.first_line = line
+        cut = max(line.rfind(b" "), line.rfind(b"\t"))
+        if 0 < cut < len(line) - 1:
+            self.last = line[cut:]
 
 
 def _doubled(buf: bytes | bytearray, end: int, previous: int, byte: int) -> bool:
@@ -381,7 +388,7 @@ def _scan(windows: Iterable[tuple[bytes | bytearray, int]], *, check_text: bool)
             head += buf[: min(end, _FIRST_LINE + 1)]
             stop = min((k for k in (head.find(b"\n"), head.find(b"\r")) if k >= 0), default=-1)
             if stop >= 0:
-                scan.first_line = head[:stop]
+                scan.set_first_line(head[:stop])
         if check_text:
             if buf.find(b"\x00", 0, end) >= 0:
                 return None
@@ -399,7 +406,7 @@ def _scan(windows: Iterable[tuple[bytes | bytearray, int]], *, check_text: bool)
         except UnicodeDecodeError:
             return None
     if scan.first_line is None and len(head) <= _FIRST_LINE:
-        scan.first_line = head  # a single line without a final newline
+        scan.set_first_line(head)  # a single line without a line break
     return scan
 
 
@@ -420,6 +427,12 @@ class _Text:
         if self._data is None:
             self._data, _ = _load(self.source)
         return self._data
+
+    def reopen(self) -> pa.NativeFile:
+        """The text again, for a second pass of pyarrow."""
+        if self._data is None:
+            return pa.OSFile(os.fspath(self.source))
+        return pa.BufferReader(pa.py_buffer(self._data))
 
     def fast_input(self) -> tuple[_Scan, pa.NativeFile]:
         """A scan of the text and a stream of it for pyarrow."""
@@ -464,8 +477,13 @@ def _read_windows(fh: IO[bytes]) -> Iterator[tuple[bytearray, int]]:
 
 
 def _fast_table(
-    text: _Text, layout: dict[int, pa.DataType], min_fields: int, max_fields: int | None = None
-) -> pa.Table | None:
+    text: _Text,
+    layout: dict[int, pa.DataType],
+    min_fields: int,
+    max_fields: int | None = None,
+    *,
+    last: int | None = None,
+) -> tuple[pa.Table, str | None] | None:
     """Parse ``text`` with :mod:`pyarrow.csv` when that is provably the same as splitting
     each line on whitespace; return ``None`` when the careful path is needed.
 
@@ -480,6 +498,11 @@ def _fast_table(
     ``\\n``, ``\\r\\n`` or ``\\r`` for pyarrow as for :func:`_lines`; pyarrow skips
     blank lines, so line numbers are unknown here and the caller redoes the text
     carefully when it needs one.
+
+    ``last`` names a column that is the last field (the run tag): it is read as
+    pyarrow's null type with the first line's value as the only null value, which
+    checks that every line has that value and costs no memory; the value is then
+    returned with the table (else ``None``, and the column is read as text).
     """
     scan, stream = text.fast_input()
     with stream:
@@ -497,24 +520,18 @@ def _fast_table(
         types = {f"f{j}": layout[j] for j in sorted(layout) if j < n_fields}
         for j in range(n_fields) if mixed else [n_fields - 1]:  # the fields that may be empty
             types.setdefault(f"f{j}", _TOKEN)
-        try:
-            table = pacsv.read_csv(
-                stream,
-                read_options=pacsv.ReadOptions(
-                    column_names=[f"f{j}" for j in range(n_fields)], block_size=1 << 22
-                ),
-                parse_options=pacsv.ParseOptions(delimiter=delim.decode(), quote_char=False),
-                convert_options=pacsv.ConvertOptions(
-                    column_types=types,
-                    include_columns=list(types),
-                    null_values=[],
-                    strings_can_be_null=False,
-                    quoted_strings_can_be_null=False,
-                    check_utf8=False,  # the scan or _load checked it
-                ),
-            )
-        except pa.ArrowException:  # ragged lines, a line longer than a block...
-            return None
+        known, again = None, False
+        if last == n_fields - 1 and not mixed and scan.last[:1] == delim:
+            known = scan.last[1:].decode()
+            table, again = _read_tagged(stream, n_fields, delim, types, f"f{last}", known)
+        else:
+            table = _read_csv(stream, n_fields, delim, types)
+    if again:  # read the column as text after all
+        known = None
+        with text.reopen() as stream:
+            table = _read_csv(stream, n_fields, delim, types)
+    if table is None:
+        return None
     for name in types:
         column = table.column(name)
         if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
@@ -524,7 +541,64 @@ def _fast_table(
                 return None
     if scan.hash and pc.any(pc.starts_with(table.column("f0"), "#")).as_py():
         return None
-    return table
+    return table, known
+
+
+def _read_csv(
+    stream: pa.NativeFile, n_fields: int, delim: bytes, types: dict[str, pa.DataType]
+) -> pa.Table | None:
+    """Columns ``types`` of a text with ``n_fields`` fields per line; ``None`` when pyarrow
+    refuses the text (ragged lines, a line longer than a block, a bad value...)."""
+    try:
+        return _csv(stream, n_fields, delim, types, [])
+    except pa.ArrowException:
+        return None
+
+
+def _read_tagged(
+    stream: pa.NativeFile,
+    n_fields: int,
+    delim: bytes,
+    types: dict[str, pa.DataType],
+    last: str,
+    tag: str,
+) -> tuple[pa.Table | None, bool]:
+    """Read with column ``last`` as nulls, ``tag`` being the only null value: every line
+    must end with it. Returns the table, or ``None`` and whether to read again with the
+    column as text (another tag somewhere, or a number equal to the tag read as null)."""
+    try:
+        table = _csv(stream, n_fields, delim, {**types, last: pa.null()}, [tag])
+    except pa.ArrowInvalid as error:
+        return None, "to null" in str(error)
+    except pa.ArrowException:
+        return None, False
+    if any(table.column(name).null_count for name in types if name != last):
+        return None, True
+    return table, False
+
+
+def _csv(
+    stream: pa.NativeFile,
+    n_fields: int,
+    delim: bytes,
+    types: dict[str, pa.DataType],
+    nulls: list[str],
+) -> pa.Table:
+    return pacsv.read_csv(
+        stream,
+        read_options=pacsv.ReadOptions(
+            column_names=[f"f{j}" for j in range(n_fields)], block_size=1 << 22
+        ),
+        parse_options=pacsv.ParseOptions(delimiter=delim.decode(), quote_char=False),
+        convert_options=pacsv.ConvertOptions(
+            column_types=types,
+            include_columns=list(types),
+            null_values=nulls,
+            strings_can_be_null=False,
+            quoted_strings_can_be_null=False,
+            check_utf8=False,  # the scan or _load checked it
+        ),
+    )
 
 
 def _has_empty(arr: pa.Array) -> bool:
@@ -563,28 +637,30 @@ def _hash_chunk(arr: pa.Array) -> np.ndarray:
     if n == 0:
         return np.zeros(0, np.uint64)
     off = _offsets(arr)
+    if off.dtype != np.int64:
+        off = off.astype(np.int64)
     base, stop = int(off[0]), int(off[-1])
     padded = np.zeros(stop - base + 16, np.uint8)  # every read stays inside
     if stop > base:
         padded[: stop - base] = np.frombuffer(arr.buffers()[2], np.uint8, stop - base, base)
     at = np.ndarray((len(padded) - 7,), "<u8", padded, 0, (1,))  # at[i]: bytes i..i+7
-    starts = (off[:-1] - base).astype(np.int64)
-    length = (off[1:] - off[:-1]).astype(np.int64)
+    starts = off[:-1] - base
+    length = off[1:] - off[:-1]
     longest, shortest = int(length.max()), int(length.min())
     with np.errstate(over="ignore"):
         head = at[starts]  # bytes 0..7, cut to the string
         if shortest < 8:
             head &= _MASKS[np.minimum(length, 8)]
         h = _scramble(head, _M1)
-        h ^= length.astype(np.uint64) * _M3
-        ends = starts + length
+        h ^= length.view(np.uint64) * _M3
         if longest > 8:  # the last 8 bytes
-            tail = at[np.maximum(ends - 8, 0)]
+            last = off[1:] - (base + 8)
+            tail = at[np.maximum(last, 0) if shortest < 8 else last]
             if shortest <= 8:
                 tail *= length > 8
             h ^= _scramble(tail, _M2)
         if longest > 16:  # bytes 8..15 and the 8 before the last 8
-            second, before = at[starts + 8], at[np.maximum(ends - 16, 0)]
+            second, before = at[starts + 8], at[np.maximum(off[1:] - (base + 16), 0)]
             if shortest <= 16:
                 second *= length > 16
                 before *= length > 16
@@ -613,39 +689,33 @@ def _pieces(
     ]
 
 
-def _block_hashes(arr: pa.Array) -> np.ndarray:
-    """:func:`_hash_chunk` of every string, hashing only the first of each run of equal
-    neighbours: a run's qids come in blocks, one per query."""
-    n = len(arr)
-    if n < 2:
-        return _hash_chunk(arr)
-    same = pc.equal(arr.slice(1), arr.slice(0, n - 1)).to_numpy(zero_copy_only=False)
-    starts = np.flatnonzero(~same)
-    if len(starts) > n // 4:  # not in blocks
-        return _hash_chunk(arr)
-    starts = np.concatenate([[0], starts + 1])
-    return np.repeat(_hash_chunk(arr.take(pa.array(starts))), np.diff(starts, append=n))
-
-
 def _pair_keys(qid: pa.Array | pa.ChunkedArray, docno: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """62-bit hash of every (qid, docno) pair, computed piecewise on all cores.
 
     The top two bits are cleared: seen as float64, every key is then a positive finite
-    number (no NaN), and such floats sort exactly as their bit patterns do.
+    number (no NaN), and such floats sort exactly as their bit patterns do. The keys
+    live in arrow's memory pool, which reuses what the parser freed.
     """
     pieces = _pieces(qid, docno)
+    n = sum(len(q) for q, _ in pieces)
+    keys = np.frombuffer(pa.allocate_buffer(8 * n), np.uint64, n) if n else np.zeros(0, np.uint64)
+    starts = np.cumsum([0] + [len(q) for q, _ in pieces])
 
-    def pair(piece: tuple[pa.Array, pa.Array]) -> np.ndarray:
+    def pair(k: int) -> None:
+        q, d = pieces[k]
         with np.errstate(over="ignore"):
-            key = _scramble(_block_hashes(piece[0]), _M2)
-            key ^= _hash_chunk(piece[1])
+            key = keys[starts[k] : starts[k + 1]]
+            key[:] = _scramble(_hash_chunk(q), _M2)
+            key ^= _hash_chunk(d)
             key >>= np.uint64(2)
-            return key
 
     if len(pieces) < 2:
-        return np.concatenate([np.zeros(0, np.uint64), *map(pair, pieces)])
-    with ThreadPoolExecutor(min(len(pieces), os.cpu_count() or 1)) as pool:
-        return np.concatenate(list(pool.map(pair, pieces)))
+        for k in range(len(pieces)):
+            pair(k)
+    else:
+        with ThreadPoolExecutor(min(len(pieces), os.cpu_count() or 1)) as pool:
+            list(pool.map(pair, range(len(pieces))))
+    return keys
 
 
 def first_duplicate(
@@ -787,33 +857,40 @@ def _careful_run(text: _Text) -> tuple[dict[str, pa.ChunkedArray], _Locator]:
     return fields, _Locator(text.where, np.concatenate(lines))
 
 
-def _fast_run(text: _Text) -> tuple[dict[str, pa.ChunkedArray], _Locator] | None:
-    table = _fast_table(text, _RUN_TYPES, 5)
-    if table is None:
+def _fast_run(text: _Text) -> tuple[dict[str, pa.ChunkedArray], _Locator, list[str]] | None:
+    """Fields and tags, or None when the careful path must read the text."""
+    parsed = _fast_table(text, _RUN_TYPES, 5, last=5)
+    if parsed is None:
         return None
-    tagged = "f5" in table.column_names
+    table, tag = parsed
     fields = {"qid": table["f0"], "docno": table["f2"], "score": table["f4"]}
-    if tagged:
+    if tag is None and "f5" in table.column_names:
         fields["tag"] = table["f5"]
-    return fields, _Locator(text.where, None)
+    return fields, _Locator(text.where, None), [tag] if tag is not None else []
 
 
-def _run_frame(fields: Mapping[str, pa.Array], loc: _Locator) -> tuple[pd.DataFrame, list[str]]:
-    """Validate parsed run fields and build the DataFrame and the list of tags."""
+def _run_frame(
+    fields: dict[str, pa.ChunkedArray], loc: _Locator, tags: list[str] | None = None
+) -> tuple[pd.DataFrame, list[str]]:
+    """Validate parsed run fields and build the DataFrame and the list of tags (given,
+    or found in the ``tag`` field)."""
     if not pc.all(pc.is_finite(fields["score"])).as_py():  # the careful path named the line
         infinite = np.flatnonzero(~np.isfinite(fields["score"].to_numpy()))
         loc.fail(int(infinite[0]), "score is not finite", "a finite number")
-    _check_unique(fields["qid"], fields["docno"], loc, "run")
-    tags: list[str] = []
+    tags = list(tags or [])
     if "tag" in fields:
-        tag = fields["tag"]
+        tag = fields.pop("tag")  # freed before the duplicate check needs memory
         first = tag[0]
         if pc.all(pc.equal(tag, first)).as_py():
             tags = [first.as_py()]
         else:
             tags = pc.unique(tag).to_pylist()
-    columns = {key: fields[key] for key in ("qid", "docno", "score")}
-    return pa.table(columns).to_pandas(), tags
+        del tag
+    _check_unique(fields["qid"], fields["docno"], loc, "run")
+    # one chunk of scores, in arrow's pool: pandas then shares it instead of copying
+    fields["score"] = pa.chunked_array([fields["score"].combine_chunks()])
+    columns = {key: fields.pop(key) for key in ("qid", "docno", "score")}
+    return pa.table(columns).to_pandas(split_blocks=True), tags
 
 
 def _parse_run(text: _Text, *, fast: bool = True) -> tuple[pd.DataFrame, list[str]]:
@@ -948,8 +1025,9 @@ def _careful_qrels(text: _Text) -> tuple[dict[str, pa.ChunkedArray], _Locator]:
 
 def _parse_qrels(text: _Text, *, fast: bool = True) -> pd.DataFrame:
     """Parse qrels: the fast path first, the careful one for messy layouts and errors."""
-    table = _fast_table(text, _QRELS_TYPES, 4, 4) if fast else None
-    if table is not None:
+    parsed = _fast_table(text, _QRELS_TYPES, 4, 4) if fast else None
+    if parsed is not None:
+        table = parsed[0]
         fields = {"qid": table["f0"], "docno": table["f2"], "level": table["f3"]}
         try:
             _check_unique(fields["qid"], fields["docno"], _Locator(text.where, None), "qrels")
