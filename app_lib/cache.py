@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import pandas as pd
 import streamlit as st
@@ -187,24 +188,8 @@ def significance(dataset: Dataset, settings: Settings, alpha: float = 0.05) -> p
 
 @st.cache_data(show_spinner="Profiling ties ...", max_entries=64)
 def tie_profiles(_dataset: Dataset, key: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Per run: share of tied rows and largest group; and the group-size histogram (long)."""
-    from tiecore import spread
-
-    rows, sizes = [], []
-    for name, run in _dataset.runs.items():
-        profile = spread.tie_profile(run)
-        groups = profile["group_sizes"]
-        rows.append(
-            {
-                "run": name,
-                "rows": len(run),
-                "share_tied_rows": profile["share_tied_rows"],
-                "largest_group": profile["largest_group"],
-                "tie_groups": int(groups[groups.index > 1].sum()),
-            }
-        )
-        sizes.append(pd.DataFrame({"run": name, "size": groups.index, "groups": groups.to_numpy()}))
-    return pd.DataFrame(rows), pd.concat(sizes, ignore_index=True)
+    """:func:`tiecore.anatomy.tie_profiles`: per run the share of tied rows, group sizes."""
+    return anatomy.tie_profiles(_dataset.runs)
 
 
 @st.cache_data(show_spinner="Finding tie groups ...", max_entries=256)
@@ -362,14 +347,23 @@ def comparison(
 # ----------------------------------------------------------------------------- features
 
 
-@st.cache_data(show_spinner="Scoring every system under every tie-break ...", max_entries=64)
-def _policy_table(_dataset: Dataset, key: str, measure: str, rel_level: int) -> pd.DataFrame:
-    return anatomy.policy_values(dict(_dataset.runs), _dataset.qrels, measure, rel_level=rel_level)
-
-
 def policy_table(dataset: Dataset, settings: Settings, measure: str) -> pd.DataFrame:
-    """:func:`tiecore.anatomy.policy_values`: tie-aware and every deterministic tie-break."""
-    return _policy_table(dataset, dataset.key, measure, settings.rel_level)
+    """:func:`tiecore.anatomy.policy_values` from cached results.
+
+    Tie-aware, optimistic (max) and pessimistic (min) come from the exact spread
+    of the sidebar's measures; each arbitrary tie-break is one cached evaluation
+    of them, so the Overview's results are reused.
+    """
+    measures = tuple(settings.measures) if measure in settings.measures else (measure,)
+    spread = spread_table(dataset, settings, measures=measures)
+    oblivious = {
+        policy: evaluate(
+            dataset, replace(settings, tiebreak=policy), "oblivious", measures=measures
+        )
+        for policy in anatomy.POLICIES
+        if policy not in anatomy.BOUNDS
+    }
+    return anatomy.assemble_policies(spread, oblivious, measure)
 
 
 @st.cache_data(show_spinner="Scoring the built function at each number of levels ...")

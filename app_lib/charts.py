@@ -109,7 +109,6 @@ def show(
         "height": int(height),
         "margin": {"t": top + (24 if title else 0), "l": 10, "r": 10, "b": 10},
         "hoverlabel": {"namelength": -1},
-        "template": "plotly_white",
     }
     if title:
         shared["title"] = {"text": title, "x": 0, "xanchor": "left"}

@@ -148,9 +148,7 @@ with st.expander("Scores under each ordering (table)"):
 left, right = st.columns(2)
 with left:
     st.subheader("Agreement between orderings")
-    statistics = [c for c in result.agreement.columns if c in ch.GLOSSARY] or list(
-        result.agreement.columns
-    )
+    statistics = list(result.agreement.columns)  # kendall_tau, tau_ap, ... as compare names them
     statistic = st.radio(
         "Statistic",
         statistics,

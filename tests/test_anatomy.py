@@ -264,3 +264,29 @@ def test_group_contributions_sum_to_the_aware_value_over_the_right_normaliser(qu
             assert math.isclose(summary["normaliser_value"], normaliser, rel_tol=1e-12), name
         assert summary["formula"] == anatomy.EXPECTED_FORMULAS[name.partition("@")[0]]
         assert groups["size"].sum() <= len(listed)
+
+
+def test_tie_profiles_of_all_runs_equal_spread_tie_profile_of_each():
+    from tiecore.spread import tie_profile
+
+    rng = np.random.default_rng(4)
+    runs = {
+        f"r{i}": pd.DataFrame(
+            {
+                "qid": rng.choice(["1", "2", "3"], 40),
+                "docno": [f"d{j}" for j in range(40)],
+                "score": rng.integers(0, 2 + 3 * i, 40).astype(float) * (-1) ** i,
+            }
+        )
+        for i in range(4)
+    }
+    runs["r0"].loc[0, "score"] = -0.0  # equal to 0.0
+    profile, sizes = anatomy.tie_profiles(runs)
+    for name, run in runs.items():
+        expected = tie_profile(run)
+        row = profile.set_index("run").loc[name]
+        assert row["share_tied_rows"] == expected["share_tied_rows"]
+        assert row["largest_group"] == expected["largest_group"]
+        histogram = sizes[sizes["run"] == name].set_index("size")["groups"]
+        assert histogram.to_dict() == expected["group_sizes"].to_dict()
+        assert row["tie_groups"] == expected["group_sizes"][expected["group_sizes"].index > 1].sum()

@@ -233,9 +233,15 @@ def paper_quantities(groups: pd.DataFrame, k: int) -> dict:
     """
     if len(groups) == 0 or k < 1:
         return {
-            "k": int(k), "group": None, "R_c": 0, "t_c": 0, "n_c": 0, "r_c": 0,
-            "inside": 0, "expected_relevant": 0.0,
-        }  # fmt: skip
+            "k": int(k),
+            "group": None,
+            "R_c": 0,
+            "t_c": 0,
+            "n_c": 0,
+            "r_c": 0,
+            "inside": 0,
+            "expected_relevant": 0.0,
+        }
     end = groups["end_rank"].to_numpy()
     c = int(np.searchsorted(end, min(k, int(end[-1]))))
     row = groups.iloc[c]
@@ -469,9 +475,16 @@ EXPECTED_FORMULAS = {
 }
 #: What each family divides its sum by.
 NORMALISERS = {
-    "P": "k", "R": "R", "F1": "(k + R)/2", "Rprec": "R", "AP": "R", "RR": "1", "Success": "1",
-    "nDCG": "IDCG@k", "Bpref": "R",
-}  # fmt: skip
+    "P": "k",
+    "R": "R",
+    "F1": "(k + R)/2",
+    "Rprec": "R",
+    "AP": "R",
+    "RR": "1",
+    "Success": "1",
+    "nDCG": "IDCG@k",
+    "Bpref": "R",
+}
 
 
 def group_contributions(
@@ -504,8 +517,10 @@ def group_contributions(
     inside = ranks[ranks["rank"] <= ranks.attrs["cut"]]
     contribution = inside.groupby("group")["term"].sum()
     chosen = groups[groups["group"].isin(contribution.index)]
-    spans = [f"{a}" if a == b else f"{a}–{b}"
-             for a, b in zip(chosen["start_rank"], chosen["end_rank"], strict=True)]  # fmt: skip
+    spans = [
+        f"{a}" if a == b else f"{a}–{b}"
+        for a, b in zip(chosen["start_rank"], chosen["end_rank"], strict=True)
+    ]
     table = pd.DataFrame(
         {
             "group": chosen["group"].to_numpy(),
@@ -720,6 +735,10 @@ def policy_values(
 ) -> pd.DataFrame:
     """Each system's tie-aware value and its value under every deterministic tie-break.
 
+    The optimistic and pessimistic orders give the max and min over all
+    orderings, which :func:`tiecore.spread.evaluate_spread` computes with the
+    aware value in one pass; the other policies are evaluated one by one.
+
     Returns
     -------
     DataFrame
@@ -734,14 +753,124 @@ def policy_values(
     [0.5, 1.0, 0.0]
     """
     from tiecore.evaluate import evaluate
+    from tiecore.spread import evaluate_spread
 
-    columns = {}
-    for ties, tiebreak in [("aware", "trec_eval")] + [("oblivious", p) for p in policies]:
-        found = _quiet(
-            evaluate, dict(runs), qrels, measure, ties=ties, tiebreak=tiebreak, rel_level=rel_level
+    spread = _quiet(evaluate_spread, dict(runs), qrels, measure, rel_level=rel_level)
+    oblivious = {
+        policy: _quiet(
+            evaluate,
+            dict(runs),
+            qrels,
+            measure,
+            ties="oblivious",
+            tiebreak=policy,
+            rel_level=rel_level,
         )
-        columns["aware" if ties == "aware" else tiebreak] = found.set_index("run")["value"]
+        for policy in policies
+        if policy not in BOUNDS
+    }
+    return assemble_policies(spread, oblivious, measure, policies)
+
+
+#: Policies whose values are the bounds over all orderings: policy -> spread column.
+BOUNDS = {"optimistic": "max", "pessimistic": "min"}
+
+
+def assemble_policies(
+    spread: pd.DataFrame,
+    oblivious: Mapping[str, pd.DataFrame],
+    measure: str | Measure,
+    policies: Sequence[str] = POLICIES,
+) -> pd.DataFrame:
+    """:func:`policy_values` from results already computed (the app's cache holds them).
+
+    Parameters
+    ----------
+    spread : DataFrame
+        :func:`tiecore.spread.evaluate_spread` output (any measures; ``all`` rows used).
+    oblivious : mapping of policy to DataFrame
+        :func:`tiecore.evaluate` output per oblivious policy (the bounds excepted).
+    measure : str or Measure
+        The measure to take.
+
+    Returns
+    -------
+    DataFrame
+        Index ``run``; ``aware``, then one column per policy in ``policies``.
+    """
+    name = str(_parse(measure))
+
+    def overall(frame: pd.DataFrame) -> pd.DataFrame:
+        rows = frame[frame["measure"] == name]
+        return rows[rows["qid"] == "all"] if "qid" in rows else rows
+
+    bounds = overall(spread).set_index("run")
+    columns = {"aware": bounds["value"]}
+    for policy in policies:
+        if policy in BOUNDS:
+            columns[policy] = bounds[BOUNDS[policy]]
+        else:
+            columns[policy] = overall(oblivious[policy]).set_index("run")["value"]
     return pd.DataFrame(columns).rename_axis("run")
+
+
+def tie_profiles(runs: Mapping[str, pd.DataFrame]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """How tied each run is, all runs in one pass (what :func:`tiecore.spread.tie_profile` gives).
+
+    Returns
+    -------
+    profile : DataFrame
+        Per run: ``run, rows, share_tied_rows`` (rows whose score another doc of
+        the same query shares), ``largest_group`` and ``tie_groups`` (groups of
+        two or more docs).
+    sizes : DataFrame
+        ``run, size, groups``: how many tie groups of each size (1 = untied docs).
+
+    Examples
+    --------
+    >>> run = pd.DataFrame({"qid": ["1", "1", "1", "2"], "docno": list("abca"),
+    ...                     "score": [1.0, 1.0, 0.0, 1.0]})
+    >>> profile, sizes = tie_profiles({"x": run})
+    >>> profile[["share_tied_rows", "largest_group", "tie_groups"]].values.tolist()
+    [[0.5, 2.0, 1.0]]
+    >>> sizes[["size", "groups"]].values.tolist()
+    [[1, 2], [2, 1]]
+    """
+    names = list(runs)
+    lengths = np.array([len(r) for r in runs.values()], dtype=np.int64)
+    columns = ["run", "rows", "share_tied_rows", "largest_group", "tie_groups"]
+    if not names:
+        return pd.DataFrame(columns=columns), pd.DataFrame(columns=["run", "size", "groups"])
+    query = np.empty(int(lengths.sum()), dtype=np.int64)  # a global query code per row
+    offset, start = 0, 0
+    for run in runs.values():
+        codes, uniques = pd.factorize(run["qid"].astype(str), sort=False)
+        query[start : start + len(run)] = codes + offset
+        offset, start = offset + len(uniques), start + len(run)
+    score = np.concatenate([r["score"].to_numpy(np.float64) for r in runs.values()]) + 0.0
+    order = np.lexsort((score, query))
+    query, score = query[order], score[order]
+    first = np.r_[True, (query[1:] != query[:-1]) | (score[1:] != score[:-1])]
+    starts = np.flatnonzero(first)
+    size = np.diff(np.r_[starts, len(score)])
+    run_of = np.repeat(np.arange(len(names)), lengths)[order][starts]
+    groups = pd.DataFrame({"run": run_of, "size": size})
+    tied = np.bincount(run_of, weights=np.where(size > 1, size, 0), minlength=len(names))
+    largest = np.zeros(len(names), dtype=np.int64)
+    np.maximum.at(largest, run_of, size)
+    multi = np.bincount(run_of, weights=size > 1, minlength=len(names))
+    profile = pd.DataFrame(
+        {
+            "run": names,
+            "rows": lengths,
+            "share_tied_rows": tied / np.maximum(lengths, 1),
+            "largest_group": largest,
+            "tie_groups": multi.astype(np.int64),
+        }
+    )
+    counts = groups.groupby(["run", "size"]).size().rename("groups").reset_index()
+    counts["run"] = np.asarray(names, dtype=object)[counts["run"].to_numpy()]
+    return profile, counts.sort_values(["run", "size"], kind="stable").reset_index(drop=True)
 
 
 def rank_ranges(
