@@ -609,64 +609,89 @@ def _has_empty(arr: pa.Array) -> bool:
 
 # --------------------------------------------------------------------- duplicates
 
-_M1 = np.uint64(0x9E3779B97F4A7C15)
-_M2 = np.uint64(0xC2B2AE3D27D4EB4F)
-_M3 = np.uint64(0x165667B19E3779F9)
-_M4 = np.uint64(0xD6E8FEB86659FD93)
 _MASKS = np.array([(1 << (8 * r)) - 1 for r in range(8)] + [2**64 - 1], dtype=np.uint64)
+_C1, _C2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+#: Odd factors per word (first, last, second, before last) of a qid and of a docno.
+_FACTORS = {
+    "qid": [np.uint64(x) for x in (0xA0761D6478BD642F, 0xE7037ED1A0B428DB,
+                                    0x8EBC6AF09C88C6E3, 0x589965CC75374CC3)],
+    "docno": [np.uint64(x) for x in (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F,
+                                      0x165667B19E3779F9, 0xD6E8FEB86659FD93)],
+}  # fmt: skip
 
 
-def _scramble(word: np.ndarray, factor: np.uint64) -> np.ndarray:
-    """``w * factor ^ (w * factor) >> 29`` in place: a bijection that keeps 0 at 0."""
+def _mix(word: np.ndarray, factor: np.uint64) -> np.ndarray:
+    """A strong bijective mix of every word, in place (multiply, xorshift, multiply,
+    xorshift); it keeps 0 at 0."""
     word *= factor
+    word ^= word >> np.uint64(32)
+    word *= _C1
     word ^= word >> np.uint64(29)
     return word
 
 
-def _hash_chunk(arr: pa.Array) -> np.ndarray:
-    """64-bit hash of every string from its length, its first 16 and its last 16 bytes.
+def _hash_chunk(arr: pa.Array, kind: str = "docno") -> np.ndarray:
+    """64-bit key of every string from its length, its first 16 and its last 16 bytes.
 
     Each word is an unaligned 8-byte read at a byte offset (a strided uint64 view of
-    the bytes) that holds the string's own bytes only, or is zero when the string is
-    too short for it: the words are scrambled and xor-ed, so a zero word adds
-    nothing and rounds that no string of the chunk needs may be skipped. A string's
-    hash thus depends on its bytes alone, never on its neighbours, which is all the
-    duplicate test needs (a hit is then checked exactly).
+    the string bytes, no copy) that holds the string's own bytes only, or is zero
+    when the string is too short for it. The words are mixed, each with its own
+    factor, and xor-ed with the length times a factor: a zero word adds
+    nothing, so rounds that no string of the chunk needs may be skipped. A string's
+    key thus depends on its bytes alone, never on its neighbours, which is all the
+    duplicate test needs (a hit is then checked exactly). ``kind`` picks the factors,
+    so that a qid and a docno key never cancel out in a pair.
     """
     n = len(arr)
     if n == 0:
         return np.zeros(0, np.uint64)
+    first, last, second, before = _FACTORS[kind]
     off = _offsets(arr)
     if off.dtype != np.int64:
         off = off.astype(np.int64)
-    base, stop = int(off[0]), int(off[-1])
-    padded = np.zeros(stop - base + 16, np.uint8)  # every read stays inside
-    if stop > base:
-        padded[: stop - base] = np.frombuffer(arr.buffers()[2], np.uint8, stop - base, base)
-    at = np.ndarray((len(padded) - 7,), "<u8", padded, 0, (1,))  # at[i]: bytes i..i+7
-    starts = off[:-1] - base
-    length = off[1:] - off[:-1]
+    raw = np.frombuffer(arr.buffers()[2] or b"", np.uint8)
+    if len(raw) < 64:  # a few bytes: pad them, so that every read stays inside
+        raw = np.concatenate([raw, np.zeros(64, np.uint8)])
+    at = np.ndarray((len(raw) - 7,), "<u8", raw, 0, (1,))  # at[i]: bytes i..i+7
+    starts, ends = off[:-1], off[1:]
+    length = ends - starts
     longest, shortest = int(length.max()), int(length.min())
     with np.errstate(over="ignore"):
-        head = at[starts]  # bytes 0..7, cut to the string
+        h = _heads(raw, at, starts)  # bytes 0..7, cut to the string
         if shortest < 8:
-            head &= _MASKS[np.minimum(length, 8)]
-        h = _scramble(head, _M1)
-        h ^= length.view(np.uint64) * _M3
+            h &= _MASKS[np.minimum(length, 8)]
+        _mix(h, first)
+        h ^= length.view(np.uint64) * last  # strings may end in the bytes of another
         if longest > 8:  # the last 8 bytes
-            last = off[1:] - (base + 8)
-            tail = at[np.maximum(last, 0) if shortest < 8 else last]
+            tail = at[np.maximum(ends - 8, 0)]
             if shortest <= 8:
                 tail *= length > 8
-            h ^= _scramble(tail, _M2)
+            h ^= _mix(tail, last)
         if longest > 16:  # bytes 8..15 and the 8 before the last 8
-            second, before = at[starts + 8], at[np.maximum(off[1:] - (base + 16), 0)]
+            word = at[np.minimum(starts + 8, len(at) - 1)]
             if shortest <= 16:
-                second *= length > 16
-                before *= length > 16
-            h ^= _scramble(second, _M3)
-            h ^= _scramble(before, _M4)
-        return _scramble(h, _M1)
+                word *= length > 16
+            h ^= _mix(word, second)
+            word = at[np.maximum(ends - 16, 0)]
+            if shortest <= 16:
+                word *= length > 16
+            h ^= _mix(word, before)
+        return h
+
+
+def _heads(raw: np.ndarray, at: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """The 8 bytes from every start; the few strings that start in the last 7 bytes of
+    the buffer read from a zero-padded copy of them."""
+    inside = len(at)
+    if not len(starts) or starts[-1] < inside:
+        return at[starts]
+    k = int(np.searchsorted(starts, inside))
+    tail = np.zeros(8 + 16, np.uint8)
+    tail[: len(raw) - inside] = raw[inside:]
+    heads = np.empty(len(starts), np.uint64)
+    heads[:k] = at[starts[:k]]
+    heads[k:] = np.ndarray((17,), "<u8", tail, 0, (1,))[starts[k:] - inside]
+    return heads
 
 
 def _pieces(
@@ -705,8 +730,8 @@ def _pair_keys(qid: pa.Array | pa.ChunkedArray, docno: pa.Array | pa.ChunkedArra
         q, d = pieces[k]
         with np.errstate(over="ignore"):
             key = keys[starts[k] : starts[k + 1]]
-            key[:] = _scramble(_hash_chunk(q), _M2)
-            key ^= _hash_chunk(d)
+            key[:] = _hash_chunk(q, "qid")
+            key ^= _hash_chunk(d, "docno")
             key >>= np.uint64(2)
 
     if len(pieces) < 2:
