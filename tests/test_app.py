@@ -361,8 +361,9 @@ def test_variance_page_agrees_with_exact_and_sampled_values(sample):
     sampled = tiecore.evaluate({run: runs[run]}, qrels, "P@10", ties="sampled", samples=200, seed=0)
     exact = spread.evaluate_spread(runs, qrels, "P@10")
     assert run == exact.sort_values("var", ascending=False)["run"].iloc[0]
-    assert float(metric(at, "aware")) == pytest.approx(aware, abs=5e-5)
-    assert float(metric(at, "sampled mean")) == pytest.approx(sampled["value"].iloc[0], abs=5e-5)
+    half = 5e-5 + 1e-12  # shown to 4 decimals; a value such as 0.09655 may round either way
+    assert float(metric(at, "aware")) == pytest.approx(aware, abs=half)
+    assert float(metric(at, "sampled mean")) == pytest.approx(sampled["value"].iloc[0], abs=half)
     sd = math.sqrt(exact.set_index("run").loc[run, "var"])
     assert float(metric(at, "exact sd")) == pytest.approx(sd, abs=5e-6)
     assert float(metric(at, "sampled sd")) == pytest.approx(sampled["std"].iloc[0], abs=5e-6)
