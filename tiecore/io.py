@@ -37,8 +37,9 @@ import codecs
 import gzip
 import os
 import re
+import threading
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -341,8 +342,6 @@ class _Scan:
     awkward: bool = False  # \\v or \\f: whitespace to trec_eval, only the careful path is exact
     double_space: bool = False  # two spaces in a row before the first tab
     double_tab: bool = False  # two tabs in a row
-    first_line: bytes | None = None  # None: longer than _FIRST_LINE bytes
-    last: bytes = b""  # the first line's last field and the byte before it (" tag")
 
     def window(self, buf: bytes | bytearray, end: int, previous: int) -> None:
         """Scan ``buf[:end]``; ``previous`` is the byte before it (-1 at the start)."""
@@ -357,12 +356,6 @@ class _Scan:
         if tab and not self.double_tab:
             self.double_tab = _doubled(buf, end, previous, 9)
 
-    def set_first_line(self, line: bytes) -> None:
-        self.first_line = line
-        cut = max(line.rfind(b" "), line.rfind(b"\t"))
-        if 0 < cut < len(line) - 1:
-            self.last = line[cut:]
-
 
 def _doubled(buf: bytes | bytearray, end: int, previous: int, byte: int) -> bool:
     """Whether ``byte`` appears twice in a row in ``buf[:end]`` (after ``previous``)."""
@@ -370,25 +363,27 @@ def _doubled(buf: bytes | bytearray, end: int, previous: int, byte: int) -> bool
     return bool((hit[0] and previous == byte) or (hit[1:] & hit[:-1]).any())
 
 
-def _scan(windows: Iterable[tuple[bytes | bytearray, int]], *, check_text: bool) -> _Scan | None:
+def _scan(
+    windows: Iterable[tuple[bytes | bytearray, int]],
+    *,
+    check_text: bool,
+    stop: threading.Event | None = None,
+) -> _Scan | None:
     """Scan consecutive windows ``buf[:end]`` of a text, each at most ``_SCAN`` bytes so
     that the searches run in the CPU cache; ``None`` when ``check_text`` finds a NUL
-    byte or invalid UTF-8 (the caller then loads the text to name the line)."""
+    byte or invalid UTF-8 (the caller then loads the text to name the line), or when
+    ``stop`` is set (nobody needs the scan any more)."""
     scan = _Scan()
     decoder = codecs.getincrementaldecoder("utf-8")()
-    head = b""
     previous = -1
     for buf, end in windows:
+        if stop is not None and stop.is_set():
+            return None
         if not end:
             continue
         if scan.empty:
             scan.empty = False
             scan.bom = buf[:3] == _BOM
-        if scan.first_line is None and len(head) <= _FIRST_LINE:
-            head += buf[: min(end, _FIRST_LINE + 1)]
-            stop = min((k for k in (head.find(b"\n"), head.find(b"\r")) if k >= 0), default=-1)
-            if stop >= 0:
-                scan.set_first_line(head[:stop])
         if check_text:
             if buf.find(b"\x00", 0, end) >= 0:
                 return None
@@ -405,9 +400,39 @@ def _scan(windows: Iterable[tuple[bytes | bytearray, int]], *, check_text: bool)
             decoder.decode(b"", True)
         except UnicodeDecodeError:
             return None
-    if scan.first_line is None and len(head) <= _FIRST_LINE:
-        scan.set_first_line(head)  # a single line without a line break
     return scan
+
+
+def _first_line(head: bytes) -> bytes | None:
+    """The first line of a text from its first ``_FIRST_LINE + 1`` bytes (``None``: longer)."""
+    ends = [k for k in (head.find(b"\n"), head.find(b"\r")) if k >= 0]
+    if ends:
+        return head[: min(ends)]
+    return head if len(head) <= _FIRST_LINE else None
+
+
+class _Scanning:
+    """A scan running in its own thread while pyarrow parses the same text."""
+
+    def __init__(self, windows: Callable[[], Iterable[tuple[bytes | bytearray, int]]], check: bool):
+        self._stop = threading.Event()
+        self._result: _Scan | None = None
+        self._thread = threading.Thread(target=self._run, args=(windows, check), daemon=True)
+        self._thread.start()
+
+    def _run(self, windows, check: bool) -> None:
+        try:
+            self._result = _scan(windows(), check_text=check, stop=self._stop)
+        except OSError:  # _load will say what is wrong
+            self._result = None
+
+    def result(self) -> _Scan | None:
+        self._thread.join()
+        return self._result
+
+    def cancel(self) -> None:
+        self._stop.set()
+        self._thread.join()
 
 
 class _Text:
@@ -434,28 +459,26 @@ class _Text:
             return pa.OSFile(os.fspath(self.source))
         return pa.BufferReader(pa.py_buffer(self._data))
 
-    def fast_input(self) -> tuple[_Scan, pa.NativeFile]:
-        """A scan of the text and a stream of it for pyarrow."""
+    def fast_input(self) -> tuple[bytes, _Scanning, pa.NativeFile]:
+        """The first bytes of the text, its scan (started) and a stream for pyarrow."""
         if self._data is None and isinstance(self.source, (str, os.PathLike)):
             streamed = self._stream()
             if streamed is not None:
                 return streamed
         data = self.data()
-        scan = _scan(_copied(data), check_text=False)  # _load checked the text
-        return scan or _Scan(), pa.BufferReader(pa.py_buffer(data))
+        scanning = _Scanning(lambda: _copied(data), False)  # _load checked the text
+        return data[: _FIRST_LINE + 1], scanning, pa.BufferReader(pa.py_buffer(data))
 
-    def _stream(self) -> tuple[_Scan, pa.NativeFile] | None:
+    def _stream(self) -> tuple[bytes, _Scanning, pa.NativeFile] | None:
+        path = os.fspath(self.source)
         try:
-            if os.path.getsize(self.source) < _STREAM:
+            if os.path.getsize(path) < _STREAM:
                 return None
-            with open(self.source, "rb") as fh:
-                if fh.read(2) == _GZIP_MAGIC:
-                    return None
-                fh.seek(0)
-                scan = _scan(_read_windows(fh), check_text=True)
-            if scan is None or scan.bom:  # let _load name the bad byte / strip the BOM
+            with open(path, "rb") as fh:
+                head = fh.read(_FIRST_LINE + 1)
+            if head[:2] == _GZIP_MAGIC or head[:3] == _BOM:  # _load: decompress, strip
                 return None
-            return scan, pa.OSFile(os.fspath(self.source))
+            return head, _Scanning(lambda: _read_windows(path), True), pa.OSFile(path)
         except (OSError, pa.ArrowException):  # _load will say what is wrong
             return None
 
@@ -469,11 +492,12 @@ def _copied(data: bytes) -> Iterator[tuple[bytearray, int]]:
         yield buf, n
 
 
-def _read_windows(fh: IO[bytes]) -> Iterator[tuple[bytearray, int]]:
+def _read_windows(path: str) -> Iterator[tuple[bytearray, int]]:
     """A file in windows of ``_SCAN`` bytes, read into one reused buffer."""
     buf = bytearray(_SCAN)
-    while n := fh.readinto(buf):
-        yield buf, n
+    with open(path, "rb") as fh:
+        while n := fh.readinto(buf):
+            yield buf, n
 
 
 def _fast_table(
@@ -499,35 +523,40 @@ def _fast_table(
     blank lines, so line numbers are unknown here and the caller redoes the text
     carefully when it needs one.
 
+    The scan runs in a thread while pyarrow parses, on what the first line tells
+    (its delimiter, tab and space both, its number of fields); the scan then checks
+    the whole text agrees, else the text is parsed again, or carefully.
+
     ``last`` names a column that is the last field (the run tag): it is read as
     pyarrow's null type with the first line's value as the only null value, which
     checks that every line has that value and costs no memory; the value is then
     returned with the table (else ``None``, and the column is read as text).
     """
-    scan, stream = text.fast_input()
+    head, scanning, stream = text.fast_input()
     with stream:
-        first = scan.first_line
-        if scan.empty or scan.awkward or first is None or not (scan.tab or scan.space):
+        first = _first_line(head)
+        if not first or not (b"\t" in first or b" " in first):
+            scanning.cancel()
             return None
-        delim = b"\t" if scan.tab else b" "
+        delim = b"\t" if b"\t" in first else b" "
+        mixed = b"\t" in first and b" " in first
         n_fields = first.count(delim) + 1
         too_many = max_fields is not None and n_fields > max_fields
-        if not first or first[:1] in (delim, b"#") or n_fields < min_fields or too_many:
+        if first[:1] in (delim, b"#") or n_fields < min_fields or too_many:
+            scanning.cancel()
             return None  # the careful path names the line or reads the layout
-        mixed = scan.tab and scan.space
-        if (scan.double_tab if scan.tab else scan.double_space) and not mixed:
-            return None
-        types = {f"f{j}": layout[j] for j in sorted(layout) if j < n_fields}
-        for j in range(n_fields) if mixed else [n_fields - 1]:  # the fields that may be empty
-            types.setdefault(f"f{j}", _TOKEN)
-        known, again = None, False
-        if last == n_fields - 1 and not mixed and scan.last[:1] == delim:
-            known = scan.last[1:].decode()
-            table, again = _read_tagged(stream, n_fields, delim, types, f"f{last}", known)
-        else:
-            table = _read_csv(stream, n_fields, delim, types)
-    if again:  # read the column as text after all
-        known = None
+        parsed = _parse_fields(stream, layout, n_fields, delim, mixed, first, last)
+    scan = scanning.result()
+    if scan is None or scan.empty or scan.awkward or scan.tab != (delim == b"\t"):
+        return None  # bad text, or a tab after a first line without one: carefully
+    if scan.tab and scan.space and not mixed:  # spaces after a first line without: again
+        mixed = True
+        with text.reopen() as stream:
+            parsed = _parse_fields(stream, layout, n_fields, delim, mixed, first, last)
+    if not mixed and (scan.double_tab if scan.tab else scan.double_space):
+        return None
+    table, known, types, again = parsed
+    if again:  # another tag somewhere: read the column as text
         with text.reopen() as stream:
             table = _read_csv(stream, n_fields, delim, types)
     if table is None:
@@ -542,6 +571,31 @@ def _fast_table(
     if scan.hash and pc.any(pc.starts_with(table.column("f0"), "#")).as_py():
         return None
     return table, known
+
+
+def _parse_fields(
+    stream: pa.NativeFile,
+    layout: dict[int, pa.DataType],
+    n_fields: int,
+    delim: bytes,
+    mixed: bool,
+    first: bytes,
+    last: int | None,
+) -> tuple[pa.Table | None, str | None, dict[str, pa.DataType], bool]:
+    """Read the columns of ``layout`` and those that may be empty (all of them with
+    tabs and spaces both, else the last one): the table (``None`` if pyarrow refuses
+    the text), the tag when column ``last`` was checked to hold only the first
+    line's value, the column types, and whether to read again with that column as
+    text (another value somewhere)."""
+    types = {f"f{j}": layout[j] for j in sorted(layout) if j < n_fields}
+    for j in range(n_fields) if mixed else [n_fields - 1]:
+        types.setdefault(f"f{j}", _TOKEN)
+    cut = first.rfind(delim)
+    if last == n_fields - 1 and not mixed and 0 < cut < len(first) - 1:
+        tag = first[cut + 1 :].decode("utf-8", "replace")  # the scan checks the text
+        table, again = _read_tagged(stream, n_fields, delim, types, f"f{last}", tag)
+        return table, tag if table is not None else None, types, again
+    return _read_csv(stream, n_fields, delim, types), None, types, False
 
 
 def _read_csv(
