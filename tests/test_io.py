@@ -934,3 +934,23 @@ def test_duplicate_keys_of_distinct_ids_are_distinct(docnos):
         pa.array(docnos[:3000] + docnos[1:3001]), pa.array(docnos[1:3001] + docnos[:3000])
     )
     assert len(np.unique(swapped)) == 6000  # (a, b) and (b, a) differ
+
+
+@pytest.mark.parametrize(
+    ("text", "fast"),
+    [
+        (b"1\tQ0\ta\t1\t2.0\tt\n1\tQ0\tb\t2\t 1.0 \tt\n", True),  # spaces after line 1: again
+        (b"1\tQ0\ta\t1\t2.0\tt\n1\tQ0\tb c\t2\t1.0\tt\n", False),  # a docno with a space
+        (b"1 Q0 a 1 2.0 t\n1\tQ0\tb\t2\t1.0\tt\n", False),  # a tab after line 1: careful
+        (b"1 Q0 a 1 2.0 t\n1 Q0  b 2 1.0 t\n", False),  # a doubled delimiter
+        (b"1 Q0 a 1 2.0 t\n1 Q0 b 2 1.0 t\x0b\n", False),  # \v is whitespace to trec_eval
+    ],
+)
+def test_what_the_first_line_tells_is_checked(stream, tmp_path, text, fast):
+    """pyarrow parses on the first line's layout while the scan runs; the scan decides."""
+    assert (_fast_run(_Text(None, text, "x")) is not None) == fast
+    rows = naive_run(text)[0]
+    if len({len(line.split()) for line in split_lines(text) if line.strip()}) == 1:
+        assert records(read_run(write(tmp_path, text))) == rows
+    else:
+        assert error_of(read_run, write(tmp_path, text)).line == 2
