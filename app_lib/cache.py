@@ -29,6 +29,46 @@ def quiet(function: Callable, *args, **kwargs):
         return function(*args, **kwargs)
 
 
+def _accepts_progress(function: Callable) -> bool:
+    import inspect
+
+    return "progress" in inspect.signature(function).parameters
+
+
+def progress_bar(text: str) -> tuple[object, Callable[[int, int | None, str], None]]:
+    """A progress bar and the ``progress(done, total, label)`` callback tiecore calls."""
+    bar = st.progress(0.0, text=text)
+
+    def report(done: int, total: int | None, label: str) -> None:
+        share = min(max(done / total, 0.0), 1.0) if total else 0.5
+        bar.progress(share, text=f"{text} {label} ({done}/{total or '?'})")
+
+    return bar, report
+
+
+@st.cache_resource
+def _memo_store() -> dict:
+    return {}
+
+
+def memo(name: str, key: tuple, compute: Callable[[], object], size: int = 32):
+    """A result cached across reruns and sessions, computed outside ``st.cache_data``.
+
+    For computations that draw a progress bar while they run (a cached function
+    may not update elements made outside it); the ``size`` most recent results
+    of each ``name`` are kept.
+    """
+    store = _memo_store().setdefault(name, {})
+    if key in store:
+        store[key] = store.pop(key)  # most recently used last
+        return store[key]
+    value = compute()
+    store[key] = value
+    while len(store) > size:
+        store.pop(next(iter(store)))
+    return value
+
+
 def provenance(
     dataset: Dataset,
     settings: Settings,
@@ -83,7 +123,7 @@ def _evaluate_run(
     )
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
+@st.cache_data(show_spinner="Scoring the systems ...", max_entries=256)
 def _evaluate_all(
     _dataset: Dataset,
     key: str,
@@ -138,22 +178,6 @@ def evaluate(
     return _evaluate_all(dataset, dataset.key, names, measures, per_query, **args)
 
 
-@st.cache_data(show_spinner="Computing the exact spread ...", max_entries=256)
-def _spread(
-    _dataset: Dataset, key: str, measures: tuple[str, ...], rel_level: int, per_query: bool
-) -> pd.DataFrame:
-    from tiecore import spread
-
-    return quiet(
-        spread.evaluate_spread,
-        dict(_dataset.runs),
-        _dataset.qrels,
-        list(measures),
-        rel_level=rel_level,
-        per_query=per_query,
-    )
-
-
 def spread_table(
     dataset: Dataset,
     settings: Settings,
@@ -163,10 +187,30 @@ def spread_table(
 ) -> pd.DataFrame:
     """:func:`tiecore.spread.evaluate_spread`: the exact variance, min and max over tie-breaks.
 
-    The per-query table holds the ``all`` rows too, so one computation serves both.
+    The per-query table holds the ``all`` rows too, so one computation serves both;
+    its first computation shows a progress bar (one step per system).
     """
+    from tiecore import spread
+
     measures = tuple(measures or settings.measures)
-    frame = _spread(dataset, dataset.key, measures, settings.rel_level, True)
+    key = (dataset.key, measures, settings.rel_level)
+
+    def compute():
+        bar, report = progress_bar("Exact spread over all tie-breaks:")
+        extra = {"progress": report} if _accepts_progress(spread.evaluate_spread) else {}
+        frame = quiet(
+            spread.evaluate_spread,
+            dict(dataset.runs),
+            dataset.qrels,
+            list(measures),
+            rel_level=settings.rel_level,
+            per_query=True,
+            **extra,
+        )
+        bar.empty()
+        return frame
+
+    frame = memo("spread", key, compute, size=64)
     return frame if per_query else frame[frame["qid"] == "all"].reset_index(drop=True)
 
 
@@ -290,32 +334,6 @@ def sampled_matrix(dataset: Dataset, settings: Settings, run: str, measure: str)
     return _sampled_matrix(dataset, *args)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def _compare(
-    _dataset: Dataset,
-    key: str,
-    names: tuple[str, ...],
-    measure: str,
-    samples: int,
-    seed: int,
-    rel_level: int,
-    n_resamples: int,
-):
-    from tiecore import compare
-
-    runs = {n: _dataset.runs[n] for n in names}
-    return quiet(
-        compare.compare,
-        runs,
-        _dataset.qrels,
-        measure,
-        samples=samples,
-        seed=seed,
-        rel_level=rel_level,
-        n_resamples=n_resamples,
-    )
-
-
 def comparison(
     dataset: Dataset,
     settings: Settings,
@@ -323,8 +341,10 @@ def comparison(
     names: Sequence[str],
     n_resamples: int = 1000,
 ):
-    """:func:`tiecore.compare.compare` of the chosen systems, cached (progress bar once)."""
-    args = (
+    """:func:`tiecore.compare.compare` of the chosen systems, cached, with a progress bar."""
+    from tiecore import compare
+
+    key = (
         dataset.key,
         tuple(names),
         measure,
@@ -333,15 +353,27 @@ def comparison(
         settings.rel_level,
         n_resamples,
     )
-    done = st.session_state.setdefault("_computed", set())
-    if args not in done:
-        bar = st.progress(
-            0.3, text=f"Sampling {settings.samples} tie-breaks of {len(names)} systems ..."
+
+    def compute():
+        bar, report = progress_bar(
+            f"Comparing {len(names)} systems under {settings.samples} random tie-breaks:"
         )
-        _compare(dataset, *args)
+        extra = {"progress": report} if _accepts_progress(compare.compare) else {}
+        result = quiet(
+            compare.compare,
+            {n: dataset.runs[n] for n in names},
+            dataset.qrels,
+            measure,
+            samples=settings.samples,
+            seed=settings.seed,
+            rel_level=settings.rel_level,
+            n_resamples=n_resamples,
+            **extra,
+        )
         bar.empty()
-        done.add(args)
-    return _compare(dataset, *args)
+        return result
+
+    return memo("compare", key, compute, size=16)
 
 
 # ----------------------------------------------------------------------------- features

@@ -82,6 +82,11 @@ GLOSSARY = {
 }
 
 
+def tiebreak_help(name: str) -> str:
+    """One line on a tie-break policy (its name when there is none)."""
+    return TIEBREAK_HELP.get(name, name)
+
+
 def help_of(column: str) -> str | None:
     """The glossary line for a table column (None when there is none)."""
     return GLOSSARY.get(column)

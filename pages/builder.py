@@ -9,7 +9,7 @@ import streamlit as st
 from app_lib import cache, data
 from app_lib import charts as ch
 from app_lib import sidebar as sb
-from tiecore import report
+from tiecore import anatomy, report
 
 #: Level counts of the sweep, from continuous to a handful.
 LEVELS = (None, 1000, 300, 100, 30, 10, 5, 3, 2)
@@ -74,6 +74,7 @@ level = st.select_slider(
     key="builder_levels",
     help=ch.GLOSSARY["levels"],
 )
+shown_tiebreak = settings.tiebreak if settings.tiebreak in anatomy.POLICIES else "trec_eval"
 found = cache.sweep(dataset, settings, {f: w for f, w in weights.items() if w}, LEVELS, measure)
 found = found.assign(label=[label[n] for n in LEVELS])
 row = found.iloc[list(LEVELS).index(level)]
@@ -88,7 +89,7 @@ cols[0].metric(
     help=ch.GLOSSARY["share_tied_rows"],
 )
 cols[1].metric(
-    f"oblivious ({settings.tiebreak})",
+    f"oblivious ({shown_tiebreak})",
     report.format_value(row["oblivious"]),
     help=ch.GLOSSARY["oblivious"],
 )
@@ -102,7 +103,7 @@ cols[4].metric(
 cols[5].metric(
     "rank (aware)",
     f"{int(row['rank_aware'])} of {int(row['features']) + 1}",
-    delta=f"{int(row['rank_oblivious'])} under {settings.tiebreak}",
+    delta=f"{int(row['rank_oblivious'])} under {shown_tiebreak}",
     delta_color="off",
     help="among the given features: 1 + the number of features scoring higher",
 )
@@ -136,7 +137,7 @@ values.add_trace(
         x=x,
         y=found["oblivious"],
         mode="lines+markers",
-        name=f"oblivious ({settings.tiebreak})",
+        name=f"oblivious ({shown_tiebreak})",
         line={"color": ch.FLAG_COLOR, "dash": "dot"},
         marker={"symbol": "x", "size": 9},
         hovertemplate="%{x}: oblivious %{y:.4f}<extra></extra>",
@@ -177,7 +178,7 @@ with right:
     rank = go.Figure()
     for column, name, color in (
         ("rank_aware", "aware", ch.MODE_COLORS["aware"]),
-        ("rank_oblivious", settings.tiebreak, ch.FLAG_COLOR),
+        ("rank_oblivious", shown_tiebreak, ch.FLAG_COLOR),
     ):
         rank.add_trace(
             go.Scatter(x=x, y=found[column], mode="lines+markers", name=name, line={"color": color})

@@ -30,7 +30,7 @@ describe = dataset.describe
 st.subheader("What the tie-break does to the reported numbers")
 st.caption(
     f"**oblivious**: the value under one tie-break, {settings.tiebreak} "
-    f"({ch.TIEBREAK_HELP[settings.tiebreak]}). **aware**: {ch.GLOSSARY['aware']}. "
+    f"({ch.tiebreak_help(settings.tiebreak)}). **aware**: {ch.GLOSSARY['aware']}. "
     f"**tie sd**: {ch.GLOSSARY['tie_sd']}. **z** = {ch.GLOSSARY['z']}."
 )
 varies = table["tie_sd"] > 0

@@ -230,7 +230,7 @@ three = anatomy.policy_values(
 ).loc["list"]
 cols = st.columns(4)
 for col, policy in zip(cols[:3], anatomy.ARBITRARY, strict=True):
-    col.metric(policy, f"{three[policy]:.4f}", help=ch.TIEBREAK_HELP[policy])
+    col.metric(policy, f"{three[policy]:.4f}", help=ch.tiebreak_help(policy))
 cols[3].metric("tie-aware", f"{aware:.4f}")
 if len({round(float(three[p]), 12) for p in anatomy.ARBITRARY}) == 3:
     st.success("Your list already gives three different values for the same run.")

@@ -81,7 +81,7 @@ cols[0].metric("aware (exact mean)", report.format_value(row["value"]), help=ch.
 cols[1].metric(
     f"oblivious ({settings.tiebreak})",
     report.format_value(value_oblivious.iloc[0] if len(value_oblivious) else math.nan),
-    help=ch.TIEBREAK_HELP[settings.tiebreak],
+    help=ch.tiebreak_help(settings.tiebreak),
 )
 cols[2].metric("sd over tie-breaks", f"{sd[qid]:.4f}", help="exact sd of this query's value")
 cols[3].metric("min over tie-breaks", report.format_value(row["min"]), help=ch.GLOSSARY["min"])

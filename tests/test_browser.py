@@ -1,14 +1,24 @@
-"""The explorer in a real browser: every page renders without an error element.
+"""The explorer in a real browser: every page renders, on the samples, uploads and edge data.
 
-Starts ``streamlit run app.py`` on a free port of 127.0.0.1, drives Debian's
-Chromium through Playwright (no browser download), opens every page, waits
-until the script has finished and the charts are drawn, checks for exception
-and error elements, and saves a full-page screenshot under ``screenshots/``.
+Starts ``streamlit run app.py`` on a free port of 127.0.0.1 and drives Debian's
+Chromium through Playwright (no browser download).  It
+
+- opens on the bundled sample (screenshot ``sample_overview.png``);
+- uploads the five Robust03 sample runs and their qrels through the real file
+  inputs, visits every page (full-page screenshots ``uploaded_<page>.png``) and
+  times what a user waits for (:data:`TIMINGS`, written to
+  ``screenshots/timings.md``);
+- uploads each edge data set of ``app_edge_data`` (and a 136-feature LETOR file)
+  and visits every page: no exception, no error element;
+- uploads a broken run file: the message names file and line and the data stay.
+
+Screenshots go to ``screenshots/`` (git-ignored).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -17,6 +27,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import app_edge_data as edge
 import pytest
 from playwright import sync_api
 
@@ -25,6 +36,7 @@ SHOTS = ROOT / "screenshots"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox",
+    "--headless",
     "--disable-gpu",
     "--disable-background-networking",
     "--disable-component-update",
@@ -38,10 +50,14 @@ PAGES = {
     "variance": "Variance from tie-breaking",
     "rankings": "System rankings",
     "scoring_functions": "Scoring functions side by side",
+    "builder": "Build a scoring function",
     "playground": "Playground",
 }
 #: First visits compute (sampling, 136 LETOR features); later ones hit the cache.
 RENDER_TIMEOUT_MS = 240_000
+SAMPLE = ROOT / "sample_data" / "robust03"
+#: What a user waits for, in seconds (filled by the timing test, written to timings.md).
+TIMINGS: dict[str, tuple[float, float]] = {}
 
 assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: apt-get install -y chromium"
 
@@ -95,49 +111,78 @@ def server():
 
 
 @pytest.fixture(scope="module")
-def page(server):
+def browser():
     with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
+        chromium = playwright.chromium.launch(
             executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
         )
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
-        tab = context.new_page()
-        tab.set_default_timeout(RENDER_TIMEOUT_MS)
-        yield tab
-        context.close()
-        browser.close()
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    """A fresh tab (its own Streamlit session) per test."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    tab = context.new_page()
+    tab.set_default_timeout(RENDER_TIMEOUT_MS)
+    yield tab
+    context.close()
+
+
+#: Records every change of the app's script state with the browser's clock.
+WATCH = """() => {
+    if (window.__states) return;
+    window.__states = [];
+    const app = document.querySelector('[data-testid="stApp"]');
+    new MutationObserver(changes => {
+        for (const c of changes) {
+            const state = c.target.getAttribute('data-test-script-state');
+            window.__states.push([performance.now(), state]);
+        }
+    }).observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+}"""
+IDLE = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    const busy = document.querySelector(
+        '[data-testid="stSpinner"], [data-testid="stProgress"], [data-stale="true"], '
+        + '[data-testid="stStatusWidget"], [data-testid="stSkeleton"]');
+    const main = document.querySelector('[data-testid="stMain"]');
+    return app && app.getAttribute('data-test-script-state') === 'notRunning'
+        && !busy && main && main.innerText.trim().length > 0;
+}"""
+CHARTS = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
+                   .every(chart => chart.querySelector('.main-svg'))"""
 
 
 def wait_until_rendered(page) -> None:
-    """Wait for the script run to finish: the app is idle and no spinner or progress bar is left."""
+    """Wait for the script run to finish: the app is idle, nothing stale, the charts drawn."""
     page.wait_for_selector('[data-testid="stApp"]', state="attached")
+    page.wait_for_function(IDLE, polling=100)
+    page.wait_for_function(CHARTS, polling=100)
+
+
+def timed(page, action, label: str | None = None) -> float:
+    """Seconds from ``action`` until the rerun it starts has finished and its charts are drawn."""
+    page.wait_for_selector('[data-testid="stApp"]', state="attached")
+    page.evaluate(WATCH)
+    start = page.evaluate("() => performance.now()")
+    action()
     page.wait_for_function(
-        """() => {
-            const app = document.querySelector('[data-testid="stApp"]');
-            const running = document.querySelector('[data-testid="stStatusWidget"]');
-            const busy = document.querySelector(
-                '[data-testid="stSpinner"], [data-testid="stProgress"], [data-stale="true"]');
-            const main = document.querySelector('[data-testid="stMain"]');
-            return app && app.getAttribute('data-test-script-state') === 'notRunning'
-                && !running && !busy && main && main.innerText.trim().length > 0;
-        }""",
-        polling=250,
+        f"() => window.__states.some(([t, s]) => t > {start} && s === 'running')", polling=20
     )
-    # Plotly draws asynchronously after the element arrives.
-    page.wait_for_function(
-        """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
-                 .every(chart => chart.querySelector('.main-svg'))""",
-        polling=250,
-    )
-    page.wait_for_timeout(500)
+    wait_until_rendered(page)
+    seconds = (page.evaluate("() => performance.now()") - start) / 1000
+    if label:
+        TIMINGS[label] = (seconds, TIMINGS.get(label, (0.0, 0.0))[1])
+    return seconds
 
 
 def error_messages(page) -> list[str]:
     """Text of exception elements and of error alerts on the page."""
     found = [e.inner_text() for e in page.query_selector_all('[data-testid="stException"]')]
     for alert in page.query_selector_all('[data-testid="stAlert"]'):
-        kind = alert.query_selector('[data-testid="stAlertContentError"]')
-        if kind is not None:
+        if alert.query_selector('[data-testid="stAlertContentError"]') is not None:
             found.append(alert.inner_text())
     return found
 
@@ -148,44 +193,211 @@ def screenshot(page, name: str) -> None:
         """() => document.querySelector('[data-testid="stMain"]').scrollHeight"""
     )
     size = page.viewport_size
-    page.set_viewport_size({"width": size["width"], "height": min(max(height, 600), 12_000)})
+    page.set_viewport_size({"width": size["width"], "height": min(max(height, 600), 16_000)})
     page.wait_for_timeout(800)  # let the charts resize
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
     page.set_viewport_size(size)
 
 
-@pytest.mark.parametrize("path", list(PAGES))
-def test_page_renders_without_errors(server, page, path):
-    page.goto(f"{server}/{path}")
+def go_to(page, path: str) -> None:
+    """Another page through the sidebar's navigation (same session, so uploads stay)."""
+    link = page.locator(f'[data-testid="stSidebarNav"] a[href$="/{path}"]').first
+    timed(page, link.click)
+    assert PAGES[path] in page.locator("h1").first.inner_text()
+
+
+def upload(page, runs: list[Path] | None, qrels: Path | None, letor: Path | None = None) -> None:
+    """Choose the upload source and put files into the real file inputs."""
+    source = "Upload a LETOR / svmlight file" if letor else "Upload TREC runs and qrels"
+    if page.get_by_text(source).is_visible():
+        label = page.locator("label").filter(has_text=source).first
+        if not label.locator("input").is_checked():
+            timed(page, label.click)
+    inputs = page.locator('[data-testid="stFileUploaderDropzoneInput"]')
+    if letor:
+        timed(page, lambda: inputs.nth(0).set_input_files(str(letor)))
+        return
+    timed(page, lambda: inputs.nth(1).set_input_files(str(qrels)))
+    timed(page, lambda: inputs.nth(0).set_input_files([str(p) for p in runs]))
+
+
+def page_text(page) -> str:
+    return page.locator('[data-testid="stMain"]').inner_text()
+
+
+def visit_every_page(page, label: str, shots: bool = False) -> None:
+    for path in PAGES:
+        if path:
+            go_to(page, path)
+        errors = error_messages(page)
+        assert errors == [], f"{label} {path or 'overview'}: {errors}"
+        assert page.locator('[data-testid="stException"]').count() == 0
+        text = page_text(page)
+        charts = page.locator('[data-testid="stPlotlyChart"]').count()
+        assert charts >= 1 or len(text) > 200, f"{label} {path}: nothing shown"
+        if shots:
+            screenshot(page, f"{label}_{path or 'overview'}")
+    go_to_overview(page)
+
+
+def go_to_overview(page) -> None:
+    link = page.locator('[data-testid="stSidebarNav"] a').first
+    timed(page, link.click)
+
+
+# ----------------------------------------------------------------------------- the sample
+
+
+def test_the_app_opens_on_the_sample(server, page):
+    page.goto(server)
     wait_until_rendered(page)
-    title = page.locator("h1").first.inner_text()
-    assert PAGES[path] in title
+    assert "Overview" in page.locator("h1").first.inner_text()
     assert page.locator('[data-testid="stSidebar"]').is_visible()
-    errors = error_messages(page)
-    name = path or "overview"
-    screenshot(page, name)
-    assert errors == [], f"{name}: {errors}"
-    if path != "playground":
-        assert page.locator('[data-testid="stPlotlyChart"]').count() >= 1
+    assert "Robust03 sample" in page_text(page)
+    assert "What the tie-break does to the reported numbers" in page_text(page)
+    screenshot(page, "sample_overview")
+    assert error_messages(page) == []
+    assert page.locator('[data-testid="stPlotlyChart"]').count() >= 2
+
+
+# ----------------------------------------------------------------------------- uploaded runs
+
+
+def test_uploaded_real_runs_every_page_and_timings(server, page):
+    """The five Robust03 runs uploaded; each page screenshot; what a user waits for, timed."""
+    page.goto(server)
+    wait_until_rendered(page)
+    runs = sorted((SAMPLE / "runs").glob("*.gz"))
+    qrels = SAMPLE / "qrels.txt.gz"
+    label = page.locator("label").filter(has_text="Upload TREC runs and qrels").first
+    timed(page, label.click)
+    inputs = page.locator('[data-testid="stFileUploaderDropzoneInput"]')
+    timed(page, lambda: inputs.nth(1).set_input_files(str(qrels)))
+    timed(page, lambda: inputs.nth(0).set_input_files([str(p) for p in runs]), "upload of 5 runs")
+    assert "5 uploaded runs" in page_text(page)
+    sidebar = page.locator('[data-testid="stSidebar"]')
+
+    def choose(select_label: str, option: str) -> None:
+        box = page.get_by_role("combobox", name=select_label)
+        box.click()
+        box.press("ArrowDown")  # opens the list of options
+        page.get_by_role("option").filter(has_text=re.compile(f"^{re.escape(option)}$")).click()
+
+    def number(input_label: str, value: int) -> None:
+        field = sidebar.get_by_label(input_label, exact=True)
+        field.fill(str(value))
+        field.press("Enter")
+
+    settings = {
+        "tie-break docno_asc": lambda: choose("Tie-break (oblivious mode)", "docno_asc"),
+        "tie-break back to trec_eval": lambda: choose("Tie-break (oblivious mode)", "trec_eval"),
+        "nDCG gain exp": lambda: sidebar.get_by_text("exp", exact=True).click(),
+        "relevance level 2": lambda: number("Relevance level", 2),
+        "relevance level 1": lambda: number("Relevance level", 1),
+        "seed 1 on Overview": lambda: number("Seed", 1),
+        "seed 2 on Overview": lambda: number("Seed", 2),
+    }
+    for name, action in settings.items():
+        timed(page, action, name)
+        assert error_messages(page) == [], name
+    mslr = page.get_by_text("MSLR-WEB10K sample").first
+    timed(page, mslr.click, "MSLR sample: first visit (136 features)")
+    assert error_messages(page) == []
+    screenshot(page, "mslr_overview")
+    back = page.locator("label").filter(has_text="Upload TREC runs and qrels").first
+    timed(page, back.click, "back to the uploaded runs")
+    assert "5 uploaded runs" in page_text(page)
+    toggle = page.get_by_text("Also draw the sampled mode")
+    timed(page, toggle.click, "sampled mode on, 200 samples (first time)")
+    timed(page, lambda: number("Seed", 3), "seed 3 on Overview, sampled mode on")
+    timed(page, toggle.click, "sampled mode off")
+    for path in PAGES:
+        if path:
+            TIMINGS[f"first visit: {PAGES[path]}"] = (0.0, 0.0)
+            link = page.locator(f'[data-testid="stSidebarNav"] a[href$="/{path}"]').first
+            timed(page, link.click, f"first visit: {PAGES[path]}")
+        assert error_messages(page) == [], path
+        screenshot(page, f"uploaded_{path or 'overview'}")
+    go_to(page, "variance")
+    timed(page, lambda: number("Samples", 2000), "2,000 samples on Variance")
+    timed(page, lambda: number("Samples", 200), "back to 200 samples")
+    go_to(page, "tie_anatomy")
+    query = page.get_by_role("combobox", name="Query (most tie variance first)")
+    query.click()
+    query.press("ArrowDown")
+    timed(page, page.get_by_role("option").nth(1).click, "another query on Tie anatomy")
+    write_timings()
+    limits = {  # generous: shared CI machines; the table in timings.md has the real figures
+        "upload of 5 runs": 20,
+        "seed 1 on Overview": 10,
+        "tie-break docno_asc": 10,
+        "MSLR sample: first visit (136 features)": 60,
+        "2,000 samples on Variance": 120,
+    }
+    for name, limit in limits.items():
+        assert TIMINGS[name][0] < limit, (name, TIMINGS[name])
+
+
+def write_timings() -> None:
+    lines = ["| what | seconds |", "|---|---:|"]
+    lines += [f"| {name} | {seconds:.2f} |" for name, (seconds, _) in TIMINGS.items()]
+    (SHOTS / "timings.md").write_text("\n".join(lines) + "\n")
+
+
+# ----------------------------------------------------------------------------- edge data
+
+
+@pytest.fixture(scope="module")
+def edge_files(tmp_path_factory):
+    """The edge data sets written to files, as a user would upload them."""
+    folder = tmp_path_factory.mktemp("edge")
+    out = {}
+    for name, make in edge.TREC_SETS.items():
+        runs, qrels = make()
+        paths = []
+        for run_name, content in runs:
+            path = folder / name / run_name
+            path.parent.mkdir(exist_ok=True)
+            path.write_bytes(content)
+            paths.append(path)
+        qrels_path = folder / name / qrels[0]
+        qrels_path.write_bytes(qrels[1])
+        out[name] = (paths, qrels_path)
+    letor_name, content = edge.letor_136()
+    (folder / letor_name).write_bytes(content)
+    out["letor_136"] = (None, folder / letor_name)
+    return out
+
+
+@pytest.mark.parametrize("name", [*edge.TREC_SETS, "letor_136"])
+def test_edge_data_uploaded_every_page(server, page, edge_files, name):
+    page.goto(server)
+    wait_until_rendered(page)
+    runs, path = edge_files[name]
+    if name == "letor_136":
+        upload(page, None, None, letor=path)
+    else:
+        upload(page, runs, path)
+    assert error_messages(page) == [], name
+    expected = "LETOR file" if name == "letor_136" else "uploaded runs"
+    assert expected in page_text(page), name
+    visit_every_page(page, f"edge_{name}", shots=name in ("many_runs", "letor_136"))
 
 
 def test_bad_upload_shows_message_and_keeps_data(server, page, tmp_path):
     """A run file with a bad score line: the page names file and line and keeps working."""
     page.goto(server)
     wait_until_rendered(page)
-    page.get_by_text("Upload TREC runs and qrels").click()
-    wait_until_rendered(page)
     bad = tmp_path / "broken.run"
     bad.write_text("303 Q0 doc1 1 1.5 tag\n303 Q0 doc2 2 oops tag\n")
-    qrels = ROOT / "sample_data" / "robust03" / "qrels.txt.gz"
-    uploaders = page.locator('[data-testid="stFileUploaderDropzoneInput"]')
-    uploaders.nth(1).set_input_files(str(qrels))
-    wait_until_rendered(page)
-    uploaders.nth(0).set_input_files(str(bad))
-    page.wait_for_selector('[data-testid="stAlertContentError"]')
-    wait_until_rendered(page)
+    label = page.locator("label").filter(has_text="Upload TREC runs and qrels").first
+    timed(page, label.click)
+    inputs = page.locator('[data-testid="stFileUploaderDropzoneInput"]')
+    timed(page, lambda: inputs.nth(1).set_input_files(str(SAMPLE / "qrels.txt.gz")))
+    timed(page, lambda: inputs.nth(0).set_input_files(str(bad)))
     message = page.locator('[data-testid="stAlertContentError"]').first.inner_text()
     assert "broken.run" in message and "line 2" in message and "oops" in message
-    assert "Robust03 sample" in page.locator('[data-testid="stMain"]').inner_text()
+    assert "previous data were kept" in message
+    assert "Robust03 sample" in page_text(page)
     screenshot(page, "bad_upload")
     assert page.locator('[data-testid="stException"]').count() == 0
