@@ -159,6 +159,11 @@ with left:
     st.caption(f"**{statistic}**: {ch.GLOSSARY.get(statistic, '')}")
     matrix = pd.to_numeric(result.agreement[statistic], errors="coerce").unstack(-1)
     labels = [c for c in [*orderings, "random"] if c in matrix.index]
+    if matrix.reindex(index=labels, columns=labels).isna().all().all():
+        st.info(
+            f"{statistic} is undefined for every pair of orderings: each ordering gives all "
+            "chosen systems the same score, so there is no order to compare."
+        )
     matrix = matrix.reindex(index=labels, columns=labels)
     values = matrix.to_numpy(np.float64)
     heat = go.Figure(

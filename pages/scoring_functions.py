@@ -9,7 +9,7 @@ import streamlit as st
 from app_lib import cache, data
 from app_lib import charts as ch
 from app_lib import sidebar as sb
-from tiecore import anatomy
+from tiecore import anatomy, report
 
 dataset, settings = sb.context()
 st.title("Scoring functions side by side")
@@ -67,7 +67,8 @@ table = table.join(
     ]
 )
 table = table.sort_values(["aware", "trec_eval"], ascending=False)
-table["trec_eval_minus_aware"] = table["trec_eval"] - table["aware"]
+difference = table["trec_eval"] - table["aware"]
+table["trec_eval_minus_aware"] = difference.where(difference.abs() >= report.NOISE, 0.0)
 
 depends = int(table["rank_depends_on_tiebreak"].sum())
 flip = table[table["top_k_depends_on_tiebreak"]]

@@ -25,6 +25,8 @@ from tiecore.errors import TieCoreWarning
 
 #: ``|z|`` beyond this is flagged: the tie-break moved the value by more than 2 tie sd.
 FLAG_Z = 2.0
+#: Differences below this are float noise (sums in another order), shown as 0.
+NOISE = 1e-12
 #: Significant digits kept in CSV output (float noise such as 0.26799999999999996 goes).
 DIGITS = 12
 #: Columns of :func:`modes_table`.
@@ -71,7 +73,8 @@ def combine_modes(
     Returns
     -------
     DataFrame
-        :data:`COLUMNS`: ``tie_sd = sqrt(var)``; ``delta = oblivious - aware``;
+        :data:`COLUMNS`: ``tie_sd = sqrt(var)``; ``delta = oblivious - aware``
+        (0 below :data:`NOISE`);
         ``z = delta / tie_sd`` (0 when the tie sd is 0: then every ordering
         gives one value); ``position = (oblivious - min) / (max - min)`` (NaN
         when ``min == max``); ``flagged = |z| > 2``.
@@ -107,7 +110,8 @@ def combine_modes(
         table["sampled"] = np.nan
         table["sampled_sd"] = np.nan
     table["tie_sd"] = np.sqrt(np.maximum(table.pop("var").to_numpy(np.float64), 0.0))
-    delta = (table["oblivious"] - table["aware"]).to_numpy(np.float64)
+    delta = (table["oblivious"] - table["aware"]).to_numpy(np.float64, copy=True)
+    delta[np.abs(delta) < NOISE] = 0.0  # summation-order noise, not a tie effect
     sd = table["tie_sd"].to_numpy(np.float64)
     z = np.zeros(len(table))
     np.divide(delta, sd, out=z, where=sd > 0)
@@ -439,7 +443,9 @@ def closest_pairs(
 
     A pair qualifies when ``low < P(a beats b) < high`` or when the gap of their
     tie-aware means is within ``width`` tie sd (``tie_noise`` of
-    :attr:`tiecore.compare.Comparison.pairs`).  Each unordered pair appears once,
+    :attr:`tiecore.compare.Comparison.pairs`), and ties can move it at all
+    (``tie_noise > 0``: two systems without tie noise that score the same are
+    equal, whatever the tie-break).  Each unordered pair appears once,
     ``a`` the better of the two (or first in ``order``).
 
     Parameters
@@ -486,6 +492,7 @@ def closest_pairs(
     close = ((frame["p_beats"] > low) & (frame["p_beats"] < high)) | (
         diff.abs() <= width / 2 * frame["tie_noise"]
     )
+    close &= frame["tie_noise"] > 0  # without tie noise no tie-break changes the pair
     found = frame[close.fillna(False)].copy()
     found["distance"] = (found["p_beats"] - 0.5).abs()
     found = found.sort_values(["distance", "a", "b"], na_position="last")
