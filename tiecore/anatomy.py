@@ -631,7 +631,7 @@ def ordering_values(
         per_query=True,
         complete=True,
     )
-    found = found[found["qid"] != "all"]
+    found = found[found["qid"].notna()]
     return found.set_index("qid")["value"].reindex(names).to_numpy(np.float64)
 
 
@@ -787,7 +787,8 @@ def assemble_policies(
     Parameters
     ----------
     spread : DataFrame
-        :func:`tiecore.spread.evaluate_spread` output (any measures; ``all`` rows used).
+        :func:`tiecore.spread.evaluate_spread` output (any measures; its summary rows,
+        ``qid`` NA, are used).
     oblivious : mapping of policy to DataFrame
         :func:`tiecore.evaluate` output per oblivious policy (the bounds excepted).
     measure : str or Measure
@@ -802,7 +803,7 @@ def assemble_policies(
 
     def overall(frame: pd.DataFrame) -> pd.DataFrame:
         rows = frame[frame["measure"] == name]
-        return rows[rows["qid"] == "all"] if "qid" in rows else rows
+        return rows[rows["qid"].isna()] if "qid" in rows else rows
 
     bounds = overall(spread).set_index("run")
     columns = {"aware": bounds["value"]}
@@ -857,7 +858,9 @@ def tie_profiles(runs: Mapping[str, pd.DataFrame]) -> tuple[pd.DataFrame, pd.Dat
     groups = pd.DataFrame({"run": run_of, "size": size})
     tied = np.bincount(run_of, weights=np.where(size > 1, size, 0), minlength=len(names))
     largest = np.zeros(len(names), dtype=np.int64)
-    np.maximum.at(largest, run_of, size)
+    present, first_group = np.unique(run_of, return_index=True)  # run_of is sorted by run
+    if len(present):
+        largest[present] = np.maximum.reduceat(size, first_group)
     multi = np.bincount(run_of, weights=size > 1, minlength=len(names))
     profile = pd.DataFrame(
         {
