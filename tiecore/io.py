@@ -64,7 +64,8 @@ LETOR_FIELDS = "'label qid:<id> index:value ...'"
 _GZIP_MAGIC = b"\x1f\x8b"
 _BOM = b"\xef\xbb\xbf"
 _CHUNK = 1 << 24  # bytes per numpy pass when scanning big buffers
-_SCAN = 1 << 20  # bytes per window of the scan before the fast path (fits the CPU cache)
+_BLOCK = 1 << 20  # bytes per block of pyarrow's parser (small blocks: less memory in flight)
+_SCAN = 1 << 18  # bytes per window of the scan before the fast path (fits the CPU cache)
 _PIECE = 1 << 16  # rows per piece when hashing on several threads (small temporaries)
 _STREAM = 1 << 25  # plain files from this size on are parsed by pyarrow from disk
 _BATCH = 1 << 18  # lines per batch on the careful path
@@ -641,7 +642,7 @@ def _csv(
     return pacsv.read_csv(
         stream,
         read_options=pacsv.ReadOptions(
-            column_names=[f"f{j}" for j in range(n_fields)], block_size=1 << 22
+            column_names=[f"f{j}" for j in range(n_fields)], block_size=_BLOCK
         ),
         parse_options=pacsv.ParseOptions(delimiter=delim.decode(), quote_char=False),
         convert_options=pacsv.ConvertOptions(
