@@ -4,29 +4,38 @@ Formats
 -------
 run
     ``qid Q0 docno rank score tag``, fields separated by any mix of spaces and tabs.
-    The ``Q0`` and ``rank`` fields are ignored (trec_eval ranks by score), the ``tag``
-    may be missing on every line (5 fields), and fields after the tag are ignored as
-    trec_eval does. A docno may appear only once per query (trec_eval refuses it too).
+    The ``Q0`` and ``rank`` fields are ignored (trec_eval ranks by score) and the
+    ``tag`` may be missing on every line (5 fields). The first line fixes the number
+    of fields and every line must have as many: a docno or tag with a space would
+    otherwise be read shifted, as trec_eval silently does. Fields after the tag are
+    ignored, as trec_eval does, and may vary once the first line has some (as in
+    trec_eval's own ``results.trunc``). A docno may appear only once per query.
 qrels
-    ``qid iter docno level`` with an integer ``level`` (negative levels allowed), one
-    judgment per (qid, docno).
+    ``qid iter docno level``: exactly 4 fields, an integer ``level`` (negative levels
+    allowed), one judgment per (qid, docno). A run given as qrels, or qrels given
+    as a run, is named as such in the error.
 LETOR / svmlight
     ``label qid:Q i:v i:v ... # comment`` with an integer label and strictly increasing
-    1-based feature indexes; a missing feature counts as 0.
+    1-based feature indexes; a missing feature counts as 0; some line must have one.
 
 Every format: plain text or gzip (recognised by its magic bytes, not by the name),
-UTF-8, lines split at ``\\n`` (a ``\\r`` counts as whitespace); blank lines and lines
-whose first field starts with ``#`` are skipped, like trec_eval does. Line numbers in
-errors are physical lines of the (decompressed) file.
+UTF-8; a line ends at ``\\n``, ``\\r\\n`` or a lone ``\\r`` (old Mac files), and
+``\\v``, ``\\f`` are whitespace; blank lines and lines whose first field starts with
+``#`` are skipped, like trec_eval does. Line numbers in errors are physical lines of
+the (decompressed) file.
 
 Strategy
 --------
-Speed comes from :mod:`pyarrow.csv`. One cheap pass over the bytes (``memchr``-speed
-searches, in 16 MiB chunks) tells whether a single delimiter separates every field:
-the tab (spaces around numbers allowed, as in trec_eval's own test runs) or the space.
-Then pyarrow parses the file in parallel, straight from disk for big plain files, and
-vectorised checks validate the columns; duplicates are found by sorting 64-bit hashes
-of the (qid, docno) pairs. Anything else (mixed whitespace, a bad value) goes to a
+Speed comes from :mod:`pyarrow.csv`, which parses the text in parallel (straight from
+disk for big plain files) on the layout of the first line: its delimiter (the tab if
+it has one, else the space) and its number of fields. Only the needed columns are
+read; the run tag is read as pyarrow's null type, the first line's tag being the only
+null value, which checks every tag for free. Meanwhile a thread scans the bytes in
+cache-sized windows (``memchr``-speed searches) for what would make pyarrow differ
+from splitting on whitespace: a tab or a space the first line did not have, a doubled
+delimiter (an empty field), ``\\v``, ``\\f``, a NUL byte, invalid UTF-8. Duplicates
+are found by sorting 62-bit keys of the (qid, docno) pairs, hashed in numpy from a
+few words of each string. Anything else (mixed whitespace, a bad value) goes to a
 careful vectorised tokenizer that works in batches of lines and keeps the line number
 of every record, so that the :class:`~tiecore.errors.InputError` names the exact line.
 """
@@ -1181,7 +1190,8 @@ def read_letor(
     Raises
     ------
     InputError
-        A malformed line (with its number), or a requested feature absent from the file.
+        A malformed line (with its number), a file without any feature, or a
+        requested feature absent from the file.
     """
     data, where = _load(source)
     tokens = _Tokens.split(_lines(data, inline_comments=True))
