@@ -803,7 +803,10 @@ def assemble_policies(
 
     def overall(frame: pd.DataFrame) -> pd.DataFrame:
         rows = frame[frame["measure"] == name]
-        return rows[rows["qid"].isna()] if "qid" in rows else rows
+        if "qid" not in rows:
+            return rows
+        summary = rows["qid"].isna()  # the mean over queries (qid "all" before tiecore 0.2)
+        return rows[summary] if summary.any() else rows[rows["qid"] == "all"]
 
     bounds = overall(spread).set_index("run")
     columns = {"aware": bounds["value"]}
