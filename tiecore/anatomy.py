@@ -805,7 +805,7 @@ def assemble_policies(
         rows = frame[frame["measure"] == name]
         if "qid" not in rows:
             return rows
-        summary = rows["qid"].isna()  # the mean over queries (qid "all" before tiecore 0.2)
+        summary = rows["qid"].isna()  # the mean over queries (qid "all" in earlier output)
         return rows[summary] if summary.any() else rows[rows["qid"] == "all"]
 
     bounds = overall(spread).set_index("run")
