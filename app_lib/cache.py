@@ -211,7 +211,7 @@ def spread_table(
         return frame
 
     frame = memo("spread", key, compute, size=64)
-    return frame if per_query else frame[frame["qid"] == "all"].reset_index(drop=True)
+    return frame if per_query else frame[frame["qid"].isna()].reset_index(drop=True)
 
 
 def modes(dataset: Dataset, settings: Settings, *, sampled: bool = False) -> pd.DataFrame:

@@ -25,7 +25,7 @@ left, middle, right = st.columns(3)
 with middle:
     measure = sb.pick_measure(settings, key="anatomy_measure")
 spread = cache.spread_table(dataset, settings, measures=[measure], per_query=True)
-overall = spread[spread["qid"] == "all"].set_index("run")["var"].reindex(dataset.names).fillna(0)
+overall = spread[spread["qid"].isna()].set_index("run")["var"].reindex(dataset.names).fillna(0)
 noisy = overall[overall > 0].sort_values(ascending=False)
 runs_in_order = [*noisy.index, *[r for r in dataset.names if r not in noisy.index]]
 with left:
@@ -41,7 +41,7 @@ if noisy.empty:
         "its value. The anatomy below still shows the tie groups.",
         icon=":material/info:",
     )
-queries = spread[(spread["run"] == run) & (spread["qid"] != "all")].sort_values(
+queries = spread[(spread["run"] == run) & (spread["qid"].notna())].sort_values(
     ["var", "qid"], ascending=[False, True]
 )
 if queries.empty:

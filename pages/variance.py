@@ -23,7 +23,7 @@ left, right = st.columns(2)
 with right:
     measure = sb.pick_measure(settings, key="variance_measure")
 spread = cache.spread_table(dataset, settings, measures=[measure], per_query=True)
-overall = spread[spread["qid"] == "all"].set_index("run")["var"].reindex(dataset.names).fillna(0)
+overall = spread[spread["qid"].isna()].set_index("run")["var"].reindex(dataset.names).fillna(0)
 order = overall.sort_values(ascending=False, kind="stable").index.tolist()
 with left:
     run = sb.pick_run(
@@ -32,7 +32,7 @@ with left:
         names=order,
         label="System (most tie variance first)",
     )
-exact = spread[(spread["run"] == run) & (spread["qid"] != "all")].set_index("qid")
+exact = spread[(spread["run"] == run) & (spread["qid"].notna())].set_index("qid")
 if exact.empty:
     st.warning(f"{dataset.describe(run)} has no judged queries: there is nothing to sample.")
     st.stop()

@@ -68,7 +68,11 @@ def run_tiecore(case: Case, specs: list[ref.Spec], **options) -> pd.DataFrame:
 def as_table(frame: pd.DataFrame, column: str = "value") -> Table:
     """(qid, measure) -> value of the run's rows."""
     rows = frame[frame["run"] == RUN]
-    keys = zip(rows["qid"].astype(str), rows["measure"].astype(str), strict=True)
+    keys = zip(
+        rows["qid"].fillna("all").astype(str),  # summary (qid None) as "all"
+        rows["measure"].astype(str),
+        strict=True,
+    )
     table = dict(zip(keys, rows[column].astype(float), strict=True))
     assert len(table) == len(rows), "duplicate (qid, measure) rows"
     return table

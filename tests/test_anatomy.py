@@ -184,7 +184,7 @@ def test_sampled_values_are_the_draws_of_sampled_mode():
     assert matrix.shape == (40, 2) and list(matrix.columns) == ["1", "2"]
     expected = tiecore.evaluate({"sys": run}, qrels, "AP", ties="sampled", samples=40, seed=5,
                                 per_query=True)  # fmt: skip
-    expected = expected[expected["qid"] != "all"].set_index("qid")
+    expected = expected[expected["qid"].notna()].set_index("qid")
     assert np.allclose(matrix.mean(), expected.loc[matrix.columns, "value"], atol=1e-12)
     assert np.allclose(matrix.std(ddof=1), expected.loc[matrix.columns, "std"], atol=1e-12)
     spread = evaluate_spread(run, qrels, "AP", per_query=True).set_index("qid")

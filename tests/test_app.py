@@ -329,9 +329,9 @@ def test_tie_anatomy_opens_on_tie_variance_and_shows_the_paper_formula(sample):
     run = next(s for s in at.selectbox if s.label.startswith("System")).value
     qid = next(s for s in at.selectbox if s.label.startswith("Query")).value
     exact = spread.evaluate_spread(runs, qrels, "P@10", per_query=True)
-    overall = exact[exact["qid"] == "all"].set_index("run")["var"]
+    overall = exact[exact["qid"].isna()].set_index("run")["var"]
     assert run == overall.idxmax()  # the system with the most tie variance
-    per_query = exact[(exact["run"] == run) & (exact["qid"] != "all")].set_index("qid")
+    per_query = exact[(exact["run"] == run) & (exact["qid"].notna())].set_index("qid")
     assert per_query.loc[qid, "var"] == per_query["var"].max() > 0
     expected = float(per_query.loc[qid, "value"])
     assert float(metric(at, "aware")) == pytest.approx(expected, abs=5e-5)

@@ -109,14 +109,14 @@ def parse_csv(text: str) -> list[dict[str, object]]:
 
 def records(frame) -> list[dict[str, object]]:
     """evaluate's frame as plain records, in a canonical order; its summary rows
-    (qid "all" here: these files have no query of that name) get qid None."""
+    (qid NA) get qid None, as in the CLI's json."""
     columns = [c for c in ("run", "qid", "measure", "value", "std", "stderr") if c in frame]
     rows = [
         dict(zip(columns, values, strict=True))
         for values in zip(*(frame[c].tolist() for c in columns), strict=True)
     ]
     for row in rows:
-        row["qid"] = None if row["qid"] == "all" else row["qid"]
+        row["qid"] = None if row["qid"] != row["qid"] else row["qid"]  # NA (NaN) -> None
     return canonical(rows)
 
 
@@ -622,8 +622,8 @@ def test_spread_adds_exact_var_min_max(files, capsys) -> None:
     want = evaluate_spread(tiecore.read_runs([files["a"]]), qrels, ["P@2", "AP"], per_query=True)
     assert len(rows) == len(want)
     for row in rows:
-        qid = row["qid"] or "all"  # the summary row: empty qid in CSV
-        match = want[(want["qid"] == qid) & (want["measure"] == row["measure"])]
+        same = want["qid"] == row["qid"] if row["qid"] else want["qid"].isna()  # summary: empty
+        match = want[same & (want["measure"] == row["measure"])]
         for column in ("value", "var", "min", "max"):
             assert float(row[column]) == match[column].iloc[0]
     assert any(float(row["var"]) > 0 for row in rows)

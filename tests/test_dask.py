@@ -262,6 +262,6 @@ def test_sampled_values_do_not_depend_on_the_split(data, samples) -> None:
             for piece in _parallel.split_by_query(run, 4)
             if set(piece["qid"]) & set(qrels["qid"])
         ]
-    rows = pd.concat([p[p["qid"] != "all"] for p in parts]).set_index(["qid", "measure"])
-    expected = whole[whole["qid"] != "all"].set_index(["qid", "measure"]).loc[rows.index]
+    rows = pd.concat([p[p["qid"].notna()] for p in parts]).set_index(["qid", "measure"])
+    expected = whole[whole["qid"].notna()].set_index(["qid", "measure"]).loc[rows.index]
     pd.testing.assert_frame_equal(rows, expected, check_exact=True)

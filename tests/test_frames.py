@@ -348,3 +348,16 @@ def test_a_defect_is_reported_on_its_row(generated, defect, data):
         frame.iloc[k, frame.columns.get_loc(column)] = value
     err = error_of(check_run, frame, "r")
     assert err.problem.startswith(f"row {frame.index[k]}: "), err.problem
+
+
+def test_evaluate_spread_checks_runs_like_evaluate() -> None:
+    """evaluate_spread validates run frames and refuses an empty mapping, as evaluate does."""
+    from tiecore.spread import evaluate_spread
+
+    qrels = pd.DataFrame({"qid": ["1"], "docno": ["b"], "level": [1]})
+    run = pd.DataFrame({"qid": [1, 1], "docno": ["a", "b"], "score": [1.0, 1.0]})
+    assert evaluate_spread(run, qrels, "P@1")["value"].tolist() == [0.5]  # integer qids read
+    with pytest.raises(InputError, match="score"):
+        evaluate_spread(run.assign(score=[1.0, float("nan")]), qrels, "P@1")
+    with pytest.raises(ValueError, match="no runs"):
+        evaluate_spread({}, qrels, "P@1")

@@ -83,7 +83,7 @@ def test_significance_marks_follow_a_paired_t_test(data):
     per_query = tiecore.evaluate(runs, qrels, MEASURES, per_query=True)
     found = report.significance_vs_best(per_query, alpha=0.1).set_index(["run", "measure"])
     for measure in MEASURES:
-        wide = per_query[(per_query["measure"] == measure) & (per_query["qid"] != "all")]
+        wide = per_query[(per_query["measure"] == measure) & (per_query["qid"].notna())]
         wide = wide.pivot(index="qid", columns="run", values="value")
         best = wide.mean().idxmax()
         for run in runs:

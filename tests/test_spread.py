@@ -106,6 +106,7 @@ def spread_table(case: Case, names, **options) -> pd.DataFrame:
 
 
 def rows_of(frame: pd.DataFrame) -> dict[tuple[str, str], dict]:
+    frame = frame.assign(qid=frame["qid"].fillna("all"))  # the summary row (qid NA) as "all"
     return {(row.qid, row.measure): row._asdict() for row in frame.itertuples(index=False)}
 
 
@@ -161,8 +162,10 @@ def test_bounds_are_the_optimistic_and_pessimistic_orders(case, rel_level, depth
             {RUN: run}, qrels, names, ties="oblivious", tiebreak=policy,
             rel_level=rel_level, depth=depth, per_query=True,
         )  # fmt: skip
-        for row in oblivious.itertuples(index=False):
-            assert frame[row.qid, row.measure][column] == pytest.approx(row.value, abs=1e-12)
+        for row in rows_of(oblivious).values():
+            assert frame[row["qid"], row["measure"]][column] == pytest.approx(
+                row["value"], abs=1e-12
+            )
 
 
 @PROPERTY

@@ -500,7 +500,6 @@ def evaluate_runs(
             raise
         where = f"{sources[name]} (run {name})"
         raise InputError(where, error.line, error.problem, error.expected) from None
-    result = _summary_apart(result)  # the mean-over-queries rows get qid None, not "all"
     summary = result["qid"].isna().to_numpy()
     queries = result.loc[~summary].groupby("run", sort=False)["qid"].nunique()
     names = list(dict.fromkeys(result["run"].astype(str)))  # evaluate keeps the runs' order
@@ -534,19 +533,6 @@ def _eval_inputs(args: argparse.Namespace) -> tuple[object, pd.DataFrame, dict[s
 
     _check_files(args)
     return list(args.files[1:]), tiecore.read_qrels(args.files[0]), None
-
-
-def _summary_apart(result: pd.DataFrame) -> pd.DataFrame:
-    """``result`` with qid None on the summary rows, which are labelled ``all``.
-
-    :func:`tiecore.evaluate` puts each (run, measure)'s summary row after its
-    per-query rows, so the summary is the last row of each (run, measure), whatever
-    the queries are called.
-    """
-    last = result.groupby(["run", "measure"], sort=False).cumcount(ascending=False) == 0
-    qid = result["qid"].astype(object).to_numpy(copy=True)
-    qid[last.to_numpy()] = None
-    return result.assign(qid=qid)
 
 
 def _only(options: dict, *names: str) -> dict:

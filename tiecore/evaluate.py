@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 from tiecore import kernels, profiles
 from tiecore._parallel import map_runs
 from tiecore.errors import InputError, TieCoreWarning
+from tiecore.frames import check_run, check_runs
 from tiecore.judgments import Judgments, as_arrow_strings
 from tiecore.measures import Measure, parse_measures
 from tiecore.ranking import TIEBREAKS, Ranking
@@ -31,8 +32,8 @@ RunsOrFiles = Runs | Mapping[str, object] | Iterable[object]
 def as_run_dict(runs: Runs) -> dict[str, pd.DataFrame]:
     """One run or a mapping of runs -> ``{name: run}`` (a lone run keeps ``attrs['name']``)."""
     if isinstance(runs, pd.DataFrame):
-        return {runs.attrs.get("name") or "run": runs}
-    return dict(runs)
+        runs = {runs.attrs.get("name") or "run": runs}
+    return check_runs(runs)  # the rules of the loaders (tiecore.frames)
 
 
 def run_seed(seed: int, name: str) -> np.random.Generator:
@@ -202,10 +203,15 @@ def evaluate(
     ties : {"aware", "oblivious", "sampled"}
         ``aware``: exact mean over all orderings of tied docs; ``oblivious``:
         one ordering chosen by ``tiebreak``; ``sampled``: ``samples`` random
-        tie-breaks, reported as mean, ``std`` and ``stderr``.
+        tie-breaks, reported as mean, ``std`` and ``stderr``.  Aware and
+        sampled tie the scores that are equal as given (float64).
     tiebreak : str
-        Oblivious order inside ties: ``trec_eval`` (docno descending),
-        ``docno_asc``, ``file_order``, ``optimistic``, ``pessimistic``, ``random``.
+        Oblivious order inside ties: ``trec_eval`` (trec_eval 9.0.x, as
+        pytrec_eval and ir_measures: scores compared as 32-bit C floats, so
+        scores equal in float32 tie too, then docno descending),
+        ``trec_eval_double`` (trec_eval 10: scores as given, then docno
+        descending), ``docno_asc``, ``file_order``, ``optimistic``,
+        ``pessimistic``, ``random``.
     samples, seed : int
         Sampled mode (and the ``random`` tie-break): how many draws, which seed.
     rel_level : int
@@ -215,7 +221,8 @@ def evaluate(
     complete : bool
         Average over every qrels query, missing ones scoring 0 (trec_eval ``-c``).
     per_query : bool
-        Also return one row per query, before the ``all`` row.
+        Also return one row per query, before the summary row (``qid`` NA, the
+        mean over queries; missing, so that no query id can be mistaken for it).
     progress : callable, optional
         Called as ``progress(done, total, name)`` after each run (``total`` is None
         for an iterator).
@@ -297,6 +304,7 @@ class _RunJob:
 
     def values(self, name: str, run: pd.DataFrame) -> tuple[Ranking, dict[Measure, np.ndarray]]:
         """The run's ranking and per-query values (seeded by the seed and the run name)."""
+        run = check_run(run, name)  # the rules of the loaders (tiecore.frames)
         rng = run_seed(self.seed, name)
         order = self.tiebreak if self.ties == "oblivious" else "file_order"
         ranking = Ranking.build(run, self.judgments, tiebreak=order, seed=rng, name=name)
@@ -354,12 +362,13 @@ def _skipped_message(name: str, skipped: np.ndarray) -> str:
 
 
 def _tidy(name, judgments, present, found, complete, per_query, ties) -> pd.DataFrame:
-    """Rows ``run, qid, measure, value[, std, stderr]``: per measure, queries then ``all``.
+    """Rows ``run, qid, measure, value[, std, stderr]``: per measure, queries then the
+    summary (the mean over queries), whose ``qid`` is None so no query id can clash with it.
 
     ``present`` flags the queries the run has (the mean is over them unless ``complete``).
     """
     chosen = np.ones(len(judgments.qids), bool) if complete else present
-    qids = np.append(judgments.qids[chosen], "all")
+    qids = np.append(judgments.qids[chosen].astype(object), None)
     stacked = np.stack([value[..., chosen] for value in found.values()])  # measures first
     if ties == "sampled":  # (measures, samples, queries)
         means = stacked.mean(axis=2, keepdims=True)

@@ -59,7 +59,8 @@ def combine_modes(
     aware_spread: pd.DataFrame,
     sampled: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    """Merge the modes' ``all`` rows into one row per run and measure, with the tie effect.
+    """Merge the modes' summary rows (``qid`` NA) into one row per run and measure,
+    with the tie effect.
 
     Parameters
     ----------
@@ -81,7 +82,7 @@ def combine_modes(
 
     Examples
     --------
-    >>> keys = {"run": ["x"], "qid": ["all"], "measure": ["P@1"]}
+    >>> keys = {"run": ["x"], "qid": [None], "measure": ["P@1"]}
     >>> obl = pd.DataFrame({**keys, "value": [1.0]})
     >>> spr = pd.DataFrame({**keys, "value": [0.5], "var": [0.25], "min": [0.0], "max": [1.0]})
     >>> combine_modes(obl, spr)[["oblivious", "aware", "tie_sd", "z", "position", "flagged"]]
@@ -91,7 +92,7 @@ def combine_modes(
     keys = ["run", "measure"]
 
     def overall(frame: pd.DataFrame) -> pd.DataFrame:
-        return frame[frame["qid"] == "all"] if "qid" in frame else frame
+        return frame[frame["qid"].isna()] if "qid" in frame else frame
 
     table = overall(aware_spread)[[*keys, "value", "var", "min", "max"]].rename(
         columns={"value": "aware"}
@@ -213,7 +214,7 @@ def significance_vs_best(per_query: pd.DataFrame, alpha: float = 0.05) -> pd.Dat
     """
     from scipy import stats
 
-    rows = per_query[per_query["qid"] != "all"]
+    rows = per_query[per_query["qid"].notna()]
     out = []
     for measure, part in rows.groupby("measure", sort=False):
         wide = part.pivot(index="qid", columns="run", values="value")
@@ -307,7 +308,7 @@ def to_latex(
 
     Examples
     --------
-    >>> keys = {"run": ["x"], "qid": ["all"], "measure": ["P@1"]}
+    >>> keys = {"run": ["x"], "qid": [None], "measure": ["P@1"]}
     >>> obl = pd.DataFrame({**keys, "value": [1.0]})
     >>> spr = pd.DataFrame({**keys, "value": [0.5], "var": [0.25], "min": [0.0], "max": [1.0]})
     >>> print("\n".join(to_latex(combine_modes(obl, spr)).splitlines()[3:9]))
@@ -377,7 +378,7 @@ def to_markdown(
 
     Examples
     --------
-    >>> keys = {"run": ["x"], "qid": ["all"], "measure": ["P@1"]}
+    >>> keys = {"run": ["x"], "qid": [None], "measure": ["P@1"]}
     >>> obl = pd.DataFrame({**keys, "value": [1.0]})
     >>> spr = pd.DataFrame({**keys, "value": [0.5], "var": [0.25], "min": [0.0], "max": [1.0]})
     >>> print(to_markdown(combine_modes(obl, spr)).splitlines()[2])

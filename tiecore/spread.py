@@ -50,6 +50,7 @@ from tiecore import kernels, profiles
 from tiecore._parallel import map_runs
 from tiecore.errors import TieCoreWarning
 from tiecore.evaluate import Runs, check_depth
+from tiecore.frames import check_run
 from tiecore.judgments import Judgments, gain_of
 from tiecore.measures import Measure, parse_measures
 from tiecore.profiles import Profile
@@ -88,7 +89,7 @@ def evaluate_spread(
     DataFrame
         Columns ``run, qid, measure, value, var, min, max, var_method``.  Per
         query: the aware value, the variance over random tie-breaks and the min
-        and max over all orderings.  ``qid == "all"``: means over the ``Q``
+        and max over all orderings.  ``qid`` NA (the summary row): means over the ``Q``
         queries of value, min and max, and ``var = sum of variances / Q**2``
         (the queries are shuffled independently).
 
@@ -105,6 +106,7 @@ def evaluate_spread(
     judgments = Judgments.from_qrels(qrels, rel_level)
 
     def one_run(name: str, run: pd.DataFrame) -> pd.DataFrame:
+        run = check_run(run, name)  # the rules of the loaders (tiecore.frames)
         ranking = Ranking.build(run, judgments, tiebreak="file_order", name=name)
         found = _spread_arrays(ranking, judgments, measures, depth)
         chosen = np.ones(len(judgments.qids), bool) if complete else ranking.counts > 0
@@ -112,6 +114,8 @@ def evaluate_spread(
 
     # One run at a time (paths read and dropped), or one task per run on a dask client.
     frames = map_runs(one_run, runs, client=client, progress=progress)
+    if not frames:
+        raise ValueError("no runs to evaluate")
     return pd.concat(frames, ignore_index=True)
 
 
@@ -856,7 +860,8 @@ def _as_list(measures: Measures) -> str | Measure | list:
 
 
 def _tidy(name, qids, found, chosen, per_query) -> pd.DataFrame:
-    """Rows ``run, qid, measure, value, var, min, max, var_method``: queries then ``all``."""
+    """Rows ``run, qid, measure, value, var, min, max, var_method``: queries, then the
+    summary (``qid`` NA)."""
     count = int(chosen.sum())
     columns: dict[str, list] = {key: [] for key in ("value", "var", "min", "max")}
     for frame in found.values():
@@ -868,7 +873,7 @@ def _tidy(name, qids, found, chosen, per_query) -> pd.DataFrame:
                 summary = column.mean() if count else 0.0
             parts.append(np.append(column, summary) if per_query else np.array([summary]))
     rows = count + 1 if per_query else 1
-    labels = np.append(qids.astype(str), "all") if per_query else np.array(["all"])
+    labels = np.append(qids.astype(object), None) if per_query else np.array([None])
     out = {
         "run": np.full(rows * len(found), name, dtype=object),
         "qid": np.tile(labels.astype(object), len(found)),
