@@ -430,7 +430,7 @@ def _on_cluster(fn, entries, client, progress, merge, split_rows) -> list[tuple[
 
     def collect(futures: list) -> None:
         nonlocal done_runs
-        for task, outcome in client.gather(futures):
+        for task, outcome in (pair for chunk in client.gather(futures) for pair in chunk):
             parts.setdefault(task.index, {})[task.part] = outcome
             if len(parts[task.index]) < counts[task.index]:
                 continue
@@ -443,10 +443,13 @@ def _on_cluster(fn, entries, client, progress, merge, split_rows) -> list[tuple[
         for future in futures:
             future.release()
 
-    def submit(tasks: list[tuple[_Task, object]]) -> None:
+    def submit(tasks: list[tuple[_Task, object]]) -> int:
+        """Send ``tasks`` as chunks (several small runs per task); returns the chunk count."""
         frames = [data for _, data in tasks if isinstance(data, pd.DataFrame)]
         scattered = iter(client.scatter(frames, hash=False) if frames else [])
+        sent = []
         for task, data in tasks:
+            weight = _weight(task)
             if isinstance(data, pd.DataFrame):  # the frame travels on its own, not in the task
                 data = next(scattered)
                 task = _Task(
@@ -457,7 +460,12 @@ def _on_cluster(fn, entries, client, progress, merge, split_rows) -> list[tuple[
                 )
             else:  # a file or a Parquet part: the worker reads it
                 data = None
-            pending.add(client.submit(_remote, remote_fn, task, data, pure=False))
+            sent.append((task, data, weight))
+        chunks = _chunks(sent, workers)
+        for chunk in chunks:
+            tasks_, data_ = [t for t, _, _ in chunk], [d for _, d, _ in chunk]
+            pending.add(client.submit(_remote, remote_fn, tasks_, data_, pure=False))
+        return len(chunks)
 
     waiting: list[tuple[_Task, object]] = []
     in_flight = 0
@@ -468,8 +476,7 @@ def _on_cluster(fn, entries, client, progress, merge, split_rows) -> list[tuple[
         waiting += [(task, task.source if task.parts > 1 else item.source) for task in tasks]
         if limit is None:
             continue
-        submit(waiting)
-        in_flight += len(waiting)
+        in_flight += submit(waiting)
         waiting = []
         while in_flight >= limit:
             batch = next(pending.batches())
@@ -486,9 +493,58 @@ def _on_cluster(fn, entries, client, progress, merge, split_rows) -> list[tuple[
     return out
 
 
-def _remote(fn: Callable, task: _Task, data: pd.DataFrame | None) -> tuple[_Task, _Done]:
-    """A task's body on a worker: the scattered function and frame arrive as values."""
-    return task, _call(fn, task, capture=True, data=data)
+def _remote(fn: Callable, tasks: list[_Task], data: list) -> list[tuple[_Task, _Done]]:
+    """A task's body on a worker: runs one after the other (scattered frames as values)."""
+    pairs = zip(tasks, data, strict=True)
+    return [(task, _call(fn, task, capture=True, data=frame)) for task, frame in pairs]
+
+
+#: A chunk of small runs sent as one task holds at most this much (rows, or file bytes / 40).
+CHUNK_ROWS = 500_000
+
+
+def _chunks(sent: list[tuple[_Task, object, int]], workers: int) -> list[list]:
+    """Consecutive whole runs grouped so that each worker gets about 4 tasks of them.
+
+    A task costs the scheduler and the network some milliseconds whatever its size;
+    small runs sent one by one would spend more on that than on evaluating.  A chunk
+    holds at most :data:`CHUNK_ROWS` rows (a file's bytes / 40 count as its rows); a
+    query partition is a task of its own.
+    """
+    target = max(1, len(sent) // (4 * workers))
+    chunks: list[list] = []
+    rows = 0
+    for task, data, weight in sent:
+        whole = task.parts == 1
+        if (
+            not chunks
+            or not whole
+            or len(chunks[-1]) >= target
+            or rows + weight > CHUNK_ROWS
+            or chunks[-1][0][0].parts > 1
+        ):
+            chunks.append([])
+            rows = 0
+        chunks[-1].append((task, data, weight))
+        rows += weight
+    return chunks
+
+
+def _weight(task: _Task) -> int:
+    """About how many rows a task holds (without reading it)."""
+    source = task.item.source
+    if task.parts > 1:
+        return CHUNK_ROWS
+    if isinstance(source, pd.DataFrame):
+        return len(source)
+    if _is_parquet(source):
+        return source.rows
+    if _is_path(source):
+        try:
+            return os.path.getsize(source) // 40
+        except OSError:
+            return CHUNK_ROWS
+    return CHUNK_ROWS
 
 
 def _merged(name: str, pieces: list[_Done], merge) -> _Done:
