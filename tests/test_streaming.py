@@ -173,7 +173,8 @@ def test_error_in_a_file_names_the_file(tmp_path) -> None:
     _write_run(good, rng, "g")
     bad.write_text("zz Q0 d1 1 1.0 b\n")  # no query of it has judgments
     qrels = pd.DataFrame({"qid": "q1", "docno": ["d1"], "level": [1]})
-    with pytest.raises(InputError) as caught:
+    with pytest.raises(InputError) as caught, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # good.txt's queries q2..q6 have no judgments
         tiecore.evaluate([str(good), str(bad)], qrels, "P@5")
     assert str(caught.value).startswith(f"{bad} (run b): none of its queries has judgments")
 
