@@ -96,7 +96,7 @@ def test_runs_as_tasks_equal_local(client, data, options) -> None:
     pd.testing.assert_frame_equal(remote, local, check_exact=True)
 
 
-@pytest.mark.parametrize("ties", ["aware", "sampled"])
+@pytest.mark.parametrize("ties", ["aware", "sampled", "random"])
 def test_a_run_split_by_query_equals_it_whole(client, data, monkeypatch, ties) -> None:
     """One run cut into query partitions (one without any judged query) on the cluster."""
     runs, qrels = data
@@ -109,6 +109,8 @@ def test_a_run_split_by_query_equals_it_whole(client, data, monkeypatch, ties) -
     assert not set(pieces[0]["qid"]) & set(pieces[1]["qid"])
     assert set(pieces[-1]["qid"]) == {f"q{q}" for q in range(26, 31)}  # nothing judged
     options = {"ties": ties, "samples": 20, "per_query": True, "complete": ties == "aware"}
+    if ties == "random":  # the oblivious random tie-break: such a run stays whole
+        options.update(ties="oblivious", tiebreak="random", seed=5)
     local, remote = _both(
         lambda **kw: tiecore.evaluate({"bm25": run, "dense": runs["dense"]}, qrels, MEASURES, **kw),
         client=client,

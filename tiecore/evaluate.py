@@ -255,7 +255,11 @@ def evaluate(
     judgments = Judgments.from_qrels(qrels, rel_level)
     job = _RunJob(judgments, tuple(measures), ties, tiebreak, samples, seed, depth)
     job = replace(job, complete=complete, per_query=per_query)
-    frames = map_runs(job, runs, client=client, progress=progress, merge=job.merge)
+    # The random tie-break permutes a run's rows as a whole: such runs are never split.
+    split = not (ties == "oblivious" and tiebreak == "random")
+    frames = map_runs(
+        job, runs, client=client, progress=progress, merge=job.merge if split else None
+    )
     if not frames:
         raise ValueError("no runs to evaluate")
     return pd.concat(frames, ignore_index=True)
