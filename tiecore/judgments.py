@@ -11,6 +11,7 @@ import pyarrow.compute as pc
 
 from tiecore.errors import InputError
 from tiecore.frames import check_qrels
+from tiecore.seeding import mix
 
 
 def gain_of(level: np.ndarray, gain: str, shift: np.ndarray | int = 0) -> np.ndarray:
@@ -42,21 +43,9 @@ def as_arrow_strings(values: pd.Series | np.ndarray) -> pa.Array:
     return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
 
 
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
 _ODD = np.uint64(0x9E3779B97F4A7C15)
 #: low ``k`` bytes of a little-endian 64-bit word, ``k = 0..8``
 _BYTE_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [2**64 - 1], dtype=np.uint64)
-
-
-def _mix(x: np.ndarray) -> np.ndarray:
-    """SplitMix64's finaliser (a bijection of 64-bit words), in place."""
-    x ^= x >> np.uint64(30)
-    x *= _MIX1
-    x ^= x >> np.uint64(27)
-    x *= _MIX2
-    x ^= x >> np.uint64(31)
-    return x
 
 
 def string_hashes(strings: pa.Array) -> np.ndarray:
@@ -87,11 +76,11 @@ def string_hashes(strings: pa.Array) -> np.ndarray:
     first = offsets[:-1] - start
     length = np.diff(offsets)
     with np.errstate(over="ignore"):
-        out = _mix(length.astype(np.uint64) * _ODD)
+        out = mix(length.astype(np.uint64) * _ODD)
         for at in range(0, int(length.max()), 8):
             word = words[np.minimum(first + at, len(words) - 1)]
             word &= _BYTE_MASKS[np.clip(length - at, 0, 8)]
-            folded = _mix(out ^ word)
+            folded = mix(out ^ word)
             out = folded if at == 0 else np.where(length > at, folded, out)
     return out
 

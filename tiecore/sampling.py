@@ -36,13 +36,11 @@ from tiecore.judgments import Judgments, gain_of
 from tiecore.measures import Measure
 from tiecore.profiles import Profile, bpref_denominator, oblivious
 from tiecore.ranking import Ranking
-from tiecore.seeding import stream_key, string_hashes
+from tiecore.seeding import mix, stream_key, string_hashes
 
 #: Cells (samples x drawn columns, or samples x slots of sparse groups / 4) of one batch.
 BATCH_CELLS = 2_000_000
 
-_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_M2 = np.uint64(0x94D049BB133111EB)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _ROUND = np.uint64(0xD6E8FEB86659FD93)
 
@@ -120,39 +118,27 @@ class _Words:
 
     def __init__(self, key: int, judgments: Judgments, ranking: Ranking, docs: np.ndarray):
         with np.errstate(over="ignore"):
-            run = _mix(np.array([key], dtype=np.uint64))
-            per_query = _mix(string_hashes(judgments.qids) ^ run)
+            run = mix(np.array([key], dtype=np.uint64))
+            per_query = mix(string_hashes(judgments.qids) ^ run)
             rank = ranking.rank[docs].astype(np.uint64)
-            self.column = _mix(
-                _mix(per_query[ranking.query[docs]] + (rank + np.uint64(1)) * _GOLDEN)
-            )
+            self.column = mix(mix(per_query[ranking.query[docs]] + (rank + np.uint64(1)) * _GOLDEN))
 
     @staticmethod
     def _samples(samples: np.ndarray) -> np.ndarray:
-        return _mix(samples.astype(np.uint64) * _GOLDEN + _GOLDEN)
+        return mix(samples.astype(np.uint64) * _GOLDEN + _GOLDEN)
 
     def grid(self, columns: np.ndarray, first: int, size: int, round_: int) -> np.ndarray:
         """Words ``(size, len(columns))`` of samples ``first ..``, one round."""
         with np.errstate(over="ignore"):
-            column = _mix(self.column[columns] + np.uint64(round_) * _ROUND)
+            column = mix(self.column[columns] + np.uint64(round_) * _ROUND)
             sample = self._samples(np.arange(first, first + size))
-            return _mix(sample[:, None] ^ column[None, :])
+            return mix(sample[:, None] ^ column[None, :])
 
     def pairs(self, columns: np.ndarray, samples: np.ndarray, round_: int) -> np.ndarray:
         """Words of the pairs ``(samples[i], columns[i])``, one round."""
         with np.errstate(over="ignore"):
-            column = _mix(self.column[columns] + np.uint64(round_) * _ROUND)
-            return _mix(self._samples(samples) ^ column)
-
-
-def _mix(x: np.ndarray) -> np.ndarray:
-    """SplitMix64's finaliser (a bijection of 64-bit words), in place."""
-    x ^= x >> np.uint64(30)
-    x *= _M1
-    x ^= x >> np.uint64(27)
-    x *= _M2
-    x ^= x >> np.uint64(31)
-    return x
+            column = mix(self.column[columns] + np.uint64(round_) * _ROUND)
+            return mix(self._samples(samples) ^ column)
 
 
 def sample_values(

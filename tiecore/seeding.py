@@ -17,13 +17,13 @@ import numpy as np
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _FNV_OFFSET = np.uint64(0xCBF29CE484222325)
 _FNV_PRIME = np.uint64(0x100000001B3)
 
 
-def _mix(x: np.ndarray) -> np.ndarray:
-    """SplitMix64's finaliser, in place on a uint64 array (wrapping arithmetic)."""
+def mix(x: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser (a bijection of 64-bit words), in place on a uint64 array
+    (wrapping arithmetic); the one mixer of the package's hashes and keyed draws."""
     x ^= x >> np.uint64(30)
     x *= _M1
     x ^= x >> np.uint64(27)
@@ -59,47 +59,3 @@ def string_hashes(values: np.ndarray) -> np.ndarray:
         live = lengths > j
         out[live] = (out[live] ^ data[live, j]) * _FNV_PRIME
     return out
-
-
-def query_uniforms(
-    key: int, qids: np.ndarray, query: np.ndarray, slot: np.ndarray, first: int, size: int
-) -> np.ndarray:
-    """Uniforms on [0, 1) for samples ``first .. first + size - 1`` of each slot.
-
-    Parameters
-    ----------
-    key : int
-        The run key (:func:`stream_key`).
-    qids : array of str
-        Query ids, indexed by the codes in ``query``.
-    query, slot : integer arrays
-        Per slot: its query code and its number inside the query (e.g. its rank).
-    first, size : int
-        The samples drawn.
-
-    Returns
-    -------
-    ndarray
-        ``(size, len(slot))``: entry ``[s, i]`` depends only on ``key``,
-        ``qids[query[i]]``, ``slot[i]`` and ``first + s``.
-
-    Examples
-    --------
-    >>> qids = np.array(["301", "302"], dtype=object)
-    >>> whole = query_uniforms(7, qids, np.array([0, 0, 1]), np.array([1, 2, 1]), 0, 4)
-    >>> part = query_uniforms(7, qids[1:], np.array([0]), np.array([1]), 2, 2)
-    >>> bool((part[:, 0] == whole[2:, 2]).all())
-    True
-    """
-    with np.errstate(over="ignore"):
-        run = _mix(np.array([key], dtype=np.uint64))
-        per_query = _mix(string_hashes(qids) ^ run)
-        slots = (
-            per_query[np.asarray(query, dtype=np.int64)]
-            + (np.asarray(slot, dtype=np.uint64) + np.uint64(1)) * _GOLDEN
-        )
-        slots = _mix(_mix(slots))
-        samples = _mix(np.arange(first, first + size, dtype=np.uint64) * _GOLDEN + _GOLDEN)
-        words = _mix(samples[:, None] ^ slots[None, :])
-    words >>= np.uint64(11)
-    return words.astype(np.float64) * (1.0 / 2**53)
