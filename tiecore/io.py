@@ -95,7 +95,7 @@ def _display_name(source: Source) -> str:
 def _stem(display: str) -> str:
     """File name without its directory, ``.gz`` and ``.txt`` (``run.txt.gz`` -> ``run``)."""
     name = Path(display).name or display
-    for suffix in (".gz", ".txt"):
+    for suffix in (".gz", ".txt", ".jsonl", ".ndjson", ".parquet"):  # see tiecore.sources
         if name.lower().endswith(suffix) and len(name) > len(suffix):
             name = name[: -len(suffix)]
     return name
@@ -1035,6 +1035,10 @@ def read_run(source: Source, *, name: str | None = None) -> pd.DataFrame:
     >>> run.attrs["name"]
     'bm25'
     """
+    from tiecore import sources as _sources  # Parquet, JSON Lines, stdin, frames, records
+
+    if _sources.claims(source):
+        return _sources.read_run(source, name=name)
     text = _Text(source)
     frame, tags = _parse_run(text)
     del text
@@ -1063,6 +1067,9 @@ def read_runs(sources: Iterable[Source] | Source) -> dict[str, pd.DataFrame]:
     """
     if isinstance(sources, (str, os.PathLike)) or hasattr(sources, "read"):
         sources = [sources]
+    from tiecore import sources as _sources
+
+    sources = _sources.run_sources(sources)  # a DataFrame or records: one run
     frames = [read_run(s) for s in sources]
     tags = [f.attrs["tags"][0] if len(f.attrs["tags"]) == 1 else None for f in frames]
     by_tag = [t if t is not None and tags.count(t) == 1 else None for t in tags]
@@ -1149,6 +1156,10 @@ def read_qrels(source: Source) -> pd.DataFrame:
         Wrong number of fields, a level that is not an integer, a (qid, docno) pair
         judged twice (trec_eval refuses it too), an empty or binary file.
     """
+    from tiecore import sources as _sources  # Parquet, JSON Lines, stdin, frames, records
+
+    if _sources.claims(source):
+        return _sources.read_qrels(source)
     frame = _parse_qrels(_Text(source))
     pa.default_memory_pool().release_unused()
     frame.attrs["source"] = _display_name(source)
