@@ -20,6 +20,7 @@ from app_lib.data import Dataset
 from app_lib.sidebar import Settings
 from tiecore import anatomy, builder, report
 from tiecore.errors import TieCoreWarning
+from tiecore.measures import Measure
 
 
 def quiet(function: Callable, *args, **kwargs):
@@ -280,7 +281,7 @@ def query_anatomy(
     ``listing`` (the docs in the tie-break's order).
     """
     query = anatomy.QueryList.of(_dataset.runs[run], _dataset.qrels, qid)
-    parsed = tiecore.Measure.parse(measure)
+    parsed = Measure.parse(measure)
     gain = parsed.gain if parsed.family == "nDCG" else "linear"
     groups = anatomy.tie_groups(query, rel_level, gain)
     num_rel = query.num_rel(rel_level)

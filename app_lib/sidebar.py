@@ -11,12 +11,12 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-import tiecore
 from app_lib import data
 from app_lib.charts import GLOSSARY, TIEBREAK_HELP
 from app_lib.data import Dataset
 from tiecore.errors import InputError
 from tiecore.measures import Measure
+from tiecore.ranking import TIEBREAKS
 
 #: Measures offered in the sidebar; any other ir_measures name can be typed in.
 MEASURE_CHOICES = (
@@ -210,7 +210,7 @@ def _settings_sidebar(dataset: Dataset) -> tuple[Settings, list[str], list[str]]
         rel_level = top
     tiebreak = st.selectbox(
         "Tie-break (oblivious mode)",
-        tiecore.TIEBREAKS,
+        TIEBREAKS,
         key="tiebreak",
         format_func=str,
         help="; ".join(f"{k}: {v}" for k, v in TIEBREAK_HELP.items()),

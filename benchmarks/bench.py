@@ -402,6 +402,7 @@ def bench_modes(ds, runs, qrels, measures, repeat) -> tuple[list[Result], float]
     import tiecore
     from tiecore import kernels, profiles
     from tiecore.judgments import Judgments
+    from tiecore.measures import parse_measures
     from tiecore.ranking import Ranking
 
     def ev(ties):
@@ -427,7 +428,7 @@ def bench_modes(ds, runs, qrels, measures, repeat) -> tuple[list[Result], float]
             extra={"aware_all": aware_all, "oblivious_all": obliv_all},
         )
     ]
-    parsed = tiecore.parse_measures(list(measures))
+    parsed = parse_measures(list(measures))
     judg = Judgments.from_qrels(qrels)
     t_judg, _ = best_of(lambda: Judgments.from_qrels(qrels), repeat)
 
@@ -479,10 +480,10 @@ def bench_modes(ds, runs, qrels, measures, repeat) -> tuple[list[Result], float]
 
 
 def _time_tidy(rankings, judg, parsed, repeat) -> float:
-    """Time of ``tiecore.evaluate._tidy`` (private, so guarded) over all runs' results."""
+    """Time of ``tiecore._evaluate._tidy`` (private, so guarded) over all runs' results."""
     import pandas as pd
 
-    module = sys.modules["tiecore.evaluate"]
+    module = sys.modules["tiecore._evaluate"]
     try:
         found = {
             name: module.query_values(r, judg, parsed, ties="oblivious")
@@ -511,6 +512,7 @@ def bench_sampled(ds, runs, qrels, measures, repeat, oblivious: float) -> list[R
     import tiecore
     from tiecore import kernels
     from tiecore.judgments import Judgments
+    from tiecore.measures import parse_measures
     from tiecore.ranking import Ranking
     from tiecore.sampling import mixed_rows
 
@@ -540,7 +542,7 @@ def bench_sampled(ds, runs, qrels, measures, repeat, oblivious: float) -> list[R
             )
         )
     judg = Judgments.from_qrels(qrels)
-    plans = [kernels.plan(m, judg) for m in tiecore.parse_measures(list(measures))]
+    plans = [kernels.plan(m, judg) for m in parse_measures(list(measures))]
     deepest = max(int(p.cut.max(initial=0)) for p in plans)
     mixed = total = 0
     for name, run in runs.items():
@@ -1115,7 +1117,7 @@ def child_dask(names: list[str], repeat: int, qrels: str, runs: list[str]) -> di
         ) as cluster,
         Client(cluster) as client,
     ):
-        client.run(lambda: __import__("tiecore.evaluate"))
+        client.run(lambda: __import__("tiecore._evaluate"))
         started = time.perf_counter() - start
         first = tiecore.evaluate(runs, judged, names, client=client)
         remote, remote_times = best_of(

@@ -13,6 +13,7 @@ from app_lib import charts as ch
 from app_lib import sidebar as sb
 from tiecore import anatomy, report
 from tiecore.errors import InputError
+from tiecore.measures import Measure
 
 dataset, settings = sb.context()
 st.title("Playground")
@@ -170,7 +171,7 @@ else:
 
 # --- the measure's own formula, piece by piece
 st.subheader(f"The formula's pieces: {measure}")
-family = tiecore.Measure.parse(measure).family
+family = Measure.parse(measure).family
 groups = anatomy.tie_groups(query, settings.rel_level)
 num_rel = query.num_rel(settings.rel_level)
 cut = anatomy.cutoff(measure, num_rel, len(query))

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import tiecore
 from tiecore.compare import compare
 from tiecore.errors import InputError
-from tiecore.evaluate import as_run_dict
+from tiecore._evaluate import as_run_dict
 from tiecore.frames import check_qrels, check_run, check_runs
 from tiecore.judgments import Judgments
 from tiecore.measures import parse_measures

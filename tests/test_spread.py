@@ -24,7 +24,7 @@ from strategies import FLOAT32_COLLIDING, HUGE_LEVELS, Case, cases, depths, rel_
 
 import tiecore
 from tiecore import spread
-from tiecore.evaluate import query_values
+from tiecore._evaluate import query_values
 from tiecore.judgments import Judgments
 from tiecore.measures import Measure
 from tiecore.ranking import Ranking

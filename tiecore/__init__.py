@@ -3,43 +3,57 @@
 Every measure in three modes: tie-oblivious (one ordering, trec_eval's by
 default), tie-aware (the exact mean over all orderings of tied documents,
 McSherry & Najork, ECIR 2008) and sampled (random tie-breaking).
+
+The public names are those the README documents.  Each is imported on first use
+(PEP 562), so ``import tiecore`` loads neither numpy, pandas nor pyarrow, and
+scipy (spread, compare) or dask (distributed) only with what needs them.
 """
 
 import importlib
 
 from tiecore.errors import InputError, TieCoreWarning
 
-# Bound at import, not lazily: the submodule tiecore.evaluate shares the function's name,
-# and importing it (as the CLI does) would set the package attribute to the module.  The
-# evaluation core needs numpy, pandas and pyarrow anyway; scipy (spread, compare) and
-# dask (distributed) load only with the submodules that use them, on first access.
-from tiecore.evaluate import MODES, evaluate
-from tiecore.io import read_letor, read_qrels, read_run, read_runs
-from tiecore.measures import DEFAULT_MEASURES, Measure, parse_measures
-from tiecore.ranking import TIEBREAKS
-
+#: Public name -> the module that defines it (imported on first access).
+_LAZY = {
+    "evaluate": "tiecore._evaluate",
+    "read_letor": "tiecore.io",
+    "read_qrels": "tiecore.io",
+    "read_run": "tiecore.io",
+    "read_runs": "tiecore.io",
+    "evaluate_spread": "tiecore.spread",
+    "Comparison": "tiecore.compare",
+}
+#: Public submodules, also imported on first access.
 _LAZY_MODULES = ("compare", "distributed", "spread")
 
 
 def __getattr__(name: str) -> object:
-    """``tiecore.spread``, ``tiecore.compare``, ``tiecore.distributed`` on first use."""
+    """``tiecore.evaluate``, ``tiecore.spread`` and the other public names, on first use."""
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value  # later lookups skip this hook
+        return value
     if name in _LAZY_MODULES:
         return importlib.import_module(f"tiecore.{name}")
     raise AttributeError(f"module 'tiecore' has no attribute {name!r}")
 
 
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
 __all__ = [
-    "DEFAULT_MEASURES",
-    "MODES",
-    "TIEBREAKS",
+    "Comparison",
     "InputError",
-    "Measure",
     "TieCoreWarning",
+    "compare",
+    "distributed",
     "evaluate",
-    "parse_measures",
+    "evaluate_spread",
     "read_letor",
     "read_qrels",
     "read_run",
     "read_runs",
+    "spread",
 ]
 __version__ = "0.1.0"

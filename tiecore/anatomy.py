@@ -598,7 +598,7 @@ def ordering_values(
     >>> ordering_values(query, orderings(query.score), "RR").round(4).tolist()
     [1.0, 1.0, 0.5, 0.3333, 0.5, 0.3333]
     """
-    from tiecore.evaluate import evaluate
+    from tiecore._evaluate import evaluate
 
     count, width = orders.shape
     names = np.array([f"o{i:06d}" for i in range(count)], dtype=object)
@@ -710,7 +710,7 @@ def sampled_values(
     >>> sorted(set(sampled_values(run, qrels, "P@1", samples=50)["1"]))
     [0.0, 1.0]
     """
-    from tiecore.evaluate import query_values, run_seed
+    from tiecore._evaluate import query_values, run_seed
     from tiecore.judgments import Judgments
     from tiecore.ranking import Ranking
 
@@ -752,7 +752,7 @@ def policy_values(
     >>> values.loc["x"].tolist()
     [0.5, 1.0, 0.0]
     """
-    from tiecore.evaluate import evaluate
+    from tiecore._evaluate import evaluate
     from tiecore.spread import evaluate_spread
 
     spread = _quiet(evaluate_spread, dict(runs), qrels, measure, rel_level=rel_level)

@@ -155,7 +155,7 @@ def sweep(
     0     NaN              0.0    0.0     0.0
     1     2.0              1.0    0.0     0.0
     """
-    from tiecore.evaluate import evaluate
+    from tiecore._evaluate import evaluate
     from tiecore.spread import evaluate_spread, tie_profile
 
     base = combine(runs, weights)

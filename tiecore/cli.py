@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from tiecore.errors import InputError
-from tiecore.evaluate import MODES
+from tiecore._evaluate import MODES
 from tiecore.measures import DEFAULT_MEASURES, Measure, parse_measures
 from tiecore.ranking import TIEBREAKS
 
@@ -746,8 +746,8 @@ def _check_finite(result: pd.DataFrame, qrels: str) -> None:
 def _check_sample_count(
     samples: int, runs: dict[str, pd.DataFrame], qrels: pd.DataFrame, measures: list[Measure]
 ) -> None:
-    """:func:`tiecore.evaluate.check_samples` for these inputs, as a usage error."""
-    from tiecore.evaluate import check_samples
+    """:func:`tiecore._evaluate.check_samples` for these inputs, as a usage error."""
+    from tiecore._evaluate import check_samples
 
     if not isinstance(runs, dict):  # files: each is checked once read (_samples_guard)
         return

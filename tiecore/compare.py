@@ -46,7 +46,7 @@ import pandas as pd
 from scipy import special, stats
 
 from tiecore._parallel import map_runs
-from tiecore.evaluate import as_run_dict, query_values, run_seed
+from tiecore._evaluate import as_run_dict, query_values, run_seed
 from tiecore.judgments import Judgments
 from tiecore.measures import Measure, parse_measures
 from tiecore.ranking import Ranking
@@ -161,7 +161,7 @@ def compare(
         One measure, such as ``"AP"`` or ``"nDCG@10"``.
     samples, seed : int
         Random tie-breaks per run and their seed; each run draws from
-        :func:`tiecore.evaluate.run_seed`, so its sample mean is the value of
+        :func:`tiecore._evaluate.run_seed`, so its sample mean is the value of
         ``evaluate(..., ties="sampled")`` with the same arguments.  Samples
         are drawn once per run and shared by all its pairs.
     rel_level, depth, complete

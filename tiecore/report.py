@@ -155,7 +155,7 @@ def modes_table(
        oblivious  aware  tie_sd    z
     0        1.0    0.5     0.5  1.0
     """
-    from tiecore.evaluate import evaluate
+    from tiecore._evaluate import evaluate
     from tiecore.spread import evaluate_spread
 
     measures = [measures] if isinstance(measures, str) else list(measures)
@@ -622,7 +622,7 @@ def add_command(commands, add_inputs, add_options, read_inputs) -> None:
 def run_command(args, read_inputs) -> str:
     """``tiecore report``: read the inputs, build the table, return the text to write."""
     from tiecore.cli import split_measures
-    from tiecore.evaluate import evaluate
+    from tiecore._evaluate import evaluate
     from tiecore.measures import parse_measures
 
     measures = [

@@ -5,7 +5,7 @@ split into query partitions on a cluster, or drawn in batches of samples.  So
 no draw comes from a sequential stream: the uniform for sample ``s`` of slot
 ``i`` (a position that means the same inside its query, such as the rank) of
 query ``q`` is a hash of ``(run key, qid, i, s)``, where the run key comes
-from the seed and the run name (:func:`tiecore.evaluate.run_seed`).  The hash is
+from the seed and the run name (:func:`tiecore._evaluate.run_seed`).  The hash is
 SplitMix64's finaliser, a bijection of 64-bit words with full avalanche, applied
 to keys built from already mixed words; the uniform is its top 53 bits over
 ``2**53``, as ``numpy.random.Generator.random`` builds its doubles.

@@ -49,7 +49,7 @@ from scipy import special, stats
 from tiecore import kernels, profiles
 from tiecore._parallel import map_runs
 from tiecore.errors import TieCoreWarning
-from tiecore.evaluate import Runs, check_depth
+from tiecore._evaluate import Runs, check_depth
 from tiecore.frames import check_run
 from tiecore.judgments import Judgments, gain_of
 from tiecore.measures import Measure, parse_measures
