@@ -379,7 +379,8 @@ def _add_inputs(parser: argparse.ArgumentParser) -> None:
         "files",
         nargs="*",
         metavar="QRELS RUN",
-        help="the qrels file, then one or more TREC run files (plain or .gz)",
+        help="the qrels file, then one or more run files: TREC text (plain or .gz), "
+        ".parquet or .jsonl (columns qid, docno, score / level); '-' reads one from stdin",
     )
     parser.add_argument(
         "--letor",
@@ -413,7 +414,11 @@ def _check_files(args: argparse.Namespace) -> None:
         paths = args.files
     if args.output is not None:
         _check_output(args.output)
+    if paths.count("-") > 1:
+        raise _UsageError("at most one input may be '-' (stdin)")
     for path in paths:
+        if path == "-":  # stdin: TREC text, JSON Lines or Parquet (tiecore.sources)
+            continue
         if os.path.isdir(path):
             raise InputError(path, None, "is a directory", "a readable file")
         if not os.path.exists(path):
@@ -532,6 +537,8 @@ def _eval_inputs(args: argparse.Namespace) -> tuple[object, pd.DataFrame, dict[s
     import tiecore
 
     _check_files(args)
+    if "-" in args.files[1:]:  # a run on stdin is read with the others, named as read_runs does
+        return _read_inputs(args)
     return list(args.files[1:]), tiecore.read_qrels(args.files[0]), None
 
 

@@ -322,7 +322,7 @@ def _parquet(kind: str, source: object, where: str) -> pd.DataFrame:
         raise InputError(where, None, f"cannot read Parquet ({error})", "a Parquet file") from None
     frame = table.to_pandas()
     frame.index = pd.RangeIndex(1, len(frame) + 1)
-    frame.attrs["rows"] = "row"
+    frame.attrs.update(rows="row", columns=names)
     return frame
 
 
@@ -337,8 +337,7 @@ def _jsonl(kind: str, data: bytes, where: str) -> pd.DataFrame:
     except pa.ArrowException:
         table, fast = None, False
     if fast and table is not None:  # no blank lines: row k is line k + 1
-        wanted = [c for c in table.column_names if c in _all_names(kind) or c == "tag"]
-        frame = table.select(wanted).to_pandas()
+        frame = table.to_pandas()
         frame.index = pd.RangeIndex(1, len(frame) + 1)
     else:  # mixed types, blank lines or a bad line: line by line, to name the line
         rows, lines = [], []
@@ -360,7 +359,6 @@ def _jsonl(kind: str, data: bytes, where: str) -> pd.DataFrame:
         if not rows:
             raise InputError(where, None, "no records (the file is empty)", _EXPECTED[kind])
         frame = pd.DataFrame.from_records(rows, index=lines)
-        frame = frame[[c for c in frame.columns if c in _all_names(kind) or c == "tag"]]
     frame.attrs["rows"] = "line"
     return frame
 
@@ -414,7 +412,7 @@ def _columns(kind: str, frame: pd.DataFrame, where: str) -> pd.DataFrame:
             continue
         found = [name for name in others if name in frame.columns]
         if not found:
-            has = ", ".join(map(str, frame.columns)) or "none"
+            has = ", ".join(map(str, frame.attrs.get("columns", frame.columns))) or "none"
             raise InputError(
                 where, None, f"no column {column!r} (its columns: {has})", _EXPECTED[kind]
             )
