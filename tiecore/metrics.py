@@ -1,0 +1,444 @@
+"""Tie-aware ranking metrics on arrays, in the style of :mod:`sklearn.metrics`.
+
+Recommender and link-prediction code holds its results as matrices: one row per
+query (user, or test triple), one column per candidate, ``y_true`` the relevance
+levels and ``y_score`` the model's scores.  These functions take them as they are,
+or ragged (1-D arrays with a ``qid`` array naming each row's query), and return
+the per-query values or their mean:
+
+* :func:`average_precision` (AP, AP@k), :func:`reciprocal_rank` (RR, its mean is
+  MRR), :func:`ndcg` (nDCG, nDCG@k; linear or exponential gain),
+  :func:`hits_at_k` (Success@k), :func:`precision_at_k`, :func:`recall_at_k`.
+
+Every number is the one :func:`tiecore.evaluate` gives on the same data as run and
+qrels DataFrames (these functions build them and call it): ``ties="aware"`` is the
+exact mean over all orderings of tied scores (McSherry & Najork, ECIR 2008),
+``ties="oblivious"`` one ordering, by default the columns' order inside a tie
+(``tiebreak="file_order"``; ``"optimistic"`` and ``"pessimistic"`` give the best
+and the worst case).  Conventions are trec_eval's: a candidate is relevant when its
+level is ``>= rel_level``; AP divides by the number of relevant candidates; nDCG's
+gain is the level (``gain="exp"``: ``2**level - 1``), its ideal is the row's own
+best ordering; a query without relevant candidates scores 0.
+
+A NaN score leaves its cell out altogether (not ranked, not counted as relevant):
+padding of rows of different lengths, or the *filtered* setting of link
+prediction, where the other known true entities are removed before ranking.
+
+Link prediction
+---------------
+MRR and Hits@k of knowledge-graph embeddings are usually computed with the rank
+``1 + #(scores > true score)``, the optimistic convention: a model that gives many
+candidates the score of the true entity (saturated or quantised scores) then has
+inflated published results.  ``ties="aware"`` gives the expected value under a
+random order of the tied candidates, exactly:
+
+>>> import numpy as np
+>>> y_true = np.array([[0, 0, 1, 0]])  # the true entity is candidate 2
+>>> y_score = np.array([[0.9, 0.9, 0.9, 0.1]])  # tied with two others
+>>> reciprocal_rank(y_true, y_score, ties="oblivious", tiebreak="optimistic")
+1.0
+>>> round(reciprocal_rank(y_true, y_score), 4), round(hits_at_k(y_true, y_score, k=1), 4)
+(0.6111, 0.3333)
+"""
+
+from __future__ import annotations
+
+from numbers import Integral
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike
+
+from tiecore.errors import InputError
+
+__all__ = [
+    "average_precision",
+    "hits_at_k",
+    "ndcg",
+    "precision_at_k",
+    "recall_at_k",
+    "reciprocal_rank",
+]
+
+_TIES = ("aware", "oblivious")
+
+
+# ---------------------------------------------------------------- validation
+
+
+def _check_options(
+    function: str,
+    *,
+    k: object,
+    k_required: bool,
+    ties: object,
+    tiebreak: object,
+    rel_level: object,
+    average: object,
+) -> None:
+    """sklearn-style checks of the keyword options: one message naming the option."""
+    from tiecore.ranking import TIEBREAKS
+
+    def bad(name: str, what: str, got: object) -> ValueError:
+        return ValueError(f"The {name!r} parameter of {function} must be {what}. Got {got!r}.")
+
+    if k is None:
+        if k_required:
+            raise bad("k", "a positive int", k)
+    elif isinstance(k, bool) or not isinstance(k, Integral) or k < 1:
+        raise bad("k", "a positive int" + ("" if k_required else " or None"), k)
+    if ties not in _TIES:
+        raise bad("ties", f"one of {_TIES}", ties)
+    if tiebreak not in TIEBREAKS or tiebreak == "random":
+        raise bad("tiebreak", f"one of {tuple(t for t in TIEBREAKS if t != 'random')}", tiebreak)
+    if isinstance(rel_level, bool) or not isinstance(rel_level, Integral):
+        raise bad("rel_level", "an int", rel_level)
+    if not isinstance(average, bool | np.bool_):
+        raise bad("average", "a bool", average)
+
+
+def _numbers(values: ArrayLike, name: str) -> np.ndarray:
+    try:
+        array = np.asarray(values)
+    except ValueError:  # ragged nested lists
+        raise InputError(
+            name, None, "rows of different lengths", "a 2-D array, or 1-D arrays with qid="
+        ) from None
+    if array.dtype.kind not in "biuf":
+        raise InputError(name, None, f"a {array.dtype} array", "numbers")
+    return array
+
+
+def _where(index: tuple[int, ...] | int) -> str:
+    return f"[{', '.join(map(str, index))}]" if isinstance(index, tuple) else f"[{index}]"
+
+
+def _prepare(
+    y_true: ArrayLike, y_score: ArrayLike, qid: ArrayLike | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+    """Flat ``levels, scores, query codes, candidate positions`` of the kept cells and
+    the number of queries; the cells keep their row-major (or given) order."""
+    true = _numbers(y_true, "y_true")
+    score = _numbers(y_score, "y_score").astype(np.float64)
+    if true.shape != score.shape:
+        raise InputError(
+            "y_score", None, f"shape {score.shape} differs from y_true's {true.shape}",
+            "arrays of one shape",
+        )  # fmt: skip
+    if qid is None:
+        if true.ndim != 2:
+            raise InputError(
+                "y_true", None, f"a {true.ndim}-D array without qid=",
+                "a 2-D array (one row per query), or 1-D arrays with qid=",
+            )  # fmt: skip
+        queries = true.shape[0]
+        codes = np.repeat(np.arange(queries), true.shape[1])
+        true, score = true.ravel(), score.ravel()
+        shape = (queries, true.size // max(queries, 1))
+    else:
+        if true.ndim != 1:
+            raise InputError("y_true", None, f"a {true.ndim}-D array with qid=", "1-D arrays")
+        labels = np.asarray(qid)
+        if labels.shape != true.shape:
+            raise InputError(
+                "qid", None, f"shape {labels.shape} differs from y_true's {true.shape}",
+                "one query id per element",
+            )  # fmt: skip
+        codes, uniques = pd.factorize(labels, sort=False)
+        if (codes < 0).any():
+            raise InputError(
+                "qid",
+                None,
+                f"qid{_where(int(np.flatnonzero(codes < 0)[0]))} is missing",
+                "a query id",
+            )
+        queries = len(uniques)
+        shape = None
+    if true.size == 0 or queries == 0:
+        raise InputError("y_true", None, "no queries (an empty array)", "at least one query")
+
+    def at(flat: int) -> str:
+        return _where(tuple(int(i) for i in np.unravel_index(flat, shape)) if shape else flat)
+
+    if true.dtype.kind == "f":
+        bad = np.flatnonzero(~np.isfinite(true) | (true != np.trunc(true)))
+        if bad.size:
+            raise InputError(
+                "y_true", None, f"y_true{at(bad[0])} = {true[bad[0]]!r} is not an integer",
+                "integer relevance levels",
+            )  # fmt: skip
+    true = true.astype(np.int64)
+    bad = np.flatnonzero(np.isinf(score))
+    if bad.size:
+        raise InputError(
+            "y_score", None, f"y_score{at(bad[0])} = {score[bad[0]]!r} is not finite",
+            "finite scores (NaN leaves a cell out)",
+        )  # fmt: skip
+    keep = ~np.isnan(score)
+    empty = np.flatnonzero(np.bincount(codes[keep], minlength=queries) == 0)
+    if empty.size:
+        query = f"row {empty[0]}" if qid is None else f"query {uniques[empty[0]]!r}"
+        raise InputError(
+            "y_score",
+            None,
+            f"{query} has no candidates (every score is NaN)",
+            "at least one score per query",
+        )
+    position = np.arange(true.size)
+    return true[keep], score[keep], codes[keep], position[keep], queries
+
+
+def _values(
+    measure: str,
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    *,
+    qid: ArrayLike | None,
+    ties: str,
+    tiebreak: str,
+    rel_level: int,
+    average: bool,
+) -> float | np.ndarray:
+    """``measure`` per query via :func:`tiecore.evaluate`; their mean when ``average``."""
+    from tiecore import evaluate
+
+    levels, scores, codes, position, queries = _prepare(y_true, y_score, qid)
+    run = pd.DataFrame({"qid": codes, "docno": position, "score": scores})
+    # Every query gets a judgment (its first candidate, with its own level), so that a
+    # query without relevant candidates is evaluated (and scores 0), not skipped.
+    first = np.ones(codes.size, bool)
+    first[1:] = codes[1:] != codes[:-1]
+    if qid is not None:  # ragged: a query's cells need not be adjacent
+        first = np.zeros(codes.size, bool)
+        first[np.unique(codes, return_index=True)[1]] = True
+    judged = first | (levels != 0)
+    qrels = pd.DataFrame({"qid": codes[judged], "docno": position[judged], "level": levels[judged]})
+    result = evaluate(
+        run, qrels, measure, ties=ties, tiebreak=tiebreak, rel_level=rel_level, per_query=True
+    )
+    rows = result[result["qid"].notna()]
+    values = np.empty(queries)
+    values[rows["qid"].astype(np.int64).to_numpy()] = rows["value"].to_numpy()
+    if average:
+        return float(result.loc[result["qid"].isna(), "value"].iloc[0])
+    return values
+
+
+def _cut(family: str, k: int | None, params: str = "") -> str:
+    return f"{family}{params}" + ("" if k is None else f"@{int(k)}")
+
+
+# ------------------------------------------------------------------ metrics
+
+
+def average_precision(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    *,
+    k: int | None = None,
+    ties: str = "aware",
+    tiebreak: str = "file_order",
+    rel_level: int = 1,
+    qid: ArrayLike | None = None,
+    average: bool = True,
+) -> float | np.ndarray:
+    """Average precision (AP, or AP@k as trec_eval's ``map_cut``) of each query.
+
+    ``sum over relevant ranks r <= k of P@r, divided by the number of relevant
+    candidates`` (trec_eval; ties="aware" takes its exact mean over orderings).
+
+    Parameters
+    ----------
+    y_true : array of shape (n_queries, n_candidates), or (n,) with ``qid``
+        Relevance levels (integers; 0 or below ``rel_level`` is not relevant).
+    y_score : array of the same shape
+        Scores, higher first; NaN leaves a cell out.
+    k : int, optional
+        Cutoff (precision summed over the first ``k`` ranks only).
+    ties : {"aware", "oblivious"}
+        Exact mean over all orders of tied scores, or one order chosen by ``tiebreak``.
+    tiebreak : str
+        ``file_order`` (the columns' order), ``optimistic``, ``pessimistic``,
+        ``trec_eval``, ``trec_eval_double`` or ``docno_asc`` (candidates' numbers as text).
+    rel_level : int
+        Lowest relevant level.
+    qid : array of shape (n,), optional
+        The query of each element of 1-D ``y_true`` / ``y_score`` (ragged input).
+    average : bool
+        Return the mean over queries (True) or each query's value, in row order
+        (ragged: in order of first appearance in ``qid``).
+
+    Returns
+    -------
+    float or ndarray of shape (n_queries,)
+
+    Examples
+    --------
+    >>> average_precision([[1, 0, 1], [0, 1, 0]], [[3, 2, 1], [1, 1, 1]], average=False)
+    array([0.83333333, 0.61111111])
+
+    The second row's relevant candidate is first, second or third with equal
+    probability: ``(1 + 1/2 + 1/3) / 3``.
+    """
+    _check_options("average_precision", **_opts(k, False, ties, tiebreak, rel_level, average))
+    return _values(
+        _cut("AP", k), y_true, y_score, qid=qid, ties=ties, tiebreak=tiebreak,
+        rel_level=rel_level, average=average,
+    )  # fmt: skip
+
+
+def reciprocal_rank(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    *,
+    k: int | None = None,
+    ties: str = "aware",
+    tiebreak: str = "file_order",
+    rel_level: int = 1,
+    qid: ArrayLike | None = None,
+    average: bool = True,
+) -> float | np.ndarray:
+    """Reciprocal rank of the first relevant candidate (0 past ``k``); its mean is MRR.
+
+    Tie-aware: the first relevant candidate of a tie group of ``n`` holding ``r``
+    relevant ones sits at its ``p``-th place with probability ``C(n-1-p, r-1)/C(n, r)``.
+    Parameters as in :func:`average_precision`.
+
+    Examples
+    --------
+    >>> reciprocal_rank([[0, 1, 0], [1, 0, 0]], [[0.5, 0.5, 0.1], [0.2, 0.9, 0.9]], average=False)
+    array([0.75      , 0.33333333])
+    """
+    _check_options("reciprocal_rank", **_opts(k, False, ties, tiebreak, rel_level, average))
+    return _values(
+        _cut("RR", k), y_true, y_score, qid=qid, ties=ties, tiebreak=tiebreak,
+        rel_level=rel_level, average=average,
+    )  # fmt: skip
+
+
+def ndcg(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    *,
+    k: int | None = None,
+    gain: str = "linear",
+    ties: str = "aware",
+    tiebreak: str = "file_order",
+    qid: ArrayLike | None = None,
+    average: bool = True,
+) -> float | np.ndarray:
+    """Normalised discounted cumulative gain (nDCG, nDCG@k) of each query.
+
+    ``DCG@k / ideal DCG@k`` with ``DCG@k = sum_{r <= k} gain_r / log2(r + 1)``; the gain
+    is the level (``gain="linear"``, as trec_eval and ``sklearn.metrics.ndcg_score``)
+    or ``2**level - 1`` (``gain="exp"``); the ideal orders the row's own levels.  With
+    ``ties="aware"`` it equals ``sklearn.metrics.ndcg_score`` (which averages the gains
+    of tied candidates) on non-negative levels.  Other parameters as in
+    :func:`average_precision`.
+
+    Examples
+    --------
+    >>> round(ndcg([[3, 2, 0, 1]], [[0.1, 0.5, 0.5, 0.5]], k=2), 6)  # = sklearn's ndcg_score
+    0.38268
+    """
+    if gain not in ("linear", "exp"):
+        raise ValueError(f"The 'gain' parameter of ndcg must be 'linear' or 'exp'. Got {gain!r}.")
+    _check_options("ndcg", **_opts(k, False, ties, tiebreak, 1, average))
+    params = "(gain=exp)" if gain == "exp" else ""
+    return _values(
+        _cut("nDCG", k, params), y_true, y_score, qid=qid, ties=ties, tiebreak=tiebreak,
+        rel_level=1, average=average,
+    )  # fmt: skip
+
+
+def hits_at_k(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    *,
+    k: int,
+    ties: str = "aware",
+    tiebreak: str = "file_order",
+    rel_level: int = 1,
+    qid: ArrayLike | None = None,
+    average: bool = True,
+) -> float | np.ndarray:
+    """Hits@k (ir_measures' Success@k): 1 when a relevant candidate is in the top ``k``.
+
+    Tie-aware: the probability of it, under a random order of the tied candidates.
+    Parameters as in :func:`average_precision`.
+
+    Examples
+    --------
+    >>> hits_at_k([[0, 1, 0, 0]], [[1, 1, 1, 1]], k=2)
+    0.5
+    """
+    _check_options("hits_at_k", **_opts(k, True, ties, tiebreak, rel_level, average))
+    return _values(
+        _cut("Success", k), y_true, y_score, qid=qid, ties=ties, tiebreak=tiebreak,
+        rel_level=rel_level, average=average,
+    )  # fmt: skip
+
+
+def precision_at_k(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    *,
+    k: int,
+    ties: str = "aware",
+    tiebreak: str = "file_order",
+    rel_level: int = 1,
+    qid: ArrayLike | None = None,
+    average: bool = True,
+) -> float | np.ndarray:
+    """P@k: relevant candidates in the top ``k``, divided by ``k`` (trec_eval).
+
+    Parameters as in :func:`average_precision`.
+
+    Examples
+    --------
+    >>> precision_at_k([[1, 0, 1, 0]], [[2, 1, 1, 1]], k=2)
+    0.6666666666666666
+    """
+    _check_options("precision_at_k", **_opts(k, True, ties, tiebreak, rel_level, average))
+    return _values(
+        _cut("P", k), y_true, y_score, qid=qid, ties=ties, tiebreak=tiebreak,
+        rel_level=rel_level, average=average,
+    )  # fmt: skip
+
+
+def recall_at_k(
+    y_true: ArrayLike,
+    y_score: ArrayLike,
+    *,
+    k: int,
+    ties: str = "aware",
+    tiebreak: str = "file_order",
+    rel_level: int = 1,
+    qid: ArrayLike | None = None,
+    average: bool = True,
+) -> float | np.ndarray:
+    """R@k: relevant candidates in the top ``k``, divided by all relevant ones.
+
+    Parameters as in :func:`average_precision`.
+
+    Examples
+    --------
+    >>> recall_at_k([[1, 0, 1, 0]], [[2, 1, 1, 1]], k=2)
+    0.6666666666666666
+    """
+    _check_options("recall_at_k", **_opts(k, True, ties, tiebreak, rel_level, average))
+    return _values(
+        _cut("R", k), y_true, y_score, qid=qid, ties=ties, tiebreak=tiebreak,
+        rel_level=rel_level, average=average,
+    )  # fmt: skip
+
+
+def _opts(k, k_required, ties, tiebreak, rel_level, average) -> dict:
+    return {
+        "k": k,
+        "k_required": k_required,
+        "ties": ties,
+        "tiebreak": tiebreak,
+        "rel_level": rel_level,
+        "average": average,
+    }
