@@ -164,14 +164,14 @@ def _prepare(
         bad = np.flatnonzero(~np.isfinite(true) | (true != np.trunc(true)))
         if bad.size:
             raise InputError(
-                "y_true", None, f"y_true{at(bad[0])} = {true[bad[0]]!r} is not an integer",
+                "y_true", None, f"y_true{at(bad[0])} = {true[bad[0]].item()!r} is not an integer",
                 "integer relevance levels",
             )  # fmt: skip
     true = true.astype(np.int64)
     bad = np.flatnonzero(np.isinf(score))
     if bad.size:
         raise InputError(
-            "y_score", None, f"y_score{at(bad[0])} = {score[bad[0]]!r} is not finite",
+            "y_score", None, f"y_score{at(bad[0])} = {score[bad[0]].item()!r} is not finite",
             "finite scores (NaN leaves a cell out)",
         )  # fmt: skip
     keep = ~np.isnan(score)
