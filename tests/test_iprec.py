@@ -1,0 +1,171 @@
+"""iprec_at_recall (tiecore.interpolated) against trec_eval's loop, brute force and pytrec_eval."""
+
+from __future__ import annotations
+
+import gzip
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import pytrec_eval
+import reference as ref
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from strategies import cases
+
+import tiecore
+from tiecore.interpolated import (
+    RECALL_LEVELS,
+    iprec_aware,
+    iprec_bounds,
+    iprec_oblivious,
+    level_names,
+)
+from tiecore.judgments import Judgments
+from tiecore.ranking import Ranking
+
+pytestmark = pytest.mark.filterwarnings("ignore::tiecore.errors.TieCoreWarning")
+PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def reference_iprec(labels, num_rel: int, depth: int | None, rel_level: int = 1) -> list[float]:
+    """trec_eval's m_iprec_at_recall.c, transcribed: ranks walked backwards, the running
+    maximum of precision recorded when the relevant count hits a level's cutoff."""
+    labels = list(labels)[:depth] if depth is not None else list(labels)
+    rel = [ref.is_relevant(label, rel_level) for label in labels]
+    num_ret, num_rel_ret = len(labels), sum(rel)
+    cutoffs = [int(c * num_rel + 0.9) for c in RECALL_LEVELS]
+    values = [0.0] * len(cutoffs)
+    current = len(cutoffs) - 1
+    while current >= 0 and cutoffs[current] > num_rel_ret:
+        current -= 1
+    if num_ret == 0:
+        return values
+    int_precis = num_rel_ret / num_ret
+    rel_so_far = num_rel_ret
+    i = num_ret
+    while i > 0 and rel_so_far > 0:
+        int_precis = max(int_precis, rel_so_far / i)
+        if rel[i - 1]:
+            while current >= 0 and rel_so_far == cutoffs[current]:
+                values[current] = int_precis
+                current -= 1
+            rel_so_far -= 1
+        i -= 1
+    while current >= 0:
+        values[current] = int_precis
+        current -= 1
+    return values
+
+
+def build(case, tiebreak="file_order", rel_level=1):
+    judgments = Judgments.from_qrels(case.qrels_frame(), rel_level)
+    return Ranking.build(case.run_frame(), judgments, tiebreak=tiebreak), judgments
+
+
+options = st.fixed_dictionaries(
+    {"depth": st.one_of(st.none(), st.integers(1, 6)), "rel_level": st.sampled_from([1, 2])}
+)
+
+
+@settings(PROPERTY)
+@given(cases(), options)
+def test_aware_is_the_mean_over_all_orderings(case, opts):
+    ranking, judgments = build(case, rel_level=opts["rel_level"])
+    found = iprec_aware(ranking, judgments, depth=opts["depth"])
+    for qid in case.both_qids:
+        q = case.queries[qid]
+        num_rel = ref.num_relevant(q.levels, opts["rel_level"])
+        sequences = ref.label_sequences(q.scores, q.labels)
+        total = sum(sequences.values())
+        curves = [
+            (reference_iprec(s, num_rel, opts["depth"], opts["rel_level"]), c)
+            for s, c in sequences.items()
+        ]
+        expected = [math.fsum(c * v[i] for v, c in curves) / total for i in range(11)]
+        at = list(judgments.qids).index(qid)
+        np.testing.assert_allclose(found[at], expected, rtol=0, atol=1e-12)
+
+
+@settings(PROPERTY)
+@given(cases(), options, st.sampled_from(ref.DETERMINISTIC_POLICIES))
+def test_oblivious_is_trec_evals_loop_on_the_policys_order(case, opts, policy):
+    ranking, judgments = build(case, policy, opts["rel_level"])
+    found = iprec_oblivious(ranking, judgments, depth=opts["depth"])
+    for qid in case.both_qids:
+        q = case.queries[qid]
+        order = ref.order_indices(q.scores, q.docnos, q.labels, policy)
+        num_rel = ref.num_relevant(q.levels, opts["rel_level"])
+        expected = reference_iprec(
+            [q.labels[i] for i in order], num_rel, opts["depth"], opts["rel_level"]
+        )
+        assert found[list(judgments.qids).index(qid)].tolist() == expected  # bit for bit
+
+
+@settings(PROPERTY, max_examples=80)
+@given(cases(), options)
+def test_bounds_are_the_min_and_max_over_all_orderings(case, opts):
+    ranking, judgments = build(case, rel_level=opts["rel_level"])
+    low, high = iprec_bounds(ranking, judgments, depth=opts["depth"])
+    for qid in case.both_qids:
+        q = case.queries[qid]
+        num_rel = ref.num_relevant(q.levels, opts["rel_level"])
+        curves = np.array(
+            [
+                reference_iprec(s, num_rel, opts["depth"], opts["rel_level"])
+                for s in ref.label_sequences(q.scores, q.labels)
+            ]
+        )
+        at = list(judgments.qids).index(qid)
+        assert low[at].tolist() == curves.min(axis=0).tolist()
+        assert high[at].tolist() == curves.max(axis=0).tolist()
+
+
+def test_a_group_with_too_many_placements_is_refused():
+    docnos = [f"d{i}" for i in range(40)]
+    run = pd.DataFrame({"qid": "1", "docno": docnos, "score": 1.0})
+    qrels = pd.DataFrame({"qid": "1", "docno": docnos[:20], "level": 1})
+    judgments = Judgments.from_qrels(qrels)
+    with pytest.raises(ValueError, match="a tie group of 40 docs with 20 relevant"):
+        iprec_aware(Ranking.build(run, judgments), judgments)
+
+
+def pytrec_dicts(run, qrels):
+    qrel_dict: dict = {}
+    for q, d, lv in zip(qrels["qid"], qrels["docno"], qrels["level"], strict=True):
+        qrel_dict.setdefault(q, {})[d] = int(lv)
+    run_dict: dict = {}
+    for q, d, s in zip(run["qid"], run["docno"], run["score"], strict=True):
+        run_dict.setdefault(q, {})[d] = float(s)
+    return qrel_dict, run_dict
+
+
+@pytest.mark.parametrize(
+    "qrels_path, run_path",
+    [
+        ("robust03/qrels.txt", "robust03/runs/input.MU03rob01.gz"),
+        ("robust03/qrels.txt", "robust03/runs/input.rutcor03100.gz"),
+        ("robust03/qrels.txt", "robust03/runs/input.pircRBa1.gz"),
+        ("trec_eval_tests/qrels.test", "trec_eval_tests/results.test"),
+    ],
+)
+def test_oblivious_equals_pytrec_eval(tmp_path, qrels_path, run_path):
+    qrels = tiecore.read_qrels(DATA / qrels_path)
+    source = DATA / run_path
+    if source.suffix == ".gz":
+        plain = tmp_path / "run.txt"
+        plain.write_bytes(gzip.decompress(source.read_bytes()))
+        source = plain
+    run = tiecore.read_run(source)
+    expected = pytrec_eval.RelevanceEvaluator(*pytrec_dicts(run, qrels)[:1], {"iprec_at_recall"})
+    expected = expected.evaluate(pytrec_dicts(run, qrels)[1])
+    judgments = Judgments.from_qrels(qrels)
+    ranking = Ranking.build(run, judgments, tiebreak="trec_eval")
+    found = iprec_oblivious(ranking, judgments)
+    names = level_names()
+    for qid, values in expected.items():
+        at = list(judgments.qids).index(qid)
+        assert found[at].tolist() == [values[name] for name in names]  # bit for bit

@@ -1,0 +1,239 @@
+"""trec_eval's ``iprec_at_recall``: interpolated precision at 11 recall levels, exact under ties.
+
+trec_eval (``m_iprec_at_recall.c``) turns each recall level ``c`` into a
+count of relevant docs ``k(c) = (long)(c * num_rel + 0.9)`` and reports
+
+    iprec(c) = max_{max(k(c), 1) <= m <= RR} m / rank_m
+
+(``rank_m`` the rank of the ``m``-th relevant doc retrieved, ``RR`` how many
+were retrieved within the depth; 0 when no ``m`` qualifies): the precision
+interpolated as the maximum precision at any rank at or below.
+
+Tie-aware.  The tie groups' relevant counts and offsets are fixed, so the
+ordinals ``R + 1 .. R + r`` of a group's relevant docs and the ranks around
+them are too; only the positions of the relevant docs inside each group move.
+The maximum over ``m`` is the maximum of independent per-group maxima
+``M_g = max_k (R_g + k) / (t_g + s_k)`` (``s_k`` the ``k``-th relevant
+position, uniform over the ``C(n, r)`` placements), so with ``F_g`` their
+distribution functions
+
+    E[iprec] = sum_v v (F(v) - F(v-)),   F = prod_g F_g
+
+over the merged support points.  Groups whose placement is fixed (all
+relevant, none, or one doc) enter as constants.  Each mixed group's
+distribution comes from enumerating its ``C(n, r)`` placements, so the
+tie-aware curve is exact but refuses (ValueError) a group with more than
+``limit`` placements.  The bounds are the optimistic and pessimistic orders:
+every ``m / rank_m`` falls as ``rank_m`` grows.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from tiecore.judgments import Judgments
+from tiecore.ranking import Ranking
+
+#: trec_eval's default recall levels (C doubles, as written there).
+RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+#: Most placements of one tie group's relevant docs that the tie-aware curve enumerates.
+LIMIT = 200_000
+
+
+def level_names(levels=RECALL_LEVELS) -> list[str]:
+    """trec_eval's measure names: ``iprec_at_recall_0.00`` ...
+
+    >>> level_names((0.0, 0.5))
+    ['iprec_at_recall_0.00', 'iprec_at_recall_0.50']
+    """
+    return [f"iprec_at_recall_{c:.2f}" for c in levels]
+
+
+def relevant_counts(judgments: Judgments, levels=RECALL_LEVELS) -> np.ndarray:
+    """``(queries, levels)``: the ordinal ``max(k(c), 1)`` of the first relevant doc that counts.
+
+    >>> import pandas as pd
+    >>> j = Judgments.from_qrels(pd.DataFrame({"qid": "1", "docno": list("abc"), "level": 1}))
+    >>> relevant_counts(j, (0.0, 0.1, 0.5, 1.0)).tolist()
+    [[1, 1, 2, 3]]
+    """
+    cut = (np.asarray(levels, dtype=np.float64) * judgments.num_rel[:, None] + 0.9).astype(np.int64)
+    return np.maximum(cut, 1)
+
+
+def _retrieved(ranking: Ranking, depth: int | None) -> np.ndarray:
+    """Rows within the depth (trec_eval ``-M``)."""
+    return ranking.rank <= depth if depth is not None else np.ones(ranking.rank.size, bool)
+
+
+def iprec_oblivious(
+    ranking: Ranking, judgments: Judgments, levels=RECALL_LEVELS, *, depth: int | None = None
+) -> np.ndarray:
+    """``(queries, levels)`` interpolated precision of the ranking's own order.
+
+    >>> import pandas as pd
+    >>> qrels = pd.DataFrame({"qid": "1", "docno": ["a", "c"], "level": 1})
+    >>> run = pd.DataFrame({"qid": "1", "docno": list("abc"), "score": [3.0, 2.0, 1.0]})
+    >>> j = Judgments.from_qrels(qrels)
+    >>> iprec_oblivious(Ranking.build(run, j), j, (0.0, 0.5, 1.0)).round(4).tolist()
+    [[1.0, 1.0, 0.6667]]
+    """
+    keep = np.flatnonzero(ranking.rel & _retrieved(ranking, depth))
+    query = ranking.query[keep]
+    ordinal = np.arange(keep.size) - np.searchsorted(query, query) + 1
+    precision = ordinal / ranking.rank[keep].astype(np.float64)
+    return _max_from(query, ordinal, precision, relevant_counts(judgments, levels))
+
+
+def _max_from(query, ordinal, precision, first) -> np.ndarray:
+    """Per query and level, the max of ``precision`` over rows with ``ordinal >= first``
+    (0 if none); rows sorted by query."""
+    nq, nl = first.shape
+    out = np.zeros((nq, nl))
+    if not query.size:
+        return out
+    for level in range(nl):  # 11 levels
+        value = np.where(ordinal >= first[query, level], precision, 0.0)
+        starts = np.flatnonzero(np.r_[True, query[1:] != query[:-1]])
+        out[query[starts], level] = np.maximum.reduceat(value, starts)
+    return out
+
+
+def iprec_bounds(
+    ranking: Ranking, judgments: Judgments, levels=RECALL_LEVELS, *, depth: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Min and max over all orderings: the pessimistic and optimistic orders."""
+    return tuple(
+        iprec_oblivious(ranking.retie(policy), judgments, levels, depth=depth)
+        for policy in ("pessimistic", "optimistic")
+    )
+
+
+def iprec_aware(
+    ranking: Ranking,
+    judgments: Judgments,
+    levels=RECALL_LEVELS,
+    *,
+    depth: int | None = None,
+    limit: int = LIMIT,
+) -> np.ndarray:
+    """``(queries, levels)`` interpolated precision averaged exactly over all orderings.
+
+    Raises ValueError when a tie group mixing relevant and other docs has more
+    than ``limit`` placements of its relevant docs (see the module docstring).
+
+    >>> import pandas as pd
+    >>> qrels = pd.DataFrame({"qid": "1", "docno": ["a"], "level": 1})
+    >>> run = pd.DataFrame({"qid": "1", "docno": list("ab"), "score": [1.0, 1.0]})
+    >>> j = Judgments.from_qrels(qrels)
+    >>> iprec_aware(Ranking.build(run, j), j, (0.0,)).tolist()  # (1 + 1/2) / 2
+    [[0.75]]
+    """
+    first = relevant_counts(judgments, levels)
+    nq, nl = first.shape
+    retrieved = _retrieved(ranking, depth)
+    t, n = ranking.offset, ranking.size
+    slots = n if depth is None else np.clip(depth - t, 0, n)
+    r, before = ranking.rel_count, ranking.rel_before
+    mixed = (r > 0) & (r < n) & (slots > 0)
+    # constant part: relevant rows (within the depth) of groups whose placement is fixed
+    fixed_row = ranking.rel & retrieved & ~mixed[ranking.group]
+    rows = np.flatnonzero(fixed_row)
+    g = ranking.group[rows]
+    ordinal = before[g] + ranking.position[rows] + 1  # fixed groups: relevant docs first
+    precision = ordinal / ranking.rank[rows].astype(np.float64)
+    constant = _max_from(ranking.query[rows], ordinal, precision, first)
+    groups = np.flatnonzero(mixed)
+    if not groups.size:
+        return constant
+    events = _group_distributions(groups, ranking, slots, first, limit)
+    return _expected_max(constant.ravel(), *events).reshape(nq, nl)
+
+
+def _group_distributions(groups, ranking, slots, first, limit):
+    """Events ``(cell, value, F_g(value), F_g(previous value))`` of every mixed group's
+    maximum, per level.
+
+    ``cell = query * levels + level``; a group whose relevant docs all fall
+    below the level's first ordinal is left out of that cell.
+    """
+    nl = first.shape[1]
+    n, r = ranking.size[groups], ranking.rel_count[groups]
+    sizes = np.array([math.comb(int(a), int(b)) for a, b in zip(n, r, strict=True)])
+    if sizes.max() > limit:
+        worst = int(np.argmax(sizes))
+        raise ValueError(
+            f"iprec_at_recall tie-aware: a tie group of {n[worst]} docs with {r[worst]} relevant "
+            f"has {sizes[worst]} placements, more than the {limit} enumerated; use "
+            "ties='oblivious' or 'sampled' for this run"
+        )
+    out_cells, out_values, out_cdf, out_previous = [], [], [], []
+    shapes = np.unique(np.stack([n, r], axis=1), axis=0)
+    for size, rel in shapes:  # one pass per distinct (n, r) shape
+        placements = np.array(list(itertools.combinations(range(size), rel)), dtype=np.int64)
+        chosen = groups[(n == size) & (r == rel)]
+        t = ranking.offset[chosen][:, None, None]
+        before = ranking.rel_before[chosen][:, None, None]
+        k = np.arange(1, rel + 1)[None, None, :]
+        s = placements[None, :, :]
+        precision = (before + k) / (t + s + 1.0)
+        precision = np.where(s < slots[chosen][:, None, None], precision, 0.0)
+        # suffix maxima over k: the group's maximum when ordinals below k don't count
+        suffix = np.maximum.accumulate(precision[:, :, ::-1], axis=2)[:, :, ::-1]
+        query = ranking.group_query[chosen]
+        k1 = first[query] - ranking.rel_before[chosen][:, None]  # (groups, levels)
+        present = k1 <= rel
+        gi, li = np.nonzero(present)
+        column = np.maximum(k1[gi, li], 1) - 1
+        maxima = np.sort(suffix[gi, :, column], axis=1)  # (pairs, placements)
+        last = np.ones(maxima.shape, bool)
+        last[:, :-1] = maxima[:, 1:] != maxima[:, :-1]
+        pair, at = np.nonzero(last)
+        cdf = (at + 1) / placements.shape[0]
+        same = np.r_[False, pair[1:] == pair[:-1]]
+        out_cells.append((query[gi] * nl + li)[pair])
+        out_values.append(maxima[pair, at])
+        out_cdf.append(cdf)
+        out_previous.append(np.where(same, np.r_[0.0, cdf[:-1]], 0.0))
+    return tuple(map(np.concatenate, (out_cells, out_values, out_cdf, out_previous)))
+
+
+def _expected_max(constant, cells, values, cdf, previous) -> np.ndarray:
+    """``E[max(constant, M_1, M_2, ...)]`` per cell from the groups' CDF events.
+
+    ``F(v) = [constant <= v] prod_g F_g(v)``; sweeping a cell's events by value,
+    ``E = sum v (F after the event - F before it)``.  An event moves one factor
+    from ``previous`` to ``cdf``; a group's first event (``previous`` 0) lifts it
+    from 0, so the product is kept as a sum of logs and a count of factors at 0.
+    """
+    out = constant.copy()
+    touched = np.unique(cells)
+    if not touched.size:
+        return out
+    cells = np.concatenate([cells, touched])  # the constant: one event of probability 1
+    values = np.concatenate([values, constant[touched]])
+    cdf = np.concatenate([cdf, np.ones(touched.size)])
+    previous = np.concatenate([previous, np.zeros(touched.size)])
+    order = np.lexsort((values, cells))
+    cells, values, cdf, previous = cells[order], values[order], cdf[order], previous[order]
+    starts = np.flatnonzero(np.r_[True, cells[1:] != cells[:-1]])
+    count = np.diff(np.r_[starts, cells.size])
+    row = np.repeat(np.arange(starts.size), count)
+    col = np.arange(cells.size) - np.repeat(starts, count)
+    shape = (starts.size, int(count.max()))
+    first = np.zeros(shape)
+    log_step = np.zeros(shape)
+    value = np.zeros(shape)
+    lift = previous == 0
+    first[row, col] = lift
+    log_step[row, col] = np.log(cdf) - np.where(lift, 0.0, np.log(np.where(lift, 1.0, previous)))
+    value[row, col] = values
+    at_zero = first.sum(axis=1, keepdims=True) - np.cumsum(first, axis=1)
+    after = np.where(at_zero == 0, np.exp(np.cumsum(log_step, axis=1)), 0.0)
+    before = np.zeros(shape)
+    before[:, 1:] = after[:, :-1]
+    out[cells[starts]] = np.sum(value * (after - before), axis=1)
+    return out
