@@ -29,8 +29,8 @@ from typing import TextIO
 import numpy as np
 import pandas as pd
 
-from tiecore.errors import InputError
 from tiecore._evaluate import MODES
+from tiecore.errors import InputError
 from tiecore.measures import DEFAULT_MEASURES, Measure, parse_measures
 from tiecore.ranking import TIEBREAKS
 
@@ -58,7 +58,8 @@ of documents whose scores tie.
 _EPILOG = """\
 measures: ir_measures names such as P@10, R@100, F1@10, AP, AP@100, RR, nDCG,
 nDCG@10, nDCG(gain=exp)@10, Rprec, Success@5, Bpref; trec_eval names (P_10,
-map, ndcg_cut_10, recip_rank ...) work too. Default:
+map, ndcg_cut_10, recip_rank ...) work too; -m all_trec prints trec_eval's
+-m all_trec listing (its names and layout) for the measures tiecore has. Default:
 {defaults}
 
 output: "trec" prints one block per run -- a "runid all NAME" line, a "num_q
@@ -691,9 +692,13 @@ def _run_compare(args: argparse.Namespace, stderr: TextIO) -> str:
 def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
     """Read, evaluate and format; returns the text to write."""
 
-    measures = parse_measures(split_measures(args.measures or []) or list(DEFAULT_MEASURES))
+    from tiecore.interop import expand_all_trec
+
+    names = split_measures(args.measures or []) or list(DEFAULT_MEASURES)
+    names, all_trec = expand_all_trec(names)  # -m all_trec: trec_eval's listing
+    measures = parse_measures(names)
     _warn_unused(args)
-    runs, qrels, sources = _eval_inputs(args)
+    runs, qrels, sources = _eval_inputs(args) if all_trec is None else _read_inputs(args)
     if args.ties == "sampled":  # refuse a count that cannot fit before the long work
         _check_sample_count(args.samples or DEFAULT_SAMPLES, runs, qrels, measures)
     show = args.progress if args.progress is not None else stderr.isatty()
@@ -718,6 +723,7 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
             spread=args.spread,
             client=client,
         )
+    full = result
     if not args.per_query:
         result = result[result["qid"].isna()].reset_index(drop=True)
     elif args.format == "trec" and result["qid"].eq("all").any():
@@ -728,6 +734,12 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
             "--format csv or json, whose summary rows have no qid, or no -q",
         )
     _check_finite(result, args.letor or args.files[0])
+    if all_trec is not None and args.format == "trec":  # counts and trec_eval's names
+        from tiecore.interop import count_rows, format_all_trec
+
+        options = {"rel_level": args.rel_level, "depth": args.depth}
+        counts = {name: count_rows(run, qrels, **options) for name, run in runs.items()}
+        return format_all_trec(full, counts, all_trec, per_query=args.per_query)
     return _FORMATTERS[args.format](result, num_q)
 
 
