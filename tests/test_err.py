@@ -17,7 +17,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import cases
 
-from tiecore.cascade import err_aware, err_bounds, err_oblivious, subset_product_means
+from tiecore.cascade import (
+    err_aware,
+    err_bounds,
+    err_oblivious,
+    err_variance,
+    subset_product_means,
+)
 from tiecore.errors import InputError
 from tiecore.judgments import Judgments
 from tiecore.ranking import Ranking
@@ -83,6 +89,30 @@ def test_oblivious_is_the_policys_order(case, opts, policy):
         labels = [q.labels[i] for i in order]
         k = cut(opts["cutoff"], opts["depth"])
         assert found[qid] == pytest.approx(reference_err(labels, k, opts["max_grade"]), abs=1e-15)
+
+
+@settings(PROPERTY)
+@given(cases(max_docs=9, max_label_kinds=4), options)
+def test_variance_is_the_variance_over_all_orderings(case, opts):
+    found = per_query(case, err_variance, **opts)
+    k = cut(opts["cutoff"], opts["depth"])
+    for qid in case.both_qids:
+        q = case.queries[qid]
+        sequences = ref.label_sequences(q.scores, q.labels)
+        total = sum(sequences.values())
+        values = {s: reference_err(s, k, opts["max_grade"]) for s in sequences}
+        mean = math.fsum(c * values[s] for s, c in sequences.items()) / total
+        variance = math.fsum(c * (values[s] - mean) ** 2 for s, c in sequences.items()) / total
+        assert found[qid] == pytest.approx(variance, abs=1e-12)
+
+
+def test_variance_refuses_groups_with_too_many_slots():
+    docnos = [f"d{i}" for i in range(100)]
+    run = pd.DataFrame({"qid": "1", "docno": docnos, "score": 1.0})
+    qrels = pd.DataFrame({"qid": "1", "docno": docnos[:5], "level": 2})
+    judgments = Judgments.from_qrels(qrels)
+    with pytest.raises(ValueError, match="100 docs has 100 slots above the cut"):
+        err_variance(Ranking.build(run, judgments), judgments)
 
 
 @settings(PROPERTY, max_examples=100)

@@ -234,6 +234,148 @@ def subset_product_means(
     return means
 
 
+def err_variance(
+    ranking: Ranking,
+    judgments: Judgments,
+    cutoff: int | None = None,
+    *,
+    depth: int | None = None,
+    max_grade: int = MAX_GRADE,
+    limit: int = 64,
+) -> np.ndarray:
+    """Per-query exact variance of ERR over all orderings of every tie group.
+
+    ``ERR = const + sum_g S_g Y_g`` with independent ``Y_g``, so ``Var = sum_g
+    S_g^2 Var Y_g``.  Telescoping, ``Y = sum_{p=0}^{d} v_p P_p`` with
+    ``P_p = prod_{i<p} x_(i)``, ``v_0 = w_0``, ``v_p = w_p - w_{p-1}``,
+    ``v_d = -w_{d-1}`` (``w_p = 1/(t+p+1)``), and for ``p <= q``
+    ``E[P_p P_q] = M(p, q - p)``, the mean of ``prod x^2`` over the first ``p``
+    and ``prod x`` over the next ``q - p`` docs of a random order: a DP over the
+    grade counts with bivariate hypergeometric weights, ``O(d^4)`` per grade.
+    A group with more than ``limit`` slots above the cut is refused (ValueError).
+
+    >>> import pandas as pd
+    >>> qrels = pd.DataFrame({"qid": "1", "docno": ["a", "b"], "level": [4, 1]})
+    >>> run = pd.DataFrame({"qid": "1", "docno": ["a", "b"], "score": [1.0, 1.0]})
+    >>> j = Judgments.from_qrels(qrels)
+    >>> float(err_variance(Ranking.build(run, j), j, 1)[0])  # ((15/16 - 1/16) / 2)^2
+    0.19140625
+    """
+    stop = stop_probabilities(ranking, judgments, max_grade)
+    cut = _cuts(ranking, cutoff, depth)
+    out = np.zeros(len(ranking.counts))
+    stop_head, decay, _ = _head(ranking, stop, cut)
+    if stop_head.shape[1] == 0:
+        return out
+    gq = ranking.group_query
+    slots = np.clip(cut[gq] - ranking.offset, 0, ranking.size)
+    nonzero = np.add.reduceat(stop > 0, ranking.group_start)
+    live = np.flatnonzero((ranking.size > 1) & (slots > 0) & (nonzero > 0))
+    if not live.size:
+        return out
+    if slots[live].max() > limit:
+        worst = live[np.argmax(slots[live])]
+        raise ValueError(
+            f"ERR's exact variance: a tie group of {ranking.size[worst]} docs has "
+            f"{slots[worst]} slots above the cut, more than the {limit} it handles "
+            "(its cost grows as slots**4); use a smaller cutoff or ties='sampled'"
+        )
+    n, t, d = ranking.size[live], ranking.offset[live], slots[live]
+    grades, grade_of_row = np.unique(stop, return_inverse=True)
+    owner, local = _ragged(n)
+    cell = owner * grades.size + grade_of_row[ranking.group_start[live][owner] + local]
+    counts = np.bincount(cell, minlength=live.size * grades.size).reshape(live.size, -1)
+    x = 1.0 - grades
+    means = subset_product_means(n, d, counts, x)  # m_0 .. m_d
+    pair = _pair_product_means(n, d, counts, x)  # M(a, b), a + b <= d, (d+1)^2 layout
+    # v_p for p = 0..d
+    owner, p = _ragged(d + 1)
+    w = 1.0 / (t[owner] + p + 1.0)
+    w_before = np.where(p > 0, 1.0 / np.maximum(t[owner] + p, 1.0), 0.0)
+    v = np.where(p < d[owner], w, 0.0) - w_before
+    base_m = np.cumsum(d + 1) - (d + 1)
+    mean = np.bincount(owner, weights=v * means[base_m[owner] + p], minlength=live.size)
+    # E[Y^2] = sum_{p <= q} (2 - [p == q]) v_p v_q M(p, q - p)
+    first = base_m[owner]
+    span = d[owner] + 1 - p  # q = p .. d
+    row, offset = _ragged(span)
+    g = owner[row]
+    pp, qq = p[row], p[row] + offset
+    side = d[g] + 1
+    base_pair = np.cumsum((d + 1) ** 2) - (d + 1) ** 2
+    weight = np.where(offset == 0, 1.0, 2.0) * v[row] * v[first[row] + qq]
+    second = np.bincount(
+        g, weights=weight * pair[base_pair[g] + pp * side + (qq - pp)], minlength=live.size
+    )
+    start = decay[gq[live], t]
+    np.add.at(out, gq[live], start**2 * np.maximum(second - mean**2, 0.0))
+    return out
+
+
+def _pair_product_means(
+    size: np.ndarray, top: np.ndarray, counts: np.ndarray, values: np.ndarray
+) -> np.ndarray:
+    """``M(a, b)``: mean of ``prod x^2`` over the first ``a`` and ``prod x`` over the next
+    ``b`` docs of a uniformly random order, for ``a + b <= top``; flat, group ``g``'s
+    ``(top + 1)**2`` cells at ``a * (top + 1) + b``.
+
+    Adding ``c`` docs of value ``x`` to ``N`` others: ``a2`` of them fall in the first
+    ``a`` and ``a1`` in the next ``b`` with probability
+    ``C(c, a2) C(c - a2, a1) C(N, a - a2) C(N - a + a2, b - a1) / (C(N', a) C(N' - a, b))``.
+
+    >>> m = _pair_product_means(np.array([2]), np.array([2]), np.array([[1, 1]]),
+    ...                         np.array([0.5, 1.0]))
+    >>> m.reshape(3, 3).round(6).tolist()  # M(1,0) = (0.25 + 1)/2, M(1,1) = (0.25 + 0.5)/2
+    [[1.0, 0.75, 0.5], [0.625, 0.375, 0.0], [0.25, 0.0, 0.0]]
+    """
+    side = top + 1
+    base = np.cumsum(side**2) - side**2
+    out = np.zeros(int((side**2).sum()))
+    out[base] = 1.0
+    seen = np.zeros(size.size, dtype=np.int64)
+    for v, x in enumerate(values):
+        c = counts[:, v]
+        chosen = np.flatnonzero(c > 0)
+        if not chosen.size:
+            continue
+        after = seen[chosen] + c[chosen]
+        reach = np.minimum(after, top[chosen])
+        # states (a, b) with a + b <= reach
+        owner, a = _ragged(reach + 1)
+        group = chosen[owner]
+        b_count = reach[owner] - a + 1
+        row, b = _ragged(b_count)
+        g, aa = group[row], a[row]
+        old = seen[g]
+        # a2 in [max(0, aa - old), min(c, aa)]
+        low2 = np.maximum(0, aa - old)
+        high2 = np.minimum(c[g], aa)
+        inner, step = _ragged(np.maximum(high2 - low2 + 1, 0))
+        g2, a2 = g[inner], low2[inner] + step
+        A, B = aa[inner], b[inner]
+        rest = old[inner] - (A - a2)  # old docs outside the first A
+        low1 = np.maximum(0, B - rest)
+        high1 = np.minimum(c[g2] - a2, B)
+        leaf, step1 = _ragged(np.maximum(high1 - low1 + 1, 0))
+        gg, a2l, a1 = g2[leaf], a2[leaf], low1[leaf] + step1
+        Al, Bl, olds = A[leaf], B[leaf], old[inner][leaf]
+        cc = c[gg]
+        log_weight = (
+            _log_choose(cc, a2l)
+            + _log_choose(cc - a2l, a1)
+            + _log_choose(olds, Al - a2l)
+            + _log_choose(olds - Al + a2l, Bl - a1)
+            - _log_choose(olds + cc, Al)
+            - _log_choose(olds + cc - Al, Bl)
+        )
+        source = base[gg] + (Al - a2l) * side[gg] + (Bl - a1)
+        weight = np.exp(log_weight) * np.power(x, 2 * a2l + a1) * out[source]
+        target = base[g] + aa * side[g] + b  # one per state
+        out[target] = np.bincount(inner[leaf], weights=weight, minlength=target.size)
+        seen[chosen] = after
+    return out
+
+
 def err_bounds(
     ranking: Ranking,
     judgments: Judgments,
