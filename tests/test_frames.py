@@ -12,9 +12,9 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import tiecore
+from tiecore._evaluate import as_run_dict
 from tiecore.compare import compare
 from tiecore.errors import InputError
-from tiecore._evaluate import as_run_dict
 from tiecore.frames import check_qrels, check_run, check_runs
 from tiecore.judgments import Judgments
 from tiecore.measures import parse_measures
@@ -361,3 +361,70 @@ def test_evaluate_spread_checks_runs_like_evaluate() -> None:
         evaluate_spread(run.assign(score=[1.0, float("nan")]), qrels, "P@1")
     with pytest.raises(ValueError, match="no runs"):
         evaluate_spread({}, qrels, "P@1")
+
+
+# ------------------------------------------------------------- checked once
+
+
+def _count_duplicate_tests(monkeypatch) -> list[int]:
+    """Count the (qid, docno) duplicate tests of the reader, check_run and Ranking.build."""
+    import tiecore.frames
+    import tiecore.io
+    import tiecore.ranking
+
+    calls = []
+    original = tiecore.io.first_duplicate
+
+    def counted(qid, docno):
+        calls.append(len(qid))
+        return original(qid, docno)
+
+    for module in (tiecore.io, tiecore.frames, tiecore.ranking):
+        monkeypatch.setattr(module, "first_duplicate", counted)
+    return calls
+
+
+def test_a_run_file_is_checked_once(tmp_path, monkeypatch) -> None:
+    path = tmp_path / "run.txt"
+    path.write_text("301 Q0 a 1 2.0 t\n301 Q0 b 2 1.0 t\n302 Q0 a 1 1.0 t\n")
+    qrels = tiecore.read_qrels(_write(tmp_path / "qrels.txt", "301 0 a 1\n302 0 a 1\n"))
+    calls = _count_duplicate_tests(monkeypatch)
+    expected = tiecore.evaluate(
+        check_run(
+            pd.read_csv(path, sep=" ", header=None).rename(
+                columns={0: "qid", 2: "docno", 4: "score"}
+            )[["qid", "docno", "score"]]
+        ),
+        qrels,
+        "AP",
+    )
+    assert calls == [3]  # the frame given: check_run only, not Ranking.build again
+    calls.clear()
+    found = tiecore.evaluate([str(path)], qrels, "AP")
+    assert calls == [3]  # the reader only
+    assert found["value"].tolist() == expected["value"].tolist()
+    run = tiecore.read_run(path)
+    assert calls == [3, 3]
+    found = tiecore.evaluate(run, qrels, "AP")
+    assert calls == [3, 3]  # not again
+    assert found["value"].tolist() == expected["value"].tolist()
+
+
+def _write(path, text: str):
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("change", ["loc", "column"])
+def test_a_changed_checked_run_is_checked_again(change) -> None:
+    run = check_run(RUN.copy())
+    if change == "loc":
+        run.loc[1, "docno"] = "a"
+    else:
+        run["docno"] = ["a", "a", "a", "c"]
+    err = error_of(tiecore.evaluate, run, QRELS, "AP")
+    assert err.problem == "row 1: docno 'a' appears twice for query '301' (first at row 0)"
+    from tiecore.ranking import Ranking
+
+    err = error_of(Ranking.build, run, Judgments.from_qrels(QRELS))
+    assert "docno a appears twice for query 301" in err.problem

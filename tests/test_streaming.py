@@ -253,3 +253,24 @@ def test_peak_memory_of_many_runs_is_that_of_one(tmp_path) -> None:
     eager = _peak_kb("eager", qrels, files)
     assert many <= 1.5 * one, (one, many)
     assert eager > 1.5 * one, (one, eager)
+
+
+def test_query_partitions_name_rows_of_the_whole_run() -> None:
+    """A run split by query (as on a cluster) keeps its row labels, so that an error in a
+    partition names the row of the whole run, as evaluating it whole does."""
+    run = pd.DataFrame(
+        {
+            "qid": ["1", "1", "2", "2", "3", "3", "3"],
+            "docno": ["a", "b", "a", "b", "a", "b", "a"],
+            "score": [3.0, 2, 1, 1, 5, 4, 3],
+        }
+    )
+    qrels = pd.DataFrame({"qid": ["1", "2", "3"], "docno": ["a", "a", "b"], "level": [1, 1, 1]})
+    pieces = _parallel.split_by_query(run, 3)
+    assert [piece.index.tolist() for piece in pieces] == [[0, 1, 2, 3], [4, 5, 6]]
+    with pytest.raises(InputError) as whole:
+        tiecore.evaluate(run, qrels, "AP")
+    with pytest.raises(InputError) as part:
+        tiecore.evaluate({"run": pieces[-1]}, qrels, "AP")
+    assert part.value.problem == whole.value.problem
+    assert "row 6: docno 'a' appears twice for query '3' (first at row 4)" in part.value.problem

@@ -576,12 +576,11 @@ def split_by_query(run: pd.DataFrame, parts: int) -> list[pd.DataFrame]:
     """``run``'s rows in ``parts`` frames, each query whole, rows in their original order.
 
     Queries are dealt out in order of first appearance so that the parts hold
-    about the same number of rows.
+    about the same number of rows.  Each part keeps the run's row labels, so that
+    an error names the row of the whole run.
     """
     codes, _ = pd.factorize(run["qid"], sort=False)
     sizes = np.bincount(codes)
     before = np.cumsum(sizes) - sizes
     _, part = np.unique((before * parts // max(len(run), 1))[codes], return_inverse=True)
-    return [
-        run.iloc[np.flatnonzero(part == p)].reset_index(drop=True) for p in range(part.max() + 1)
-    ]
+    return [run.iloc[np.flatnonzero(part == p)] for p in range(part.max() + 1)]

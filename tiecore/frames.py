@@ -27,6 +27,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from tiecore import _checked
 from tiecore.errors import InputError
 from tiecore.io import first_duplicate
 
@@ -313,15 +314,19 @@ def check_run(run: pd.DataFrame, name: str = "run") -> pd.DataFrame:
     tiecore.errors.InputError: run bm25: row 1: score is missing (nan) (expected a finite number)
     """
     checked = _Frame(run, f"run {name}", RUN_COLUMNS)
-    qid, qid_series = checked.ids("qid")
-    docno, docno_series = checked.ids("docno")
+    changed = {}
+    if not _checked.is_checked(run, "run"):  # ids checked once (by read_run or before)
+        qid, changed["qid"] = checked.ids("qid")
+        docno, changed["docno"] = checked.ids("docno")
     score = checked.numbers("score", integer=False)
-    checked.unique(qid, docno, "each docno at most once per query")
-    changed = {"qid": qid_series, "docno": docno_series}
+    if changed:
+        checked.unique(qid, docno, "each docno at most once per query")
     changed = {k: v for k, v in changed.items() if v is not None}
     if run["score"].dtype != np.float64:
         changed["score"] = score
-    return _replace(run, changed)
+    run = _replace(run, changed)
+    _checked.mark(run, "run")
+    return run
 
 
 def check_qrels(qrels: pd.DataFrame) -> pd.DataFrame:
@@ -353,15 +358,19 @@ def check_qrels(qrels: pd.DataFrame) -> pd.DataFrame:
     tiecore.errors.InputError: qrels: row 1: level 2.9 is not an integer (expected an integer level)
     """
     checked = _Frame(qrels, "qrels", QRELS_COLUMNS)
-    qid, qid_series = checked.ids("qid")
-    docno, docno_series = checked.ids("docno")
+    changed = {}
+    if not _checked.is_checked(qrels, "qrels"):  # ids checked once (by read_qrels or before)
+        qid, changed["qid"] = checked.ids("qid")
+        docno, changed["docno"] = checked.ids("docno")
     level = checked.numbers("level", integer=True)
-    checked.unique(qid, docno, "one judgment per query and docno")
-    changed = {"qid": qid_series, "docno": docno_series}
+    if changed:
+        checked.unique(qid, docno, "one judgment per query and docno")
     changed = {k: v for k, v in changed.items() if v is not None}
     if qrels["level"].dtype != np.int64:
         changed["level"] = level
-    return _replace(qrels, changed)
+    qrels = _replace(qrels, changed)
+    _checked.mark(qrels, "qrels")
+    return qrels
 
 
 def check_runs(runs: Mapping[str, pd.DataFrame] | Iterable) -> dict[str, pd.DataFrame]:

@@ -60,6 +60,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from tiecore import _checked
 from tiecore.errors import InputError
 
 __all__ = ["read_letor", "read_qrels", "read_run", "read_runs"]
@@ -1046,6 +1047,7 @@ def read_run(source: Source, *, name: str | None = None) -> pd.DataFrame:
     if name is None:
         name = tags[0] if len(tags) == 1 else _stem(_display_name(source))
     frame.attrs.update(name=name, source=_display_name(source), tags=tags)
+    _checked.mark(frame, "run")  # checked here: evaluation does not test it again
     return frame
 
 
@@ -1163,6 +1165,7 @@ def read_qrels(source: Source) -> pd.DataFrame:
     frame = _parse_qrels(_Text(source))
     pa.default_memory_pool().release_unused()
     frame.attrs["source"] = _display_name(source)
+    _checked.mark(frame, "qrels")
     return frame
 
 

@@ -24,6 +24,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from tiecore._checked import is_checked
 from tiecore.errors import InputError, TieCoreWarning
 from tiecore.io import first_duplicate
 from tiecore.judgments import Judgments, as_arrow_strings
@@ -143,7 +144,8 @@ class Ranking:
                 f"run {name}", None, f"row {row} has score {score[row]}", "a finite number"
             )
 
-        duplicate = first_duplicate(qid, docno)
+        # a frame from read_run or check_run was tested once already (tiecore._checked)
+        duplicate = None if is_checked(run, "run") else first_duplicate(qid, docno)
         if duplicate is not None:
             row = duplicate[1]
             raise InputError(
