@@ -1,0 +1,151 @@
+"""ir_measures measures as tiecore names, and ``tiecore eval -m all_trec`` against trec_eval.
+
+* converted measures give, on trec_eval's test files and Robust03, the per-query
+  values ir_measures (pytrec_eval) computes for the original measure objects;
+* ``-m all_trec`` prints, line for line and in trec_eval's order, what trec_eval's
+  own expected outputs hold for every measure tiecore has (``out.test.a*``).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import ir_measures
+import pytest
+from ir_measures import AP, RR, Bpref, P, R, Rprec, Success, nDCG
+
+import tiecore
+from tiecore.errors import InputError
+from tiecore.interop import ALL_TREC, all_trec_measures, expand_all_trec, measure_name
+
+DATA = Path("/work/shared/data")
+TREC_EVAL = DATA / "trec_eval_tests"
+ROBUST = DATA / "robust03"
+
+MEASURES = [P @ 5, P @ 10, R @ 100, AP, AP @ 10, RR, nDCG, nDCG @ 10, Rprec, Success @ 5, Bpref]
+
+
+def test_names():
+    assert [measure_name(m) for m in MEASURES] == [
+        "P@5", "P@10", "R@100", "AP", "AP@10", "RR", "nDCG", "nDCG@10", "Rprec", "Success@5",
+        "Bpref",
+    ]  # fmt: skip
+    assert measure_name(P(rel=2) @ 5, rel_level=2) == "P@5"
+    assert measure_name("RR(rel=2)", rel_level=2) == "RR"
+    assert measure_name(nDCG(dcg="exp-log2") @ 10) == "nDCG(gain=exp)@10"
+    assert measure_name(nDCG(gains={0: 0, 1: 1, 2: 2})) == "nDCG"  # the levels themselves
+    assert measure_name("ndcg_cut_10") == "nDCG@10"  # tiecore's own names pass through
+
+
+@pytest.mark.parametrize(
+    ("measure", "message"),
+    [
+        (P(rel=2) @ 5, r"P\(rel=2\)@5: rel=2, but tiecore takes one relevance level .*"
+         r"\(expected rel_level=2 for the evaluation, with P@5\)"),
+        (P(judged_only=True) @ 5, r"judged_only=True has no tiecore equivalent"),
+        (nDCG(gains={0: 0, 1: 1, 2: 3}), r"custom gains have no tiecore equivalent"),
+        (nDCG(dcg="log2-unsmoothed"), r"dcg='log2-unsmoothed' has no tiecore equivalent"),
+        (ir_measures.NumRet, r"^measure: NumRet: unknown measure"),
+        ("nonsense@3", r"^measure: unknown measure 'nonsense@3'"),
+    ],
+)  # fmt: skip
+def test_refused(measure, message):
+    with pytest.raises(InputError, match=message):
+        measure_name(measure)
+
+
+@pytest.mark.parametrize(
+    ("qrels", "run", "rel_level"),
+    [
+        (TREC_EVAL / "qrels.test", TREC_EVAL / "results.test", 1),
+        (TREC_EVAL / "qrels.rel_level", TREC_EVAL / "results.test", 2),
+        (ROBUST / "qrels.txt", ROBUST / "runs" / "input.rutcor03100.gz", 1),  # tie-heavy
+        (ROBUST / "qrels.txt", ROBUST / "runs" / "input.MU03rob01.gz", 2),
+    ],
+)
+def test_converted_measures_equal_ir_measures(qrels, run, rel_level):
+    measures = [m(rel=rel_level) if "rel" in m.SUPPORTED_PARAMS else m for m in MEASURES]
+    measures = [m @ c if (c := dict(o.params).get("cutoff")) else m for m, o in zip(
+        measures, MEASURES, strict=True)]  # fmt: skip
+    theirs = {
+        (str(r.measure), r.query_id): r.value
+        for r in ir_measures.iter_calc(
+            measures, ir_measures.read_trec_qrels(str(qrels)), ir_measures.read_trec_run(str(run))
+        )
+    }
+    names = {measure_name(m, rel_level=rel_level): str(m) for m in measures}
+    ours = tiecore.evaluate(
+        tiecore.read_run(run), tiecore.read_qrels(qrels), list(names), ties="oblivious",
+        rel_level=rel_level, per_query=True,
+    )  # fmt: skip
+    ours = ours[ours["qid"].notna()]
+    compared = 0
+    for measure, qid, value in zip(ours["measure"], ours["qid"], ours["value"], strict=True):
+        key = (names[measure], qid)
+        if key in theirs:
+            assert value == pytest.approx(theirs[key], rel=1e-12, abs=1e-15), key
+            compared += 1
+    assert compared >= 0.9 * len(theirs)
+
+
+# ------------------------------------------------------------------------ all_trec
+
+
+def lines(text: str) -> list[tuple[str, str, str]]:
+    return [tuple(line.split("\t")) for line in text.splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize(
+    ("expected", "args"),
+    [
+        ("out.test.a", ["qrels.test", "results.test"]),
+        ("out.test.aq", ["qrels.test", "results.test", "-q"]),
+        ("out.test.aqc", ["qrels.test", "results.trunc", "-q", "-c"]),
+        ("out.test.aqcM", ["qrels.test", "results.trunc", "-q", "-c", "-M", "100"]),
+        ("out.test.aql", ["qrels.rel_level", "results.test", "-q", "-l", "2"]),
+    ],
+)
+def test_all_trec_equals_trec_eval(expected, args):
+    files = [str(TREC_EVAL / a) if a.startswith(("qrels", "results")) else a for a in args]
+    done = subprocess.run(
+        [sys.executable, "-m", "tiecore", "eval", *files, "-m", "all_trec", "--ties", "oblivious"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    ours = lines(done.stdout)
+    keys = {(name.strip(), qid) for name, qid, _ in ours}
+    theirs = [
+        line for line in lines((TREC_EVAL / expected).read_text()) if line[0].strip() != "relstring"
+    ]
+    shared = [line for line in theirs if (line[0].strip(), line[1]) in keys]
+    assert ours == shared  # same lines, same layout, same order
+    printed = {name.strip() for name, _, _ in ours}
+    core = {"runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "bpref"}
+    core |= {"recip_rank", "ndcg", "success_1", "success_10", "P_5", "P_1000", "recall_1000"}
+    core |= {"ndcg_cut_1000", "map_cut_5"}
+    assert core <= printed
+    has = {trec for trec, _ in all_trec_measures()}
+    assert has <= printed  # every measure tiecore has is listed
+
+
+def test_all_trec_names_are_trec_eval_s():
+    listed = [name.strip() for name, qid, _ in lines((TREC_EVAL / "out.test.a").read_text())]
+    ours = [trec for trec, _ in ALL_TREC]
+    assert ours == [name for name in listed if name in ours]  # trec_eval's order
+    assert set(ours) <= set(listed)
+
+
+def test_all_trec_with_other_measures_and_formats(tmp_path):
+    names, printed = expand_all_trec(["P@7", "all_trec"])
+    assert names[0] == "P@7" and printed["P@7"] == "P@7" and printed["AP"] == "map"
+    done = subprocess.run(
+        [sys.executable, "-m", "tiecore", "eval", str(TREC_EVAL / "qrels.test"),
+         str(TREC_EVAL / "results.test"), "-m", "all_trec", "--format", "csv"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[1].startswith("STANDARD,,AP,")  # csv keeps tiecore's names
