@@ -67,8 +67,8 @@ def stop_probabilities(
             f"level {int(levels.max())} is above ERR's largest grade {max_grade}",
             f"levels up to {max_grade}, or a larger max_grade",
         )
-    level = np.where(ranking.judged & (ranking.level > 0), ranking.level, 0)
-    return np.ldexp(np.ldexp(1.0, level) - 1.0, -max_grade)
+    table = np.ldexp(np.ldexp(1.0, np.arange(max_grade + 1)) - 1.0, -max_grade)
+    return table[np.where(ranking.judged & (ranking.level > 0), ranking.level, 0)]
 
 
 def _cuts(ranking: Ranking, cutoff: int | None, depth: int | None) -> np.ndarray:
@@ -167,9 +167,11 @@ def _tied_group_means(ranking, stop, decay, live, slots) -> np.ndarray:
     """``S_g E[Y_g]`` of the live tied groups."""
     n, t, d = ranking.size[live], ranking.offset[live], slots[live]
     top = np.minimum(d + 1, n)
-    grades, grade_of_row = np.unique(stop, return_inverse=True)
     owner, local = _ragged(n)
-    cell = owner * grades.size + grade_of_row[ranking.group_start[live][owner] + local]
+    grades, grade_of_row = np.unique(
+        stop[ranking.group_start[live][owner] + local], return_inverse=True
+    )
+    cell = owner * grades.size + grade_of_row
     counts = np.bincount(cell, minlength=live.size * grades.size).reshape(live.size, -1)
     means = subset_product_means(n, top, counts, 1.0 - grades)
     base = np.cumsum(top + 1) - (top + 1)
@@ -281,9 +283,11 @@ def err_variance(
             "(its cost grows as slots**4); use a smaller cutoff or ties='sampled'"
         )
     n, t, d = ranking.size[live], ranking.offset[live], slots[live]
-    grades, grade_of_row = np.unique(stop, return_inverse=True)
     owner, local = _ragged(n)
-    cell = owner * grades.size + grade_of_row[ranking.group_start[live][owner] + local]
+    grades, grade_of_row = np.unique(
+        stop[ranking.group_start[live][owner] + local], return_inverse=True
+    )
+    cell = owner * grades.size + grade_of_row
     counts = np.bincount(cell, minlength=live.size * grades.size).reshape(live.size, -1)
     x = 1.0 - grades
     means = subset_product_means(n, d, counts, x)  # m_0 .. m_d
@@ -384,7 +388,8 @@ def err_bounds(
     depth: int | None = None,
     max_grade: int = MAX_GRADE,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Per-query min and max of ERR over all orderings: the pessimistic and optimistic orders.
+    """Per-query min and max of ERR over all orderings: every group sorted by ``R``
+    ascending (min) or descending (max), the pessimistic and optimistic orders.
 
     >>> import pandas as pd
     >>> qrels = pd.DataFrame({"qid": "1", "docno": ["a", "b"], "level": [4, 1]})
@@ -393,8 +398,18 @@ def err_bounds(
     >>> [float(v[0]) for v in err_bounds(Ranking.build(run, j), j, 1)]
     [0.0625, 0.9375]
     """
-    low, high = (
-        err_oblivious(ranking.retie(policy), judgments, cutoff, depth=depth, max_grade=max_grade)
-        for policy in ("pessimistic", "optimistic")
-    )
-    return low, high
+    stop = stop_probabilities(ranking, judgments, max_grade)
+    cut = _cuts(ranking, cutoff, depth)
+    slots = np.clip(cut[ranking.group_query] - ranking.offset, 0, ranking.size)
+    rows = np.flatnonzero((slots > 0)[ranking.group])  # the groups that reach the head
+    out = []
+    for sign in (1.0, -1.0):  # ascending (min), then descending (max) inside each group
+        order = rows[np.lexsort((sign * stop[rows], ranking.group[rows]))]
+        sorted_stop = stop.copy()
+        sorted_stop[rows] = stop[order]
+        stop_head, decay, rank = _head(ranking, sorted_stop, cut)
+        if stop_head.shape[1] == 0:
+            out.append(np.zeros(len(ranking.counts)))
+        else:
+            out.append(np.cumsum(stop_head * decay / rank, axis=1)[:, -1])
+    return out[0], out[1]
