@@ -1326,10 +1326,12 @@ def read_letor(
             {"qid": base["qid"], "docno": base["docno"], "score": matrix[j]}, copy=False
         )
         run.attrs.update(name=f"f{f}", source=where, tags=[])
+        _checked.mark(run, "run")  # docnos are line numbers: unique by construction
         runs[f"f{f}"] = run
     qrels = pd.DataFrame(
         {"qid": base["qid"], "docno": base["docno"], "level": label_np.astype(np.int64)}
     )
     qrels.attrs["source"] = where
+    _checked.mark(qrels, "qrels")
     pa.default_memory_pool().release_unused()
     return runs, qrels
