@@ -167,8 +167,12 @@ def read_run(source: object, *, name: str | None = None) -> pd.DataFrame:
     """
     frame, where, tags = _load("run", source)
     run = _checked("run", frame, where)
-    if name is None:
-        name = tags[0] if len(tags) == 1 else _stem(where)
+    if name is None and len(tags) == 1:
+        name = tags[0]
+    elif name is None and isinstance(source, pd.DataFrame):
+        name = str(source.attrs.get("name") or "run")
+    elif name is None:
+        name = "run" if _is_records(source) else _stem(where)
     run.attrs.update(name=name, source=where, tags=tags)
     return run
 
