@@ -21,6 +21,7 @@ from tiecore.cascade import (
     err_aware,
     err_bounds,
     err_oblivious,
+    err_sample,
     err_variance,
     subset_product_means,
 )
@@ -223,3 +224,23 @@ def test_oblivious_equals_gdeval_on_robust03(tmp_path, name, k):
     assert set(expected) <= set(found)
     for qid, value in expected.items():
         assert found[qid] == pytest.approx(value, rel=1e-15, abs=1e-300)
+
+
+@settings(PROPERTY, max_examples=40, derandomize=True)
+@given(cases(max_queries=3), options)
+def test_sampled_orders_are_orderings_and_average_to_the_aware_value(case, opts):
+    judgments = Judgments.from_qrels(case.qrels_frame())
+    ranking = Ranking.build(case.run_frame(), judgments, tiebreak="file_order")
+    draws = err_sample(ranking, judgments, samples=400, rng=3, **opts)
+    aware = err_aware(ranking, judgments, **opts)
+    k = cut(opts["cutoff"], opts["depth"])
+    for qid in case.both_qids:
+        q = case.queries[qid]
+        at = list(judgments.qids).index(qid)
+        possible = {
+            reference_err(s, k, opts["max_grade"]) for s in ref.label_sequences(q.scores, q.labels)
+        }
+        column = draws[:, at]
+        assert all(min(abs(v - p) for p in possible) < 1e-12 for v in set(column.tolist()))
+        stderr = column.std(ddof=1) / np.sqrt(column.size)
+        assert abs(column.mean() - aware[at]) <= 5 * stderr + 1e-12

@@ -413,3 +413,55 @@ def err_bounds(
         else:
             out.append(np.cumsum(stop_head * decay / rank, axis=1)[:, -1])
     return out[0], out[1]
+
+
+def err_sample(
+    ranking: Ranking,
+    judgments: Judgments,
+    cutoff: int | None = None,
+    *,
+    samples: int,
+    rng: np.random.Generator | int,
+    depth: int | None = None,
+    max_grade: int = MAX_GRADE,
+) -> np.ndarray:
+    """ERR@cutoff under ``samples`` random tie-breaks: ``(samples, queries)``.
+
+    The orders are :mod:`tiecore.sampling`'s keyed draws (the same for a run's
+    queries evaluated together or apart); every draw is then scored as
+    :func:`err_oblivious` scores an order.
+    """
+    from tiecore import sampling
+    from tiecore.seeding import stream_key
+
+    stop = stop_probabilities(ranking, judgments, max_grade)
+    cut = _cuts(ranking, cutoff, depth)
+    nq = len(ranking.counts)
+    layout = sampling._Layout.of(ranking, int(cut.max(initial=0)))
+    fixed = stop.copy()
+    fixed[layout.cleared] = 0.0
+    stop_head, _, rank = _head(ranking, fixed, cut)
+    width = stop_head.shape[1]
+    out = np.zeros((samples, nq))
+    if width == 0:
+        return out
+    words = sampling._Words(stream_key(rng), judgments, ranking, layout.docs)
+    columns = max(layout.docs.size, 1)
+    batch = max(1, min(samples, sampling.BATCH_CELLS // max(columns, nq * width)))
+    query = ranking.query[layout.docs]
+    for first in range(0, samples, batch):
+        size = min(batch, samples - first)
+        heads = np.broadcast_to(stop_head, (size, nq, width)).copy()
+        if layout.docs.size:
+            doc, slot = sampling.draw(layout, words, first, size)
+            place = ranking.rank[slot] - 1
+            inside = place < cut[query][None, :]
+            sample = np.broadcast_to(np.arange(size)[:, None], slot.shape)
+            heads[sample[inside], np.broadcast_to(query, slot.shape)[inside], place[inside]] = stop[
+                doc[inside]
+            ]
+        decay = np.ones_like(heads)
+        if width > 1:
+            decay[:, :, 1:] = np.cumprod(1.0 - heads[:, :, :-1], axis=2)
+        out[first : first + size] = np.cumsum(heads * decay / rank, axis=2)[:, :, -1]
+    return out
