@@ -21,6 +21,7 @@ from tiecore.interpolated import (
     iprec_aware,
     iprec_bounds,
     iprec_oblivious,
+    iprec_variance,
     level_names,
 )
 from tiecore.judgments import Judgments
@@ -88,6 +89,26 @@ def test_aware_is_the_mean_over_all_orderings(case, opts):
         expected = [math.fsum(c * v[i] for v, c in curves) / total for i in range(11)]
         at = list(judgments.qids).index(qid)
         np.testing.assert_allclose(found[at], expected, rtol=0, atol=1e-12)
+
+
+@settings(PROPERTY, max_examples=100)
+@given(cases(), options)
+def test_variance_is_the_variance_over_all_orderings(case, opts):
+    ranking, judgments = build(case, rel_level=opts["rel_level"])
+    found = iprec_variance(ranking, judgments, depth=opts["depth"])
+    for qid in case.both_qids:
+        q = case.queries[qid]
+        num_rel = ref.num_relevant(q.levels, opts["rel_level"])
+        sequences = ref.label_sequences(q.scores, q.labels)
+        total = sum(sequences.values())
+        curves = np.array(
+            [reference_iprec(s, num_rel, opts["depth"], opts["rel_level"]) for s in sequences]
+        )
+        weights = np.array(list(sequences.values())) / total
+        mean = weights @ curves
+        variance = weights @ (curves - mean) ** 2
+        at = list(judgments.qids).index(qid)
+        np.testing.assert_allclose(found[at], variance, rtol=0, atol=1e-12)
 
 
 @settings(PROPERTY)

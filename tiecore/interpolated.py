@@ -132,6 +132,39 @@ def iprec_aware(
     >>> iprec_aware(Ranking.build(run, j), j, (0.0,)).tolist()  # (1 + 1/2) / 2
     [[0.75]]
     """
+    return _moments(ranking, judgments, levels, depth=depth, limit=limit)[0]
+
+
+def iprec_variance(
+    ranking: Ranking,
+    judgments: Judgments,
+    levels=RECALL_LEVELS,
+    *,
+    depth: int | None = None,
+    limit: int = LIMIT,
+) -> np.ndarray:
+    """``(queries, levels)`` exact variance over all orderings: ``sum v^2 dF - E^2``.
+
+    >>> import pandas as pd
+    >>> qrels = pd.DataFrame({"qid": "1", "docno": ["a"], "level": 1})
+    >>> run = pd.DataFrame({"qid": "1", "docno": list("ab"), "score": [1.0, 1.0]})
+    >>> j = Judgments.from_qrels(qrels)
+    >>> iprec_variance(Ranking.build(run, j), j, (0.0,)).tolist()  # values 1 and 1/2
+    [[0.0625]]
+    """
+    mean, square = _moments(ranking, judgments, levels, depth=depth, limit=limit)
+    return np.maximum(square - mean**2, 0.0)
+
+
+def _moments(
+    ranking: Ranking,
+    judgments: Judgments,
+    levels=RECALL_LEVELS,
+    *,
+    depth: int | None = None,
+    limit: int = LIMIT,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(mean, second moment)`` arrays ``(queries, levels)`` (see :func:`iprec_aware`)."""
     first = relevant_counts(judgments, levels)
     nq, nl = first.shape
     retrieved = _retrieved(ranking, depth)
@@ -148,9 +181,10 @@ def iprec_aware(
     constant = _max_from(ranking.query[rows], ordinal, precision, first)
     groups = np.flatnonzero(mixed)
     if not groups.size:
-        return constant
+        return constant, constant**2
     events = _group_distributions(groups, ranking, slots, first, limit)
-    return _expected_max(constant.ravel(), *events).reshape(nq, nl)
+    mean, square = _expected_max(constant.ravel(), *events)
+    return mean.reshape(nq, nl), square.reshape(nq, nl)
 
 
 def _group_distributions(groups, ranking, slots, first, limit):
@@ -201,18 +235,19 @@ def _group_distributions(groups, ranking, slots, first, limit):
     return tuple(map(np.concatenate, (out_cells, out_values, out_cdf, out_previous)))
 
 
-def _expected_max(constant, cells, values, cdf, previous) -> np.ndarray:
-    """``E[max(constant, M_1, M_2, ...)]`` per cell from the groups' CDF events.
+def _expected_max(constant, cells, values, cdf, previous) -> tuple[np.ndarray, np.ndarray]:
+    """``E[V]`` and ``E[V^2]``, ``V = max(constant, M_1, M_2, ...)``, per cell from the
+    groups' CDF events.
 
     ``F(v) = [constant <= v] prod_g F_g(v)``; sweeping a cell's events by value,
     ``E = sum v (F after the event - F before it)``.  An event moves one factor
     from ``previous`` to ``cdf``; a group's first event (``previous`` 0) lifts it
     from 0, so the product is kept as a sum of logs and a count of factors at 0.
     """
-    out = constant.copy()
+    out, square = constant.copy(), constant**2
     touched = np.unique(cells)
     if not touched.size:
-        return out
+        return out, square
     cells = np.concatenate([cells, touched])  # the constant: one event of probability 1
     values = np.concatenate([values, constant[touched]])
     cdf = np.concatenate([cdf, np.ones(touched.size)])
@@ -235,5 +270,7 @@ def _expected_max(constant, cells, values, cdf, previous) -> np.ndarray:
     after = np.where(at_zero == 0, np.exp(np.cumsum(log_step, axis=1)), 0.0)
     before = np.zeros(shape)
     before[:, 1:] = after[:, :-1]
-    out[cells[starts]] = np.sum(value * (after - before), axis=1)
-    return out
+    mass = after - before
+    out[cells[starts]] = np.sum(value * mass, axis=1)
+    square[cells[starts]] = np.sum(value**2 * mass, axis=1)
+    return out, square
