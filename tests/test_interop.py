@@ -43,7 +43,7 @@ def test_names():
     ("measure", "message"),
     [
         (P(rel=2) @ 5, r"P\(rel=2\)@5: rel=2, but tiecore takes one relevance level .*"
-         r"\(expected rel_level=2 for the evaluation, with P@5\)"),
+         r"\(expected rel_level=2 \(tiecore eval -l 2\) for the evaluation, with P@5\)"),
         (P(judged_only=True) @ 5, r"judged_only=True has no tiecore equivalent"),
         (nDCG(gains={0: 0, 1: 1, 2: 3}), r"custom gains have no tiecore equivalent"),
         (nDCG(dcg="log2-unsmoothed"), r"dcg='log2-unsmoothed' has no tiecore equivalent"),
@@ -149,3 +149,19 @@ def test_all_trec_with_other_measures_and_formats(tmp_path):
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[1].startswith("STANDARD,,AP,")  # csv keeps tiecore's names
+
+
+def test_cli_takes_ir_measures_names():
+    def run(*measures: str, level: str = "2") -> subprocess.CompletedProcess:
+        files = [str(TREC_EVAL / "qrels.rel_level"), str(TREC_EVAL / "results.test")]
+        return subprocess.run(
+            [sys.executable, "-m", "tiecore", "eval", *files, "-l", level, "--format", "csv",
+             *(arg for m in measures for arg in ("-m", m))],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+
+    ours = run("P(rel=2)@5", "nDCG(dcg='exp-log2')@10")
+    assert ours.returncode == 0, ours.stderr
+    assert ours.stdout == run("P@5", "nDCG(gain=exp)@10").stdout
+    refused = run("P(rel=2)@5", level="1")
+    assert refused.returncode == 2 and "tiecore eval -l 2" in refused.stderr

@@ -234,6 +234,12 @@ def test_cli_reads_stdin_and_other_formats(tmp_path):
         got = cli("eval", *args, "-m", "AP,P@10", "--format", "csv", stdin=stdin)
         assert got.returncode == 0, got.stderr
         assert got.stdout == expected.stdout
+    parquet_run, parquet_qrels = tmp_path / "STANDARD.parquet", tmp_path / "qrels.parquet"
+    tiecore.read_run(run).to_parquet(parquet_run, index=False)
+    tiecore.read_qrels(qrels).to_parquet(parquet_qrels, index=False)
+    got = cli("eval", str(parquet_qrels), str(parquet_run), "-m", "AP,P@10", "--format", "csv")
+    assert got.returncode == 0, got.stderr
+    assert got.stdout == expected.stdout
     twice = cli("eval", "-", "-", "-m", "AP", stdin=b"")
     assert twice.returncode == 2
     assert b"stdin" in twice.stderr and b"at most one" in twice.stderr

@@ -66,7 +66,7 @@ def measure_name(measure: object, *, rel_level: int = 1) -> str:
     Traceback (most recent call last):
     ...
     tiecore.errors.InputError: measure: P(rel=2)@5: rel=2, but tiecore takes one relevance \
-level for all measures (expected rel_level=2 for the evaluation, with P@5)
+level for all measures (expected rel_level=2 (tiecore eval -l 2) for the evaluation, with P@5)
     """
     from tiecore.measures import Measure
 
@@ -112,7 +112,7 @@ def _convert(measure: object, rel_level: int) -> str:
             plain = _join(family, ours, cutoff)
             raise refuse(
                 f"rel={rel}, but tiecore takes one relevance level for all measures",
-                f"rel_level={rel} for the evaluation, with {plain}",
+                f"rel_level={rel} (tiecore eval -l {rel}) for the evaluation, with {plain}",
             )
     if family == "nDCG":
         dcg = params.pop("dcg", "log2")
