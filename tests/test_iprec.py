@@ -21,6 +21,7 @@ from tiecore.interpolated import (
     iprec_aware,
     iprec_bounds,
     iprec_oblivious,
+    iprec_sample,
     iprec_variance,
     level_names,
 )
@@ -190,3 +191,23 @@ def test_oblivious_equals_pytrec_eval(tmp_path, qrels_path, run_path):
     for qid, values in expected.items():
         at = list(judgments.qids).index(qid)
         assert found[at].tolist() == [values[name] for name in names]  # bit for bit
+
+
+@settings(PROPERTY, max_examples=40, derandomize=True)
+@given(cases(max_queries=3), options)
+def test_sampled_curves_are_orderings_and_average_to_the_aware_curve(case, opts):
+    ranking, judgments = build(case, rel_level=opts["rel_level"])
+    draws = iprec_sample(ranking, judgments, samples=300, rng=5, depth=opts["depth"])
+    aware = iprec_aware(ranking, judgments, depth=opts["depth"])
+    for qid in case.both_qids:
+        q = case.queries[qid]
+        num_rel = ref.num_relevant(q.levels, opts["rel_level"])
+        possible = {
+            tuple(reference_iprec(s, num_rel, opts["depth"], opts["rel_level"]))
+            for s in ref.label_sequences(q.scores, q.labels)
+        }
+        at = list(judgments.qids).index(qid)
+        assert {tuple(curve) for curve in draws[:, at].tolist()} <= possible
+        column = draws[:, at]
+        stderr = column.std(axis=0, ddof=1) / np.sqrt(column.shape[0])
+        assert np.all(np.abs(column.mean(axis=0) - aware[at]) <= 5 * stderr + 1e-12)

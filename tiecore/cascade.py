@@ -465,3 +465,45 @@ def err_sample(
             decay[:, :, 1:] = np.cumprod(1.0 - heads[:, :, :-1], axis=2)
         out[first : first + size] = np.cumsum(heads * decay / rank, axis=2)[:, :, -1]
     return out
+
+
+# ---------------------------------------------- hooks of a registry family (tiecore.registry)
+
+
+def _max_grade(measure) -> int:
+    """The measure's ``max_rel`` parameter when its family declares one, else gdeval's 4."""
+    try:
+        return int(float(measure.param("max_rel")))
+    except (KeyError, AttributeError, TypeError):
+        return MAX_GRADE
+
+
+def family_values(measure, profile, ranking: Ranking, judgments: Judgments, depth=None):
+    """Per-query ERR of ``measure`` in the profile's mode (``oblivious`` or ``aware``)."""
+    function = err_aware if profile.mode == "aware" else err_oblivious
+    return function(ranking, judgments, measure.cutoff, depth=depth, max_grade=_max_grade(measure))
+
+
+def family_spread(measure, ranking: Ranking, judgments: Judgments, depth=None) -> dict:
+    """Per-query ``value, var, min, max`` of ERR (all exact)."""
+    options = {"depth": depth, "max_grade": _max_grade(measure)}
+    low, high = err_bounds(ranking, judgments, measure.cutoff, **options)
+    return {
+        "value": err_aware(ranking, judgments, measure.cutoff, **options),
+        "var": err_variance(ranking, judgments, measure.cutoff, **options),
+        "min": low,
+        "max": high,
+    }
+
+
+def family_sample(measure, ranking: Ranking, judgments: Judgments, *, samples, rng, depth=None):
+    """``(samples, queries)`` ERR under random tie-breaks (:func:`err_sample`)."""
+    return err_sample(
+        ranking,
+        judgments,
+        measure.cutoff,
+        samples=samples,
+        rng=rng,
+        depth=depth,
+        max_grade=_max_grade(measure),
+    )

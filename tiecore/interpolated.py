@@ -274,3 +274,100 @@ def _expected_max(constant, cells, values, cdf, previous) -> tuple[np.ndarray, n
     out[cells[starts]] = np.sum(value * mass, axis=1)
     square[cells[starts]] = np.sum(value**2 * mass, axis=1)
     return out, square
+
+
+def iprec_sample(
+    ranking: Ranking,
+    judgments: Judgments,
+    levels=RECALL_LEVELS,
+    *,
+    samples: int,
+    rng: np.random.Generator | int,
+    depth: int | None = None,
+) -> np.ndarray:
+    """``(samples, queries, levels)`` interpolated precision under random tie-breaks.
+
+    The orders are :mod:`tiecore.sampling`'s keyed draws; each draw moves the
+    relevant docs of the drawn groups to their drawn slots, and the curve is
+    read as :func:`iprec_oblivious` reads one order.
+    """
+    from tiecore import sampling
+    from tiecore.seeding import stream_key
+
+    first = relevant_counts(judgments, levels)
+    nq, nl = first.shape
+    deepest = depth if depth is not None else int(ranking.counts.max(initial=0))
+    layout = sampling._Layout.of(ranking, deepest)
+    drawn = np.zeros(ranking.rank.size, bool)
+    drawn[layout.cleared] = True
+    # queries without a drawn group keep one curve (their order does not matter)
+    out = np.broadcast_to(
+        iprec_oblivious(ranking, judgments, levels, depth=depth), (samples, nq, nl)
+    ).copy()
+    varies = np.zeros(nq, bool)
+    varies[ranking.query[layout.cleared]] = True
+    keep = ranking.rel & (_retrieved(ranking, depth) | drawn) & varies[ranking.query]
+    rows = np.flatnonzero(keep)
+    if not rows.size:
+        return out
+    query = ranking.query[rows]
+    starts = np.flatnonzero(np.r_[True, query[1:] != query[:-1]])
+    ordinal = np.arange(rows.size) - np.repeat(starts, np.diff(np.r_[starts, rows.size])) + 1
+    index = np.full(ranking.rank.size, -1)
+    index[rows] = np.arange(rows.size)
+    beyond = int(ranking.counts.max(initial=0)) + 1  # a rank past every depth
+    fixed = np.where(ranking.rank[rows] <= deepest, ranking.rank[rows], beyond)
+    words = sampling._Words(stream_key(rng), judgments, ranking, layout.docs)
+    batch = max(1, min(samples, sampling.BATCH_CELLS // max(layout.docs.size, rows.size, 1)))
+    for start in range(0, samples, batch):
+        size = min(batch, samples - start)
+        rank = np.broadcast_to(fixed, (size, rows.size)).copy()
+        if layout.docs.size:
+            doc, slot = sampling.draw(layout, words, start, size)
+            moved = ranking.rel[doc]
+            sample = np.broadcast_to(np.arange(size)[:, None], doc.shape)
+            new = ranking.rank[slot][moved]
+            rank[sample[moved], index[doc[moved]]] = np.where(new <= deepest, new, beyond)
+        key = np.sort(query.astype(np.int64) * (beyond + 1) + rank, axis=1)
+        rank = key - query.astype(np.int64) * (beyond + 1)
+        precision = np.where(rank < beyond, ordinal / rank, 0.0)
+        for level in range(nl):  # 11 levels
+            value = np.where(ordinal >= first[query, level], precision, 0.0)
+            out[start : start + size, query[starts], level] = np.maximum.reduceat(
+                value, starts, axis=1
+            )
+    return out
+
+
+# ---------------------------------------------- hooks of a registry family (tiecore.registry)
+
+
+def _level(measure) -> tuple[float]:
+    """The measure's recall level (parameter ``recall``), as a one-level tuple."""
+    return (float(measure.param("recall")),)
+
+
+def family_values(measure, profile, ranking: Ranking, judgments: Judgments, depth=None):
+    """Per-query interpolated precision at the measure's recall level, in the profile's mode."""
+    function = iprec_aware if profile.mode == "aware" else iprec_oblivious
+    return function(ranking, judgments, _level(measure), depth=depth)[:, 0]
+
+
+def family_spread(measure, ranking: Ranking, judgments: Judgments, depth=None) -> dict:
+    """Per-query ``value, var, min, max`` (exact; ValueError past :data:`LIMIT`)."""
+    levels = _level(measure)
+    mean, square = _moments(ranking, judgments, levels, depth=depth)
+    low, high = iprec_bounds(ranking, judgments, levels, depth=depth)
+    return {
+        "value": mean[:, 0],
+        "var": np.maximum(square - mean**2, 0.0)[:, 0],
+        "min": low[:, 0],
+        "max": high[:, 0],
+    }
+
+
+def family_sample(measure, ranking: Ranking, judgments: Judgments, *, samples, rng, depth=None):
+    """``(samples, queries)`` interpolated precision under random tie-breaks."""
+    return iprec_sample(ranking, judgments, _level(measure), samples=samples, rng=rng, depth=depth)[
+        :, :, 0
+    ]
