@@ -19,6 +19,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import tiecore
 from tiecore.errors import InputError
@@ -128,6 +130,40 @@ def test_a_dataframe_is_checked():
     assert plain(tiecore.read_run(frame)) == [("1", "a", 1.0), ("1", "b", 2.0)]
     with pytest.raises(InputError, match=r"^run DataFrame: row 1: score is missing"):
         tiecore.read_run(frame.assign(score=[1.0, None]))
+
+
+IDS = st.one_of(
+    st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=8),
+    st.integers(0, 10**6),
+    st.sampled_from(["2020-01-01", "2020-01-01 10:00:00", "1e5", "true", "null", " a b "]),
+)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    rows=st.lists(
+        st.tuples(IDS, IDS, st.floats(allow_nan=False, allow_infinity=False)),
+        min_size=1,
+        max_size=12,
+        unique_by=lambda row: (str(row[0]), str(row[1])),
+    ),
+    ints=st.booleans(),
+)
+def test_round_trip(tmp_path_factory, rows, ints):
+    """Any ids (spaces, unicode, dates, numbers) and scores come back as check_run gives them."""
+    if ints:  # one type per column, as Parquet needs
+        rows = [(i, j, score) for i, (_, _, score) in enumerate(rows) for j in [i * 7]]
+    else:
+        rows = [(str(q), str(d), score) for q, d, score in rows]
+    frame = pd.DataFrame(rows, columns=["qid", "docno", "score"])
+    expected = plain(check_run(frame))
+    folder = tmp_path_factory.mktemp("round")
+    frame.to_parquet(folder / "r.parquet", index=False)
+    write_jsonl(folder / "r.jsonl", frame.to_dict("records"))
+    for name in ("r.parquet", "r.jsonl"):
+        assert plain(tiecore.read_run(folder / name)) == expected
 
 
 # ------------------------------------------------------------------------ stdin

@@ -57,6 +57,7 @@ _EXPECTED = {
 }
 _PARQUET_MAGIC = b"PAR1"
 _GZIP_MAGIC = b"\x1f\x8b"
+_ID_NAMES = ("qid", "query_id", "docno", "doc_id")
 _ROW = re.compile(r"^row (\d+): (.*)$", re.S)
 
 
@@ -338,6 +339,9 @@ def _jsonl(kind: str, data: bytes, where: str) -> pd.DataFrame:
     try:
         table = pj.read_json(io.BytesIO(data))
         fast = table.num_rows == data.count(b"\n") + (not data.endswith(b"\n"))
+        ids = [table.schema.field(c).type for c in _ID_NAMES if c in table.column_names]
+        # pyarrow infers timestamps from id-like strings ("2020-01-01"): parse those exactly
+        fast = fast and all(pa.types.is_string(t) or pa.types.is_integer(t) for t in ids)
     except pa.ArrowException:
         table, fast = None, False
     if fast and table is not None:  # no blank lines: row k is line k + 1
