@@ -24,7 +24,7 @@ _LAZY = {
     "Comparison": "tiecore.compare",
 }
 #: Public submodules, also imported on first access.
-_LAZY_MODULES = ("compare", "distributed", "spread")
+_LAZY_MODULES = ("compare", "distributed", "interop", "metrics", "spread")
 
 
 def __getattr__(name: str) -> object:
@@ -50,6 +50,8 @@ __all__ = [
     "distributed",
     "evaluate",
     "evaluate_spread",
+    "interop",
+    "metrics",
     "read_letor",
     "read_qrels",
     "read_run",
