@@ -85,6 +85,14 @@ def string_hashes(strings: pa.Array) -> np.ndarray:
     return out
 
 
+def _pair_hashes(docno_hashes: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each (query code, docno) pair from the docno's string hash."""
+    with np.errstate(over="ignore"):
+        out = (np.asarray(query).astype(np.uint64) + np.uint64(1)) * _ODD
+        out ^= docno_hashes
+        return mix(out)
+
+
 @dataclass
 class Judgments:
     """The qrels of one collection at one relevance level, in query order.
@@ -111,6 +119,7 @@ class Judgments:
     _query_of_key: np.ndarray
     _ideal: dict = field(default_factory=dict)
     _docno_index: tuple | None = None  # the qrels docnos' hashes, built on the first lookup
+    _pair_index: tuple | None = None  # the qrels pairs' hashes, built on the first lookup
 
     @classmethod
     def from_qrels(cls, qrels: pd.DataFrame, rel_level: int = 1) -> Judgments:
@@ -155,13 +164,50 @@ class Judgments:
         )
 
     def lookup(self, query: np.ndarray, docno: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-        """Level and judged flag of run rows given their query codes and docnos."""
+        """Level and judged flag of run rows given their query codes and docnos.
+
+        One hash probe per row: every qrels (query, docno) pair's hash (its
+        docno's :func:`string_hashes` mixed with its query code) goes once into a
+        hash table kept on this object, so each run costs a hash and a probe of
+        its own pairs; a hit is confirmed by comparing the docno strings and the
+        query.  Rows whose hash two qrels pairs share (a 64-bit collision) are
+        looked up exactly (:meth:`docno_codes`, then a binary search).
+        """
+        query = np.asarray(query)
+        if not len(self._keys):
+            return np.zeros(len(query), np.int64), np.zeros(len(query), bool)
+        if self._pair_index is None:
+            doc = self._keys % len(self._docnos)
+            hashes = _pair_hashes(string_hashes(self._docnos)[doc], self._query_of_key)
+            unique, first, count = np.unique(hashes, return_index=True, return_counts=True)
+            alone = count == 1
+            self._pair_index = (pd.Index(unique[alone]), first[alone], unique[~alone])
+        table, rows, shared = self._pair_index
+        docno = as_arrow_strings(docno)
+        hashes = _pair_hashes(string_hashes(docno), query)
+        found = table.get_indexer(hashes)
+        judged = found >= 0
+        row = np.where(judged, rows[np.maximum(found, 0)], 0) if len(rows) else found * 0
+        if judged.any():
+            same = pc.equal(docno, self._docnos.take(pa.array(self._keys[row] % len(self._docnos))))
+            judged &= same.fill_null(False).to_numpy(zero_copy_only=False)
+            judged &= self._query_of_key[row] == query
+        level = np.where(judged, self._levels[row], 0)
+        if shared.size:  # a pair whose hash two qrels pairs share: exact lookup
+            slow = np.flatnonzero(np.isin(hashes, shared))
+            if slow.size:
+                level[slow], judged[slow] = self._lookup_sorted(
+                    query[slow], docno.take(pa.array(slow))
+                )
+        return level, judged
+
+    def _lookup_sorted(self, query: np.ndarray, docno: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`lookup` by the docnos' codes and a binary search of the sorted keys."""
         doc, known = self.docno_codes(docno)
         keys = query.astype(np.int64) * len(self._docnos) + doc
         where = np.minimum(np.searchsorted(self._keys, keys), len(self._keys) - 1)
-        judged = known & (self._keys[where] == keys) if len(self._keys) else known & False
-        level = np.where(judged, self._levels[where] if len(self._keys) else 0, 0)
-        return level, judged
+        judged = known & (self._keys[where] == keys)
+        return np.where(judged, self._levels[where], 0), judged
 
     def docno_codes(self, docno: pa.Array) -> tuple[np.ndarray, np.ndarray]:
         """Index of each docno among the qrels docnos (0 when absent) and whether present.
