@@ -78,25 +78,27 @@ def name(family: str, k: int | None, gain: str = "linear") -> str:
     function=st.sampled_from(list(FUNCTIONS)),
     ties=st.sampled_from(["aware", "file_order", "optimistic", "pessimistic"]),
     rel_level=st.integers(1, 2),
+    gain=st.sampled_from(["linear", "exp"]),
 )
-def test_equals_the_dataframe_path(data, k, function, ties, rel_level):
+def test_equals_the_dataframe_path(data, k, function, ties, rel_level, gain):
     y_true, y_score = data
     family, _, needs = FUNCTIONS[function]
     options = {"ties": "aware"} if ties == "aware" else {"ties": "oblivious", "tiebreak": ties}
-    if function is not metrics.ndcg:
-        options["rel_level"] = rel_level
-    got = function(y_true, y_score, k=k, average=False, **options)
+    if function is metrics.ndcg:  # nDCG takes a gain, and no relevance level
+        ours, rel_level = {**options, "gain": gain}, 1
+    else:
+        ours, gain = {**options, "rel_level": rel_level}, "linear"
+    theirs = {**options, "rel_level": rel_level, "per_query": True}
     run, qrels = frames(y_true, y_score)
-    expected = tiecore.evaluate(
-        run, qrels, name(family, k), per_query=True, **{"rel_level": 1, **options}
-    )
+    got = function(y_true, y_score, k=k, average=False, **ours)
+    expected = tiecore.evaluate(run, qrels, name(family, k, gain), **theirs)
     per_query = expected[expected["qid"].notna()].set_index("qid")["value"]
     assert got.tolist() == [per_query[f"q{i}"] for i in range(len(y_true))]
-    mean = function(y_true, y_score, k=k, **options)
+    mean = function(y_true, y_score, k=k, **ours)
     assert mean == expected.loc[expected["qid"].isna(), "value"].item()
     if not needs:  # the whole ranking
-        whole = function(y_true, y_score, average=False, **options)
-        full = tiecore.evaluate(run, qrels, family, per_query=True, **{"rel_level": 1, **options})
+        whole = function(y_true, y_score, average=False, **ours)
+        full = tiecore.evaluate(run, qrels, name(family, None, gain), **theirs)
         assert whole.tolist() == full.loc[full["qid"].notna(), "value"].tolist()
 
 
