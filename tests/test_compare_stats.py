@@ -291,3 +291,277 @@ def test_tie_noise_and_p_beats_are_brute_force_over_every_ordering(
             exact += p * q * (0.5 if close else float(u > v))
     # independent samples of both runs: the estimate's sd is at most 0.5 sqrt(2 / samples)
     assert abs(row["p_beats_sampled"] - exact) <= 6 * 0.5 * math.sqrt(2 / samples)
+
+
+# --------------------------------------------------------------------------- reviewer statistics
+
+P_VALUES = st.lists(
+    st.one_of(st.floats(0.0, 1.0), st.sampled_from([0.01, 0.05, 0.5, 1.0, math.nan])),
+    min_size=0,
+    max_size=30,
+)
+
+
+def holm_by_counting(p: np.ndarray) -> np.ndarray:
+    """Holm from its definition: p_i is rejected at level a iff every p_j <= p_i is below
+    a / (m - rank_j + 1); so adj_i = max over p_j <= p_i of (m - #{p_l < p_j}) p_j."""
+    defined = p[~np.isnan(p)]
+    m = len(defined)
+    out = np.full(len(p), np.nan)
+    for k, value in enumerate(p):
+        if not np.isnan(value):
+            out[k] = max(
+                min(1.0, (m - np.sum(defined < other)) * other)
+                for other in defined
+                if other <= value
+            )
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(P_VALUES)
+def test_corrections_against_scipy_and_the_definitions(values):
+    p = np.array(values, dtype=float)
+    defined = ~np.isnan(p)
+    m = int(defined.sum())
+    bh = tiecore.compare.adjust_pvalues(p, "bh")
+    holm = tiecore.compare.adjust_pvalues(p, "holm")
+    bonferroni = tiecore.compare.adjust_pvalues(p, "bonferroni")
+    for adjusted in (bh, holm, bonferroni, tiecore.compare.adjust_pvalues(p, "none")):
+        assert np.array_equal(np.isnan(adjusted), ~defined)
+    if m:
+        expected = stats.false_discovery_control(p[defined], method="bh")
+        np.testing.assert_allclose(bh[defined], expected, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(holm, holm_by_counting(p), rtol=1e-12, atol=0)
+    np.testing.assert_allclose(bonferroni, np.minimum(1.0, m * p), rtol=1e-12, atol=0)
+    # each correction is at least the raw p, BH <= Holm <= Bonferroni, all at most 1
+    assert (bh[defined] >= p[defined] - 1e-15).all() and (bonferroni[defined] <= 1).all()
+    assert (bh[defined] <= holm[defined] + 1e-15).all()
+    assert (holm[defined] <= bonferroni[defined] + 1e-15).all()
+
+
+def sign_rank_columns(d: np.ndarray, zero_method: str) -> list[float]:
+    """scipy.stats.wilcoxon called on each column alone; NaN when no difference is nonzero."""
+    out = []
+    for column in d.T:
+        if (column == 0).all():
+            out.append(math.nan)
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                out.append(float(stats.wilcoxon(column, zero_method=zero_method).pvalue))
+    return out
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.sampled_from([0, 1, 2, 5, 9, 13, 14, 30, 51]),
+    st.sampled_from(tiecore.compare.ZERO_METHODS),
+    st.integers(0, 2**32 - 1),
+    st.booleans(),
+)
+def test_wilcoxon_is_scipys_on_each_pair_alone(n, zero_method, seed, continuous):
+    """Batched over pairs with zeros, ties, exact, flipped and normal columns mixed."""
+    rng = np.random.default_rng(seed)
+    if continuous:
+        d = rng.standard_normal((n, 6))
+    else:
+        d = rng.integers(-4, 5, (n, 6)) / 8.0  # zeros and tied magnitudes, exact in binary
+    found = tiecore.compare.wilcoxon_pvalues(d, zero_method)
+    expected = sign_rank_columns(d, zero_method)
+    np.testing.assert_allclose(found, expected, rtol=1e-10, atol=1e-300)
+    assert (found[~np.isnan(found)] > 0).all()
+
+
+def test_wilcoxon_treats_rounding_noise_as_ties_and_zeros():
+    noisy = np.array([[0.1 + 0.2, 1e-17, 0.3, -0.3, 0.5, 0.7, -0.9]]).T
+    clean = np.array([[0.3, 0.0, 0.3, -0.3, 0.5, 0.7, -0.9]]).T
+    assert tiecore.compare.wilcoxon_pvalues(noisy)[0] == sign_rank_columns(clean, "wilcox")[0]
+
+
+def test_wilcoxon_of_no_difference_is_undefined_and_never_zero():
+    d = np.column_stack([np.zeros(8), np.full(8, 1.0), np.linspace(1, 2, 8)])
+    found = tiecore.compare.wilcoxon_pvalues(np.vstack([d] * 30))  # n = 240: normal tail
+    assert np.isnan(found[0]) and (found[1:] > 0).all()
+
+
+@pytest.mark.parametrize(
+    ("method", "n"),
+    [(m, n) for m in ("percentile", "basic") for n in (2, 7, 40)] + [("BCa", 2), ("BCa", 40)],
+)
+def test_bootstrap_intervals_are_scipys(method, n):
+    """BCa's bias correction counts the resamples whose mean is the observed one; scipy
+    decides that by rounding noise, tiecore within RTOL.  With 7 queries about 6 of 999
+    resamples are permutations of the data, so BCa is compared where none is (n = 40) or
+    where rounding agrees (n = 2: a + b == b + a)."""
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal((n, 4)) + np.arange(4)
+    i, j = np.triu_indices(4, k=1)
+    seed, confidence, resamples = 11, 0.9, 999
+    low, high = tiecore.compare.bootstrap_intervals(
+        x, confidence=confidence, method=method, n_resamples=resamples, seed=seed
+    )
+    pair_low, pair_high = tiecore.compare.bootstrap_intervals(
+        x, i, j, confidence=confidence, method=method, n_resamples=resamples, seed=seed
+    )
+
+    def scipys(sample):
+        rng = np.random.default_rng([seed, tiecore.compare.BOOTSTRAP_KEY])
+        return stats.bootstrap(
+            (sample,),
+            np.mean,
+            confidence_level=confidence,
+            n_resamples=resamples,
+            method=method,
+            rng=rng,
+        ).confidence_interval
+
+    for c in range(4):
+        expected = scipys(x[:, c])
+        assert low[c] == pytest.approx(expected.low, abs=1e-12)
+        assert high[c] == pytest.approx(expected.high, abs=1e-12)
+    for k in range(len(i)):
+        expected = scipys(x[:, i[k]] - x[:, j[k]])
+        assert pair_low[k] == pytest.approx(expected.low, abs=1e-12)
+        assert pair_high[k] == pytest.approx(expected.high, abs=1e-12)
+
+
+def test_bootstrap_of_constant_data_is_a_point_and_of_one_query_undefined():
+    x = np.array([[0.5, 0.25], [0.5, 0.5], [0.5, 0.75]])
+    low, high = tiecore.compare.bootstrap_intervals(x)
+    assert (low[0], high[0]) == (0.5, 0.5) and low[1] < 0.5 < high[1]
+    pair = tiecore.compare.bootstrap_intervals(
+        np.column_stack([x[:, 0], x[:, 0] - 0.125]), [0], [1]
+    )
+    assert (pair[0][0], pair[1][0]) == (0.125, 0.125)
+    one = tiecore.compare.bootstrap_intervals(x[:1])
+    assert np.isnan(one[0]).all() and np.isnan(one[1]).all()
+
+
+def test_tukey_is_scipys_and_for_two_groups_the_pooled_t_test():
+    rng = np.random.default_rng(4)
+    groups = [rng.random(n) + k / 4 for k, n in enumerate((6, 9, 7, 8))]
+    found = tiecore.compare.tukey_hsd(groups, 0.9)
+    expected = stats.tukey_hsd(*groups)
+    interval = expected.confidence_interval(0.9)
+    off = ~np.eye(4, dtype=bool)
+    np.testing.assert_allclose(found["pvalue"][off], expected.pvalue[off], rtol=1e-9)
+    np.testing.assert_allclose(found["low"][off], interval.low[off], rtol=1e-9)
+    np.testing.assert_allclose(found["high"][off], interval.high[off], rtol=1e-9)
+    # two groups: Tukey's q is sqrt(2) |t| of the pooled two-sample t-test, so the same p
+    two = tiecore.compare.tukey_hsd(groups[:2])
+    assert two["pvalue"][0, 1] == pytest.approx(stats.ttest_ind(*groups[:2]).pvalue, rel=1e-6)
+    flat = tiecore.compare.tukey_hsd([np.ones(3), np.ones(4)])
+    assert np.isnan(flat["pvalue"]).all()
+
+
+@pytest.fixture(scope="module")
+def reviewed():
+    runs, qrels = random_runs(2, n_runs=4, queries=9)
+    return compare(
+        runs, qrels, "AP", samples=5, n_resamples=64, seed=2, tukey=True, baseline="r1",
+        correction="bh", n_bootstrap=500, confidence=0.9, ci_method="percentile",
+    )  # fmt: skip
+
+
+def test_compare_pairs_hold_the_tests_of_their_per_query_values(reviewed):
+    pairs, per_query, names = reviewed.pairs, reviewed.per_query, list(reviewed.per_query.columns)
+    upper = [(a, b) for a, b in pairs.index if names.index(a) < names.index(b)]
+    for column in tiecore.compare.CORRECTED:
+        raw = pairs.loc[upper, column].to_numpy()
+        adjusted = tiecore.compare.adjust_pvalues(raw, "bh")
+        np.testing.assert_allclose(pairs.loc[upper, f"{column}_adj"], adjusted, rtol=1e-12)
+        swapped = [(b, a) for a, b in upper]
+        np.testing.assert_array_equal(
+            pairs.loc[swapped, f"{column}_adj"].to_numpy(), pairs.loc[upper, f"{column}_adj"]
+        )
+    tukey_p = stats.tukey_hsd(*[per_query[r].dropna().to_numpy() for r in names]).pvalue
+    for (a, b), row in pairs.iterrows():
+        both = per_query[[a, b]].dropna()
+        d = both[a].to_numpy() - both[b].to_numpy()
+        d[np.abs(d) < 1e-12] = 0.0
+        assert row["wilcoxon_pvalue"] == pytest.approx(
+            sign_rank_columns(d[:, None], "wilcox")[0], rel=1e-10, nan_ok=True
+        )
+        topic = d.std(ddof=1) / math.sqrt(len(d)) if len(d) > 1 else math.nan
+        assert row["topic_sd"] == pytest.approx(topic, rel=1e-9, abs=1e-15, nan_ok=True)
+        tie = math.sqrt(reviewed.tie_var[a] + reviewed.tie_var[b])
+        assert row["tie_sd"] == pytest.approx(tie, rel=1e-12, abs=0)
+        if d.std() > 1e-12:
+            expected = stats.bootstrap(
+                (d,), np.mean, n_resamples=500, confidence_level=0.9, method="percentile",
+                rng=np.random.default_rng([2, tiecore.compare.BOOTSTRAP_KEY]),
+            ).confidence_interval  # fmt: skip
+            assert (row["diff_low"], row["diff_high"]) == pytest.approx(
+                (expected.low, expected.high), abs=1e-12
+            )
+        tukey = tukey_p[names.index(a), names.index(b)]
+        assert reviewed.tukey.loc[(a, b), "tukey_pvalue"] == pytest.approx(tukey, rel=1e-9)
+
+
+def test_systems_put_tie_noise_beside_topic_noise(reviewed):
+    systems = reviewed.systems
+    for run in reviewed.per_query.columns:
+        values = reviewed.per_query[run].dropna().to_numpy()
+        assert systems.loc[run, "mean"] == pytest.approx(reviewed.scores.loc[run, "aware"])
+        assert systems.loc[run, "n_queries"] == len(values)
+        assert systems.loc[run, "topic_sd"] == pytest.approx(
+            values.std(ddof=1) / math.sqrt(len(values)), rel=1e-12
+        )
+        # the tie sd of the mean is the per-query tie variances' sum over Q^2
+        var = reviewed.per_query_var[run].dropna().to_numpy()
+        assert systems.loc[run, "tie_sd"] == pytest.approx(math.sqrt(var.sum()) / len(var))
+        assert systems.loc[run, "ci_low"] <= systems.loc[run, "mean"] <= systems.loc[run, "ci_high"]
+
+
+def test_help_hurt_counts_and_lists_every_shared_query(reviewed):
+    counts, queries = reviewed.help_hurt, reviewed.help_hurt_queries
+    per_query, var = reviewed.per_query, reviewed.per_query_var
+    assert "r1" not in counts.index and len(counts) == 3
+    for run in counts.index:
+        expected = defaultdict(int)
+        close = 0
+        for qid in per_query.index:
+            x, y = per_query.loc[qid, run], per_query.loc[qid, "r1"]
+            if np.isnan(x) or np.isnan(y):
+                continue
+            kind = "equal" if abs(x - y) <= 1e-12 else "help" if x > y else "hurt"
+            expected[kind] += 1
+            sd = math.sqrt(var.loc[qid, run] + var.loc[qid, "r1"])
+            close += kind != "equal" and abs(x - y) <= 2 * sd
+            row = queries[(queries["run"] == run) & (queries["qid"] == qid)]
+            assert row["outcome"].tolist() == [kind]
+        for kind in ("help", "hurt", "equal"):
+            assert counts.loc[run, kind] == expected[kind]
+        assert counts.loc[run, "n_queries"] == sum(expected.values())
+        assert counts.loc[run, "within_tie_noise"] == close
+        assert counts.loc[run, "mean_diff"] == reviewed.pairs.loc[(run, "r1"), "mean_diff"]
+
+
+def test_with_options_recorrects_and_rebases_without_rescoring(reviewed):
+    holm = reviewed.with_options(correction="holm", baseline="r0")
+    assert holm.correction == "holm" and holm.baseline == "r0"
+    assert "r0" not in holm.help_hurt.index and "r1" in holm.help_hurt.index
+    assert holm.pairs["t_pvalue"].equals(reviewed.pairs["t_pvalue"])
+    none = reviewed.with_options(correction="none", baseline="")
+    assert none.help_hurt.empty and none.baseline is None
+    np.testing.assert_array_equal(none.pairs["t_pvalue_adj"], none.pairs["t_pvalue"])
+    significant = holm.significant(1.0)
+    assert (significant["mean_diff"] > 0).all()
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ({"correction": "hochberg"}, "correction: unknown correction 'hochberg' (expected one of"),
+        ({"baseline": "nope"}, "baseline: 'nope' is not one of the runs (expected one of r0, r1"),
+        ({"ci_method": "bca"}, "ci_method: unknown ci_method 'bca'"),
+        ({"zero_method": "drop"}, "zero_method: unknown zero_method 'drop'"),
+        ({"confidence": 1.5}, "confidence: 1.5 is not a level (expected a number in (0, 1))"),
+    ],
+)
+def test_bad_options_are_one_line_input_errors(option, message):
+    runs, qrels = random_runs(0, n_runs=2, queries=3)
+    with pytest.raises(tiecore.InputError) as error:
+        compare(runs, qrels, "AP", samples=2, **option)
+    assert str(error.value).startswith(message) and "\n" not in str(error.value)

@@ -38,15 +38,16 @@ import itertools
 import json
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from tiecore._parallel import map_runs
 from tiecore._evaluate import as_run_dict, query_values, run_seed
+from tiecore._parallel import map_runs
+from tiecore.errors import InputError
 from tiecore.judgments import Judgments
 from tiecore.measures import Measure, parse_measures
 from tiecore.ranking import Ranking
@@ -73,7 +74,20 @@ SMALLEST_P = float(np.finfo(np.float64).tiny)
 PAIR_COLUMNS = (
     "mean_diff", "p_beats_sampled", "p_beats_normal", "tie_noise", "within_tie_noise",
     "t_pvalue", "randomization_pvalue", "randomization_exact", "n_queries", "effect_size",
+    "tie_sd", "topic_sd", "wilcoxon_pvalue", "diff_low", "diff_high",
 )  # fmt: skip
+#: Multiple-comparison corrections over all unordered pairs (:func:`adjust_pvalues`).
+CORRECTIONS = ("none", "holm", "bonferroni", "bh")
+#: The p-values of :attr:`Comparison.pairs` that get a corrected ``<name>_adj`` column.
+CORRECTED = ("t_pvalue", "randomization_pvalue", "wilcoxon_pvalue")
+#: Treatments of zero differences in the Wilcoxon test (as :func:`scipy.stats.wilcoxon`).
+ZERO_METHODS = ("wilcox", "pratt", "zsplit")
+#: Bootstrap interval methods (as :func:`scipy.stats.bootstrap`).
+CI_METHODS = ("BCa", "percentile", "basic")
+#: Significance level of the verdicts in the text output.
+ALPHA = 0.05
+#: Key of the bootstrap resamples' generator, beside the seed.
+BOOTSTRAP_KEY = 0x426F_6F74
 
 Progress = Callable[[int, int, str], None]
 
@@ -119,6 +133,23 @@ class Comparison:
         Whether every qrels query was averaged (missing ones scoring 0).
     n_resamples : int
         Resample budget of the randomization test.
+    per_query_var : DataFrame
+        Like ``per_query``: each value's exact variance over random tie-breaks.
+    systems : DataFrame
+        Per run (:func:`system_table`): ``mean, n_queries``, tie noise
+        ``tie_sd`` beside topic noise ``topic_sd``, bootstrap ``ci_low,
+        ci_high``.
+    correction : str
+        The correction of the ``*_adj`` columns of ``pairs`` (:data:`CORRECTIONS`).
+    baseline : str or None
+        The run of ``help_hurt``.
+    help_hurt, help_hurt_queries : DataFrame
+        :func:`help_hurt` against ``baseline`` (empty without one).
+    tukey : DataFrame or None
+        Tukey's HSD per ordered pair (:func:`tukey_hsd`): ``tukey_pvalue,
+        tukey_low, tukey_high``; None unless asked for.
+    confidence, ci_method, n_bootstrap, zero_method
+        The options of the intervals and the Wilcoxon test.
     """
 
     measure: Measure
@@ -132,6 +163,62 @@ class Comparison:
     tie_var: pd.Series
     complete: bool = False
     n_resamples: int = 2000
+    per_query_var: pd.DataFrame = field(default_factory=pd.DataFrame)
+    systems: pd.DataFrame = field(default_factory=pd.DataFrame)
+    correction: str = "none"
+    baseline: str | None = None
+    help_hurt: pd.DataFrame = field(default_factory=pd.DataFrame)
+    help_hurt_queries: pd.DataFrame = field(default_factory=pd.DataFrame)
+    tukey: pd.DataFrame | None = None
+    confidence: float = 0.95
+    ci_method: str = "BCa"
+    n_bootstrap: int = 2000
+    zero_method: str = "wilcox"
+
+    def with_options(self, *, correction: str | None = None, baseline: str | None = None):
+        """The same comparison with another correction and/or baseline (nothing is rescored).
+
+        ``baseline=""`` drops the baseline; ``None`` keeps what is set.
+
+        Raises
+        ------
+        InputError
+            An unknown correction, or a baseline that is not one of the runs.
+        """
+        correction = self.correction if correction is None else correction
+        _check_choice("correction", correction, CORRECTIONS)
+        baseline = self.baseline if baseline is None else (baseline or None)
+        pairs = self.pairs.drop(columns=[c for c in self.pairs if c.endswith("_adj")])
+        names = self.per_query.columns
+        adjusted = _adjusted(pairs, names, correction)
+        out = replace(self, pairs=adjusted, correction=correction, baseline=baseline)
+        if baseline is None:
+            out.help_hurt, out.help_hurt_queries = pd.DataFrame(), pd.DataFrame()
+        else:
+            out.help_hurt, out.help_hurt_queries = help_hurt(out, baseline)
+        return out
+
+    def significant(self, alpha: float = ALPHA, test: str = "t_pvalue") -> pd.DataFrame:
+        """The unordered pairs (``a`` ahead) whose corrected ``test`` p-value is below ``alpha``.
+
+        ``test``: a p-value column of ``pairs`` (its ``_adj`` column is used)
+        or ``tukey_pvalue``.
+        """
+        column = test if test == "tukey_pvalue" else f"{test}_adj"
+        table = self.pairs if test != "tukey_pvalue" else self.tukey
+        if table is None or column not in table:
+            raise InputError(
+                "test",
+                None,
+                f"{test!r} is not a p-value of this comparison",
+                "one of " + ", ".join(self.p_value_columns()),
+            )
+        upper = table[self.pairs["mean_diff"].reindex(table.index) > 0]
+        return upper[upper[column] < alpha]
+
+    def p_value_columns(self) -> list[str]:
+        """The tests whose p-values this comparison holds."""
+        return [*CORRECTED, *(["tukey_pvalue"] if self.tukey is not None else [])]
 
 
 def compare(
@@ -147,6 +234,13 @@ def compare(
     complete: bool = False,
     progress: Progress | None = None,
     client: object | None = None,
+    correction: str = "holm",
+    baseline: str | None = None,
+    confidence: float = 0.95,
+    ci_method: str = "BCa",
+    n_bootstrap: int = 2000,
+    zero_method: str = "wilcox",
+    tukey: bool = False,
 ) -> Comparison:
     """Rank runs by ``measure`` under every tie treatment and compare them pairwise.
 
@@ -181,6 +275,23 @@ def compare(
         correlations (``"agreement"``).
     client : dask.distributed.Client, optional
         Scores the runs on a cluster (:func:`tiecore._parallel.map_runs`).
+    correction : {"holm", "none", "bonferroni", "bh"}
+        Multiple-comparison correction of the pairs' p-values
+        (:func:`adjust_pvalues`), over the ``R (R - 1) / 2`` unordered pairs
+        of each test separately; the ``<test>_adj`` columns.
+    baseline : str, optional
+        A run; :attr:`Comparison.help_hurt` counts the queries each other run
+        helps and hurts against it (:func:`help_hurt`).
+    confidence, ci_method, n_bootstrap
+        Level, method (:data:`CI_METHODS`) and resamples of the bootstrap
+        intervals of each run's mean and of each pair's mean difference
+        (:func:`bootstrap_intervals`, seeded by ``seed``), and the level of
+        Tukey's intervals.
+    zero_method : {"wilcox", "pratt", "zsplit"}
+        Zero differences in the Wilcoxon test (:func:`wilcoxon_pvalues`).
+    tukey : bool
+        Also Tukey's HSD over the runs' per-query values (:func:`tukey_hsd`;
+        scipy's studentized range takes seconds for 20 runs).
 
     Returns
     -------
@@ -204,6 +315,11 @@ def compare(
           ``randomization_pvalue`` (sign-flip test of the mean, two-sided:
           the share of sign vectors ``s`` with ``|sum s d| >= |sum d|``) and
           ``randomization_exact`` (every sign flip enumerated).
+        - ``tie_sd = sqrt(var_a + var_b)`` (the tie noise is twice it) beside
+          ``topic_sd = sd(d) / sqrt(n)`` (NaN when ``n < 2``);
+        - ``wilcoxon_pvalue``: :func:`wilcoxon_pvalues` of ``d``;
+        - ``diff_low, diff_high``: the bootstrap interval of ``mean(d)``;
+        - ``<test>_adj``: the corrected p-values of :data:`CORRECTED`.
 
     Raises
     ------
@@ -211,15 +327,27 @@ def compare(
         When ``samples x (runs + queries)`` doubles exceed
         :data:`MEMORY_BUDGET`; the message gives the memory needed and the
         largest ``samples`` that fits.
+    InputError
+        An unknown ``correction``, ``ci_method`` or ``zero_method``, a
+        ``confidence`` outside (0, 1), or a ``baseline`` that is not a run.
     """
     measure = _one_measure(measure)
     _check_int("samples", samples, 2)
     _check_int("n_resamples", n_resamples, 1)
+    _check_int("n_bootstrap", n_bootstrap, 1)
+    _check_choice("correction", correction, CORRECTIONS)
+    _check_choice("ci_method", ci_method, CI_METHODS)
+    _check_choice("zero_method", zero_method, ZERO_METHODS)
+    _check_confidence(confidence)
     if depth is not None:
         _check_int("depth", depth, 1)
     runs = as_run_dict(runs)
     if len(runs) < 2:
         raise ValueError(f"compare needs at least two runs, got {len(runs)}")
+    if baseline is not None and baseline not in runs:
+        raise InputError(
+            "baseline", None, f"{baseline!r} is not one of the runs", "one of " + ", ".join(runs)
+        )
     judgments = Judgments.from_qrels(qrels, rel_level)
     check_memory(samples, len(runs), len(judgments.qids))
     total = len(runs) + 2
@@ -237,6 +365,8 @@ def compare(
         depth=depth,
         complete=complete,
     )
+    bootstrap = {"confidence": confidence, "ci_method": ci_method, "n_bootstrap": n_bootstrap}
+    options = {**bootstrap, "zero_method": zero_method}
     found = map_runs(work, runs, client=client, progress=step)
     names = pd.Index(list(runs), name="run")
     scores = pd.DataFrame(
@@ -250,6 +380,8 @@ def compare(
     per_query = pd.DataFrame(
         values, index=pd.Index(judgments.qids[covered], name="qid"), columns=names
     )
+    variances = np.where(chosen, np.array([f.var for f in found]), np.nan)[:, covered].T
+    per_query_var = pd.DataFrame(variances, index=per_query.index, columns=names)
     counts = chosen.sum(axis=1)
     tie_var = pd.Series(
         [
@@ -270,11 +402,13 @@ def compare(
         names,
         seed,
         n_resamples,
+        options,
     )
+    systems = system_table(per_query, tie_var, seed=seed, **bootstrap)
     step(len(runs) + 1, total, "pairs")
     agreement = _agreement(scores, sample_scores)
     step(total, total, "agreement")
-    return Comparison(
+    comparison = Comparison(
         measure=measure,
         scores=scores,
         sample_scores=sample_scores,
@@ -286,7 +420,40 @@ def compare(
         tie_var=tie_var,
         complete=complete,
         n_resamples=n_resamples,
+        per_query_var=per_query_var,
+        systems=systems,
+        tukey=_tukey(values, names, confidence) if tukey else None,
+        confidence=confidence,
+        ci_method=ci_method,
+        n_bootstrap=n_bootstrap,
+        zero_method=zero_method,
     )
+    return comparison.with_options(correction=correction, baseline=baseline or "")
+
+
+def _tukey(values: np.ndarray, names: pd.Index, confidence: float) -> pd.DataFrame:
+    """:func:`tukey_hsd` of each run's values over its own queries, per ordered pair."""
+    found = tukey_hsd([column[~np.isnan(column)] for column in values.T], confidence)
+    a, b = np.nonzero(~np.eye(len(names), dtype=bool))
+    return pd.DataFrame(
+        {f"tukey_{k}": v[a, b] for k, v in found.items()},
+        index=pd.MultiIndex.from_arrays([names[a], names[b]], names=["a", "b"]),
+    )
+
+
+def _adjusted(pairs: pd.DataFrame, names: pd.Index, correction: str) -> pd.DataFrame:
+    """``pairs`` with a ``<test>_adj`` column per :data:`CORRECTED` test, corrected over the
+    unordered pairs (each counted once; both orders get the same value)."""
+    out = pairs.copy()
+    a = names.get_indexer(pairs.index.get_level_values("a"))
+    b = names.get_indexer(pairs.index.get_level_values("b"))
+    upper = a < b
+    key = np.minimum(a, b) * len(names) + np.maximum(a, b)
+    for column in CORRECTED:
+        table = np.full(len(names) ** 2, np.nan)
+        table[key[upper]] = adjust_pvalues(pairs[column].to_numpy()[upper], correction)
+        out[f"{column}_adj"] = table[key]
+    return out
 
 
 def check_memory(samples: int, n_runs: int, n_queries: int, budget: int = MEMORY_BUDGET) -> None:
@@ -630,6 +797,7 @@ def _pairs(
     names: pd.Index,
     seed: int,
     n_resamples: int,
+    options: Mapping[str, object] | None = None,
 ) -> pd.DataFrame:
     """Every ordered pair of runs; the symmetric statistics computed once per unordered pair.
 
@@ -644,18 +812,20 @@ def _pairs(
         normal = np.where(sd > 0, special.ndtr(diff / sd), 0.5 + 0.5 * np.sign(diff))
     noise = NOISE_WIDTH * sd
     sampled = _p_beats_all(samples)[i, j]
-    tests = paired_tests(values, i, j, columns, n_columns, seed, n_resamples)
+    tests = paired_tests(values, i, j, columns, n_columns, seed, n_resamples, **(options or {}))
     upper = {
         "mean_diff": diff,
         "p_beats_sampled": sampled,
         "p_beats_normal": normal,
         "tie_noise": noise,
         "within_tie_noise": np.abs(diff) <= noise,
+        "tie_sd": sd,
         **tests,
     }
     lower = dict(upper)
     for column in ("mean_diff", "effect_size"):
         lower[column] = -upper[column]
+    lower["diff_low"], lower["diff_high"] = -upper["diff_high"], -upper["diff_low"]
     for column in ("p_beats_sampled", "p_beats_normal"):
         lower[column] = 1.0 - upper[column]
     frame = pd.DataFrame(
@@ -677,8 +847,13 @@ def paired_tests(
     n_columns: int | None = None,
     seed: int = 0,
     n_resamples: int = 2000,
+    *,
+    zero_method: str = "wilcox",
+    confidence: float = 0.95,
+    ci_method: str = "BCa",
+    n_bootstrap: int = 2000,
 ) -> dict[str, np.ndarray]:
-    """Paired t-test, effect size and sign-flip randomization test of the pairs ``(i, j)``.
+    """Paired t-test, effect size, sign-flip randomization and Wilcoxon tests of pairs ``(i, j)``.
 
     Parameters
     ----------
@@ -691,14 +866,17 @@ def paired_tests(
         Each row's column in the shared sign-flip matrix and its width (by
         default the rows themselves); the random signs of query ``q`` are
         column ``columns[q]`` of ``n_resamples`` rows drawn from ``seed``.
-    seed, n_resamples
+    seed, n_resamples, zero_method, confidence, ci_method, n_bootstrap
         As in :func:`compare`.
 
     Returns
     -------
     dict
         Arrays over the pairs: ``t_pvalue``, ``randomization_pvalue``,
-        ``randomization_exact``, ``n_queries``, ``effect_size``.  The
+        ``randomization_exact``, ``n_queries``, ``effect_size``,
+        ``topic_sd = sd(d) / sqrt(n)``, ``wilcoxon_pvalue``
+        (:func:`wilcoxon_pvalues`) and the bootstrap interval ``diff_low,
+        diff_high`` of ``mean(d)`` (:func:`bootstrap_intervals`).  The
         differences ``d = x_i - x_j`` give ``t = mean(d) / (sd(d) / sqrt(n))``
         with ``n - 1`` degrees of freedom and ``p = 2 P(T > |t|)`` (at least
         :data:`SMALLEST_P`), and ``effect_size = mean(d) / sd(d)``; both are
@@ -727,6 +905,16 @@ def paired_tests(
         "randomization_exact": np.zeros(len(i), bool),
         "n_queries": np.zeros(len(i), np.int64),
         "effect_size": np.full(len(i), np.nan),
+        "topic_sd": np.full(len(i), np.nan),
+        "wilcoxon_pvalue": np.full(len(i), np.nan),
+        "diff_low": np.full(len(i), np.nan),
+        "diff_high": np.full(len(i), np.nan),
+    }
+    options = {
+        "zero_method": zero_method,
+        "confidence": confidence,
+        "ci_method": ci_method,
+        "n_bootstrap": n_bootstrap,
     }
     present = ~np.isnan(values)
     # Pairs grouped by the queries they share (one group when every run has every query)
@@ -740,13 +928,15 @@ def paired_tests(
         runs, local = np.unique(np.r_[i[members], j[members]], return_inverse=True)
         x = values[np.ix_(shared, runs)]
         li, lj = local[: len(members)], local[len(members) :]
-        found = _shared_tests(x, li, lj, columns[shared], n_columns, seed, n_resamples)
+        found = _shared_tests(x, li, lj, columns[shared], n_columns, seed, n_resamples, options)
         for name, column in found.items():
             out[name][members] = column
     return out
 
 
-def _shared_tests(x, li, lj, columns, n_columns, seed, n_resamples) -> dict[str, np.ndarray]:
+def _shared_tests(
+    x, li, lj, columns, n_columns, seed, n_resamples, options
+) -> dict[str, np.ndarray]:
     """:func:`paired_tests` of pairs that share every row of ``x`` (``n x runs``)."""
     n, pairs = len(x), len(li)
     magnitude = np.abs(x)
@@ -755,6 +945,7 @@ def _shared_tests(x, li, lj, columns, n_columns, seed, n_resamples) -> dict[str,
     )
     spread = magnitude.sum(axis=0)
     mean, sd, total = np.zeros(pairs), np.zeros(pairs), np.zeros(pairs)
+    wilcoxon = np.full(pairs, np.nan)
     step = max(1, CHUNK_CELLS // max(n, 1))
     for start in range(0, pairs, step):
         part = slice(start, start + step)
@@ -762,8 +953,18 @@ def _shared_tests(x, li, lj, columns, n_columns, seed, n_resamples) -> dict[str,
         total[part] = d.sum(axis=0)
         if n:
             mean[part] = d.mean(axis=0)
+            wilcoxon[part] = wilcoxon_pvalues(d, options["zero_method"], scale[part])
         if n > 1:
             sd[part] = d.std(axis=0, ddof=1)
+    low, high = bootstrap_intervals(
+        x,
+        li,
+        lj,
+        confidence=options["confidence"],
+        method=options["ci_method"],
+        n_resamples=options["n_bootstrap"],
+        seed=seed,
+    )
     varies = (n > 1) & (sd > RTOL * scale)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = mean / (sd / math.sqrt(max(n, 1)))
@@ -785,6 +986,10 @@ def _shared_tests(x, li, lj, columns, n_columns, seed, n_resamples) -> dict[str,
         "randomization_exact": np.full(pairs, exact),
         "n_queries": np.full(pairs, n),
         "effect_size": effect,
+        "topic_sd": sd / math.sqrt(n) if n > 1 else np.full(pairs, np.nan),
+        "wilcoxon_pvalue": wilcoxon,
+        "diff_low": low,
+        "diff_high": high,
     }
 
 
@@ -830,6 +1035,425 @@ def _sign_flip_counts(x, li, lj, threshold, columns, n_columns, seed, rows, exac
             statistic = np.abs(product[:, li[part]] - product[:, lj[part]])
             hits[part] += np.count_nonzero(statistic >= threshold[part], axis=0)
     return hits
+
+
+# --------------------------------------------------------------------------- reviewer statistics
+
+
+def adjust_pvalues(pvalues: np.ndarray, method: str = "holm") -> np.ndarray:
+    """p-values corrected for multiple comparisons; NaN (undefined) ones are left out.
+
+    Over the ``m`` defined p-values sorted ascending, ``p_(1) <= ... <= p_(m)``:
+
+    - ``bonferroni``: ``min(1, m p)``;
+    - ``holm`` (step-down): ``max_{k <= i} min(1, (m - k + 1) p_(k))``;
+    - ``bh`` (Benjamini-Hochberg, the false discovery rate, as
+      :func:`scipy.stats.false_discovery_control`): ``min_{k >= i} min(1, m p_(k) / k)``;
+    - ``none``: unchanged.
+
+    >>> adjust_pvalues(np.array([0.01, 0.04, np.nan, 0.03]), "holm").round(6).tolist()
+    [0.03, 0.06, nan, 0.06]
+    >>> adjust_pvalues(np.array([0.01, 0.04, 0.03]), "bh").round(6).tolist()
+    [0.03, 0.04, 0.04]
+    """
+    _check_choice("correction", method, CORRECTIONS)
+    p = np.asarray(pvalues, np.float64)
+    out = np.full(p.shape, np.nan)
+    defined = ~np.isnan(p)
+    found = p[defined]
+    m = found.size
+    if method == "none" or m == 0:
+        out[defined] = found
+        return out
+    if method == "bonferroni":
+        out[defined] = np.minimum(1.0, m * found)
+        return out
+    order = np.argsort(found, kind="stable")
+    ordered = found[order]
+    k = np.arange(1, m + 1)
+    if method == "holm":
+        adjusted = np.maximum.accumulate(np.minimum(1.0, (m - k + 1) * ordered))
+    else:
+        adjusted = np.minimum.accumulate(np.minimum(1.0, m * ordered / k)[::-1])[::-1]
+    result = np.empty(m)
+    result[order] = adjusted
+    out[defined] = result
+    return out
+
+
+def _snap(d: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """``d`` with magnitudes within ``RTOL * scale`` of a smaller one in the column made equal.
+
+    Each column's sorted ``|d|`` splits into groups where consecutive values
+    are closer than ``RTOL * scale``; every member takes its group's first
+    (smallest) magnitude and keeps its sign, so rounding noise neither breaks
+    a tie of ranks nor hides a zero.
+    """
+    magnitude = np.abs(d)
+    order = np.argsort(magnitude, axis=0, kind="stable")
+    ordered = np.take_along_axis(magnitude, order, axis=0)
+    start = np.ones(ordered.shape, bool)
+    start[1:] = np.diff(ordered, axis=0) > RTOL * scale
+    first = np.maximum.accumulate(np.where(start, np.arange(len(d))[:, None], 0), axis=0)
+    snapped = np.empty_like(magnitude)
+    np.put_along_axis(snapped, order, np.take_along_axis(ordered, first, axis=0), axis=0)
+    return np.sign(d) * snapped
+
+
+def wilcoxon_pvalues(
+    d: np.ndarray, zero_method: str = "wilcox", scale: np.ndarray | None = None
+) -> np.ndarray:
+    """Two-sided Wilcoxon signed-rank p-value of each column of ``d`` (``queries x pairs``).
+
+    Each column gets what :func:`scipy.stats.wilcoxon` (``method="auto"``)
+    gives that column alone: the exact null distribution when ``n <= 50`` and
+    no difference is zero or tied in magnitude; else an exact enumeration of
+    every sign flip (a permutation test, :func:`_wilcoxon_flips`) when ``n <=
+    13``; else the normal approximation.  scipy decides that once per call,
+    so the columns are grouped by the choice and each group is one call along
+    ``axis=0``.
+    Differences within ``RTOL * scale`` (default: the column's largest
+    ``|d|``) of 0 are zero and magnitudes that close are tied
+    (:func:`_snap`).  NaN (undefined) when no difference is nonzero; never
+    below :data:`SMALLEST_P`.
+
+    >>> wilcoxon_pvalues(np.array([[0.5, 0.0], [0.25, 0.0], [0.125, 0.0]])).tolist()
+    [0.25, nan]
+    """
+    _check_choice("zero_method", zero_method, ZERO_METHODS)
+    d = np.array(d, np.float64, ndmin=2)
+    n, width = d.shape
+    out = np.full(width, np.nan)
+    if n == 0 or width == 0:
+        return out
+    if scale is None:
+        scale = np.abs(d).max(axis=0)
+    scale = np.broadcast_to(np.asarray(scale, np.float64), (width,))
+    d[np.abs(d) <= RTOL * scale] = 0.0
+    d = _snap(d, scale)
+    zeros = d == 0
+    ordered = np.sort(np.abs(d), axis=0)
+    tied = ((np.diff(ordered, axis=0) == 0) & (ordered[1:] > 0)).any(axis=0)
+    plain = ~(tied | zeros.any(axis=0))
+    defined = ~zeros.all(axis=0)
+    if n > 50:
+        kinds = [("asymptotic", defined)]
+    else:
+        kinds = [
+            ("exact", defined & plain),
+            ("asymptotic" if n > 13 else "flips", defined & ~plain),
+        ]
+    for method, chosen in kinds:
+        if not chosen.any():
+            continue
+        if method == "flips":
+            out[chosen] = _wilcoxon_flips(d[:, chosen], zero_method)
+            continue
+        with np.errstate(all="ignore"):
+            found = stats.wilcoxon(d[:, chosen], zero_method=zero_method, method=method, axis=0)
+        out[chosen] = np.maximum(np.atleast_1d(found.pvalue), SMALLEST_P)
+    return out
+
+
+def _wilcoxon_flips(d: np.ndarray, zero_method: str) -> np.ndarray:
+    """Two-sided p of the signed-rank sum ``W+`` over all ``2**n`` sign flips, per column.
+
+    What ``scipy.stats.wilcoxon(..., method=PermutationMethod())`` enumerates
+    for ``n <= 13``, as one product: with ``b`` the rows of flip bits, ``W+
+    = sum r [d > 0] + b @ (r ([d < 0] - [d > 0]))`` (+ half the zeros' ranks
+    for ``zsplit``), where ``r`` are the average ranks of ``|d|`` (zeros
+    unranked for ``wilcox``).  ``p = min(1, 2 min(P(W+ <= w), P(W+ >= w)))``;
+    rank sums are multiples of 1/2, so they compare exactly.
+    """
+    n = len(d)
+    zeros = d == 0
+    magnitude = np.where(zeros, np.inf, np.abs(d)) if zero_method == "wilcox" else np.abs(d)
+    ranks = stats.rankdata(magnitude, axis=0)
+    if zero_method == "wilcox":
+        ranks[zeros] = 0.0
+    positive, negative = ranks * (d > 0), ranks * (d < 0)
+    base = positive.sum(axis=0)
+    if zero_method == "zsplit":
+        base = base + (ranks * zeros).sum(axis=0) / 2.0
+    bits = ((np.arange(2**n)[:, None] >> np.arange(n)) & 1).astype(np.float64)
+    out = np.empty(d.shape[1])
+    step = max(1, CHUNK_CELLS // 2**n)
+    for start in range(0, d.shape[1], step):
+        part = slice(start, start + step)
+        null = base[part] + bits @ (negative[:, part] - positive[:, part])
+        observed = base[part]
+        below = np.count_nonzero(null <= observed + 0.25, axis=0)
+        above = np.count_nonzero(null >= observed - 0.25, axis=0)
+        out[part] = np.minimum(1.0, 2.0 * np.minimum(below, above) / 2**n)
+    return out
+
+
+def resample_counts(n: int, n_resamples: int, seed: int) -> np.ndarray:
+    """``(n_resamples, n)``: how often each of ``n`` items is drawn by each bootstrap resample.
+
+    Row ``r`` counts the indices of row ``r`` of
+    ``default_rng([seed, BOOTSTRAP_KEY]).integers(0, n, (n_resamples, n))``,
+    the resamples :func:`scipy.stats.bootstrap` draws from that generator.
+    """
+    rng = np.random.default_rng([seed, BOOTSTRAP_KEY])
+    counts = np.zeros((n_resamples, n))
+    step = max(1, CHUNK_CELLS // max(n, 1))
+    for start in range(0, n_resamples, step):
+        rows = min(step, n_resamples - start)
+        drawn = rng.integers(0, n, (rows, n))
+        flat = (np.arange(rows)[:, None] * n + drawn).ravel()
+        counts[start : start + rows] = np.bincount(flat, minlength=rows * n).reshape(rows, n)
+    return counts
+
+
+def bootstrap_intervals(
+    x: np.ndarray,
+    i: np.ndarray | None = None,
+    j: np.ndarray | None = None,
+    *,
+    confidence: float = 0.95,
+    method: str = "BCa",
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Bootstrap confidence intervals of column means of ``x`` or of paired differences.
+
+    ``x`` is ``(n, columns)`` without NaN.  Without ``i, j`` the statistic
+    of column ``c`` is ``mean(x[:, c])``; with them, pair ``k`` is
+    ``mean(x[:, i[k]] - x[:, j[k]])``.  The result equals
+    :func:`scipy.stats.bootstrap` of that statistic with ``method``,
+    ``confidence_level=confidence``, ``n_resamples`` and ``rng =
+    default_rng([seed, BOOTSTRAP_KEY])``, but the mean is linear: one matrix
+    product of the :func:`resample_counts` with ``x`` gives every column's
+    bootstrap means, a pair's are a difference of two columns, and the
+    jackknife means are ``(sum - x_q) / (n - 1)``; so all pairs cost array
+    operations on ``resamples x pairs``.  Bootstrap means within ``RTOL`` of
+    the observed one count as equal to it (BCa's bias correction), so
+    rounding noise does not move the interval.  A statistic whose data do not
+    vary has the interval ``[mean, mean]``; ``n < 2``: NaN (undefined).
+
+    >>> x = np.array([[0.0], [1.0], [0.5], [0.25]])
+    >>> low, high = bootstrap_intervals(x, method="percentile")
+    >>> bool(0.0 <= low[0] < 0.4375 < high[0] <= 1.0)
+    True
+    """
+    _check_choice("ci_method", method, CI_METHODS)
+    x = np.asarray(x, np.float64)
+    n = len(x)
+    paired = i is not None
+    width = len(i) if paired else x.shape[1]
+    low, high = np.full(width, np.nan), np.full(width, np.nan)
+    if n < 2 or width == 0:
+        return low, high
+    alpha = (1.0 - confidence) / 2.0
+    counts = resample_counts(n, n_resamples, seed)
+    means = counts @ x / n  # (resamples, columns)
+    jack = (x.sum(axis=0) - x) / (n - 1)  # (n, columns)
+    observed = x.mean(axis=0)
+    magnitude = np.abs(x).max(axis=0)
+    step = max(1, CHUNK_CELLS // max(n_resamples, n))
+    for start in range(0, width, step):
+        part = slice(start, start + step)
+        if paired:
+            a, b = i[part], j[part]
+            boot, theta = means[:, a] - means[:, b], observed[a] - observed[b]
+            leave = jack[:, a] - jack[:, b]
+            d = x[:, a] - x[:, b]
+            scale = np.maximum(magnitude[a], magnitude[b])
+        else:
+            boot, theta, leave, d = means[:, part], observed[part], jack[:, part], x[:, part]
+            scale = magnitude[part]
+        varies = d.std(axis=0) > RTOL * scale
+        lo, hi = _interval(boot, theta, leave, alpha, method, RTOL * np.maximum(scale, 1e-300))
+        low[part] = np.where(varies, lo, theta)
+        high[part] = np.where(varies, hi, theta)
+    return low, high
+
+
+def _interval(boot, theta, leave, alpha, method, tol) -> tuple[np.ndarray, np.ndarray]:
+    """One chunk of :func:`bootstrap_intervals`: columns of bootstrap and jackknife statistics."""
+    ordered = np.sort(boot, axis=0)
+    if method == "BCa":
+        below = np.count_nonzero(boot < theta - tol, axis=0)
+        equal = np.count_nonzero(np.abs(boot - theta) <= tol, axis=0)
+        z0 = special.ndtri((2 * below + equal) / (2.0 * len(boot)))
+        n = len(leave)
+        u = (n - 1) * (leave.mean(axis=0) - leave)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            accel = (u**3).sum(axis=0) / n**3 / 6.0 / ((u**2).sum(axis=0) / n**2) ** 1.5
+            z = special.ndtri(alpha)
+            levels = [
+                special.ndtr(z0 + (z0 + edge) / (1 - accel * (z0 + edge))) for edge in (z, -z)
+            ]
+    else:
+        levels = [np.full(boot.shape[1], alpha), np.full(boot.shape[1], 1.0 - alpha)]
+    lo, hi = (_quantile(ordered, level) for level in levels)
+    if method == "basic":
+        lo, hi = 2 * theta - hi, 2 * theta - lo
+    return lo, hi
+
+
+def _quantile(ordered: np.ndarray, level: np.ndarray) -> np.ndarray:
+    """Per column, the ``level`` quantile of sorted columns (numpy's linear method); NaN stays."""
+    size = len(ordered)
+    position = np.clip(np.nan_to_num(level, nan=0.0), 0.0, 1.0) * (size - 1)
+    below = np.floor(position).astype(np.int64)
+    above = np.minimum(below + 1, size - 1)
+    frac = position - below
+    columns = np.arange(ordered.shape[1])
+    value = ordered[below, columns] * (1 - frac) + ordered[above, columns] * frac
+    value = np.where(frac == 0, ordered[below, columns], value)
+    return np.where(np.isnan(level), np.nan, value)
+
+
+def tukey_hsd(groups: list[np.ndarray], confidence: float = 0.95) -> dict[str, np.ndarray]:
+    """Tukey's HSD over independent groups, as :func:`scipy.stats.tukey_hsd`: ``(k, k)`` arrays.
+
+    With the pooled within-group variance ``s2`` (``N - k`` degrees of
+    freedom) and ``se = sqrt(s2 / 2 (1/n_a + 1/n_b))`` (Tukey-Kramer),
+    ``pvalue[a, b] = P(Q > |mean_a - mean_b| / se)`` for the studentized range
+    ``Q`` of ``k`` groups, and ``[low, high] = mean_a - mean_b -+ q_conf se``
+    the simultaneous interval.  scipy's studentized range is slow, so each
+    unordered pair is computed once.  The test ignores the pairing by query.
+    NaN (undefined) when a group is empty, no degree of freedom is left or the
+    pooled variance is 0; p at least :data:`SMALLEST_P`.
+    """
+    k = len(groups)
+    out = {name: np.full((k, k), np.nan) for name in ("pvalue", "low", "high")}
+    sizes = np.array([len(g) for g in groups], np.float64)
+    if k < 2 or sizes.min() < 1 or sizes.sum() <= k:
+        return out
+    means = np.array([g.mean() for g in groups])
+    df = sizes.sum() - k
+    pooled = sum(float(((g - g.mean()) ** 2).sum()) for g in groups) / df
+    scale = max(float(np.abs(np.concatenate(groups)).max()), 1e-300)
+    if pooled <= (RTOL * scale) ** 2:
+        return out
+    a, b = np.triu_indices(k, 1)
+    diff = means[a] - means[b]
+    se = np.sqrt(pooled / 2.0 * (1.0 / sizes[a] + 1.0 / sizes[b]))
+    with np.errstate(all="ignore"):
+        p = np.maximum(stats.studentized_range.sf(np.abs(diff) / se, k, df), SMALLEST_P)
+        critical = float(stats.studentized_range.ppf(confidence, k, df))
+    for rows, cols, sign in ((a, b, 1.0), (b, a, -1.0)):
+        out["pvalue"][rows, cols] = p
+        out["low"][rows, cols] = sign * diff - critical * se
+        out["high"][rows, cols] = sign * diff + critical * se
+    return out
+
+
+def system_table(
+    per_query: pd.DataFrame,
+    tie_var: pd.Series,
+    *,
+    confidence: float = 0.95,
+    ci_method: str = "BCa",
+    n_bootstrap: int = 2000,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Each run's tie-aware mean with its tie noise, topic noise and bootstrap interval.
+
+    Columns: ``mean`` over the run's ``n_queries`` (its non-NaN rows of
+    ``per_query``); ``tie_sd = sqrt(tie_var)``, the exact sd of the mean over
+    random tie-breaks; ``topic_sd = sd(values) / sqrt(n)`` (``ddof=1``), the
+    standard error from the spread between topics; ``ci_low, ci_high``:
+    :func:`bootstrap_intervals` of the mean.  ``topic_sd`` and the interval
+    are NaN (undefined) below two queries.
+    """
+    values = per_query.to_numpy(np.float64)
+    present = ~np.isnan(values)
+    out = pd.DataFrame(index=per_query.columns)
+    n = present.sum(axis=0)
+    out["mean"] = np.where(n > 0, np.nansum(values, axis=0) / np.maximum(n, 1), 0.0)
+    out["n_queries"] = n
+    out["tie_sd"] = np.sqrt(tie_var.reindex(per_query.columns).to_numpy())
+    topic = np.full(len(n), np.nan)
+    low, high = np.full(len(n), np.nan), np.full(len(n), np.nan)
+    patterns, code = np.unique(present.T, axis=0, return_inverse=True)
+    for g, pattern in enumerate(patterns):
+        members = np.flatnonzero(code.ravel() == g)
+        x = values[np.ix_(pattern, members)]
+        if len(x) > 1:
+            topic[members] = x.std(axis=0, ddof=1) / math.sqrt(len(x))
+        low[members], high[members] = bootstrap_intervals(
+            x, confidence=confidence, method=ci_method, n_resamples=n_bootstrap, seed=seed
+        )
+    out["topic_sd"] = topic
+    out["ci_low"], out["ci_high"] = low, high
+    out.index.name = "run"
+    return out
+
+
+def help_hurt(comparison: Comparison, baseline: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per run, the queries it helps, hurts and leaves equal against ``baseline``.
+
+    Over the queries both runs have, ``diff = run - baseline`` of the
+    tie-aware values; equal when ``|diff| <= RTOL * max(|run|, |baseline|)``.
+
+    Returns
+    -------
+    counts : DataFrame
+        Index run (every run but the baseline): ``help, hurt, equal,
+        n_queries``; ``within_tie_noise``, how many helped or hurt queries
+        differ by at most ``NOISE_WIDTH * tie_sd`` (``tie_sd = sqrt(var_run +
+        var_baseline)`` of that query: ties alone could reverse them); and the
+        pair's ``mean_diff, tie_sd, topic_sd`` and p-values from
+        :attr:`Comparison.pairs`.
+    queries : DataFrame
+        One row per run and shared query: ``run, qid, baseline, value, diff,
+        tie_sd, outcome`` (``help``, ``hurt`` or ``equal``).
+    """
+    runs = list(comparison.per_query.columns)
+    if baseline not in runs:
+        raise InputError(
+            "baseline", None, f"{baseline!r} is not one of the runs", "one of " + ", ".join(runs)
+        )
+    others = [r for r in runs if r != baseline]
+    values = comparison.per_query.to_numpy(np.float64)
+    var = comparison.per_query_var.reindex_like(comparison.per_query).to_numpy(np.float64)
+    at = runs.index(baseline)
+    base, base_var = values[:, [at]], var[:, [at]]
+    picked = [runs.index(r) for r in others]
+    x, x_var = values[:, picked], var[:, picked]
+    shared = ~np.isnan(x) & ~np.isnan(base)
+    diff = x - base
+    scale = np.maximum(np.abs(x), np.abs(base))
+    equal = shared & (np.abs(diff) <= RTOL * scale)
+    helped = shared & ~equal & (diff > 0)
+    hurt = shared & ~equal & (diff < 0)
+    tie_sd = np.sqrt(x_var + base_var)
+    close = (helped | hurt) & (np.abs(diff) <= NOISE_WIDTH * tie_sd)
+    counts = pd.DataFrame(
+        {
+            "help": helped.sum(axis=0),
+            "hurt": hurt.sum(axis=0),
+            "equal": equal.sum(axis=0),
+            "n_queries": shared.sum(axis=0),
+            "within_tie_noise": close.sum(axis=0),
+        },
+        index=pd.Index(others, name="run"),
+    )
+    pairs = comparison.pairs.loc[[(r, baseline) for r in others]]
+    wanted = ["mean_diff", "tie_sd", "topic_sd", "diff_low", "diff_high"]
+    wanted += [c for c in pairs.columns if c.endswith("pvalue") or c.endswith("_adj")]
+    for column in wanted:
+        counts[column] = pairs[column].to_numpy()
+    row, col = np.nonzero(shared)
+    order = np.lexsort((row, col))
+    row, col = row[order], col[order]
+    outcome = np.where(helped, "help", np.where(hurt, "hurt", "equal"))
+    queries = pd.DataFrame(
+        {
+            "run": np.asarray(others, dtype=object)[col],
+            "qid": comparison.per_query.index.to_numpy()[row],
+            "baseline": base[row, 0],
+            "value": x[row, col],
+            "diff": np.where(equal, 0.0, diff)[row, col],
+            "tie_sd": tie_sd[row, col],
+            "outcome": outcome[row, col],
+        }
+    )
+    return counts, queries
 
 
 # --------------------------------------------------------------------------- output
@@ -996,6 +1620,16 @@ def _one_measure(measure: str | Measure) -> Measure:
     if len(parsed) != 1:
         raise ValueError(f"compare takes one measure, got {[str(m) for m in parsed]}")
     return parsed[0]
+
+
+def _check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
+    if not isinstance(value, str) or value not in choices:
+        raise InputError(name, None, f"unknown {name} {value!r}", "one of " + ", ".join(choices))
+
+
+def _check_confidence(value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
+        raise InputError("confidence", None, f"{value!r} is not a level", "a number in (0, 1)")
 
 
 def _check_int(name: str, value: object, least: int) -> None:
