@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app_lib import sidebar
+from app_lib import sidebar, warm
 
 st.set_page_config(page_title="tiecore explorer", page_icon=":material/balance:", layout="wide")
 
@@ -27,3 +27,4 @@ PAGES = [
 page = st.navigation(PAGES)
 sidebar.sidebar()
 page.run()
+warm.start()  # after the first page is drawn: the MSLR sample's first view, ahead

@@ -12,12 +12,14 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 import tiecore
+from app_lib import data, warm
 from app_lib.data import Dataset
-from app_lib.sidebar import Settings
+from app_lib.sidebar import DEFAULT_MEASURES, MEASURE_CHOICES, Settings, with_gain
 from tiecore import anatomy, builder, report
 from tiecore.errors import TieCoreWarning
 from tiecore.measures import Measure
@@ -124,6 +126,81 @@ def _evaluate_run(
     )
 
 
+#: Data sets with at most this many systems are scored on every offered measure at once.
+WIDE_RUNS = 20
+
+
+def offered_measures() -> tuple[str, ...]:
+    """Every measure the sidebar offers, nDCG in both gains (canonical names, fixed order)."""
+    out: list[str] = []
+    for name in MEASURE_CHOICES:
+        measure = Measure.parse(name)
+        out.append(str(measure))
+        if measure.family == "nDCG":
+            out.append(str(Measure(measure.family, measure.cutoff, "exp")))
+    return tuple(dict.fromkeys(out))
+
+
+def computed_measures(dataset: Dataset, measures: Sequence[str]) -> tuple[str, ...]:
+    """The measures to compute so that changing the sidebar's measures needs no new call.
+
+    A call's cost is mostly per run (reading the ranking), hardly per measure, so
+    a data set of at most :data:`WIDE_RUNS` systems is scored on every offered
+    measure (and nDCG in both gains) at once: choosing another measure or gain
+    only slices cached results.  Larger data sets (136 LETOR features) compute
+    the chosen measures only, where each extra measure costs per run.
+    """
+    if len(dataset.runs) > WIDE_RUNS:
+        return tuple(measures)
+    offered = offered_measures()
+    return tuple(m for m in measures if m not in offered) + offered
+
+
+def pick(frame: pd.DataFrame, measures: Sequence[str], names: Sequence[str]) -> pd.DataFrame:
+    """Rows of ``measures`` and runs ``names`` of a tidy frame, in the order asked for.
+
+    Order: runs as ``names``, then measures as ``measures``, then the rows' own
+    order (queries, the summary row last), as :func:`tiecore.evaluate` gives them.
+    """
+    measure_pos = {m: i for i, m in enumerate(measures)}
+    run_pos = {n: i for i, n in enumerate(names)}
+    part = frame[frame["measure"].isin(measure_pos) & frame["run"].isin(run_pos)]
+    order = (
+        part["run"].map(run_pos).to_numpy() * len(measure_pos)
+        + part["measure"].map(measure_pos).to_numpy()
+    )
+    return part.iloc[np.argsort(order, kind="stable")].reset_index(drop=True)
+
+
+def _score(
+    dataset: Dataset, names: Sequence[str], measures: Sequence[str], per_query: bool, args: dict
+) -> pd.DataFrame:
+    """One :func:`tiecore.evaluate` call over the chosen runs (oblivious or aware)."""
+    runs = {n: dataset.runs[n] for n in names}
+    return quiet(tiecore.evaluate, runs, dataset.qrels, list(measures), per_query=per_query, **args)
+
+
+def _spread(dataset: Dataset, measures: Sequence[str], rel_level: int, **extra) -> pd.DataFrame:
+    """One :func:`tiecore.spread.evaluate_spread` call over every run, with the per-query rows."""
+    from tiecore import spread
+
+    return quiet(
+        spread.evaluate_spread,
+        dict(dataset.runs),
+        dataset.qrels,
+        list(measures),
+        rel_level=rel_level,
+        per_query=True,
+        **extra,
+    )
+
+
+def summary_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """The summary rows (``qid`` NA) of a per-query frame, as tiecore gives them without it."""
+    rows = frame[frame["qid"].isna()].reset_index(drop=True)
+    return rows.assign(qid=pd.Series([None] * len(rows), dtype=object))
+
+
 @st.cache_data(show_spinner="Scoring the systems ...", max_entries=256)
 def _evaluate_all(
     _dataset: Dataset,
@@ -134,10 +211,12 @@ def _evaluate_all(
     **args,
 ) -> pd.DataFrame:
     if args["ties"] != "sampled":  # fast: one call, the judgments summarised once
-        runs = {n: _dataset.runs[n] for n in names}
-        return quiet(
-            tiecore.evaluate, runs, _dataset.qrels, list(measures), per_query=per_query, **args
+        found = warm.fetch(
+            "evaluate", (key, names, measures, per_query, tuple(sorted(args.items())))
         )
+        if found is not None:
+            return found
+        return _score(_dataset, names, measures, per_query, args)
     parts = [
         _evaluate_run(_dataset.runs[n], _dataset.qrels, key, n, measures, per_query, **args)
         for n in names
@@ -156,16 +235,25 @@ def evaluate(
 ) -> pd.DataFrame:
     """:func:`tiecore.evaluate` of the dataset's runs in one mode, cached.
 
-    The first time a sampled result is computed, each run is sampled (and
-    cached) on its own under a progress bar; every run draws from its own seed,
-    so the values equal one call over all runs.
+    Oblivious and aware values are computed once per data set and setting for
+    every run, with the per-query rows (their summary rows are the per-run
+    means) and every offered measure (:func:`computed_measures`); a page's call
+    slices them.  The first time a sampled result is computed, each run is
+    sampled (and cached) on its own under a progress bar; every run draws from
+    its own seed, so the values equal one call over all runs.
     """
     names = tuple(names or dataset.names)
     measures = tuple(measures or settings.measures)
     args = _mode_args(ties, settings)
+    if ties != "sampled":
+        every = tuple(dataset.names)
+        wide = computed_measures(dataset, measures)
+        frame = _evaluate_all(dataset, dataset.key, every, wide, True, **args)
+        frame = pick(frame, measures, names)
+        return frame if per_query else summary_rows(frame)
     key = (dataset.key, names, measures, per_query, tuple(sorted(args.items())))
     done = st.session_state.setdefault("_computed", set())
-    if ties == "sampled" and key not in done:
+    if key not in done:
         bar = st.progress(0.0, text="Sampling ...")
         for i, name in enumerate(names):
             bar.progress(
@@ -194,25 +282,21 @@ def spread_table(
     from tiecore import spread
 
     measures = tuple(measures or settings.measures)
-    key = (dataset.key, measures, settings.rel_level)
+    wide = computed_measures(dataset, measures)
+    key = (dataset.key, wide, settings.rel_level)
 
     def compute():
+        found = warm.fetch("spread", key)
+        if found is not None:
+            return found
         bar, report = progress_bar("Exact spread over all tie-breaks:")
         extra = {"progress": report} if _accepts_progress(spread.evaluate_spread) else {}
-        frame = quiet(
-            spread.evaluate_spread,
-            dict(dataset.runs),
-            dataset.qrels,
-            list(measures),
-            rel_level=settings.rel_level,
-            per_query=True,
-            **extra,
-        )
+        frame = _spread(dataset, wide, settings.rel_level, **extra)
         bar.empty()
         return frame
 
-    frame = memo("spread", key, compute, size=64)
-    return frame if per_query else frame[frame["qid"].isna()].reset_index(drop=True)
+    frame = pick(memo("spread", key, compute, size=64), measures, dataset.names)
+    return frame if per_query else summary_rows(frame)
 
 
 def modes(dataset: Dataset, settings: Settings, *, sampled: bool = False) -> pd.DataFrame:
@@ -234,7 +318,8 @@ def significance(dataset: Dataset, settings: Settings, alpha: float = 0.05) -> p
 @st.cache_data(show_spinner="Profiling ties ...", max_entries=64)
 def tie_profiles(_dataset: Dataset, key: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     """:func:`tiecore.anatomy.tie_profiles`: per run the share of tied rows, group sizes."""
-    return anatomy.tie_profiles(_dataset.runs)
+    found = warm.fetch("profiles", (key,))
+    return found if found is not None else anatomy.tie_profiles(_dataset.runs)
 
 
 @st.cache_data(show_spinner="Finding tie groups ...", max_entries=256)
@@ -443,3 +528,32 @@ def sweep(
         tiebreak,
         features,
     )
+
+
+# ----------------------------------------------------------------------------- warm-up
+
+
+def warm_plan() -> list[tuple[str, tuple, Callable[[], object]]]:
+    """What :mod:`app_lib.warm` computes ahead: the MSLR sample's Overview, default settings.
+
+    ``(kind, key, compute)`` with the keys :func:`evaluate`, :func:`spread_table`
+    and :func:`tie_profiles` look up, and the very computations they would run.
+    """
+    dataset = data.mslr_sample()
+    settings = Settings(measures=with_gain(DEFAULT_MEASURES, "linear")[0])
+    every = tuple(dataset.names)
+    wide = computed_measures(dataset, settings.measures)
+    args = _mode_args("oblivious", settings)
+    return [
+        (
+            "evaluate",
+            (dataset.key, every, wide, True, tuple(sorted(args.items()))),
+            lambda: _score(dataset, every, wide, True, args),
+        ),
+        (
+            "spread",
+            (dataset.key, wide, settings.rel_level),
+            lambda: _spread(dataset, wide, settings.rel_level),
+        ),
+        ("profiles", (dataset.key,), lambda: anatomy.tie_profiles(dataset.runs)),
+    ]

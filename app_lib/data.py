@@ -21,6 +21,7 @@ import pandas as pd
 import streamlit as st
 
 import tiecore
+from app_lib import warm
 from tiecore.errors import InputError, TieCoreWarning
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -256,11 +257,22 @@ def robust03_sample() -> Dataset:
     return dataset_from_trec(runs, qrels, label=SOURCES["robust03"])
 
 
+MSLR_FILE = SAMPLE / "mslr" / "msn1.fold1.test.5k.txt.gz"
+
+
+def mslr_key() -> str:
+    """The content key of the bundled MSLR sample (:attr:`Dataset.key` of :func:`mslr_sample`)."""
+    return content_key([(MSLR_FILE.name, MSLR_FILE.read_bytes())])
+
+
 @st.cache_resource(show_spinner="Reading the MSLR-WEB10K sample ...")
 def mslr_sample() -> Dataset:
     """The bundled MSLR-WEB10K sample, every feature a system (``sample_data/mslr``)."""
-    path = SAMPLE / "mslr" / "msn1.fold1.test.5k.txt.gz"
-    return dataset_from_letor(path.name, path.read_bytes(), SOURCES["mslr"], feature_names())
+    found = warm.fetch("dataset", ("mslr",))
+    if found is not None:
+        return found
+    data = MSLR_FILE.read_bytes()
+    return dataset_from_letor(MSLR_FILE.name, data, SOURCES["mslr"], feature_names())
 
 
 @st.cache_resource(show_spinner="Reading the uploaded files ...", max_entries=8)

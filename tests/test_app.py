@@ -16,6 +16,8 @@ import gzip
 import io
 import itertools
 import math
+import pickle
+import subprocess
 import sys
 from pathlib import Path
 
@@ -31,7 +33,7 @@ sys.path.insert(0, str(ROOT))  # app_lib lives next to app.py
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 import tiecore  # noqa: E402
-from app_lib import cache, charts, data, sidebar  # noqa: E402
+from app_lib import cache, charts, data, sidebar, warm  # noqa: E402
 from tiecore import compare, spread  # noqa: E402
 from tiecore.errors import InputError  # noqa: E402
 
@@ -53,6 +55,12 @@ MEASURES = list(sidebar.DEFAULT_MEASURES)
 
 
 # ----------------------------------------------------------------------------- helpers
+
+
+@pytest.fixture(autouse=True)
+def no_warm_up(monkeypatch):
+    """No background warm-up process under AppTest (``test_warm_up_...`` drives it directly)."""
+    monkeypatch.setenv(warm.ENV, "0")
 
 
 @pytest.fixture(autouse=True)
@@ -305,13 +313,85 @@ def test_changed_settings_reach_tiecore(sample):
     at.run()
     assert_clean(at)
     shown = table(at, columns={"oblivious", "aware", "sampled"}).set_index(["run", "measure"])
-    measures = ["P@10", "AP", "nDCG(gain=exp)@10", "RR"]
+    measures = list(sidebar.with_gain(sidebar.DEFAULT_MEASURES, "exp")[0])
+    assert any("gain=exp" in m for m in measures)
     assert set(shown.index.get_level_values("measure")) == set(measures)
     args = dict(samples=50, seed=3)
     for ties in ("oblivious", "aware", "sampled"):
         expected = tiecore.evaluate(runs, qrels, measures, ties=ties, tiebreak="docno_asc", **args)
         expected = expected.set_index(["run", "measure"])["value"]
         assert close(shown.loc[expected.index, ties], expected), ties
+
+
+def test_cached_results_sliced_from_every_offered_measure_equal_tiecore(sample):
+    """A small data set is scored on every offered measure once; slices equal direct calls."""
+    runs, qrels = sample
+    dataset = data.robust03_sample()
+    assert len(dataset.runs) <= cache.WIDE_RUNS
+    offered = cache.offered_measures()
+    assert "nDCG(gain=exp)@10" in offered and "Bpref" in offered
+    chosen = ("nDCG(gain=exp)@10", "P@7", "AP")  # P@7 is typed in, not offered
+    assert cache.computed_measures(dataset, chosen) == ("P@7", *offered)
+    names = dataset.names[::-1][:3]
+    settings = sidebar.Settings(measures=chosen, tiebreak="docno_asc")
+    for ties in ("oblivious", "aware"):
+        for per_query in (False, True):
+            shown = cache.evaluate(dataset, settings, ties, names=names, per_query=per_query)
+            expected = tiecore.evaluate(
+                {n: runs[n] for n in names},
+                qrels,
+                list(chosen),
+                ties=ties,
+                tiebreak="docno_asc",
+                per_query=per_query,
+            )
+            pd.testing.assert_frame_equal(shown, expected)
+    exact = spread.evaluate_spread(runs, qrels, list(chosen))
+    pd.testing.assert_frame_equal(cache.spread_table(dataset, settings), exact)
+
+
+def test_warm_up_results_are_what_the_mslr_overview_looks_up(tmp_path, monkeypatch):
+    """The warm-up's files are found by the MSLR Overview, which then computes nothing itself.
+
+    ``warm.main`` runs here in-process; the app's caches are emptied first and the
+    scoring functions are replaced by ones that fail, so the page must take every
+    result from the warm-up, and the values it shows must equal tiecore's.
+    """
+    import streamlit as st
+
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    warm.main(tmp_path)
+    planned = set(pickle.loads((tmp_path / "plan.pkl").read_bytes()))
+    assert planned == {p.name for p in tmp_path.glob("*.pkl")} - {"plan.pkl"}
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    finished = subprocess.Popen([sys.executable, "-c", "pass"])
+    finished.wait()
+    warm._state().update(folder=str(tmp_path), process=finished)
+
+    def fail(*args, **kwargs):
+        raise AssertionError("computed although the warm-up had it")
+
+    for name in ("_score", "_spread"):
+        monkeypatch.setattr(cache, name, fail)
+    monkeypatch.setattr(cache.anatomy, "tie_profiles", fail)
+    monkeypatch.setattr(data, "dataset_from_letor", fail)
+    at = new_app(source="mslr")
+    assert "MSLR" in " ".join(c.value for c in at.caption)
+    shown = table(at, columns={"oblivious", "aware", "tie_sd"})
+    monkeypatch.undo()
+    dataset = data.dataset_from_letor(
+        data.MSLR_FILE.name, data.MSLR_FILE.read_bytes(), names=data.feature_names()
+    )
+    described = {n: dataset.describe(n) for n in dataset.names}
+    measures = list(sidebar.with_gain(sidebar.DEFAULT_MEASURES, "linear")[0])
+    expected = tiecore.evaluate(dict(dataset.runs), dataset.qrels, measures, ties="oblivious")
+    expected = expected.assign(run=expected["run"].map(described))
+    expected = expected.set_index(["run", "measure"])["value"]
+    shown = shown.set_index(["run", "measure"])
+    assert close(shown.loc[expected.index, "oblivious"], expected)
+    st.cache_resource.clear()
 
 
 def test_a_typed_measure_is_used_and_a_bad_one_is_reported():

@@ -1,0 +1,144 @@
+"""Warm-up: the MSLR sample's first view, computed by a background process at start-up.
+
+The bundled MSLR-WEB10K sample has 136 features as systems; scoring them all
+(oblivious values, the exact spread, the tie profiles) takes seconds.  When the
+server first runs the app, :func:`start` launches ``python -m app_lib.warm DIR``
+at low priority: it reads the sample and computes, with the very functions the
+app calls (:mod:`app_lib.cache`), what its Overview shows under the default
+settings, and pickles each result into ``DIR``.  :func:`fetch` hands such a
+result to the app (waiting for it, at normal priority, if the process is still
+on it), so a first visit only draws.  Any other data or setting is computed as
+usual.  ``TIECORE_APP_WARM=0`` switches the warm-up off (the AppTest suite does).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import hashlib
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import streamlit as st
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV = "TIECORE_APP_WARM"
+#: Niceness of the warm-up process (raised to the server's when a page waits for it).
+NICE = 5
+#: Longest wait for a planned result, in seconds (then the page computes it itself).
+WAIT = 120.0
+
+
+def name_of(kind: str, key: tuple) -> str:
+    """The file name of one result: a hash of its kind and cache key."""
+    return hashlib.sha1(repr((kind, key)).encode()).hexdigest()[:20] + ".pkl"
+
+
+@st.cache_resource(show_spinner=False)
+def _state() -> dict:
+    return {"folder": None, "process": None}
+
+
+def enabled() -> bool:
+    return os.environ.get(ENV, "1") != "0"
+
+
+def start() -> None:
+    """Launch the warm-up process once per server (no-op when switched off or running)."""
+    state = _state()
+    if state["process"] is not None or not enabled():
+        return
+    folder = tempfile.mkdtemp(prefix="tiecore-warm-")
+    state["folder"] = folder
+    state["process"] = subprocess.Popen(
+        [sys.executable, "-m", "app_lib.warm", folder],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        preexec_fn=lambda: os.nice(NICE),
+    )
+    atexit.register(_stop, state["process"], folder)
+
+
+@st.cache_resource(show_spinner=False)
+def _mslr_key() -> str:
+    from app_lib import data
+
+    return data.mslr_key()
+
+
+def _stop(process: subprocess.Popen, folder: str) -> None:
+    if process.poll() is None:
+        process.terminate()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _load(path: Path) -> object:
+    with open(path, "rb") as file:
+        return pickle.load(file)
+
+
+def fetch(kind: str, key: tuple) -> object | None:
+    """The warm-up's result for ``(kind, key)``, or None when it has not planned it.
+
+    While the process still works on a planned result, wait for it (its priority
+    raised to normal when allowed) rather than compute it twice.
+    """
+    state = _state()
+    if state["folder"] is None:
+        return None
+    folder, process = Path(state["folder"]), state["process"]
+    path = folder / name_of(kind, key)
+    plan = folder / "plan.pkl"
+    deadline = time.monotonic() + WAIT
+    raised = False
+    while True:
+        if path.exists():
+            try:
+                return _load(path)
+            except (OSError, pickle.UnpicklingError, EOFError):
+                return None
+        if process.poll() is not None or time.monotonic() > deadline:
+            return None
+        if plan.exists() and path.name not in _load(plan):
+            return None
+        if not plan.exists() and kind != "dataset" and key[0] != _mslr_key():
+            return None  # the warm-up only computes the MSLR sample
+        if not raised:
+            with contextlib.suppress(OSError):
+                os.setpriority(os.PRIO_PROCESS, process.pid, os.getpriority(os.PRIO_PROCESS, 0))
+            raised = True
+        time.sleep(0.05)
+
+
+def _save(folder: Path, name: str, value: object) -> None:
+    """Write atomically: a reader sees the whole file or none."""
+    partial = folder / (name + ".part")
+    with open(partial, "wb") as file:
+        pickle.dump(value, file, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(partial, folder / name)
+
+
+def main(folder: Path) -> None:
+    """Compute the MSLR sample's default Overview (see :func:`app_lib.cache.warm_plan`)."""
+    import warnings
+
+    from app_lib import cache, data
+
+    warnings.simplefilter("ignore")
+    _save(folder, name_of("dataset", ("mslr",)), data.mslr_sample())
+    plan = cache.warm_plan()
+    names = [name_of(kind, key) for kind, key, _ in plan]
+    _save(folder, "plan.pkl", [*names, name_of("dataset", ("mslr",))])
+    for kind, key, compute in plan:
+        _save(folder, name_of(kind, key), compute())
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))
