@@ -30,7 +30,7 @@ from tiecore.judgments import Judgments
 from tiecore.ranking import Ranking
 
 pytestmark = pytest.mark.filterwarnings("ignore::tiecore.errors.TieCoreWarning")
-PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
@@ -116,7 +116,7 @@ def test_variance_refuses_groups_with_too_many_slots():
         err_variance(Ranking.build(run, judgments), judgments)
 
 
-@settings(PROPERTY, max_examples=100)
+@settings(PROPERTY, max_examples=60)
 @given(cases(), options)
 def test_bounds_are_the_min_and_max_over_all_orderings(case, opts):
     judgments = Judgments.from_qrels(case.qrels_frame())

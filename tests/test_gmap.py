@@ -18,7 +18,7 @@ import tiecore
 from tiecore.geomean import MIN_GEO_MEAN, geometric_mean, gmap, log_floor
 
 pytestmark = pytest.mark.filterwarnings("ignore::tiecore.errors.TieCoreWarning")
-PROPERTY = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
