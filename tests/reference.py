@@ -238,35 +238,130 @@ def bpref(labels: Sequence[Label], levels: Sequence[int], rel_level: int) -> flo
     return total / num_rel
 
 
+def cumulative_gain(labels: Sequence[Label], k: int | None, kind: str) -> float:
+    """CG(@k) = sum of the gains of the top k (unnormalised)."""
+    top = labels if k is None else labels[:k]
+    return math.fsum(gain(label, kind) for label in top)
+
+
+def discounted_cumulative_gain(labels: Sequence[Label], k: int | None, kind: str) -> float:
+    """DCG(@k) = sum over the top k of gain / log2(rank + 1) (unnormalised)."""
+    top = labels if k is None else labels[:k]
+    return dcg([gain(label, kind) for label in top])
+
+
+def ndcg_max_ideal(labels: Sequence[Label], k: int, kind: str, top_level: int) -> float:
+    """nDCG@k against the "maximum" ideal: the qrels' top grade at each of the k ranks."""
+    if kind == "exp" and top_level > EXACT_ABOVE:
+        ideal = Fraction(2**top_level - 1) * sum(
+            (Fraction(1 / math.log2(rank + 1)) for rank in range(1, k + 1)), Fraction(0)
+        )
+        return 0.0 if ideal == 0 else float(exact_dcg(labels[:k], kind) / ideal)
+    ideal = gain(top_level, kind) * math.fsum(1 / math.log2(rank + 1) for rank in range(1, k + 1))
+    return 0.0 if ideal == 0 else dcg([gain(label, kind) for label in labels[:k]]) / ideal
+
+
+def average_precision_min(
+    labels: Sequence[Label], levels: Sequence[int], rel_level: int, k: int
+) -> float:
+    """AP@k over min(k, num_rel), the recommender libraries' MAP@k denominator."""
+    num_rel = num_relevant(levels, rel_level)
+    if num_rel == 0:
+        return 0.0
+    return average_precision(labels, levels, rel_level, k) * num_rel / min(k, num_rel)
+
+
+def judged_share(labels: Sequence[Label], k: int | None) -> float:
+    """Judged@k: docs in the qrels (any level) among the top k / min(k, retrieved)."""
+    top = labels if k is None else labels[:k]
+    return sum(label is not None for label in top) / len(top) if top else 0.0
+
+
+def rbp(labels: Sequence[Label], k: int | None, p: float, kind: str, rel_level: int) -> float:
+    """RBP(p)(@k) = sum over ranks j <= k of g_j (1 - p) p^(j-1); g binary or a gain."""
+    top = labels if k is None else labels[:k]
+    return math.fsum(
+        (float(is_relevant(label, rel_level)) if kind == "binary" else gain(label, kind))
+        * (1 - p)
+        * p ** (j - 1)
+        for j, label in enumerate(top, start=1)
+    )
+
+
+def rbp_residual(labels: Sequence[Label], k: int | None, p: float) -> float:
+    """RBP's residual: weight of the unjudged ranks j <= k plus the tail p^min(k, retrieved)."""
+    top = labels if k is None else labels[:k]
+    unjudged = math.fsum((1 - p) * p ** (j - 1) for j, label in enumerate(top, 1) if label is None)
+    return unjudged + p ** len(top)
+
+
 # ------------------------------------------------------------------ measure specs
 
 
 @dataclass(frozen=True)
 class Spec:
-    """A measure: family, optional cutoff and nDCG gain, named as tiecore names it."""
+    """A measure: family, optional cutoff, gain and other parameters, named as tiecore names it.
+
+    ``params`` holds the parameters besides the gain that differ from their
+    defaults (``ideal=max``, ``denom=min``, ``p``), in tiecore's order.
+    """
 
     family: str
     cutoff: int | None = None
     gain: str = "linear"
+    params: tuple = ()
 
     @property
     def name(self) -> str:
-        """The ir_measures-style name, e.g. ``nDCG(gain=exp)@10``."""
-        params = "(gain=exp)" if self.gain == "exp" else ""
+        """The ir_measures-style name, e.g. ``nDCG(gain=exp)@10`` or ``RBP(p=0.5,gain=exp)``."""
+        gain = [f"gain={self.gain}"] if self.gain != "linear" else []
+        rest = [f"{key}={value}" for key, value in self.params]
+        shown = rest + gain if self.family.startswith("RBP") else gain + rest
+        params = f"({','.join(shown)})" if shown else ""
         cutoff = "" if self.cutoff is None else f"@{self.cutoff}"
         return f"{self.family}{params}{cutoff}"
+
+    @classmethod
+    def parse(cls, name: str) -> Spec:
+        """``DCG(gain=exp)@3`` -> Spec (the names this module prints)."""
+        head, _, cutoff = name.partition("@")
+        family, _, inside = head.partition("(")
+        params = dict(part.split("=") for part in inside.rstrip(")").split(",") if part)
+        gain = params.pop("gain", "linear")
+        return cls(family, int(cutoff) if cutoff else None, gain, tuple(params.items()))
+
+    def param(self, key: str, default: str) -> str:
+        return dict(self.params).get(key, default)
 
     def __str__(self) -> str:
         return self.name
 
 
+#: Families whose extremes are not the optimistic and pessimistic orders: they count
+#: judged docs, and those orders rank unjudged docs with the negative (judged) levels.
+JUDGED_FAMILIES = ("Judged", "RBP_residual")
+
+
 def all_specs(cutoffs: Iterable[int] = range(1, 11)) -> list[Spec]:
-    """Every family at every cutoff (and without one where allowed), both nDCG gains."""
+    """Every family at every cutoff (and without one where allowed), both gains, and
+    the parameters: nDCG's max ideal, AP's min denominator, RBP's p and gains."""
     specs = [Spec("AP"), Spec("RR"), Spec("nDCG"), Spec("nDCG", None, "exp")]
     specs += [Spec("Rprec"), Spec("Bpref")]
+    specs += [Spec("CG"), Spec("DCG", None, "exp"), Spec("Judged"), Spec("RBP")]
+    specs += [Spec("RBP", None, "binary", (("p", "0.5"),)), Spec("RBP_residual")]
     for k in cutoffs:
         specs += [Spec(family, k) for family in ("P", "R", "F1", "AP", "RR", "nDCG", "Success")]
         specs.append(Spec("nDCG", k, "exp"))
+        specs += [Spec("nDCG", k, "linear", (("ideal", "max"),))]
+        specs += [
+            Spec("nDCG", k, "exp", (("ideal", "max"),)),
+            Spec("AP", k, params=(("denom", "min"),)),
+        ]
+        specs += [Spec("CG", k, "exp"), Spec("DCG", k), Spec("Judged", k)]
+        specs += [
+            Spec("RBP", k, "exp", (("p", "0.9"),)),
+            Spec("RBP_residual", k, params=(("p", "0.5"),)),
+        ]
     return specs
 
 
@@ -277,8 +372,13 @@ def measure(
     *,
     rel_level: int = 1,
     depth: int | None = None,
+    top_level: int | None = None,
 ) -> float:
-    """Value of ``spec`` on one fully ordered ranking, cut at ``depth`` first."""
+    """Value of ``spec`` on one fully ordered ranking, cut at ``depth`` first.
+
+    ``top_level`` is the largest level of the whole qrels (nDCG's ``max`` ideal;
+    the query's own largest level when not given).
+    """
     labels = list(labels) if depth is None else list(labels)[:depth]
     k = spec.cutoff
     match spec.family:
@@ -288,10 +388,15 @@ def measure(
             return recall(labels, levels, k, rel_level)
         case "F1":
             return f1(labels, levels, k, rel_level)
+        case "AP" if spec.param("denom", "num_rel") == "min":
+            return average_precision_min(labels, levels, rel_level, k)
         case "AP":
             return average_precision(labels, levels, rel_level, k)
         case "RR":
             return reciprocal_rank(labels, levels, rel_level, k)
+        case "nDCG" if spec.param("ideal", "global") == "max":
+            top = max(levels, default=0) if top_level is None else top_level
+            return ndcg_max_ideal(labels, k, spec.gain, top)
         case "nDCG":
             return ndcg(labels, levels, rel_level, k, spec.gain)
         case "Rprec":
@@ -300,6 +405,16 @@ def measure(
             return success(labels, levels, k, rel_level)
         case "Bpref":
             return bpref(labels, levels, rel_level)
+        case "CG":
+            return cumulative_gain(labels, k, spec.gain)
+        case "DCG":
+            return discounted_cumulative_gain(labels, k, spec.gain)
+        case "Judged":
+            return judged_share(labels, k)
+        case "RBP":
+            return rbp(labels, k, float(spec.param("p", "0.8")), spec.gain, rel_level)
+        case "RBP_residual":
+            return rbp_residual(labels, k, float(spec.param("p", "0.8")))
     raise ValueError(f"unknown family {spec.family!r}")
 
 
@@ -371,14 +486,16 @@ def reference_aware(
     *,
     rel_level: int = 1,
     depth: int | None = None,
+    top_level: int | None = None,
 ) -> dict[Spec, float]:
     """Tie-aware values: each measure's mean over all orderings consistent with the scores."""
     sequences = label_sequences(scores, labels)
     total = sum(sequences.values())
     result = {}
+    options = {"rel_level": rel_level, "depth": depth, "top_level": top_level}
     for spec in specs:
         weighted = [
-            count * measure(spec, sequence, levels, rel_level=rel_level, depth=depth)
+            count * measure(spec, sequence, levels, **options)
             for sequence, count in sequences.items()
         ]
         result[spec] = math.fsum(weighted) / total
@@ -393,14 +510,13 @@ def reference_range(
     *,
     rel_level: int = 1,
     depth: int | None = None,
+    top_level: int | None = None,
 ) -> dict[Spec, list[float]]:
     """Every value each measure takes over all orderings, sorted (min first, max last)."""
     sequences = label_sequences(scores, labels)
+    options = {"rel_level": rel_level, "depth": depth, "top_level": top_level}
     return {
-        spec: sorted(
-            {measure(spec, seq, levels, rel_level=rel_level, depth=depth) for seq in sequences}
-        )
-        for spec in specs
+        spec: sorted({measure(spec, seq, levels, **options) for seq in sequences}) for spec in specs
     }
 
 
@@ -460,10 +576,12 @@ def reference_oblivious(
     *,
     rel_level: int = 1,
     depth: int | None = None,
+    top_level: int | None = None,
 ) -> dict[Spec, float]:
     """Tie-oblivious values: each measure on the one order the tie-break policy gives."""
     ranked = [labels[i] for i in order_indices(scores, docnos, labels, tiebreak)]
-    return {spec: measure(spec, ranked, levels, rel_level=rel_level, depth=depth) for spec in specs}
+    options = {"rel_level": rel_level, "depth": depth, "top_level": top_level}
+    return {spec: measure(spec, ranked, levels, **options) for spec in specs}
 
 
 def mean_over_queries(
@@ -472,12 +590,17 @@ def mean_over_queries(
     qrels_qids: Iterable[str],
     *,
     complete: bool = False,
+    empty: dict[str, float] | None = None,
 ) -> float:
     """The "all" value: mean over queries in both run and qrels.
 
     With ``complete`` (trec_eval ``-c``) the mean is over every qrels query, those
-    missing from the run scoring 0. ``values`` must hold every query in both.
+    missing from the run counting as an empty ranking: ``empty`` gives their values
+    (0 when not given, as every trec_eval measure of an empty ranking; RBP's
+    residual is 1).  ``values`` must hold every query in both.
     """
     both = set(run_qids) & set(qrels_qids)
+    missing = set(qrels_qids) - both if complete else set()
     denominator = len(set(qrels_qids)) if complete else len(both)
-    return math.fsum(values[qid] for qid in both) / denominator
+    total = [values[qid] for qid in both] + [(empty or {}).get(qid, 0.0) for qid in missing]
+    return math.fsum(total) / denominator

@@ -88,6 +88,11 @@ class Case:
         return [qid for qid, q in self.queries.items() if q.qrels]
 
     @property
+    def top_level(self) -> int:
+        """The largest level of the whole qrels (nDCG's "max" ideal), 0 without qrels."""
+        return max((level for q in self.queries.values() for level in q.levels), default=0)
+
+    @property
     def both_qids(self) -> list[str]:
         return [qid for qid in self.run_qids if self.queries[qid].qrels]
 

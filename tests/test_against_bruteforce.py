@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from fractions import Fraction
 from pathlib import Path
 
 import ir_measures
@@ -93,19 +94,28 @@ def reference_table(
         q = case.queries[qid]
         if tiebreak is None:
             values = ref.reference_aware(
-                specs, q.scores, q.labels, q.levels, rel_level=rel_level, depth=depth
-            )
+                specs, q.scores, q.labels, q.levels,
+                rel_level=rel_level, depth=depth, top_level=case.top_level,
+            )  # fmt: skip
         else:
             values = ref.reference_oblivious(
                 specs, q.scores, q.docnos, q.labels, q.levels, tiebreak,
-                rel_level=rel_level, depth=depth,
+                rel_level=rel_level, depth=depth, top_level=case.top_level,
             )  # fmt: skip
         table |= {(qid, spec.name): value for spec, value in values.items()}
+    # under -c a qrels query the run lacks is an empty ranking (trec_eval -q -c prints it)
+    missing = set(case.qrels_qids) - set(case.run_qids) if complete else set()
+    for qid in missing:
+        for spec in specs:
+            table[qid, spec.name] = ref.measure(
+                spec, [], case.queries[qid].levels, rel_level=rel_level, depth=depth
+            )
     for spec in specs:
         per_query = {qid: table[qid, spec.name] for qid in case.both_qids}
         table["all", spec.name] = ref.mean_over_queries(
-            per_query, case.run_qids, case.qrels_qids, complete=complete
-        )
+            per_query, case.run_qids, case.qrels_qids, complete=complete,
+            empty={qid: table[qid, spec.name] for qid in missing},
+        )  # fmt: skip
     return table
 
 
@@ -115,7 +125,7 @@ def assert_tables_match(
     """Every expected row present and within ``tol``.
 
     Extra rows are allowed only for qrels-only queries under ``complete`` (trec_eval
-    -q -c prints them) and must then be 0.
+    -q -c prints them) and must then be 0 (``expected`` holds them when it knows them).
     """
     problems = []
     for key, value in expected.items():
@@ -200,6 +210,33 @@ def test_exp_gain_is_exact_for_huge_levels(case, options, policy):
     assert_tables_match(got, expected, tol, case, complete=options["complete"], label=str(policy))
 
 
+@settings(PROPERTY, max_examples=60)
+@given(huge_level_cases, options)
+def test_unnormalised_exp_gains_are_exact_or_infinite(case, options):
+    """DCG and CG take 2**level - 1 as is: the float of the exact sum, or inf past float64."""
+    names = ["DCG(gain=exp)", "DCG(gain=exp)@3", "CG(gain=exp)@2"]
+    got = as_table(run_tiecore(case, [ref.Spec.parse(n) for n in names], ties="oblivious",
+                               **options))  # fmt: skip
+    depth = options["depth"]
+    for qid in case.both_qids:
+        q = case.queries[qid]
+        order = ref.order_indices(q.scores, q.docnos, q.labels, "trec_eval")
+        labels = [q.labels[i] for i in order][:depth]
+        for name, k, discounted in zip(names, (None, 3, 2), (True, True, False), strict=True):
+            top = labels[:k]
+            if discounted:
+                exact = ref.exact_dcg(top, "exp")
+            else:
+                exact = sum(
+                    (Fraction(2 ** max(lb, 0) - 1) for lb in top if lb is not None), Fraction(0)
+                )
+            value = got[qid, name]
+            if exact > Fraction(2) ** 1023:
+                assert value == math.inf or value == pytest.approx(float(exact), rel=1e-12)
+            else:
+                assert value == pytest.approx(float(exact), rel=1e-12, abs=1e-300), (qid, name)
+
+
 @settings(PROPERTY, max_examples=100)
 @given(cases(), measure_sets, options, st.integers(0, 2**31 - 1))
 def test_random_tiebreak_is_a_valid_ordering_and_reproducible(case, specs, options, seed):
@@ -208,6 +245,7 @@ def test_random_tiebreak_is_a_valid_ordering_and_reproducible(case, specs, optio
     pd.testing.assert_frame_equal(first, again)
     got = as_table(first)
     rel_level, depth = options["rel_level"], options["depth"]
+    top = case.top_level
     problems = []
     for qid in case.both_qids:
         q = case.queries[qid]
@@ -215,15 +253,21 @@ def test_random_tiebreak_is_a_valid_ordering_and_reproducible(case, specs, optio
         values = [got.get((qid, spec.name), math.nan) for spec in specs]
         if not any(
             all(
-                abs(value - ref.measure(spec, seq, q.levels, rel_level=rel_level, depth=depth))
+                abs(
+                    value
+                    - ref.measure(
+                        spec, seq, q.levels, rel_level=rel_level, depth=depth, top_level=top
+                    )
+                )
                 <= OBLIVIOUS_TOL
                 for spec, value in zip(specs, values, strict=True)
             )
             for seq in ref.label_sequences(q.scores, q.labels)
         ):
             possible = ref.reference_range(
-                specs, q.scores, q.labels, q.levels, rel_level=rel_level, depth=depth
-            )
+                specs, q.scores, q.labels, q.levels,
+                rel_level=rel_level, depth=depth, top_level=top,
+            )  # fmt: skip
             problems.append(f"qid={qid!r}: no single ordering gives all of its values")
             problems += [
                 f"  {spec}: {value!r} (possible: {possible[spec]})"
@@ -231,9 +275,11 @@ def test_random_tiebreak_is_a_valid_ordering_and_reproducible(case, specs, optio
             ]
     for spec in specs:
         per_query = {qid: got[qid, spec.name] for qid in case.both_qids}
+        missing = set(case.qrels_qids) - set(case.run_qids) if options["complete"] else ()
         mean = ref.mean_over_queries(
-            per_query, case.run_qids, case.qrels_qids, complete=options["complete"]
-        )
+            per_query, case.run_qids, case.qrels_qids, complete=options["complete"],
+            empty={qid: got[qid, spec.name] for qid in missing},
+        )  # fmt: skip
         if not abs(got["all", spec.name] - mean) <= OBLIVIOUS_TOL:
             problems.append(f"all {spec}: {got['all', spec.name]!r} != mean of queries {mean!r}")
     assert not problems, "\n".join(problems[:40])
@@ -243,16 +289,19 @@ def test_random_tiebreak_is_a_valid_ordering_and_reproducible(case, specs, optio
 @given(cases(), measure_sets, options)
 def test_optimistic_and_pessimistic_are_max_and_min(case, specs, options):
     rel_level, depth = options["rel_level"], options["depth"]
+    # (Judged and RBP's residual count judged docs, which these orders do not sort)
+    specs = [spec for spec in specs if spec.family not in ref.JUDGED_FAMILIES]
     # the reference's two policies really are the extremes of every measure ...
     for qid in case.both_qids:
         q = case.queries[qid]
         possible = ref.reference_range(
-            specs, q.scores, q.labels, q.levels, rel_level=rel_level, depth=depth
-        )
+            specs, q.scores, q.labels, q.levels,
+            rel_level=rel_level, depth=depth, top_level=case.top_level,
+        )  # fmt: skip
         for policy, pick in (("optimistic", max), ("pessimistic", min)):
             values = ref.reference_oblivious(
                 specs, q.scores, q.docnos, q.labels, q.levels, policy,
-                rel_level=rel_level, depth=depth,
+                rel_level=rel_level, depth=depth, top_level=case.top_level,
             )  # fmt: skip
             for spec in specs:
                 assert values[spec] == pick(possible[spec]), (qid, policy, spec)
@@ -415,6 +464,8 @@ def ir_measures_name(spec: ref.Spec, rel_level: int) -> str | None:
     """The ir_measures name of ``spec`` for the pytrec_eval provider (None: not there)."""
     if spec.family == "F1" or (spec.family == "RR" and spec.cutoff is not None):
         return None  # no F1@k; ir_measures' pytrec_eval RR@k ignores the cutoff
+    if spec.family not in PYTREC_FAMILIES or spec.params:
+        return None  # not a trec_eval measure (checked against other peers below)
     params = []
     if spec.family != "nDCG" and rel_level != 1:
         params.append(f"rel={rel_level}")
@@ -548,3 +599,94 @@ def test_docno_lookup_survives_hash_collisions(case, kind):
             jm.string_hashes = original
         np.testing.assert_array_equal(known, expected[0])
         np.testing.assert_array_equal(code, np.where(expected[0], expected[1], 0))
+
+
+# ------------------------------------------------- the seeds' measures against peers
+
+SHARED = Path("/work/shared/data")
+#: (run, qrels): tie-heavy Robust03 runs and trec_eval's own test files
+PEER_DATA = [
+    ("robust03/runs/input.rutcor03100.gz", "robust03/qrels.txt"),
+    ("robust03/runs/input.MU03rob01.gz", "robust03/qrels.txt"),
+    ("trec_eval_tests/results.test", "trec_eval_tests/qrels.test"),
+]
+
+
+def peer_inputs(run_file: str, qrels_file: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    assert (SHARED / run_file).exists(), f"{SHARED / run_file} is missing"
+    return tiecore.read_run(SHARED / run_file), tiecore.read_qrels(SHARED / qrels_file)
+
+
+def per_query(frame: pd.DataFrame) -> dict[tuple[str, str], float]:
+    rows = frame[frame["qid"].notna()]
+    return dict(zip(zip(rows["qid"], rows["measure"], strict=True), rows["value"], strict=True))
+
+
+@pytest.mark.parametrize(("run_file", "qrels_file"), PEER_DATA)
+def test_judged_equals_ir_measures(run_file, qrels_file):
+    """ir_measures' Judged@k (its own provider; ties by docno ascending), at full precision."""
+    run, qrels = peer_inputs(run_file, qrels_file)
+    names = ["Judged@5", "Judged@10", "Judged@100", "Judged"]
+    got = per_query(tiecore.evaluate(run, qrels, names, ties="oblivious", tiebreak="docno_asc",
+                                     per_query=True))  # fmt: skip
+    measures = [ir_measures.parse_measure(name) for name in names]
+    qrels_iter = [ir_measures.Qrel(q, d, int(lv)) for q, d, lv in qrels.itertuples(index=False)]
+    run_iter = [ir_measures.ScoredDoc(q, d, float(s)) for q, d, s in run.itertuples(index=False)]
+    expected = {
+        (m.query_id, str(m.measure)): m.value
+        for m in ir_measures.judged.iter_calc(measures, qrels_iter, run_iter)
+    }
+    assert len(expected) >= 3 * len(names)  # trec_eval's test files hold 3 queries
+    assert {key: got[key] for key in expected} == expected
+
+
+@pytest.mark.parametrize(("run_file", "qrels_file"), PEER_DATA)
+@pytest.mark.parametrize("gain", ["linear", "exp"])
+def test_aware_dcg_equals_sklearns_tie_averaged_dcg(run_file, qrels_file, gain):
+    """scikit-learn's dcg_score averages the gains of tied docs (ignore_ties=False): the
+    tie-aware DCG@k, computed independently."""
+    from sklearn.metrics import dcg_score
+
+    run, qrels = peer_inputs(run_file, qrels_file)
+    names = [("DCG" if gain == "linear" else "DCG(gain=exp)") + f"@{k}" for k in (1, 10, 100)]
+    got = per_query(tiecore.evaluate(run, qrels, names, ties="aware", per_query=True))
+    rows = run.merge(qrels, on=["qid", "docno"], how="left")
+    rows = rows[rows["qid"].isin(set(qrels["qid"]))]
+    levels = np.maximum(rows["level"].fillna(0).to_numpy(), 0)
+    rows = rows.assign(gain=levels if gain == "linear" else 2.0**levels - 1)
+    checked = 0
+    for qid, query in rows.groupby("qid"):
+        gains, scores = [query["gain"].to_numpy()], [query["score"].to_numpy()]
+        for k, name in zip((1, 10, 100), names, strict=True):
+            expected = dcg_score(gains, scores, k=k, ignore_ties=False)
+            assert got[qid, name] == pytest.approx(expected, rel=1e-12, abs=1e-12), (qid, name)
+            checked += 1
+    assert checked >= 9
+
+
+def test_measures_of_the_seeds_by_hand():
+    """Worked examples of each new convention, from the definitions."""
+    # ranks: a (2), b (unjudged), c (0), d (1); qrels also hold e (3, not retrieved), f (-1)
+    run, qrels = one_query(
+        [("a", 4), ("b", 3), ("c", 2), ("d", 1)], {"a": 2, "c": 0, "d": 1, "e": 3, "f": -1}
+    )
+    values = per_query(tiecore.evaluate(run, qrels, [
+        "CG@3", "CG(gain=exp)@4", "DCG@4", "nDCG(ideal=max)@2", "AP@2", "AP(denom=min)@2",
+        "Judged@3", "Judged@10", "RBP(p=0.5)", "RBP(p=0.5,gain=binary)@2", "RBP_residual(p=0.5)@3",
+    ], ties="oblivious", per_query=True))  # fmt: skip
+    expected = {
+        "CG@3": 2 + 0 + 0,
+        "CG(gain=exp)@4": 3 + 0 + 0 + 1,
+        "DCG@4": 2 / math.log2(2) + 1 / math.log2(5),
+        # the qrels' top grade (3) at both ranks
+        "nDCG(ideal=max)@2": (2 / math.log2(2)) / (3 / math.log2(2) + 3 / math.log2(3)),
+        "AP@2": (1 / 1) / 3,  # num_rel = 3 (a, d, e)
+        "AP(denom=min)@2": (1 / 1) / 2,  # min(k, num_rel) = 2
+        "Judged@3": 2 / 3,
+        "Judged@10": 3 / 4,  # four retrieved
+        "RBP(p=0.5)": 0.5 * (2 * 1 + 1 * 0.125),
+        "RBP(p=0.5,gain=binary)@2": 0.5,
+        "RBP_residual(p=0.5)@3": 0.5 * 0.5 + 0.5**3,  # b unjudged, then the tail
+    }
+    for name, value in expected.items():
+        assert values["q", name] == pytest.approx(value, abs=1e-15), name

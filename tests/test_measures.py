@@ -34,6 +34,19 @@ from tiecore.measures import FAMILIES, Measure, parse_measures
         ("success_5", Measure("Success", 5)),
         ("bpref", Measure("Bpref")),
         (" ndcg@3 ", Measure("nDCG", 3)),
+        ("MAP@10", Measure("AP", 10)),
+        ("MRR", Measure("RR")),
+        ("AP(denom=min)@10", Measure("AP", 10, params=(("denom", "min"),))),
+        ("AP(denom=num_rel)@10", Measure("AP", 10)),
+        ("nDCG(ideal=max)@5", Measure("nDCG", 5, params=(("ideal", "max"),))),
+        ("nDCG(ideal=global)@5", Measure("nDCG", 5)),
+        ("DCG(gain=exp)@5", Measure("DCG", 5, "exp")),
+        ("CG@5", Measure("CG", 5)),
+        ("Judged@10", Measure("Judged", 10)),
+        ("RBP", Measure("RBP", None, params=(("p", "0.8"),))),
+        ("RBP(p=0.5)", Measure("RBP", None, params=(("p", "0.5"),))),
+        ("RBP(p=.5,gain=binary)@5", Measure("RBP", 5, "binary", (("p", "0.5"),))),
+        ("RBP_residual(p=0.9)", Measure("RBP_residual", None, params=(("p", "0.9"),))),
     ],
 )
 def test_parse(text, expected):
@@ -55,6 +68,14 @@ def test_parse(text, expected):
         "nDCG(foo=1)",
         "P@-1",
         "P@ten",
+        "nDCG(ideal=max)",
+        "nDCG(ideal=local)@5",
+        "RBP(p=1)",
+        "RBP(p=0)",
+        "RBP(p=x)",
+        "P(gain=binary)@5",
+        "AP(denom=k)",
+        "Judged(gain=exp)@5",
     ],
 )
 def test_bad_names_raise_input_error(text):
@@ -62,19 +83,26 @@ def test_bad_names_raise_input_error(text):
         Measure.parse(text)
 
 
-measures = st.builds(
-    lambda family, k, exp: Measure(
-        family,
-        k if FAMILIES[family][0] or (FAMILIES[family][1] and k % 2) else None,
-        "exp" if family == "nDCG" and exp else "linear",
-    ),
-    st.sampled_from(sorted(FAMILIES)),
-    st.integers(1, 1000),
-    st.booleans(),
-)
+@st.composite
+def measures(draw):
+    """Any family, with a cutoff where it takes one and any of its parameters' values."""
+    family = FAMILIES[draw(st.sampled_from(sorted(FAMILIES)))]
+    cutoff = None
+    if family.cutoff == "required" or (family.cutoff == "optional" and draw(st.booleans())):
+        cutoff = draw(st.integers(1, 1000))
+    values = {}
+    for name, param in family.params.items():
+        if param.choices is not None:
+            values[name] = draw(st.sampled_from(param.choices))
+        else:
+            values[name] = str(draw(st.floats(0.01, 0.99)))
+    if values.get("ideal") == "max" and cutoff is None:
+        cutoff = 10
+    gain = values.pop("gain", None)
+    return Measure(family.name, cutoff, gain, tuple(values.items()))
 
 
-@given(measures)
+@given(measures())
 def test_str_round_trips(measure):
     assert Measure.parse(str(measure)) == measure
 

@@ -38,7 +38,10 @@ def tie_heavy(seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 @settings(max_examples=20, deadline=None)
-@given(st.integers(0, 2**16), st.sampled_from(["P@5", "RR@3", "nDCG@10", "Success@2"]))
+@given(
+    st.integers(0, 2**16),
+    st.sampled_from(["P@5", "RR@3", "nDCG@10", "Success@2", "Judged@10", "RBP_residual", "CG@5"]),
+)
 def test_a_measure_draws_the_same_orders_alone_or_with_others(seed, measure):
     run, qrels = tie_heavy(seed)
     alone = tiecore.evaluate(run, qrels, [measure], ties="sampled", samples=30, seed=seed)
@@ -70,11 +73,12 @@ def test_a_query_without_ties_keeps_its_value_and_zero_spread():
 
 def three_groups() -> tuple[pd.DataFrame, pd.DataFrame]:
     """One query: a sparse group (3 active docs of 7), a dense one (3 of 3), a sparse
-    one with graded levels (2 of 6); the other docs unjudged."""
+    one with graded levels and a judged doc at a negative level (3 of 6, placed too:
+    Judged@k counts it); the other docs unjudged."""
     groups = [
         (3.0, [1, 1, 0, None, None, None, None]),
         (2.0, [1, 0, 1]),
-        (1.0, [2, 1] + [None] * 4),
+        (1.0, [2, 1, -1] + [None] * 3),
     ]
     rows, qrels = [], []
     for score, labels in groups:
@@ -147,7 +151,7 @@ def test_each_slot_holds_one_doc_and_every_active_doc_is_placed():
 
 def test_sampled_values_do_not_depend_on_batches_or_other_queries(monkeypatch):
     run, qrels = tie_heavy(11)
-    measures = ["P@5", "AP", "nDCG@10", "Bpref", "RR"]
+    measures = ["P@5", "AP", "nDCG@10", "Bpref", "RR", "RBP(p=0.5)", "Judged@20", "DCG@7"]
     whole = tiecore.evaluate(
         {"r": run}, qrels, measures, ties="sampled", samples=40, seed=5, per_query=True
     )

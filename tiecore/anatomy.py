@@ -34,11 +34,14 @@ import pandas as pd
 
 from tiecore.errors import TieCoreWarning
 from tiecore.measures import Measure
+from tiecore.ranking import TIEBREAKS
 
 #: At most this many orderings are listed by :func:`orderings` (7! = 5040).
 MAX_ORDERINGS = 5040
-#: Oblivious policies with one deterministic order.
-POLICIES = ("trec_eval", "docno_asc", "file_order", "optimistic", "pessimistic")
+#: Oblivious policies with one deterministic order: :data:`tiecore.ranking.TIEBREAKS` but
+#: ``random`` and ``trec_eval_double`` (which differs from ``trec_eval`` only on scores
+#: equal in float32).
+POLICIES = tuple(policy for policy in TIEBREAKS if policy not in ("random", "trec_eval_double"))
 #: The arbitrary orders evaluation tools use (optimistic and pessimistic are bounds).
 ARBITRARY = ("trec_eval", "docno_asc", "file_order")
 #: Families :func:`expected_ranks` decomposes rank by rank.

@@ -1,10 +1,9 @@
 """Measures as small declarative objects, parsed from names like ``nDCG@10``.
 
-Names follow ir_measures: ``P@k``, ``R@k``, ``F1@k``, ``AP``/``AP@k``,
-``RR``/``RR@k``, ``nDCG``/``nDCG@k``, ``Rprec``, ``Success@k``, ``Bpref``.
-An exponential gain ``2**level - 1`` is chosen with ``nDCG(gain=exp)@10``.
-trec_eval's names (``P_10``, ``map``, ``ndcg_cut_10``, ``recip_rank`` ...)
-are accepted too.
+Names follow ir_measures (``P@k``, ``AP``, ``nDCG(gain=exp)@10``, ``RBP(p=0.5)``
+...); trec_eval's names (``P_10``, ``map``, ``ndcg_cut_10``, ``recip_rank`` ...)
+are accepted too.  What each family accepts and how it is computed is declared
+once, in :mod:`tiecore.registry`.
 """
 
 from __future__ import annotations
@@ -13,34 +12,7 @@ import re
 from dataclasses import dataclass
 
 from tiecore.errors import InputError
-
-#: family -> (needs a cutoff, accepts a cutoff, accepts parameters)
-FAMILIES: dict[str, tuple[bool, bool, bool]] = {
-    "P": (True, True, False),
-    "R": (True, True, False),
-    "F1": (True, True, False),
-    "AP": (False, True, False),
-    "RR": (False, True, False),
-    "nDCG": (False, True, True),
-    "Rprec": (False, False, False),
-    "Success": (True, True, False),
-    "Bpref": (False, False, False),
-}
-
-_ALIASES = {name.lower(): name for name in FAMILIES} | {
-    "precision": "P",
-    "recall": "R",
-    "f1": "F1",
-    "map": "AP",
-    "mrr": "RR",
-    "recip_rank": "RR",
-    "ndcg": "nDCG",
-    "ndcg_cut": "nDCG",
-    "map_cut": "AP",
-    "success": "Success",
-}
-
-_GAINS = ("linear", "exp")
+from tiecore.registry import FAMILIES, Family, lookup
 
 _PATTERN = re.compile(
     r"^(?P<family>[A-Za-z][A-Za-z0-9_]*?)"
@@ -51,50 +23,85 @@ _PATTERN = re.compile(
 
 @dataclass(frozen=True, order=True)
 class Measure:
-    """One evaluation measure: a family, an optional cutoff and a gain.
+    """One evaluation measure: a family, an optional cutoff, a gain and parameters.
 
     Parameters
     ----------
     family : str
-        One of ``P, R, F1, AP, RR, nDCG, Rprec, Success, Bpref``.
+        A family of :data:`tiecore.registry.FAMILIES` (``P, R, F1, AP, RR, nDCG,
+        DCG, CG, Rprec, Success, Bpref, Judged, RBP, RBP_residual`` ...).
     cutoff : int or None
         Rank cutoff ``k``; ``None`` for the whole ranking.
-    gain : {"linear", "exp"}
-        nDCG's gain: the qrels level, or ``2**level - 1``.
+    gain : str or None
+        The gain of families that take one (``linear`` or ``exp``); None: the
+        family's default.
+    params : tuple of (str, str)
+        Other parameters, as ``(name, value)`` pairs (``(("ideal", "max"),)``).
 
     Examples
     --------
     >>> Measure.parse("nDCG(gain=exp)@10")
-    Measure(family='nDCG', cutoff=10, gain='exp')
-    >>> str(Measure.parse("ndcg_cut_5")), str(Measure.parse("map"))
-    ('nDCG@5', 'AP')
+    Measure(family='nDCG', cutoff=10, gain='exp', params=())
+    >>> str(Measure.parse("ndcg_cut_5")), str(Measure.parse("map")), str(Measure.parse("MRR"))
+    ('nDCG@5', 'AP', 'RR')
+    >>> str(Measure.parse("RBP(p=0.5)")), Measure.parse("nDCG(ideal=max)@5").param("ideal")
+    ('RBP(p=0.5)', 'max')
     """
 
     family: str
     cutoff: int | None = None
-    gain: str = "linear"
+    gain: str | None = None
+    params: tuple = ()
 
     def __post_init__(self) -> None:
         if self.family not in FAMILIES:
             raise ValueError(f"unknown measure family {self.family!r}")
-        needs, accepts, _ = FAMILIES[self.family]
-        if needs and self.cutoff is None:
+        spec = FAMILIES[self.family]
+        if spec.cutoff == "required" and self.cutoff is None:
             raise ValueError(f"{self.family} needs a cutoff, as in {self.family}@10")
-        if not accepts and self.cutoff is not None:
+        if spec.cutoff == "none" and self.cutoff is not None:
             raise ValueError(f"{self.family} takes no cutoff")
         if self.cutoff is not None and self.cutoff < 1:
             raise ValueError("a cutoff must be a positive integer")
-        if self.gain not in _GAINS:
-            raise ValueError(f"gain must be one of {_GAINS}")
-        if self.gain != "linear" and self.family != "nDCG":
-            raise ValueError("only nDCG takes a gain")
+        if self.gain is None:
+            object.__setattr__(
+                self, "gain", spec.params["gain"].default if "gain" in spec.params else "linear"
+            )
+        elif "gain" in spec.params:
+            object.__setattr__(self, "gain", _checked(spec, "gain", self.gain))
+        elif self.gain != "linear":
+            raise ValueError(f"{self.family} takes no gain")
+        given = dict(self.params)
+        unknown = set(given) - set(spec.params) | ({"gain"} & set(given))
+        if unknown or len(given) != len(self.params):
+            raise ValueError(f"{self.family} takes no parameter {', '.join(sorted(unknown))}")
+        kept = []
+        for name, param in spec.params.items():
+            if name in given:
+                value = _checked(spec, name, str(given[name]))
+                if value != param.default:
+                    kept.append((name, value))
+        object.__setattr__(self, "params", tuple(kept))
+        if spec.check is not None:
+            spec.check(self)
+
+    @property
+    def spec(self) -> Family:
+        """The family's declaration (:class:`tiecore.registry.Family`)."""
+        return FAMILIES[self.family]
+
+    def param(self, name: str) -> str:
+        """The value of parameter ``name`` (its default when not given)."""
+        if name == "gain":
+            return self.gain
+        return dict(self.params).get(name, self.spec.params[name].default)
 
     @classmethod
     def parse(cls, text: str) -> Measure:
         """Parse ``P@10``, ``nDCG(gain=exp)@10``, ``AP``, ``P_10`` or ``ndcg_cut_10``."""
         match = _PATTERN.match(text.strip())
-        family = _ALIASES.get(match.group("family").lower()) if match else None
-        if family is None:
+        spec = lookup(match.group("family")) if match else None
+        if spec is None:
             raise InputError(
                 "measure", None, f"unknown measure {text!r}", f"one of {', '.join(FAMILIES)}"
             )
@@ -102,26 +109,44 @@ class Measure:
         for part in filter(None, (match.group("params") or "").split(",")):
             key, _, value = part.partition("=")
             params[key.strip()] = value.strip()
-        unknown = set(params) - {"gain"}
-        if unknown or (params and not FAMILIES[family][2]):
-            raise InputError("measure", None, f"unknown parameter in {text!r}", "nDCG(gain=exp)")
+        unknown = set(params) - set(spec.params)
+        if unknown:
+            accepted = ", ".join(f"{k}={v.default}" for k, v in spec.params.items())
+            raise InputError(
+                "measure", None, f"unknown parameter in {text!r}",
+                f"{spec.name}({accepted})" if accepted else f"{spec.name} without parameters",
+            )  # fmt: skip
         cutoff = match.group("cutoff")
+        gain = params.pop("gain", None)
         try:
-            return cls(family, int(cutoff) if cutoff else None, params.get("gain", "linear"))
+            return cls(spec.name, int(cutoff) if cutoff else None, gain, tuple(params.items()))
         except ValueError as error:
             raise InputError("measure", None, f"{text!r}: {error}") from None
 
     def __str__(self) -> str:
-        params = "(gain=exp)" if self.gain == "exp" else ""
+        spec = self.spec
+        shown = [
+            f"{name}={self.param(name)}"
+            for name, param in spec.params.items()
+            if self.param(name) != param.default
+        ]
+        params = f"({','.join(shown)})" if shown else ""
         cutoff = f"@{self.cutoff}" if self.cutoff is not None else ""
         return f"{self.family}{params}{cutoff}"
+
+
+def _checked(spec: Family, name: str, value: str) -> str:
+    try:
+        return spec.params[name].canonical(value)
+    except ValueError as error:
+        raise ValueError(f"{spec.name}'s {name} {error}") from None
 
 
 def parse_measures(measures: str | Measure | list[str | Measure]) -> list[Measure]:
     """Turn names, measures or a list of both into a list of unique measures, in order.
 
-    >>> [str(m) for m in parse_measures(["P@5", "AP", "P@5"])]
-    ['P@5', 'AP']
+    >>> [str(m) for m in parse_measures(["P@5", "AP", "P@5", "MAP@5"])]
+    ['P@5', 'AP', 'AP@5']
     """
     if isinstance(measures, str | Measure):
         measures = [measures]

@@ -5,9 +5,10 @@ start above the deepest cutoff, can change a measure; every other row keeps the
 contribution it has in any order.  A sample re-draws the mixed groups alone and
 adds their contributions to the fixed part.
 
-Inside a group only the *active* docs count: relevant or judged non-relevant
-ones.  The others (unjudged, negative levels) add nothing to any measure and
-are interchangeable, so a uniformly random order of the group is, as far as any
+Inside a group only the *active* docs count: the judged ones (relevant, judged
+non-relevant, or at a negative level, which Judged@k and RBP's residual
+count).  The others (unjudged) add nothing to any measure and are
+interchangeable, so a uniformly random order of the group is, as far as any
 measure can tell, a uniformly random placement of its active docs in distinct
 slots of the group.  A group whose active docs are at most half of it draws
 that placement directly: each active doc draws a slot uniformly, and draws
@@ -32,9 +33,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from tiecore import kernels
-from tiecore.judgments import Judgments, gain_of
+from tiecore.judgments import Judgments
 from tiecore.measures import Measure
-from tiecore.profiles import Profile, bpref_denominator, oblivious
+from tiecore.profiles import Draws, oblivious, sampled
 from tiecore.ranking import Ranking
 from tiecore.seeding import mix, stream_key, string_hashes
 
@@ -84,7 +85,7 @@ class _Layout:
 
     @classmethod
     def of(cls, ranking: Ranking, depth: int) -> _Layout:
-        active = ranking.rel | ranking.nonrel
+        active = ranking.judged
         if active.size == 0:
             empty = np.zeros(0, dtype=np.int64)
             return cls(empty, empty, empty.astype(bool), empty, empty, empty, empty, 0)
@@ -157,7 +158,12 @@ def sample_values(
     dict
         Measure -> array ``(samples, queries)`` in the judgments' query order.
     """
-    plans = {m: kernels.plan(m, judgments, depth) for m in measures}
+    custom = [m for m in measures if m.spec.component is None]
+    out = {
+        m: m.spec.sample(m, ranking, judgments, samples=samples, rng=rng, depth=depth)
+        for m in custom
+    }
+    plans = {m: kernels.plan(m, judgments, depth, ranking) for m in measures if m not in custom}
     deepest = max((int(p.cut.max(initial=0)) for p in plans.values()), default=0)
     layout = _Layout.of(ranking, deepest)
     base = oblivious(ranking, judgments)
@@ -165,8 +171,8 @@ def sample_values(
     for measure, recipe in plans.items():
         component = base.component(recipe.component).copy()
         component[layout.cleared] = 0.0
-        fixed[measure] = kernels.weighted_head_sums(component, recipe.weight, ranking, recipe.cut)
-    out = {m: np.empty((samples, len(judgments.qids))) for m in measures}
+        fixed[measure] = kernels.weighted_head_sums(component, recipe.divisor, ranking, recipe.cut)
+    out |= {m: np.empty((samples, len(judgments.qids))) for m in plans}
     width = max(layout.docs.size, layout.slots // 4, 1)
     batch = max(1, min(samples, BATCH_CELLS // width))
     words = _Words(stream_key(rng), judgments, ranking, layout.docs)
@@ -257,57 +263,13 @@ def _drawn_sums(ranking, judgments, plans, layout, doc, slot) -> dict[Measure, n
         return {m: np.zeros((size, nq)) for m in plans}
     query = ranking.query[layout.docs]
     query_start = np.flatnonzero(np.r_[True, query[1:] != query[:-1]])
-    profile = _sample_profile(ranking, judgments, layout, doc)
+    profile = sampled(Draws(ranking, judgments, layout, doc))
     rank = ranking.rank[slot]
-    divisors: dict[str, np.ndarray] = {}
     sums = {}
     for measure, recipe in plans.items():
-        component = profile.component(recipe.component)
-        if recipe.weight != "one" and recipe.weight not in divisors:
-            divisors[recipe.weight] = rank if recipe.weight == "rank" else np.log2(rank + 1.0)
-        divisor = divisors.get(recipe.weight, 1.0)
-        contrib = np.where(rank <= recipe.cut[query], component / divisor, 0.0)
+        terms = recipe.divisor.weigh(profile.component(recipe.component), rank)
+        contrib = np.where(rank <= recipe.cut[query], terms, 0.0)
         full = np.zeros((size, nq))
         full[:, query[query_start]] = np.add.reduceat(contrib, query_start, axis=1)
         sums[measure] = full
     return sums
-
-
-def _sample_profile(ranking, judgments, layout, doc) -> Profile:
-    """Oblivious components of the drawn rows in their drawn order: ``(samples, columns)``."""
-    group = ranking.group[layout.docs]
-    compact = layout.compact
-    rel = ranking.rel[doc]
-    nonrel = ranking.nonrel[doc]
-    starts = np.flatnonzero(np.r_[True, compact[1:] != compact[:-1]])
-    cum_rel = _within_group_cumsum(rel, starts, compact) + ranking.rel_before[group]
-    nonrel_above = (
-        _within_group_cumsum(nonrel, starts, compact) - nonrel + ranking.nonrel_before[group]
-    )
-    query = ranking.query[layout.docs]
-    num_rel = judgments.num_rel[query]
-    denominator = bpref_denominator(ranking, judgments)[query]
-    relf = rel.astype(np.float64)
-    bpref = np.where(
-        rel,
-        1.0 - np.minimum(nonrel_above, num_rel) / np.where(denominator > 0, denominator, 1),
-        0.0,
-    )
-    return Profile(
-        rel=relf,
-        ap=relf * cum_rel,
-        first=relf * (cum_rel == 1),
-        bpref=bpref,
-        _gain_source=lambda gain: np.where(
-            ranking.judged[doc],
-            gain_of(ranking.level[doc], gain, judgments.gain_shift(gain)[query]),
-            0.0,
-        ),
-    )
-
-
-def _within_group_cumsum(flags: np.ndarray, starts: np.ndarray, compact: np.ndarray) -> np.ndarray:
-    """Inclusive running count of ``flags`` (samples x columns) inside each group."""
-    total = np.cumsum(flags, axis=1, dtype=np.int64)
-    before = total[:, starts] - flags[:, starts]
-    return total - before[:, compact]

@@ -1,0 +1,326 @@
+"""Every measure family in one place: one :class:`Family` entry per family.
+
+A family declares everything tiecore needs to compute it in the three modes
+(oblivious, aware, sampled) with its exact variance, minimum and maximum:
+
+``name``, ``aliases``
+    The ir_measures name (``nDCG``) and the other names accepted, lower case
+    (trec_eval's ``ndcg``, ``ndcg_cut``; ``map``, ``mrr``, ...).
+``cutoff``
+    ``"required"``, ``"optional"`` or ``"none"``.
+``params``
+    Parameters accepted in ``Name(key=value)``, each a :class:`Param` with its
+    default and choices; ``gain`` is kept on :attr:`Measure.gain`, the others
+    in :attr:`Measure.params`.
+``component``, ``divisor``
+    The per-position component (a key of :data:`tiecore.profiles.COMPONENTS`,
+    or a function of the measure giving one) and the rank weight (a
+    :class:`~tiecore.profiles.Divisor`, or a function of the measure).
+``cut``, ``denominator``, ``scale``, ``offset``
+    Per query the ranks summed (``cut(measure, judgments, cut)`` from the
+    cutoff-and-depth cut) and ``value = offset + scale * S / denominator``
+    (``denominator(measure, judgments, ranking, cut)``; a query whose
+    denominator is 0 scores 0).
+``variance``, ``bounds``, ``distribution``
+    Hooks of :mod:`tiecore.moments`, called ``(context, d, plan)`` per tie
+    group: the variance of the group's head sum ``S_g``, its ``(worst, best)``
+    head sums, and (optionally) the exact distribution of one query's ``S``.
+``convention``
+    One line saying which convention the family follows.
+
+So every measure is ``offset + scale * sum_{rank j <= cut} c_j / w(j) /
+denominator`` (:mod:`tiecore.kernels`).  Adding such a measure is adding one
+entry to :data:`FAMILIES` (or calling :func:`register`); only a new component,
+rank weight or moment needs new math, in :mod:`tiecore.profiles` or
+:mod:`tiecore.moments`.
+
+A family that is no head sum (ERR, whose expectation over orders is not a
+per-position sum) leaves ``component`` None and gives instead ``values(measure,
+profile, ranking, judgments, depth)`` (per-query values; ``profile.mode`` says
+the mode), ``spread(measure, ranking, judgments, depth)`` (a dict of per-query
+arrays ``value, var, min, max``) and ``sample(measure, ranking, judgments,
+samples, rng, depth)`` (``(samples, queries)``).  ``aggregate`` names how the
+per-query values are averaged (``mean``, or ``geometric`` for GMAP-like
+families; the evaluation honours it).
+
+Examples
+--------
+>>> FAMILIES["AP"].divisor is RANK, lookup("map").name, lookup("MRR").name
+(True, 'AP', 'RR')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from tiecore import moments
+from tiecore.judgments import Judgments, gain_of
+from tiecore.profiles import COMPONENTS, GAINS, LOG2, ONE, RANK, Divisor, geometric
+
+if TYPE_CHECKING:
+    from tiecore.measures import Measure
+
+
+@dataclass(frozen=True)
+class Param:
+    """A measure parameter: its default, its choices (None: a number in ``(low, high)``)."""
+
+    default: str
+    choices: tuple[str, ...] | None = None
+    low: float = 0.0
+    high: float = 1.0
+
+    def canonical(self, value: str) -> str:
+        """The value as :class:`Measure` keeps it; ValueError when not allowed."""
+        if self.choices is not None:
+            if value not in self.choices:
+                raise ValueError(f"must be one of {', '.join(self.choices)}")
+            return value
+        try:
+            number = float(value)
+        except ValueError:
+            raise ValueError("must be a number") from None
+        if not self.low < number < self.high:
+            raise ValueError(f"must be between {self.low:g} and {self.high:g} (exclusive)")
+        return repr(number)
+
+
+@dataclass(frozen=True)
+class Family:
+    """One measure family; see the module docstring for every field."""
+
+    name: str
+    convention: str
+    aliases: tuple[str, ...] = ()
+    cutoff: str = "optional"
+    params: dict[str, Param] = field(default_factory=dict)
+    component: str | Callable | None = "rel"
+    divisor: Divisor | Callable = ONE
+    cut: Callable | None = None
+    denominator: Callable | None = None
+    scale: float = 1.0
+    offset: float = 0.0
+    variance: Callable | None = None
+    bounds: Callable | None = None
+    distribution: Callable | None = None
+    check: Callable | None = None
+    values: Callable | None = None
+    spread: Callable | None = None
+    sample: Callable | None = None
+    aggregate: str = "mean"
+
+    def component_of(self, measure: Measure) -> str:
+        """The component key of ``measure``."""
+        return self.component(measure) if callable(self.component) else self.component
+
+    def divisor_of(self, measure: Measure) -> Divisor:
+        """The rank weight of ``measure``."""
+        return self.divisor if isinstance(self.divisor, Divisor) else self.divisor(measure)
+
+
+# ------------------------------------------------------------------ cut rules
+
+
+def cut_at_rank(measure: Measure, judgments: Judgments, cut: np.ndarray) -> np.ndarray:
+    """Ranks ``1 .. min(k, depth)``: the cutoff and trec_eval's ``-M``."""
+    return cut
+
+
+def cut_at_num_rel(measure: Measure, judgments: Judgments, cut: np.ndarray) -> np.ndarray:
+    """Rprec: ranks ``1 .. num_rel`` (and the depth)."""
+    return np.minimum(cut, judgments.num_rel)
+
+
+# ---------------------------------------------------------------- denominators
+
+
+def per_cutoff(measure, judgments, ranking, cut) -> np.ndarray:
+    """``k``, even when fewer docs were retrieved (trec_eval's P@k)."""
+    return np.full(len(judgments.qids), float(measure.cutoff))
+
+
+def num_rel(measure, judgments, ranking, cut) -> np.ndarray:
+    """``num_rel``: the relevant qrels docs, retrieved or not."""
+    return judgments.num_rel.astype(np.float64)
+
+
+def cutoff_plus_num_rel(measure, judgments, ranking, cut) -> np.ndarray:
+    """``k + num_rel`` (F1@k = 2 rel_k / (k + num_rel))."""
+    return measure.cutoff + judgments.num_rel.astype(np.float64)
+
+
+def ap_denominator(measure, judgments, ranking, cut) -> np.ndarray:
+    """``num_rel`` (trec_eval, the seed notes), or ``min(k, num_rel)`` with ``denom=min``."""
+    if measure.param("denom") == "min" and measure.cutoff is not None:
+        return np.minimum(judgments.num_rel, measure.cutoff).astype(np.float64)
+    return num_rel(measure, judgments, ranking, cut)
+
+
+def ideal_dcg(measure, judgments, ranking, cut) -> np.ndarray:
+    """nDCG's ideal DCG: ``global`` (the query's judged docs sorted by gain, cut at k)
+    or ``max`` (the top gain of the qrels at each of the ``k`` ranks)."""
+    if measure.param("ideal") == "max":
+        levels = judgments._levels
+        top = np.full(len(judgments.qids), int(levels.max(initial=0)))
+        shift = judgments.gain_shift(measure.gain)
+        with np.errstate(over="ignore"):  # 2**(top - shift) past the float range: value 0
+            gains = gain_of(top, measure.gain, shift)
+        discounts = np.sum(LOG2.inverse(np.arange(1.0, measure.cutoff + 1)))
+        return gains * discounts
+    return judgments.ideal_dcg(measure.cutoff, measure.gain)
+
+
+def retrieved_in_cut(measure, judgments, ranking, cut) -> np.ndarray:
+    """``min(k, retrieved)``: the docs in the top k (ir_measures' Judged@k)."""
+    if ranking is None:
+        raise ValueError(f"{measure} needs the ranking for its denominator")
+    return np.minimum(cut, ranking.counts).astype(np.float64)
+
+
+def ones(measure, judgments, ranking, cut) -> np.ndarray:
+    """1 for every query."""
+    return np.ones(len(judgments.qids))
+
+
+# ------------------------------------------------------------------- families
+
+
+def _gain_component(measure: Measure) -> str:
+    return f"gain:{measure.gain}"
+
+
+def _unscaled_gain_component(measure: Measure) -> str:
+    """Unnormalised sums take exp gains as they are (``inf`` past level 1023, refused by
+    the command), not scaled per query as nDCG's ratio allows."""
+    return "gain:exp_unscaled" if measure.gain == "exp" else f"gain:{measure.gain}"
+
+
+def _rbp_component(measure: Measure) -> str:
+    return "rel" if measure.gain == "binary" else _unscaled_gain_component(measure)
+
+
+def _rbp_divisor(measure: Measure) -> Divisor:
+    return geometric(float(measure.param("p")))
+
+
+def _needs_cutoff_for_max(measure: Measure) -> None:
+    if measure.param("ideal") == "max" and measure.cutoff is None:
+        raise ValueError("nDCG(ideal=max) needs a cutoff, as in nDCG(ideal=max)@10")
+
+
+GAIN = Param("linear", GAINS)
+PERSISTENCE = Param("0.8")
+_COUNT = {"variance": moments.var_count, "bounds": moments.bounds_count}
+_LINEAR = {"variance": moments.var_linear, "bounds": moments.bounds_linear}
+
+#: Every family by its ir_measures name.
+FAMILIES: dict[str, Family] = {}
+
+
+def register(family: Family) -> Family:
+    """Add ``family`` to :data:`FAMILIES` (its name and aliases must be new)."""
+    taken = {alias for other in FAMILIES.values() for alias in _names(other)}
+    clash = set(_names(family)) & taken
+    if clash:
+        raise ValueError(f"measure names already taken: {sorted(clash)}")
+    if isinstance(family.component, str) and family.component not in COMPONENTS:
+        raise ValueError(f"unknown component {family.component!r}")
+    FAMILIES[family.name] = family
+    return family
+
+
+def _names(family: Family) -> tuple[str, ...]:
+    return (family.name.lower(), *family.aliases)
+
+
+def lookup(name: str) -> Family | None:
+    """The family named ``name`` (any case, or an alias), or None."""
+    name = name.lower()
+    for family in FAMILIES.values():
+        if name in _names(family):
+            return family
+    return None
+
+
+for _family in (
+    Family(
+        "P", "relevant in the top k / k (k even when fewer were retrieved)",
+        ("precision",), "required", denominator=per_cutoff, **_COUNT,
+        distribution=moments.count_distribution,
+    ),
+    Family(
+        "R", "relevant in the top k / num_rel", ("recall",), "required",
+        denominator=num_rel, **_COUNT, distribution=moments.count_distribution,
+    ),
+    Family(
+        "F1", "2 rel_k / (k + num_rel), the harmonic mean of P@k and R@k", (), "required",
+        denominator=cutoff_plus_num_rel, scale=2.0, **_COUNT,
+        distribution=moments.count_distribution,
+    ),
+    Family(
+        "AP", "sum of P@j over relevant ranks j <= k, / num_rel (trec_eval's map, map_cut; "
+        "the seed notes' MAP@k); denom=min divides by min(k, num_rel)",
+        ("map", "map_cut"), params={"denom": Param("num_rel", ("num_rel", "min"))},
+        component="ap", divisor=RANK, denominator=ap_denominator,
+        variance=moments.var_ap, bounds=moments.bounds_ap,
+    ),
+    Family(
+        "RR", "1 / rank of the first relevant doc (0 past k); MRR is its mean",
+        ("mrr", "recip_rank"), component="first", divisor=RANK, denominator=ones,
+        variance=moments.var_rr, bounds=moments.bounds_first,
+        distribution=moments.first_rank_distribution,
+    ),
+    Family(
+        "Success", "1 when a relevant doc is in the top k", (), "required",
+        component="first", denominator=ones, variance=moments.var_success,
+        bounds=moments.bounds_first, distribution=moments.success_distribution,
+    ),
+    Family(
+        "Rprec", "relevant in the top num_rel / num_rel", (), "none", cut=cut_at_num_rel,
+        denominator=num_rel, **_COUNT, distribution=moments.count_distribution,
+    ),
+    Family(
+        "Bpref", "trec_eval's: sum over relevant retrieved of 1 - min(N_j, R) / min(N, R), / R",
+        (), "none", component="bpref", denominator=num_rel,
+        variance=moments.var_bpref, bounds=moments.bounds_bpref,
+    ),
+    Family(
+        "nDCG", "DCG@k / ideal DCG@k; gain level (linear) or 2^level - 1 (exp), discount "
+        "log2(rank + 1); ideal global (the query's judged docs sorted) or max (the qrels' "
+        "top gain at every rank)",
+        ("ndcg_cut",),
+        params={"gain": GAIN, "ideal": Param("global", ("global", "max"))},
+        component=_gain_component, divisor=LOG2, denominator=ideal_dcg,
+        check=_needs_cutoff_for_max, **_LINEAR,
+    ),
+    Family(
+        "DCG", "sum over ranks j <= k of gain / log2(j + 1), unnormalised",
+        params={"gain": GAIN}, component=_unscaled_gain_component, divisor=LOG2,
+        denominator=ones, **_LINEAR,
+    ),
+    Family(
+        "CG", "sum of the gains of the top k, unnormalised", params={"gain": GAIN},
+        component=_unscaled_gain_component, denominator=ones, **_LINEAR,
+    ),
+    Family(
+        "Judged", "judged docs in the top k / min(k, retrieved) (ir_measures')",
+        component="judged", denominator=retrieved_in_cut, **_LINEAR,
+    ),
+    Family(
+        "RBP", "sum over ranks j <= k of gain (1 - p) p^(j-1); gain the level (linear, "
+        "ir_measures'), 2^level - 1 (exp) or relevant (binary, Moffat & Zobel's)",
+        params={"p": PERSISTENCE, "gain": Param("linear", (*GAINS, "binary"))},
+        component=_rbp_component, divisor=_rbp_divisor, denominator=ones, **_LINEAR,
+    ),
+    Family(
+        "RBP_residual", "RBP's residual: the weight (1 - p) p^(j-1) of the unjudged ranks "
+        "j <= k plus the tail p^min(k, retrieved), = 1 - judged weight",
+        ("rbp_res",), params={"p": PERSISTENCE}, component="judged", divisor=_rbp_divisor,
+        denominator=ones, scale=-1.0, offset=1.0, **_LINEAR,
+    ),
+):  # fmt: skip
+    register(_family)
