@@ -6,6 +6,7 @@ same files.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -108,3 +109,69 @@ def test_undefined_statistics_print_as_undefined(files, capsys, fmt) -> None:
     assert not NON_NUMBER.search(out)
     if fmt == "text":
         assert "undefined" in out
+
+
+# --------------------------------------------------------------------------- reviewer options
+
+
+def test_the_cli_choices_are_compares(files, capsys) -> None:
+    from tiecore import compare as module
+    from tiecore.cli import build_parser
+
+    actions = {a.dest: a for a in build_parser()._subparsers._group_actions[0].choices[
+        "compare"]._actions}  # fmt: skip
+    assert tuple(actions["correction"].choices) == module.CORRECTIONS
+    assert tuple(actions["ci_method"].choices) == module.CI_METHODS
+    assert tuple(actions["zero_method"].choices) == module.ZERO_METHODS
+
+
+@pytest.mark.parametrize("fmt", ["text", "csv", "json"])
+def test_reviewer_options_reach_every_format(files, capsys, fmt) -> None:
+    argv = [
+        "compare", files["qrels"], files["a"], files["b"], files["twin"], "--samples", "5",
+        "--correction", "bonferroni", "--baseline", "alpha", "--confidence", "0.9",
+        "--bootstrap", "300", "--ci-method", "percentile", "--zero-method", "pratt", "--tukey",
+        "--format", fmt,
+    ]  # fmt: skip
+    code, out, err = run_main(capsys, *argv)
+    assert code == 0, err
+    assert not NON_NUMBER.search(out)
+    runs = tiecore.read_runs([files["a"], files["b"], files["twin"]])
+    expected = compare(
+        runs, tiecore.read_qrels(files["qrels"]), "AP", samples=5, correction="bonferroni",
+        baseline="alpha", confidence=0.9, n_bootstrap=300, ci_method="percentile",
+        zero_method="pratt", tukey=True,
+    )  # fmt: skip
+    assert out == format_comparison(expected, fmt)
+    if fmt == "text":
+        assert "bonferroni-corrected" in out and "against the baseline alpha" in out
+        assert "tukey_p" in out and "ci90%" in out
+    elif fmt == "csv":
+        assert ",help_hurt," in out and ",help_hurt_queries," in out and "tukey_pvalue" in out
+    else:
+        document = json.loads(out)
+        assert document["correction"] == "bonferroni" and document["baseline"] == "alpha"
+        assert {row["run"] for row in document["help_hurt"]} == {"beta", "gamma"}
+        assert "wilcoxon_pvalue_adj" in document["pairs"][0]
+
+
+def test_no_significant_pair_is_said_in_one_sentence(files, capsys) -> None:
+    code, out, err = run_main(capsys, "compare", files["qrels"], files["a"], files["twin"])
+    assert code == 0, err
+    assert "no pair of runs differs significantly at alpha = 0.05 (holm-corrected" in out
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--baseline", "delta"], "--baseline: 'delta' is not one of the runs (expected one of"),
+        (["--correction", "hochberg"], "argument --correction: invalid choice: 'hochberg'"),
+        (["--confidence", "95"], "argument --confidence: '95' is not in (0, 1)"),
+        (["--bootstrap", "0"], "argument --bootstrap: '0' is not a positive integer"),
+    ],
+)
+def test_bad_reviewer_options_exit_2_in_one_line(files, capsys, options, message) -> None:
+    code, out, err = run_main(capsys, "compare", files["qrels"], files["a"], files["b"], *options)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith(f"tiecore: error: {message}")

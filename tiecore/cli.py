@@ -307,6 +307,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="print one progress line per run on stderr (default: when stderr is a terminal)",
     )
+    _add_review_options(cmp)
     _add_options(cmp, ("text", "csv", "json"))
     _add_dask(cmp)
     cmp.set_defaults(handler=_run_compare)
@@ -649,6 +650,68 @@ def _read_inputs(args: argparse.Namespace) -> tuple[dict, pd.DataFrame, dict[str
     return runs, qrels, sources
 
 
+def _level(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not in (0, 1)")
+    return value
+
+
+def _add_review_options(cmp: argparse.ArgumentParser) -> None:
+    """compare's statistics for reviewers: corrections, baseline, intervals, Wilcoxon, Tukey.
+
+    The choices are tiecore.compare's CORRECTIONS, CI_METHODS and ZERO_METHODS,
+    spelled out so that building the parser does not import scipy (a test
+    checks they agree).
+    """
+    cmp.add_argument(
+        "--correction",
+        choices=("none", "holm", "bonferroni", "bh"),
+        default="holm",
+        help="multiple-comparison correction of the pairs' p-values over all pairs "
+        "(bh: Benjamini-Hochberg; default: holm)",
+    )
+    cmp.add_argument(
+        "--baseline",
+        metavar="RUN",
+        help="count the queries each run helps and hurts against this run (its name)",
+    )
+    cmp.add_argument(
+        "--confidence",
+        type=_level,
+        default=0.95,
+        metavar="LEVEL",
+        help="level of the bootstrap and Tukey intervals (default: 0.95)",
+    )
+    cmp.add_argument(
+        "--bootstrap",
+        type=_positive_int,
+        default=2000,
+        metavar="N",
+        help="bootstrap resamples of the intervals (default: 2000)",
+    )
+    cmp.add_argument(
+        "--ci-method",
+        choices=("BCa", "percentile", "basic"),
+        default="BCa",
+        help="bootstrap interval method (default: BCa)",
+    )
+    cmp.add_argument(
+        "--zero-method",
+        choices=("wilcox", "pratt", "zsplit"),
+        default="wilcox",
+        help="zero differences in the Wilcoxon test, as scipy (default: wilcox, dropped)",
+    )
+    cmp.add_argument(
+        "--tukey",
+        action="store_true",
+        help="add Tukey's HSD over the runs (slow: seconds for 20 runs)",
+    )
+
+
 def _run_compare(args: argparse.Namespace, stderr: TextIO) -> str:
     """Rank the runs under every tie treatment; returns the text to write."""
     import time
@@ -661,6 +724,11 @@ def _run_compare(args: argparse.Namespace, stderr: TextIO) -> str:
     runs, qrels, _ = _read_inputs(args)
     if len(runs) < 2:
         raise _UsageError("compare needs at least two runs (or two --features)")
+    if args.baseline is not None and args.baseline not in runs:
+        raise _UsageError(
+            f"--baseline: {args.baseline!r} is not one of the runs (expected one of "
+            f"{', '.join(runs)})"
+        )
     show = args.progress if args.progress is not None else stderr.isatty()
     clock = [time.perf_counter()]
 
@@ -683,6 +751,13 @@ def _run_compare(args: argparse.Namespace, stderr: TextIO) -> str:
                 complete=args.complete,
                 progress=progress if show else None,
                 client=client,
+                correction=args.correction,
+                baseline=args.baseline,
+                confidence=args.confidence,
+                n_bootstrap=args.bootstrap,
+                ci_method=args.ci_method,
+                zero_method=args.zero_method,
+                tukey=args.tukey,
             )
     except TooLarge as error:
         raise _UsageError(f"--samples: {error}") from None

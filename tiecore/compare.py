@@ -1400,8 +1400,8 @@ def help_hurt(comparison: Comparison, baseline: str) -> tuple[pd.DataFrame, pd.D
         pair's ``mean_diff, tie_sd, topic_sd`` and p-values from
         :attr:`Comparison.pairs`.
     queries : DataFrame
-        One row per run and shared query: ``run, qid, baseline, value, diff,
-        tie_sd, outcome`` (``help``, ``hurt`` or ``equal``).
+        One row per run and shared query: ``run, qid, baseline_value,
+        run_value, diff, tie_sd, outcome`` (``help``, ``hurt`` or ``equal``).
     """
     runs = list(comparison.per_query.columns)
     if baseline not in runs:
@@ -1446,8 +1446,8 @@ def help_hurt(comparison: Comparison, baseline: str) -> tuple[pd.DataFrame, pd.D
         {
             "run": np.asarray(others, dtype=object)[col],
             "qid": comparison.per_query.index.to_numpy()[row],
-            "baseline": base[row, 0],
-            "value": x[row, col],
+            "baseline_value": base[row, 0],
+            "run_value": x[row, col],
             "diff": np.where(equal, 0.0, diff)[row, col],
             "tie_sd": tie_sd[row, col],
             "outcome": outcome[row, col],
@@ -1491,7 +1491,43 @@ def _ranking_table(comparison: Comparison) -> pd.DataFrame:
     for column in ORDERINGS:
         table[f"rank_{column}"] = ranks[column]
     table[f"rank_{RANDOM}"] = _ranks(sampled.to_numpy()).mean(axis=0)
+    for column in ("tie_sd", "topic_sd", "ci_low", "ci_high"):
+        if column in comparison.systems:
+            table[column] = comparison.systems[column].reindex(table.index).to_numpy()
     return table
+
+
+def _pair_table(comparison: Comparison) -> pd.DataFrame:
+    """:attr:`Comparison.pairs` with Tukey's columns when there are any."""
+    if comparison.tukey is None:
+        return comparison.pairs
+    return comparison.pairs.join(comparison.tukey)
+
+
+def _p(value: float) -> str:
+    """A p-value for text: three significant digits, scientific when small; never 0."""
+    return _show(value, "{:.3g}")
+
+
+def _verdict(comparison: Comparison, alpha: float = ALPHA) -> str:
+    """One line: how many pairs each test finds significant after the correction."""
+    names = comparison.per_query.columns
+    pairs = _pair_table(comparison)
+    a = names.get_indexer(pairs.index.get_level_values("a"))
+    b = names.get_indexer(pairs.index.get_level_values("b"))
+    upper = pairs[a < b]
+    tests = [(f"{t}_adj", t.removesuffix("_pvalue")) for t in CORRECTED]
+    if comparison.tukey is not None:
+        tests.append(("tukey_pvalue", "tukey"))
+    found = {label: int((upper[column] < alpha).sum()) for column, label in tests}
+    how = "uncorrected" if comparison.correction == "none" else f"{comparison.correction}-corrected"
+    if not any(found.values()):
+        return (
+            f"no pair of runs differs significantly at alpha = {alpha:g} ({how} p-values "
+            f"over {len(upper)} pairs; tests: {', '.join(found)})"
+        )
+    counts = ", ".join(f"{label} {k}" for label, k in found.items())
+    return f"pairs significant at alpha = {alpha:g} ({how}, of {len(upper)}): {counts}"
 
 
 def _show(value: float, spec: str = "{:.4f}") -> str:
@@ -1512,11 +1548,22 @@ def _text(comparison: Comparison) -> str:
         + " "
         + table[f"rank_{RANDOM}"].map("({:.1f})".format)
     )
+    level = f"{comparison.confidence:.0%}"
+    if "tie_sd" in table:
+        shown["tie_sd"] = table["tie_sd"].map(lambda v: _show(v, "{:.2e}"))
+        shown["topic_sd"] = table["topic_sd"].map(lambda v: _show(v, "{:.2e}"))
+        shown[f"ci{level}"] = [
+            "undefined" if np.isnan(lo) else f"[{lo:.4f}, {hi:.4f}]"
+            for lo, hi in zip(table["ci_low"], table["ci_high"], strict=True)
+        ]
     samples = len(comparison.sample_scores)
     over = "every qrels query (missing = 0)" if comparison.complete else "each run's queries"
     lines = [
         f"{comparison.measure}: {len(table)} runs, mean over {over}; "
         f"(rank), 1 = best; {RANDOM} = mean+-sd over {samples} random tie-breaks (mean rank)",
+        f"tie_sd: sd of the aware mean over random tie-breaks (exact); topic_sd: sd of the "
+        f"per-query values / sqrt(queries); ci{level}: {comparison.ci_method} bootstrap "
+        f"interval of the mean ({comparison.n_bootstrap} resamples)",
         shown.to_string(),
         "",
     ]
@@ -1533,6 +1580,9 @@ def _text(comparison: Comparison) -> str:
         ]
         lines += [flipped.to_string(index=False, float_format="{:.6f}".format)]
     lines += ["", *_neighbour_lines(comparison, table.index)]
+    lines += ["", _verdict(comparison)]
+    if comparison.baseline is not None:
+        lines += ["", *_help_hurt_lines(comparison)]
     agreement = comparison.agreement.xs("trec_eval", level="ordering_a")
     lines += ["", "agreement of trec_eval's order with (tau_ap: trec_eval judged against it):"]
     lines += [agreement.apply(lambda c: c.map(_show)).to_string()]
@@ -1550,12 +1600,24 @@ def _neighbour_lines(comparison: Comparison, order: pd.Index) -> list[str]:
             "tie_noise": pairs["tie_noise"].map(_show).to_numpy(),
             "p_beats": pairs["p_beats_sampled"].map(_show).to_numpy(),
             "p_normal": pairs["p_beats_normal"].map(_show).to_numpy(),
-            "t_p": pairs["t_pvalue"].map(lambda v: _show(v, "{:.3g}")).to_numpy(),
-            "rand_p": pairs["randomization_pvalue"].map(lambda v: _show(v, "{:.3g}")).to_numpy(),
+            "t_p": pairs["t_pvalue"].map(_p).to_numpy(),
+            "rand_p": pairs["randomization_pvalue"].map(_p).to_numpy(),
+            "wilcoxon_p": pairs["wilcoxon_pvalue"].map(_p).to_numpy(),
+            "t_p_adj": pairs["t_pvalue_adj"].map(_p).to_numpy(),
             "effect": pairs["effect_size"].map(lambda v: _show(v, "{:.3f}")).to_numpy(),
+            "tie_sd": pairs["tie_sd"].map(lambda v: _show(v, "{:.2e}")).to_numpy(),
+            "topic_sd": pairs["topic_sd"].map(lambda v: _show(v, "{:.2e}")).to_numpy(),
+            "ci": [
+                "undefined" if np.isnan(lo) else f"[{lo:.4f}, {hi:.4f}]"
+                for lo, hi in zip(pairs["diff_low"], pairs["diff_high"], strict=True)
+            ],
             "queries": pairs["n_queries"].to_numpy(),
         }
     )
+    if comparison.tukey is not None:
+        frame.insert(
+            9, "tukey_p", comparison.tukey.loc[pairs.index, "tukey_pvalue"].map(_p).to_numpy()
+        )
     exact = pairs["randomization_exact"]
     how = (
         "exact over every sign flip"
@@ -1566,8 +1628,37 @@ def _neighbour_lines(comparison: Comparison, order: pd.Index) -> list[str]:
     )
     return [
         "runs next to each other under aware (a above b): tie noise = 2 sd over random "
-        f"tie-breaks; paired t-test t_p; randomization test rand_p ({how}); "
-        "undefined: the difference does not vary",
+        f"tie-breaks; paired t-test t_p; randomization test rand_p ({how}); Wilcoxon "
+        f"signed-rank wilcoxon_p ({comparison.zero_method} zeros); t_p_adj: t_p "
+        f"{comparison.correction}-corrected over all pairs"
+        + ("; tukey_p: Tukey's HSD" if comparison.tukey is not None else "")
+        + f"; tie_sd beside topic_sd of the difference; ci: {comparison.confidence:.0%} "
+        f"bootstrap interval of the difference; undefined: the difference does not vary",
+        frame.to_string(index=False),
+    ]
+
+
+def _help_hurt_lines(comparison: Comparison) -> list[str]:
+    """The help/hurt table against the baseline."""
+    counts = comparison.help_hurt
+    frame = pd.DataFrame(
+        {
+            "run": counts.index,
+            "help": counts["help"].to_numpy(),
+            "hurt": counts["hurt"].to_numpy(),
+            "equal": counts["equal"].to_numpy(),
+            "within_ties": counts["within_tie_noise"].to_numpy(),
+            "mean_diff": counts["mean_diff"].map(_show).to_numpy(),
+            "tie_sd": counts["tie_sd"].map(lambda v: _show(v, "{:.2e}")).to_numpy(),
+            "topic_sd": counts["topic_sd"].map(lambda v: _show(v, "{:.2e}")).to_numpy(),
+            "t_p_adj": counts["t_pvalue_adj"].map(_p).to_numpy(),
+            "wilcoxon_p_adj": counts["wilcoxon_pvalue_adj"].map(_p).to_numpy(),
+        }
+    )
+    return [
+        f"per-query help/hurt against the baseline {comparison.baseline} (queries both runs "
+        "have; within_ties: helped or hurt by at most 2 tie sd of that query, so ties alone "
+        "could reverse it):",
         frame.to_string(index=False),
     ]
 
@@ -1580,9 +1671,18 @@ def _tidy(comparison: Comparison) -> pd.DataFrame:
     parts.append(long.assign(table="scores", other=""))
     swaps = comparison.swaps.melt(id_vars="run", var_name="field")
     parts.append(swaps.assign(table="swaps", other=""))
-    pairs = comparison.pairs.rename_axis(["run", "other"]).reset_index()
+    pairs = _pair_table(comparison).rename_axis(["run", "other"]).reset_index()
     pairs = pairs.melt(id_vars=["run", "other"], var_name="field")
     parts.append(pairs.assign(table="pairs"))
+    if comparison.baseline is not None:
+        counts = comparison.help_hurt.reset_index().melt(id_vars="run", var_name="field")
+        parts.append(counts.assign(table="help_hurt", other=comparison.baseline))
+        queries = comparison.help_hurt_queries.rename(columns={"qid": "other"})
+        parts.append(
+            queries.melt(id_vars=["run", "other"], var_name="field").assign(
+                table="help_hurt_queries"
+            )
+        )
     agreement = comparison.agreement.rename_axis(["run", "other"]).reset_index()
     parts.append(
         agreement.melt(id_vars=["run", "other"], var_name="field").assign(table="agreement")
@@ -1607,8 +1707,18 @@ def _records(comparison: Comparison) -> dict:
         "tie_var": records(comparison.tie_var.rename_axis("run").reset_index()),
         "swaps": records(comparison.swaps),
         "swapped_pairs": records(swapped_pairs(comparison)),
-        "pairs": records(comparison.pairs.reset_index()),
+        "correction": comparison.correction,
+        "confidence": comparison.confidence,
+        "ci_method": comparison.ci_method,
+        "n_bootstrap": comparison.n_bootstrap,
+        "zero_method": comparison.zero_method,
+        "baseline": comparison.baseline,
+        "pairs": records(_pair_table(comparison).reset_index()),
         "agreement": records(comparison.agreement.reset_index()),
+        "help_hurt": records(comparison.help_hurt.reset_index())
+        if comparison.baseline is not None
+        else [],
+        "help_hurt_queries": records(comparison.help_hurt_queries),
     }
 
 
