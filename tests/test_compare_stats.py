@@ -548,6 +548,23 @@ def test_with_options_recorrects_and_rebases_without_rescoring(reviewed):
     np.testing.assert_array_equal(none.pairs["t_pvalue_adj"], none.pairs["t_pvalue"])
     significant = holm.significant(1.0)
     assert (significant["mean_diff"] > 0).all()
+    plain = reviewed.with_options(tukey=False)
+    assert plain.tukey is None
+    pd.testing.assert_frame_equal(plain.with_options(tukey=True).tukey, reviewed.tukey)
+
+
+def test_the_verdict_counts_the_corrected_significant_pairs(reviewed):
+    pairs = reviewed.pairs
+    names = list(reviewed.per_query.columns)
+    upper = pairs[[names.index(a) < names.index(b) for a, b in pairs.index]]
+    alpha = float(np.nanmedian(upper["t_pvalue_adj"]))
+    counted = int((upper["t_pvalue_adj"] < alpha).sum())
+    verdict = reviewed.verdict(alpha)
+    assert f"(bh-corrected, of {len(upper)}): t {counted}," in verdict
+    assert reviewed.verdict(1e-300).startswith(
+        "no pair of runs differs significantly at alpha = 1e-300 "
+        "(bh-corrected p-values over 6 pairs"
+    )
 
 
 @pytest.mark.parametrize(

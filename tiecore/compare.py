@@ -175,10 +175,18 @@ class Comparison:
     n_bootstrap: int = 2000
     zero_method: str = "wilcox"
 
-    def with_options(self, *, correction: str | None = None, baseline: str | None = None):
-        """The same comparison with another correction and/or baseline (nothing is rescored).
+    def with_options(
+        self,
+        *,
+        correction: str | None = None,
+        baseline: str | None = None,
+        tukey: bool | None = None,
+    ) -> Comparison:
+        """The same comparison with another correction, baseline or Tukey (nothing is rescored).
 
-        ``baseline=""`` drops the baseline; ``None`` keeps what is set.
+        ``baseline=""`` drops the baseline; ``tukey=True`` adds Tukey's HSD
+        (at :attr:`confidence`) when it is missing, ``False`` drops it;
+        ``None`` keeps what is set.
 
         Raises
         ------
@@ -192,6 +200,10 @@ class Comparison:
         names = self.per_query.columns
         adjusted = _adjusted(pairs, names, correction)
         out = replace(self, pairs=adjusted, correction=correction, baseline=baseline)
+        if tukey is False:
+            out.tukey = None
+        elif tukey and self.tukey is None:
+            out.tukey = _tukey(self.per_query.to_numpy(np.float64), names, self.confidence)
         if baseline is None:
             out.help_hurt, out.help_hurt_queries = pd.DataFrame(), pd.DataFrame()
         else:
@@ -215,6 +227,11 @@ class Comparison:
             )
         upper = table[self.pairs["mean_diff"].reindex(table.index) > 0]
         return upper[upper[column] < alpha]
+
+    def verdict(self, alpha: float = ALPHA) -> str:
+        """One sentence: how many pairs each test finds significant at ``alpha`` after the
+        correction, or that none does."""
+        return _verdict(self, alpha)
 
     def p_value_columns(self) -> list[str]:
         """The tests whose p-values this comparison holds."""
