@@ -173,7 +173,9 @@ def _tied_group_means(ranking, stop, decay, live, slots) -> np.ndarray:
     )
     cell = owner * grades.size + grade_of_row
     counts = np.bincount(cell, minlength=live.size * grades.size).reshape(live.size, -1)
-    means = subset_product_means(n, top, counts, 1.0 - grades)
+    # the stop-free grade (x = 1) last: its docs then only dilute, and a DP step's
+    # terms are bounded by the few docs with R > 0 (not by the group size)
+    means = subset_product_means(n, top, counts[:, ::-1], 1.0 - grades[::-1])
     base = np.cumsum(top + 1) - (top + 1)
     owner, p = _ragged(d)
     at = base[owner] + p
@@ -190,8 +192,14 @@ def _ragged(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return owner, local
 
 
-def _log_choose(n: np.ndarray, k: np.ndarray) -> np.ndarray:
-    return special.gammaln(n + 1.0) - special.gammaln(k + 1.0) - special.gammaln(n - k + 1.0)
+class _LogChoose:
+    """``log C(n, k)`` from a table of ``log(i!)`` (``gammaln``, each correctly rounded)."""
+
+    def __init__(self, largest: int) -> None:
+        self.table = special.gammaln(np.arange(largest + 1) + 1.0)
+
+    def __call__(self, n: np.ndarray, k: np.ndarray) -> np.ndarray:
+        return self.table[n] - self.table[k] - self.table[n - k]
 
 
 def subset_product_means(
@@ -213,6 +221,7 @@ def subset_product_means(
     means = np.zeros(int(width.sum()))
     means[base] = 1.0
     seen = np.zeros(size.size, dtype=np.int64)
+    _log_choose = _LogChoose(int(size.max(initial=0)))
     for v, x in enumerate(values):
         c = counts[:, v]
         chosen = np.flatnonzero(c > 0)
@@ -289,7 +298,7 @@ def err_variance(
     )
     cell = owner * grades.size + grade_of_row
     counts = np.bincount(cell, minlength=live.size * grades.size).reshape(live.size, -1)
-    x = 1.0 - grades
+    x, counts = 1.0 - grades[::-1], counts[:, ::-1]  # x = 1 last (see err_aware)
     means = subset_product_means(n, d, counts, x)  # m_0 .. m_d
     pair = _pair_product_means(n, d, counts, x)  # M(a, b), a + b <= d, (d+1)^2 layout
     # v_p for p = 0..d
@@ -337,6 +346,7 @@ def _pair_product_means(
     out = np.zeros(int((side**2).sum()))
     out[base] = 1.0
     seen = np.zeros(size.size, dtype=np.int64)
+    _log_choose = _LogChoose(int(size.max(initial=0)))
     for v, x in enumerate(values):
         c = counts[:, v]
         chosen = np.flatnonzero(c > 0)
