@@ -44,6 +44,7 @@ def as_arrow_strings(values: pd.Series | np.ndarray) -> pa.Array:
 
 
 _ODD = np.uint64(0x9E3779B97F4A7C15)
+_MULTIPLIER = np.uint64(0xFF51AFD7ED558CCD)  # odd: a bijection of the state
 #: low ``k`` bytes of a little-endian 64-bit word, ``k = 0..8``
 _BYTE_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [2**64 - 1], dtype=np.uint64)
 
@@ -52,9 +53,12 @@ def string_hashes(strings: pa.Array) -> np.ndarray:
     """A 64-bit hash of every byte of each string (nulls hash as empty strings).
 
     The bytes are read 8 at a time from the array's buffer, the last word of a
-    string masked to its own bytes; each word is folded in with SplitMix64's
-    finaliser, after the length; a string's hash depends on its bytes alone.
-    One pass per 8 bytes of the longest string.
+    string masked to its own bytes; starting from the length, each word is
+    xor-ed in and the state multiplied by an odd constant, and SplitMix64's
+    finaliser mixes the result once; a string's hash depends on its bytes
+    alone.  One pass per 8 bytes of the longest string.  Lookups confirm
+    every hit by comparing the strings, so a collision costs time, never a
+    wrong answer.
 
     >>> a = string_hashes(pa.array(["FBIS3-1", "FBIS3-10", "FBIS3-1", ""]))
     >>> bool(a[0] == a[2]), bool(a[0] == a[1]), len(set(a.tolist()))
@@ -76,13 +80,13 @@ def string_hashes(strings: pa.Array) -> np.ndarray:
     first = offsets[:-1] - start
     length = np.diff(offsets)
     with np.errstate(over="ignore"):
-        out = mix(length.astype(np.uint64) * _ODD)
+        out = length.astype(np.uint64) * _ODD
         for at in range(0, int(length.max()), 8):
             word = words[np.minimum(first + at, len(words) - 1)]
-            word &= _BYTE_MASKS[np.clip(length - at, 0, 8)]
-            folded = mix(out ^ word)
-            out = folded if at == 0 else np.where(length > at, folded, out)
-    return out
+            word &= _BYTE_MASKS[np.clip(length - at, 0, 8)]  # 0 past the string's end
+            out ^= word
+            out *= np.where(length > at, _MULTIPLIER, np.uint64(1))  # unchanged past its end
+        return mix(out)
 
 
 def _pair_hashes(docno_hashes: np.ndarray, query: np.ndarray) -> np.ndarray:
