@@ -38,6 +38,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
+from tiecore.ranking import TIEBREAKS
+
 Label = int | None
 
 #: trec_eval's nDCG ignores ``-l`` (rel_level): a query whose judged levels are
@@ -45,15 +47,10 @@ Label = int | None
 #: make nDCG score 0 whenever ``num_rel == 0`` instead.
 NDCG_USES_REL_LEVEL = False
 
-#: Tie-break policies with one deterministic order.
-DETERMINISTIC_POLICIES = (
-    "trec_eval",
-    "trec_eval_double",
-    "docno_asc",
-    "file_order",
-    "optimistic",
-    "pessimistic",
-)
+#: Tie-break policies with one deterministic order: tiecore's list (tiecore.ranking) but
+#: ``random``; :func:`order_indices` implements each from its definition, and refuses
+#: one it does not know, so a new policy cannot go unchecked.
+DETERMINISTIC_POLICIES = tuple(policy for policy in TIEBREAKS if policy != "random")
 
 
 def as_c_float(score: float) -> float:
