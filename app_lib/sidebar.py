@@ -15,7 +15,7 @@ from app_lib import data
 from app_lib.charts import GLOSSARY, TIEBREAK_HELP
 from app_lib.data import Dataset
 from tiecore.errors import InputError
-from tiecore.measures import Measure
+from tiecore.measures import DEFAULT_MEASURES, Measure
 from tiecore.ranking import TIEBREAKS
 
 #: Measures offered in the sidebar; any other ir_measures name can be typed in.
@@ -40,7 +40,6 @@ MEASURE_CHOICES = (
     "Success@10",
     "Bpref",
 )
-DEFAULT_MEASURES = ("P@10", "AP", "nDCG@10", "RR")
 #: The highest relevance level the sidebar accepts (higher ones are refused with a reason).
 MAX_LEVEL = 10
 
