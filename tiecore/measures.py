@@ -148,9 +148,11 @@ def parse_measures(measures: str | Measure | list[str | Measure]) -> list[Measur
     >>> [str(m) for m in parse_measures(["P@5", "AP", "P@5", "MAP@5"])]
     ['P@5', 'AP', 'AP@5']
     """
-    if isinstance(measures, str | Measure):
+    from tiecore.interop import measure_name  # ir_measures' measure objects and names too
+
+    if isinstance(measures, str | Measure) or hasattr(measures, "NAME"):
         measures = [measures]
-    parsed = [m if isinstance(m, Measure) else Measure.parse(m) for m in measures]
+    parsed = [m if isinstance(m, Measure) else Measure.parse(measure_name(m)) for m in measures]
     if not parsed:
         raise InputError(
             "measure", None, "no measures given (an empty list)", "at least one, such as 'P@10'"
