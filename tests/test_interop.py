@@ -174,3 +174,15 @@ def test_cli_takes_ir_measures_names():
     assert ours.stdout == run("P@5", "nDCG(gain=exp)@10").stdout
     refused = run("P(rel=2)@5", level="1")
     assert refused.returncode == 2 and "tiecore eval -l 2" in refused.stderr
+
+
+def test_parse_measures_and_evaluate_take_ir_measures_objects():
+    from tiecore.measures import parse_measures
+
+    assert parse_measures([nDCG @ 10, "P(rel=1)@5", AP]) == parse_measures(["nDCG@10", "P@5", "AP"])
+    assert parse_measures(RR) == parse_measures("RR")
+    run = tiecore.read_run(TREC_EVAL / "results.test")
+    qrels = tiecore.read_qrels(TREC_EVAL / "qrels.test")
+    ours = tiecore.evaluate(run, qrels, [AP, P @ 10, nDCG(dcg="exp-log2") @ 10])
+    named = tiecore.evaluate(run, qrels, ["AP", "P@10", "nDCG(gain=exp)@10"])
+    pd.testing.assert_frame_equal(ours, named)
