@@ -235,12 +235,53 @@ with right:
 
 # --- significance next to tie noise
 st.subheader("Significance, with tie noise beside it")
-alpha = st.select_slider(
-    "Significance level α", [0.001, 0.01, 0.05, 0.1], value=0.05, key="rankings_alpha"
+CORRECTION_NAMES = {
+    "holm": "Holm (family-wise error)",
+    "bonferroni": "Bonferroni (family-wise error)",
+    "bh": "Benjamini-Hochberg (false discovery rate)",
+    "none": "none",
+}
+left, middle, right = st.columns(3)
+with left:
+    alpha = st.select_slider(
+        "Significance level α", [0.001, 0.01, 0.05, 0.1], value=0.05, key="rankings_alpha"
+    )
+with middle:
+    correction = st.selectbox(
+        "Multiple-comparison correction",
+        list(CORRECTION_NAMES),
+        format_func=CORRECTION_NAMES.get,
+        key="rankings_correction",
+        help="applied over all pairs of the chosen systems, to each test's p-values "
+        "separately (tiecore.compare.adjust_pvalues)",
+    )
+with right:
+    baseline = st.selectbox(
+        "Baseline system",
+        ["", *order],
+        format_func=lambda r: "none" if r == "" else describe(r),
+        key=f"rankings_baseline_{dataset.key}_{'|'.join(order)}",
+        help="count the queries each system helps and hurts against this one",
+    )
+tukey = st.checkbox(
+    "Add Tukey's HSD",
+    key="rankings_tukey",
+    help="Tukey's honestly significant difference over all systems (scipy); the studentized "
+    "range takes seconds for 20 systems",
 )
+reviewed = result.with_options(correction=correction, baseline=baseline, tukey=tukey)
+verdict = reviewed.verdict(alpha)
+if verdict.startswith("no pair"):
+    st.info(f"Nothing is significant: {verdict}.", icon=":material/info:")
+else:
+    st.markdown(f"**{verdict[0].upper()}{verdict[1:]}.**")
+
 rank_of = {run: i for i, run in enumerate(order)}
+pairs = reviewed.pairs.reset_index()
+if reviewed.tukey is not None:
+    pairs = pairs.merge(reviewed.tukey.reset_index(), on=["a", "b"])
 upper = pairs[pairs["a"].map(rank_of) < pairs["b"].map(rank_of)].copy()
-upper["significant"] = pd.to_numeric(upper["t_pvalue"], errors="coerce") < alpha
+upper["significant"] = pd.to_numeric(upper["t_pvalue_adj"], errors="coerce") < alpha
 upper["abs_diff"] = upper["mean_diff"].abs()
 scatter = go.Figure()
 for significant, part in upper.groupby("significant"):
@@ -249,17 +290,17 @@ for significant, part in upper.groupby("significant"):
             x=part["tie_noise"],
             y=part["abs_diff"],
             mode="markers",
-            name=f"paired t-test p {'<' if significant else '≥'} {alpha}",
+            name=f"paired t-test p ({correction}) {'<' if significant else '≥'} {alpha}",
             marker={"size": 9, "color": ch.FLAG_COLOR if significant else "#7f7f7f"},
             customdata=np.column_stack(
                 [
                     part["a"].map(describe),
                     part["b"].map(describe),
-                    part[["t_pvalue", "randomization_pvalue", column]].to_numpy(dtype=object),
+                    part[["t_pvalue_adj", "randomization_pvalue", column]].to_numpy(dtype=object),
                 ]
             ),
             hovertemplate="%{customdata[0]} vs %{customdata[1]}<br>|mean difference| %{y:.4f}<br>"
-            "tie noise %{x:.4f}<br>t-test p %{customdata[2]:.3g}, randomization p "
+            "tie noise %{x:.4f}<br>t-test p (corrected) %{customdata[2]:.3g}, randomization p "
             "%{customdata[3]:.3g}<br>P(a beats b) %{customdata[4]:.3f}<extra></extra>",
         )
     )
@@ -287,23 +328,119 @@ st.caption(
     "line the difference is within what tie-breaking alone can produce — a 'significant' red dot "
     "there is an artefact of how ties were broken."
 )
+level = f"{reviewed.confidence:.0%}"
+HELP = {
+    "tie_sd": "tie noise: the exact sd over random tie-breaking (of the mean, or of the "
+    "difference of two means), from the per-query tie variances",
+    "topic_sd": "topic noise: the sd of the per-query values (or differences) / sqrt(queries), "
+    "the standard error from the spread between topics",
+    "t_pvalue_adj": f"paired t-test p-value, {correction}-corrected over all pairs",
+    "randomization_pvalue_adj": f"randomization test p-value, {correction}-corrected",
+    "wilcoxon_pvalue": "Wilcoxon signed-rank test on the per-query differences (scipy; exact "
+    "where scipy is; zero differences dropped)",
+    "wilcoxon_pvalue_adj": f"Wilcoxon p-value, {correction}-corrected over all pairs",
+    "diff_low": f"{level} {reviewed.ci_method} bootstrap interval of the mean difference, low",
+    "diff_high": f"{level} {reviewed.ci_method} bootstrap interval of the mean difference, high",
+    "tukey_pvalue": "Tukey's HSD p-value (already family-wise; ignores the pairing by query)",
+    "tukey_low": f"Tukey's {level} simultaneous interval of the difference, low",
+    "tukey_high": f"Tukey's {level} simultaneous interval of the difference, high",
+    "ci_low": f"{level} {reviewed.ci_method} bootstrap interval of the mean, low",
+    "ci_high": f"{level} {reviewed.ci_method} bootstrap interval of the mean, high",
+    "help": "queries where the system scores above the baseline (tie-aware values)",
+    "hurt": "queries where the system scores below the baseline",
+    "equal": "queries where both score the same",
+    "within_tie_noise": "helped or hurt queries whose difference is within 2 tie sd of that "
+    "query: tie-breaking alone could reverse them",
+}
+
+
+def configure(frame: pd.DataFrame) -> dict:
+    """Column help for the columns this page adds (the glossary covers the others)."""
+    config = {}
+    for name, text in HELP.items():
+        if name in frame.columns:
+            numeric = pd.api.types.is_float_dtype(frame[name].dtype)
+            spec = "%.2e" if "pvalue" in name or name.endswith("_sd") else "%.4f"
+            config[name] = (
+                st.column_config.NumberColumn(help=text, format=spec)
+                if numeric
+                else st.column_config.Column(help=text)
+            )
+    return config
+
+
 wanted = [
     "a",
     "b",
     "mean_diff",
     "tie_noise",
     "within_tie_noise",
+    "tie_sd",
+    "topic_sd",
     "p_beats_sampled",
     "p_beats_normal",
     "t_pvalue",
+    "t_pvalue_adj",
     "randomization_pvalue",
+    "randomization_pvalue_adj",
+    "wilcoxon_pvalue",
+    "wilcoxon_pvalue_adj",
+    "tukey_pvalue",
+    "diff_low",
+    "diff_high",
+    "tukey_low",
+    "tukey_high",
     "effect_size",
     "n_queries",
 ]
 table = upper[[c for c in wanted if c in upper.columns]]
+table = table.assign(a=table["a"].map(describe), b=table["b"].map(describe))
 ch.show_table(
-    table.assign(a=table["a"].map(describe), b=table["b"].map(describe)),
+    table,
     f"pairs {measure}",
     key="download_pairs",
     provenance=prov,
+    column_config=configure(table),
 )
+
+# --- each system: tie noise beside topic noise
+st.subheader("Each system: tie noise beside topic noise")
+systems = reviewed.systems.loc[order].copy()
+systems.insert(0, "system", [describe(r) for r in systems.index])
+systems = systems.reset_index(drop=True)
+ch.show_table(
+    systems,
+    f"systems {measure}",
+    key="download_systems",
+    provenance=prov,
+    column_config=configure(systems),
+)
+st.caption(
+    "tie_sd: how much the mean moves when ties are broken at random (exact); topic_sd: how "
+    "much it would move with another sample of topics (standard error). When tie_sd is a "
+    "sizeable share of topic_sd, ties matter as much as the choice of topics."
+)
+
+# --- help and hurt against the baseline
+if reviewed.baseline is not None:
+    st.subheader(f"Per-query help and hurt against {describe(reviewed.baseline)}")
+    counts = reviewed.help_hurt.copy()
+    counts.insert(0, "system", [describe(r) for r in counts.index])
+    counts = counts.reset_index(drop=True)
+    ch.show_table(
+        counts,
+        f"help hurt {measure}",
+        key="download_help_hurt",
+        provenance=prov,
+        column_config=configure(counts),
+    )
+    with st.expander("Every query (help, hurt, equal)"):
+        queries = reviewed.help_hurt_queries.assign(
+            run=reviewed.help_hurt_queries["run"].map(describe)
+        )
+        ch.show_table(
+            queries,
+            f"help hurt queries {measure}",
+            key="download_help_hurt_queries",
+            provenance=prov,
+        )
