@@ -107,12 +107,12 @@ def test_variance_is_the_variance_over_all_orderings(case, opts):
         assert found[qid] == pytest.approx(variance, abs=1e-12)
 
 
-def test_variance_refuses_groups_with_too_many_slots():
-    docnos = [f"d{i}" for i in range(100)]
+def test_variance_refuses_groups_beyond_its_budget():
+    docnos = [f"d{i}" for i in range(400)]
     run = pd.DataFrame({"qid": "1", "docno": docnos, "score": 1.0})
-    qrels = pd.DataFrame({"qid": "1", "docno": docnos[:5], "level": 2})
+    qrels = pd.DataFrame({"qid": "1", "docno": docnos[:100], "level": 2})
     judgments = Judgments.from_qrels(qrels)
-    with pytest.raises(ValueError, match="100 docs has 100 slots above the cut"):
+    with pytest.raises(ValueError, match="400 docs, 100 of them with a stop probability"):
         err_variance(Ranking.build(run, judgments), judgments)
 
 

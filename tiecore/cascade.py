@@ -252,7 +252,7 @@ def err_variance(
     *,
     depth: int | None = None,
     max_grade: int = MAX_GRADE,
-    limit: int = 64,
+    budget: float = 2e7,
 ) -> np.ndarray:
     """Per-query exact variance of ERR over all orderings of every tie group.
 
@@ -262,8 +262,9 @@ def err_variance(
     ``v_d = -w_{d-1}`` (``w_p = 1/(t+p+1)``), and for ``p <= q``
     ``E[P_p P_q] = M(p, q - p)``, the mean of ``prod x^2`` over the first ``p``
     and ``prod x`` over the next ``q - p`` docs of a random order: a DP over the
-    grade counts with bivariate hypergeometric weights, ``O(d^4)`` per grade.
-    A group with more than ``limit`` slots above the cut is refused (ValueError).
+    grade counts with bivariate hypergeometric weights, about ``c^2 (d^2/2 + c^2)``
+    terms for ``c`` docs with ``R > 0`` (the others come last and only dilute).  Groups
+    go in chunks of about ``budget`` terms; a group needing more is refused (ValueError).
 
     >>> import pandas as pd
     >>> qrels = pd.DataFrame({"qid": "1", "docno": ["a", "b"], "level": [4, 1]})
@@ -284,14 +285,19 @@ def err_variance(
     live = np.flatnonzero((ranking.size > 1) & (slots > 0) & (nonzero > 0))
     if not live.size:
         return out
-    if slots[live].max() > limit:
-        worst = live[np.argmax(slots[live])]
-        raise ValueError(
-            f"ERR's exact variance: a tie group of {ranking.size[worst]} docs has "
-            f"{slots[worst]} slots above the cut, more than the {limit} it handles "
-            "(its cost grows as slots**4); use a smaller cutoff or ties='sampled'"
-        )
     n, t, d = ranking.size[live], ranking.offset[live], slots[live]
+    # terms of the pair DP: states (d+1)^2/2, each with up to (c+1)^2 splits of the
+    # docs with R > 0 (the stop-free docs come last and only dilute)
+    c = np.minimum(nonzero[live], d) + 1.0
+    cost = c**2 * ((d + 1.0) ** 2 / 2 + c**2)
+    if cost.max() > budget:
+        worst = live[np.argmax(cost)]
+        raise ValueError(
+            f"ERR's exact variance: a tie group of {ranking.size[worst]} docs, "
+            f"{nonzero[worst]} of them with a stop probability, has {slots[worst]} slots "
+            f"above the cut; its exact variance needs about {cost.max():.2g} terms, more "
+            f"than the {budget:.2g} allowed; use a smaller cutoff or ties='sampled'"
+        )
     owner, local = _ragged(n)
     grades, grade_of_row = np.unique(
         stop[ranking.group_start[live][owner] + local], return_inverse=True
@@ -299,6 +305,18 @@ def err_variance(
     cell = owner * grades.size + grade_of_row
     counts = np.bincount(cell, minlength=live.size * grades.size).reshape(live.size, -1)
     x, counts = 1.0 - grades[::-1], counts[:, ::-1]  # x = 1 last (see err_aware)
+    variance = np.zeros(live.size)
+    chunk = np.cumsum(cost) // budget  # groups in chunks of about `budget` terms
+    for part in np.unique(chunk):  # a few chunks
+        at = np.flatnonzero(chunk == part)
+        variance[at] = _group_variances(n[at], t[at], d[at], counts[at], x)
+    start = decay[gq[live], t]
+    np.add.at(out, gq[live], start**2 * variance)
+    return out
+
+
+def _group_variances(n, t, d, counts, x) -> np.ndarray:
+    """``Var Y_g`` of tied groups, ``E[Y^2] - E[Y]^2`` (see :func:`err_variance`)."""
     means = subset_product_means(n, d, counts, x)  # m_0 .. m_d
     pair = _pair_product_means(n, d, counts, x)  # M(a, b), a + b <= d, (d+1)^2 layout
     # v_p for p = 0..d
@@ -307,22 +325,19 @@ def err_variance(
     w_before = np.where(p > 0, 1.0 / np.maximum(t[owner] + p, 1.0), 0.0)
     v = np.where(p < d[owner], w, 0.0) - w_before
     base_m = np.cumsum(d + 1) - (d + 1)
-    mean = np.bincount(owner, weights=v * means[base_m[owner] + p], minlength=live.size)
+    mean = np.bincount(owner, weights=v * means[base_m[owner] + p], minlength=n.size)
     # E[Y^2] = sum_{p <= q} (2 - [p == q]) v_p v_q M(p, q - p)
     first = base_m[owner]
-    span = d[owner] + 1 - p  # q = p .. d
-    row, offset = _ragged(span)
+    row, offset = _ragged(d[owner] + 1 - p)  # q = p .. d
     g = owner[row]
     pp, qq = p[row], p[row] + offset
     side = d[g] + 1
     base_pair = np.cumsum((d + 1) ** 2) - (d + 1) ** 2
     weight = np.where(offset == 0, 1.0, 2.0) * v[row] * v[first[row] + qq]
     second = np.bincount(
-        g, weights=weight * pair[base_pair[g] + pp * side + (qq - pp)], minlength=live.size
+        g, weights=weight * pair[base_pair[g] + pp * side + (qq - pp)], minlength=n.size
     )
-    start = decay[gq[live], t]
-    np.add.at(out, gq[live], start**2 * np.maximum(second - mean**2, 0.0))
-    return out
+    return np.maximum(second - mean**2, 0.0)
 
 
 def _pair_product_means(
