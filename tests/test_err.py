@@ -244,3 +244,34 @@ def test_sampled_orders_are_orderings_and_average_to_the_aware_value(case, opts)
         assert all(min(abs(v - p) for p in possible) < 1e-12 for v in set(column.tolist()))
         stderr = column.std(ddof=1) / np.sqrt(column.size)
         assert abs(column.mean() - aware[at]) <= 5 * stderr + 1e-12
+
+
+def test_evaluate_and_evaluate_spread_give_the_module_values():
+    """ERR through tiecore.evaluate / evaluate_spread (the registry family) in every mode."""
+    import tiecore
+
+    qrels = tiecore.read_qrels(DATA / "robust03" / "qrels.txt")
+    run = tiecore.read_run(DATA / "robust03" / "runs" / "input.MU03rob01.gz")
+    judgments = Judgments.from_qrels(qrels)
+    ranking = Ranking.build(run, judgments, tiebreak="file_order")
+    present = ranking.counts > 0
+    for ties, expected in (
+        ("aware", err_aware(ranking, judgments, 20)),
+        ("oblivious", err_oblivious(ranking.retie("trec_eval_double"), judgments, 20)),
+    ):
+        frame = tiecore.evaluate(
+            run, qrels, "ERR@20", ties=ties, tiebreak="trec_eval_double", per_query=True
+        )
+        values = frame["value"].to_numpy()
+        np.testing.assert_array_equal(values[:-1], expected[present])
+        assert values[-1] == pytest.approx(expected[present].mean(), rel=1e-14)
+    spread = tiecore.evaluate_spread(run, qrels, "err@20", per_query=True)
+    low, high = err_bounds(ranking, judgments, 20)
+    np.testing.assert_array_equal(
+        spread["var"].to_numpy()[:-1], err_variance(ranking, judgments, 20)[present]
+    )
+    np.testing.assert_array_equal(spread["min"].to_numpy()[:-1], low[present])
+    np.testing.assert_array_equal(spread["max"].to_numpy()[:-1], high[present])
+    sampled = tiecore.evaluate(run, qrels, "ERR(max_rel=5)@20", ties="sampled", samples=200)
+    exact = err_aware(ranking, judgments, 20, max_grade=5)[present].mean()
+    assert abs(sampled["value"].iloc[0] - exact) <= 5 * sampled["stderr"].iloc[0] + 1e-12

@@ -210,3 +210,28 @@ def test_sampled_curves_are_orderings_and_average_to_the_aware_curve(case, opts)
         column = draws[:, at]
         stderr = column.std(axis=0, ddof=1) / np.sqrt(column.shape[0])
         assert np.all(np.abs(column.mean(axis=0) - aware[at]) <= 5 * stderr + 1e-12)
+
+
+def test_evaluate_takes_trec_eval_and_ir_measures_names():
+    """iprec_at_recall_0.50 and IPrec@0.5 through tiecore.evaluate: pytrec_eval's mean
+    (oblivious), the module's curve (aware), and evaluate_spread's variance."""
+    qrels = tiecore.read_qrels(DATA / "trec_eval_tests" / "qrels.test")
+    run = tiecore.read_run(DATA / "trec_eval_tests" / "results.test")
+    qrel_dict, run_dict = pytrec_dicts(run, qrels)
+    expected = pytrec_eval.RelevanceEvaluator(qrel_dict, {"iprec_at_recall"}).evaluate(run_dict)
+    mean = np.mean([v["iprec_at_recall_0.50"] for v in expected.values()])
+    for name in ("iprec_at_recall_0.50", "IPrec@0.5"):
+        frame = tiecore.evaluate(run, qrels, name, ties="oblivious")
+        assert frame["measure"].tolist() == ["IPrec(recall=0.5)"]
+        assert frame["value"].iloc[0] == pytest.approx(mean, rel=1e-14)
+    judgments = Judgments.from_qrels(qrels)
+    ranking = Ranking.build(run, judgments, tiebreak="file_order")
+    present = ranking.counts > 0
+    aware = tiecore.evaluate(run, qrels, "IPrec@0.5", ties="aware", per_query=True)
+    np.testing.assert_array_equal(
+        aware["value"].to_numpy()[:-1], iprec_aware(ranking, judgments, (0.5,))[present, 0]
+    )
+    spread = tiecore.evaluate_spread(run, qrels, "IPrec@0.5", per_query=True)
+    np.testing.assert_array_equal(
+        spread["var"].to_numpy()[:-1], iprec_variance(ranking, judgments, (0.5,))[present, 0]
+    )

@@ -35,7 +35,6 @@ tie-break) and the minimum ascending (``pessimistic``).
 from __future__ import annotations
 
 import numpy as np
-from scipy import special
 
 from tiecore.errors import InputError
 from tiecore.judgments import Judgments
@@ -196,6 +195,8 @@ class _LogChoose:
     """``log C(n, k)`` from a table of ``log(i!)`` (``gammaln``, each correctly rounded)."""
 
     def __init__(self, largest: int) -> None:
+        from scipy import special  # on first use: tiecore loads scipy lazily
+
         self.table = special.gammaln(np.arange(largest + 1) + 1.0)
 
     def __call__(self, n: np.ndarray, k: np.ndarray) -> np.ndarray:

@@ -21,6 +21,10 @@ _PATTERN = re.compile(
 )
 
 
+#: ir_measures' ``IPrec@0.1`` and trec_eval's ``iprec_at_recall_0.10`` (the level is no cutoff).
+_RECALL = re.compile(r"^(?:iprec@|iprec_at_recall_)(\d*\.\d+|\d+)$", re.IGNORECASE)
+
+
 @dataclass(frozen=True, order=True)
 class Measure:
     """One evaluation measure: a family, an optional cutoff, a gain and parameters.
@@ -99,6 +103,9 @@ class Measure:
     @classmethod
     def parse(cls, text: str) -> Measure:
         """Parse ``P@10``, ``nDCG(gain=exp)@10``, ``AP``, ``P_10`` or ``ndcg_cut_10``."""
+        recall = _RECALL.match(text.strip())  # IPrec@0.1, iprec_at_recall_0.10
+        if recall:
+            text = f"IPrec(recall={float(recall.group(1)):.1f})"
         match = _PATTERN.match(text.strip())
         spec = lookup(match.group("family")) if match else None
         if spec is None:

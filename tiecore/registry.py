@@ -324,3 +324,40 @@ for _family in (
     ),
 ):  # fmt: skip
     register(_family)
+
+
+def _hook(module: str, name: str) -> Callable:
+    """``tiecore.<module>.<name>``, imported on the first call (no head-sum families)."""
+
+    def call(*args, **kwargs):
+        import importlib
+
+        return getattr(importlib.import_module(f"tiecore.{module}"), name)(*args, **kwargs)
+
+    return call
+
+
+#: trec_eval's recall levels of iprec_at_recall, as IPrec's ``recall`` accepts them.
+RECALL_CHOICES = tuple(f"{level / 10:.1f}" for level in range(11))
+
+for _family in (
+    Family(
+        "ERR", "cascade model (Chapelle et al.): sum_{j<=k} R_j prod_{i<j} (1 - R_i) / j, "
+        "R = (2^level - 1) / 2^max_rel with max_rel 4 (gdeval's, ir_measures' provider; a "
+        "larger level is an error); a query without a positive level scores 0 (gdeval "
+        "leaves it out)", ("err",),
+        params={"max_rel": Param("4", tuple(str(i) for i in range(1, 31)))}, component=None,
+        values=_hook("cascade", "family_values"), spread=_hook("cascade", "family_spread"),
+        sample=_hook("cascade", "family_sample"),
+    ),
+    Family(
+        "IPrec", "trec_eval's iprec_at_recall: the largest precision at or below the rank "
+        "of relevant doc number max(1, (long)(recall * num_rel + 0.9)); 0 when too few "
+        "are retrieved", ("iprec_at_recall",), "none",
+        params={"recall": Param("0.0", RECALL_CHOICES)}, component=None,
+        values=_hook("interpolated", "family_values"),
+        spread=_hook("interpolated", "family_spread"),
+        sample=_hook("interpolated", "family_sample"),
+    ),
+):  # fmt: skip
+    register(_family)
