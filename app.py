@@ -25,6 +25,6 @@ PAGES = [
 ]
 
 page = st.navigation(PAGES)
+warm.start()  # once per server: the MSLR sample's first view, computed ahead
 sidebar.sidebar()
 page.run()
-warm.start()  # after the first page is drawn: the MSLR sample's first view, ahead

@@ -162,14 +162,11 @@ def pick(frame: pd.DataFrame, measures: Sequence[str], names: Sequence[str]) -> 
     Order: runs as ``names``, then measures as ``measures``, then the rows' own
     order (queries, the summary row last), as :func:`tiecore.evaluate` gives them.
     """
-    measure_pos = {m: i for i, m in enumerate(measures)}
-    run_pos = {n: i for i, n in enumerate(names)}
-    part = frame[frame["measure"].isin(measure_pos) & frame["run"].isin(run_pos)]
-    order = (
-        part["run"].map(run_pos).to_numpy() * len(measure_pos)
-        + part["measure"].map(measure_pos).to_numpy()
-    )
-    return part.iloc[np.argsort(order, kind="stable")].reset_index(drop=True)
+    measure_codes = pd.Categorical(frame["measure"], categories=list(measures)).codes
+    run_codes = pd.Categorical(frame["run"], categories=list(names)).codes
+    keep = np.flatnonzero((measure_codes >= 0) & (run_codes >= 0))
+    order = run_codes[keep].astype(np.int64) * len(measures) + measure_codes[keep]
+    return frame.iloc[keep[np.argsort(order, kind="stable")]].reset_index(drop=True)
 
 
 def _score(
@@ -249,7 +246,8 @@ def evaluate(
         every = tuple(dataset.names)
         wide = computed_measures(dataset, measures)
         frame = _evaluate_all(dataset, dataset.key, every, wide, True, **args)
-        frame = pick(frame, measures, names)
+        if (wide, every) != (measures, names):
+            frame = pick(frame, measures, names)
         return frame if per_query else summary_rows(frame)
     key = (dataset.key, names, measures, per_query, tuple(sorted(args.items())))
     done = st.session_state.setdefault("_computed", set())
@@ -295,15 +293,32 @@ def spread_table(
         bar.empty()
         return frame
 
-    frame = pick(memo("spread", key, compute, size=64), measures, dataset.names)
+    frame = memo("spread", key, compute, size=64)
+    frame = frame if wide == measures else pick(frame, measures, dataset.names)
     return frame if per_query else summary_rows(frame)
 
 
 def modes(dataset: Dataset, settings: Settings, *, sampled: bool = False) -> pd.DataFrame:
-    """:func:`tiecore.report.combine_modes`: oblivious, aware, tie sd, min, max, z (and sampled)."""
-    oblivious = evaluate(dataset, settings, "oblivious")
-    drawn = evaluate(dataset, settings, "sampled") if sampled else None
-    return report.combine_modes(oblivious, spread_table(dataset, settings), drawn)
+    """:func:`tiecore.report.combine_modes`: oblivious, aware, tie sd, min, max, z (and sampled).
+
+    Kept per data set and the settings that change it, so a re-render (a seed
+    change with the sampled mode off, another page and back) combines nothing.
+    Callers must not change the frame in place.
+    """
+    key = (
+        dataset.key,
+        settings.measures,
+        settings.rel_level,
+        tuple(sorted(_mode_args("oblivious", settings).items())),
+        tuple(sorted(_mode_args("sampled", settings).items())) if sampled else None,
+    )
+
+    def compute() -> pd.DataFrame:
+        oblivious = evaluate(dataset, settings, "oblivious")
+        drawn = evaluate(dataset, settings, "sampled") if sampled else None
+        return report.combine_modes(oblivious, spread_table(dataset, settings), drawn)
+
+    return memo("modes", key, compute, size=64)
 
 
 def significance(dataset: Dataset, settings: Settings, alpha: float = 0.05) -> pd.DataFrame:

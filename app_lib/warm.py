@@ -3,12 +3,13 @@
 The bundled MSLR-WEB10K sample has 136 features as systems; scoring them all
 (oblivious values, the exact spread, the tie profiles) takes seconds.  When the
 server first runs the app, :func:`start` launches ``python -m app_lib.warm DIR``
-at low priority: it reads the sample and computes, with the very functions the
-app calls (:mod:`app_lib.cache`), what its Overview shows under the default
-settings, and pickles each result into ``DIR``.  :func:`fetch` hands such a
-result to the app (waiting for it, at normal priority, if the process is still
-on it), so a first visit only draws.  Any other data or setting is computed as
-usual.  ``TIECORE_APP_WARM=0`` switches the warm-up off (the AppTest suite does).
+in a process of its own (another core, where there is one): it reads the sample
+and computes, with the very functions the app calls (:mod:`app_lib.cache`), what
+its Overview shows under the default settings, and pickles each result into
+``DIR``.  :func:`fetch` hands such a result to the app (waiting for it if the
+process is still on it), so a first visit only loads and draws.  Any other data
+or setting is computed as usual.  ``TIECORE_APP_WARM=0`` switches the warm-up
+off (the AppTest suite does).
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ import streamlit as st
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = "TIECORE_APP_WARM"
-#: Niceness of the warm-up process (raised to the server's when a page waits for it).
-NICE = 5
+#: Niceness added to the warm-up process (a page that waits for it lowers it to the server's).
+NICE = 0
 #: Longest wait for a planned result, in seconds (then the page computes it itself).
 WAIT = 120.0
 

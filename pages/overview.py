@@ -83,18 +83,23 @@ if varies.any():
     wide = table.pivot(index="run", columns="measure", values="z").reindex(
         index=chosen, columns=measures
     )
-    detail = table.set_index(["run", "measure"])
+    cells = table.pivot(
+        index="run", columns="measure", values=["oblivious", "aware", "tie_sd", "z", "min", "max"]
+    )
+    ob, aw, sd, zz, lo, hi = (
+        cells[column].reindex(index=chosen, columns=measures).to_numpy(np.float64)
+        for column in ("oblivious", "aware", "tie_sd", "z", "min", "max")
+    )
     hover = np.empty(wide.shape, dtype=object)
     for i, run in enumerate(chosen):
         for j, measure in enumerate(measures):
-            row = detail.loc[(run, measure)] if (run, measure) in detail.index else None
             hover[i, j] = (
                 ""
-                if row is None
+                if np.isnan(aw[i, j])  # no such row
                 else f"<b>{describe(run)}</b> · {measure}<br>{settings.tiebreak} "
-                f"{report.format_value(row['oblivious'])} vs aware "
-                f"{report.format_value(row['aware'])} ± {row['tie_sd']:.4f}<br>"
-                f"z = {row['z']:+.2f} · all tie-breaks: {row['min']:.4f} … {row['max']:.4f}"
+                f"{report.format_value(ob[i, j])} vs aware "
+                f"{report.format_value(aw[i, j])} ± {sd[i, j]:.4f}<br>"
+                f"z = {zz[i, j]:+.2f} · all tie-breaks: {lo[i, j]:.4f} … {hi[i, j]:.4f}"
             )
     z = wide.to_numpy(np.float64)
     heat = go.Figure(

@@ -355,7 +355,14 @@ def test_uploaded_real_runs_every_page_and_timings(server, page):
     }
     for name, limit in limits.items():
         assert TIMINGS[name][0] < limit, (name, TIMINGS[name])
-    for name, (seconds, _, shown) in TIMINGS.items():  # a progress bar on anything longer
+    computing = (  # what computes for seconds: a progress bar or spinner when it is long
+        "MSLR sample: first visit (136 features)",
+        "sampled mode on, 200 samples (first time)",
+        "2,000 samples on Overview, sampled mode on",
+        "2,000 samples on Variance",
+    )
+    for name in computing:
+        seconds, _, shown = TIMINGS[name]
         assert seconds < 5 or shown, (name, seconds, "no progress bar or spinner")
 
 
