@@ -112,7 +112,7 @@ def test_variance_refuses_groups_beyond_its_budget():
     run = pd.DataFrame({"qid": "1", "docno": docnos, "score": 1.0})
     qrels = pd.DataFrame({"qid": "1", "docno": docnos[:100], "level": 2})
     judgments = Judgments.from_qrels(qrels)
-    with pytest.raises(ValueError, match="400 docs, 100 of them with a stop probability"):
+    with pytest.raises(InputError, match="tie group of 400 docs, 100 of them with a stop"):
         err_variance(Ranking.build(run, judgments), judgments)
 
 

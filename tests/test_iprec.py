@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from strategies import cases
 
 import tiecore
+from tiecore.errors import InputError
 from tiecore.interpolated import (
     RECALL_LEVELS,
     iprec_aware,
@@ -151,7 +152,7 @@ def test_a_group_with_too_many_placements_is_refused():
     run = pd.DataFrame({"qid": "1", "docno": docnos, "score": 1.0})
     qrels = pd.DataFrame({"qid": "1", "docno": docnos[:20], "level": 1})
     judgments = Judgments.from_qrels(qrels)
-    with pytest.raises(ValueError, match="a tie group of 40 docs with 20 relevant"):
+    with pytest.raises(InputError, match="query 1 has a tie group of 40 docs with 20 relevant"):
         iprec_aware(Ranking.build(run, judgments), judgments)
 
 

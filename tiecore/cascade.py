@@ -265,7 +265,7 @@ def err_variance(
     and ``prod x`` over the next ``q - p`` docs of a random order: a DP over the
     grade counts with bivariate hypergeometric weights, about ``c^2 (d^2/2 + c^2)``
     terms for ``c`` docs with ``R > 0`` (the others come last and only dilute).  Groups
-    go in chunks of about ``budget`` terms; a group needing more is refused (ValueError).
+    go in chunks of about ``budget`` terms; a group needing more is refused (InputError).
 
     >>> import pandas as pd
     >>> qrels = pd.DataFrame({"qid": "1", "docno": ["a", "b"], "level": [4, 1]})
@@ -293,11 +293,14 @@ def err_variance(
     cost = c**2 * ((d + 1.0) ** 2 / 2 + c**2)
     if cost.max() > budget:
         worst = live[np.argmax(cost)]
-        raise ValueError(
-            f"ERR's exact variance: a tie group of {ranking.size[worst]} docs, "
-            f"{nonzero[worst]} of them with a stop probability, has {slots[worst]} slots "
-            f"above the cut; its exact variance needs about {cost.max():.2g} terms, more "
-            f"than the {budget:.2g} allowed; use a smaller cutoff or ties='sampled'"
+        raise InputError(
+            f"run {ranking.name}",
+            None,
+            f"query {judgments.qids[gq[worst]]} has a tie group of {ranking.size[worst]} docs, "
+            f"{nonzero[worst]} of them with a stop probability, and {slots[worst]} slots above "
+            f"the cut: ERR's exact variance would need about {cost.max():.2g} terms, more than "
+            f"the {budget:.2g} allowed",
+            "a smaller cutoff, or ties='sampled' for this run",
         )
     owner, local = _ragged(n)
     grades, grade_of_row = np.unique(

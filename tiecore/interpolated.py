@@ -22,7 +22,7 @@ distribution functions
 over the merged support points.  Groups whose placement is fixed (all
 relevant, none, or one doc) enter as constants.  Each mixed group's
 distribution comes from enumerating its ``C(n, r)`` placements, so the
-tie-aware curve is exact but refuses (ValueError) a group with more than
+tie-aware curve is exact but refuses (InputError) a group with more than
 ``limit`` placements.  The bounds are the optimistic and pessimistic orders:
 every ``m / rank_m`` falls as ``rank_m`` grows.
 """
@@ -30,10 +30,10 @@ every ``m / rank_m`` falls as ``rank_m`` grows.
 from __future__ import annotations
 
 import itertools
-import math
 
 import numpy as np
 
+from tiecore.errors import InputError
 from tiecore.judgments import Judgments
 from tiecore.ranking import Ranking
 
@@ -122,7 +122,7 @@ def iprec_aware(
 ) -> np.ndarray:
     """``(queries, levels)`` interpolated precision averaged exactly over all orderings.
 
-    Raises ValueError when a tie group mixing relevant and other docs has more
+    Raises InputError when a tie group mixing relevant and other docs has more
     than ``limit`` placements of its relevant docs (see the module docstring).
 
     >>> import pandas as pd
@@ -182,12 +182,12 @@ def _moments(
     groups = np.flatnonzero(mixed)
     if not groups.size:
         return constant, constant**2
-    events = _group_distributions(groups, ranking, slots, first, limit)
+    events = _group_distributions(groups, ranking, slots, first, limit, judgments.qids)
     mean, square = _expected_max(constant.ravel(), *events)
     return mean.reshape(nq, nl), square.reshape(nq, nl)
 
 
-def _group_distributions(groups, ranking, slots, first, limit):
+def _group_distributions(groups, ranking, slots, first, limit, judgments_qids):
     """Events ``(cell, value, F_g(value), F_g(previous value))`` of every mixed group's
     maximum, per level.
 
@@ -196,13 +196,18 @@ def _group_distributions(groups, ranking, slots, first, limit):
     """
     nl = first.shape[1]
     n, r = ranking.size[groups], ranking.rel_count[groups]
-    sizes = np.array([math.comb(int(a), int(b)) for a, b in zip(n, r, strict=True)])
+    from scipy import special  # on first use: tiecore loads scipy lazily
+
+    sizes = special.comb(n, r)  # placements (as floats: only compared with the limit)
     if sizes.max() > limit:
         worst = int(np.argmax(sizes))
-        raise ValueError(
-            f"iprec_at_recall tie-aware: a tie group of {n[worst]} docs with {r[worst]} relevant "
-            f"has {sizes[worst]} placements, more than the {limit} enumerated; use "
-            "ties='oblivious' or 'sampled' for this run"
+        raise InputError(
+            f"run {ranking.name}",
+            None,
+            f"query {judgments_qids[ranking.group_query[groups[worst]]]} has a tie group of "
+            f"{n[worst]} docs with {r[worst]} relevant: {sizes[worst]:.3g} placements, more "
+            f"than the {limit} the exact IPrec (iprec_at_recall) enumerates",
+            "ties='oblivious' or 'sampled' for IPrec on this run",
         )
     out_cells, out_values, out_cdf, out_previous = [], [], [], []
     shapes = np.unique(np.stack([n, r], axis=1), axis=0)
@@ -354,7 +359,7 @@ def family_values(measure, profile, ranking: Ranking, judgments: Judgments, dept
 
 
 def family_spread(measure, ranking: Ranking, judgments: Judgments, depth=None) -> dict:
-    """Per-query ``value, var, min, max`` (exact; ValueError past :data:`LIMIT`)."""
+    """Per-query ``value, var, min, max`` (exact; InputError past :data:`LIMIT`)."""
     levels = _level(measure)
     mean, square = _moments(ranking, judgments, levels, depth=depth)
     low, high = iprec_bounds(ranking, judgments, levels, depth=depth)
