@@ -52,7 +52,15 @@ sample_scores = result.sample_scores[ranks.index]
 ranks["sampled (mean rank)"] = sample_scores.rank(axis=1, ascending=False).mean().to_numpy()
 orderings = [
     c
-    for c in ("pessimistic", "trec_eval", "docno_asc", "file_order", "optimistic", "aware")
+    for c in (
+        "pessimistic",
+        "trec_eval",
+        "trec_eval_double",
+        "docno_asc",
+        "file_order",
+        "optimistic",
+        "aware",
+    )
     if c in ranks.columns
 ]
 columns = [*orderings, "sampled (mean rank)"]

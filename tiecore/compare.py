@@ -50,11 +50,11 @@ from tiecore._parallel import map_runs
 from tiecore.errors import InputError
 from tiecore.judgments import Judgments
 from tiecore.measures import Measure, parse_measures
-from tiecore.ranking import Ranking
+from tiecore.ranking import TIEBREAKS, Ranking
 from tiecore.spread import query_spread
 
 #: Oblivious tie-break policies with one deterministic order ("random" is the samples).
-OBLIVIOUS = ("trec_eval", "docno_asc", "file_order", "optimistic", "pessimistic")
+OBLIVIOUS = tuple(policy for policy in TIEBREAKS if policy != "random")
 #: Columns of :attr:`Comparison.scores` and :attr:`Comparison.ranks`.
 ORDERINGS = ("aware", *OBLIVIOUS)
 #: Name of the random tie-break orderings (one per sample) in the agreement table.
