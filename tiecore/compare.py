@@ -30,6 +30,15 @@ Pairwise work is array operations over all pairs at once: one sign-flip
 matrix times the ``queries x runs`` value matrix gives every pair's
 randomization statistics, and the t-tests, normal approximations and
 P(a beats b) are computed for all pairs together.
+
+For reviewers: a Wilcoxon signed-rank test per pair (scipy's, batched), the
+t-test, randomization and Wilcoxon p-values corrected over all pairs (Holm,
+Bonferroni or Benjamini-Hochberg), bootstrap intervals of each run's mean
+and of each pair's mean difference (one matrix product of resample counts
+and values serves every run and pair), Tukey's HSD on request, per-query
+help/hurt against a baseline, and in every table the tie noise (the exact
+sd that random tie-breaking adds) beside the topic noise (the standard error
+from the spread between topics).
 """
 
 from __future__ import annotations
@@ -1483,9 +1492,16 @@ def format_comparison(comparison: Comparison, fmt: str = "text") -> str:
     random tie-breaks' mean and sd), the runs that move between ``trec_eval``
     and ``aware``, the pairs of runs that swap, the tests of the runs next to
     each other under ``aware``, and the agreement of ``trec_eval`` with the
-    other orderings.  ``csv``: one tidy table with columns ``measure, table,
-    run, other, field, value`` holding the scores, ranks, swaps, pairs and
-    agreement.  ``json``: an object with those tables as lists of records.
+    other orderings; each run's ``tie_sd``, ``topic_sd`` and bootstrap
+    interval; the neighbours' Wilcoxon, corrected and Tukey p-values and
+    intervals; the :meth:`Comparison.verdict`; the help/hurt table against
+    the baseline.  ``csv``: one tidy table with columns ``measure, table,
+    run, other, field, value`` holding the scores (with the noise and
+    intervals), ranks, swaps, pairs (with Tukey's columns), agreement and,
+    with a baseline, ``help_hurt`` (``other``: the baseline) and
+    ``help_hurt_queries`` (``other``: the qid).  ``json``: an object with
+    those tables as lists of records and the options (``correction``,
+    ``baseline``, ``confidence``, ...).
     Undefined statistics are ``undefined`` in text, empty in csv and ``null``
     in json.
     """
