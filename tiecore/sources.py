@@ -78,9 +78,15 @@ def _sniff(data: bytes) -> str | None:
     """The format of some bytes: ``"parquet"``, ``"jsonl"`` or None (TREC text)."""
     if data[:4] == _PARQUET_MAGIC:
         return "parquet"
-    if data.lstrip(b" \t\r\n\v\f\xef\xbb\xbf")[:1] == b"{":
-        return "jsonl"
-    return None
+    body = data.lstrip(b" \t\r\n\v\f\xef\xbb\xbf")
+    if body[:1] != b"{":
+        return None
+    # JSON Lines only when the first line is a JSON object: a TREC line may start with "{"
+    first = body.replace(b"\r", b"\n").split(b"\n", 1)[0]
+    try:
+        return "jsonl" if isinstance(json.loads(first), dict) else None
+    except ValueError:
+        return None
 
 
 def _is_path(source: object) -> bool:
