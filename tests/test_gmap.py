@@ -98,3 +98,58 @@ def test_aware_bounds_and_jensen_against_every_ordering(case):
     assert float(gmap(np.array([pessimistic[q] for q in qids]))) == pytest.approx(low, rel=1e-12)
     assert float(gmap(np.array([optimistic[q] for q in qids]))) == pytest.approx(high, rel=1e-12)
     assert low * (1 - 1e-12) <= mean_gmap <= high * (1 + 1e-12)
+
+
+def test_evaluate_gm_map_summary_in_every_mode(tmp_path):
+    """gm_map through tiecore.evaluate: per query AP, summary trec_eval's GMAP (pytrec_eval's
+    aggregate); aware = GM of the aware APs; evaluate_spread's min/max = GM of the bounds."""
+    qrels = tiecore.read_qrels(DATA / "robust03" / "qrels.txt")
+    path = tmp_path / "run.txt"
+    path.write_bytes(gzip.decompress((DATA / "robust03/runs/input.MU03rob01.gz").read_bytes()))
+    run = tiecore.read_run(path)
+    qrel_dict: dict = {}
+    for q, d, lv in zip(qrels["qid"], qrels["docno"], qrels["level"], strict=True):
+        qrel_dict.setdefault(q, {})[d] = int(lv)
+    run_dict: dict = {}
+    for q, d, s in zip(run["qid"], run["docno"], run["score"], strict=True):
+        run_dict.setdefault(q, {})[d] = float(s)
+    logs = pytrec_eval.RelevanceEvaluator(qrel_dict, {"gm_map"}).evaluate(run_dict)
+    expected = pytrec_eval.compute_aggregated_measure(
+        "gm_map", [v["gm_map"] for v in logs.values()]
+    )
+    frame = tiecore.evaluate(run, qrels, "gm_map", ties="oblivious", per_query=True)
+    assert frame["measure"].iloc[0] == "GMAP"
+    assert frame["value"].iloc[-1] == pytest.approx(expected, rel=1e-13)
+    ap = per_query_ap(run, qrels, "oblivious")
+    assert frame["value"].iloc[:-1].tolist() == [ap[q] for q in frame["qid"].iloc[:-1]]
+    aware = tiecore.evaluate(run, qrels, "GMAP", ties="aware")["value"].iloc[0]
+    aware_ap = per_query_ap(run, qrels, "aware")
+    assert aware == pytest.approx(float(gmap(np.array(list(aware_ap.values())))), rel=1e-14)
+    spread = tiecore.evaluate_spread(run, qrels, "GMAP")
+    low = per_query_ap(run, qrels, "oblivious", tiebreak="pessimistic")
+    high = per_query_ap(run, qrels, "oblivious", tiebreak="optimistic")
+    assert spread["min"].iloc[0] == pytest.approx(float(gmap(np.array(list(low.values())))))
+    assert spread["max"].iloc[0] == pytest.approx(float(gmap(np.array(list(high.values())))))
+    assert math.isnan(spread["var"].iloc[0])
+
+
+@settings(PROPERTY, max_examples=25, derandomize=True)
+@given(cases(max_queries=3, max_docs=6))
+def test_sampled_gm_map_estimates_the_mean_over_orderings(case):
+    qids = sorted(case.both_qids)
+    per_query_values = []
+    for qid in qids:
+        q = case.queries[qid]
+        sequences = ref.label_sequences(q.scores, q.labels)
+        total = sum(sequences.values())
+        per_query_values.append(
+            [(ref.measure(ref.Spec("AP"), s, q.levels), c / total) for s, c in sequences.items()]
+        )
+    mean_gmap = sum(
+        math.prod(p for _, p in combo) * float(gmap(np.array([v for v, _ in combo])))
+        for combo in itertools.product(*per_query_values)
+    )
+    frame = tiecore.evaluate(
+        case.run_frame(), case.qrels_frame(), "gm_map", ties="sampled", samples=500
+    )
+    assert abs(frame["value"].iloc[0] - mean_gmap) <= 5 * frame["stderr"].iloc[0] + 1e-12

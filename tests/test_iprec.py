@@ -27,6 +27,7 @@ from tiecore.interpolated import (
     level_names,
 )
 from tiecore.judgments import Judgments
+from tiecore.measures import Measure
 from tiecore.ranking import Ranking
 
 pytestmark = pytest.mark.filterwarnings("ignore::tiecore.errors.TieCoreWarning")
@@ -34,13 +35,15 @@ PROPERTY = settings(max_examples=80, deadline=None, suppress_health_check=[Healt
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
-def reference_iprec(labels, num_rel: int, depth: int | None, rel_level: int = 1) -> list[float]:
+def reference_iprec(
+    labels, num_rel: int, depth: int | None, rel_level: int = 1, shift: float = 0.9
+) -> list[float]:
     """trec_eval's m_iprec_at_recall.c, transcribed: ranks walked backwards, the running
     maximum of precision recorded when the relevant count hits a level's cutoff."""
     labels = list(labels)[:depth] if depth is not None else list(labels)
     rel = [ref.is_relevant(label, rel_level) for label in labels]
     num_ret, num_rel_ret = len(labels), sum(rel)
-    cutoffs = [int(c * num_rel + 0.9) for c in RECALL_LEVELS]
+    cutoffs = [int(c * num_rel + shift) for c in RECALL_LEVELS]
     values = [0.0] * len(cutoffs)
     current = len(cutoffs) - 1
     while current >= 0 and cutoffs[current] > num_rel_ret:
@@ -72,20 +75,21 @@ def build(case, tiebreak="file_order", rel_level=1):
 options = st.fixed_dictionaries(
     {"depth": st.one_of(st.none(), st.integers(1, 6)), "rel_level": st.sampled_from([1, 2])}
 )
+SHIFTS = {"up": 0.9, "nearest": 0.5}
 
 
 @settings(PROPERTY)
-@given(cases(), options)
-def test_aware_is_the_mean_over_all_orderings(case, opts):
+@given(cases(), options, st.sampled_from(sorted(SHIFTS)))
+def test_aware_is_the_mean_over_all_orderings(case, opts, rounding):
     ranking, judgments = build(case, rel_level=opts["rel_level"])
-    found = iprec_aware(ranking, judgments, depth=opts["depth"])
+    found = iprec_aware(ranking, judgments, depth=opts["depth"], rounding=rounding)
     for qid in case.both_qids:
         q = case.queries[qid]
         num_rel = ref.num_relevant(q.levels, opts["rel_level"])
         sequences = ref.label_sequences(q.scores, q.labels)
         total = sum(sequences.values())
         curves = [
-            (reference_iprec(s, num_rel, opts["depth"], opts["rel_level"]), c)
+            (reference_iprec(s, num_rel, opts["depth"], opts["rel_level"], SHIFTS[rounding]), c)
             for s, c in sequences.items()
         ]
         expected = [math.fsum(c * v[i] for v, c in curves) / total for i in range(11)]
@@ -114,16 +118,22 @@ def test_variance_is_the_variance_over_all_orderings(case, opts):
 
 
 @settings(PROPERTY)
-@given(cases(), options, st.sampled_from(ref.DETERMINISTIC_POLICIES))
-def test_oblivious_is_trec_evals_loop_on_the_policys_order(case, opts, policy):
+@given(
+    cases(), options, st.sampled_from(ref.DETERMINISTIC_POLICIES), st.sampled_from(sorted(SHIFTS))
+)
+def test_oblivious_is_trec_evals_loop_on_the_policys_order(case, opts, policy, rounding):
     ranking, judgments = build(case, policy, opts["rel_level"])
-    found = iprec_oblivious(ranking, judgments, depth=opts["depth"])
+    found = iprec_oblivious(ranking, judgments, depth=opts["depth"], rounding=rounding)
     for qid in case.both_qids:
         q = case.queries[qid]
         order = ref.order_indices(q.scores, q.docnos, q.labels, policy)
         num_rel = ref.num_relevant(q.levels, opts["rel_level"])
         expected = reference_iprec(
-            [q.labels[i] for i in order], num_rel, opts["depth"], opts["rel_level"]
+            [q.labels[i] for i in order],
+            num_rel,
+            opts["depth"],
+            opts["rel_level"],
+            SHIFTS[rounding],
         )
         assert found[list(judgments.qids).index(qid)].tolist() == expected  # bit for bit
 
@@ -221,7 +231,7 @@ def test_evaluate_takes_trec_eval_and_ir_measures_names():
     qrel_dict, run_dict = pytrec_dicts(run, qrels)
     expected = pytrec_eval.RelevanceEvaluator(qrel_dict, {"iprec_at_recall"}).evaluate(run_dict)
     mean = np.mean([v["iprec_at_recall_0.50"] for v in expected.values()])
-    for name in ("iprec_at_recall_0.50", "IPrec@0.5"):
+    for name in ("IPrec@0.5", "IPrec(recall=0.5)"):
         frame = tiecore.evaluate(run, qrels, name, ties="oblivious")
         assert frame["measure"].tolist() == ["IPrec(recall=0.5)"]
         assert frame["value"].iloc[0] == pytest.approx(mean, rel=1e-14)
@@ -236,3 +246,30 @@ def test_evaluate_takes_trec_eval_and_ir_measures_names():
     np.testing.assert_array_equal(
         spread["var"].to_numpy()[:-1], iprec_variance(ranking, judgments, (0.5,))[present, 0]
     )
+
+
+def test_trec_eval_names_round_as_the_trec_eval_of_the_test_outputs():
+    """iprec_at_recall_r rounds r * num_rel to nearest, as the trec_eval that wrote
+    out.test.aq does (pytrec_eval's 9.0.x adds 0.9): every level of every query, to its 4
+    printed decimals."""
+    expected = {}
+    for line in (DATA / "trec_eval_tests" / "out.test.aq").read_text().splitlines():
+        name, qid, value = line.split()
+        if name.startswith("iprec_at_recall_") and qid != "all":
+            expected[qid, name] = value
+    qrels = tiecore.read_qrels(DATA / "trec_eval_tests" / "qrels.test")
+    run = tiecore.read_run(DATA / "trec_eval_tests" / "results.test")
+    names = level_names()
+    frame = tiecore.evaluate(run, qrels, names, ties="oblivious", per_query=True)
+    frame = frame[frame["qid"].notna()]
+    trec_name = {str(Measure.parse(name)): name for name in names}
+    assert len(trec_name) == 11 and all("round=nearest" in m for m in trec_name)
+    found = {
+        (q, trec_name[m]): f"{v:.4f}"
+        for q, m, v in zip(frame["qid"], frame["measure"], frame["value"], strict=True)
+    }
+    assert found == expected
+    pytrec = pytrec_eval.RelevanceEvaluator(*pytrec_dicts(run, qrels)[:1], {"iprec_at_recall"})
+    assert pytrec.evaluate(pytrec_dicts(run, qrels)[1])["301"]["iprec_at_recall_0.10"] != float(
+        expected["301", "iprec_at_recall_0.10"]
+    )  # the two trec_evals differ here (0.2096 against 0.2098)

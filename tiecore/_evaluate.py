@@ -365,6 +365,17 @@ def _skipped_message(name: str, skipped: np.ndarray) -> str:
     return f"run {name}: {skipped.size} queries without judgments skipped ({shown})"
 
 
+def _geometric_summaries(found: dict, stacked: np.ndarray, summary: np.ndarray) -> None:
+    """Families averaged geometrically (``aggregate="geometric"``, gm_map): their summary
+    is trec_eval's ``exp(mean log max(value, 1e-5))`` (:func:`tiecore.geomean.gmap`), in
+    place; per sample when sampled (the mean over samples then estimates the mean GMAP)."""
+    rows = [i for i, m in enumerate(found) if m.spec.aggregate == "geometric"]
+    if rows and stacked.shape[-1]:
+        from tiecore.geomean import gmap
+
+        summary[rows] = gmap(stacked[rows], axis=-1)[..., None]
+
+
 def _tidy(name, judgments, present, found, complete, per_query, ties) -> pd.DataFrame:
     """Rows ``run, qid, measure, value[, std, stderr]``: per measure, queries then the
     summary (the mean over queries), whose ``qid`` is None so no query id can clash with it.
@@ -376,6 +387,7 @@ def _tidy(name, judgments, present, found, complete, per_query, ties) -> pd.Data
     stacked = np.stack([value[..., chosen] for value in found.values()])  # measures first
     if ties == "sampled":  # (measures, samples, queries)
         means = stacked.mean(axis=2, keepdims=True)
+        _geometric_summaries(found, stacked, means)
         draws = np.concatenate([stacked, means], axis=2)
         first = draws[:, :1]  # shifted sums: a query that never varies keeps its value, std 0
         columns = {
@@ -387,6 +399,7 @@ def _tidy(name, judgments, present, found, complete, per_query, ties) -> pd.Data
         mean = (
             stacked.mean(axis=1, keepdims=True) if stacked.shape[1] else np.zeros((len(found), 1))
         )
+        _geometric_summaries(found, stacked, mean)
         columns = {"value": np.concatenate([stacked, mean], axis=1)}
     keep = slice(None) if per_query else slice(-1, None)
     columns = {key: value[:, keep].ravel() for key, value in columns.items()}

@@ -52,15 +52,26 @@ def level_names(levels=RECALL_LEVELS) -> list[str]:
     return [f"iprec_at_recall_{c:.2f}" for c in levels]
 
 
-def relevant_counts(judgments: Judgments, levels=RECALL_LEVELS) -> np.ndarray:
+#: How trec_eval turns a recall level into a count of relevant docs: ``(long)(c * num_rel
+#: + 0.9)`` in trec_eval 9.0.x (pytrec_eval, ir_measures), ``+ 0.5`` (to nearest) in the
+#: later trec_eval that produced the trec_eval test outputs.
+ROUNDINGS = {"up": 0.9, "nearest": 0.5}
+
+
+def relevant_counts(judgments: Judgments, levels=RECALL_LEVELS, rounding: str = "up") -> np.ndarray:
     """``(queries, levels)``: the ordinal ``max(k(c), 1)`` of the first relevant doc that counts.
 
     >>> import pandas as pd
     >>> j = Judgments.from_qrels(pd.DataFrame({"qid": "1", "docno": list("abc"), "level": 1}))
     >>> relevant_counts(j, (0.0, 0.1, 0.5, 1.0)).tolist()
     [[1, 1, 2, 3]]
+    >>> relevant_counts(j, (0.0, 0.1, 0.5, 1.0), "nearest").tolist()
+    [[1, 1, 2, 3]]
     """
-    cut = (np.asarray(levels, dtype=np.float64) * judgments.num_rel[:, None] + 0.9).astype(np.int64)
+    shift = ROUNDINGS[rounding]
+    cut = (np.asarray(levels, dtype=np.float64) * judgments.num_rel[:, None] + shift).astype(
+        np.int64
+    )
     return np.maximum(cut, 1)
 
 
@@ -70,7 +81,12 @@ def _retrieved(ranking: Ranking, depth: int | None) -> np.ndarray:
 
 
 def iprec_oblivious(
-    ranking: Ranking, judgments: Judgments, levels=RECALL_LEVELS, *, depth: int | None = None
+    ranking: Ranking,
+    judgments: Judgments,
+    levels=RECALL_LEVELS,
+    *,
+    depth: int | None = None,
+    rounding: str = "up",
 ) -> np.ndarray:
     """``(queries, levels)`` interpolated precision of the ranking's own order.
 
@@ -85,7 +101,7 @@ def iprec_oblivious(
     query = ranking.query[keep]
     ordinal = np.arange(keep.size) - np.searchsorted(query, query) + 1
     precision = ordinal / ranking.rank[keep].astype(np.float64)
-    return _max_from(query, ordinal, precision, relevant_counts(judgments, levels))
+    return _max_from(query, ordinal, precision, relevant_counts(judgments, levels, rounding))
 
 
 def _max_from(query, ordinal, precision, first) -> np.ndarray:
@@ -103,11 +119,16 @@ def _max_from(query, ordinal, precision, first) -> np.ndarray:
 
 
 def iprec_bounds(
-    ranking: Ranking, judgments: Judgments, levels=RECALL_LEVELS, *, depth: int | None = None
+    ranking: Ranking,
+    judgments: Judgments,
+    levels=RECALL_LEVELS,
+    *,
+    depth: int | None = None,
+    rounding: str = "up",
 ) -> tuple[np.ndarray, np.ndarray]:
     """Min and max over all orderings: the pessimistic and optimistic orders."""
     return tuple(
-        iprec_oblivious(ranking.retie(policy), judgments, levels, depth=depth)
+        iprec_oblivious(ranking.retie(policy), judgments, levels, depth=depth, rounding=rounding)
         for policy in ("pessimistic", "optimistic")
     )
 
@@ -119,6 +140,7 @@ def iprec_aware(
     *,
     depth: int | None = None,
     limit: int = LIMIT,
+    rounding: str = "up",
 ) -> np.ndarray:
     """``(queries, levels)`` interpolated precision averaged exactly over all orderings.
 
@@ -132,7 +154,7 @@ def iprec_aware(
     >>> iprec_aware(Ranking.build(run, j), j, (0.0,)).tolist()  # (1 + 1/2) / 2
     [[0.75]]
     """
-    return _moments(ranking, judgments, levels, depth=depth, limit=limit)[0]
+    return _moments(ranking, judgments, levels, depth=depth, limit=limit, rounding=rounding)[0]
 
 
 def iprec_variance(
@@ -142,6 +164,7 @@ def iprec_variance(
     *,
     depth: int | None = None,
     limit: int = LIMIT,
+    rounding: str = "up",
 ) -> np.ndarray:
     """``(queries, levels)`` exact variance over all orderings: ``sum v^2 dF - E^2``.
 
@@ -152,7 +175,7 @@ def iprec_variance(
     >>> iprec_variance(Ranking.build(run, j), j, (0.0,)).tolist()  # values 1 and 1/2
     [[0.0625]]
     """
-    mean, square = _moments(ranking, judgments, levels, depth=depth, limit=limit)
+    mean, square = _moments(ranking, judgments, levels, depth=depth, limit=limit, rounding=rounding)
     return np.maximum(square - mean**2, 0.0)
 
 
@@ -163,9 +186,10 @@ def _moments(
     *,
     depth: int | None = None,
     limit: int = LIMIT,
+    rounding: str = "up",
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(mean, second moment)`` arrays ``(queries, levels)`` (see :func:`iprec_aware`)."""
-    first = relevant_counts(judgments, levels)
+    first = relevant_counts(judgments, levels, rounding)
     nq, nl = first.shape
     retrieved = _retrieved(ranking, depth)
     t, n = ranking.offset, ranking.size
@@ -289,6 +313,7 @@ def iprec_sample(
     samples: int,
     rng: np.random.Generator | int,
     depth: int | None = None,
+    rounding: str = "up",
 ) -> np.ndarray:
     """``(samples, queries, levels)`` interpolated precision under random tie-breaks.
 
@@ -299,7 +324,7 @@ def iprec_sample(
     from tiecore import sampling
     from tiecore.seeding import stream_key
 
-    first = relevant_counts(judgments, levels)
+    first = relevant_counts(judgments, levels, rounding)
     nq, nl = first.shape
     deepest = depth if depth is not None else int(ranking.counts.max(initial=0))
     layout = sampling._Layout.of(ranking, deepest)
@@ -307,7 +332,8 @@ def iprec_sample(
     drawn[layout.cleared] = True
     # queries without a drawn group keep one curve (their order does not matter)
     out = np.broadcast_to(
-        iprec_oblivious(ranking, judgments, levels, depth=depth), (samples, nq, nl)
+        iprec_oblivious(ranking, judgments, levels, depth=depth, rounding=rounding),
+        (samples, nq, nl),
     ).copy()
     varies = np.zeros(nq, bool)
     varies[ranking.query[layout.cleared]] = True
@@ -347,6 +373,11 @@ def iprec_sample(
 # ---------------------------------------------- hooks of a registry family (tiecore.registry)
 
 
+def _rounding(measure) -> str:
+    """The measure's ``round`` parameter (``up``: trec_eval 9.0.x; ``nearest``: later)."""
+    return measure.param("round")
+
+
 def _level(measure) -> tuple[float]:
     """The measure's recall level (parameter ``recall``), as a one-level tuple."""
     return (float(measure.param("recall")),)
@@ -355,14 +386,17 @@ def _level(measure) -> tuple[float]:
 def family_values(measure, profile, ranking: Ranking, judgments: Judgments, depth=None):
     """Per-query interpolated precision at the measure's recall level, in the profile's mode."""
     function = iprec_aware if profile.mode == "aware" else iprec_oblivious
-    return function(ranking, judgments, _level(measure), depth=depth)[:, 0]
+    return function(ranking, judgments, _level(measure), depth=depth, rounding=_rounding(measure))[
+        :, 0
+    ]
 
 
 def family_spread(measure, ranking: Ranking, judgments: Judgments, depth=None) -> dict:
     """Per-query ``value, var, min, max`` (exact; InputError past :data:`LIMIT`)."""
     levels = _level(measure)
-    mean, square = _moments(ranking, judgments, levels, depth=depth)
-    low, high = iprec_bounds(ranking, judgments, levels, depth=depth)
+    rounding = _rounding(measure)
+    mean, square = _moments(ranking, judgments, levels, depth=depth, rounding=rounding)
+    low, high = iprec_bounds(ranking, judgments, levels, depth=depth, rounding=rounding)
     return {
         "value": mean[:, 0],
         "var": np.maximum(square - mean**2, 0.0)[:, 0],
@@ -373,6 +407,12 @@ def family_spread(measure, ranking: Ranking, judgments: Judgments, depth=None) -
 
 def family_sample(measure, ranking: Ranking, judgments: Judgments, *, samples, rng, depth=None):
     """``(samples, queries)`` interpolated precision under random tie-breaks."""
-    return iprec_sample(ranking, judgments, _level(measure), samples=samples, rng=rng, depth=depth)[
-        :, :, 0
-    ]
+    return iprec_sample(
+        ranking,
+        judgments,
+        _level(measure),
+        samples=samples,
+        rng=rng,
+        depth=depth,
+        rounding=_rounding(measure),
+    )[:, :, 0]

@@ -104,8 +104,9 @@ class Measure:
     def parse(cls, text: str) -> Measure:
         """Parse ``P@10``, ``nDCG(gain=exp)@10``, ``AP``, ``P_10`` or ``ndcg_cut_10``."""
         recall = _RECALL.match(text.strip())  # IPrec@0.1, iprec_at_recall_0.10
-        if recall:
-            text = f"IPrec(recall={float(recall.group(1)):.1f})"
+        if recall:  # trec_eval's name: the later trec_eval's rounding (tiecore.interpolated)
+            nearest = ",round=nearest" if recall.group(0).lower().startswith("iprec_") else ""
+            text = f"IPrec(recall={float(recall.group(1)):.1f}{nearest})"
         match = _PATTERN.match(text.strip())
         spec = lookup(match.group("family")) if match else None
         if spec is None:

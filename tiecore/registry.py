@@ -352,12 +352,23 @@ for _family in (
     ),
     Family(
         "IPrec", "trec_eval's iprec_at_recall: the largest precision at or below the rank "
-        "of relevant doc number max(1, (long)(recall * num_rel + 0.9)); 0 when too few "
+        "of relevant doc number max(1, (long)(recall * num_rel + 0.9)) (round=up: trec_eval "
+        "9.0.x, pytrec_eval, ir_measures' IPrec@r) or + 0.5 (round=nearest: the later "
+        "trec_eval of the test outputs; trec_eval's names iprec_at_recall_r); 0 when too few "
         "are retrieved", ("iprec_at_recall",), "none",
-        params={"recall": Param("0.0", RECALL_CHOICES)}, component=None,
+        params={"recall": Param("0.0", RECALL_CHOICES), "round": Param("up", ("up", "nearest"))},
+        component=None,
         values=_hook("interpolated", "family_values"),
         spread=_hook("interpolated", "family_spread"),
         sample=_hook("interpolated", "family_sample"),
+    ),
+    Family(
+        "GMAP", "AP per query; over queries trec_eval's gm_map, exp(mean log max(AP, "
+        "1e-5)). Aware: the GM of the exact mean APs, an upper bound of the mean GMAP over "
+        "orderings (Jensen), not that mean; min and max exact; sampled estimates the mean",
+        ("gm_map",), params={"denom": Param("num_rel", ("num_rel", "min"))}, component="ap",
+        divisor=RANK, denominator=ap_denominator, variance=moments.var_ap,
+        bounds=moments.bounds_ap, aggregate="geometric",
     ),
 ):  # fmt: skip
     register(_family)

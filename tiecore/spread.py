@@ -171,7 +171,7 @@ def tie_groups(
     DataFrame
         ``qid``, ``group`` (1-based within the query), ``start_rank``,
         ``end_rank``, ``size``, ``relevant``, ``judged_nonrelevant``, ``gain``
-        (sum of the group's gains, the measure's gain for nDCG, linear
+        (sum of the group's gains, the measure's gain when it has one, linear
         otherwise), ``straddles_cutoff`` (the cut falls inside the group),
         ``var`` (the group's share of the query's variance, in value units;
         they add up to the query's variance) and ``var_share`` (``var`` over
@@ -386,11 +386,17 @@ def _spread_frame(name, qids, found, chosen, per_query) -> pd.DataFrame:
     summary (``qid`` NA)."""
     count = int(chosen.sum())
     columns: dict[str, list] = {key: [] for key in ("value", "var", "min", "max")}
-    for frame in found.values():
+    for measure, frame in found.items():
+        geometric = measure.spec.aggregate == "geometric"  # gm_map: tiecore.geomean
         for key, parts in columns.items():
             column = np.asarray(frame[key])[chosen]
             if key == "var":
                 summary = column.sum() / count**2 if count else 0.0
+                summary = np.nan if geometric else summary  # no exact variance of a GM
+            elif geometric and count:  # GMAP grows with every AP: min and max exact
+                from tiecore.geomean import gmap
+
+                summary = float(gmap(column))
             else:
                 summary = column.mean() if count else 0.0
             parts.append(np.append(column, summary) if per_query else np.array([summary]))
