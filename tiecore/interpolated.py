@@ -7,7 +7,9 @@ count of relevant docs ``k(c) = (long)(c * num_rel + 0.9)`` and reports
 
 (``rank_m`` the rank of the ``m``-th relevant doc retrieved, ``RR`` how many
 were retrieved within the depth; 0 when no ``m`` qualifies): the precision
-interpolated as the maximum precision at any rank at or below.
+interpolated as the maximum precision at any rank at or below.  That ``+ 0.9``
+is trec_eval 9.0.x's (pytrec_eval, ir_measures); the later trec_eval that wrote
+trec_eval's test outputs rounds to nearest (``+ 0.5``): ``rounding="nearest"``.
 
 Tie-aware.  The tie groups' relevant counts and offsets are fixed, so the
 ordinals ``R + 1 .. R + r`` of a group's relevant docs and the ranks around
