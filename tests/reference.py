@@ -335,7 +335,7 @@ class Spec:
 
 
 #: Families whose extremes are not the optimistic and pessimistic orders: they count
-#: judged docs, and those orders rank unjudged docs with the negative (judged) levels.
+#: judged docs, and those orders rank an unjudged doc as level 0, among judged ones.
 JUDGED_FAMILIES = ("Judged", "RBP_residual")
 
 
@@ -518,8 +518,9 @@ def reference_range(
 
 
 def _level_key(label: Label) -> int:
-    """Sort key for optimistic/pessimistic: unjudged ranks with the negative levels."""
-    return -1 if label is None else label
+    """Sort key for optimistic/pessimistic: an unjudged doc ranks as level 0 (as tiecore
+    stores it), with the judged non-relevant docs of level 0, above negative levels."""
+    return 0 if label is None else label
 
 
 def order_indices(
@@ -534,7 +535,7 @@ def order_indices(
     - ``trec_eval_double``: trec_eval 10 -- the scores as given, then docno descending;
     - ``docno_asc``: docno ascending;
     - ``file_order``: original row order (a stable sort);
-    - ``optimistic``: level descending (unjudged with the negative levels). Relevant
+    - ``optimistic``: level descending (unjudged docs as level 0). Relevant
       documents come first and higher gains before lower ones, which maximizes every
       measure at once: P/R/F1/AP/RR/Rprec/Success only see where the relevant documents
       are, nDCG wants higher gains earlier, and Bpref only counts judged non-relevant

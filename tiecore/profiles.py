@@ -2,14 +2,14 @@
 
 For one ordering of a ranked list, every measure of :mod:`tiecore.registry` is a
 head sum ``sum_{j <= k} c_j / w_j`` of one of these per-position components ``c``
-(the rank weight ``w`` is the measure's :class:`~tiecore.registry.Divisor`):
+(the rank weight ``w`` is the measure's :class:`Divisor`):
 
 ===============  =========================================  ==========================
 component        oblivious (one ordering)                   aware (mean over orderings)
 ===============  =========================================  ==========================
 ``rel``          ``rel_j``                                  ``r/n``
 ``judged``       ``[doc j is in the qrels]``                ``(judged in group) / n``
-``gain:G``       ``g(level_j)`` (:data:`GAINS`; scaled)     ``(sum of the group's gains) / n``
+``gain:G``       ``g(level_j)`` (:data:`GAINS`)             ``(sum of the group's gains) / n``
 ``ap``           ``rel_j * (relevant in 1..j)``             ``r/n (R + 1 + p (r-1)/(n-1))``
 ``first``        ``[j is the first relevant rank]``          ``C(n-1-p, r-1) / C(n, r)`` (R = 0)
 ``bpref``        ``rel_j (1 - min(N_j, R*) / min(N, R*))``  ``r/n E_b[...]``, see below
@@ -22,7 +22,9 @@ value of the oblivious entry under a uniformly random order of each group, so
 by linearity every aware measure is the mean over all orderings (McSherry &
 Najork 2008, with their AP and RR formulas written per position).  The first
 three are *document values* (a function of the doc alone, wherever it sits);
-the others depend on what is ranked above.
+the others depend on what is ranked above.  ``gain:linear`` and ``gain:exp``
+are scaled per query (exact for any level, for nDCG's ratio);
+``gain:exp_unscaled`` is ``2**level - 1`` as is, for the unnormalised sums.
 
 Each component is one :class:`Component` of :data:`COMPONENTS`, with its three
 modes side by side: ``oblivious`` and ``aware`` give one value per row of a

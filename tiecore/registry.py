@@ -167,10 +167,9 @@ def ideal_dcg(measure, judgments, ranking, cut) -> np.ndarray:
         levels = judgments._levels
         top = np.full(len(judgments.qids), int(levels.max(initial=0)))
         shift = judgments.gain_shift(measure.gain)
-        with np.errstate(over="ignore"):  # 2**(top - shift) past the float range: value 0
-            gains = gain_of(top, measure.gain, shift)
         discounts = np.sum(LOG2.inverse(np.arange(1.0, measure.cutoff + 1)))
-        return gains * discounts
+        with np.errstate(over="ignore"):  # 2**(top - shift) past the float range: value 0
+            return gain_of(top, measure.gain, shift) * discounts
     return judgments.ideal_dcg(measure.cutoff, measure.gain)
 
 
