@@ -67,9 +67,9 @@ def test_the_epsilon_is_trec_evals():
 
 @settings(PROPERTY)
 @given(cases(max_queries=3, max_docs=6))
-def test_aware_bounds_and_jensen_against_every_ordering(case):
-    """Aware gm_map = GM of the exact mean APs; >= the mean GMAP over all orderings of all
-    queries; min and max = the GM of per-query pessimistic and optimistic APs = brute force."""
+def test_bounds_against_every_ordering_and_no_aware_value(case):
+    """min and max of gm_map over orderings = the GM of the per-query pessimistic and
+    optimistic APs = brute force; a tie-aware gm_map is refused (it would not be the mean)."""
     qrels, run = case.qrels_frame(), case.run_frame()
     qids = sorted(case.both_qids)
     per_query_values = []
@@ -77,32 +77,21 @@ def test_aware_bounds_and_jensen_against_every_ordering(case):
         q = case.queries[qid]
         sequences = ref.label_sequences(q.scores, q.labels)
         spec = ref.Spec("AP")
-        values = {seq: ref.measure(spec, seq, q.levels, rel_level=1) for seq in sequences}
-        total = sum(sequences.values())
-        per_query_values.append([(values[s], c / total) for s, c in sequences.items()])
-    mean_gmap = 0.0
-    for combo in itertools.product(*per_query_values):
-        weight = math.prod(p for _, p in combo)
-        mean_gmap += weight * float(gmap(np.array([v for v, _ in combo])))
-    all_values = [[v for v, _ in query] for query in per_query_values]
-    low = float(gmap(np.array([min(v) for v in all_values])))
-    high = float(gmap(np.array([max(v) for v in all_values])))
-    mean_ap = np.array([math.fsum(v * p for v, p in query) for query in per_query_values])
-
-    aware = per_query_ap(run, qrels, "aware")
-    found = float(gmap(np.array([aware[q] for q in qids])))
-    assert found == pytest.approx(float(gmap(mean_ap)), rel=1e-12)
-    assert found >= mean_gmap * (1 - 1e-12)
+        per_query_values.append([ref.measure(spec, s, q.levels, rel_level=1) for s in sequences])
+    gmaps = [float(gmap(np.array(combo))) for combo in itertools.product(*per_query_values)]
     pessimistic = per_query_ap(run, qrels, "oblivious", tiebreak="pessimistic")
     optimistic = per_query_ap(run, qrels, "oblivious", tiebreak="optimistic")
-    assert float(gmap(np.array([pessimistic[q] for q in qids]))) == pytest.approx(low, rel=1e-12)
-    assert float(gmap(np.array([optimistic[q] for q in qids]))) == pytest.approx(high, rel=1e-12)
-    assert low * (1 - 1e-12) <= mean_gmap <= high * (1 + 1e-12)
+    low = float(gmap(np.array([pessimistic[q] for q in qids])))
+    high = float(gmap(np.array([optimistic[q] for q in qids])))
+    assert low == pytest.approx(min(gmaps), rel=1e-12)
+    assert high == pytest.approx(max(gmaps), rel=1e-12)
+    with pytest.raises(tiecore.InputError, match="no exact value under ties='aware'"):
+        tiecore.evaluate(run, qrels, "GMAP", ties="aware")
 
 
 def test_evaluate_gm_map_summary_in_every_mode(tmp_path):
     """gm_map through tiecore.evaluate: per query AP, summary trec_eval's GMAP (pytrec_eval's
-    aggregate); aware = GM of the aware APs; evaluate_spread's min/max = GM of the bounds."""
+    aggregate); refused where the value would be a tie-aware mean (aware, spread, compare)."""
     qrels = tiecore.read_qrels(DATA / "robust03" / "qrels.txt")
     path = tmp_path / "run.txt"
     path.write_bytes(gzip.decompress((DATA / "robust03/runs/input.MU03rob01.gz").read_bytes()))
@@ -122,15 +111,13 @@ def test_evaluate_gm_map_summary_in_every_mode(tmp_path):
     assert frame["value"].iloc[-1] == pytest.approx(expected, rel=1e-13)
     ap = per_query_ap(run, qrels, "oblivious")
     assert frame["value"].iloc[:-1].tolist() == [ap[q] for q in frame["qid"].iloc[:-1]]
-    aware = tiecore.evaluate(run, qrels, "GMAP", ties="aware")["value"].iloc[0]
-    aware_ap = per_query_ap(run, qrels, "aware")
-    assert aware == pytest.approx(float(gmap(np.array(list(aware_ap.values())))), rel=1e-14)
-    spread = tiecore.evaluate_spread(run, qrels, "GMAP")
-    low = per_query_ap(run, qrels, "oblivious", tiebreak="pessimistic")
-    high = per_query_ap(run, qrels, "oblivious", tiebreak="optimistic")
-    assert spread["min"].iloc[0] == pytest.approx(float(gmap(np.array(list(low.values())))))
-    assert spread["max"].iloc[0] == pytest.approx(float(gmap(np.array(list(high.values())))))
-    assert math.isnan(spread["var"].iloc[0])
+    for refused in (
+        lambda: tiecore.evaluate(run, qrels, "GMAP", ties="aware"),
+        lambda: tiecore.evaluate_spread(run, qrels, "gm_map"),
+        lambda: tiecore.compare.compare({"a": run, "b": run}, qrels, "GMAP"),
+    ):
+        with pytest.raises(tiecore.InputError, match="GMAP has no exact value"):
+            refused()
 
 
 @settings(PROPERTY, max_examples=25, derandomize=True)

@@ -20,6 +20,7 @@ from tiecore.frames import check_run, check_runs
 from tiecore.judgments import Judgments, as_arrow_strings
 from tiecore.measures import Measure, parse_measures
 from tiecore.ranking import TIEBREAKS, Ranking
+from tiecore.registry import refuse_inexact
 from tiecore.sampling import sample_values
 
 MODES = ("oblivious", "aware", "sampled")
@@ -252,6 +253,8 @@ def evaluate(
     measures = parse_measures(
         list(measures) if not isinstance(measures, str | Measure) else measures
     )
+    if ties == "aware":
+        refuse_inexact(measures, "ties='aware'")
     judgments = Judgments.from_qrels(qrels, rel_level)
     job = _RunJob(judgments, tuple(measures), ties, tiebreak, samples, seed, depth)
     job = replace(job, complete=complete, per_query=per_query)

@@ -60,6 +60,7 @@ from tiecore.errors import InputError
 from tiecore.judgments import Judgments
 from tiecore.measures import Measure, parse_measures
 from tiecore.ranking import TIEBREAKS, Ranking
+from tiecore.registry import refuse_inexact
 from tiecore.spread import query_spread
 
 #: Oblivious tie-break policies with one deterministic order ("random" is the samples).
@@ -1762,6 +1763,7 @@ def _one_measure(measure: str | Measure) -> Measure:
     parsed = parse_measures(measure)
     if len(parsed) != 1:
         raise ValueError(f"compare takes one measure, got {[str(m) for m in parsed]}")
+    refuse_inexact(parsed, "compare (its statistics are over arithmetic means)")
     return parsed[0]
 
 

@@ -1,4 +1,4 @@
-"""Geometric means over queries: trec_eval's ``gm_map`` (GMAP) and its tie-aware reading.
+"""Geometric means over queries: trec_eval's ``gm_map`` (GMAP), oblivious and sampled.
 
 trec_eval (``m_gm_map.c``) keeps per query ``log(max(AP, MIN_GEO_MEAN))`` with
 ``MIN_GEO_MEAN = 1e-5`` (that log is pytrec_eval's per-query ``gm_map``) and
@@ -9,13 +9,11 @@ Under ties the queries are shuffled independently, so the exact mean over
 orderings of GMAP is ``prod_q E[max(AP_q, eps)^(1/Q)]``: it needs every query's
 whole AP distribution, which has no closed form (its support grows with the
 number of ways to place the relevant docs of each group).  tiecore therefore
-does NOT report that mean.  Its tie-aware ``gm_map`` is the geometric mean of
-the tie-aware (exact mean) APs, ``exp(mean_q log max(E[AP_q], eps))``; by
-Jensen's inequality (``y -> y^(1/Q)`` is concave, the queries independent)
-it is an upper bound of the mean GMAP over orderings, equal to it when no
-query's AP varies.  The minimum and maximum over orderings are exact: GMAP
-grows with every AP, so they are the geometric means of the per-query minimum
-and maximum APs (the pessimistic and optimistic orders).
+gives no tie-aware GMAP (:func:`tiecore.registry.refuse_inexact` says so):
+sampled mode estimates that mean, with its standard error, and the minimum and
+maximum over orderings are exact -- GMAP grows with every AP, so they are the
+geometric means of the per-query minimum and maximum APs (the pessimistic and
+optimistic orders).
 """
 
 from __future__ import annotations
@@ -47,9 +45,8 @@ def geometric_mean(logs: np.ndarray, axis: int = -1) -> np.ndarray:
 def gmap(ap: np.ndarray, axis: int = -1) -> np.ndarray:
     """GMAP of per-query APs: ``exp(mean log max(AP, 1e-5))``.
 
-    Given the tie-aware APs this is tiecore's tie-aware ``gm_map`` (the module
-    docstring says why it is not the mean over orderings, but bounds it); given
-    the pessimistic and optimistic APs it is GMAP's exact minimum and maximum.
+    Given the pessimistic and optimistic APs it is GMAP's exact minimum and
+    maximum; given one sampled ordering's APs, that ordering's GMAP.
 
     >>> float(gmap(np.array([0.25, 1.0])))
     0.5

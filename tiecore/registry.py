@@ -51,7 +51,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -325,6 +325,34 @@ for _family in (
     register(_family)
 
 
+def refuse_inexact(measures: Iterable[Measure], where: str) -> None:
+    """Refuse families with no exact tie-aware summary (``aggregate="geometric"``: GMAP).
+
+    The mean over orderings of a geometric mean over queries is
+    ``prod_q E[max(AP_q, eps)^(1/Q)]``: it needs every query's whole AP
+    distribution, so tiecore gives GMAP oblivious (one ordering, its min and max
+    through the pessimistic and optimistic tie-breaks) and sampled (an unbiased
+    estimate of that mean with its standard error), never a plausible stand-in.
+
+    >>> from tiecore.measures import Measure
+    >>> refuse_inexact([Measure.parse("AP")], "ties='aware'") is None
+    True
+    """
+    from tiecore.errors import InputError
+
+    inexact = [str(m) for m in measures if m.spec.aggregate == "geometric"]
+    if inexact:
+        raise InputError(
+            "measure",
+            None,
+            f"{', '.join(inexact)} has no exact value under {where}: the mean over orderings "
+            "of a geometric mean needs every query's whole AP distribution",
+            "ties='sampled' (an estimate of that mean, with its standard error), or "
+            "ties='oblivious' with tiebreak='pessimistic' / 'optimistic' for its exact "
+            "min and max",
+        )
+
+
 def _hook(module: str, name: str) -> Callable:
     """``tiecore.<module>.<name>``, imported on the first call (no head-sum families)."""
 
@@ -363,8 +391,8 @@ for _family in (
     ),
     Family(
         "GMAP", "AP per query; over queries trec_eval's gm_map, exp(mean log max(AP, "
-        "1e-5)). Aware: the GM of the exact mean APs, an upper bound of the mean GMAP over "
-        "orderings (Jensen), not that mean; min and max exact; sampled estimates the mean",
+        "1e-5)). Oblivious and sampled (an estimate of the mean GMAP over orderings); no "
+        "aware value: that mean needs each query's whole AP distribution",
         ("gm_map",), params={"denom": Param("num_rel", ("num_rel", "min"))}, component="ap",
         divisor=RANK, denominator=ap_denominator, variance=moments.var_ap,
         bounds=moments.bounds_ap, aggregate="geometric",

@@ -27,7 +27,7 @@ from tiecore.judgments import Judgments, gain_of
 from tiecore.measures import Measure, parse_measures
 from tiecore.moments import Context, group_sum
 from tiecore.ranking import Ranking, extra_float32_ties
-from tiecore.registry import FAMILIES
+from tiecore.registry import FAMILIES, refuse_inexact
 
 #: Measure families whose exact distribution :func:`distribution` gives.
 DISTRIBUTION_FAMILIES = tuple(name for name, f in FAMILIES.items() if f.distribution)
@@ -76,6 +76,7 @@ def evaluate_spread(
     """
     check_depth(depth)
     measures = parse_measures(_as_list(measures))
+    refuse_inexact(measures, "evaluate_spread (its value is the tie-aware mean)")
     judgments = Judgments.from_qrels(qrels, rel_level)
 
     def one_run(name: str, run: pd.DataFrame) -> pd.DataFrame:
@@ -386,17 +387,11 @@ def _spread_frame(name, qids, found, chosen, per_query) -> pd.DataFrame:
     summary (``qid`` NA)."""
     count = int(chosen.sum())
     columns: dict[str, list] = {key: [] for key in ("value", "var", "min", "max")}
-    for measure, frame in found.items():
-        geometric = measure.spec.aggregate == "geometric"  # gm_map: tiecore.geomean
+    for frame in found.values():
         for key, parts in columns.items():
             column = np.asarray(frame[key])[chosen]
-            if key == "var":
+            if key == "var":  # the queries' orderings are independent
                 summary = column.sum() / count**2 if count else 0.0
-                summary = np.nan if geometric else summary  # no exact variance of a GM
-            elif geometric and count:  # GMAP grows with every AP: min and max exact
-                from tiecore.geomean import gmap
-
-                summary = float(gmap(column))
             else:
                 summary = column.mean() if count else 0.0
             parts.append(np.append(column, summary) if per_query else np.array([summary]))
