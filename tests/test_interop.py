@@ -160,6 +160,25 @@ def test_all_trec_with_other_measures_and_formats(tmp_path):
     assert done.stdout.splitlines()[1].startswith("STANDARD,,AP,")  # csv keeps tiecore's names
 
 
+@pytest.mark.parametrize("mode", [["--ties", "aware"], ["--ties", "aware", "--spread"]])
+def test_all_trec_aware_leaves_out_gm_map_with_a_note(mode):
+    def listing(*extra: str) -> subprocess.CompletedProcess:
+        files = [str(TREC_EVAL / "qrels.test"), str(TREC_EVAL / "results.test")]
+        return subprocess.run(
+            [sys.executable, "-m", "tiecore", "eval", *files, "-m", "all_trec", *extra],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+
+    aware, oblivious = listing(*mode), listing("--ties", "oblivious")
+    assert aware.returncode == 0, aware.stderr
+    assert "leaves out gm_map" in aware.stderr and "Traceback" not in aware.stderr
+    if "--spread" in mode:
+        return
+    names = [name.strip() for name, _, _ in lines(aware.stdout)]
+    expected = [name.strip() for name, _, _ in lines(oblivious.stdout)]
+    assert names == [name for name in expected if name != "gm_map"]
+
+
 def test_cli_takes_ir_measures_names():
     def run(*measures: str, level: str = "2") -> subprocess.CompletedProcess:
         files = [str(TREC_EVAL / "qrels.rel_level"), str(TREC_EVAL / "results.test")]

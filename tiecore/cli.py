@@ -773,6 +773,8 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
     names = [n if n == "all_trec" else measure_name(n, rel_level=args.rel_level) for n in names]
     names, all_trec = expand_all_trec(names)  # -m all_trec: trec_eval's listing
     measures = parse_measures(names)
+    if all_trec is not None and (args.ties == "aware" or args.spread):
+        measures = _without_inexact(measures, all_trec, stderr)
     _warn_unused(args)
     runs, qrels, sources = _eval_inputs(args) if all_trec is None else _read_inputs(args)
     if args.ties == "sampled":  # refuse a count that cannot fit before the long work
@@ -817,6 +819,21 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
         counts = {name: count_rows(run, qrels, **options) for name, run in runs.items()}
         return format_all_trec(full, counts, all_trec, per_query=args.per_query)
     return _FORMATTERS[args.format](result, num_q)
+
+
+def _without_inexact(measures: list, printed: dict[str, str], stderr: TextIO) -> list:
+    """``-m all_trec`` under aware or ``--spread``: leave out, with a note, the listing's
+    measures that have no exact tie-aware value (gm_map, see tiecore.geomean); ``printed``
+    loses them too."""
+    dropped = [m for m in measures if m.spec.aggregate == "geometric" and printed[str(m)] != str(m)]
+    if dropped:
+        names = ", ".join(printed.pop(str(m)) for m in dropped)
+        print(
+            f"tiecore: all_trec leaves out {names}: no exact tie-aware value "
+            "(use --ties sampled or oblivious for it)",
+            file=stderr,
+        )
+    return [m for m in measures if m not in dropped]
 
 
 def _check_finite(result: pd.DataFrame, qrels: str) -> None:
