@@ -327,7 +327,9 @@ class _RunJob:
         return ranking, found
 
     def tidy(self, name: str, present: np.ndarray, found: dict) -> pd.DataFrame:
-        return _tidy(name, self.judgments, present, found, self.complete, self.per_query, self.ties)
+        return _value_frame(
+            name, self.judgments, present, found, self.complete, self.per_query, self.ties
+        )
 
     def merge(self, name: str, parts: list[_PartValues]) -> pd.DataFrame:
         """One run's tidy rows from its query partitions (disjoint sets of queries)."""
@@ -379,7 +381,7 @@ def _geometric_summaries(found: dict, stacked: np.ndarray, summary: np.ndarray) 
         summary[rows] = gmap(stacked[rows], axis=-1)[..., None]
 
 
-def _tidy(name, judgments, present, found, complete, per_query, ties) -> pd.DataFrame:
+def _value_frame(name, judgments, present, found, complete, per_query, ties) -> pd.DataFrame:
     """Rows ``run, qid, measure, value[, std, stderr]``: per measure, queries then the
     summary (the mean over queries), whose ``qid`` is None so no query id can clash with it.
 

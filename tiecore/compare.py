@@ -1511,7 +1511,7 @@ def format_comparison(comparison: Comparison, fmt: str = "text") -> str:
     if fmt == "text":
         return _text(comparison)
     if fmt == "csv":
-        return _tidy(comparison).to_csv(index=False)
+        return _csv_frame(comparison).to_csv(index=False)
     return json.dumps(_records(comparison), indent=1) + "\n"
 
 
@@ -1697,7 +1697,7 @@ def _help_hurt_lines(comparison: Comparison) -> list[str]:
     ]
 
 
-def _tidy(comparison: Comparison) -> pd.DataFrame:
+def _csv_frame(comparison: Comparison) -> pd.DataFrame:
     """Every table as rows ``table, run, other, field, value``."""
     parts = []
     table = _ranking_table(comparison)
