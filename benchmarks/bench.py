@@ -467,12 +467,12 @@ def bench_modes(ds, runs, qrels, measures, repeat) -> tuple[list[Result], float]
     out.append(
         Result(
             ds.name,
-            "  Judgments + _tidy / evaluate obl.",
+            "  Judgments + _value_frame / evaluate obl.",
             shared,
             obliv,
             note=(
                 f"parts both modes share: Judgments.from_qrels {t_judg:.3f}s, the rest in "
-                "_tidy (per-run result frames and their concatenation)"
+                "_value_frame (per-run result frames and their concatenation)"
             ),
         )
     )
@@ -480,7 +480,7 @@ def bench_modes(ds, runs, qrels, measures, repeat) -> tuple[list[Result], float]
 
 
 def _time_tidy(rankings, judg, parsed, repeat) -> float:
-    """Time of ``tiecore._evaluate._tidy`` (private, so guarded) over all runs' results."""
+    """Time of ``tiecore._evaluate._value_frame`` (private, so guarded) over all runs' results."""
     import pandas as pd
 
     module = sys.modules["tiecore._evaluate"]
@@ -493,7 +493,9 @@ def _time_tidy(rankings, judg, parsed, repeat) -> float:
         def tidy():
             pd.concat(
                 [
-                    module._tidy(name, judg, r.counts > 0, found[name], False, False, "oblivious")
+                    module._value_frame(
+                        name, judg, r.counts > 0, found[name], False, False, "oblivious"
+                    )
                     for name, r in rankings.items()
                 ]
             )
