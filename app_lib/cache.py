@@ -162,8 +162,8 @@ def pick(frame: pd.DataFrame, measures: Sequence[str], names: Sequence[str]) -> 
     Order: runs as ``names``, then measures as ``measures``, then the rows' own
     order (queries, the summary row last), as :func:`tiecore.evaluate` gives them.
     """
-    measure_codes = pd.Categorical(frame["measure"], categories=list(measures)).codes
-    run_codes = pd.Categorical(frame["run"], categories=list(names)).codes
+    measure_codes = pd.Index(list(measures)).get_indexer(frame["measure"])  # -1: not asked for
+    run_codes = pd.Index(list(names)).get_indexer(frame["run"])
     keep = np.flatnonzero((measure_codes >= 0) & (run_codes >= 0))
     order = run_codes[keep].astype(np.int64) * len(measures) + measure_codes[keep]
     return frame.iloc[keep[np.argsort(order, kind="stable")]].reset_index(drop=True)
