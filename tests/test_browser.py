@@ -293,29 +293,32 @@ def test_uploaded_real_runs_every_page_and_timings(server, page):
     assert "5 uploaded runs" in page_text(page)
     sidebar = page.locator('[data-testid="stSidebar"]')
 
-    def choose(select_label: str, option: str) -> None:
+    # Each helper does what precedes the change (open a list, type a number) and returns the
+    # one action that changes the setting, which alone is timed.
+    def choose(select_label: str, option: str):
         box = page.get_by_role("combobox", name=select_label)
         box.click()
         box.press("ArrowDown")  # opens the list of options
-        page.get_by_role("option").filter(has_text=re.compile(f"^{re.escape(option)}$")).click()
+        exact = re.compile(f"^{re.escape(option)}$")
+        return page.get_by_role("option").filter(has_text=exact).click
 
-    def number(input_label: str, value: int) -> None:
+    def number(input_label: str, value: int):
         field = sidebar.get_by_label(input_label, exact=True)
         field.fill(str(value))
-        field.press("Enter")
+        return lambda: field.press("Enter")
 
     settings = {
         "tie-break docno_asc": lambda: choose("Tie-break (oblivious mode)", "docno_asc"),
         "tie-break back to trec_eval": lambda: choose("Tie-break (oblivious mode)", "trec_eval"),
-        "nDCG gain exp": lambda: sidebar.get_by_text("exp", exact=True).click(),
+        "nDCG gain exp": lambda: sidebar.get_by_text("exp", exact=True).click,
         "relevance level 2": lambda: number("Relevance level", 2),
         "relevance level 1": lambda: number("Relevance level", 1),
         "seed 1 on Overview": lambda: number("Seed", 1),
         "seed 2 on Overview": lambda: number("Seed", 2),
-        "nDCG gain back to linear": lambda: sidebar.get_by_text("linear", exact=True).click(),
+        "nDCG gain back to linear": lambda: sidebar.get_by_text("linear", exact=True).click,
     }
-    for name, action in settings.items():
-        timed(page, action, name)
+    for name, prepare in settings.items():
+        timed(page, prepare(), name)
         assert error_messages(page) == [], name
     mslr = page.get_by_text("MSLR-WEB10K sample").first
     # the default settings, as a new user's first visit (the warm-up computed this view)
@@ -327,10 +330,10 @@ def test_uploaded_real_runs_every_page_and_timings(server, page):
     assert "5 uploaded runs" in page_text(page)
     toggle = page.get_by_text("Also draw the sampled mode")
     timed(page, toggle.click, "sampled mode on, 200 samples (first time)")
-    timed(page, lambda: number("Seed", 3), "seed 3 on Overview, sampled mode on")
-    timed(page, lambda: number("Samples", 2000), "2,000 samples on Overview, sampled mode on")
+    timed(page, number("Seed", 3), "seed 3 on Overview, sampled mode on")
+    timed(page, number("Samples", 2000), "2,000 samples on Overview, sampled mode on")
     assert error_messages(page) == []
-    timed(page, lambda: number("Samples", 200), "back to 200 samples on Overview")
+    timed(page, number("Samples", 200), "back to 200 samples on Overview")
     timed(page, toggle.click, "sampled mode off")
     for path in PAGES:
         if path:
@@ -339,8 +342,8 @@ def test_uploaded_real_runs_every_page_and_timings(server, page):
         assert error_messages(page) == [], path
         screenshot(page, f"uploaded_{path or 'overview'}")
     go_to(page, "variance")
-    timed(page, lambda: number("Samples", 2000), "2,000 samples on Variance")
-    timed(page, lambda: number("Samples", 200), "back to 200 samples")
+    timed(page, number("Samples", 2000), "2,000 samples on Variance")
+    timed(page, number("Samples", 200), "back to 200 samples")
     go_to(page, "tie_anatomy")
     query = page.get_by_role("combobox", name="Query (most tie variance first)")
     query.click()
