@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import streamlit as st
 
@@ -66,7 +66,7 @@ def with_gain(names: Sequence[str], gain: str) -> tuple[tuple[str, ...], list[st
             errors.append(str(error))
             continue
         if measure.family == "nDCG":
-            measure = Measure(measure.family, measure.cutoff, gain)
+            measure = replace(measure, gain=gain)  # keeps ideal=max and the like
         if str(measure) not in out:
             out.append(str(measure))
     return tuple(out), errors

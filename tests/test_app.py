@@ -769,6 +769,8 @@ def test_with_gain_gives_ndcg_the_chosen_gain_and_reports_bad_names():
     names, errors = sidebar.with_gain(["nDCG@10", "P@5", "ndcg_cut_10", "bogus"], "exp")
     assert names == ("nDCG(gain=exp)@10", "P@5")
     assert len(errors) == 1 and "bogus" in errors[0]
+    kept, _ = sidebar.with_gain(["nDCG(ideal=max)@5"], "exp")  # other parameters survive
+    assert kept == ("nDCG(gain=exp,ideal=max)@5",)
 
 
 def test_provenance_names_every_setting_and_the_version():
