@@ -327,6 +327,65 @@ def significance(dataset: Dataset, settings: Settings, alpha: float = 0.05) -> p
     return report.significance_vs_best(per_query, alpha)
 
 
+# ----------------------------------------------------------------------------- IPrec curve
+
+#: trec_eval's 11 recall levels of iprec_at_recall.
+IPREC_LEVELS = tuple(level / 10 for level in range(11))
+#: Tie-breaks drawn for the sampled curve when the exact one is refused (kept cheap).
+IPREC_SAMPLES = 50
+
+
+def iprec_measures() -> tuple[str, ...]:
+    """Canonical names of ``IPrec@r`` for r in :data:`IPREC_LEVELS` (``IPrec(recall=0.1)`` ...)."""
+    return tuple(str(Measure.parse(f"IPrec@{level:.1f}")) for level in IPREC_LEVELS)
+
+
+@st.cache_data(show_spinner="Interpolated precision at 11 recall levels ...", max_entries=256)
+def iprec_curve(
+    _dataset: Dataset, key: str, run: str, rel_level: int, samples: int, seed: int
+) -> dict:
+    """One system's 11-point interpolated precision curve, from :mod:`tiecore`.
+
+    Returns ``table``: columns ``recall, oblivious`` (:func:`tiecore.evaluate`,
+    trec_eval's order) and ``aware, sd, min, max`` (the summary rows of
+    :func:`tiecore.spread.evaluate_spread`, sd = sqrt(var) of the mean over
+    random tie-breaks), or, when tiecore refuses the exact values
+    (:class:`tiecore.InputError`: a tie group with too many placements),
+    ``sampled, sampled_sd`` from ``ties="sampled"`` with ``samples`` draws.
+    ``refused`` holds tiecore's message (None when exact), ``samples`` the draws.
+    """
+    from tiecore import spread
+
+    measures = list(iprec_measures())
+    runs = {run: _dataset.runs[run]}
+    args = {"rel_level": rel_level}
+    oblivious = quiet(tiecore.evaluate, runs, _dataset.qrels, measures, ties="oblivious", **args)
+    table = pd.DataFrame({"recall": IPREC_LEVELS})
+    table["oblivious"] = oblivious.set_index("measure")["value"].reindex(measures).to_numpy()
+    try:
+        exact = quiet(spread.evaluate_spread, runs, _dataset.qrels, measures, **args)
+    except tiecore.InputError as error:
+        drawn = quiet(
+            tiecore.evaluate,
+            runs,
+            _dataset.qrels,
+            measures,
+            ties="sampled",
+            samples=samples,
+            seed=seed,
+            **args,
+        ).set_index("measure")
+        table["sampled"] = drawn["value"].reindex(measures).to_numpy()
+        table["sampled_sd"] = drawn["std"].reindex(measures).to_numpy()
+        return {"table": table, "refused": str(error), "samples": samples}
+    exact = exact.set_index("measure").reindex(measures)
+    table["aware"] = exact["value"].to_numpy()
+    table["sd"] = np.sqrt(np.maximum(exact["var"].to_numpy(dtype=float), 0.0))
+    table["min"] = exact["min"].to_numpy()
+    table["max"] = exact["max"].to_numpy()
+    return {"table": table, "refused": None, "samples": 0}
+
+
 # ----------------------------------------------------------------------------- ties
 
 

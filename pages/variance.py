@@ -32,6 +32,120 @@ with left:
         names=order,
         label="System (most tie variance first)",
     )
+
+
+def interpolated_precision(run: str) -> None:
+    """trec_eval's 11-point interpolated precision curve of ``run``: oblivious, aware, min-max."""
+    st.subheader("Interpolated precision (11 points)")
+    curve = cache.iprec_curve(
+        dataset, dataset.key, run, settings.rel_level, cache.IPREC_SAMPLES, settings.seed
+    )
+    table = curve["table"]
+    recall = table["recall"]
+    figure = go.Figure()
+    if curve["refused"] is None:
+        figure.add_trace(
+            go.Scatter(
+                x=np.concatenate([recall, recall[::-1]]),
+                y=np.concatenate([table["max"], table["min"][::-1]]),
+                fill="toself",
+                fillcolor="rgba(31,119,180,0.15)",
+                line={"width": 0},
+                name="min–max over orderings",
+                hoverinfo="skip",
+            )
+        )
+    figure.add_trace(
+        go.Scatter(
+            x=recall,
+            y=table["oblivious"],
+            mode="lines+markers",
+            name="oblivious (trec_eval's order)",
+            line={"color": ch.MODE_COLORS["oblivious"]},
+            hovertemplate="recall %{x:.1f}<br>oblivious %{y:.4f}<extra></extra>",
+        )
+    )
+    if curve["refused"] is None:
+        figure.add_trace(
+            go.Scatter(
+                x=recall,
+                y=table["aware"],
+                mode="lines+markers",
+                name="aware (exact mean)",
+                line={"color": ch.MODE_COLORS["aware"]},
+                customdata=table[["sd", "min", "max"]].to_numpy(),
+                hovertemplate="recall %{x:.1f}<br>aware %{y:.4f} ± %{customdata[0]:.4f}<br>"
+                "range %{customdata[1]:.4f} … %{customdata[2]:.4f}<extra></extra>",
+            )
+        )
+    else:
+        figure.add_trace(
+            go.Scatter(
+                x=recall,
+                y=table["sampled"],
+                mode="lines+markers",
+                name=f"sampled ({curve['samples']} tie-breaks)",
+                line={"color": ch.MODE_COLORS["sampled"]},
+                customdata=table[["sampled_sd"]].to_numpy(),
+                hovertemplate="recall %{x:.1f}<br>sampled %{y:.4f} (sd %{customdata[0]:.4f})"
+                "<extra></extra>",
+            )
+        )
+    ch.show(
+        figure,
+        "variance_iprec",
+        height=360,
+        x_title="recall level",
+        y_title="interpolated precision, mean over queries (0–1)",
+        xaxis={"tickmode": "array", "tickvals": list(recall)},
+    )
+    if curve["refused"] is None:
+        st.caption(
+            "trec_eval's iprec_at_recall at the 11 recall levels. Grey: the value under "
+            "trec_eval's order; blue: the exact tie-aware mean over every order of the tied "
+            "documents; band: the lowest and highest mean any order gives."
+        )
+    else:
+        st.warning(
+            f"There is no exact tie-aware curve for {dataset.describe(run)}: a tie group has "
+            "too many orders of its relevant and non-relevant documents to enumerate for "
+            f"interpolated precision, so tiecore refuses rather than guess ({curve['refused']}). "
+            f"Shown instead: the sampled mean over {curve['samples']} random tie-breaks "
+            f"(an estimate of the tie-aware curve), beside trec_eval's order.",
+            icon=":material/info:",
+        )
+    ch.show_table(
+        table,
+        f"iprec {run}",
+        key="download_variance_iprec",
+        provenance=cache.provenance(
+            dataset,
+            settings,
+            measure=", ".join(cache.iprec_measures()),
+            ties="oblivious, aware" if curve["refused"] is None else "oblivious, sampled",
+            system=run,
+        ),
+        column_config={
+            "recall": st.column_config.NumberColumn(
+                help="recall level r: IPrec@r is the largest precision at or below the rank "
+                "of relevant document number max(1, ⌊r·R + 0.9⌋), R relevant (trec_eval's "
+                "iprec_at_recall); the table's values are means over the queries",
+                format="%.1f",
+            ),
+            "oblivious": st.column_config.NumberColumn(
+                help="IPrec under trec_eval's order (score, then docno descending)",
+                format="%.4f",
+            ),
+            "sd": st.column_config.NumberColumn(
+                help="exact sd of the mean over uniformly random tie-breaks", format="%.4f"
+            ),
+            "sampled_sd": st.column_config.NumberColumn(
+                help="sd of the sampled mean over the random tie-breaks", format="%.4f"
+            ),
+        },
+    )
+
+
 exact = spread[(spread["run"] == run) & (spread["qid"].notna())].set_index("qid")
 if exact.empty:
     st.warning(f"{dataset.describe(run)} has no judged queries: there is nothing to sample.")
@@ -48,6 +162,7 @@ if tied.empty:
             else " No system has any."
         )
     )
+    interpolated_precision(run)
     st.stop()
 
 samples = cache.sampled_matrix(dataset, settings, run, measure)
@@ -271,3 +386,5 @@ st.caption(
     "probability of each value over all orderings (P, R, F1, Rprec, Success, RR, when few enough "
     "to list); bars: the samples."
 )
+
+interpolated_precision(run)

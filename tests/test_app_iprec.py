@@ -1,0 +1,95 @@
+"""The Variance page's 11-point interpolated precision curve, driven by streamlit's AppTest.
+
+The table the page shows (oblivious, aware, sd, min, max per recall level) is
+recomputed here with :func:`tiecore.evaluate` and :func:`tiecore.spread.evaluate_spread`
+and must agree; a run whose exact IPrec tiecore refuses (a tie group with too
+many placements) gets tiecore's reason in words and the sampled curve, and no
+exception.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_app import (  # noqa: F401  (navigation_only, no_warm_up: autouse fixtures)
+    QRELS_FILE,
+    RUN_FILES,
+    assert_clean,
+    close,
+    goto,
+    navigation_only,
+    new_app,
+    no_warm_up,
+    table,
+)
+
+import tiecore
+from tiecore import spread
+from tiecore.errors import InputError
+
+#: trec_eval's 11 recall levels, as the measure names tiecore parses.
+NAMES = [f"IPrec@{level / 10:.1f}" for level in range(11)]
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return tiecore.read_runs(RUN_FILES), tiecore.read_qrels(QRELS_FILE)
+
+
+def values(frame, column: str = "value") -> np.ndarray:
+    """A summary frame's column in the order of :data:`NAMES` (rows come in that order)."""
+    assert len(frame) == len(NAMES)
+    return frame[column].to_numpy(dtype=float)
+
+
+def variance_page_for(run: str):
+    at = goto(new_app(), "variance")
+    assert_clean(at)
+    box = next(s for s in at.selectbox if s.label.startswith("System"))
+    box.set_value(run)
+    at.run()
+    assert_clean(at)
+    assert any(h.value == "Interpolated precision (11 points)" for h in at.subheader)
+    assert "variance_iprec" in [chart.key for chart in at.get("plotly_chart")] or at.get(
+        "plotly_chart"
+    )
+    return at
+
+
+def test_iprec_table_equals_tiecore_oblivious_aware_and_spread(sample):
+    runs, qrels = sample
+    run = "pircRBa1"  # exact values, and a band: its min and max differ
+    at = variance_page_for(run)
+    shown = table(at, columns={"recall", "oblivious", "aware", "sd", "min", "max"})
+    assert np.allclose(shown["recall"], np.arange(11) / 10)
+    one = {run: runs[run]}
+    oblivious = tiecore.evaluate(one, qrels, NAMES, ties="oblivious")
+    aware = tiecore.evaluate(one, qrels, NAMES, ties="aware")
+    exact = spread.evaluate_spread(one, qrels, NAMES)
+    assert close(shown["oblivious"], values(oblivious))
+    assert close(shown["aware"], values(aware))
+    assert close(shown["aware"], values(exact))
+    assert close(shown["sd"], np.sqrt(values(exact, "var")))
+    assert close(shown["min"], values(exact, "min"))
+    assert close(shown["max"], values(exact, "max"))
+    assert (shown["max"] > shown["min"]).any()  # the band is not empty for this run
+    assert not at.warning
+
+
+def test_a_refused_exact_curve_is_explained_and_the_sampled_one_shown(sample):
+    runs, qrels = sample
+    run = "MU03rob01"  # a tie group of 176 docs, 19 relevant: too many placements
+    one = {run: runs[run]}
+    with pytest.raises(InputError) as refused:
+        spread.evaluate_spread(one, qrels, NAMES)
+    at = variance_page_for(run)
+    said = [w.value for w in at.warning]
+    assert any("no exact tie-aware curve" in text and str(refused.value) in text for text in said)
+    assert any("50 random tie-breaks" in text for text in said)
+    shown = table(at, columns={"recall", "oblivious", "sampled", "sampled_sd"})
+    assert "aware" not in shown.columns
+    oblivious = tiecore.evaluate(one, qrels, NAMES, ties="oblivious")
+    sampled = tiecore.evaluate(one, qrels, NAMES, ties="sampled", samples=50, seed=0)
+    assert close(shown["oblivious"], values(oblivious))
+    assert close(shown["sampled"], values(sampled))
+    assert close(shown["sampled_sd"], values(sampled, "std"))
