@@ -9,6 +9,9 @@ exception.
 
 from __future__ import annotations
 
+import base64
+import json
+
 import numpy as np
 import pytest
 from test_app import (  # noqa: F401  (navigation_only, no_warm_up: autouse fixtures)
@@ -50,10 +53,22 @@ def variance_page_for(run: str):
     at.run()
     assert_clean(at)
     assert any(h.value == "Interpolated precision (11 points)" for h in at.subheader)
-    assert "variance_iprec" in [chart.key for chart in at.get("plotly_chart")] or at.get(
-        "plotly_chart"
-    )
     return at
+
+
+def curve(at) -> dict[str, np.ndarray]:
+    """The IPrec chart's traces: name -> y values (the band's are max then min reversed)."""
+    charts = [c for c in at.get("plotly_chart") if c.key == "variance_iprec"]
+    assert len(charts) == 1
+    traces = json.loads(charts[0].proto.spec)["data"]
+    return {trace["name"]: np.asarray(decoded(trace["y"]), dtype=float) for trace in traces}
+
+
+def decoded(y) -> list:
+    """Plotly's JSON may hold arrays as ``{"dtype", "bdata"}`` (base64) or as lists."""
+    if isinstance(y, dict):
+        return np.frombuffer(base64.b64decode(y["bdata"]), dtype=y["dtype"]).tolist()
+    return y
 
 
 def test_iprec_table_equals_tiecore_oblivious_aware_and_spread(sample):
@@ -73,6 +88,11 @@ def test_iprec_table_equals_tiecore_oblivious_aware_and_spread(sample):
     assert close(shown["min"], values(exact, "min"))
     assert close(shown["max"], values(exact, "max"))
     assert (shown["max"] > shown["min"]).any()  # the band is not empty for this run
+    drawn = curve(at)
+    assert close(drawn["oblivious (trec_eval's order)"], values(oblivious))
+    assert close(drawn["aware (exact mean)"], values(exact))
+    band = values(exact, "max").tolist() + values(exact, "min")[::-1].tolist()
+    assert close(drawn["min–max over orderings"], band)
     assert not at.warning
 
 
@@ -93,3 +113,6 @@ def test_a_refused_exact_curve_is_explained_and_the_sampled_one_shown(sample):
     assert close(shown["oblivious"], values(oblivious))
     assert close(shown["sampled"], values(sampled))
     assert close(shown["sampled_sd"], values(sampled, "std"))
+    drawn = curve(at)
+    assert set(drawn) == {"oblivious (trec_eval's order)", "sampled (50 tie-breaks)"}
+    assert close(drawn["sampled (50 tie-breaks)"], values(sampled))
