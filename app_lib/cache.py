@@ -342,12 +342,18 @@ def iprec_measures() -> tuple[str, ...]:
 
 @st.cache_data(show_spinner="Interpolated precision at 11 recall levels ...", max_entries=256)
 def iprec_curve(
-    _dataset: Dataset, key: str, run: str, rel_level: int, samples: int, seed: int
+    _dataset: Dataset,
+    key: str,
+    run: str,
+    rel_level: int,
+    samples: int,
+    seed: int,
+    tiebreak: str = "trec_eval",
 ) -> dict:
     """One system's 11-point interpolated precision curve, from :mod:`tiecore`.
 
-    Returns ``table``: columns ``recall, oblivious`` (:func:`tiecore.evaluate`,
-    trec_eval's order) and ``aware, sd, min, max`` (the summary rows of
+    Returns ``table``: columns ``recall, oblivious`` (:func:`tiecore.evaluate`
+    under ``tiebreak``) and ``aware, sd, min, max`` (the summary rows of
     :func:`tiecore.spread.evaluate_spread`, sd = sqrt(var) of the mean over
     random tie-breaks), or, when tiecore refuses the exact values
     (:class:`tiecore.InputError`: a tie group with too many placements),
@@ -359,7 +365,15 @@ def iprec_curve(
     measures = list(iprec_measures())
     runs = {run: _dataset.runs[run]}
     args = {"rel_level": rel_level}
-    oblivious = quiet(tiecore.evaluate, runs, _dataset.qrels, measures, ties="oblivious", **args)
+    oblivious = quiet(
+        tiecore.evaluate,
+        runs,
+        _dataset.qrels,
+        measures,
+        ties="oblivious",
+        tiebreak=tiebreak,
+        **args,
+    )
     table = pd.DataFrame({"recall": IPREC_LEVELS})
     table["oblivious"] = oblivious.set_index("measure")["value"].reindex(measures).to_numpy()
     try:

@@ -38,7 +38,18 @@ def interpolated_precision(run: str) -> None:
     """trec_eval's 11-point interpolated precision curve of ``run``: oblivious, aware, min-max."""
     st.subheader("Interpolated precision (11 points)")
     curve = cache.iprec_curve(
-        dataset, dataset.key, run, settings.rel_level, cache.IPREC_SAMPLES, settings.seed
+        dataset,
+        dataset.key,
+        run,
+        settings.rel_level,
+        cache.IPREC_SAMPLES,
+        settings.seed,
+        settings.tiebreak,
+    )
+    order = (
+        "trec_eval's order"
+        if settings.tiebreak == "trec_eval"
+        else f"tie-break {settings.tiebreak}"
     )
     table = curve["table"]
     recall = table["recall"]
@@ -60,7 +71,7 @@ def interpolated_precision(run: str) -> None:
             x=recall,
             y=table["oblivious"],
             mode="lines+markers",
-            name="oblivious (trec_eval's order)",
+            name=f"oblivious ({order})",
             line={"color": ch.MODE_COLORS["oblivious"]},
             hovertemplate="recall %{x:.1f}<br>oblivious %{y:.4f}<extra></extra>",
         )
@@ -102,7 +113,7 @@ def interpolated_precision(run: str) -> None:
     if curve["refused"] is None:
         st.caption(
             "trec_eval's iprec_at_recall at the 11 recall levels. Grey: the value under "
-            "trec_eval's order; blue: the exact tie-aware mean over every order of the tied "
+            f"{order}; blue: the exact tie-aware mean over every order of the tied "
             "documents; band: the lowest and highest mean any order gives."
         )
     else:
@@ -111,7 +122,7 @@ def interpolated_precision(run: str) -> None:
             "too many orders of its relevant and non-relevant documents to enumerate for "
             f"interpolated precision, so tiecore refuses rather than guess ({curve['refused']}). "
             f"Shown instead: the sampled mean over {curve['samples']} random tie-breaks "
-            f"(an estimate of the tie-aware curve), beside trec_eval's order.",
+            f"(an estimate of the tie-aware curve), beside {order}.",
             icon=":material/info:",
         )
     ch.show_table(
