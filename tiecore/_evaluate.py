@@ -381,6 +381,22 @@ def _geometric_summaries(found: dict, stacked: np.ndarray, summary: np.ndarray) 
         summary[rows] = gmap(stacked[rows], axis=-1)[..., None]
 
 
+def _mean(values: np.ndarray, axis: int) -> np.ndarray:
+    """The mean along ``axis`` (kept), as ``sum / n``; where that sum overflows although
+    every value is finite (unnormalised exp gains near 2**1023), ``sum(value / n)``.
+
+    >>> _mean(np.array([[2.0**1023, 2.0**1023]]), axis=1).tolist() == [[2.0**1023]]
+    True
+    """
+    with np.errstate(over="ignore"):
+        mean = values.mean(axis=axis, keepdims=True)
+    lost = np.isinf(mean) & np.isfinite(values).all(axis=axis, keepdims=True)
+    if lost.any():
+        scaled = (values / values.shape[axis]).sum(axis=axis, keepdims=True)
+        mean = np.where(lost, scaled, mean)
+    return mean
+
+
 def _value_frame(name, judgments, present, found, complete, per_query, ties) -> pd.DataFrame:
     """Rows ``run, qid, measure, value[, std, stderr]``: per measure, queries then the
     summary (the mean over queries), whose ``qid`` is None so no query id can clash with it.
@@ -391,19 +407,17 @@ def _value_frame(name, judgments, present, found, complete, per_query, ties) -> 
     qids = np.append(judgments.qids[chosen].astype(object), None)
     stacked = np.stack([value[..., chosen] for value in found.values()])  # measures first
     if ties == "sampled":  # (measures, samples, queries)
-        means = stacked.mean(axis=2, keepdims=True)
+        means = _mean(stacked, axis=2)
         _geometric_summaries(found, stacked, means)
         draws = np.concatenate([stacked, means], axis=2)
         first = draws[:, :1]  # shifted sums: a query that never varies keeps its value, std 0
         columns = {
-            "value": first[:, 0] + (draws - first).mean(axis=1),
+            "value": first[:, 0] + _mean(draws - first, axis=1)[:, 0],
             "std": (draws - first).std(axis=1, ddof=1),
         }
         columns["stderr"] = columns["std"] / np.sqrt(stacked.shape[1])
     else:
-        mean = (
-            stacked.mean(axis=1, keepdims=True) if stacked.shape[1] else np.zeros((len(found), 1))
-        )
+        mean = _mean(stacked, axis=1) if stacked.shape[1] else np.zeros((len(found), 1))
         _geometric_summaries(found, stacked, mean)
         columns = {"value": np.concatenate([stacked, mean], axis=1)}
     keep = slice(None) if per_query else slice(-1, None)

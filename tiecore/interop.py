@@ -194,7 +194,7 @@ def expand_all_trec(names: list[str]) -> tuple[list[str], dict[str, str] | None]
 
     >>> names, printed = expand_all_trec(["all_trec", "nDCG(gain=exp)@10"])
     >>> names[:2], printed["AP"], printed["nDCG(gain=exp)@10"]
-    (['AP', 'Rprec'], 'map', 'nDCG(gain=exp)@10')
+    (['AP', 'GMAP'], 'map', 'nDCG(gain=exp)@10')
     """
     from tiecore.measures import Measure
 
