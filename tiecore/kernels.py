@@ -46,7 +46,7 @@ def plan(
     ``ranking`` is needed only by denominators that count retrieved docs (Judged).
     """
     family = measure.spec
-    if family.component is None:
+    if family.hooked(measure):
         raise ValueError(f"{measure} is no head sum: use its family's own hooks")
     nq = len(judgments.qids)
     unbounded = np.iinfo(np.int64).max
@@ -129,7 +129,7 @@ def values(
 ) -> np.ndarray:
     """Per-query values of ``measure`` for ``profile``, in the judgments' query order."""
     family = measure.spec
-    if family.values is not None:
+    if family.hooked(measure):
         return family.values(measure, profile, ranking, judgments, depth)
     recipe = plan(measure, judgments, depth, ranking)
     component = profile.component(recipe.component)

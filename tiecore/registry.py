@@ -113,9 +113,15 @@ class Family:
     sample: Callable | None = None
     aggregate: str = "mean"
 
-    def component_of(self, measure: Measure) -> str:
-        """The component key of ``measure``."""
+    def component_of(self, measure: Measure) -> str | None:
+        """The component key of ``measure`` (None: no head sum, see :meth:`hooked`)."""
         return self.component(measure) if callable(self.component) else self.component
+
+    def hooked(self, measure: Measure) -> bool:
+        """True when ``measure`` is no head sum and goes through the family's ``values``,
+        ``spread`` and ``sample`` hooks (its component is None, as ERR's, or the component
+        function gives None for it, as nDCG's for ``ideal=local``)."""
+        return self.component_of(measure) is None
 
     def divisor_of(self, measure: Measure) -> Divisor:
         """The rank weight of ``measure``."""

@@ -158,7 +158,7 @@ def sample_values(
     dict
         Measure -> array ``(samples, queries)`` in the judgments' query order.
     """
-    custom = [m for m in measures if m.spec.component is None]
+    custom = [m for m in measures if m.spec.hooked(m)]
     out = {
         m: m.spec.sample(m, ranking, judgments, samples=samples, rng=rng, depth=depth)
         for m in custom

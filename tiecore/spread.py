@@ -25,7 +25,7 @@ from tiecore.errors import TieCoreWarning
 from tiecore.frames import check_run
 from tiecore.judgments import Judgments, gain_of
 from tiecore.measures import Measure, parse_measures
-from tiecore.moments import Context, group_sum
+from tiecore.moments import Context, expand, group_sum
 from tiecore.ranking import Ranking, extra_float32_ties
 from tiecore.registry import FAMILIES, refuse_inexact
 
@@ -120,14 +120,15 @@ def _spread_arrays(
     """:func:`query_spread` as arrays: only the tied groups with a slot above the cut
     carry variance and move the bounds, so only they are visited.
 
-    ``min = value + sum_g (worst_g - mean_g)`` (and ``max`` with ``best_g``) over
-    those groups, ``mean_g`` a group's aware share of the head sum.
+    ``min = fixed + sum_g worst_g`` (and ``max`` with ``best_g``) over those groups,
+    ``fixed`` the head sum of every other row: summed directly, since ``value -
+    sum_g mean_g`` cancels when one gain dwarfs the others (unscaled exp gains).
     """
     context = Context(ranking, judgments, depth)
     nq = len(judgments.qids)
     out = {}
     for measure in measures:
-        if measure.spec.component is None:
+        if measure.spec.hooked(measure):
             out[measure] = measure.spec.spread(measure, ranking, judgments, depth)
             continue
         recipe = kernels.plan(measure, judgments, depth, ranking)
@@ -138,13 +139,12 @@ def _spread_arrays(
         variance = np.bincount(
             tied.group_query, weights=_group_variance(recipe, tied), minlength=nq
         )
-        head = tied.head(tied.slots(recipe))
-        mean = head.sum(recipe.divisor.weigh(component[head.rows], context.ranking.rank[head.rows]))
+        fixed = component.copy()  # the head sum of the rows no order moves, summed
+        fixed[expand(tied.group_start, tied.n)[1]] = 0.0  # apart, not as sums - mean_g
+        fixed = kernels.weighted_head_sums(fixed, recipe.divisor, ranking, recipe.cut)
         worst, best = recipe.family.bounds(tied, tied.slots(recipe), recipe)
         low, high = (
-            kernels.finish(
-                recipe, sums + np.bincount(tied.group_query, weights=e - mean, minlength=nq)
-            )
+            kernels.finish(recipe, fixed + np.bincount(tied.group_query, weights=e, minlength=nq))
             for e in (worst, best)
         )
         out[measure] = {
