@@ -15,15 +15,15 @@ import pyarrow.compute as pc
 
 from tiecore import kernels, profiles
 from tiecore._parallel import map_runs
+from tiecore._validation import DEPTH, EVALUATE, check, validate_params
+from tiecore._validation import MODES as MODES  # the tie modes, declared there
 from tiecore.errors import InputError, TieCoreWarning
 from tiecore.frames import check_run, check_runs
 from tiecore.judgments import Judgments, as_arrow_strings
 from tiecore.measures import Measure, parse_measures
-from tiecore.ranking import TIEBREAKS, Ranking
+from tiecore.ranking import Ranking
 from tiecore.registry import refuse_inexact
 from tiecore.sampling import sample_values
-
-MODES = ("oblivious", "aware", "sampled")
 
 Runs = pd.DataFrame | Mapping[str, pd.DataFrame]
 #: What :func:`evaluate` accepts: also paths, iterators and ``(name, run)`` pairs.
@@ -40,16 +40,6 @@ def as_run_dict(runs: Runs) -> dict[str, pd.DataFrame]:
 def run_seed(seed: int, name: str) -> np.random.Generator:
     """A generator for one run: the same seed and name always draw the same orders."""
     return np.random.default_rng([seed, zlib.crc32(name.encode())])
-
-
-def _validate(ties: str, tiebreak: str, samples: int, depth: int | None) -> None:
-    if ties not in MODES:
-        raise ValueError(f"ties must be one of {MODES}, got {ties!r}")
-    if tiebreak not in TIEBREAKS:
-        raise ValueError(f"tiebreak must be one of {TIEBREAKS}, got {tiebreak!r}")
-    if ties == "sampled" and (not isinstance(samples, int | np.integer) or samples < 2):
-        raise ValueError(f"samples must be an integer >= 2, got {samples!r}")
-    check_depth(depth)
 
 
 #: Share of the available memory that sampled mode may plan to use.
@@ -136,9 +126,8 @@ def _size(n: int) -> str:
 
 
 def check_depth(depth: int | None) -> None:
-    """``depth`` (trec_eval ``-M``) is None or a positive integer."""
-    if depth is not None and (not isinstance(depth, int | np.integer) or depth < 1):
-        raise ValueError(f"depth must be a positive integer, got {depth!r}")
+    """``depth`` (trec_eval ``-M``) is None or a positive integer (an ``InputError``)."""
+    check("depth", depth, DEPTH)
 
 
 def query_values(
@@ -171,6 +160,7 @@ def query_values(
     return {m: kernels.values(m, profile, ranking, judgments, depth) for m in measures}
 
 
+@validate_params(EVALUATE)
 def evaluate(
     runs: RunsOrFiles,
     qrels: pd.DataFrame,
@@ -249,7 +239,6 @@ def evaluate(
     >>> float(evaluate(run, qrels, "RR", ties="oblivious")["value"].iloc[0])
     0.5
     """
-    _validate(ties, tiebreak, samples, depth)
     measures = parse_measures(
         list(measures) if not isinstance(measures, str | Measure) else measures
     )

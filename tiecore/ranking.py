@@ -18,27 +18,19 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from tiecore._checked import is_checked
+from tiecore._validation import TIEBREAKS as TIEBREAKS  # the oblivious tie-breaks, declared there
 from tiecore.errors import InputError, TieCoreWarning
-from tiecore.io import first_duplicate
 from tiecore.judgments import Judgments, as_arrow_strings
 
-#: Tie-break policies of the oblivious mode.
-TIEBREAKS = (
-    "trec_eval",
-    "trec_eval_double",
-    "docno_asc",
-    "file_order",
-    "optimistic",
-    "pessimistic",
-    "random",
-)
+if TYPE_CHECKING:  # pandas and pyarrow load with the first build (tiecore eval's start-up)
+    import pandas as pd
+    import pyarrow as pa
+
 #: Policies that compare scores as trec_eval 9 stores them (C float).
 FLOAT32_POLICIES = ("trec_eval",)
 
@@ -127,6 +119,11 @@ class Ranking:
         twice in one query is an error, as in trec_eval.  The tie groups are
         those of the scores the policy compares (:func:`tie_key`).
         """
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        from tiecore.io import first_duplicate
+
         name = name or run.attrs.get("name") or "run"
         if tiebreak not in TIEBREAKS:
             raise ValueError(f"tiebreak must be one of {TIEBREAKS}, got {tiebreak!r}")
@@ -158,35 +155,68 @@ class Ranking:
         query_or_null = pc.index_in(qid, value_set=pa.array(judgments.qids, pa.string()))
         known = query_or_null.is_valid().to_numpy(zero_copy_only=False)
         skipped = np.unique(np.asarray(qid.filter(pa.array(~known)).to_numpy(zero_copy_only=False)))
-        if not known.any():
-            raise InputError(
-                f"run {name}",
-                None,
-                "none of its queries has judgments in the qrels",
-                "query ids that match the qrels",
-            )
+        _check_known(name, known, skipped)
         if skipped.size:
-            warnings.warn(
-                f"run {name}: {skipped.size} queries without judgments skipped "
-                f"({', '.join(map(str, skipped[:5]))}{' ...' if skipped.size > 5 else ''})",
-                TieCoreWarning,
-                stacklevel=2,
-            )
             keep = np.flatnonzero(known)
             docno, score = docno.take(keep), score[keep]
             query = query_or_null.filter(pa.array(known)).to_numpy()
         else:
             query = query_or_null.to_numpy()
         level, judged = judgments.lookup(query, docno)
-        rel = judged & (level >= judgments.rel_level)
         row = np.flatnonzero(known) if skipped.size else np.arange(len(query))
+        return cls._sort(name, judgments, query, score, docno, level, judged, row, skipped,
+                         tiebreak, seed)  # fmt: skip
+
+    @classmethod
+    def build_small(
+        cls,
+        qid: list[str],
+        docno: list[str],
+        score: np.ndarray,
+        judgments: Judgments,
+        *,
+        tiebreak: str = "trec_eval",
+        seed: int | np.random.Generator | None = 0,
+        name: str = "run",
+    ) -> Ranking:
+        """:meth:`build` of a run given as lists, without pandas or pyarrow (tiecore eval's
+        small-input path, :mod:`tiecore._small`).
+
+        ``score`` must be finite and each (qid, docno) pair unique (the reader checks
+        both); the ranking equals :meth:`build`'s field by field, except that ``docno``
+        is a numpy object array.
+        """
+        codes = {q: i for i, q in enumerate(judgments.qids.tolist())}
+        query_or_null = np.fromiter((codes.get(q, -1) for q in qid), np.int32, len(qid))
+        known = query_or_null >= 0
+        unknown = [q for q, k in zip(qid, known.tolist(), strict=True) if not k]
+        skipped = np.unique(np.array(unknown, dtype=object))
+        _check_known(name, known, skipped)
+        docnos = np.array(docno, dtype=object)
+        score = np.asarray(score, dtype=np.float64)
+        if skipped.size:
+            keep = np.flatnonzero(known)
+            docnos, score, query = docnos[keep], score[keep], query_or_null[keep]
+        else:
+            query = query_or_null
+        level, judged = judgments.lookup_small(query, docnos)
+        row = np.flatnonzero(known) if skipped.size else np.arange(len(query))
+        return cls._sort(name, judgments, query, score, docnos, level, judged, row, skipped,
+                         tiebreak, seed)  # fmt: skip
+
+    @classmethod
+    def _sort(
+        cls, name, judgments, query, score, docno, level, judged, row, skipped, tiebreak, seed
+    ):  # fmt: skip
+        """Rows sorted by query, score (as the policy compares it), then the tie-break."""
+        rel = judged & (level >= judgments.rel_level)
         key = tie_key(score, tiebreak)
         keys = {"query": (query, "ascending"), "score": (key, "descending")}
         order = _order(keys, docno, level, rel, tiebreak, seed)
         query, score, key, level, judged, rel, row = (
             a[order] for a in (query, score, key, level, judged, rel, row)
         )
-        docno = docno.take(pa.array(order))
+        docno = _take(docno, order)
         nonrel = judged & (level >= 0) & ~rel
         return cls._from_sorted(
             name, len(judgments.qids), query, score, key, level, judged, rel, nonrel, docno,
@@ -212,7 +242,7 @@ class Ranking:
             return self._from_sorted(
                 self.name, len(self.starts), self.query[order], self.score[order], key[order],
                 self.level[order], self.judged[order], self.rel[order], self.nonrel[order],
-                self.docno.take(pa.array(order)), self.row[order], self.skipped, float32_ties,
+                _take(self.docno, order), self.row[order], self.skipped, float32_ties,
             )  # fmt: skip
         keys = {"group": (self.group, "ascending")}
         order = _order(keys, self.docno, self.level, self.rel, tiebreak, seed, row=self.row)
@@ -224,7 +254,7 @@ class Ranking:
             nonrel=self.nonrel[order],
             row=self.row[order],
             score=self.score[order],
-            docno=self.docno.take(pa.array(order)),
+            docno=_take(self.docno, order),
             float32_ties=float32_ties,
         )
 
@@ -307,6 +337,33 @@ def _exclusive_within(counts: np.ndarray, first: np.ndarray) -> np.ndarray:
     return total - total[first]
 
 
+def _check_known(name: str, known: np.ndarray, skipped: np.ndarray) -> None:
+    """A run without any judged query is an error; its unjudged queries, a warning."""
+    if not known.any():
+        raise InputError(
+            f"run {name}",
+            None,
+            "none of its queries has judgments in the qrels",
+            "query ids that match the qrels",
+        )
+    if skipped.size:
+        warnings.warn(
+            f"run {name}: {skipped.size} queries without judgments skipped "
+            f"({', '.join(map(str, skipped[:5]))}{' ...' if skipped.size > 5 else ''})",
+            TieCoreWarning,
+            stacklevel=3,
+        )
+
+
+def _take(docno: pa.Array | np.ndarray, order: np.ndarray) -> pa.Array | np.ndarray:
+    """Rows ``order`` of a docno column: a pyarrow array, or a numpy one (build_small)."""
+    if isinstance(docno, np.ndarray):
+        return docno[order]
+    import pyarrow as pa
+
+    return docno.take(pa.array(order))
+
+
 def _order(keys, docno, level, rel, tiebreak, seed, row=None) -> np.ndarray:
     """Stable row order by ``keys`` (name -> (values, direction)), then the tie-break policy.
 
@@ -332,4 +389,22 @@ def _order(keys, docno, level, rel, tiebreak, seed, row=None) -> np.ndarray:
     if row is not None:
         columns["row"] = row
         sort_keys.append(("row", "ascending"))
+    if isinstance(docno, np.ndarray):  # build_small: numpy's stable lexsort, same order
+        if "docno" in columns:  # str order is code point order, UTF-8's byte order
+            columns["docno"] = np.unique(docno, return_inverse=True)[1].reshape(-1)
+        return np.lexsort([_ascending(columns[k], d) for k, d in reversed(sort_keys)])
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     return pc.sort_indices(pa.table(columns), sort_keys=sort_keys).to_numpy()
+
+
+def _ascending(values: np.ndarray, direction: str) -> np.ndarray:
+    """A key whose ascending order is ``values``' order in ``direction`` (no overflow:
+    integers are complemented, ``~x = -x - 1``)."""
+    values = np.asarray(values)
+    if direction == "ascending":
+        return values
+    if values.dtype.kind == "f":
+        return -values
+    return ~values.astype(np.int64) if values.dtype.kind == "b" else ~values

@@ -21,6 +21,7 @@ import pandas as pd
 from tiecore import kernels
 from tiecore._evaluate import Runs, check_depth
 from tiecore._parallel import map_runs
+from tiecore._validation import SPREAD, validate_params
 from tiecore.errors import TieCoreWarning
 from tiecore.frames import check_run
 from tiecore.judgments import Judgments, gain_of
@@ -38,6 +39,7 @@ Measures = str | Measure | Sequence[str | Measure]
 # ------------------------------------------------------------------ public API
 
 
+@validate_params(SPREAD)
 def evaluate_spread(
     runs: Runs,
     qrels: pd.DataFrame,
