@@ -266,6 +266,35 @@ def test_exp_gain_spread_is_exact_for_huge_levels(case, rel_level, depth):
     assert not problems, "\n".join(problems[:40])
 
 
+UNSCALED_EXP_SPECS = [
+    spec for spec in SPECS if spec.family in ("DCG", "CG", "RBP") and spec.gain == "exp"
+]
+
+
+@PROPERTY
+@given(cases(max_docs=8, level_pool=(-1, 0, 1, 2, 52, 53, 300), max_label_kinds=4), depths)
+def test_unscaled_exp_gain_spread_is_exact_relative_to_each_value(case, depth):
+    """DCG/CG/RBP with gains 2**level - 1 as they are: a gain of 2**300 beside gains of
+    1 must not swallow the min (summed apart, not as value - mean) nor the variance
+    (deviations summed in a second pass): each figure to 1e-9 of its own size (the
+    variance also to 1e-12 of the mean squared, the brute force's own rounding)."""
+    frame = spread_table(case, [spec.name for spec in UNSCALED_EXP_SPECS], depth=depth)
+    got = rows_of(frame)
+    expected = brute_spread(case, UNSCALED_EXP_SPECS, rel_level=1, depth=depth)
+
+    def close(key: tuple, column: str, value: float, truth: dict) -> bool:
+        floor = 1e-12 * (1.0 + (truth["value"] ** 2 if column == "var" else 0.0))
+        return math.isclose(got[key][column], value, rel_tol=1e-9, abs_tol=floor)
+
+    problems = [
+        f"{key} {column}: spread {got[key][column]!r} brute {value!r}"
+        for key, truth in expected.items()
+        for column, value in truth.items()
+        if not close(key, column, value, truth)
+    ]
+    assert not problems, "\n".join(problems[:40])
+
+
 @settings(PROPERTY, max_examples=50)
 @given(cases(distinct_scores=True), rel_levels, depths, st.booleans())
 def test_a_tie_free_run_has_no_spread(case, rel_level, depth, complete):

@@ -134,17 +134,21 @@ class Context:
         return self._tables["values", key]
 
     def value_sums(self, key: str) -> tuple[np.ndarray, np.ndarray]:
-        """Per group ``sum a`` and ``sum a**2`` of its docs' values of component ``key``."""
+        """Per group ``sum a`` and ``sum (a - mean a)**2`` of its docs' values of ``key``.
+
+        The squared deviations are summed in a second pass, not as ``sum a**2 -
+        (sum a)**2 / n``, which cancels to 0 (or to ``inf - inf``) for unscaled
+        exponential gains far above the group's other values.
+        """
         if key not in self._value_sums:
             if self.selected is not None:
-                total, square = self._root.value_sums(key)
-                self._value_sums[key] = (total[self.selected], square[self.selected])
+                total, spread = self._root.value_sums(key)
+                self._value_sums[key] = (total[self.selected], spread[self.selected])
             else:
                 a = self.values(key)
-                self._value_sums[key] = (
-                    group_sum(a, self.ranking),
-                    group_sum(a * a, self.ranking),
-                )
+                total = group_sum(a, self.ranking)
+                deviation = a - (total / np.maximum(self.n, 1))[self.ranking.group]
+                self._value_sums[key] = (total, group_sum(deviation * deviation, self.ranking))
         return self._value_sums[key]
 
     def prefix(self, divisor: Divisor) -> np.ndarray:
@@ -271,9 +275,7 @@ def var_linear(context: Context, d: np.ndarray, recipe: Plan) -> np.ndarray:
     the cut: ``Var = sum (a - mean a)^2 * sum (w - mean w)^2 / (n - 1)``.
     """
     n = context.n.astype(np.float64)
-    total, square = context.value_sums(recipe.component)
-    spread_a = np.zeros_like(n)
-    np.subtract(square, total * total / n, out=spread_a, where=n > 1)
+    _, spread_a = context.value_sums(recipe.component)
     d = np.where(spread_a > 0, d, 0)  # groups of equal values add nothing
     head = context.head(d)
     w = context.weights(recipe.divisor)[head.rows]
