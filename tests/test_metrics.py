@@ -204,13 +204,25 @@ def test_filtered_setting_and_ragged_input():
     [
         (
             lambda: metrics.ndcg([[1, 0]], [[1, 2]], k=0),
-            r"'k' parameter of ndcg must be a positive",
+            r"^k: 0 is out of range \(expected a positive integer or None\)$",
         ),
-        (lambda: metrics.hits_at_k([[1, 0]], [[1, 2]], k=None), r"'k' parameter of hits_at_k"),
-        (lambda: metrics.average_precision([[1]], [[1]], ties="x"), r"'ties' parameter"),
-        (lambda: metrics.average_precision([[1]], [[1]], tiebreak="random"), r"'tiebreak'"),
-        (lambda: metrics.average_precision([[1]], [[1]], average=1), r"'average' parameter"),
-        (lambda: metrics.ndcg([[1]], [[1]], gain="log"), r"'gain' parameter"),
+        (
+            lambda: metrics.hits_at_k([[1, 0]], [[1, 2]], k=None),
+            r"^k: None is not allowed \(expected a positive integer\)",
+        ),
+        (lambda: metrics.average_precision([[1]], [[1]], ties="x"), r"^ties: unknown ties 'x'"),
+        (
+            lambda: metrics.average_precision([[1]], [[1]], tiebreak="random"),
+            r"^tiebreak: unknown tiebreak 'random' \(expected one of trec_eval,",
+        ),
+        (
+            lambda: metrics.average_precision([[1]], [[1]], average=1),
+            r"^average: 1 is an int \(expected True or False\)",
+        ),
+        (
+            lambda: metrics.ndcg([[1]], [[1]], gain="log"),
+            r"^gain: unknown gain 'log' \(expected one of linear, exp\)",
+        ),
         (lambda: metrics.ndcg([[1, 0]], [[1, 2, 3]]), r"y_score: shape \(1, 3\) differs"),
         (lambda: metrics.ndcg([[1, 0.5]], [[1, 2]]), r"y_true\[0, 1\] = 0.5 is not an integer"),
         (lambda: metrics.ndcg([[1, 0]], [[1, np.inf]]), r"y_score\[0, 1\] = inf is not finite"),

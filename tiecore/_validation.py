@@ -250,6 +250,8 @@ def problem(name: str, value: object, spec: Spec) -> str | None:
         return None
     if _is_nan(value):
         return f"{value!r} is not a number"
+    if value is None:
+        return "None is not allowed"
     for constraint in found:
         if constraint.of_kind(value):
             return constraint.problem(name, value)
@@ -372,6 +374,9 @@ ZERO_METHODS = ("wilcox", "pratt", "zsplit")
 CI_METHODS = ("BCa", "percentile", "basic")
 #: nDCG gains: the level, or ``2**level - 1``.
 GAINS = ("linear", "exp")
+#: Output formats of ``tiecore eval`` and of ``tiecore compare`` (``format_comparison``).
+EVAL_FORMATS = ("trec", "csv", "json")
+COMPARE_FORMATS = ("text", "csv", "json")
 
 TIES = Options(*MODES)
 TIEBREAK = Options(*TIEBREAKS)
@@ -382,6 +387,7 @@ GAIN = Options(*GAINS)
 CORRECTION = Options(*CORRECTIONS)
 ZERO_METHOD = Options(*ZERO_METHODS)
 CI_METHOD = Options(*CI_METHODS)
+COMPARE_FORMAT = Options(*COMPARE_FORMATS)
 
 #: Random tie-breaks: at least two, so that a std exists.
 SAMPLES = Interval(Integral, 2, None)
@@ -397,8 +403,10 @@ NON_NEGATIVE = Interval(Integral, 0, None)
 #: Confidence level of intervals.
 CONFIDENCE = Interval(Real, 0, 1, "neither", noun="level")
 #: Significance level of verdicts.
-ALPHA = Interval(Real, 0, 1, "right", noun="significance level")
+SIGNIFICANCE = Interval(Real, 0, 1, "right", noun="significance level")
 BOOL = Boolean()
+#: A run's name (:func:`tiecore.compare.compare`'s ``baseline``; the runs check the rest).
+RUN_NAME = Satisfies(lambda value: isinstance(value, str), "a run's name")
 
 
 def _measures(value: object) -> bool:
@@ -457,13 +465,13 @@ STATISTICS = {
     "zero_method": ZERO_METHOD,
     "n_resamples": POSITIVE,
     "tukey": BOOL,
-    "alpha": ALPHA,
+    "alpha": SIGNIFICANCE,
 }
 #: The options of :func:`tiecore.compare.compare`.
 COMPARE = {
     **{k: EVALUATE[k] for k in ("samples", "seed", "rel_level", "depth", "complete")},
     **{k: v for k, v in STATISTICS.items() if k != "alpha"},
-    "baseline": [Satisfies(lambda v: isinstance(v, str), "a run's name"), None],
+    "baseline": [RUN_NAME, None],
 }
 #: The options of the array metrics (:mod:`tiecore.metrics`); ``k`` where it may be None.
 METRICS = {

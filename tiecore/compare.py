@@ -56,6 +56,26 @@ from scipy import special, stats
 
 from tiecore._evaluate import as_run_dict, query_values, run_seed
 from tiecore._parallel import map_runs
+from tiecore._validation import (
+    BOOL,
+    CI_METHOD,
+    COMPARE,
+    COMPARE_FORMAT,
+    CONFIDENCE,
+    CORRECTION,
+    POSITIVE,
+    RUN_NAME,
+    SEED,
+    SIGNIFICANCE,
+    STATISTICS,
+    ZERO_METHOD,
+    Options,
+    pick,
+    validate_params,
+)
+from tiecore._validation import CI_METHODS as CI_METHODS  # re-exported, declared there
+from tiecore._validation import CORRECTIONS as CORRECTIONS
+from tiecore._validation import ZERO_METHODS as ZERO_METHODS
 from tiecore.errors import InputError
 from tiecore.judgments import Judgments
 from tiecore.measures import Measure, parse_measures
@@ -67,11 +87,12 @@ from tiecore.spread import query_spread
 OBLIVIOUS = tuple(policy for policy in TIEBREAKS if policy != "random")
 #: Columns of :attr:`Comparison.scores` and :attr:`Comparison.ranks`.
 ORDERINGS = ("aware", *OBLIVIOUS)
+#: Which ordering :func:`swapped_pairs` compares.
+ORDERING = Options(*ORDERINGS)
 #: Name of the random tie-break orderings (one per sample) in the agreement table.
 RANDOM = "random"
 #: ``within_tie_noise``: ``|mu_A - mu_B| <= NOISE_WIDTH * sqrt(var_A + var_B)``.
 NOISE_WIDTH = 2.0
-FORMATS = ("text", "csv", "json")
 #: Relative tolerance of equality: values within ``RTOL * max |value|`` are tied.
 RTOL = 1e-12
 #: Cells of the temporary arrays built at once (resamples x pairs, samples x runs x runs).
@@ -86,14 +107,8 @@ PAIR_COLUMNS = (
     "t_pvalue", "randomization_pvalue", "randomization_exact", "n_queries", "effect_size",
     "tie_sd", "topic_sd", "wilcoxon_pvalue", "diff_low", "diff_high",
 )  # fmt: skip
-#: Multiple-comparison corrections over all unordered pairs (:func:`adjust_pvalues`).
-CORRECTIONS = ("none", "holm", "bonferroni", "bh")
 #: The p-values of :attr:`Comparison.pairs` that get a corrected ``<name>_adj`` column.
 CORRECTED = ("t_pvalue", "randomization_pvalue", "wilcoxon_pvalue")
-#: Treatments of zero differences in the Wilcoxon test (as :func:`scipy.stats.wilcoxon`).
-ZERO_METHODS = ("wilcox", "pratt", "zsplit")
-#: Bootstrap interval methods (as :func:`scipy.stats.bootstrap`).
-CI_METHODS = ("BCa", "percentile", "basic")
 #: Significance level of the verdicts in the text output.
 ALPHA = 0.05
 #: Key of the bootstrap resamples' generator, beside the seed.
@@ -185,6 +200,13 @@ class Comparison:
     n_bootstrap: int = 2000
     zero_method: str = "wilcox"
 
+    @validate_params(
+        {
+            "correction": [CORRECTION, None],
+            "baseline": [RUN_NAME, None],
+            "tukey": [BOOL, None],
+        }
+    )
     def with_options(
         self,
         *,
@@ -204,7 +226,6 @@ class Comparison:
             An unknown correction, or a baseline that is not one of the runs.
         """
         correction = self.correction if correction is None else correction
-        _check_choice("correction", correction, CORRECTIONS)
         baseline = self.baseline if baseline is None else (baseline or None)
         pairs = self.pairs.drop(columns=[c for c in self.pairs if c.endswith("_adj")])
         names = self.per_query.columns
@@ -220,6 +241,7 @@ class Comparison:
             out.help_hurt, out.help_hurt_queries = help_hurt(out, baseline)
         return out
 
+    @validate_params({"alpha": SIGNIFICANCE})
     def significant(self, alpha: float = ALPHA, test: str = "t_pvalue") -> pd.DataFrame:
         """The unordered pairs (``a`` ahead) whose corrected ``test`` p-value is below ``alpha``.
 
@@ -238,6 +260,7 @@ class Comparison:
         upper = table[self.pairs["mean_diff"].reindex(table.index) > 0]
         return upper[upper[column] < alpha]
 
+    @validate_params({"alpha": SIGNIFICANCE})
     def verdict(self, alpha: float = ALPHA) -> str:
         """One sentence: how many pairs each test finds significant at ``alpha`` after the
         correction, or that none does."""
@@ -248,6 +271,7 @@ class Comparison:
         return [*CORRECTED, *(["tukey_pvalue"] if self.tukey is not None else [])]
 
 
+@validate_params(COMPARE)
 def compare(
     runs: pd.DataFrame | Mapping[str, pd.DataFrame],
     qrels: pd.DataFrame,
@@ -359,15 +383,6 @@ def compare(
         ``confidence`` outside (0, 1), or a ``baseline`` that is not a run.
     """
     measure = _one_measure(measure)
-    _check_int("samples", samples, 2)
-    _check_int("n_resamples", n_resamples, 1)
-    _check_int("n_bootstrap", n_bootstrap, 1)
-    _check_choice("correction", correction, CORRECTIONS)
-    _check_choice("ci_method", ci_method, CI_METHODS)
-    _check_choice("zero_method", zero_method, ZERO_METHODS)
-    _check_confidence(confidence)
-    if depth is not None:
-        _check_int("depth", depth, 1)
     runs = as_run_dict(runs)
     if len(runs) < 2:
         raise ValueError(f"compare needs at least two runs, got {len(runs)}")
@@ -734,6 +749,7 @@ def _swaps(ranks: pd.DataFrame, first: str = "trec_eval", second: str = "aware")
     return out.iloc[order].reset_index(drop=True)
 
 
+@validate_params({"first": ORDERING, "second": ORDERING})
 def swapped_pairs(
     comparison: Comparison, first: str = "trec_eval", second: str = "aware"
 ) -> pd.DataFrame:
@@ -866,6 +882,10 @@ def _pairs(
     return frame.iloc[np.argsort(position)]
 
 
+@validate_params(
+    {"seed": SEED, "n_resamples": POSITIVE}
+    | pick(STATISTICS, "zero_method", "confidence", "ci_method", "n_bootstrap")
+)
 def paired_tests(
     values: np.ndarray,
     i: np.ndarray,
@@ -1067,6 +1087,7 @@ def _sign_flip_counts(x, li, lj, threshold, columns, n_columns, seed, rows, exac
 # --------------------------------------------------------------------------- reviewer statistics
 
 
+@validate_params({"method": CORRECTION})
 def adjust_pvalues(pvalues: np.ndarray, method: str = "holm") -> np.ndarray:
     """p-values corrected for multiple comparisons; NaN (undefined) ones are left out.
 
@@ -1083,7 +1104,6 @@ def adjust_pvalues(pvalues: np.ndarray, method: str = "holm") -> np.ndarray:
     >>> adjust_pvalues(np.array([0.01, 0.04, 0.03]), "bh").round(6).tolist()
     [0.03, 0.04, 0.04]
     """
-    _check_choice("correction", method, CORRECTIONS)
     p = np.asarray(pvalues, np.float64)
     out = np.full(p.shape, np.nan)
     defined = ~np.isnan(p)
@@ -1127,6 +1147,7 @@ def _snap(d: np.ndarray, scale: np.ndarray) -> np.ndarray:
     return np.sign(d) * snapped
 
 
+@validate_params({"zero_method": ZERO_METHOD})
 def wilcoxon_pvalues(
     d: np.ndarray, zero_method: str = "wilcox", scale: np.ndarray | None = None
 ) -> np.ndarray:
@@ -1147,7 +1168,6 @@ def wilcoxon_pvalues(
     >>> wilcoxon_pvalues(np.array([[0.5, 0.0], [0.25, 0.0], [0.125, 0.0]])).tolist()
     [0.25, nan]
     """
-    _check_choice("zero_method", zero_method, ZERO_METHODS)
     d = np.array(d, np.float64, ndmin=2)
     n, width = d.shape
     out = np.full(width, np.nan)
@@ -1215,6 +1235,7 @@ def _wilcoxon_flips(d: np.ndarray, zero_method: str) -> np.ndarray:
     return out
 
 
+@validate_params({"n_resamples": POSITIVE, "seed": SEED})
 def resample_counts(n: int, n_resamples: int, seed: int) -> np.ndarray:
     """``(n_resamples, n)``: how often each of ``n`` items is drawn by each bootstrap resample.
 
@@ -1233,6 +1254,9 @@ def resample_counts(n: int, n_resamples: int, seed: int) -> np.ndarray:
     return counts
 
 
+@validate_params(
+    {"confidence": CONFIDENCE, "method": CI_METHOD, "n_resamples": POSITIVE, "seed": SEED}
+)
 def bootstrap_intervals(
     x: np.ndarray,
     i: np.ndarray | None = None,
@@ -1264,7 +1288,6 @@ def bootstrap_intervals(
     >>> bool(0.0 <= low[0] < 0.4375 < high[0] <= 1.0)
     True
     """
-    _check_choice("ci_method", method, CI_METHODS)
     x = np.asarray(x, np.float64)
     n = len(x)
     paired = i is not None
@@ -1333,6 +1356,7 @@ def _quantile(ordered: np.ndarray, level: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(level), np.nan, value)
 
 
+@validate_params({"confidence": CONFIDENCE})
 def tukey_hsd(groups: list[np.ndarray], confidence: float = 0.95) -> dict[str, np.ndarray]:
     """Tukey's HSD over independent groups, as :func:`scipy.stats.tukey_hsd`: ``(k, k)`` arrays.
 
@@ -1369,6 +1393,7 @@ def tukey_hsd(groups: list[np.ndarray], confidence: float = 0.95) -> dict[str, n
     return out
 
 
+@validate_params({"seed": SEED} | pick(STATISTICS, "confidence", "ci_method", "n_bootstrap"))
 def system_table(
     per_query: pd.DataFrame,
     tie_var: pd.Series,
@@ -1486,6 +1511,7 @@ def help_hurt(comparison: Comparison, baseline: str) -> tuple[pd.DataFrame, pd.D
 # --------------------------------------------------------------------------- output
 
 
+@validate_params({"fmt": COMPARE_FORMAT})
 def format_comparison(comparison: Comparison, fmt: str = "text") -> str:
     """What ``tiecore compare`` prints.
 
@@ -1506,8 +1532,6 @@ def format_comparison(comparison: Comparison, fmt: str = "text") -> str:
     Undefined statistics are ``undefined`` in text, empty in csv and ``null``
     in json.
     """
-    if fmt not in FORMATS:
-        raise ValueError(f"fmt must be one of {FORMATS}, got {fmt!r}")
     if fmt == "text":
         return _text(comparison)
     if fmt == "csv":
@@ -1765,18 +1789,3 @@ def _one_measure(measure: str | Measure) -> Measure:
         raise ValueError(f"compare takes one measure, got {[str(m) for m in parsed]}")
     refuse_inexact(parsed, "compare (its statistics are over arithmetic means)")
     return parsed[0]
-
-
-def _check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
-    if not isinstance(value, str) or value not in choices:
-        raise InputError(name, None, f"unknown {name} {value!r}", "one of " + ", ".join(choices))
-
-
-def _check_confidence(value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
-        raise InputError("confidence", None, f"{value!r} is not a level", "a number in (0, 1)")
-
-
-def _check_int(name: str, value: object, least: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < least:
-        raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")

@@ -43,12 +43,11 @@ random order of the tied candidates, exactly:
 
 from __future__ import annotations
 
-from numbers import Integral
-
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from tiecore._validation import METRICS, METRICS_AT_K, pick, validate_params
 from tiecore.errors import InputError
 
 __all__ = [
@@ -60,41 +59,13 @@ __all__ = [
     "reciprocal_rank",
 ]
 
-_TIES = ("aware", "oblivious")
+#: The options each metric checks (tiecore._validation, sklearn-style): one message naming
+#: the option, the value and what was expected.
+_OPTIONS = pick(METRICS, "k", "ties", "tiebreak", "rel_level", "average")
+_OPTIONS_AT_K = pick(METRICS_AT_K, "k", "ties", "tiebreak", "rel_level", "average")
 
 
 # ---------------------------------------------------------------- validation
-
-
-def _check_options(
-    function: str,
-    *,
-    k: object,
-    k_required: bool,
-    ties: object,
-    tiebreak: object,
-    rel_level: object,
-    average: object,
-) -> None:
-    """sklearn-style checks of the keyword options: one message naming the option."""
-    from tiecore.ranking import TIEBREAKS
-
-    def bad(name: str, what: str, got: object) -> ValueError:
-        return ValueError(f"The {name!r} parameter of {function} must be {what}. Got {got!r}.")
-
-    if k is None:
-        if k_required:
-            raise bad("k", "a positive int", k)
-    elif isinstance(k, bool) or not isinstance(k, Integral) or k < 1:
-        raise bad("k", "a positive int" + ("" if k_required else " or None"), k)
-    if ties not in _TIES:
-        raise bad("ties", f"one of {_TIES}", ties)
-    if tiebreak not in TIEBREAKS or tiebreak == "random":
-        raise bad("tiebreak", f"one of {tuple(t for t in TIEBREAKS if t != 'random')}", tiebreak)
-    if isinstance(rel_level, bool) or not isinstance(rel_level, Integral):
-        raise bad("rel_level", "an int", rel_level)
-    if not isinstance(average, bool | np.bool_):
-        raise bad("average", "a bool", average)
 
 
 def _numbers(values: ArrayLike, name: str) -> np.ndarray:
@@ -231,6 +202,7 @@ def _cut(family: str, k: int | None, params: str = "") -> str:
 # ------------------------------------------------------------------ metrics
 
 
+@validate_params(_OPTIONS)
 def average_precision(
     y_true: ArrayLike,
     y_score: ArrayLike,
@@ -280,13 +252,13 @@ def average_precision(
     The second row's relevant candidate is first, second or third with equal
     probability: ``(1 + 1/2 + 1/3) / 3``.
     """
-    _check_options("average_precision", **_opts(k, False, ties, tiebreak, rel_level, average))
     return _values(
         _cut("AP", k), y_true, y_score, qid=qid, ties=ties, tiebreak=tiebreak,
         rel_level=rel_level, average=average,
     )  # fmt: skip
 
 
+@validate_params(_OPTIONS)
 def reciprocal_rank(
     y_true: ArrayLike,
     y_score: ArrayLike,
@@ -309,13 +281,13 @@ def reciprocal_rank(
     >>> reciprocal_rank([[0, 1, 0], [1, 0, 0]], [[0.5, 0.5, 0.1], [0.2, 0.9, 0.9]], average=False)
     array([0.75      , 0.33333333])
     """
-    _check_options("reciprocal_rank", **_opts(k, False, ties, tiebreak, rel_level, average))
     return _values(
         _cut("RR", k), y_true, y_score, qid=qid, ties=ties, tiebreak=tiebreak,
         rel_level=rel_level, average=average,
     )  # fmt: skip
 
 
+@validate_params(pick(METRICS, "k", "gain", "ties", "tiebreak", "average"))
 def ndcg(
     y_true: ArrayLike,
     y_score: ArrayLike,
@@ -341,9 +313,6 @@ def ndcg(
     >>> round(ndcg([[3, 2, 0, 1]], [[0.1, 0.5, 0.5, 0.5]], k=2), 6)  # = sklearn's ndcg_score
     0.38268
     """
-    if gain not in ("linear", "exp"):
-        raise ValueError(f"The 'gain' parameter of ndcg must be 'linear' or 'exp'. Got {gain!r}.")
-    _check_options("ndcg", **_opts(k, False, ties, tiebreak, 1, average))
     params = "(gain=exp)" if gain == "exp" else ""
     return _values(
         _cut("nDCG", k, params), y_true, y_score, qid=qid, ties=ties, tiebreak=tiebreak,
@@ -351,6 +320,7 @@ def ndcg(
     )  # fmt: skip
 
 
+@validate_params(_OPTIONS_AT_K)
 def hits_at_k(
     y_true: ArrayLike,
     y_score: ArrayLike,
@@ -372,13 +342,13 @@ def hits_at_k(
     >>> hits_at_k([[0, 1, 0, 0]], [[1, 1, 1, 1]], k=2)
     0.5
     """
-    _check_options("hits_at_k", **_opts(k, True, ties, tiebreak, rel_level, average))
     return _values(
         _cut("Success", k), y_true, y_score, qid=qid, ties=ties, tiebreak=tiebreak,
         rel_level=rel_level, average=average,
     )  # fmt: skip
 
 
+@validate_params(_OPTIONS_AT_K)
 def precision_at_k(
     y_true: ArrayLike,
     y_score: ArrayLike,
@@ -399,13 +369,13 @@ def precision_at_k(
     >>> precision_at_k([[1, 0, 1, 0]], [[2, 1, 1, 1]], k=2)
     0.6666666666666666
     """
-    _check_options("precision_at_k", **_opts(k, True, ties, tiebreak, rel_level, average))
     return _values(
         _cut("P", k), y_true, y_score, qid=qid, ties=ties, tiebreak=tiebreak,
         rel_level=rel_level, average=average,
     )  # fmt: skip
 
 
+@validate_params(_OPTIONS_AT_K)
 def recall_at_k(
     y_true: ArrayLike,
     y_score: ArrayLike,
@@ -426,19 +396,7 @@ def recall_at_k(
     >>> recall_at_k([[1, 0, 1, 0]], [[2, 1, 1, 1]], k=2)
     0.6666666666666666
     """
-    _check_options("recall_at_k", **_opts(k, True, ties, tiebreak, rel_level, average))
     return _values(
         _cut("R", k), y_true, y_score, qid=qid, ties=ties, tiebreak=tiebreak,
         rel_level=rel_level, average=average,
     )  # fmt: skip
-
-
-def _opts(k, k_required, ties, tiebreak, rel_level, average) -> dict:
-    return {
-        "k": k,
-        "k_required": k_required,
-        "ties": ties,
-        "tiebreak": tiebreak,
-        "rel_level": rel_level,
-        "average": average,
-    }
