@@ -69,7 +69,7 @@ def test_parse(text, expected):
         "P@-1",
         "P@ten",
         "nDCG(ideal=max)",
-        "nDCG(ideal=local)@5",
+        "nDCG(ideal=best)@5",
         "RBP(p=1)",
         "RBP(p=0)",
         "RBP(p=x)",
