@@ -186,13 +186,21 @@ class Boolean(Constraint):
 class Satisfies(Constraint):
     """Whatever ``predicate`` accepts, described by ``description`` (special cases).
 
-    >>> odd = Satisfies(lambda v: isinstance(v, int) and v % 2 == 1, "an odd integer")
-    >>> odd.accepts(3), odd.describe()
-    (True, 'an odd integer')
+    ``kind``: the type of the values it words as ``"... is not valid"`` (others get
+    their type named).
+
+    >>> odd = Satisfies(lambda v: isinstance(v, int) and v % 2 == 1, "an odd integer", int)
+    >>> odd.accepts(3), odd.describe(), problem("n", 4, odd)
+    (True, 'an odd integer', '4 is not valid')
     """
 
-    def __init__(self, predicate: Callable[[object], bool], description: str) -> None:
-        self.predicate, self.description = predicate, description
+    def __init__(
+        self, predicate: Callable[[object], bool], description: str, kind: type | None = None
+    ) -> None:
+        self.predicate, self.description, self.kind = predicate, description, kind
+
+    def of_kind(self, value: object) -> bool:
+        return self.kind is not None and isinstance(value, self.kind)
 
     def accepts(self, value: object) -> bool:
         return bool(self.predicate(value))
@@ -438,7 +446,7 @@ def _dask_spec(value: object) -> bool:
 
 #: ``tiecore.distributed.connect``: ``local:N`` or a scheduler address (or None).
 DASK_SPEC = [
-    Satisfies(_dask_spec, "local:N with a positive number N of workers, or a scheduler address"),
+    Satisfies(_dask_spec, "local:N with N >= 1 workers, a scheduler address", str),
     None,
 ]
 
