@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tiecore._validation import DASK_SPEC, POSITIVE, validate_params
 from tiecore.errors import InputError
 
 #: Columns of a Parquet run.
@@ -204,6 +205,7 @@ def read_parquet_runs(path: str | os.PathLike) -> dict[str, ParquetRun]:
     return runs
 
 
+@validate_params({"row_group_rows": POSITIVE})
 def write_parquet_runs(
     runs: Mapping[str, pd.DataFrame] | object,
     directory: str | os.PathLike,
@@ -270,6 +272,7 @@ def write_parquet_runs(
 
 
 @contextlib.contextmanager
+@validate_params({"spec": DASK_SPEC})
 def connect(spec: str | None) -> Iterator[object]:
     """A dask client for ``spec``: ``None`` (none), ``local:N`` or a scheduler address.
 
@@ -288,8 +291,6 @@ def connect(spec: str | None) -> Iterator[object]:
         ) from None
     if spec.startswith("local:"):
         count = spec.partition(":")[2]
-        if not count.isdigit() or int(count) < 1:
-            raise ValueError(f"--dask local:N needs a positive number of workers, got {spec!r}")
         with (
             LocalCluster(
                 n_workers=int(count),
