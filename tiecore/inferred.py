@@ -1,0 +1,554 @@
+"""trec_eval's infAP (inferred AP, Yilmaz & Aslam, CIKM 2006), exact under ties.
+
+trec_eval 9.0.x (``m_infAP.c``, with ``form_res_rels.c``) sorts every retrieved
+doc (within ``-M``) into one of four kinds:
+
+* ``R`` judged relevant: a qrels level ``>= rel_level`` (and ``>= 0``);
+* ``N`` judged non-relevant: ``0 <= level < rel_level``;
+* ``U`` pooled but unjudged: any negative qrels level (``-1`` by convention);
+* ``O`` not in the pool: absent from the qrels.
+
+A relevant doc at rank ``k`` with ``r`` relevant, ``m`` non-relevant and ``u``
+pooled-unjudged docs above it scores
+
+    T = 1/k + ((k-1)/k) * ((r + m + u)/(k-1)) * (r + eps)/(r + m + 2 eps)
+      = (1 + (r + m + u) (r + eps)/(r + m + 2 eps)) / k,      eps = 1e-5
+
+(``T = 1`` at rank 1): the precision among the judged docs above, smoothed,
+stands for the pooled docs above and the docs outside the pool count as
+non-relevant.  ``infAP = sum T / num_rel`` with ``num_rel`` the qrels docs of
+level ``>= max(rel_level, 0)``; 0 when ``num_rel`` is 0.  trec_eval has no cut
+variant.  The oblivious value repeats trec_eval's arithmetic operation by
+operation (its sum in rank order), so it equals pytrec_eval's bit for bit.
+
+Tie-aware.  A doc's term depends on the counts of the kinds above it; those of
+the groups above its own group are fixed (``rA, nA, uA`` above the group, ``t``
+docs in all), so the terms of a group depend on its own order alone: the
+groups are independent and ``Var = sum_g Var S_g`` (no covariance across
+groups).  In a group of ``n`` docs (``R, N, U, O`` of each kind, ``d`` slots
+above the cut), a relevant doc's position ``p`` is uniform on ``0..n-1``; above
+it ``J`` of the ``Jt = R - 1 + N`` other judged docs (hypergeometric given
+``p``) and ``p - J`` of the ``M = U + O`` others.  Given ``J``, the relevant
+count ``a`` above is hypergeometric and the pooled-unjudged count ``c`` too,
+independently, and ``T`` is linear in each: with ``P = rA + nA + uA``,
+
+    E[S_g] = R/n sum_{p<d} 1/(t+p+1) (1 + sum_J Hyp(J; n-1, Jt, p)
+             (P + J + (p-J) U/M) (rA + eps + J (R-1)/Jt) / (rA + nA + J + 2 eps)),
+
+``O(d min(Jt, M))`` terms a group.  ``E[S_g^2]`` adds the pairs of relevant
+docs: positions ``p1 < p2``, judged counts ``J1`` above the first and ``J'``
+between them, and the first and second moments of the hypergeometric counts
+given those (``O(d^2 min(Jt, M)^2)`` terms; a group needing more than
+``budget`` is refused, InputError, pointing to ``ties='sampled'``).
+
+Bounds.  A rank change of a doc of kind ``O`` only moves the relevant docs it
+passes (each term falls with ``k``), so the maximum puts a group's ``O`` docs
+last and the minimum first.  Which kind of ``N``/``U`` doc sits above a
+relevant one changes only that doc's term, but a ``U`` doc above can raise it
+(``(r + eps)/(r + m + 2 eps)`` counts for the docs outside the pool above), so
+no fixed order is the extreme: a dynamic program over the counts ``(b, c)`` of
+``N`` and ``U`` docs above the ``i``-th relevant doc of the group (a monotone
+path) gives the exact maximum and minimum, ``O(R (N+1) (U+1))`` per group.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tiecore.cascade import _LogChoose, _ragged
+from tiecore.errors import InputError
+from tiecore.judgments import Judgments
+from tiecore.ranking import Ranking
+
+#: trec_eval's ``INFAP_EPSILON``.
+EPSILON = 0.00001
+#: Kinds of docs (:func:`doc_kinds`).
+OTHER, UNJUDGED, NONREL, REL = 0, 1, 2, 3
+#: Most terms (pair terms of the variance, cells of the bounds' program) one group may need.
+BUDGET = 2e7
+#: Terms computed at once (memory).
+_CHUNK = 2_000_000
+
+
+def doc_kinds(ranking: Ranking, judgments: Judgments) -> np.ndarray:
+    """Each row's kind: 0 not in the qrels, 1 pooled but unjudged (negative level),
+    2 judged non-relevant, 3 relevant (trec_eval's ``form_res_rels``).
+
+    >>> import pandas as pd
+    >>> qrels = pd.DataFrame({"qid": "1", "docno": list("abc"), "level": [2, 0, -1]})
+    >>> run = pd.DataFrame({"qid": "1", "docno": list("abcd"), "score": [4.0, 3, 2, 1]})
+    >>> j = Judgments.from_qrels(qrels)
+    >>> doc_kinds(Ranking.build(run, j), j).tolist()
+    [3, 2, 1, 0]
+    """
+    judged, level = ranking.judged, ranking.level
+    kinds = np.where(judged, UNJUDGED, OTHER).astype(np.int8)
+    kinds[judged & (level >= 0)] = NONREL
+    kinds[judged & (level >= 0) & (level >= judgments.rel_level)] = REL
+    return kinds
+
+
+def num_relevant(judgments: Judgments) -> np.ndarray:
+    """trec_eval's ``num_rel``: qrels docs of level ``>= max(rel_level, 0)``, per query."""
+    levels = judgments._levels
+    rel = (levels >= 0) & (levels >= judgments.rel_level)
+    counts = np.bincount(judgments._query_of_key, weights=rel, minlength=len(judgments.qids))
+    return counts.astype(np.int64)
+
+
+def _cuts(ranking: Ranking, depth: int | None) -> np.ndarray:
+    cut = ranking.counts.astype(np.int64)
+    return cut if depth is None else np.minimum(cut, depth)
+
+
+def _terms(kinds: np.ndarray) -> np.ndarray:
+    """Each relevant slot's term, 0 elsewhere, along the last axis (ranks 1, 2, ...),
+    with trec_eval's operations in its order."""
+    above = {}
+    for kind in (REL, NONREL, UNJUDGED):
+        hits = (kinds == kind).astype(np.int64)
+        above[kind] = np.cumsum(hits, axis=-1) - hits
+    r, m, u = above[REL], above[NONREL], above[UNJUDGED]
+    fj = np.broadcast_to(np.arange(kinds.shape[-1], dtype=np.float64), kinds.shape)
+    safe = np.where(fj > 0, fj, 1.0)
+    smoothed = (r + EPSILON) / ((r + m) + 2 * EPSILON)
+    term = 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((r + m + u) / safe) * smoothed
+    return np.where(kinds == REL, np.where(fj > 0, term, 1.0), 0.0)
+
+
+def _head(ranking: Ranking, kinds: np.ndarray, cut: np.ndarray) -> np.ndarray:
+    """Kinds of the rows above the cut as a padded ``(queries, L)`` matrix (pad: OTHER)."""
+    width = int(cut.max(initial=0))
+    column = np.arange(width)
+    valid = column < cut[:, None]
+    rows = np.where(valid, ranking.starts[:, None] + column, 0)
+    return np.where(valid, kinds[rows] if kinds.size else OTHER, OTHER).astype(np.int8)
+
+
+def _divide(total: np.ndarray, num_rel: np.ndarray) -> np.ndarray:
+    out = np.array(total, dtype=np.float64)
+    np.divide(out, num_rel, out=out, where=num_rel > 0)
+    return out
+
+
+def infap_oblivious(
+    ranking: Ranking, judgments: Judgments, *, depth: int | None = None
+) -> np.ndarray:
+    """Per-query infAP of the ranking's own order, as trec_eval 9.0.x computes it.
+
+    >>> import pandas as pd
+    >>> qrels = pd.DataFrame({"qid": "1", "docno": list("abc"), "level": [1, -1, 1]})
+    >>> run = pd.DataFrame({"qid": "1", "docno": list("abdc"), "score": [4.0, 3, 2, 1]})
+    >>> j = Judgments.from_qrels(qrels)
+    >>> # rank 1: 1; rank 4 (1 rel, 1 pooled, 1 unpooled above): (1 + 2 (1+e)/(1+2e)) / 4
+    >>> round(float(infap_oblivious(Ranking.build(run, j), j)[0]), 12)
+    0.87499750005
+    """
+    kinds = doc_kinds(ranking, judgments)
+    head = _head(ranking, kinds, _cuts(ranking, depth))
+    if head.shape[1] == 0:
+        return np.zeros(len(ranking.counts))
+    total = np.cumsum(_terms(head), axis=1)[:, -1]  # in rank order, as trec_eval adds
+    return _divide(total, num_relevant(judgments))
+
+
+# ------------------------------------------------------------------ per-group facts
+
+
+class _Groups:
+    """The tie groups with a relevant doc above the cut, and the counts they need."""
+
+    def __init__(self, ranking: Ranking, judgments: Judgments, depth: int | None):
+        kinds = doc_kinds(ranking, judgments)
+        cut = _cuts(ranking, depth)
+        gq = ranking.group_query
+        starts = ranking.group_start
+        count = {}
+        before = {}
+        for kind in (REL, NONREL, UNJUDGED, OTHER):
+            hits = (kinds == kind).astype(np.int64)
+            count[kind] = np.add.reduceat(hits, starts) if hits.size else hits
+            running = np.cumsum(hits) - hits
+            before[kind] = running[starts] - running[ranking.starts[gq]] if hits.size else hits
+        slots = np.clip(cut[gq] - ranking.offset, 0, ranking.size)
+        live = np.flatnonzero((count[REL] > 0) & (slots > 0)) if kinds.size else slots[:0]
+        self.live, self.query = live, gq[live]
+        self.t = ranking.offset[live].astype(np.int64)
+        self.n = ranking.size[live].astype(np.int64)
+        self.d = slots[live].astype(np.int64)
+        self.R, self.N = count[REL][live], count[NONREL][live]
+        self.U, self.O = count[UNJUDGED][live], count[OTHER][live]
+        self.rA, self.nA, self.uA = before[REL][live], before[NONREL][live], before[UNJUDGED][live]
+        self.num_rel = num_relevant(judgments)
+        self.queries = len(judgments.qids)
+        self.name, self.qids, self.sizes = ranking.name, judgments.qids, ranking.size
+
+    def total(self, per_group: np.ndarray) -> np.ndarray:
+        return np.bincount(self.query, weights=per_group, minlength=self.queries)
+
+    def refuse(self, cost: np.ndarray, what: str, budget: float) -> None:
+        if cost.size and cost.max() > budget:
+            worst = int(np.argmax(cost))
+            raise InputError(
+                f"run {self.name}",
+                None,
+                f"query {self.qids[self.query[worst]]} has a tie group of {self.n[worst]} docs "
+                f"({self.R[worst]} relevant, {self.N[worst]} judged non-relevant, "
+                f"{self.U[worst]} pooled unjudged): infAP's exact {what} would need about "
+                f"{cost[worst]:.2g} terms, more than the {budget:.2g} allowed",
+                "ties='sampled' for infAP on this run (or a smaller depth)",
+            )
+
+
+def _chunks(cost: np.ndarray, size: float = _CHUNK):
+    """Index arrays of consecutive groups of about ``size`` total cost."""
+    part = np.cumsum(cost) // max(size, 1.0)
+    for value in np.unique(part):
+        yield np.flatnonzero(part == value)
+
+
+def _draw_moments(s1, s2, successes, population):
+    """First and second moments of disjoint draws of ``s1`` then ``s2`` items from a
+    population with ``successes``: ``E x1, E x2, E x1^2, E x1 x2``."""
+    p = np.divide(successes, population, out=np.zeros(np.shape(s1)), where=population > 0)
+    pair = np.divide(
+        successes * (successes - 1.0),
+        population * (population - 1.0),
+        out=np.zeros(np.shape(s1)),
+        where=population > 1,
+    )
+    return s1 * p, s2 * p, s1 * p + s1 * (s1 - 1.0) * pair, s1 * s2 * pair
+
+
+def _mean_sums(groups: _Groups, at: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """Per group of ``at``: the sum of ``E[T]`` over one relevant doc's positions ``p < d``
+    (before the factor ``R / n``); the hypergeometric weights from ``log(i!)`` in ``table``."""
+    n, d = groups.n[at], groups.d[at]
+    R, N, U = groups.R[at], groups.N[at], groups.U[at]
+    rA, nA, uA = groups.rA[at], groups.nA[at], groups.uA[at]
+    jt, mt = R - 1 + N, U + groups.O[at]
+    # per (group, p): the log weight's parts that do not depend on J, and 1/k
+    owner, p = _ragged(d)
+    fixed = (table[jt] + table[mt] - table[n - 1])[owner] + table[p] + table[n[owner] - 1 - p]
+    low = np.maximum(0, p - mt[owner])
+    count = np.minimum(jt[owner], p) - low + 1
+    # per (group, p, J)
+    cell, step = _ragged(count)
+    J = low[cell] + step
+    m = p[cell] - J
+    g = owner[cell]
+    jt_g, mt_g = np.repeat(jt[owner], count), np.repeat(mt[owner], count)
+    log_weight = np.repeat(fixed, count) - table[J] - table[jt_g - J] - table[m] - table[mt_g - m]
+    unjudged = np.divide(U, mt, out=np.zeros(at.size), where=mt > 0)
+    relevant = np.divide(R - 1.0, jt, out=np.zeros(at.size), where=jt > 0)
+    pooled = (rA + nA + uA)[g] + J + m * unjudged[g]
+    smoothed = (rA[g] + EPSILON + J * relevant[g]) / ((rA + nA)[g] + J + 2 * EPSILON)
+    inner = np.bincount(cell, np.exp(log_weight) * pooled * smoothed, owner.size)
+    k = groups.t[at][owner] + p + 1.0
+    return np.bincount(owner, (1.0 + inner) / k, at.size)
+
+
+def _square_sums(groups: _Groups, at: np.ndarray, log_choose: _LogChoose) -> np.ndarray:
+    """Per group of ``at``: the sum of ``E[T^2]`` over one relevant doc's positions."""
+    n, d = groups.n[at], groups.d[at]
+    R, N, U = groups.R[at], groups.N[at], groups.U[at]
+    rA, nA, uA = groups.rA[at], groups.nA[at], groups.uA[at]
+    jt, mt = R - 1 + N, U + groups.O[at]
+    owner, p = _ragged(d)
+    low = np.maximum(0, p - mt[owner])
+    high = np.minimum(jt[owner], p)
+    inner, step = _ragged(high - low + 1)
+    g = owner[inner]
+    p = p[inner]
+    J = low[inner] + step
+    m = p - J
+    prob = np.exp(log_choose(jt[g], J) + log_choose(mt[g], m) - log_choose(n[g] - 1, p))
+    k = groups.t[at][g] + p + 1.0
+    ec, _, ec2, _ = _draw_moments(m, 0, U[g], mt[g])
+    ea, _, ea2, _ = _draw_moments(J, 0, R[g] - 1.0, jt[g])
+    base = rA[g] + nA[g] + uA[g] + J
+    alpha = rA[g] + EPSILON
+    denom = rA[g] + nA[g] + J + 2 * EPSILON
+    ex, ey = base + ec, (alpha + ea) / denom
+    ex2 = base * base + 2.0 * base * ec + ec2
+    ey2 = (alpha * alpha + 2.0 * alpha * ea + ea2) / denom**2
+    return np.bincount(g, prob * (1.0 + 2.0 * ex * ey + ex2 * ey2) / k**2, at.size)
+
+
+def _pair_moments(groups: _Groups, at: np.ndarray, log_choose: _LogChoose) -> np.ndarray:
+    """Per group of ``at``: ``sum over p1 < p2 < d`` of ``E[T_1 T_2]`` times the
+    probability of the pair's positions and judged counts (before ``R (R-1) / (n (n-1))``)."""
+    n, d = groups.n[at], groups.d[at]
+    R, N, U = groups.R[at], groups.N[at], groups.U[at]
+    jt, mt = R - 2 + N, U + groups.O[at]
+    # (g, p1) then (g, p1, p2)
+    owner, p1 = _ragged(np.maximum(d - 1, 0))
+    row, offset = _ragged(d[owner] - 1 - p1)
+    g, p1 = owner[row], p1[row]
+    gap = offset  # p2 - p1 - 1
+    # J1 judged above p1
+    low1 = np.maximum(0, p1 - mt[g])
+    high1 = np.minimum(jt[g], p1)
+    row, step = _ragged(high1 - low1 + 1)
+    g, p1, gap, J1 = g[row], p1[row], gap[row], low1[row] + step
+    m1 = p1 - J1
+    # J' judged between
+    low2 = np.maximum(0, gap - (mt[g] - m1))
+    high2 = np.minimum(jt[g] - J1, gap)
+    row, step = _ragged(high2 - low2 + 1)
+    g, p1, gap, J1, m1 = g[row], p1[row], gap[row], J1[row], m1[row]
+    J2 = low2[row] + step
+    m2 = gap - J2
+    rest = n[g] - 2 - p1
+    prob = np.exp(
+        log_choose(jt[g], J1)
+        + log_choose(mt[g], m1)
+        - log_choose(n[g] - 2, p1)
+        + log_choose(jt[g] - J1, J2)
+        + log_choose(mt[g] - m1, m2)
+        - log_choose(rest, gap)
+    )
+    t = groups.t[at][g]
+    k1, k2 = t + p1 + 1.0, t + p1 + gap + 2.0
+    rA, nA, uA = groups.rA[at][g], groups.nA[at][g], groups.uA[at][g]
+    ec1, ec2, ec11, ec12 = _draw_moments(m1, m2, U[g], mt[g])
+    ea1, ea2, ea11, ea12 = _draw_moments(J1, J2, R[g] - 2.0, jt[g])
+    A = rA + nA + uA + J1
+    B = A + 1.0 + J2
+    alpha = rA + EPSILON
+    D1 = rA + nA + J1 + 2 * EPSILON
+    D2 = D1 + 1.0 + J2
+    ex1, ex2 = A + ec1, B + ec1 + ec2
+    ey1, ey2 = (alpha + ea1) / D1, (alpha + 1.0 + ea1 + ea2) / D2
+    exx = A * B + A * (ec1 + ec2) + B * ec1 + ec11 + ec12
+    eyy = (alpha * (alpha + 1.0) + alpha * (ea1 + ea2) + (alpha + 1.0) * ea1 + ea11 + ea12) / (
+        D1 * D2
+    )
+    value = prob * (1.0 + ex1 * ey1 + ex2 * ey2 + exx * eyy) / (k1 * k2)
+    return np.bincount(g, value, at.size)
+
+
+def _pair_cost(groups: _Groups) -> np.ndarray:
+    """An upper bound of :func:`_pair_moments`' terms per group."""
+    d = groups.d.astype(np.float64)
+    width = np.minimum(np.minimum(groups.R - 2 + groups.N, groups.U + groups.O), d) + 1.0
+    return np.where(groups.R > 1, d * d / 2 * width**2, 0.0)
+
+
+def _group_moments(groups: _Groups, *, second: bool, budget: float = BUDGET):
+    """``E[S_g]`` (and ``E[S_g^2]`` when ``second``) of every live group."""
+    if not groups.live.size:
+        return np.zeros(0), np.zeros(0)
+    log_choose = _LogChoose(int(groups.n.max()))
+    width = np.minimum(np.minimum(groups.R - 1 + groups.N, groups.U + groups.O), groups.d) + 1
+    cost = (groups.d * width).astype(np.float64)
+    if second:
+        groups.refuse(_pair_cost(groups), "variance", budget)
+    mean, square = np.zeros(groups.live.size), np.zeros(groups.live.size)
+    share = groups.R / groups.n
+    for at in _chunks(cost):
+        mean[at] = share[at] * _mean_sums(groups, at, log_choose.table)
+        if second:
+            square[at] = share[at] * _square_sums(groups, at, log_choose)
+    if second:
+        cost = _pair_cost(groups)
+        pairs = np.flatnonzero(groups.R > 1)
+        pair_share = groups.R * (groups.R - 1.0) / np.maximum(groups.n * (groups.n - 1.0), 1.0)
+        for part in _chunks(cost[pairs]):
+            at = pairs[part]
+            square[at] += 2.0 * pair_share[at] * _pair_moments(groups, at, log_choose)
+    return mean, square
+
+
+def infap_aware(ranking: Ranking, judgments: Judgments, *, depth: int | None = None) -> np.ndarray:
+    """Per-query infAP averaged exactly over all orderings of every tie group.
+
+    >>> import pandas as pd
+    >>> qrels = pd.DataFrame({"qid": "1", "docno": ["a", "b"], "level": [1, -1]})
+    >>> run = pd.DataFrame({"qid": "1", "docno": list("abc"), "score": [1.0, 1, 1]})
+    >>> j = Judgments.from_qrels(qrels)
+    >>> # a at rank 1: 1; rank 2 below b or c: (1 + 1/2)/2 or 1/2; rank 3: (1 + 1/2)/3
+    >>> round(float(infap_aware(Ranking.build(run, j), j)[0]), 12)  # (1 + 0.625 + 0.5) / 3
+    0.708333333333
+    """
+    groups = _Groups(ranking, judgments, depth)
+    mean, _ = _group_moments(groups, second=False)
+    return _divide(groups.total(mean), groups.num_rel)
+
+
+def infap_variance(
+    ranking: Ranking, judgments: Judgments, *, depth: int | None = None, budget: float = BUDGET
+) -> np.ndarray:
+    """Per-query exact variance of infAP over all orderings: ``sum_g Var S_g / num_rel^2``.
+
+    InputError when a group needs more than ``budget`` pair terms.
+
+    >>> import pandas as pd
+    >>> qrels = pd.DataFrame({"qid": "1", "docno": ["a"], "level": [1]})
+    >>> run = pd.DataFrame({"qid": "1", "docno": list("ab"), "score": [1.0, 1]})
+    >>> j = Judgments.from_qrels(qrels)
+    >>> float(infap_variance(Ranking.build(run, j), j)[0])  # 1 or 1/2
+    0.0625
+    """
+    groups = _Groups(ranking, judgments, depth)
+    mean, square = _group_moments(groups, second=True, budget=budget)
+    variance = np.maximum(square - mean**2, 0.0)
+    return _divide(groups.total(variance), groups.num_rel.astype(np.float64) ** 2)
+
+
+def _extreme_group_sums(groups: _Groups, best: bool, budget: float) -> np.ndarray:
+    """Max (``best``) or min of every live group's sum of terms: a program over the
+    counts ``(b, c)`` of judged non-relevant and pooled-unjudged docs above the
+    ``i``-th relevant doc, ``V_i(b, c) = T_i(b, c) + max_{b' <= b, c' <= c} V_{i-1}``;
+    the docs outside the pool go last (max) or first (min)."""
+    cells = (groups.N + 1.0) * (groups.U + 1.0)
+    groups.refuse(cells * groups.R, "minimum and maximum", budget)
+    out = np.zeros(groups.live.size)
+    order = np.lexsort((groups.R, cells))
+    # chunks of similar shapes, padded to their largest
+    cost = cells[order] * groups.R[order]
+    for part in _chunks(cost, budget):
+        at = order[part]
+        out[at] = _extreme_chunk(groups, at, best)
+    return out
+
+
+def _extreme_chunk(groups: _Groups, at: np.ndarray, best: bool) -> np.ndarray:
+    N, U, R = groups.N[at], groups.U[at], groups.R[at]
+    b = np.arange(int(N.max()) + 1)[None, :, None]
+    c = np.arange(int(U.max()) + 1)[None, None, :]
+    col = (slice(None), None, None)
+    valid = (b <= N[col]) & (c <= U[col])
+    other = np.where(best, 0, groups.O[at])[col]
+    rA, nA, uA = groups.rA[at][col], groups.nA[at][col], groups.uA[at][col]
+    t, d = groups.t[at][col], groups.d[at][col]
+    pick = np.maximum if best else np.minimum
+    worst = -np.inf if best else np.inf
+    value = np.zeros(valid.shape)
+    for i in range(int(R.max())):  # the i-th relevant doc of each group
+        p = i + b + c + other
+        r, m = rA + i, nA + b
+        term = (1.0 + (r + m + uA + c) * (r + EPSILON) / (r + m + 2 * EPSILON)) / (t + p + 1.0)
+        term = np.where(p < d, term, 0.0)
+        if i:
+            value = pick.accumulate(pick.accumulate(value, axis=1), axis=2)
+        step = np.where(valid, value + term, worst)
+        value = np.where((i < R)[col], step, value)
+    flat = value.reshape(len(at), -1)
+    return flat.max(axis=1) if best else flat.min(axis=1)
+
+
+def infap_bounds(
+    ranking: Ranking, judgments: Judgments, *, depth: int | None = None, budget: float = BUDGET
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-query min and max of infAP over all orderings (exact; see the module docstring).
+
+    >>> import pandas as pd
+    >>> qrels = pd.DataFrame({"qid": "1", "docno": ["a", "b"], "level": [1, -1]})
+    >>> run = pd.DataFrame({"qid": "1", "docno": list("abc"), "score": [1.0, 1, 1]})
+    >>> j = Judgments.from_qrels(qrels)
+    >>> [round(float(v[0]), 12) for v in infap_bounds(Ranking.build(run, j), j)]
+    [0.5, 1.0]
+    """
+    groups = _Groups(ranking, judgments, depth)
+    low = groups.total(_extreme_group_sums(groups, False, budget))
+    high = groups.total(_extreme_group_sums(groups, True, budget))
+    return _divide(low, groups.num_rel), _divide(high, groups.num_rel)
+
+
+def _above(hits: np.ndarray, ranking: Ranking) -> np.ndarray:
+    """Per row, how many rows above it in its query have ``hits``."""
+    running = np.cumsum(hits) - hits
+    return running - running[ranking.starts[ranking.query]] if hits.size else running
+
+
+def _term(r, m, u, k):
+    """A relevant doc's term from the counts above it and its rank (any order of sums)."""
+    return (1.0 + (r + m + u) * (r + EPSILON) / ((r + m) + 2 * EPSILON)) / k
+
+
+def infap_sample(
+    ranking: Ranking,
+    judgments: Judgments,
+    *,
+    samples: int,
+    rng: np.random.Generator | int,
+    depth: int | None = None,
+) -> np.ndarray:
+    """infAP under ``samples`` random tie-breaks: ``(samples, queries)``.
+
+    The orders are :mod:`tiecore.sampling`'s keyed draws.  Only the relevant
+    docs of the drawn groups change terms (the counts above every other doc
+    are the same in each order): the rest is summed once.
+    """
+    from tiecore import sampling
+    from tiecore.seeding import stream_key
+
+    kinds = doc_kinds(ranking, judgments)
+    cut = _cuts(ranking, depth)
+    nq = len(ranking.counts)
+    num_rel = num_relevant(judgments)
+    layout = sampling._Layout.of(ranking, int(cut.max(initial=0)))
+    counts = {
+        kind: _above((kinds == kind).astype(np.int64), ranking) for kind in (REL, NONREL, UNJUDGED)
+    }
+    keep = (kinds == REL) & (ranking.rank <= cut[ranking.query])
+    keep[layout.cleared] = False
+    rows = np.flatnonzero(keep)
+    fixed = np.bincount(
+        ranking.query[rows],
+        _term(counts[REL][rows], counts[NONREL][rows], counts[UNJUDGED][rows], ranking.rank[rows]),
+        nq,
+    )
+    out = np.broadcast_to(fixed.astype(np.float64), (samples, nq)).copy()
+    columns = layout.docs.size
+    if columns:
+        words = sampling._Words(stream_key(rng), judgments, ranking, layout.docs)
+        start = ranking.group_start[ranking.group[layout.docs]]  # the group's counts above
+        r0, m0, u0 = (counts[kind][start] for kind in (REL, NONREL, UNJUDGED))
+        first = np.flatnonzero(np.r_[True, layout.compact[1:] != layout.compact[:-1]])
+        lead = np.repeat(first, np.diff(np.r_[first, columns]))  # each column's group start
+        query = ranking.query[layout.docs]
+        query_start = np.flatnonzero(np.r_[True, query[1:] != query[:-1]])
+        batch = max(1, min(samples, sampling.BATCH_CELLS // columns))
+        for begin in range(0, samples, batch):
+            size = min(batch, samples - begin)
+            doc, slot = sampling.draw(layout, words, begin, size)
+            kind = kinds[doc]
+            inside = {}
+            for code in (REL, NONREL, UNJUDGED):
+                hits = (kind == code).astype(np.int64)
+                running = np.cumsum(hits, axis=1) - hits
+                inside[code] = running - running[:, lead]
+            rank = ranking.rank[slot]
+            term = _term(r0 + inside[REL], m0 + inside[NONREL], u0 + inside[UNJUDGED], rank)
+            term = np.where((kind == REL) & (rank <= cut[query]), term, 0.0)
+            out[begin : begin + size, query[query_start]] += np.add.reduceat(
+                term, query_start, axis=1
+            )
+    return _divide(out, num_rel)
+
+
+# ---------------------------------------------- hooks of a registry family (tiecore.registry)
+
+
+def family_values(measure, profile, ranking: Ranking, judgments: Judgments, depth=None):
+    """Per-query infAP in the profile's mode (``oblivious`` or ``aware``)."""
+    function = infap_aware if profile.mode == "aware" else infap_oblivious
+    return function(ranking, judgments, depth=depth)
+
+
+def family_spread(measure, ranking: Ranking, judgments: Judgments, depth=None) -> dict:
+    """Per-query ``value, var, min, max`` of infAP (all exact; InputError past the budget)."""
+    low, high = infap_bounds(ranking, judgments, depth=depth)
+    return {
+        "value": infap_aware(ranking, judgments, depth=depth),
+        "var": infap_variance(ranking, judgments, depth=depth),
+        "min": low,
+        "max": high,
+    }
+
+
+def family_sample(measure, ranking: Ranking, judgments: Judgments, *, samples, rng, depth=None):
+    """``(samples, queries)`` infAP under random tie-breaks (:func:`infap_sample`)."""
+    return infap_sample(ranking, judgments, samples=samples, rng=rng, depth=depth)
