@@ -198,6 +198,11 @@ def _gain_component(measure: Measure) -> str:
     return f"gain:{measure.gain}"
 
 
+def _ndcg_component(measure: Measure) -> str | None:
+    """nDCG's gains, or None for ``ideal=local`` (no head sum: :mod:`tiecore.local_ideal`)."""
+    return None if measure.param("ideal") == "local" else _gain_component(measure)
+
+
 def _unscaled_gain_component(measure: Measure) -> str:
     """Unnormalised sums take exp gains as they are (``inf`` past level 1023, refused by
     the command), not scaled per query as nDCG's ratio allows."""
@@ -215,6 +220,17 @@ def _rbp_divisor(measure: Measure) -> Divisor:
 def _needs_cutoff_for_max(measure: Measure) -> None:
     if measure.param("ideal") == "max" and measure.cutoff is None:
         raise ValueError("nDCG(ideal=max) needs a cutoff, as in nDCG(ideal=max)@10")
+
+
+def _hook(module: str, name: str) -> Callable:
+    """``tiecore.<module>.<name>``, imported on the first call (no head-sum families)."""
+
+    def call(*args, **kwargs):
+        import importlib
+
+        return getattr(importlib.import_module(f"tiecore.{module}"), name)(*args, **kwargs)
+
+    return call
 
 
 GAIN = Param("linear", GAINS)
@@ -295,12 +311,16 @@ for _family in (
     ),
     Family(
         "nDCG", "DCG@k / ideal DCG@k; gain level (linear) or 2^level - 1 (exp), discount "
-        "log2(rank + 1); ideal global (the query's judged docs sorted) or max (the qrels' "
-        "top gain at every rank)",
+        "log2(rank + 1); ideal global (the query's judged docs sorted), max (the qrels' "
+        "top gain at every rank) or local (the ranking's own top k sorted by gain; all "
+        "retrieved without a cutoff)",
         ("ndcg_cut",),
-        params={"gain": GAIN, "ideal": Param("global", ("global", "max"))},
-        component=_gain_component, divisor=LOG2, denominator=ideal_dcg,
+        params={"gain": GAIN, "ideal": Param("global", ("global", "max", "local"))},
+        component=_ndcg_component, divisor=LOG2, denominator=ideal_dcg,
         check=_needs_cutoff_for_max, **_LINEAR,
+        values=_hook("local_ideal", "family_values"),
+        spread=_hook("local_ideal", "family_spread"),
+        sample=_hook("local_ideal", "family_sample"),
     ),
     Family(
         "DCG", "sum over ranks j <= k of gain / log2(j + 1), unnormalised",
@@ -357,17 +377,6 @@ def refuse_inexact(measures: Iterable[Measure], where: str) -> None:
             "ties='oblivious' with tiebreak='pessimistic' / 'optimistic' for its exact "
             "min and max",
         )
-
-
-def _hook(module: str, name: str) -> Callable:
-    """``tiecore.<module>.<name>``, imported on the first call (no head-sum families)."""
-
-    def call(*args, **kwargs):
-        import importlib
-
-        return getattr(importlib.import_module(f"tiecore.{module}"), name)(*args, **kwargs)
-
-    return call
 
 
 #: trec_eval's recall levels of iprec_at_recall, as IPrec's ``recall`` accepts them.
