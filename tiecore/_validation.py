@@ -12,10 +12,10 @@ app its widgets' options and bounds from the same objects.
 A violation is one :class:`tiecore.errors.InputError` (a ``ValueError``) naming the
 option, the value given and what was expected:
 
->>> check("samples", 1, SAMPLES)
+>>> check("depth", 0, DEPTH)
 Traceback (most recent call last):
 ...
-tiecore.errors.InputError: samples: 1 is out of range (expected an integer >= 2)
+tiecore.errors.InputError: depth: 0 is out of range (expected a positive integer or None)
 >>> check("correction", "hochberg", CORRECTION)
 Traceback (most recent call last):
 ...
@@ -100,7 +100,8 @@ class Interval(Constraint):
     ``low``/``high`` None means unbounded; ``closed`` is ``"both"``, ``"left"``,
     ``"right"`` or ``"neither"``.  Booleans are never numbers here, NaN never is
     one, and an integral float (``2.0``) is not an integer.  ``noun`` words the
-    out-of-range problem (``"1.5 is not a level"``) instead of ``"is out of range"``.
+    out-of-range problem (``"1.5 is not a level"``) instead of ``"is out of range"``;
+    ``note`` follows the description (why the bound).
 
     >>> Interval(Integral, 1, None).describe(), Interval(Real, 0, 1, "neither").describe()
     ('a positive integer', 'a number in (0, 1)')
@@ -116,10 +117,12 @@ class Interval(Constraint):
         closed: str = "both",
         *,
         noun: str | None = None,
+        note: str | None = None,
     ) -> None:
         if kind not in (Integral, Real) or closed not in ("both", "left", "right", "neither"):
             raise TypeError(f"Interval({kind!r}, closed={closed!r}) is not a constraint")
         self.kind, self.low, self.high, self.closed, self.noun = kind, low, high, closed, noun
+        self.note = note
 
     def of_kind(self, value: object) -> bool:
         return isinstance(value, self.kind) and not _is_bool(value)
@@ -138,6 +141,9 @@ class Interval(Constraint):
         return True
 
     def describe(self) -> str:
+        return self._bounds() + (f"; {self.note}" if self.note else "")
+
+    def _bounds(self) -> str:
         integer = self.kind is Integral
         what = "an integer" if integer else "a number"
         low, high = self.low, self.high
@@ -330,33 +336,35 @@ def pick(table: Mapping[str, Spec], *names: str) -> dict[str, Spec]:
 
 
 def cli_type(spec: Spec) -> Callable[[str], object]:
-    """An argparse ``type=``: parse the text as the spec's :class:`Interval` and check it.
+    """An argparse ``type=``: the text, parsed as the spec's :class:`Interval` if it has one,
+    checked against the spec (``None`` cannot be typed, so it is left out).
 
     A violation is an ``ArgumentTypeError`` with the API's text (``1 is out of range
-    (expected an integer >= 2)``), which argparse prints after ``argument --NAME:``.
+    (expected ...)``), which argparse prints after ``argument --NAME:``.
 
-    >>> cli_type(SAMPLES)("7")
-    7
+    >>> cli_type(SAMPLES)("7"), cli_type(DASK_SPEC)("local:2")
+    (7, 'local:2')
     """
-    numeric = [c for c in constraints_of(spec) if isinstance(c, Interval)]
-    if not numeric:
-        raise TypeError(f"no numeric constraint in {spec!r}")
-    wanted = expected(numeric)
+    found = tuple(c for c in constraints_of(spec) if not isinstance(c, _NoneConstraint))
+    numeric = next((c for c in found if isinstance(c, Interval)), None)
+    wanted = expected(found)
 
-    def parse(text: str) -> int | float:
-        try:
-            value = numeric[0].parse(text)
-        except ValueError:
-            what = "an integer" if numeric[0].kind is Integral else "a number"
-            raise argparse.ArgumentTypeError(
-                f"{text!r} is not {what} (expected {wanted})"
-            ) from None
-        wrong = problem("", value, numeric)
+    def parse(text: str) -> object:
+        value: object = text
+        if numeric is not None:
+            try:
+                value = numeric.parse(text)
+            except ValueError:
+                what = "an integer" if numeric.kind is Integral else "a number"
+                raise argparse.ArgumentTypeError(
+                    f"{text!r} is not {what} (expected {wanted})"
+                ) from None
+        wrong = problem("", value, found)
         if wrong is not None:
             raise argparse.ArgumentTypeError(f"{wrong} (expected {wanted})")
         return value
 
-    parse.__name__ = numeric[0].describe()  # argparse names the type in some messages
+    parse.__name__ = wanted  # argparse names the type in some messages
     return parse
 
 
@@ -398,7 +406,7 @@ CI_METHOD = Options(*CI_METHODS)
 COMPARE_FORMAT = Options(*COMPARE_FORMATS)
 
 #: Random tie-breaks: at least two, so that a std exists.
-SAMPLES = Interval(Integral, 2, None)
+SAMPLES = Interval(Integral, 2, None, note="a std needs at least 2 samples")
 #: Seeds of numpy's generators are non-negative.
 SEED = Interval(Integral, 0, None)
 REL_LEVEL = Interval(Integral, None, None)
