@@ -166,8 +166,8 @@ def test_no_significant_pair_is_said_in_one_sentence(files, capsys) -> None:
     [
         (["--baseline", "delta"], "--baseline: 'delta' is not one of the runs (expected one of"),
         (["--correction", "hochberg"], "argument --correction: invalid choice: 'hochberg'"),
-        (["--confidence", "95"], "argument --confidence: '95' is not in (0, 1)"),
-        (["--bootstrap", "0"], "argument --bootstrap: '0' is not a positive integer"),
+        (["--confidence", "95"], "argument --confidence: 95.0 is not a level (expected a number"),
+        (["--bootstrap", "0"], "argument --bootstrap: 0 is out of range (expected a positive int"),
     ],
 )
 def test_bad_reviewer_options_exit_2_in_one_line(files, capsys, options, message) -> None:

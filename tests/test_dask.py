@@ -234,7 +234,7 @@ def test_cli_dask_errors_are_one_line(tmp_path) -> None:
     start = "import sys; from tiecore.cli import main; "
     argv = f"['eval', {str(qrels)!r}, {str(run)!r}, '--dask', SPEC]"
     cases = {
-        "local:0": (start, "argument --dask: '0' is not a positive integer"),
+        "local:0": (start, "argument --dask: 'local:0' is not valid (expected local:N with N >= 1"),
         "local:1": (
             "import sys; sys.modules['distributed'] = None; from tiecore.cli import main; ",
             'dask is not installed: pip install "tiecore[dask]"',

@@ -30,15 +30,30 @@ import numpy as np
 import pandas as pd
 
 from tiecore._evaluate import MODES
+from tiecore._validation import (
+    CI_METHODS,
+    COMPARE_FORMATS,
+    CONFIDENCE,
+    CORRECTIONS,
+    DASK_SPEC,
+    DEPTH,
+    EVAL_FORMATS,
+    POSITIVE,
+    REL_LEVEL,
+    SAMPLES,
+    SEED,
+    TIEBREAKS,
+    ZERO_METHODS,
+    cli_type,
+)
 from tiecore.errors import InputError
 from tiecore.measures import DEFAULT_MEASURES, Measure, parse_measures
-from tiecore.ranking import TIEBREAKS
 
 #: Exit status for bad input or bad options (argparse's own convention).
 EXIT_USAGE = 2
 
 TIES = MODES
-FORMATS = ("trec", "csv", "json")
+FORMATS = EVAL_FORMATS
 DEFAULT_SAMPLES = 1000
 
 _USAGE = """\
@@ -85,27 +100,11 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(message)
 
 
-def _integer(text: str, least: int, problem: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < least:
-        raise argparse.ArgumentTypeError(f"{text!r}{problem}")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    return _integer(text, 1, " is not a positive integer")
-
-
-def _sample_count(text: str) -> int:
-    _positive_int(text)
-    return _integer(text, 2, ": need at least 2 samples for a std")
-
-
-def _non_negative_int(text: str) -> int:
-    return _integer(text, 0, " is negative")
+#: Option values parsed and checked as tiecore._validation declares them for the API
+#: (argparse prints the API's text after "argument --NAME:").
+_positive_int = cli_type(POSITIVE)
+_sample_count = cli_type(SAMPLES)
+_non_negative_int = cli_type(SEED)
 
 
 #: The most features one --features list may name (each becomes a run).
@@ -308,7 +307,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="print one progress line per run on stderr (default: when stderr is a terminal)",
     )
     _add_review_options(cmp)
-    _add_options(cmp, ("text", "csv", "json"))
+    _add_options(cmp, COMPARE_FORMATS)
     _add_dask(cmp)
     cmp.set_defaults(handler=_run_compare)
     from tiecore.report import add_command  # tiecore report: the three-modes table
@@ -317,13 +316,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _dask_spec(text: str) -> str:
-    """``local:N`` with N >= 1, or a scheduler address."""
-    if text.startswith("local:"):
-        _positive_int(text.partition(":")[2])
-    elif not text.strip():
-        raise argparse.ArgumentTypeError("an empty address")
-    return text
+#: ``local:N`` with N >= 1, or a scheduler address (tiecore.distributed.connect's spec).
+_dask_spec = cli_type(DASK_SPEC)
 
 
 @contextlib.contextmanager
@@ -356,12 +350,12 @@ def _add_dask(parser: argparse.ArgumentParser) -> None:
 def _add_options(parser: argparse.ArgumentParser, formats: Sequence[str]) -> None:
     """-M, -l, --format (the first of ``formats`` by default) and -o."""
     parser.add_argument(
-        "-M", "--depth", type=_positive_int, metavar="N", help="cut every ranking at N docs"
+        "-M", "--depth", type=cli_type(DEPTH), metavar="N", help="cut every ranking at N docs"
     )
     parser.add_argument(
         "-l",
         "--rel-level",
-        type=int,
+        type=cli_type(REL_LEVEL),
         default=1,
         metavar="LEVEL",
         help="lowest qrels level that counts as relevant (default: 1)",
@@ -650,26 +644,18 @@ def _read_inputs(args: argparse.Namespace) -> tuple[dict, pd.DataFrame, dict[str
     return runs, qrels, sources
 
 
-def _level(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not in (0, 1)")
-    return value
+_level = cli_type(CONFIDENCE)
 
 
 def _add_review_options(cmp: argparse.ArgumentParser) -> None:
     """compare's statistics for reviewers: corrections, baseline, intervals, Wilcoxon, Tukey.
 
-    The choices are tiecore.compare's CORRECTIONS, CI_METHODS and ZERO_METHODS,
-    spelled out so that building the parser does not import scipy (a test
-    checks they agree).
+    The choices and ranges are those tiecore.compare checks, declared once in
+    tiecore._validation (which imports no scipy).
     """
     cmp.add_argument(
         "--correction",
-        choices=("none", "holm", "bonferroni", "bh"),
+        choices=CORRECTIONS,
         default="holm",
         help="multiple-comparison correction of the pairs' p-values over all pairs "
         "(bh: Benjamini-Hochberg; default: holm)",
@@ -695,13 +681,13 @@ def _add_review_options(cmp: argparse.ArgumentParser) -> None:
     )
     cmp.add_argument(
         "--ci-method",
-        choices=("BCa", "percentile", "basic"),
+        choices=CI_METHODS,
         default="BCa",
         help="bootstrap interval method (default: BCa)",
     )
     cmp.add_argument(
         "--zero-method",
-        choices=("wilcox", "pratt", "zsplit"),
+        choices=ZERO_METHODS,
         default="wilcox",
         help="zero differences in the Wilcoxon test, as scipy (default: wilcox, dropped)",
     )
