@@ -14,9 +14,9 @@ import streamlit as st
 from app_lib import data
 from app_lib.charts import GLOSSARY, TIEBREAK_HELP
 from app_lib.data import Dataset
+from tiecore._validation import GAINS, SAMPLES, SEED, TIEBREAKS  # the API's options, declared once
 from tiecore.errors import InputError
 from tiecore.measures import DEFAULT_MEASURES, Measure
-from tiecore.ranking import TIEBREAKS
 
 #: Measures offered in the sidebar; any other ir_measures name can be typed in.
 MEASURE_CHOICES = (
@@ -183,7 +183,7 @@ def _settings_sidebar(dataset: Dataset) -> tuple[Settings, list[str], list[str]]
     )
     gain = st.radio(
         "nDCG gain",
-        ("linear", "exp"),
+        GAINS,
         horizontal=True,
         key="gain",
         help="linear: the qrels level; exp: 2**level - 1",
@@ -216,9 +216,9 @@ def _settings_sidebar(dataset: Dataset) -> tuple[Settings, list[str], list[str]]
     )
     left, right = st.columns(2)
     samples = left.number_input(
-        "Samples", 2, 20_000, 200, step=100, key="samples", help=GLOSSARY["samples"]
+        "Samples", SAMPLES.low, 20_000, 200, step=100, key="samples", help=GLOSSARY["samples"]
     )
-    seed = right.number_input("Seed", 0, 2**31 - 1, 0, key="seed", help=GLOSSARY["seed"])
+    seed = right.number_input("Seed", SEED.low, 2**31 - 1, 0, key="seed", help=GLOSSARY["seed"])
     settings = Settings(measures, rel_level, gain, tiebreak, int(samples), int(seed))
     return settings, [f"Measures: {e}" for e in errors], warnings
 

@@ -11,6 +11,7 @@ from app_lib import cache
 from app_lib import charts as ch
 from app_lib import sidebar as sb
 from tiecore import report
+from tiecore._validation import CORRECTIONS
 
 dataset, settings = sb.context()
 st.title("System rankings")
@@ -257,7 +258,8 @@ with left:
 with middle:
     correction = st.selectbox(
         "Multiple-comparison correction",
-        list(CORRECTION_NAMES),
+        CORRECTIONS,  # as tiecore.compare checks them; labelled by CORRECTION_NAMES
+        index=CORRECTIONS.index("holm"),
         format_func=CORRECTION_NAMES.get,
         key="rankings_correction",
         help="applied over all pairs of the chosen systems, to each test's p-values "
