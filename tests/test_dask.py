@@ -221,6 +221,29 @@ def test_cli_dask_address_gives_the_same_output(client, data, tmp_path) -> None:
     assert remote.stderr == local.stderr
 
 
+def _worker_settings() -> dict:
+    import os
+
+    import dask
+    import pyarrow
+
+    return {
+        "trim": os.environ.get("MALLOC_TRIM_THRESHOLD_"),
+        "omp": os.environ.get("OMP_NUM_THREADS"),
+        "arrow": pyarrow.cpu_count(),
+        "profile": dask.config.get("distributed.worker.profile.enabled"),
+    }
+
+
+def test_local_workers_are_single_threaded_without_malloc_trim(client) -> None:
+    """local:N: one thread per worker, numpy and pyarrow single-threaded, glibc's dynamic
+    mmap threshold kept (no MALLOC_TRIM_THRESHOLD_), no statistical profiler."""
+    assert set(client.nthreads().values()) == {1} and len(client.nthreads()) == 2
+    settings = list(client.run(_worker_settings).values())
+    expected = {"trim": None, "omp": "1", "arrow": 1, "profile": False}
+    assert settings == [expected, expected]
+
+
 def test_connect_refuses_a_bad_local_spec() -> None:
     with pytest.raises(ValueError, match="local:N"), connect("local:zero"):
         pass
