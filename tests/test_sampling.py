@@ -166,3 +166,118 @@ def test_sampled_values_do_not_depend_on_batches_or_other_queries(monkeypatch):
     )  # fmt: skip
     expected = whole[whole["qid"] == "q2"].reset_index(drop=True)
     pd.testing.assert_frame_equal(alone[alone["qid"] == "q2"].reset_index(drop=True), expected)
+
+
+# ---------------------------------------------------------------- staged draws
+
+
+def staged_groups() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One query, a group for each way :meth:`sampling._Layout.for_components` draws:
+    gains placed then the other judged docs placed (1 gain, 1 judged of 8); shuffled
+    whole (2 gains of 3); gains placed then the rest filling the slots left (1 gain, 3
+    judged of 5); judged docs only, one at a negative level (no gain: drawn for
+    Judged alone); the other docs unjudged."""
+    groups = [
+        (5.0, [1, 0] + [None] * 6),
+        (4.0, [1, 2, 0]),
+        (3.0, [0, 1, 0, 0, None]),
+        (2.0, [0, -1, None, None]),
+    ]
+    rows, qrels = [], []
+    for score, labels in groups:
+        for label in labels:
+            docno = f"d{len(rows)}"
+            rows.append(("q", docno, score))
+            if label is not None:
+                qrels.append(("q", docno, label))
+    qrels.append(("q", "unretrieved", 1))  # R = 5: Bpref's count stays below it
+    run = pd.DataFrame(rows, columns=["qid", "docno", "score"])
+    return run, pd.DataFrame(qrels, columns=["qid", "docno", "level"])
+
+
+def staged_sequences(components: set[str], samples: int) -> tuple[list, list, sampling._Layout]:
+    """Per sample and group the labels in slot order (None: no doc placed there)."""
+    run, qrels = staged_groups()
+    judgments = Judgments.from_qrels(qrels)
+    ranking = Ranking.build(run, judgments, tiebreak="file_order")
+    layout = sampling._Layout.for_components(ranking, judgments, 100, components)
+    words = sampling._Words(4321, judgments, ranking, layout.docs)
+    doc, slot = sampling.draw(layout, words, 0, samples)
+    label = np.where(ranking.judged, ranking.level, -9)
+    sequences = []
+    for s in range(samples):
+        assert np.unique(slot[s]).size == slot.shape[1]  # one doc per slot
+        placed = dict(zip(slot[s].tolist(), label[doc[s]].tolist(), strict=True))
+        sequences.append(
+            tuple(
+                tuple(
+                    None if placed.get(row, -9) == -9 else placed[row]
+                    for row in range(start, start + size)
+                )
+                for start, size in zip(ranking.group_start, ranking.size, strict=True)
+            )
+        )
+    labels = [
+        [None if v == -9 else v for v in label[start : start + size].tolist()]
+        for start, size in zip(ranking.group_start, ranking.size, strict=True)
+    ]
+    return sequences, labels, layout
+
+
+def test_staged_layout_draws_only_what_the_components_tell_apart():
+    _, _, gains = staged_sequences({"ap", "gain:linear"}, 1)
+    kinds = Counter(gains.kind.tolist())
+    assert kinds == {sampling.FIRST: 2, sampling.WHOLE: 3}  # the gains, a group whole
+    _, _, bpref = staged_sequences({"ap", "bpref"}, 1)
+    kinds = Counter(bpref.kind.tolist())
+    assert kinds == {sampling.FIRST: 2, sampling.WHOLE: 3, sampling.SECOND: 1, sampling.FILL: 4}
+    _, _, judged = staged_sequences({"judged"}, 1)
+    assert Counter(judged.kind.tolist())[sampling.SECOND] == 3  # and the judged-only group
+
+
+def chi_square_against_brute_force(sequences, labels, groups, keep) -> None:
+    """The drawn arrangements of ``groups`` against every ordering (labels not ``keep``
+    shown as None, as they are not placed)."""
+    expected = Counter({(): 1.0})
+    for g in groups:
+        counts = Counter()
+        for seq, c in ref.label_sequences([0.0] * len(labels[g]), labels[g]).items():
+            counts[tuple(v if keep(v) else None for v in seq)] += c
+        total = sum(counts.values())
+        expected = Counter(
+            {(*k, seq): p * c / total for k, p in expected.items() for seq, c in counts.items()}
+        )
+    seen = Counter(tuple(s[g] for g in groups) for s in sequences)
+    assert set(seen) <= set(expected), set(seen) - set(expected)
+    keys = sorted(expected, key=repr)
+    observed = np.array([seen[k] for k in keys], dtype=float)
+    probability = np.array([expected[k] for k in keys])
+    result = stats.chisquare(observed, probability * len(sequences))
+    assert result.pvalue > 1e-4, (groups, result)
+
+
+def test_staged_draws_are_uniform_over_orderings():
+    """Every judged doc placed (Judged asks for them all): each group's arrangement, and
+    the first and third jointly, against brute force; with gains alone, the gains'."""
+    samples = 20_000
+    sequences, labels, _ = staged_sequences({"judged", "ap"}, samples)
+    for groups in ((0,), (2,), (3,), (0, 2)):
+        chi_square_against_brute_force(sequences, labels, groups, lambda v: v is not None)
+    sequences, labels, _ = staged_sequences({"ap", "bpref"}, samples)
+    for groups in ((0,), (2,), (0, 2)):
+        chi_square_against_brute_force(sequences, labels, groups, lambda v: v is not None)
+    sequences, labels, _ = staged_sequences({"gain:exp"}, samples)
+    for groups in ((0,), (2,)):
+        chi_square_against_brute_force(sequences, labels, groups, lambda v: v is not None and v > 0)
+
+
+def test_sampled_means_approach_the_exact_tie_aware_values():
+    """Bpref, AP, nDCG and P@k drawn by stages: the mean over many samples is within
+    5 standard errors of the exact tie-aware value, per query."""
+    run, qrels = tie_heavy(21)
+    measures = ["P@5", "AP", "nDCG", "Bpref", "Judged@10", "RR"]
+    drawn = tiecore.evaluate(run, qrels, measures, ties="sampled", samples=4000, per_query=True)
+    exact = tiecore.evaluate(run, qrels, measures, ties="aware", per_query=True)
+    both = drawn.merge(exact, on=["run", "qid", "measure"], suffixes=("", "_exact"))
+    error = (both["value"] - both["value_exact"]).abs()
+    assert (error <= 5 * both["stderr"] + 1e-12).all(), both[error > 5 * both["stderr"]]
