@@ -258,6 +258,42 @@ def ndcg_max_ideal(labels: Sequence[Label], k: int, kind: str, top_level: int) -
     return 0.0 if ideal == 0 else dcg([gain(label, kind) for label in labels[:k]]) / ideal
 
 
+#: trec_eval's ``INFAP_EPSILON`` (infAP's smoothing of the judged precision).
+INFAP_EPSILON = 0.00001
+
+
+def inferred_ap(labels: Sequence[Label], levels: Sequence[int], rel_level: int) -> float:
+    """trec_eval 9.0.x's infAP (``m_infAP.c``), its loop and arithmetic as written there.
+
+    Docs absent from the qrels are skipped (not in the pool); a negative level is a
+    pooled but unjudged doc; ``0 <= level < rel_level`` judged non-relevant; any other
+    level relevant, scoring ``1/(j+1) + (j/(j+1)) ((r + m + u)/j) (r + eps)/(r + m +
+    2 eps)`` at 0-based rank ``j > 0`` (1 at ``j = 0``) with the counts above it;
+    the sum over ``num_rel``, the qrels docs of level ``>= max(rel_level, 0)``.
+    """
+    num_rel = sum(1 for level in levels if level >= 0 and level >= rel_level)
+    rel = nonrel = unjudged = 0
+    total = 0.0
+    for j, label in enumerate(labels):
+        if label is None:
+            continue
+        if label < 0:
+            unjudged += 1
+            continue
+        if label < rel_level:
+            nonrel += 1
+            continue
+        if j == 0:
+            total += 1.0
+        else:
+            fj = float(j)
+            pooled = (rel + nonrel + unjudged) / fj
+            smoothed = (rel + INFAP_EPSILON) / (rel + nonrel + 2 * INFAP_EPSILON)
+            total += 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * pooled * smoothed
+        rel += 1
+    return total / num_rel if num_rel else total
+
+
 def average_precision_min(
     labels: Sequence[Label], levels: Sequence[int], rel_level: int, k: int
 ) -> float:
