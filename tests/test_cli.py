@@ -1043,5 +1043,6 @@ def test_resource_warnings_are_not_shown(files, capsys, monkeypatch) -> None:
         return "text\n"
 
     monkeypatch.setitem(cli._FORMATTERS, "csv", formatter)
+    monkeypatch.setitem(cli._TEXTS, "csv", formatter)  # small inputs (tiecore._small)
     code, out, err = run_main(capsys, "eval", files["qrels"], files["a"], "--format", "csv")
     assert code == 0 and out == "text\n" and err == ""

@@ -24,12 +24,10 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import numpy as np
-import pandas as pd
 
-from tiecore._evaluate import MODES
 from tiecore._validation import (
     CI_METHODS,
     COMPARE_FORMATS,
@@ -38,6 +36,7 @@ from tiecore._validation import (
     DASK_SPEC,
     DEPTH,
     EVAL_FORMATS,
+    MODES,
     POSITIVE,
     REL_LEVEL,
     SAMPLES,
@@ -49,9 +48,13 @@ from tiecore._validation import (
 from tiecore.errors import InputError
 from tiecore.measures import DEFAULT_MEASURES, Measure, parse_measures
 
+if TYPE_CHECKING:  # pandas loads only when a command needs it (tiecore._small: start-up)
+    import pandas as pd
+
 #: Exit status for bad input or bad options (argparse's own convention).
 EXIT_USAGE = 2
 
+#: The tie modes, as tiecore._validation declares them (it loads neither numpy nor pandas).
 TIES = MODES
 FORMATS = EVAL_FORMATS
 DEFAULT_SAMPLES = 1000
@@ -184,8 +187,12 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``tiecore`` argument parser: ``eval`` and ``compare``."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The ``tiecore`` argument parser: ``eval``, ``compare`` and ``report``.
+
+    ``only="eval"`` builds the ``eval`` command alone (the same parser for a command
+    line that starts with ``eval``), without importing what the others need.
+    """
     parser = _Parser(prog="tiecore", description="Tie-aware evaluation of ranking runs.")
     parser.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -256,6 +263,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="print one progress line per run on stderr (default: when stderr is a terminal)",
     )
     ev.set_defaults(handler=_run_eval)
+    if only == "eval":
+        return parser
 
     cmp = commands.add_parser(
         "compare",
@@ -475,6 +484,8 @@ def evaluate_runs(
     ``sources`` maps run names to their files, so that an error about a run
     names its file; ``progress(done, total, name, seconds)`` follows each run.
     """
+    import pandas as pd
+
     from tiecore import evaluate
 
     if spread:
@@ -549,24 +560,27 @@ def format_trec(result: pd.DataFrame, num_q: dict[str, int]) -> str:
     query really named ``all`` among the rows would be mistaken for them, so it
     raises ``ValueError``.
     """
-    clash = result["qid"].eq("all") & result["qid"].notna()
-    if clash.any():
+    return trec_text(_plain_columns(result), num_q)
+
+
+def trec_text(columns: dict[str, list], num_q: dict[str, int]) -> str:
+    """:func:`format_trec` of plain columns (``qid`` None on summary rows)."""
+    if "all" in columns["qid"]:
         raise ValueError(
             "a query is named 'all', the name trec format gives the summary rows "
             "(expected --format csv or json, whose summary rows have no qid, or no -q)"
         )
+    blocks: dict[str, list[int]] = {}
+    for i, run in enumerate(columns["run"]):
+        blocks.setdefault(run, []).append(i)
+    measure, qid, value = columns["measure"], columns["qid"], columns["value"]
     lines: list[str] = []
-    for run, block in result.groupby("run", sort=False):
+    for run, rows in blocks.items():
         lines.append(f"{'runid':<22}\tall\t{run}")
-        lines.append(f"{'num_q':<22}\tall\t{num_q[str(run)]}")
+        lines.append(f"{'num_q':<22}\tall\t{num_q[run]}")
         lines.extend(
-            f"{measure:<22}\t{qid}\t{value:.4f}"
-            for measure, qid, value in zip(
-                block["measure"].astype(str).tolist(),
-                block["qid"].fillna("all").astype(str).tolist(),
-                block["value"].tolist(),
-                strict=True,
-            )
+            f"{measure[i]:<22}\t{'all' if qid[i] is None else qid[i]}\t{value[i]:.4f}"
+            for i in rows
         )
     return "".join(line + "\n" for line in lines)
 
@@ -576,24 +590,30 @@ def _columns(result: pd.DataFrame) -> list[str]:
     return ["run", "qid", "measure", "value", *extra]
 
 
-def _records(result: pd.DataFrame) -> list[dict[str, object]]:
-    """Rows as plain Python values (floats keep full precision); NaN becomes None, and
-    so does the qid of a summary row."""
-    columns = _columns(result)
-    data = {
+def _plain_columns(result: pd.DataFrame) -> dict[str, list]:
+    """The output columns as plain Python lists: str run and measure, qid str or None
+    (a summary row), floats at full precision."""
+    import pandas as pd
+
+    return {
         c: result[c].astype(str).tolist()
         if c in ("run", "measure")
         else [None if pd.isna(q) else str(q) for q in result[c].tolist()]
         if c == "qid"
         else result[c].astype(float).tolist()
-        for c in columns
+        for c in _columns(result)
     }
+
+
+def _records(columns: dict[str, list]) -> list[dict[str, object]]:
+    """Rows of plain columns as dicts; NaN becomes None (so is a summary row's qid)."""
+    names = list(columns)
     return [
         {
             c: (None if isinstance(v, float) and math.isnan(v) else v)
-            for c, v in zip(columns, row, strict=True)
+            for c, v in zip(names, row, strict=True)
         }
-        for row in zip(*(data[c] for c in columns), strict=True)
+        for row in zip(*columns.values(), strict=True)
     ]
 
 
@@ -602,13 +622,17 @@ def format_csv(result: pd.DataFrame, num_q: dict[str, int]) -> str:
 
     A summary row (the mean over queries) has an empty qid, which no query id can be.
     """
+    return csv_text(_plain_columns(result), num_q)
+
+
+def csv_text(columns: dict[str, list], num_q: dict[str, int]) -> str:
+    """:func:`format_csv` of plain columns."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    columns = _columns(result)
-    writer.writerow(columns)
+    writer.writerow(list(columns))
     writer.writerows(
         ["" if v is None else repr(v) if isinstance(v, float) else v for v in record.values()]
-        for record in _records(result)
+        for record in _records(columns)
     )
     return buffer.getvalue()
 
@@ -618,7 +642,12 @@ def format_json(result: pd.DataFrame, num_q: dict[str, int]) -> str:
 
     A summary row (the mean over queries) has ``"qid": null``.
     """
-    records = _records(result)
+    return json_text(_plain_columns(result), num_q)
+
+
+def json_text(columns: dict[str, list], num_q: dict[str, int]) -> str:
+    """:func:`format_json` of plain columns."""
+    records = _records(columns)
     return "[\n" + ",\n".join(json.dumps(r) for r in records) + ("\n]\n" if records else "]\n")
 
 
@@ -626,6 +655,12 @@ _FORMATTERS: dict[str, Callable[[pd.DataFrame, dict[str, int]], str]] = {
     "trec": format_trec,
     "csv": format_csv,
     "json": format_json,
+}
+#: The same, of plain columns (tiecore._small's rows).
+_TEXTS: dict[str, Callable[[dict[str, list], dict[str, int]], str]] = {
+    "trec": trec_text,
+    "csv": csv_text,
+    "json": json_text,
 }
 
 
@@ -762,6 +797,9 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
     if all_trec is not None and (args.ties == "aware" or args.spread):
         measures = _without_inexact(measures, all_trec, stderr)
     _warn_unused(args)
+    small = _small_eval(args, measures, stderr) if all_trec is None else None
+    if small is not None:
+        return small
     runs, qrels, sources = _eval_inputs(args) if all_trec is None else _read_inputs(args)
     if args.ties == "sampled":  # refuse a count that cannot fit before the long work
         _check_sample_count(args.samples or DEFAULT_SAMPLES, runs, qrels, measures)
@@ -807,6 +845,45 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
     return _FORMATTERS[args.format](result, num_q)
 
 
+def _small_eval(args: argparse.Namespace, measures: list, stderr: TextIO) -> str | None:
+    """``eval`` on small TREC files without pandas or pyarrow (:mod:`tiecore._small`): the
+    text to write, or None when the normal path must read the inputs (for anything else,
+    and for any problem: its messages are then the usual ones).
+
+    Warnings and progress lines come out as the normal path prints them, in order.
+    """
+    if args.letor is not None or args.spread or args.dask is not None or len(args.files) < 2:
+        return None
+    if args.ties == "sampled":  # its memory guard: the normal path's
+        return None
+    _check_files(args)  # the normal path's first check, with its messages
+    from tiecore import _small
+
+    table = _small.evaluate_files(
+        args.files[0],
+        args.files[1:],
+        measures,
+        ties=args.ties,
+        tiebreak=args.tiebreak or "trec_eval",
+        seed=args.seed,
+        rel_level=args.rel_level,
+        depth=args.depth,
+        complete=args.complete,
+        per_query=args.per_query,
+        trec=args.format == "trec",
+    )
+    if table is None:
+        return None
+    show = args.progress if args.progress is not None else stderr.isatty()
+    for kind, event in table.events:
+        if kind == "warning":
+            warnings.warn_explicit(event.message, event.category, event.filename, event.lineno)
+        elif show:
+            done, total, name, seconds = event
+            print(f"tiecore: [{done}/{total}] {name} ({seconds:.2f}s)", file=stderr, flush=True)
+    return _TEXTS[args.format](table.columns, table.num_q)
+
+
 def _without_inexact(measures: list, printed: dict[str, str], stderr: TextIO) -> list:
     """``-m all_trec`` under aware or ``--spread``: leave out, with a note, the listing's
     measures that have no exact tie-aware value (gm_map, see tiecore.geomean); ``printed``
@@ -824,6 +901,8 @@ def _without_inexact(measures: list, printed: dict[str, str], stderr: TextIO) ->
 
 def _check_finite(result: pd.DataFrame, qrels: str) -> None:
     """Never print nan or inf: a value that overflowed is an error naming where it came from."""
+    import pandas as pd
+
     for column in ("value", "std", "stderr", "var", "min", "max"):
         if column not in result:
             continue
@@ -954,7 +1033,8 @@ def _main(argv: Sequence[str] | None, stderr: _Stream) -> int:
 
     try:
         with contextlib.redirect_stderr(stderr):  # argparse prints --help errors there
-            args = build_parser().parse_args(argv)
+            line = sys.argv[1:] if argv is None else list(argv)
+            args = build_parser("eval" if line[:1] == ["eval"] else None).parse_args(line)
     except _UsageError as error:
         return fail(error)
     except SystemExit as done:  # --help and --version

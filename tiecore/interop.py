@@ -15,11 +15,14 @@ tiecore's equivalent; :func:`all_trec_measures` keeps those tiecore has, and
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from tiecore.errors import InputError
+
+if TYPE_CHECKING:  # pandas loads with count_rows (tiecore eval's start-up needs measure_name)
+    import pandas as pd
 
 __all__ = [
     "ALL_TREC",
@@ -223,6 +226,7 @@ def count_rows(
     Indexed by qid (strings): every query of the qrels (``num_ret`` 0 when the run
     lacks it), none that only the run has.
 
+    >>> import pandas as pd
     >>> run = pd.DataFrame({"qid": ["1"] * 3, "docno": ["a", "b", "c"], "score": [3.0, 2, 1]})
     >>> qrels = pd.DataFrame({"qid": ["1", "1"], "docno": ["c", "z"], "level": [1, 2]})
     >>> count_rows(run, qrels).to_dict("index")
@@ -230,6 +234,8 @@ def count_rows(
     >>> count_rows(run, qrels, depth=2).loc["1", "num_rel_ret"].item()
     0
     """
+    import pandas as pd
+
     run = run[["qid", "docno", "score"]].astype({"qid": str, "docno": str})
     qrels = qrels[["qid", "docno", "level"]].astype({"qid": str, "docno": str})
     if depth is not None:

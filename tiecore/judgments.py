@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from tiecore.errors import InputError
-from tiecore.frames import check_qrels
 from tiecore.seeding import mix
+
+if TYPE_CHECKING:  # pandas and pyarrow load with the first lookup (tiecore eval's start-up)
+    import pandas as pd
+    import pyarrow as pa
 
 
 def gain_of(level: np.ndarray, gain: str, shift: np.ndarray | int = 0) -> np.ndarray:
@@ -39,6 +40,8 @@ def gain_of(level: np.ndarray, gain: str, shift: np.ndarray | int = 0) -> np.nda
 
 def as_arrow_strings(values: pd.Series | np.ndarray) -> pa.Array:
     """Column of ids as an arrow string array (no copy when already arrow-backed)."""
+    import pyarrow as pa
+
     array = pa.array(values, type=pa.string()) if not isinstance(values, pa.Array) else values
     return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
 
@@ -60,10 +63,13 @@ def string_hashes(strings: pa.Array) -> np.ndarray:
     every hit by comparing the strings, so a collision costs time, never a
     wrong answer.
 
+    >>> import pyarrow as pa
     >>> a = string_hashes(pa.array(["FBIS3-1", "FBIS3-10", "FBIS3-1", ""]))
     >>> bool(a[0] == a[2]), bool(a[0] == a[1]), len(set(a.tolist()))
     (True, False, 3)
     """
+    import pyarrow as pa
+
     strings = as_arrow_strings(strings)
     n = len(strings)
     if n == 0:
@@ -124,10 +130,16 @@ class Judgments:
     _ideal: dict = field(default_factory=dict)
     _docno_index: tuple | None = None  # the qrels docnos' hashes, built on the first lookup
     _pair_index: tuple | None = None  # the qrels pairs' hashes, built on the first lookup
+    _small_index: dict | None = None  # (query code, docno) -> key, for lookup_small
 
     @classmethod
     def from_qrels(cls, qrels: pd.DataFrame, rel_level: int = 1) -> Judgments:
         """Summarise ``qrels``; a docno judged twice for one query is an error."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        from tiecore.frames import check_qrels
+
         qrels = check_qrels(qrels)  # the rules of the loaders (tiecore.frames)
         missing = {"qid", "docno", "level"} - set(qrels.columns)
         if missing:
@@ -167,6 +179,54 @@ class Judgments:
             _query_of_key=query,
         )
 
+    @classmethod
+    def from_small(
+        cls, qid: list[str], docno: list[str], level: np.ndarray, rel_level: int = 1
+    ) -> Judgments:
+        """:meth:`from_qrels` of qrels given as lists, without pandas or pyarrow (tiecore
+        eval's small-input path, :mod:`tiecore._small`): the same fields, bit for bit,
+        except that the docno dictionary is a numpy object array.
+
+        Each (qid, docno) pair must be unique (the reader checks it).
+        """
+        qids = np.sort(np.array(list(dict.fromkeys(qid)), dtype=object))
+        codes = {q: i for i, q in enumerate(qids.tolist())}
+        query = np.fromiter((codes[q] for q in qid), np.int32, len(qid))
+        docnos = dict.fromkeys(docno)  # first appearance order, as pyarrow's unique
+        index = {d: i for i, d in enumerate(docnos)}
+        doc = np.fromiter((index[d] for d in docno), np.int64, len(docno))
+        keys = query.astype(np.int64) * len(docnos) + doc
+        order = np.argsort(keys, kind="stable")
+        keys, levels, query = keys[order], np.asarray(level, np.int64)[order], query[order]
+        nq = len(qids)
+        rel = levels >= rel_level
+        nonrel = (levels >= 0) & ~rel
+        return cls(
+            qids=qids,
+            num_rel=np.bincount(query, weights=rel, minlength=nq).astype(np.int64),
+            num_nonrel=np.bincount(query, weights=nonrel, minlength=nq).astype(np.int64),
+            rel_level=rel_level,
+            _keys=keys,
+            _levels=levels,
+            _docnos=np.array(list(docnos), dtype=object),
+            _query_of_key=query,
+        )
+
+    def lookup_small(self, query: np.ndarray, docno: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`lookup` for a few rows with docnos as a numpy array of str (a dict probe
+        per row, without pyarrow)."""
+        if self._small_index is None:
+            docnos = self._docnos.tolist() if len(self._keys) else []
+            doc = (self._keys % max(len(docnos), 1)).tolist()
+            pairs = zip(self._query_of_key.tolist(), doc, strict=True)
+            self._small_index = {(q, docnos[d]): k for k, (q, d) in enumerate(pairs)}
+        pairs = zip(np.asarray(query).tolist(), docno, strict=True)
+        found = np.fromiter((self._small_index.get(p, -1) for p in pairs), np.int64, len(docno))
+        judged = found >= 0
+        if not len(self._keys):
+            return np.zeros(len(docno), np.int64), judged
+        return np.where(judged, self._levels[np.maximum(found, 0)], 0), judged
+
     def lookup(self, query: np.ndarray, docno: pa.Array) -> tuple[np.ndarray, np.ndarray]:
         """Level and judged flag of run rows given their query codes and docnos.
 
@@ -177,6 +237,10 @@ class Judgments:
         query.  Rows whose hash two qrels pairs share (a 64-bit collision) are
         looked up exactly (:meth:`docno_codes`, then a binary search).
         """
+        import pandas as pd
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
         query = np.asarray(query)
         if not len(self._keys):
             return np.zeros(len(query), np.int64), np.zeros(len(query), bool)
@@ -222,6 +286,10 @@ class Judgments:
         strings.  Docnos whose hash two qrels docnos share (a 64-bit
         collision) are looked up exactly.
         """
+        import pandas as pd
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
         if self._docno_index is None:
             hashes = string_hashes(self._docnos)
             unique, first, count = np.unique(hashes, return_index=True, return_counts=True)

@@ -1,0 +1,384 @@
+"""tiecore eval's small-input path (tiecore._small) against the normal one.
+
+Both paths must print the same bytes, warnings and errors: the small path reads
+what tiecore.io accepts to the same values (or hands the input back), builds the
+same judgments and rankings, and formats without pandas.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import re
+import subprocess
+import sys
+import warnings
+from dataclasses import fields
+from pathlib import Path
+from unittest import mock
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from strategies import FLOAT32_COLLIDING, cases
+from test_io import GOOD, run_files
+
+import tiecore
+from tiecore import _small, cli
+from tiecore.errors import InputError
+from tiecore.judgments import Judgments
+from tiecore.ranking import TIEBREAKS, Ranking
+
+DATA = Path("/work/shared/data")
+TREC_EVAL = DATA / "trec_eval_tests"
+ROBUST = DATA / "robust03"
+#: a tie-heavy Robust03 run (integer scores), a short one and an ordinary one
+ROBUST_RUNS = ("input.MU03rob01.gz", "input.NLPR03vb10.gz", "input.humR03dc.gz")
+QRELS = "1 0 a 1\n1 0 b 0\n1 0 c 2\n2 0 a 1\n2 0 d 1\n"
+RUN = "1 Q0 a 1 2 r\n1 Q0 b 2 2 r\n1 Q0 c 3 1 r\n2 Q0 d 1 5 r\n2 Q0 e 2 5 r\n"
+
+
+def run_cli(capsys, *argv: object, small: bool) -> tuple[int, str, str, bool]:
+    """``tiecore eval`` through the small path when it takes the input (size limits
+    raised) or through the normal one; returns code, stdout, stderr, and whether the
+    small path gave the output."""
+    taken = []
+    original = _small.evaluate_files
+
+    def spy(*args, **kwargs):
+        taken.append(original(*args, **kwargs))
+        return taken[-1]
+
+    limit = 1 << 40 if small else -1
+    with (
+        mock.patch.object(_small, "SMALL_BYTES", limit),
+        mock.patch.object(_small, "SMALL_TEXT", 1 << 40),
+        mock.patch.object(_small, "evaluate_files", spy),
+    ):
+        code = cli.main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err, any(t is not None for t in taken)
+
+
+def both(capsys, *argv: object, small_expected: bool | None = True) -> tuple[int, str, str]:
+    """Run both paths; they must agree byte for byte."""
+    code, out, err, taken = run_cli(capsys, *argv, small=True)
+    if small_expected is not None:
+        assert taken == small_expected, (argv, err)
+    normal = run_cli(capsys, *argv, small=False)
+    assert not normal[3]
+    assert (code, out, err) == normal[:3], argv
+    return code, out, err
+
+
+def write(folder: Path, name: str, text: str | bytes) -> Path:
+    path = folder / name
+    path.write_bytes(text.encode() if isinstance(text, str) else text)
+    return path
+
+
+# ------------------------------------------------------------------- whole command
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        [],
+        ["-q"],
+        ["-q", "--format", "csv"],
+        ["-q", "--format", "json", "-c"],
+        ["--ties", "oblivious", "-q"],
+        ["--ties", "oblivious", "--tiebreak", "docno_asc", "-q", "-M", "100"],
+        ["--ties", "oblivious", "--tiebreak", "random", "--seed", "3", "-q", "--format", "csv"],
+        ["--ties", "oblivious", "--tiebreak", "optimistic", "-c", "-q"],
+        ["-m", "P@5,map,ndcg_cut_10,nDCG(gain=exp)@10,RR,Bpref,Rprec,ERR@20,IPrec@0.5", "-q"],
+        ["-l", "2", "-M", "10", "-q", "--format", "json"],
+    ],
+)
+@pytest.mark.parametrize("results", ["results.test", "results.trunc"])
+def test_trec_eval_test_files(capsys, options, results) -> None:
+    code, out, _ = both(capsys, "eval", TREC_EVAL / "qrels.test", TREC_EVAL / results, *options)
+    assert code == 0 and out
+
+
+def test_trec_eval_rel_level_file(capsys) -> None:
+    both(capsys, "eval", TREC_EVAL / "qrels.rel_level", TREC_EVAL / "results.test", "-l", "2", "-q")
+
+
+@pytest.mark.parametrize("ties", ["aware", "oblivious"])
+def test_robust03_runs(capsys, ties) -> None:
+    runs = [ROBUST / "runs" / name for name in ROBUST_RUNS]
+    code, out, _ = both(
+        capsys, "eval", ROBUST / "qrels.txt", *runs, "--ties", ties, "-q", "--format", "csv"
+    )
+    assert code == 0 and out.count("\n") > 1000
+
+
+def test_several_runs_warnings_and_progress(capsys, tmp_path) -> None:
+    """Names as read_runs gives them (a shared tag: file names), a skipped query's warning
+    before its run's progress line, as the normal path prints them."""
+    qrels = write(tmp_path, "q.txt", QRELS)
+    a = write(tmp_path, "a.txt", RUN + "9 Q0 a 1 1 r\n")
+    b = write(tmp_path, "b.txt.gz", gzip.compress(RUN.encode()))
+    c = write(tmp_path, "c", RUN.replace(" r\n", "\n"))
+    code, _, err, taken = run_cli(capsys, "eval", qrels, a, b, c, "-q", "--progress", small=True)
+    assert code == 0 and taken
+    lines = err.splitlines()
+    assert lines[0] == "tiecore: warning: run a: 1 queries without judgments skipped (9)"
+    assert [re.sub(r"\(.*s\)", "", line) for line in lines[1:]] == [
+        f"tiecore: [{k}/3] {name} " for k, name in enumerate(["a", "b", "c"], start=1)
+    ]
+    both(capsys, "eval", qrels, a, b, c, "-q", "--format", "json")
+
+
+BAD_RUNS = [
+    "1 Q0 c 3 1.0\n",
+    "1 Q0 c 3\n",
+    "1 Q0 c 3 abc r\n",
+    "1 Q0 c 3 1,5 r\n",
+    "1 Q0 c 3 NaN r\n",
+    "1 Q0 c 3 inf r\n",
+    "1 Q0 c 3 1e999 r\n",
+    "1 Q0 c 3 NA r\n",
+    "1 Q0 c 3 1_0 r\n",
+    "1 Q0 c 3 0x1p3 r\n",
+    "1 Q0 b 3 1.0 r\n",
+    "1 Q0 c 3 1.0 other\n",
+    "1 Q0 doc x 3 1.0 r\n",
+    "1 Q0 c 3 1.0 r \xff\n",
+    "1 Q0 c 3 1.0 r \x00\n",
+    "1 Q0 c 3 1.0 r\x0b\n",
+    "7 Q0 c 3 1.0 r\n",
+]
+BAD_QRELS = [
+    "1 0 c 1.5\n",
+    "1 0 c x\n",
+    "1 0 c +1\n",
+    "1 0 c 1 extra\n",
+    "1 0 c\n",
+    "1 0 b 0\n",
+    "1 0 c 9223372036854775808\n",
+    "1 Q0 c 1 2.5 tag\n",
+]
+
+
+@pytest.mark.parametrize("line", BAD_RUNS)
+def test_bad_run_lines(capsys, tmp_path, line) -> None:
+    """Errors, warnings and accepted oddities alike: the output of the normal path."""
+    qrels = write(tmp_path, "q.txt", QRELS)
+    run = write(tmp_path, "r.txt", RUN.encode() + line.encode("utf-8", "surrogateescape"))
+    if "\xff" in line:
+        run.write_bytes(RUN.encode() + line.encode("latin-1"))
+    both(capsys, "eval", qrels, run, "-q", small_expected=None)
+
+
+@pytest.mark.parametrize("line", BAD_QRELS)
+def test_bad_qrels_lines(capsys, tmp_path, line) -> None:
+    qrels = write(tmp_path, "q.txt", QRELS + line)
+    run = write(tmp_path, "r.txt", RUN)
+    code, _, err = both(capsys, "eval", qrels, run, small_expected=False)
+    assert code == 2 and err.startswith("tiecore: error: ")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "\n\n", "# only a comment\n", "1 Q0 a 1 2\n1 Q0 b 2 1 r\n", "1 Q0 a\n", "\xef\xbb\xbf"],
+)
+def test_empty_or_short_runs(capsys, tmp_path, text) -> None:
+    qrels = write(tmp_path, "q.txt", QRELS)
+    run = write(tmp_path, "r.txt", text)
+    code, _, _ = both(capsys, "eval", qrels, run, small_expected=False)
+    assert code == 2
+
+
+def test_problems_found_while_evaluating(capsys, tmp_path) -> None:
+    """No judged query, GMAP tie-aware, a query named 'all' with -q: the normal path's."""
+    qrels = write(tmp_path, "q.txt", QRELS + "all 0 a 1\n")
+    none = write(tmp_path, "none.txt", "8 Q0 a 1 1 r\n")
+    named_all = write(tmp_path, "all.txt", RUN + "all Q0 a 1 1 r\n")
+    assert both(capsys, "eval", qrels, none, small_expected=False)[0] == 2
+    assert both(capsys, "eval", qrels, named_all, "-m", "gm_map", small_expected=False)[0] == 2
+    assert both(capsys, "eval", qrels, named_all, "-q", small_expected=False)[0] == 2
+    assert both(capsys, "eval", qrels, named_all, "-q", "--format", "csv")[0] == 0
+
+
+def test_other_inputs_take_the_normal_path(capsys, tmp_path) -> None:
+    """Sampled mode, --spread, JSON Lines and big files are not for the small path."""
+    qrels = write(tmp_path, "q.txt", QRELS)
+    run = write(tmp_path, "r.txt", RUN)
+    jsonl = write(tmp_path, "r.jsonl", '{"qid": "1", "docno": "a", "score": 1}\n')
+    for argv in (
+        ("eval", qrels, run, "--ties", "sampled", "--samples", "10"),
+        ("eval", qrels, run, "--spread"),
+        ("eval", qrels, jsonl),
+    ):
+        both(capsys, *argv, small_expected=False)
+    assert not _small.claimed([str(qrels), str(run), "-"])
+    with mock.patch.object(_small, "SMALL_BYTES", len(QRELS) + len(RUN) - 1):
+        assert not _small.claimed([str(qrels), str(run)])
+
+
+# ------------------------------------------------------------------------ reading
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(run_files(), st.booleans())
+def test_reader_reads_what_read_run_reads(tmp_path_factory, generated, zipped) -> None:
+    data, _ = generated
+    path = tmp_path_factory.mktemp("runs") / "my.run.txt"
+    path.write_bytes(gzip.compress(data) if zipped else data)
+    frame = tiecore.read_run(path)
+    small = _small.read_run(str(path))
+    assert small.qid == frame["qid"].tolist()
+    assert small.docno == frame["docno"].tolist()
+    assert small.score.tobytes() == frame["score"].to_numpy().tobytes()
+    assert small.tags == frame.attrs["tags"]
+
+
+#: Bytes that break or bend a line: each is refused by io, or read alike by both.
+NOISE = [b" ", b"\t", b"\r", b"\n", b"\x0b", b"#", b"x", b"1", b".", b"e", b"-", b"+", b"_"]
+NOISE += [b"\xff", b"\x00", b"\xc3\xa9", b"\xa0", b"nan", b"inf", b"0x", b"\r\n", b"Q0"]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(run_files(), st.lists(st.tuples(st.integers(0, 10**6), st.sampled_from(NOISE)), max_size=3))
+def test_reader_never_reads_what_read_run_refuses(tmp_path_factory, generated, edits) -> None:
+    data, _ = generated
+    for at, noise in edits:
+        at %= len(data) + 1
+        data = data[:at] + noise + data[at:]
+    path = tmp_path_factory.mktemp("runs") / "run.txt"
+    path.write_bytes(data)
+    try:
+        frame = tiecore.read_run(path)
+    except InputError:
+        with pytest.raises(_small.Refused):
+            _small.read_run(str(path))
+        return
+    try:
+        small = _small.read_run(str(path))
+    except _small.Refused:
+        return  # the normal path reads it
+    assert (small.qid, small.docno) == (frame["qid"].tolist(), frame["docno"].tolist())
+    assert small.score.tobytes() == frame["score"].to_numpy().tobytes()
+    assert small.tags == frame.attrs["tags"]
+
+
+QRELS_LINE = st.tuples(
+    st.sampled_from(["1", "2", "q3", "é"]),
+    st.sampled_from(["0", "Q0", "x"]),
+    st.sampled_from(["a", "b", "doc-1", "文"]),
+    st.sampled_from(["0", "1", "-1", "007", "2", "-0"]),
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(QRELS_LINE, min_size=1, max_size=8),
+    st.lists(st.tuples(st.integers(0, 10**6), st.sampled_from(NOISE)), max_size=2),
+    st.sampled_from([" ", "\t", " \t"]),
+)
+def test_qrels_reader_agrees(tmp_path_factory, lines, edits, sep) -> None:
+    data = "\n".join(sep.join(line) for line in lines).encode()
+    for at, noise in edits:
+        at %= len(data) + 1
+        data = data[:at] + noise + data[at:]
+    path = tmp_path_factory.mktemp("qrels") / "qrels.txt"
+    path.write_bytes(data)
+    try:
+        frame = tiecore.read_qrels(path)
+    except InputError:
+        with pytest.raises(_small.Refused):
+            _small.read_qrels(str(path))
+        return
+    try:
+        qid, docno, level = _small.read_qrels(str(path))
+    except _small.Refused:
+        assume(False)
+        return
+    assert (qid, docno) == (frame["qid"].tolist(), frame["docno"].tolist())
+    assert level.tolist() == frame["level"].tolist() and level.dtype == np.int64
+
+
+def test_score_spellings_read_alike(tmp_path) -> None:
+    """Every spelling the small reader takes is a number arrow reads to the same float."""
+    spellings = ["1", "1.", ".5", "+1", "-0", "00.1", "1e5", "1E+05", "-.5e3", "1e-400"]
+    spellings += ["4.9e-324", "2.4703282292062328e-324", "123456789012345678901234567890"]
+    lines = "".join(f"1 Q0 d{k} 1 {s} r\n" for k, s in enumerate(spellings))
+    path = write(tmp_path, "r.txt", lines)
+    small = _small.read_run(str(path))
+    assert small.score.tobytes() == tiecore.read_run(path)["score"].to_numpy().tobytes()
+
+
+def test_names_are_read_runs_names() -> None:
+    from tiecore._parallel import file_names
+    from tiecore.io import _stem
+
+    displays = ["a/x.txt", "b/x.txt.gz", "y", "z.run", "q/.gz", "w.TXT"]
+    tags = [["t"], ["t"], [], ["u"], ["x"], ["x-2"]]
+    assert _small.run_names(displays, tags) == file_names(displays, tags)
+    assert [_small.stem(d) for d in displays] == [_stem(d) for d in displays]
+
+
+# ------------------------------------------------------------- judgments, rankings
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    cases(max_queries=4, max_docs=9, score_pool=FLOAT32_COLLIDING, max_score_values=4),
+    st.sampled_from(TIEBREAKS),
+    st.integers(-1, 2),
+)
+def test_build_small_equals_build(case, tiebreak, rel_level) -> None:
+    qrels, run = case.qrels_frame(), case.run_frame()
+    assume(len(qrels) and run["qid"].isin(qrels["qid"]).any())
+    big = Judgments.from_qrels(qrels, rel_level)
+    small = Judgments.from_small(
+        qrels["qid"].tolist(), qrels["docno"].tolist(), qrels["level"].to_numpy(), rel_level
+    )
+    for f in ("qids", "num_rel", "num_nonrel", "_keys", "_levels", "_query_of_key"):
+        a, b = getattr(big, f), getattr(small, f)
+        assert a.dtype == b.dtype and a.tolist() == b.tolist(), f
+    assert big._docnos.to_pylist() == small._docnos.tolist()
+    seed = np.random.default_rng(7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # queries without judgments: tested above
+        want = Ranking.build(run, big, tiebreak=tiebreak, seed=np.random.default_rng(7))
+        got = Ranking.build_small(
+            run["qid"].tolist(), run["docno"].tolist(), run["score"].to_numpy(), small,
+            tiebreak=tiebreak, seed=seed, name="run",
+        )  # fmt: skip
+    for f in fields(Ranking):
+        a, b = getattr(want, f.name), getattr(got, f.name)
+        if f.name == "docno":
+            assert a.to_pylist() == b.tolist()
+        elif isinstance(a, np.ndarray):
+            assert a.dtype == b.dtype and a.tolist() == b.tolist(), f.name
+        else:
+            assert a == b, f.name
+    for policy in TIEBREAKS:  # retie moves numpy docnos as it moves arrow ones
+        assert want.retie(policy).docno.to_pylist() == got.retie(policy).docno.tolist()
+
+
+def test_constants_agree() -> None:
+    from tiecore._evaluate import MODES
+
+    assert cli.TIES == MODES
+
+
+# ------------------------------------------------------------------------ start-up
+
+
+def test_eval_of_a_small_run_loads_neither_pandas_nor_pyarrow(tmp_path) -> None:
+    qrels = write(tmp_path, "q.txt", QRELS)
+    run = write(tmp_path, "r.txt", GOOD.replace(" t\n", " r\n"))
+    code = (
+        "import sys\nfrom tiecore.cli import main\n"
+        f"status = main(['eval', {str(qrels)!r}, {str(run)!r}, '-q'])\n"
+        "heavy = [m for m in ('pandas', 'pyarrow', 'scipy') if m in sys.modules]\n"
+        "print(status, heavy, file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stderr.splitlines()[-1] == "0 []", done.stderr
+    assert io.StringIO(done.stdout).readline().startswith("runid")
