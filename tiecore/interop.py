@@ -159,6 +159,7 @@ ALL_TREC: tuple[tuple[str, str | None], ...] = (
     *((f"iprec_at_recall_{r / 10:.2f}", f"iprec_at_recall_{r / 10:.2f}") for r in range(11)),
     *((f"P_{k}", f"P@{k}") for k in _CUTS),
     *((f"recall_{k}", f"R@{k}") for k in _CUTS),
+    ("infAP", "infAP"),
     ("ndcg", "nDCG"),
     *((f"ndcg_cut_{k}", f"nDCG@{k}") for k in _CUTS),
     *((f"map_cut_{k}", f"AP@{k}") for k in _CUTS),
