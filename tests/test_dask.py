@@ -119,6 +119,76 @@ def test_a_run_split_by_query_equals_it_whole(client, data, monkeypatch, ties) -
     pd.testing.assert_frame_equal(remote, local, check_exact=True)
 
 
+@pytest.fixture(scope="module")
+def many(data):
+    """20 small runs (several to a task on the cluster); the 8th big enough to be split."""
+    _, qrels = data
+    rng = np.random.default_rng(5)
+    runs = {f"r{i:02d}": _run(rng, f"r{i:02d}", docs=30 if i != 7 else 120) for i in range(20)}
+    return runs, qrels
+
+
+def _cluster_tasks(client, call) -> tuple[object, int]:
+    """``call()``'s result and how many tasks it ran on the cluster."""
+    from distributed import get_task_stream
+
+    with get_task_stream(client) as stream:
+        out = call()
+    return out, sum(1 for task in stream.data if task["key"].startswith("_remote"))
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"ties": "aware", "per_query": True},
+        {"ties": "sampled", "samples": 25, "seed": 3, "per_query": True},
+        {"ties": "oblivious", "tiebreak": "random", "seed": 2},
+    ],
+)
+def test_runs_batched_in_tasks_equal_local(client, many, monkeypatch, options) -> None:
+    """Several runs to a task (fewer tasks than runs), one run in query partitions."""
+    runs, qrels = many
+    monkeypatch.setattr(_parallel, "SPLIT_ROWS", -(-len(runs["r07"]) // 3))
+    local = tiecore.evaluate(runs, qrels, MEASURES, **options)
+    remote, tasks = _cluster_tasks(
+        client, lambda: tiecore.evaluate(runs, qrels, MEASURES, client=client, **options)
+    )
+    pd.testing.assert_frame_equal(remote, local, check_exact=True)
+    split = options.get("tiebreak") != "random"  # the random tie-break never splits a run
+    assert 4 <= tasks < len(runs) + (2 if split else 0)
+    spread_local = evaluate_spread(runs, qrels, ["AP", "P@5"], per_query=True)
+    spread_remote = evaluate_spread(runs, qrels, ["AP", "P@5"], per_query=True, client=client)
+    pd.testing.assert_frame_equal(spread_remote, spread_local, check_exact=True)
+
+
+def test_compare_batched_equals_local(client, many) -> None:
+    runs, qrels = many
+    chosen = {name: runs[name] for name in list(runs)[:9]}
+    local = compare(chosen, qrels, "AP", samples=15, seed=4)
+    remote, tasks = _cluster_tasks(
+        client, lambda: compare(chosen, qrels, "AP", samples=15, seed=4, client=client)
+    )
+    assert format_comparison(remote, "json") == format_comparison(local, "json")
+    assert tasks < len(chosen)
+
+
+def test_chunks_shrink_to_single_runs() -> None:
+    """Guided chunks: in order, each run once, sizes not growing, the last ones single
+    runs, none above CHUNK_ROWS rows, a query partition alone."""
+    item = _parallel.Item("x", None)
+    weights = [1000] * 50 + [_parallel.CHUNK_ROWS] + [40_000] * 30
+    sent = [(_parallel._Task(i, item), None, w) for i, w in enumerate(weights)]
+    sent[50] = (_parallel._Task(50, item, 0, 2), None, _parallel.CHUNK_ROWS)  # a partition
+    chunks = _parallel._chunks(sent, 2)
+    flat = [task.index for chunk in chunks for task, _, _ in chunk]
+    assert flat == list(range(len(weights)))
+    assert [len(c) for c in chunks if c[0][0].index == 50] == [1]
+    assert all(sum(w for _, _, w in c) <= _parallel.CHUNK_ROWS for c in chunks)
+    after = [len(c) for c in chunks if c[0][0].index > 50]
+    assert after == sorted(after, reverse=True) and after[-3:] == [1, 1, 1]
+    assert len(chunks[0]) > 5 and len(chunks) < len(weights) / 2
+
+
 def test_parquet_partitions_read_by_the_workers(client, data, tmp_path, monkeypatch) -> None:
     runs, qrels = data
     written = write_parquet_runs(runs, tmp_path, row_group_rows=250)

@@ -504,29 +504,27 @@ CHUNK_ROWS = 500_000
 
 
 def _chunks(sent: list[tuple[_Task, object, int]], workers: int) -> list[list]:
-    """Consecutive whole runs grouped so that each worker gets about 4 tasks of them.
+    """Consecutive whole runs grouped into tasks of decreasing size (guided scheduling).
 
     A task costs the scheduler and the network some milliseconds whatever its size;
-    small runs sent one by one would spend more on that than on evaluating.  A chunk
-    holds at most :data:`CHUNK_ROWS` rows (a file's bytes / 40 count as its rows); a
-    query partition is a task of its own.
+    small runs sent one by one would spend more on that than on evaluating.  Each
+    chunk takes about ``1 / (2 * workers)`` of the rows still to send (at least one
+    run, at most :data:`CHUNK_ROWS` rows; a file's bytes / 40 count as its rows):
+    the first tasks are big, the last ones single runs, so that the workers run out
+    of work together (equal chunks leave one worker idle while another finishes its
+    last one).  A query partition is a task of its own.
     """
-    target = max(1, len(sent) // (4 * workers))
+    left = sum(weight for _, _, weight in sent)
     chunks: list[list] = []
-    rows = 0
+    rows = goal = 0.0
     for task, data, weight in sent:
-        whole = task.parts == 1
-        if (
-            not chunks
-            or not whole
-            or len(chunks[-1]) >= target
-            or rows + weight > CHUNK_ROWS
-            or chunks[-1][0][0].parts > 1
-        ):
+        if not chunks or task.parts > 1 or chunks[-1][0][0].parts > 1 or rows + weight > goal:
             chunks.append([])
             rows = 0
+            goal = min(CHUNK_ROWS, left / (2 * workers))
         chunks[-1].append((task, data, weight))
         rows += weight
+        left -= weight
     return chunks
 
 
