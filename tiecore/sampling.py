@@ -358,6 +358,10 @@ def _place(
     out = np.empty((size, count), dtype=np.int64)
     sample = np.repeat(np.arange(size), count)
     column = np.tile(np.arange(count), size)
+    # the earliest draw of each slot wins: np.minimum.at over the slots (faster than np.unique)
+    index = np.int32 if size * count < 2**31 else np.int64
+    nobody = np.iinfo(index).max
+    claim = np.full(taken.size, nobody, dtype=index)
     round_ = 0
     while sample.size:
         if round_ == 0:
@@ -368,9 +372,11 @@ def _place(
         spot = word % n[column]
         code = sample * layout.slots + layout.base[columns[column]] + spot
         free = np.flatnonzero((word < limit[column]) & ~taken[code])
-        codes, earliest = np.unique(code[free], return_index=True)
-        placed = free[earliest]
-        taken[codes] = True
+        wanted = code[free]
+        np.minimum.at(claim, wanted, free.astype(index))
+        placed = free[claim[wanted] == free]
+        claim[wanted] = nobody
+        taken[code[placed]] = True
         out[sample[placed], column[placed]] = spot[placed]
         left = np.ones(sample.size, dtype=bool)
         left[placed] = False
