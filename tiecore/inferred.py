@@ -53,6 +53,8 @@ path) gives the exact maximum and minimum, ``O(R (N+1) (U+1))`` per group.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from tiecore.cascade import _LogChoose, _ragged
@@ -202,9 +204,12 @@ class _Groups:
 
 def _chunks(cost: np.ndarray, size: float = _CHUNK):
     """Index arrays of consecutive groups of about ``size`` total cost."""
+    if not cost.size:
+        return
     part = np.cumsum(cost) // max(size, 1.0)
-    for value in np.unique(part):
-        yield np.flatnonzero(part == value)
+    edges = np.flatnonzero(np.r_[True, part[1:] != part[:-1], True])
+    for begin, end in itertools.pairwise(edges):
+        yield np.arange(begin, end)
 
 
 def _draw_moments(s1, s2, successes, population):
@@ -275,57 +280,79 @@ def _square_sums(groups: _Groups, at: np.ndarray, log_choose: _LogChoose) -> np.
     return np.bincount(g, prob * (1.0 + 2.0 * ex * ey + ex2 * ey2) / k**2, at.size)
 
 
-def _pair_moments(groups: _Groups, at: np.ndarray, log_choose: _LogChoose) -> np.ndarray:
+def _pair_moments(groups: _Groups, at: np.ndarray, table: np.ndarray) -> np.ndarray:
     """Per group of ``at``: ``sum over p1 < p2 < d`` of ``E[T_1 T_2]`` times the
-    probability of the pair's positions and judged counts (before ``R (R-1) / (n (n-1))``)."""
-    n, d = groups.n[at], groups.d[at]
-    R, N, U = groups.R[at], groups.N[at], groups.U[at]
+    probability of the pair's positions and judged counts (before ``R (R-1) / (n (n-1))``).
+
+    Level ``A`` rows are ``(group, p1, J1)`` (``J1`` judged docs above the first
+    doc), then ``(A, gap)`` with ``gap = p2 - p1 - 1``, then ``J'`` judged docs in
+    the gap; given them ``E[T_1 T_2] = (1 + E X1 E Y1 + E X2 E Y2 + E[X1 X2]
+    E[Y1 Y2]) / (k1 k2)`` with ``E[X1 X2] = P0 + J' P1 + m' P2`` and ``E[Y1 Y2]
+    = (Q0 + J' Q1) / (D1 D2)`` (``m' = gap - J'``), ``P``, ``Q`` from level ``A``.
+    """
+    n, d, R, N, U = groups.n[at], groups.d[at], groups.R[at], groups.N[at], groups.U[at]
     jt, mt = R - 2 + N, U + groups.O[at]
-    # (g, p1) then (g, p1, p2)
+    rA, nA, uA, t = groups.rA[at], groups.nA[at], groups.uA[at], groups.t[at]
+
+    def ratio(top, bottom):
+        return np.divide(top, bottom, out=np.zeros(np.shape(top)), where=bottom > 0)
+
+    theta, rho = ratio(U * 1.0, mt * 1.0), ratio(R - 2.0, jt * 1.0)
+    kappa_c = ratio(U * (U - 1.0), mt * (mt - 1.0))
+    kappa_a = ratio((R - 2.0) * (R - 3.0), jt * (jt - 1.0))
+    # level A: (g, p1, J1)
     owner, p1 = _ragged(np.maximum(d - 1, 0))
-    row, offset = _ragged(d[owner] - 1 - p1)
+    low = np.maximum(0, p1 - mt[owner])
+    row, step = _ragged(np.minimum(jt[owner], p1) - low + 1)
     g, p1 = owner[row], p1[row]
-    gap = offset  # p2 - p1 - 1
-    # J1 judged above p1
-    low1 = np.maximum(0, p1 - mt[g])
-    high1 = np.minimum(jt[g], p1)
-    row, step = _ragged(high1 - low1 + 1)
-    g, p1, gap, J1 = g[row], p1[row], gap[row], low1[row] + step
+    J1 = low[row] + step
     m1 = p1 - J1
-    # J' judged between
-    low2 = np.maximum(0, gap - (mt[g] - m1))
-    high2 = np.minimum(jt[g] - J1, gap)
-    row, step = _ragged(high2 - low2 + 1)
-    g, p1, gap, J1, m1 = g[row], p1[row], gap[row], J1[row], m1[row]
-    J2 = low2[row] + step
-    m2 = gap - J2
-    rest = n[g] - 2 - p1
-    prob = np.exp(
-        log_choose(jt[g], J1)
-        + log_choose(mt[g], m1)
-        - log_choose(n[g] - 2, p1)
-        + log_choose(jt[g] - J1, J2)
-        + log_choose(mt[g] - m1, m2)
-        - log_choose(rest, gap)
-    )
-    t = groups.t[at][g]
-    k1, k2 = t + p1 + 1.0, t + p1 + gap + 2.0
-    rA, nA, uA = groups.rA[at][g], groups.nA[at][g], groups.uA[at][g]
-    ec1, ec2, ec11, ec12 = _draw_moments(m1, m2, U[g], mt[g])
-    ea1, ea2, ea11, ea12 = _draw_moments(J1, J2, R[g] - 2.0, jt[g])
-    A = rA + nA + uA + J1
-    B = A + 1.0 + J2
-    alpha = rA + EPSILON
-    D1 = rA + nA + J1 + 2 * EPSILON
-    D2 = D1 + 1.0 + J2
-    ex1, ex2 = A + ec1, B + ec1 + ec2
-    ey1, ey2 = (alpha + ea1) / D1, (alpha + 1.0 + ea1 + ea2) / D2
-    exx = A * B + A * (ec1 + ec2) + B * ec1 + ec11 + ec12
-    eyy = (alpha * (alpha + 1.0) + alpha * (ea1 + ea2) + (alpha + 1.0) * ea1 + ea11 + ea12) / (
-        D1 * D2
-    )
-    value = prob * (1.0 + ex1 * ey1 + ex2 * ey2 + exx * eyy) / (k1 * k2)
-    return np.bincount(g, value, at.size)
+    jt_left, mt_left = jt[g] - J1, mt[g] - m1
+    # log C(jt, J1) C(mt, m1) C(jt - J1, J') C(mt - m1, m') / (C(n-2, p1) C(n-2-p1, gap)),
+    # the factorials that cancel left out
+    log_a = table[jt[g]] - table[J1] + table[mt[g]] - table[m1] - table[n[g] - 2] + table[p1]
+    ec1 = m1 * theta[g]
+    ec11 = ec1 + m1 * (m1 - 1.0) * kappa_c[g]
+    ea1 = J1 * rho[g]
+    ea11 = ea1 + J1 * (J1 - 1.0) * kappa_a[g]
+    A = (rA + nA + uA)[g] + J1
+    alpha = rA[g] + EPSILON
+    D1 = (rA + nA)[g] + J1 + 2 * EPSILON
+    ex1, ey1 = A + ec1, (alpha + ea1) / D1
+    constant = 1.0 + ex1 * ey1
+    P0 = A * (A + 1.0) + 2.0 * A * ec1 + ec1 + ec11
+    P1 = A + ec1
+    P2 = A * theta[g] + m1 * kappa_c[g]
+    Q0 = alpha * (alpha + 1.0) + (2.0 * alpha + 1.0) * ea1 + ea11
+    Q1 = alpha * rho[g] + J1 * kappa_a[g]
+    E1, F1 = ex1 + 1.0, alpha + 1.0 + ea1
+    k1 = t[g] + p1 + 1.0
+    # level B: (A, gap), then J' judged in the gap
+    arow, gap = _ragged(d[g] - 1 - p1)
+    low = np.maximum(0, gap - mt_left[arow])
+    count = np.minimum(jt_left[arow], gap) - low + 1
+    log_b = log_a[arow] + table[gap] + table[n[g][arow] - 2 - p1[arow] - gap]
+    k2 = k1[arow] + gap + 1.0
+    inner = np.zeros(count.size)
+    for rows in _chunks(count.astype(np.float64)):  # (A, gap) rows of about _CHUNK terms
+        cell, step = _ragged(count[rows])
+        J2 = low[rows][cell] + step
+        cell = rows[cell]
+        m2 = gap[cell] - J2
+        a = arow[cell]
+        weight = np.exp(
+            log_b[cell] - table[J2] - table[jt_left[a] - J2] - table[m2] - table[mt_left[a] - m2]
+        )
+        D2 = D1[a] + 1.0 + J2
+        gg = g[a]
+        ex2 = E1[a] + J2 + m2 * theta[gg]
+        ey2 = (F1[a] + J2 * rho[gg]) / D2
+        exx = P0[a] + J2 * P1[a] + m2 * P2[a]
+        eyy = (Q0[a] + J2 * Q1[a]) / (D1[a] * D2)
+        terms = weight * (constant[a] + ex2 * ey2 + exx * eyy)
+        inner += np.bincount(cell, terms, count.size)
+    value = inner / (k1[arow] * k2)
+    return np.bincount(g[arow], value, at.size)
 
 
 def _pair_cost(groups: _Groups) -> np.ndarray:
@@ -356,7 +383,7 @@ def _group_moments(groups: _Groups, *, second: bool, budget: float = BUDGET):
         pair_share = groups.R * (groups.R - 1.0) / np.maximum(groups.n * (groups.n - 1.0), 1.0)
         for part in _chunks(cost[pairs]):
             at = pairs[part]
-            square[at] += 2.0 * pair_share[at] * _pair_moments(groups, at, log_choose)
+            square[at] += 2.0 * pair_share[at] * _pair_moments(groups, at, log_choose.table)
     return mean, square
 
 
