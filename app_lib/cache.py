@@ -111,19 +111,58 @@ def _mode_args(ties: str, settings: Settings) -> dict:
     }
 
 
-@st.cache_data(show_spinner=False, max_entries=4096)
-def _evaluate_run(
-    _run: pd.DataFrame,
-    _qrels: pd.DataFrame,
-    key: str,
-    name: str,
-    measures: tuple[str, ...],
+#: Sampled results kept, one per run, measure and setting (most recently used last).
+SAMPLED_KEPT = 8192
+
+
+@st.cache_resource(show_spinner=False)
+def _sampled_store() -> dict:
+    return {}
+
+
+def _sampled(
+    dataset: Dataset,
+    names: Sequence[str],
+    measures: Sequence[str],
     per_query: bool,
-    **args,
+    args: dict,
+    report: Callable[[int, str], None] | None = None,
 ) -> pd.DataFrame:
-    return quiet(
-        tiecore.evaluate, {name: _run}, _qrels, list(measures), per_query=per_query, **args
-    )
+    """Sampled :func:`tiecore.evaluate` of ``names``, kept per run and measure.
+
+    A measure's sampled values do not depend on the other measures of the call
+    (:mod:`tiecore.sampling` draws the same orders), so each (run, measure) is
+    kept on its own: choosing another measure samples that measure only, and
+    going back samples nothing.  Each run's missing measures are one call;
+    ``report(i, name)`` is called before run ``i`` is sampled.
+    """
+    store = _sampled_store()
+    setting = (dataset.key, per_query, tuple(sorted(args.items())))
+    for i, name in enumerate(names):
+        missing = [m for m in measures if (setting, name, m) not in store]
+        if not missing:
+            continue
+        if report is not None:
+            report(i, name)
+        frame = quiet(
+            tiecore.evaluate,
+            {name: dataset.runs[name]},
+            dataset.qrels,
+            missing,
+            per_query=per_query,
+            **args,
+        )
+        for measure in missing:
+            store[(setting, name, measure)] = frame[frame["measure"] == measure]
+    parts = []
+    for name in names:
+        for measure in measures:
+            part = store.pop((setting, name, measure))
+            store[(setting, name, measure)] = part  # most recently used last
+            parts.append(part)
+    while len(store) > SAMPLED_KEPT:
+        store.pop(next(iter(store)))
+    return pd.concat(parts, ignore_index=True)
 
 
 #: Data sets with at most this many systems are scored on every offered measure at once.
@@ -214,11 +253,7 @@ def _evaluate_all(
         if found is not None:
             return found
         return _score(_dataset, names, measures, per_query, args)
-    parts = [
-        _evaluate_run(_dataset.runs[n], _dataset.qrels, key, n, measures, per_query, **args)
-        for n in names
-    ]
-    return pd.concat(parts, ignore_index=True)
+    return _sampled(_dataset, names, measures, per_query, args)
 
 
 def evaluate(
@@ -235,9 +270,9 @@ def evaluate(
     Oblivious and aware values are computed once per data set and setting for
     every run, with the per-query rows (their summary rows are the per-run
     means) and every offered measure (:func:`computed_measures`); a page's call
-    slices them.  The first time a sampled result is computed, each run is
-    sampled (and cached) on its own under a progress bar; every run draws from
-    its own seed, so the values equal one call over all runs.
+    slices them.  Sampled results are computed per run (a progress bar over
+    the runs) and kept per run and measure (:func:`_sampled`); every run draws
+    from its own seed, so the values equal one call over all runs.
     """
     names = tuple(names or dataset.names)
     measures = tuple(measures or settings.measures)
@@ -249,20 +284,20 @@ def evaluate(
         if (wide, every) != (measures, names):
             frame = pick(frame, measures, names)
         return frame if per_query else summary_rows(frame)
-    key = (dataset.key, names, measures, per_query, tuple(sorted(args.items())))
-    done = st.session_state.setdefault("_computed", set())
-    if key not in done:
-        bar = st.progress(0.0, text="Sampling ...")
-        for i, name in enumerate(names):
-            bar.progress(
-                i / len(names), text=f"Sampling {args['samples']} tie-breaks of {name} ..."
-            )
-            _evaluate_run(
-                dataset.runs[name], dataset.qrels, dataset.key, name, measures, per_query, **args
-            )
+    bar = None
+
+    def report(i: int, name: str) -> None:
+        nonlocal bar
+        text = f"Sampling {args['samples']} tie-breaks of {name} ..."
+        if bar is None:
+            bar = st.progress(i / len(names), text=text)
+        else:
+            bar.progress(i / len(names), text=text)
+
+    frame = _sampled(dataset, names, measures, per_query, args, report)
+    if bar is not None:
         bar.empty()
-    done.add(key)
-    return _evaluate_all(dataset, dataset.key, names, measures, per_query, **args)
+    return frame
 
 
 def spread_table(
@@ -298,6 +333,17 @@ def spread_table(
     return frame if per_query else summary_rows(frame)
 
 
+def modes_key(dataset: Dataset, settings: Settings, *, sampled: bool = False) -> tuple:
+    """What :func:`modes` depends on: a key for it and for the charts drawn from it."""
+    return (
+        dataset.key,
+        settings.measures,
+        settings.rel_level,
+        tuple(sorted(_mode_args("oblivious", settings).items())),
+        tuple(sorted(_mode_args("sampled", settings).items())) if sampled else None,
+    )
+
+
 def modes(dataset: Dataset, settings: Settings, *, sampled: bool = False) -> pd.DataFrame:
     """:func:`tiecore.report.combine_modes`: oblivious, aware, tie sd, min, max, z (and sampled).
 
@@ -305,13 +351,7 @@ def modes(dataset: Dataset, settings: Settings, *, sampled: bool = False) -> pd.
     change with the sampled mode off, another page and back) combines nothing.
     Callers must not change the frame in place.
     """
-    key = (
-        dataset.key,
-        settings.measures,
-        settings.rel_level,
-        tuple(sorted(_mode_args("oblivious", settings).items())),
-        tuple(sorted(_mode_args("sampled", settings).items())) if sampled else None,
-    )
+    key = modes_key(dataset, settings, sampled=sampled)
 
     def compute() -> pd.DataFrame:
         oblivious = evaluate(dataset, settings, "oblivious")

@@ -9,7 +9,7 @@ tiecore version) and no float noise (:func:`tiecore.report.to_csv`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -92,10 +92,35 @@ def help_of(column: str) -> str | None:
     return GLOSSARY.get(column)
 
 
+class _Drawn(go.Figure):
+    """A laid-out figure kept as its dict.
+
+    ``st.plotly_chart`` asks a figure for ``to_dict`` only, so a kept dict is drawn
+    without building and validating plotly's objects again (most of a redraw's
+    time with many traces).  ``go.Figure.__init__`` is skipped on purpose.
+    """
+
+    def __init__(self, spec: dict) -> None:  # nothing to build or validate
+        object.__setattr__(self, "_spec", spec)
+
+    def to_dict(self) -> dict:
+        return self._spec
+
+
+#: Laid-out figures kept by :func:`show` (most recently used last).
+FIGURES_KEPT = 256
+
+
+@st.cache_resource(show_spinner=False)
+def _figures() -> dict:
+    return {}
+
+
 def show(
-    figure: go.Figure,
+    figure: go.Figure | Callable[[], go.Figure],
     key: str,
     *,
+    cache: tuple | None = None,
     height: int = 400,
     x_title: str | None = None,
     y_title: str | None = None,
@@ -108,8 +133,27 @@ def show(
 
     ``legend`` True puts a horizontal legend above the plot, a string also
     titles it, False hides it; ``layout`` passes anything else to
-    ``update_layout`` (axes, shapes, ``barmode`` ...).
+    ``update_layout`` (axes, shapes, ``barmode`` ...).  With ``cache`` (a
+    hashable key of everything the figure shows) and ``figure`` a function
+    that builds it, the laid-out figure is kept, and a rerun with the same key
+    and layout draws it without calling the function.
     """
+    options = (height, x_title, y_title, title, legend, top, repr(sorted(layout.items())))
+    store, memo = _figures(), (key, cache, options)
+    spec = store.pop(memo, None) if cache is not None else None
+    if spec is None:
+        built = figure() if callable(figure) else figure
+        _lay_out(built, height, x_title, y_title, title, legend, top, layout)
+        spec = built.to_dict()
+    if cache is not None:
+        store[memo] = spec  # most recently used last
+        while len(store) > FIGURES_KEPT:
+            store.pop(next(iter(store)))
+    st.plotly_chart(_Drawn(spec), key=key, config={"displaylogo": False})
+
+
+def _lay_out(figure, height, x_title, y_title, title, legend, top, layout) -> None:
+    """The shared layout (see :func:`show`), applied in one ``update_layout``."""
     shared: dict = {
         "height": int(height),
         "margin": {"t": top + (24 if title else 0), "l": 10, "r": 10, "b": 10},
@@ -130,7 +174,6 @@ def show(
         figure.update_layout(yaxis_title=y_title)
     if layout:
         figure.update_layout(**layout)
-    st.plotly_chart(figure, key=key, config={"displaylogo": False})
 
 
 def stacked_layout(

@@ -79,7 +79,12 @@ shown_count = ch.top_slider(
     len(order), "overview_top", "Systems in the charts (most affected first)"
 )
 chosen = order[:shown_count]
-if varies.any():
+#: What the charts below draw: the table's key, the systems shown, the tie-break named.
+drawn = (cache.modes_key(dataset, settings, sampled=sampled), tuple(chosen))
+
+
+def heat_figure() -> go.Figure:
+    """The z heat map (systems x measures), hover text with the values."""
     wide = table.pivot(index="run", columns="measure", values="z").reindex(
         index=chosen, columns=measures
     )
@@ -122,9 +127,14 @@ if varies.any():
             },
         )
     )
+    return heat
+
+
+if varies.any():
     ch.show(
-        heat,
+        heat_figure,
         "overview_z",
+        cache=drawn,
         height=ch.row_height(len(chosen), per_row=24),
         legend=False,
         title=f"{settings.tiebreak} − tie-aware, in tie sd (red: the tie-break flatters it)",
@@ -143,75 +153,83 @@ if varies.any():
 
 # --- the three modes per measure: range over tie-breaks, aware ± sd, oblivious
 st.subheader("Values in the three modes, within the range of every tie-break")
-by_value = table[table["measure"] == measures[0]].set_index("run")["aware"]
-chosen_sorted = sorted(chosen, key=lambda r: -by_value.get(r, -np.inf))
-layout, axes = ch.stacked_layout(len(measures), titles=measures)
-labels = ch.short_labels([describe(r) for r in chosen_sorted], 20)
-traces = []
-for row_no, (measure, (x_axis, y_axis)) in enumerate(zip(measures, axes, strict=True)):
-    part = table[table["measure"] == measure].set_index("run").reindex(chosen_sorted)
-    names = [describe(r) for r in chosen_sorted]
-    common = {"x": labels, "xaxis": x_axis, "yaxis": y_axis, "hovertext": names}
-    traces.append(
-        go.Bar(
-            **common,
-            y=part["max"] - part["min"],
-            base=part["min"],
-            name="min … max over all tie-breaks",
-            legendgroup="range",
-            showlegend=row_no == 0,
-            marker_color="rgba(150,150,150,0.25)",
-            hovertemplate="%{hovertext}<br>all tie-breaks: %{base:.4f} … %{y:.4f} wide"
-            "<extra></extra>",
+
+
+def modes_figure() -> go.Figure:
+    """Per measure: the min-max bar over tie-breaks, aware ± tie sd, oblivious (and sampled)."""
+    by_value = table[table["measure"] == measures[0]].set_index("run")["aware"]
+    chosen_sorted = sorted(chosen, key=lambda r: -by_value.get(r, -np.inf))
+    layout, axes = ch.stacked_layout(len(measures), titles=measures)
+    labels = ch.short_labels([describe(r) for r in chosen_sorted], 20)
+    traces = []
+    for row_no, (measure, (x_axis, y_axis)) in enumerate(zip(measures, axes, strict=True)):
+        part = table[table["measure"] == measure].set_index("run").reindex(chosen_sorted)
+        names = [describe(r) for r in chosen_sorted]
+        common = {"x": labels, "xaxis": x_axis, "yaxis": y_axis, "hovertext": names}
+        traces.append(
+            go.Bar(
+                **common,
+                y=part["max"] - part["min"],
+                base=part["min"],
+                name="min … max over all tie-breaks",
+                legendgroup="range",
+                showlegend=row_no == 0,
+                marker_color="rgba(150,150,150,0.25)",
+                hovertemplate="%{hovertext}<br>all tie-breaks: %{base:.4f} … %{y:.4f} wide"
+                "<extra></extra>",
+            )
         )
-    )
-    traces.append(
-        go.Scatter(
-            **common,
-            y=part["aware"],
-            mode="markers",
-            name="aware ± tie sd",
-            legendgroup="aware",
-            showlegend=row_no == 0,
-            marker={"symbol": "diamond", "size": 9, "color": ch.MODE_COLORS["aware"]},
-            error_y={"array": part["tie_sd"], "visible": True},
-            hovertemplate="%{hovertext}<br>aware %{y:.4f} ± %{error_y.array:.4f}<extra></extra>",
-        )
-    )
-    colors = np.where(part["flagged"].fillna(False), ch.FLAG_COLOR, "#444444")
-    traces.append(
-        go.Scatter(
-            **common,
-            y=part["oblivious"],
-            mode="markers",
-            name=f"oblivious ({settings.tiebreak})",
-            legendgroup="oblivious",
-            showlegend=row_no == 0,
-            marker={"symbol": "x", "size": 9, "color": colors},
-            customdata=part["z"].to_numpy(),
-            hovertemplate="%{hovertext}<br>oblivious %{y:.4f} (z = %{customdata:+.2f})"
-            "<extra></extra>",
-        )
-    )
-    if sampled:
         traces.append(
             go.Scatter(
                 **common,
-                y=part["sampled"],
+                y=part["aware"],
                 mode="markers",
-                name="sampled ± sd",
-                legendgroup="sampled",
+                name="aware ± tie sd",
+                legendgroup="aware",
                 showlegend=row_no == 0,
-                marker={"symbol": "circle-open", "size": 9, "color": ch.MODE_COLORS["sampled"]},
-                error_y={"array": part["sampled_sd"], "visible": True},
-                hovertemplate="%{hovertext}<br>sampled %{y:.4f}<extra></extra>",
+                marker={"symbol": "diamond", "size": 9, "color": ch.MODE_COLORS["aware"]},
+                error_y={"array": part["tie_sd"], "visible": True},
+                hovertemplate="%{hovertext}<br>aware %{y:.4f} ± %{error_y.array:.4f}"
+                "<extra></extra>",
             )
         )
-    layout[y_axis.replace("y", "yaxis")]["title"] = "µ (0–1)"
-layout[axes[-1][0].replace("x", "xaxis")].update(
-    title="system (best tie-aware first)", tickangle=-45
-)
-ch.show(go.Figure(traces, layout), "overview_modes", height=180 + 220 * len(measures), top=60)
+        colors = np.where(part["flagged"].fillna(False), ch.FLAG_COLOR, "#444444")
+        traces.append(
+            go.Scatter(
+                **common,
+                y=part["oblivious"],
+                mode="markers",
+                name=f"oblivious ({settings.tiebreak})",
+                legendgroup="oblivious",
+                showlegend=row_no == 0,
+                marker={"symbol": "x", "size": 9, "color": colors},
+                customdata=part["z"].to_numpy(),
+                hovertemplate="%{hovertext}<br>oblivious %{y:.4f} (z = %{customdata:+.2f})"
+                "<extra></extra>",
+            )
+        )
+        if sampled:
+            traces.append(
+                go.Scatter(
+                    **common,
+                    y=part["sampled"],
+                    mode="markers",
+                    name="sampled ± sd",
+                    legendgroup="sampled",
+                    showlegend=row_no == 0,
+                    marker={"symbol": "circle-open", "size": 9, "color": ch.MODE_COLORS["sampled"]},
+                    error_y={"array": part["sampled_sd"], "visible": True},
+                    hovertemplate="%{hovertext}<br>sampled %{y:.4f}<extra></extra>",
+                )
+            )
+        layout[y_axis.replace("y", "yaxis")]["title"] = "µ (0–1)"
+    layout[axes[-1][0].replace("x", "xaxis")].update(
+        title="system (best tie-aware first)", tickangle=-45
+    )
+    return go.Figure(traces, layout)
+
+
+ch.show(modes_figure, "overview_modes", cache=drawn, height=180 + 220 * len(measures), top=60)
 st.caption(
     f"Grey bar: every mean a tie-break can give. Diamond: tie-aware ± 1 tie sd. ×: "
     f"{settings.tiebreak}'s value, red when it lies more than 2 tie sd from tie-aware. "
@@ -291,20 +309,25 @@ with left:
 with right:
     most = profile.sort_values("share_tied_rows", ascending=False)["run"].iloc[0]
     run = sb.pick_run(dataset, key="profile_run", label="Group sizes of", default=most)
-    binned = ch.size_bins(sizes[sizes["run"] == run])
-    histogram = go.Figure(
-        go.Bar(
-            x=binned["sizes"],
-            y=binned["groups"],
-            marker_color=ch.MODE_COLORS["aware"],
-            customdata=binned[["rows", "share_rows"]].to_numpy(),
-            hovertemplate="%{y} groups of %{x} docs<br>%{customdata[0]} rows in them "
-            "(%{customdata[1]:.1%} of the run)<extra></extra>",
+
+    def histogram() -> go.Figure:
+        """How many tie groups of each size the run has."""
+        binned = ch.size_bins(sizes[sizes["run"] == run])
+        return go.Figure(
+            go.Bar(
+                x=binned["sizes"],
+                y=binned["groups"],
+                marker_color=ch.MODE_COLORS["aware"],
+                customdata=binned[["rows", "share_rows"]].to_numpy(),
+                hovertemplate="%{y} groups of %{x} docs<br>%{customdata[0]} rows in them "
+                "(%{customdata[1]:.1%} of the run)<extra></extra>",
+            )
         )
-    )
+
     ch.show(
         histogram,
         "size_histogram",
+        cache=(dataset.key, run),
         height=340,
         legend=False,
         title=f"{describe(run)}: tie group sizes",
