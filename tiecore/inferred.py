@@ -567,10 +567,11 @@ def family_values(measure, profile, ranking: Ranking, judgments: Judgments, dept
 
 def family_spread(measure, ranking: Ranking, judgments: Judgments, depth=None) -> dict:
     """Per-query ``value, var, min, max`` of infAP (all exact; InputError past the budget)."""
+    variance = infap_variance(ranking, judgments, depth=depth)  # first: it may refuse
     low, high = infap_bounds(ranking, judgments, depth=depth)
     return {
         "value": infap_aware(ranking, judgments, depth=depth),
-        "var": infap_variance(ranking, judgments, depth=depth),
+        "var": variance,
         "min": low,
         "max": high,
     }
