@@ -579,8 +579,7 @@ def trec_text(columns: dict[str, list], num_q: dict[str, int]) -> str:
         lines.append(f"{'runid':<22}\tall\t{run}")
         lines.append(f"{'num_q':<22}\tall\t{num_q[run]}")
         lines.extend(
-            f"{measure[i]:<22}\t{'all' if qid[i] is None else qid[i]}\t{value[i]:.4f}"
-            for i in rows
+            f"{measure[i]:<22}\t{'all' if qid[i] is None else qid[i]}\t{value[i]:.4f}" for i in rows
         )
     return "".join(line + "\n" for line in lines)
 

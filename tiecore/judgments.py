@@ -256,9 +256,11 @@ class Judgments:
         found = table.get_indexer(hashes)
         judged = found >= 0
         row = np.where(judged, rows[np.maximum(found, 0)], 0) if len(rows) else found * 0
-        if judged.any():
-            same = pc.equal(docno, self._docnos.take(pa.array(self._keys[row] % len(self._docnos))))
-            judged &= same.fill_null(False).to_numpy(zero_copy_only=False)
+        if judged.any():  # confirm the hits (only them: most rows of a run are unjudged)
+            hit = np.flatnonzero(judged)
+            wanted = self._docnos.take(pa.array(self._keys[row[hit]] % len(self._docnos)))
+            same = pc.equal(docno.take(pa.array(hit)), wanted)
+            judged[hit] = same.fill_null(False).to_numpy(zero_copy_only=False)
             judged &= self._query_of_key[row] == query
         level = np.where(judged, self._levels[row], 0)
         if shared.size:  # a pair whose hash two qrels pairs share: exact lookup

@@ -211,12 +211,13 @@ class Ranking:
         """Rows sorted by query, score (as the policy compares it), then the tie-break."""
         rel = judged & (level >= judgments.rel_level)
         key = tie_key(score, tiebreak)
-        keys = {"query": (query, "ascending"), "score": (key, "descending")}
-        order = _order(keys, docno, level, rel, tiebreak, seed)
-        query, score, key, level, judged, rel, row = (
-            a[order] for a in (query, score, key, level, judged, rel, row)
-        )
-        docno = _take(docno, order)
+        if tiebreak != "file_order" or not _in_order(query, key):  # else: already sorted
+            keys = {"query": (query, "ascending"), "score": (key, "descending")}
+            order = _order(keys, docno, level, rel, tiebreak, seed)
+            query, score, key, level, judged, rel, row = (
+                a[order] for a in (query, score, key, level, judged, rel, row)
+            )
+            docno = _take(docno, order)
         nonrel = judged & (level >= 0) & ~rel
         return cls._from_sorted(
             name, len(judgments.qids), query, score, key, level, judged, rel, nonrel, docno,
@@ -353,6 +354,23 @@ def _check_known(name: str, known: np.ndarray, skipped: np.ndarray) -> None:
             TieCoreWarning,
             stacklevel=3,
         )
+
+
+def _in_order(query: np.ndarray, key: np.ndarray) -> bool:
+    """Whether rows are sorted by query, then key descending (as most run files are): the
+    file order is then the stable sort's order.
+
+    >>> _in_order(np.array([0, 0, 1]), np.array([2.0, 2.0, 5.0]))
+    True
+    >>> _in_order(np.array([0, 0]), np.array([1.0, 2.0]))
+    False
+    """
+    if len(query) < 2:
+        return True
+    step = query[1:] - query[:-1].astype(np.int64)
+    if (step < 0).any():
+        return False
+    return bool(((step > 0) | (key[1:] <= key[:-1])).all())
 
 
 def _take(docno: pa.Array | np.ndarray, order: np.ndarray) -> pa.Array | np.ndarray:
