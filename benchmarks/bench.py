@@ -147,6 +147,26 @@ def best_child(cmd: list[str], repeat: int, env: dict[str, str] | None = None) -
     return best
 
 
+def best_children(
+    commands: dict[str, list[str]], repeat: int, env: dict[str, str] | None = None
+) -> dict[str, Child]:
+    """The fastest run of each command, the commands taken in turn ``repeat`` times.
+
+    Interleaved (a, b, a, b ... rather than a, a, b, b), so that a change of the
+    machine's load hits every command alike: the ratios of a shared machine stay fair.
+    """
+    best: dict[str, Child] = {}
+    for _ in range(max(repeat, 1)):
+        for key, cmd in commands.items():
+            child = run_child(cmd, env)
+            if child.returncode != 0:
+                tail = "\n".join(child.stderr.strip().splitlines()[-15:])
+                raise RuntimeError(f"{' '.join(cmd[:6])} ... exited {child.returncode}:\n{tail}")
+            if key not in best or child.wall < best[key].wall:
+                best[key] = child
+    return best
+
+
 # ------------------------------------------------------------------------------- data
 
 
@@ -607,16 +627,25 @@ def bench_end_to_end(ds, measures, peer_repeat, *, ranx: bool, fresh_jit: bool) 
     """
     out: list[Result] = []
     files = [str(ds.qrels), *map(str, ds.runs)]
-    aware = best_child(tiecore_cmd(ds, measures, "aware"), peer_repeat)
-    ours = best_child(tiecore_cmd(ds, measures, "oblivious"), peer_repeat)
+    names = [ir_measures_name(m) for m in measures]
+    commands = {
+        "aware": tiecore_cmd(ds, measures, "aware"),
+        "oblivious": tiecore_cmd(ds, measures, "oblivious"),
+        "ir_measures": child_cmd("ir_measures", ",".join(names), *files),
+    }
+    try:  # interleaved: tiecore and its peer see the same load
+        found = best_children(commands, peer_repeat)
+    except RuntimeError:
+        found = {}
+    aware = found.get("aware") or best_child(commands["aware"], peer_repeat)
+    ours = found.get("oblivious") or best_child(commands["oblivious"], peer_repeat)
     values = tiecore_values(ours)
     rss = f"peak RSS aware {aware.max_rss_mb:.0f}MB, oblivious {ours.max_rss_mb:.0f}MB"
     out.append(
         Result(ds.name, "tiecore eval aware / oblivious (e2e)", aware.wall, ours.wall, note=rss)
     )
-    names = [ir_measures_name(m) for m in measures]
     try:
-        irm = best_child(child_cmd("ir_measures", ",".join(names), *files), peer_repeat)
+        irm = found.get("ir_measures") or best_child(commands["ir_measures"], peer_repeat)
     except RuntimeError as error:
         out.append(Result(ds.name, "eval e2e / ir_measures", aware.wall, None, note=str(error)))
     else:
@@ -801,8 +830,9 @@ def bench_spread(ds: Dataset, measures, runs, qrels, peer_repeat: int, repeat: i
 
     spread_cmd = [*tiecore_cmd(ds, measures, "aware")]
     spread_cmd.insert(spread_cmd.index("--format"), "--spread")
-    with_spread = best_child(spread_cmd, peer_repeat)
-    aware = best_child(tiecore_cmd(ds, measures, "aware"), peer_repeat)
+    found = best_children({"spread": spread_cmd, "aware": tiecore_cmd(ds, measures, "aware")},
+                          peer_repeat)  # fmt: skip
+    with_spread, aware = found["spread"], found["aware"]
     t_spread, _ = best_of(lambda: evaluate_spread(runs, qrels, measures), repeat)
     t_aware, _ = best_of(lambda: tiecore.evaluate(runs, qrels, measures), repeat)
     return [
