@@ -117,7 +117,7 @@ def _figures() -> dict:
 
 
 def show(
-    figure: go.Figure | Callable[[], go.Figure],
+    figure: go.Figure | dict | Callable[[], go.Figure | dict],
     key: str,
     *,
     cache: tuple | None = None,
@@ -133,7 +133,10 @@ def show(
 
     ``legend`` True puts a horizontal legend above the plot, a string also
     titles it, False hides it; ``layout`` passes anything else to
-    ``update_layout`` (axes, shapes, ``barmode`` ...).  With ``cache`` (a
+    ``update_layout`` (axes, shapes, ``barmode`` ...).  ``figure`` may be
+    plotly's JSON as plain dicts (``{"data": [...], "layout": {...}}``, traces
+    with their ``type``), which is drawn without building plotly's objects
+    (most of a redraw's time with many traces).  With ``cache`` (a
     hashable key of everything the figure shows) and ``figure`` a function
     that builds it, the laid-out figure is kept, and a rerun with the same key
     and layout draws it without calling the function.
@@ -143,8 +146,12 @@ def show(
     spec = store.pop(memo, None) if cache is not None else None
     if spec is None:
         built = figure() if callable(figure) else figure
-        _lay_out(built, height, x_title, y_title, title, legend, top, layout)
-        spec = built.to_dict()
+        if isinstance(built, dict):  # plotly's JSON as plain dicts: nothing to validate
+            spec = built
+            _lay_out_spec(spec, height, x_title, y_title, title, legend, top, layout)
+        else:
+            _lay_out(built, height, x_title, y_title, title, legend, top, layout)
+            spec = built.to_dict()
     if cache is not None:
         store[memo] = spec  # most recently used last
         while len(store) > FIGURES_KEPT:
@@ -152,8 +159,7 @@ def show(
     st.plotly_chart(_Drawn(spec), key=key, config={"displaylogo": False})
 
 
-def _lay_out(figure, height, x_title, y_title, title, legend, top, layout) -> None:
-    """The shared layout (see :func:`show`), applied in one ``update_layout``."""
+def _shared_layout(height, title, legend, top) -> dict:
     shared: dict = {
         "height": int(height),
         "margin": {"t": top + (24 if title else 0), "l": 10, "r": 10, "b": 10},
@@ -164,16 +170,44 @@ def _lay_out(figure, height, x_title, y_title, title, legend, top, layout) -> No
     if legend:
         shared["legend"] = {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0}
         if isinstance(legend, str):
-            shared["legend"]["title"] = legend
+            shared["legend"]["title"] = {"text": legend}
     else:
         shared["showlegend"] = False
-    figure.update_layout(**shared)
+    return shared
+
+
+def _lay_out(figure, height, x_title, y_title, title, legend, top, layout) -> None:
+    """The shared layout (see :func:`show`) on a plotly figure."""
+    figure.update_layout(**_shared_layout(height, title, legend, top))
     if x_title is not None:
         figure.update_layout(xaxis_title=x_title)
     if y_title is not None:
         figure.update_layout(yaxis_title=y_title)
     if layout:
         figure.update_layout(**layout)
+
+
+def _lay_out_spec(spec, height, x_title, y_title, title, legend, top, layout) -> None:
+    """The shared layout (see :func:`show`) merged into a figure's JSON dict."""
+    target = spec.setdefault("layout", {})
+    _merge(target, _shared_layout(height, title, legend, top))
+    if x_title is not None:
+        _merge(target, {"xaxis": {"title": x_title}})
+    if y_title is not None:
+        _merge(target, {"yaxis": {"title": y_title}})
+    _merge(target, layout)
+    for name, axis in target.items():  # plotly.js takes an axis title as {"text": ...}
+        if name.startswith(("xaxis", "yaxis")) and isinstance(axis.get("title"), str):
+            axis["title"] = {"text": axis["title"]}
+
+
+def _merge(target: dict, updates: Mapping) -> None:
+    """Nested dicts merged into ``target`` (as ``update_layout`` merges them)."""
+    for key, value in updates.items():
+        if isinstance(value, Mapping) and isinstance(target.get(key), dict):
+            _merge(target[key], value)
+        else:
+            target[key] = dict(value) if isinstance(value, Mapping) else value
 
 
 def stacked_layout(

@@ -83,8 +83,8 @@ chosen = order[:shown_count]
 drawn = (cache.modes_key(dataset, settings, sampled=sampled), tuple(chosen))
 
 
-def heat_figure() -> go.Figure:
-    """The z heat map (systems x measures), hover text with the values."""
+def heat_figure() -> dict:
+    """The z heat map (systems x measures), hover text with the values (plotly JSON)."""
     wide = table.pivot(index="run", columns="measure", values="z").reindex(
         index=chosen, columns=measures
     )
@@ -107,27 +107,26 @@ def heat_figure() -> go.Figure:
                 f"z = {zz[i, j]:+.2f} · all tie-breaks: {lo[i, j]:.4f} … {hi[i, j]:.4f}"
             )
     z = wide.to_numpy(np.float64)
-    heat = go.Figure(
-        go.Heatmap(
-            z=np.clip(z, -4, 4),
-            x=measures,
-            y=ch.short_labels([describe(r) for r in chosen]),
-            zmid=0,
-            zmin=-4,
-            zmax=4,
-            colorscale="RdBu_r",
-            text=np.where(np.isnan(z), "", np.char.mod("%+.1f", np.nan_to_num(z))),
-            texttemplate="%{text}",
-            customdata=hover,
-            hovertemplate="%{customdata}<extra></extra>",
-            colorbar={
-                "title": "z (tie sd)",
-                "tickvals": [-4, -2, 0, 2, 4],
-                "ticktext": ["≤ −4", "−2", "0", "+2", "≥ +4"],
-            },
-        )
-    )
-    return heat
+    heat = {
+        "type": "heatmap",
+        "z": np.clip(z, -4, 4),
+        "x": measures,
+        "y": ch.short_labels([describe(r) for r in chosen]),
+        "zmid": 0,
+        "zmin": -4,
+        "zmax": 4,
+        "colorscale": "RdBu_r",
+        "text": np.where(np.isnan(z), "", np.char.mod("%+.1f", np.nan_to_num(z))),
+        "texttemplate": "%{text}",
+        "customdata": hover,
+        "hovertemplate": "%{customdata}<extra></extra>",
+        "colorbar": {
+            "title": {"text": "z (tie sd)"},
+            "tickvals": [-4, -2, 0, 2, 4],
+            "ticktext": ["≤ −4", "−2", "0", "+2", "≥ +4"],
+        },
+    }
+    return {"data": [heat], "layout": {}}
 
 
 if varies.any():
@@ -155,78 +154,101 @@ if varies.any():
 st.subheader("Values in the three modes, within the range of every tie-break")
 
 
-def modes_figure() -> go.Figure:
-    """Per measure: the min-max bar over tie-breaks, aware ± tie sd, oblivious (and sampled)."""
+def modes_figure() -> dict:
+    """Per measure: the min-max bar over tie-breaks, aware ± tie sd, oblivious (and sampled).
+
+    Plotly's JSON as dicts (no plotly objects to build: 9 measures x 3-4 traces).
+    """
     by_value = table[table["measure"] == measures[0]].set_index("run")["aware"]
     chosen_sorted = sorted(chosen, key=lambda r: -by_value.get(r, -np.inf))
     layout, axes = ch.stacked_layout(len(measures), titles=measures)
     labels = ch.short_labels([describe(r) for r in chosen_sorted], 20)
+    names = [describe(r) for r in chosen_sorted]
     traces = []
     for row_no, (measure, (x_axis, y_axis)) in enumerate(zip(measures, axes, strict=True)):
         part = table[table["measure"] == measure].set_index("run").reindex(chosen_sorted)
-        names = [describe(r) for r in chosen_sorted]
-        common = {"x": labels, "xaxis": x_axis, "yaxis": y_axis, "hovertext": names}
+        values = {c: part[c].to_numpy(np.float64) for c in ("min", "max", "aware", "tie_sd")}
+        values |= {c: part[c].to_numpy(np.float64) for c in ("oblivious", "z")}
+        common = {
+            "x": labels,
+            "xaxis": x_axis,
+            "yaxis": y_axis,
+            "hovertext": names,
+            "showlegend": row_no == 0,
+        }
         traces.append(
-            go.Bar(
+            {
+                "type": "bar",
                 **common,
-                y=part["max"] - part["min"],
-                base=part["min"],
-                name="min … max over all tie-breaks",
-                legendgroup="range",
-                showlegend=row_no == 0,
-                marker_color="rgba(150,150,150,0.25)",
-                hovertemplate="%{hovertext}<br>all tie-breaks: %{base:.4f} … %{y:.4f} wide"
+                "y": values["max"] - values["min"],
+                "base": values["min"],
+                "name": "min … max over all tie-breaks",
+                "legendgroup": "range",
+                "marker": {"color": "rgba(150,150,150,0.25)"},
+                "hovertemplate": "%{hovertext}<br>all tie-breaks: %{base:.4f} … %{y:.4f} wide"
                 "<extra></extra>",
-            )
+            }
         )
         traces.append(
-            go.Scatter(
+            {
+                "type": "scatter",
                 **common,
-                y=part["aware"],
-                mode="markers",
-                name="aware ± tie sd",
-                legendgroup="aware",
-                showlegend=row_no == 0,
-                marker={"symbol": "diamond", "size": 9, "color": ch.MODE_COLORS["aware"]},
-                error_y={"array": part["tie_sd"], "visible": True},
-                hovertemplate="%{hovertext}<br>aware %{y:.4f} ± %{error_y.array:.4f}"
+                "y": values["aware"],
+                "mode": "markers",
+                "name": "aware ± tie sd",
+                "legendgroup": "aware",
+                "marker": {"symbol": "diamond", "size": 9, "color": ch.MODE_COLORS["aware"]},
+                "error_y": {"type": "data", "array": values["tie_sd"], "visible": True},
+                "hovertemplate": "%{hovertext}<br>aware %{y:.4f} ± %{error_y.array:.4f}"
                 "<extra></extra>",
-            )
+            }
         )
-        colors = np.where(part["flagged"].fillna(False), ch.FLAG_COLOR, "#444444")
+        flagged_here = part["flagged"].fillna(False).to_numpy(bool)
         traces.append(
-            go.Scatter(
+            {
+                "type": "scatter",
                 **common,
-                y=part["oblivious"],
-                mode="markers",
-                name=f"oblivious ({settings.tiebreak})",
-                legendgroup="oblivious",
-                showlegend=row_no == 0,
-                marker={"symbol": "x", "size": 9, "color": colors},
-                customdata=part["z"].to_numpy(),
-                hovertemplate="%{hovertext}<br>oblivious %{y:.4f} (z = %{customdata:+.2f})"
+                "y": values["oblivious"],
+                "mode": "markers",
+                "name": f"oblivious ({settings.tiebreak})",
+                "legendgroup": "oblivious",
+                "marker": {
+                    "symbol": "x",
+                    "size": 9,
+                    "color": np.where(flagged_here, ch.FLAG_COLOR, "#444444"),
+                },
+                "customdata": values["z"],
+                "hovertemplate": "%{hovertext}<br>oblivious %{y:.4f} (z = %{customdata:+.2f})"
                 "<extra></extra>",
-            )
+            }
         )
         if sampled:
             traces.append(
-                go.Scatter(
+                {
+                    "type": "scatter",
                     **common,
-                    y=part["sampled"],
-                    mode="markers",
-                    name="sampled ± sd",
-                    legendgroup="sampled",
-                    showlegend=row_no == 0,
-                    marker={"symbol": "circle-open", "size": 9, "color": ch.MODE_COLORS["sampled"]},
-                    error_y={"array": part["sampled_sd"], "visible": True},
-                    hovertemplate="%{hovertext}<br>sampled %{y:.4f}<extra></extra>",
-                )
+                    "y": part["sampled"].to_numpy(np.float64),
+                    "mode": "markers",
+                    "name": "sampled ± sd",
+                    "legendgroup": "sampled",
+                    "marker": {
+                        "symbol": "circle-open",
+                        "size": 9,
+                        "color": ch.MODE_COLORS["sampled"],
+                    },
+                    "error_y": {
+                        "type": "data",
+                        "array": part["sampled_sd"].to_numpy(np.float64),
+                        "visible": True,
+                    },
+                    "hovertemplate": "%{hovertext}<br>sampled %{y:.4f}<extra></extra>",
+                }
             )
-        layout[y_axis.replace("y", "yaxis")]["title"] = "µ (0–1)"
+        layout[y_axis.replace("y", "yaxis")]["title"] = {"text": "µ (0–1)"}
     layout[axes[-1][0].replace("x", "xaxis")].update(
-        title="system (best tie-aware first)", tickangle=-45
+        title={"text": "system (best tie-aware first)"}, tickangle=-45
     )
-    return go.Figure(traces, layout)
+    return {"data": traces, "layout": layout}
 
 
 ch.show(modes_figure, "overview_modes", cache=drawn, height=180 + 220 * len(measures), top=60)

@@ -832,3 +832,73 @@ def test_no_page_computes_a_measure_itself():
     for path in (ROOT / "pages").glob("*.py"):
         found = re.findall(forbidden, path.read_text())
         assert not found, (path.name, found)
+
+
+# ----------------------------------------------------------------------------- speed helpers
+
+
+def test_sampled_results_are_kept_per_run_and_measure(sample, monkeypatch):
+    """A measure change samples the new measure only; the frames equal one tiecore call."""
+    runs, qrels = sample
+    dataset = data.robust03_sample()
+    names = dataset.names[:2]
+    calls = []
+    original = tiecore.evaluate
+
+    def counting(runs_, qrels_, measures, **kwargs):
+        calls.append((tuple(runs_), tuple(measures)))
+        return original(runs_, qrels_, measures, **kwargs)
+
+    monkeypatch.setattr(tiecore, "evaluate", counting)
+    sampled_anew = {  # measures -> what each of the two runs samples
+        ("P@10", "AP"): ("P@10", "AP"),
+        ("AP", "Bpref"): ("Bpref",),
+        ("Bpref", "P@10"): None,  # both kept
+    }
+    for measures, anew in sampled_anew.items():
+        calls.clear()
+        settings = sidebar.Settings(measures=measures, samples=20, seed=11)
+        shown = cache.evaluate(dataset, settings, "sampled", names=names, per_query=True)
+        expected = original(
+            {n: runs[n] for n in names}, qrels, list(measures), ties="sampled", samples=20,
+            seed=11, per_query=True,
+        )  # fmt: skip
+        pd.testing.assert_frame_equal(shown, expected)
+        assert calls == ([] if anew is None else [((n,), anew) for n in names]), measures
+
+
+def test_a_kept_figure_is_built_once_and_drawn_from_its_dict(monkeypatch):
+    """charts.show(cache=...) calls the builder once per key; dict figures get the layout."""
+    built = []
+
+    def figure() -> dict:
+        built.append(1)
+        return {"data": [{"type": "bar", "x": [1, 2], "y": [3, 4]}], "layout": {}}
+
+    drawn = []
+    monkeypatch.setattr(charts.st, "plotly_chart", lambda fig, **kw: drawn.append(fig.to_dict()))
+    key = ("test", np.random.default_rng().integers(1 << 62))
+    for _ in range(2):
+        charts.show(figure, "k", cache=key, height=300, title="t", yaxis={"title": "y"})
+    assert len(built) == 1 and len(drawn) == 2
+    layout = drawn[0]["layout"]
+    assert layout["height"] == 300 and layout["title"]["text"] == "t"
+    assert layout["yaxis"]["title"] == {"text": "y"}  # plotly.js's form of an axis title
+    charts.show(figure, "k", cache=key, height=400)  # another layout: built again
+    assert len(built) == 2
+
+
+def test_overview_charts_are_valid_plotly_figures():
+    """The Overview's charts, built as plain dicts, pass plotly's own validation."""
+    import json
+
+    import plotly.graph_objects as go
+
+    at = new_app()
+    specs = {c.key: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+    assert {"overview_z", "overview_modes"} <= set(specs)
+    for key in ("overview_z", "overview_modes"):
+        figure = go.Figure(specs[key])  # raises on an unknown or ill-typed property
+        assert len(figure.data) >= 1, key
+    modes = go.Figure(specs["overview_modes"])
+    assert len(modes.data) == 3 * len(MEASURES)  # range, aware, oblivious per measure
