@@ -27,7 +27,6 @@ This module imports no numpy, pandas or scipy (the CLI builds its parser from it
 
 from __future__ import annotations
 
-import argparse
 import functools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -362,6 +361,8 @@ def cli_type(spec: Spec) -> Callable[[str], object]:
     >>> cli_type(SAMPLES)("7"), cli_type(DASK_SPEC)("local:2")
     (7, 'local:2')
     """
+    import argparse  # the command line's only (the API does not load it)
+
     found = tuple(c for c in constraints_of(spec) if not isinstance(c, _NoneConstraint))
     numeric = next((c for c in found if isinstance(c, Interval)), None)
     wanted = expected(found)
