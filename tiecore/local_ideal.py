@@ -295,7 +295,8 @@ def _over_compositions(at, context, fixed, prefix, gain) -> dict[str, np.ndarray
         scale = np.ones(owner.size)
         g = gain_of(lv, gain)
     else:  # scaled by the composition's own largest level: an exact power of two
-        shift = np.max(np.where(docs > 0, lv, 0), axis=1)
+        lv = np.where(docs > 0, lv, 0)  # a class absent from the top k has no gain
+        shift = np.max(lv, axis=1)
         scale = np.ldexp(1.0, shift_a[owner] - shift)
         g = gain_of(lv, gain, shift[:, None])
     upto = np.cumsum(docs, axis=1)
