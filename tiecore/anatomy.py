@@ -394,7 +394,7 @@ def expected_ranks(query: QueryList, measure: str | Measure, rel_level: int = 1)
     """
     measure = _parse(measure)
     family = measure.family
-    if family not in RANK_FAMILIES:
+    if family not in RANK_FAMILIES or measure.spec.hooked(measure):  # nDCG(ideal=local)
         raise ValueError(f"no per-rank decomposition for {measure}")
     gain = measure.gain if family == "nDCG" else "linear"
     groups = tie_groups(query, rel_level, gain)
