@@ -512,13 +512,20 @@ def evaluate_runs(
             raise
         where = f"{sources[name]} (run {name})"
         raise InputError(where, error.line, error.problem, error.expected) from None
-    summary = result["qid"].isna().to_numpy()
-    queries = result.loc[~summary].groupby("run", sort=False)["qid"].nunique()
-    names = list(dict.fromkeys(result["run"].astype(str)))  # evaluate keeps the runs' order
-    num_q = {name: int(queries.get(name, 0)) for name in names}
-    run_rank = result["run"].astype(str).map({name: i for i, name in enumerate(names)})
-    pair_rank = pd.factorize(result["run"].astype(str) + "\0" + result["qid"].astype(str))[0]
-    measure_rank = result["measure"].astype(str).map({str(m): i for i, m in enumerate(measures)})
+    # codes in order of first appearance (evaluate keeps the runs' order); a summary
+    # row's qid is missing: code -1
+    run_rank, names = pd.factorize(result["run"])
+    names = [str(name) for name in names]
+    qid_code = pd.factorize(result["qid"])[0].astype(np.int64)
+    summary = qid_code < 0
+    pairs = run_rank * (int(qid_code.max(initial=-1)) + 2) + (qid_code + 1)
+    pair_rank = pd.factorize(pairs)[0]
+    queries = np.unique(pairs[~summary]) // (int(qid_code.max(initial=-1)) + 2)
+    counts = np.bincount(queries, minlength=len(names))
+    num_q = {name: int(count) for name, count in zip(names, counts, strict=True)}
+    measure_code, labels = pd.factorize(result["measure"])
+    rank = {str(m): i for i, m in enumerate(measures)}
+    measure_rank = np.array([rank[str(label)] for label in labels], np.int64)[measure_code]
     # Run order as given; in a run, queries in evaluate's order with "all" last; then the
     # measures in the order asked for.
     order = np.lexsort((measure_rank, pair_rank, summary, run_rank))
@@ -592,12 +599,10 @@ def _columns(result: pd.DataFrame) -> list[str]:
 def _plain_columns(result: pd.DataFrame) -> dict[str, list]:
     """The output columns as plain Python lists: str run and measure, qid str or None
     (a summary row), floats at full precision."""
-    import pandas as pd
-
     return {
         c: result[c].astype(str).tolist()
         if c in ("run", "measure")
-        else [None if pd.isna(q) else str(q) for q in result[c].tolist()]
+        else [None if q is None else str(q) for q in result[c].to_numpy(object, na_value=None)]
         if c == "qid"
         else result[c].astype(float).tolist()
         for c in _columns(result)
