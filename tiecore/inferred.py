@@ -420,6 +420,8 @@ def infap_variance(
     groups = _Groups(ranking, judgments, depth)
     mean, square = _group_moments(groups, second=True, budget=budget)
     variance = np.maximum(square - mean**2, 0.0)
+    fixed = (groups.n == 1) | (groups.R == groups.n)  # one order: exactly 0, not a rounding
+    variance[fixed] = 0.0
     return _divide(groups.total(variance), groups.num_rel.astype(np.float64) ** 2)
 
 
