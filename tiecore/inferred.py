@@ -29,8 +29,9 @@ groups).  In a group of ``n`` docs (``R, N, U, O`` of each kind, ``d`` slots
 above the cut), a relevant doc's position ``p`` is uniform on ``0..n-1``; above
 it ``J`` of the ``Jt = R - 1 + N`` other judged docs (hypergeometric given
 ``p``) and ``p - J`` of the ``M = U + O`` others.  Given ``J``, the relevant
-count ``a`` above is hypergeometric and the pooled-unjudged count ``c`` too,
-independently, and ``T`` is linear in each: with ``P = rA + nA + uA``,
+count ``a`` above and the pooled-unjudged count ``c`` are independent
+hypergeometric counts, and ``T = (1 + X Y) / k`` with ``X`` linear in ``c`` and
+``Y`` in ``a``, so ``E[T | p, J]`` takes their means: with ``P = rA + nA + uA``,
 
     E[S_g] = R/n sum_{p<d} 1/(t+p+1) (1 + sum_J Hyp(J; n-1, Jt, p)
              (P + J + (p-J) U/M) (rA + eps + J (R-1)/Jt) / (rA + nA + J + 2 eps)),
@@ -43,12 +44,14 @@ given those (``O(d^2 min(Jt, M)^2)`` terms; a group needing more than
 
 Bounds.  A rank change of a doc of kind ``O`` only moves the relevant docs it
 passes (each term falls with ``k``), so the maximum puts a group's ``O`` docs
-last and the minimum first.  Which kind of ``N``/``U`` doc sits above a
-relevant one changes only that doc's term, but a ``U`` doc above can raise it
-(``(r + eps)/(r + m + 2 eps)`` counts for the docs outside the pool above), so
-no fixed order is the extreme: a dynamic program over the counts ``(b, c)`` of
-``N`` and ``U`` docs above the ``i``-th relevant doc of the group (a monotone
-path) gives the exact maximum and minimum, ``O(R (N+1) (U+1))`` per group.
+last and the minimum first.  Swapping a relevant doc with an ``N`` or ``U`` doc
+next to it changes only that relevant doc's term, and a ``U`` doc above can
+raise it (it adds ``Y`` to the numerator while ``k`` grows by 1: a gain when
+``Y`` times the docs outside the pool above exceeds about 1), so no fixed order
+is the extreme: a dynamic program over the counts ``(b, c)`` of ``N`` and ``U``
+docs above the ``i``-th relevant doc of the group (a monotone path) gives the
+exact maximum and minimum, ``O(R (N+1) (U+1))`` per group (refused past
+``budget`` too).
 """
 
 from __future__ import annotations
