@@ -39,7 +39,7 @@ Progress = Callable[[int, "int | None", str], None]
 #: Rows above which a run evaluated on a cluster is split into query partitions.
 SPLIT_ROWS = 2_000_000
 
-#: Tasks kept in flight per worker when the runs come from an iterator.
+#: Tasks kept in flight per worker thread when the runs come from an iterator.
 IN_FLIGHT = 2
 
 
@@ -413,13 +413,13 @@ def _on_cluster(fn, entries, client, progress, merge, split_rows) -> list[tuple[
     """Submit one task per run (or per query partition); results back in input order.
 
     Frames are scattered and results gathered in batches (one round trip each, not
-    one per run); from an iterator, at most :data:`IN_FLIGHT` tasks per worker wait.
+    one per run); from an iterator, at most :data:`IN_FLIGHT` tasks per worker thread wait.
     """
     from distributed import as_completed
 
     total = len(entries) if isinstance(entries, list) else None
     remote_fn = client.scatter(fn, broadcast=True, hash=False)
-    workers = max(len(client.nthreads()), 1)
+    workers = max(sum(client.nthreads().values()), 1)  # task slots: threads of all workers
     limit = None if total is not None else IN_FLIGHT * workers
     pending = as_completed()
     parts: dict[int, dict[int, _Done]] = {}
@@ -508,11 +508,12 @@ def _chunks(sent: list[tuple[_Task, object, int]], workers: int) -> list[list]:
 
     A task costs the scheduler and the network some milliseconds whatever its size;
     small runs sent one by one would spend more on that than on evaluating.  Each
-    chunk takes about ``1 / (2 * workers)`` of the rows still to send (at least one
-    run, at most :data:`CHUNK_ROWS` rows; a file's bytes / 40 count as its rows):
-    the first tasks are big, the last ones single runs, so that the workers run out
-    of work together (equal chunks leave one worker idle while another finishes its
-    last one).  A query partition is a task of its own.
+    chunk takes about ``1 / (2 * workers)`` of the rows still to send (``workers``
+    counts the cluster's threads; at least one run, at most :data:`CHUNK_ROWS` rows;
+    a file's bytes / 40 count as its rows): the first tasks are big, the last ones
+    single runs, so that the workers run out of work together (equal chunks leave
+    one worker idle while another finishes its last one).  A query partition is a
+    task of its own.
     """
     left = sum(weight for _, _, weight in sent)
     chunks: list[list] = []
