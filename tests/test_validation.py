@@ -280,6 +280,17 @@ def test_valid_options_of_numpy_types_pass(options, column) -> None:
     assert column in found and len(found) >= 2
 
 
+def test_positional_arguments_are_checked_too(comparison) -> None:
+    with pytest.raises(InputError, match=r"^method: unknown method 'x' \(expected one of none,"):
+        compare.adjust_pvalues(np.array([0.1]), "x")
+    with pytest.raises(InputError, match=r"^spec: 'local:0' is not valid"):
+        distributed.connect("local:0")
+    with pytest.raises(InputError, match=r"^alpha: 0 is not a significance level \(expected"):
+        comparison.significant(0)
+    with pytest.raises(InputError, match=r"^n_resamples: 0 is out of range"):
+        compare.paired_tests(np.zeros((2, 2)), np.array([0]), np.array([1]), None, None, 0, 0)
+
+
 def test_a_declaration_naming_no_parameter_is_refused_at_import() -> None:
     with pytest.raises(TypeError, match=r"has no parameter \['tie'\]"):
         V.validate_params({"tie": V.TIES})(lambda *, ties="aware": ties)
