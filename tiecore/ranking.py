@@ -189,8 +189,8 @@ class Ranking:
         codes = {q: i for i, q in enumerate(judgments.qids.tolist())}
         query_or_null = np.fromiter((codes.get(q, -1) for q in qid), np.int32, len(qid))
         known = query_or_null >= 0
-        unknown = [q for q, k in zip(qid, known.tolist(), strict=True) if not k]
-        skipped = np.unique(np.array(unknown, dtype=object))
+        unknown = sorted({q for q, k in zip(qid, known.tolist(), strict=True) if not k})
+        skipped = np.array(unknown, dtype=object)  # np.unique's result (without numpy.ma)
         _check_known(name, known, skipped)
         docnos = np.array(docno, dtype=object)
         score = np.asarray(score, dtype=np.float64)
@@ -409,7 +409,8 @@ def _order(keys, docno, level, rel, tiebreak, seed, row=None) -> np.ndarray:
         sort_keys.append(("row", "ascending"))
     if isinstance(docno, np.ndarray):  # build_small: numpy's stable lexsort, same order
         if "docno" in columns:  # str order is code point order, UTF-8's byte order
-            columns["docno"] = np.unique(docno, return_inverse=True)[1].reshape(-1)
+            code = {d: i for i, d in enumerate(sorted(set(docno.tolist())))}
+            columns["docno"] = np.fromiter(map(code.__getitem__, docno), np.int64, len(docno))
         return np.lexsort([_ascending(columns[k], d) for k, d in reversed(sort_keys)])
     import pyarrow as pa
     import pyarrow.compute as pc
