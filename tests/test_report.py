@@ -263,4 +263,4 @@ def test_the_report_command_prints_the_table_of_the_api(data, tmp_path, capsys):
     latex = capsys.readouterr().out
     assert latex.count("{") == latex.count("}") and "sampled" in latex
     assert cli.main(["report", *args, "--samples", "1"]) == 2
-    assert "--samples: expected at least 2" in capsys.readouterr().err
+    assert "--samples: 1 is out of range (expected an integer >= 2" in capsys.readouterr().err

@@ -414,9 +414,14 @@ COMPARE_FORMATS = ("text", "csv", "json")
 
 TIES = Options(*MODES)
 TIEBREAK = Options(*TIEBREAKS)
+#: The exact modes (one value per query, no sampling): the metrics' and the small path's.
+EXACT_MODES = tuple(mode for mode in MODES if mode != "sampled")
+#: The tie-breaks that need no seed (one fixed order: the report's oblivious column).
+FIXED_TIEBREAKS = tuple(t for t in TIEBREAKS if t != "random")
 #: The tie modes and tie-breaks of :mod:`tiecore.metrics` (no sampling there).
-METRIC_TIES = Options("aware", "oblivious")
-METRIC_TIEBREAK = Options(*(t for t in TIEBREAKS if t != "random"))
+METRIC_TIES = Options(*sorted(EXACT_MODES))
+METRIC_TIEBREAK = Options(*FIXED_TIEBREAKS)
+FIXED_TIEBREAK = METRIC_TIEBREAK
 GAIN = Options(*GAINS)
 CORRECTION = Options(*CORRECTIONS)
 ZERO_METHOD = Options(*ZERO_METHODS)
@@ -434,6 +439,11 @@ DEPTH = [Interval(Integral, 1, None), None]
 CUTOFF = Interval(Integral, 1, None)
 POSITIVE = Interval(Integral, 1, None)
 NON_NEGATIVE = Interval(Integral, 0, None)
+#: A number of score levels (:func:`tiecore.builder.quantise`), None for the scores as they are.
+LEVELS = [Interval(Integral, 1, None, noun="number of levels"), None]
+#: A probability (``closest_pairs``' band) and a non-negative width (in tie sd).
+PROBABILITY = Interval(Real, 0, 1)
+WIDTH = Interval(Real, 0, None)
 #: Confidence level of intervals.
 CONFIDENCE = Interval(Real, 0, 1, "neither", noun="level")
 #: Significance level of verdicts.
@@ -525,3 +535,62 @@ METRICS = {
 }
 #: The metrics whose ``k`` is required.
 METRICS_AT_K = {**METRICS, "k": CUTOFF}
+
+
+def _tiebreak_list(value: object) -> bool:
+    return (
+        isinstance(value, (list, tuple))
+        and len(value) > 0
+        and all(isinstance(v, str) and v in TIEBREAKS for v in value)
+    )
+
+
+#: Tie-break policies to compare (:func:`tiecore.anatomy.policy_values`, ``rank_ranges``).
+POLICIES = Satisfies(
+    _tiebreak_list, "a non-empty list of tie-breaks (" + ", ".join(TIEBREAKS) + ")", (list, tuple)
+)
+
+
+def _level_list(value: object) -> bool:
+    return isinstance(value, (list, tuple, range)) and all(
+        any(c.accepts(v) for c in constraints_of(LEVELS)) for v in value
+    )
+
+
+#: The numbers of score levels :func:`tiecore.builder.sweep` tries.
+LEVEL_LIST = Satisfies(
+    _level_list, "a list of numbers of levels (positive integers, or None)", (list, tuple, range)
+)
+
+#: The options of :func:`tiecore.spread.tie_groups` and ``distribution`` (and others).
+TIE_GROUPS = {k: EVALUATE[k] for k in ("rel_level", "depth")}
+#: The options of :func:`tiecore.spread.tie_profile`: ``top`` is a rank.
+TIE_PROFILE = {**TIE_GROUPS, "top": [CUTOFF, None]}
+#: The options of :mod:`tiecore.anatomy` (each function picks its own).
+ANATOMY = {
+    "rel_level": REL_LEVEL,
+    "gain": GAIN,
+    "tiebreak": TIEBREAK,
+    "samples": SAMPLES,
+    "seed": SEED,
+    "k": CUTOFF,
+    "limit": NON_NEGATIVE,
+    "policies": POLICIES,
+    "top": [CUTOFF, None],
+}
+#: The options of :mod:`tiecore.builder` (``levels``: one for ``quantise``, a list for ``sweep``).
+BUILDER = {"rel_level": REL_LEVEL, "tiebreak": TIEBREAK}
+#: The options of :mod:`tiecore.interop`.
+INTEROP = {**TIE_GROUPS, "per_query": BOOL}
+#: The options of :mod:`tiecore.report` (its CLI offers the :data:`FIXED_TIEBREAKS`).
+REPORT = {
+    "tiebreak": TIEBREAK,
+    "samples": [SAMPLES, None],
+    "seed": SEED,
+    **TIE_GROUPS,
+    "alpha": SIGNIFICANCE,
+    "digits": NON_NEGATIVE,
+    "low": PROBABILITY,
+    "high": PROBABILITY,
+    "width": WIDTH,
+}

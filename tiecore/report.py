@@ -21,6 +21,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from tiecore._validation import FIXED_TIEBREAKS, REPORT, SEED, cli_type, pick, validate_params
+from tiecore._validation import MODES as MODES  # the tie modes, declared there
 from tiecore.errors import TieCoreWarning
 
 #: ``|z|`` beyond this is flagged: the tie-break moved the value by more than 2 tie sd.
@@ -45,7 +47,6 @@ COLUMNS = (
     "position",
     "flagged",
 )
-MODES = ("oblivious", "aware", "sampled")
 
 
 def _quiet(function, *args, **kwargs):
@@ -131,6 +132,7 @@ def combine_modes(
     return table[list(COLUMNS)].reset_index(drop=True)
 
 
+@validate_params(pick(REPORT, "tiebreak", "samples", "seed", "rel_level", "depth"))
 def modes_table(
     runs: Mapping[str, pd.DataFrame] | pd.DataFrame,
     qrels: pd.DataFrame,
@@ -168,8 +170,9 @@ def modes_table(
         tiebreak=tiebreak,
         seed=seed,
         rel_level=rel_level,
+        depth=depth,
     )
-    spread = _quiet(evaluate_spread, runs, qrels, measures, rel_level=rel_level)
+    spread = _quiet(evaluate_spread, runs, qrels, measures, rel_level=rel_level, depth=depth)
     sampled = None
     if samples is not None:
         sampled = _quiet(
@@ -181,10 +184,12 @@ def modes_table(
             samples=samples,
             seed=seed,
             rel_level=rel_level,
+            depth=depth,
         )
     return combine_modes(oblivious, spread, sampled)
 
 
+@validate_params(pick(REPORT, "alpha"))
 def significance_vs_best(per_query: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
     """Per measure, a paired t-test of every run against the best run (tie-aware values).
 
@@ -294,6 +299,7 @@ def _legend(tiebreak: str, alpha: float, sampled: bool, latex: bool) -> str:
     )
 
 
+@validate_params(pick(REPORT, "digits", "tiebreak", "alpha"))
 def to_latex(
     table: pd.DataFrame,
     significance: pd.DataFrame | None = None,
@@ -365,6 +371,7 @@ def _latex_escape(text: str) -> str:
     return text
 
 
+@validate_params(pick(REPORT, "digits", "tiebreak", "alpha"))
 def to_markdown(
     table: pd.DataFrame,
     significance: pd.DataFrame | None = None,
@@ -432,6 +439,7 @@ def to_csv(frame: pd.DataFrame, provenance: Mapping[str, object] | None = None) 
 # ----------------------------------------------------------------------------- comparisons
 
 
+@validate_params(pick(REPORT, "low", "high", "width"))
 def closest_pairs(
     pairs: pd.DataFrame,
     *,
@@ -500,6 +508,7 @@ def closest_pairs(
     return found[columns].reset_index(drop=True)
 
 
+@validate_params(pick(REPORT, "digits"))
 def format_value(value: float, digits: int = 4) -> str:
     """``0.2680`` for a number, ``–`` for NaN or None.
 
@@ -545,30 +554,6 @@ value by more than 2 tie sd; bold for the best tie-aware value; * where a system
 is significantly below it (paired t-test on tie-aware per-query values)."""
 
 
-def _at_least_two(text: str) -> int:
-    import argparse
-
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 2:
-        raise argparse.ArgumentTypeError(f"expected at least 2, got {value}")
-    return value
-
-
-def _probability(text: str) -> float:
-    import argparse
-
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"expected a level between 0 and 1, got {value}")
-    return value
-
-
 def add_command(commands, add_inputs, add_options, read_inputs) -> None:
     """Register ``tiecore report`` among the CLI's subcommands (``tiecore.cli.build_parser``).
 
@@ -576,8 +561,6 @@ def add_command(commands, add_inputs, add_options, read_inputs) -> None:
     (QRELS RUN ... or --letor; -M, -l, --format, -o; reading), so the command
     takes its inputs exactly as ``eval`` and ``compare`` do.
     """
-    from tiecore.ranking import TIEBREAKS
-
     parser = commands.add_parser(
         "report",
         help="systems x measures in the three tie modes as Markdown, LaTeX or CSV "
@@ -597,20 +580,22 @@ def add_command(commands, add_inputs, add_options, read_inputs) -> None:
     )
     parser.add_argument(
         "--tiebreak",
-        choices=[t for t in TIEBREAKS if t != "random"],
+        choices=FIXED_TIEBREAKS,  # a seeded order would need its seed in the table
         default="trec_eval",
         help="the oblivious mode's order inside ties (default: trec_eval)",
     )
     parser.add_argument(
         "--samples",
-        type=_at_least_two,
+        type=cli_type(REPORT["samples"]),
         metavar="N",
         help="also the sampled mode with N random tie-breaks per run (default: none)",
     )
-    parser.add_argument("--seed", type=int, default=0, metavar="S", help="seed (default: 0)")
+    parser.add_argument(
+        "--seed", type=cli_type(SEED), default=0, metavar="S", help="seed (default: 0)"
+    )
     parser.add_argument(
         "--alpha",
-        type=_probability,
+        type=cli_type(REPORT["alpha"]),
         default=0.05,
         metavar="A",
         help="significance level of the marks (default: 0.05)",
