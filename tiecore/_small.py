@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tiecore._validation import EXACT_MODES
 from tiecore.judgments import Judgments
 from tiecore.measures import Measure
 from tiecore.ranking import Ranking
@@ -265,7 +266,7 @@ def evaluate_files(
     :attr:`Table.events`, in order, for the caller to replay.
     """
     paths = [qrels_path, *run_paths]
-    if ties not in ("aware", "oblivious") or not claimed(paths):
+    if ties not in EXACT_MODES or not claimed(paths):
         return None
     try:
         with warnings.catch_warnings(record=True) as caught:

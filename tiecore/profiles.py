@@ -40,13 +40,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+# nDCG's, DCG's, CG's and RBP's gains of a qrels level (GAINS, declared in _validation):
+# ``linear`` the level, ``exp`` ``2**level - 1`` (0 for levels <= 0 and unjudged docs).
+from tiecore._validation import GAINS as GAINS
 from tiecore.judgments import Judgments, gain_of
 from tiecore.ranking import Ranking
-
-#: nDCG's, DCG's, CG's and RBP's gains of a qrels level (:func:`tiecore.judgments.gain_of`):
-#: ``linear`` the level, ``exp`` ``2**level - 1`` (0 for levels <= 0 and unjudged docs).
-GAINS = ("linear", "exp")
-
 
 # ------------------------------------------------------------------ rank weights
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tiecore._checked import is_checked
+from tiecore._validation import TIEBREAK, check
 from tiecore._validation import TIEBREAKS as TIEBREAKS  # the oblivious tie-breaks, declared there
 from tiecore.errors import InputError, TieCoreWarning
 from tiecore.judgments import Judgments, as_arrow_strings
@@ -125,8 +126,7 @@ class Ranking:
         from tiecore.io import first_duplicate
 
         name = name or run.attrs.get("name") or "run"
-        if tiebreak not in TIEBREAKS:
-            raise ValueError(f"tiebreak must be one of {TIEBREAKS}, got {tiebreak!r}")
+        check("tiebreak", tiebreak, TIEBREAK)
         missing = {"qid", "docno", "score"} - set(run.columns)
         if missing:
             raise InputError(
@@ -233,8 +233,7 @@ class Ranking:
         for ``trec_eval``) and that merges or splits groups: then the rows are
         sorted again by score.
         """
-        if tiebreak not in TIEBREAKS:
-            raise ValueError(f"tiebreak must be one of {TIEBREAKS}, got {tiebreak!r}")
+        check("tiebreak", tiebreak, TIEBREAK)
         float32_ties = tiebreak in FLOAT32_POLICIES
         if float32_ties != self.float32_ties and extra_float32_ties(self.query, self.score)[0]:
             key = tie_key(self.score, tiebreak)
