@@ -462,20 +462,23 @@ def _measure_type() -> type:
 
 
 def _measures(value: object) -> bool:
-    """A measure name, a :class:`tiecore.measures.Measure`, or an iterable of them (a list,
-    a tuple, a generator; the items of a list or tuple are checked here, the others by
-    the parser)."""
+    """A measure name, a :class:`tiecore.measures.Measure`, an ir_measures measure (it has a
+    ``NAME``, as :func:`tiecore.measures.parse_measures` tells them), or an iterable of them
+    (a list, a tuple, a generator; the items of a list or tuple are checked here, the
+    others by the parser)."""
     if isinstance(value, str):
         return True
     Measure = _measure_type()
-    if isinstance(value, Measure):
+    if isinstance(value, Measure) or hasattr(value, "NAME"):
         return True
     if isinstance(value, (list, tuple)):
-        return all(isinstance(v, (str, Measure)) for v in value)
+        return all(isinstance(v, (str, Measure)) or hasattr(v, "NAME") for v in value)
     return isinstance(value, Iterable) and not isinstance(value, (bytes, Mapping))
 
 
-MEASURES = Satisfies(_measures, "a measure name such as 'AP' or 'P@10', or a list of them")
+MEASURES = Satisfies(
+    _measures, "a measure name such as 'AP' or 'P@10' (or a measure object), or a list of them"
+)
 
 
 def _dask_spec(value: object) -> bool:
@@ -573,7 +576,7 @@ ANATOMY = {
     "tiebreak": TIEBREAK,
     "samples": SAMPLES,
     "seed": SEED,
-    "k": CUTOFF,
+    "k": NON_NEGATIVE,  # paper_quantities: R-prec of a query without relevant docs cuts at 0
     "limit": NON_NEGATIVE,
     "policies": POLICIES,
     "top": [CUTOFF, None],

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from tiecore._validation import ANATOMY, pick, validate_params
 from tiecore.errors import TieCoreWarning
 from tiecore.measures import Measure
 from tiecore.ranking import TIEBREAKS
@@ -137,6 +138,7 @@ class QueryList:
         )
         return run, qrels
 
+    @validate_params(pick(ANATOMY, "rel_level"))
     def num_rel(self, rel_level: int = 1) -> int:
         """Relevant docs in the qrels of the query (retrieved or not): ``R``."""
         return int((self.qrels_levels >= rel_level).sum())
@@ -153,6 +155,7 @@ def _order(query: QueryList) -> np.ndarray:
     return np.argsort(-query.score, kind="stable")
 
 
+@validate_params(pick(ANATOMY, "rel_level", "gain"))
 def tie_groups(query: QueryList, rel_level: int = 1, gain: str = "linear") -> pd.DataFrame:
     """The tie groups of one query, best score first.
 
@@ -217,6 +220,7 @@ def cutoff(measure: str | Measure, num_rel: int, length: int) -> int:
     return int(measure.cutoff) if measure.cutoff is not None else int(length)
 
 
+@validate_params(pick(ANATOMY, "k"))
 def paper_quantities(groups: pd.DataFrame, k: int) -> dict:
     """McSherry & Najork's quantities at cutoff ``k``: ``V_c`` is the group holding rank ``k``.
 
@@ -358,6 +362,7 @@ def _bpref_expectation(n, r, m, p, above, num_rel, num_nonrel) -> np.ndarray:
     return (r / n[:, 0]) * np.sum(np.exp(log_pmf) * f, axis=1)
 
 
+@validate_params(pick(ANATOMY, "rel_level"))
 def expected_ranks(query: QueryList, measure: str | Measure, rel_level: int = 1) -> pd.DataFrame:
     """Per rank: P(relevant), expected gain and the expected term the rank adds to ``measure``.
 
@@ -490,6 +495,7 @@ NORMALISERS = {
 }
 
 
+@validate_params(pick(ANATOMY, "rel_level"))
 def group_contributions(
     query: QueryList, measure: str | Measure, rel_level: int = 1
 ) -> tuple[pd.DataFrame, dict]:
@@ -559,6 +565,7 @@ def count_orderings(scores: Sequence[float]) -> int:
     return math.prod(math.factorial(int(n)) for n in sizes)
 
 
+@validate_params(pick(ANATOMY, "limit"))
 def orderings(scores: Sequence[float], limit: int = MAX_ORDERINGS) -> np.ndarray | None:
     """Every order of the rows consistent with ``scores`` (descending), or None past ``limit``.
 
@@ -586,6 +593,7 @@ def orderings(scores: Sequence[float], limit: int = MAX_ORDERINGS) -> np.ndarray
     ).reshape(-1, len(scores))
 
 
+@validate_params(pick(ANATOMY, "rel_level"))
 def ordering_values(
     query: QueryList, orders: np.ndarray, measure: str | Measure, rel_level: int = 1
 ) -> np.ndarray:
@@ -638,6 +646,7 @@ def ordering_values(
     return found.set_index("qid")["value"].reindex(names).to_numpy(np.float64)
 
 
+@validate_params(pick(ANATOMY, "tiebreak", "rel_level"))
 def ranked_list(
     run: pd.DataFrame,
     qrels: pd.DataFrame,
@@ -685,6 +694,7 @@ def ranked_list(
 # ----------------------------------------------------------------------------- whole runs
 
 
+@validate_params(pick(ANATOMY, "samples", "seed", "rel_level"))
 def sampled_values(
     run: pd.DataFrame,
     qrels: pd.DataFrame,
@@ -728,6 +738,7 @@ def sampled_values(
     return frame
 
 
+@validate_params(pick(ANATOMY, "rel_level", "policies"))
 def policy_values(
     runs: Mapping[str, pd.DataFrame],
     qrels: pd.DataFrame,
@@ -779,6 +790,7 @@ def policy_values(
 BOUNDS = {"optimistic": "max", "pessimistic": "min"}
 
 
+@validate_params(pick(ANATOMY, "policies"))
 def assemble_policies(
     spread: pd.DataFrame,
     oblivious: Mapping[str, pd.DataFrame],
@@ -882,6 +894,7 @@ def tie_profiles(runs: Mapping[str, pd.DataFrame]) -> tuple[pd.DataFrame, pd.Dat
     return profile, counts.sort_values(["run", "size"], kind="stable").reset_index(drop=True)
 
 
+@validate_params(pick(ANATOMY, "top"))
 def rank_ranges(
     values: pd.DataFrame, policies: Sequence[str] = ARBITRARY, top: int | None = None
 ) -> pd.DataFrame:

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from tiecore._validation import BUILDER, LEVEL_LIST, LEVELS, validate_params
 from tiecore.errors import TieCoreWarning
 
 #: Columns of :func:`sweep`.
@@ -81,6 +82,7 @@ def combine(runs: Mapping[str, pd.DataFrame], weights: Mapping[str, float]) -> p
     )
 
 
+@validate_params({"levels": LEVELS})
 def quantise(scores: np.ndarray, levels: int | None) -> np.ndarray:
     """Equal-width bins over the scores' range: ``floor(levels (s - min) / (max - min))``.
 
@@ -97,8 +99,6 @@ def quantise(scores: np.ndarray, levels: int | None) -> np.ndarray:
     scores = np.asarray(scores, dtype=np.float64)
     if levels is None:
         return scores.copy()
-    if int(levels) < 1:
-        raise ValueError(f"levels must be at least 1, got {levels}")
     if len(scores) == 0:
         return scores.copy()
     low, high = float(scores.min()), float(scores.max())
@@ -108,6 +108,7 @@ def quantise(scores: np.ndarray, levels: int | None) -> np.ndarray:
     return np.minimum(bins, int(levels) - 1)
 
 
+@validate_params({"levels": LEVEL_LIST, **BUILDER})
 def sweep(
     runs: Mapping[str, pd.DataFrame],
     qrels: pd.DataFrame,

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tiecore._validation import INTEROP, pick, validate_params
 from tiecore.errors import InputError
 
 if TYPE_CHECKING:  # pandas loads with count_rows (tiecore eval's start-up needs measure_name)
@@ -40,6 +41,7 @@ def _is_ir_measure(value: object) -> bool:
     return hasattr(value, "NAME") and isinstance(getattr(value, "params", None), Mapping)
 
 
+@validate_params(pick(INTEROP, "rel_level"))
 def measure_name(measure: object, *, rel_level: int = 1) -> str:
     """tiecore's name of an ir_measures measure (an object or its name).
 
@@ -217,6 +219,7 @@ def expand_all_trec(names: list[str]) -> tuple[list[str], dict[str, str] | None]
     return expanded, printed
 
 
+@validate_params(pick(INTEROP, "rel_level", "depth"))
 def count_rows(
     run: pd.DataFrame, qrels: pd.DataFrame, *, rel_level: int = 1, depth: int | None = None
 ) -> pd.DataFrame:
@@ -258,6 +261,7 @@ def count_rows(
     return counts.reindex(judged).fillna(0).astype(np.int64)
 
 
+@validate_params(pick(INTEROP, "per_query"))
 def format_all_trec(
     result: pd.DataFrame,
     counts: Mapping[str, pd.DataFrame],

@@ -19,9 +19,9 @@ import numpy as np
 import pandas as pd
 
 from tiecore import kernels
-from tiecore._evaluate import Runs, check_depth
+from tiecore._evaluate import Runs
 from tiecore._parallel import map_runs
-from tiecore._validation import SPREAD, validate_params
+from tiecore._validation import DEPTH, SPREAD, TIE_GROUPS, TIE_PROFILE, validate_params
 from tiecore.errors import TieCoreWarning
 from tiecore.frames import check_run
 from tiecore.judgments import Judgments, gain_of
@@ -76,7 +76,6 @@ def evaluate_spread(
       measure  value   var  min  max
     0     P@1    0.5  0.25  0.0  1.0
     """
-    check_depth(depth)
     measures = parse_measures(_as_list(measures))
     refuse_inexact(measures, "evaluate_spread (its value is the tie-aware mean)")
     judgments = Judgments.from_qrels(qrels, rel_level)
@@ -95,6 +94,7 @@ def evaluate_spread(
     return pd.concat(frames, ignore_index=True)
 
 
+@validate_params({"depth": DEPTH})
 def query_spread(
     ranking: Ranking,
     judgments: Judgments,
@@ -110,7 +110,6 @@ def query_spread(
         Measure -> DataFrame indexed by qid (the judgments' order, every query)
         with columns ``value, var, min, max``.
     """
-    check_depth(depth)
     index = pd.Index(judgments.qids, name="qid")
     found = _spread_arrays(ranking, judgments, parse_measures(_as_list(measures)), depth)
     return {measure: pd.DataFrame(columns, index=index) for measure, columns in found.items()}
@@ -158,6 +157,7 @@ def _spread_arrays(
     return out
 
 
+@validate_params(TIE_GROUPS)
 def tie_groups(
     run: pd.DataFrame,
     qrels: pd.DataFrame,
@@ -189,7 +189,6 @@ def tie_groups(
     0           1     1             False  0.0000
     1           2     2              True  0.0625
     """
-    check_depth(depth)
     measure = parse_measures(measure)[0]
     judgments = Judgments.from_qrels(qrels, rel_level)
     if qid is not None:
@@ -231,6 +230,7 @@ def tie_groups(
     return frame if qid is None else frame[frame["qid"] == qid].reset_index(drop=True)
 
 
+@validate_params(TIE_PROFILE)
 def tie_profile(
     run: pd.DataFrame,
     qrels: pd.DataFrame | None = None,
@@ -304,6 +304,7 @@ def tie_profile(
     return out
 
 
+@validate_params(TIE_GROUPS)
 def distribution(
     run: pd.DataFrame,
     qrels: pd.DataFrame,
@@ -339,7 +340,6 @@ def distribution(
     1    0.5       0.3333
     2    1.0       0.3333
     """
-    check_depth(depth)
     measure = parse_measures(measure)[0]
     if measure.spec.distribution is None:
         raise ValueError(
