@@ -371,8 +371,9 @@ class Spec:
 
 
 #: Families whose extremes are not the optimistic and pessimistic orders: they count
-#: judged docs, and those orders rank an unjudged doc as level 0, among judged ones.
-JUDGED_FAMILIES = ("Judged", "RBP_residual")
+#: judged docs, and those orders rank an unjudged doc as level 0, among judged ones
+#: (infAP: a pooled-but-unjudged doc above a relevant one can raise its term).
+JUDGED_FAMILIES = ("Judged", "RBP_residual", "infAP")
 
 
 def all_specs(cutoffs: Iterable[int] = range(1, 11)) -> list[Spec]:
@@ -448,6 +449,8 @@ def measure(
             return rbp(labels, k, float(spec.param("p", "0.8")), spec.gain, rel_level)
         case "RBP_residual":
             return rbp_residual(labels, k, float(spec.param("p", "0.8")))
+        case "infAP":
+            return inferred_ap(labels, levels, rel_level)
     raise ValueError(f"unknown family {spec.family!r}")
 
 
