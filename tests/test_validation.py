@@ -24,9 +24,11 @@ from hypothesis import strategies as st
 
 import tiecore
 from tiecore import _validation as V
-from tiecore import compare, distributed, metrics, spread
+from tiecore import anatomy, builder, compare, distributed, interop, metrics, report, spread
 from tiecore.cli import build_parser, main
 from tiecore.errors import InputError
+from tiecore.judgments import Judgments
+from tiecore.ranking import Ranking
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -35,6 +37,11 @@ QRELS = pd.DataFrame({"qid": "1", "docno": ["c", "a"], "level": [1, 0]})
 RUNS = {"a": RUN, "b": RUN.assign(score=[1.0, 1.0, 0.5])}
 Y_TRUE, Y_SCORE = [[1, 0, 1, 0]], [[3.0, 2.0, 2.0, 1.0]]
 NEVER = str(Path(tempfile.gettempdir()) / "tiecore-validation-never-written")
+DOCS = pd.DataFrame({"docno": list("abcd"), "score": [3.0, 2.0, 2.0, 1.0], "level": [0, 1, 0, 1]})
+QUERY = anatomy.QueryList.from_docs(DOCS)
+JUDGMENTS = Judgments.from_qrels(QRELS)
+PER_QUERY = tiecore.evaluate(RUNS, QRELS, "P@2", per_query=True)
+PAIRS = pd.DataFrame({"a": ["a"], "b": ["b"], "mean_diff": [0.1], "tie_noise": [0.1]})
 
 
 @pytest.fixture(scope="module")
@@ -134,6 +141,156 @@ CALLS = {
         name: (_metric(getattr(metrics, name)), getattr(metrics, name), set(V.METRICS) - {"gain"})
         for name in ("average_precision", "reciprocal_rank")
     },
+    **{
+        name: (
+            lambda _, function=function, extra=extra, **o: function(
+                RUN, QRELS, "P@2", **{**extra, **o}
+            ),
+            function,
+            names,
+        )
+        for name, function, names, extra in [
+            (
+                "report.modes_table",
+                report.modes_table,
+                {"tiebreak", "samples", "seed", "rel_level", "depth"},
+                {},
+            ),
+            ("spread.tie_groups", spread.tie_groups, {"rel_level", "depth"}, {}),
+            ("spread.tie_profile", spread.tie_profile, {"rel_level", "depth", "top"}, {}),
+            ("spread.distribution", spread.distribution, {"rel_level", "depth"}, {"qid": "1"}),
+            (
+                "anatomy.sampled_values",
+                anatomy.sampled_values,
+                {"samples", "seed", "rel_level"},
+                {"samples": 2},
+            ),
+        ]
+    },
+    "report.significance_vs_best": (
+        lambda _, **o: report.significance_vs_best(PER_QUERY, **o),
+        report.significance_vs_best,
+        {"alpha"},
+    ),
+    **{
+        f"report.{function.__name__}": (
+            lambda _, function=function, **o: function(
+                report.modes_table(RUNS, QRELS, "P@2"), None, **o
+            ),
+            function,
+            {"digits", "tiebreak", "alpha"},
+        )
+        for function in (report.to_latex, report.to_markdown)
+    },
+    "report.closest_pairs": (
+        lambda _, **o: report.closest_pairs(PAIRS, **o),
+        report.closest_pairs,
+        {"low", "high", "width"},
+    ),
+    "report.format_value": (
+        lambda _, **o: report.format_value(0.5, **o),
+        report.format_value,
+        {"digits"},
+    ),
+    "spread.query_spread": (
+        lambda _, **o: spread.query_spread(Ranking.build(RUN, JUDGMENTS), JUDGMENTS, "P@2", **o),
+        spread.query_spread,
+        {"depth"},
+    ),
+    "anatomy.num_rel": (
+        lambda _, **o: QUERY.num_rel(**o),
+        anatomy.QueryList.num_rel,
+        {"rel_level"},
+    ),
+    "anatomy.tie_groups": (
+        lambda _, **o: anatomy.tie_groups(QUERY, **o),
+        anatomy.tie_groups,
+        {"rel_level", "gain"},
+    ),
+    "anatomy.paper_quantities": (
+        lambda _, **o: anatomy.paper_quantities(anatomy.tie_groups(QUERY), **{"k": 2, **o}),
+        anatomy.paper_quantities,
+        {"k"},
+    ),
+    **{
+        f"anatomy.{function.__name__}": (
+            lambda _, function=function, **o: function(QUERY, "AP", **o),
+            function,
+            {"rel_level"},
+        )
+        for function in (anatomy.expected_ranks, anatomy.group_contributions)
+    },
+    "anatomy.orderings": (
+        lambda _, **o: anatomy.orderings([1.0, 1.0, 0.5], **o),
+        anatomy.orderings,
+        {"limit"},
+    ),
+    "anatomy.ordering_values": (
+        lambda _, **o: anatomy.ordering_values(QUERY, anatomy.orderings(QUERY.score), "RR", **o),
+        anatomy.ordering_values,
+        {"rel_level"},
+    ),
+    "anatomy.ranked_list": (
+        lambda _, **o: anatomy.ranked_list(RUN, QRELS, "1", **o),
+        anatomy.ranked_list,
+        {"tiebreak", "rel_level"},
+    ),
+    "anatomy.policy_values": (
+        lambda _, **o: anatomy.policy_values(RUNS, QRELS, "P@2", **o),
+        anatomy.policy_values,
+        {"rel_level", "policies"},
+    ),
+    "anatomy.assemble_policies": (
+        lambda _, **o: anatomy.assemble_policies(
+            spread.evaluate_spread(RUNS, QRELS, "P@2"),
+            {"trec_eval": tiecore.evaluate(RUNS, QRELS, "P@2", ties="oblivious")},
+            "P@2",
+            **{"policies": ["trec_eval"], **o},
+        ),
+        anatomy.assemble_policies,
+        {"policies"},
+    ),
+    "anatomy.rank_ranges": (
+        lambda _, **o: anatomy.rank_ranges(
+            pd.DataFrame({"aware": [0.5, 0.4], "trec_eval": [0.3, 0.4]}, index=["x", "y"]),
+            ["aware", "trec_eval"],
+            **o,
+        ),
+        anatomy.rank_ranges,
+        {"top"},
+    ),
+    "builder.quantise": (
+        lambda _, **o: builder.quantise(np.array([0.0, 0.5, 1.0]), **{"levels": 2, **o}),
+        builder.quantise,
+        {"levels"},
+    ),
+    "builder.sweep": (
+        lambda _, **o: builder.sweep(
+            RUNS, QRELS, {"a": 1.0}, **{"levels": [None, 2], **o}, measure="P@2"
+        ),
+        builder.sweep,
+        {"levels", "rel_level", "tiebreak"},
+    ),
+    "interop.measure_name": (
+        lambda _, **o: interop.measure_name("AP", **o),
+        interop.measure_name,
+        {"rel_level"},
+    ),
+    "interop.count_rows": (
+        lambda _, **o: interop.count_rows(RUN, QRELS, **o),
+        interop.count_rows,
+        {"rel_level", "depth"},
+    ),
+    "interop.format_all_trec": (
+        lambda _, **o: interop.format_all_trec(
+            PER_QUERY,
+            {run: interop.count_rows(frame, QRELS) for run, frame in RUNS.items()},
+            {"P@2": "P_2"},
+            **o,
+        ),
+        interop.format_all_trec,
+        {"per_query"},
+    ),
     "ndcg": (_metric(metrics.ndcg), metrics.ndcg, set(V.METRICS) - {"rel_level"}),
     **{
         name: (
@@ -195,6 +352,8 @@ SATISFIES_BAD = {
     id(V.MEASURES): [5, None, [1], {"AP": 1}, b"AP"],
     id(V.RUN_NAME): [5, 1.5],
     id(V.DASK_SPEC[0]): ["local:0", "local:x", "", "local:-1", 5],
+    id(V.POLICIES): [[], ["aware"], ("trec_eval", 5), ["Random"], "trec_eval", 5, None],
+    id(V.LEVEL_LIST): [[0], [None, 2.5], [True], ["10"], 5, "10", None, [np.float64(2)]],
 }
 
 
@@ -248,6 +407,39 @@ def test_each_bad_option_is_one_error_naming_it(comparison, function, name, valu
     assert message.startswith(f"{name}: ") and repr(value) in message
     assert message.endswith(f" (expected {V.expected(spec)})")
     assert info.value.source == name and info.value.line is None
+
+
+@pytest.mark.parametrize("function", sorted(f for f in CALLS if "." in f))
+def test_each_call_runs_with_valid_options(comparison, function) -> None:
+    """The calls of the modules named ``module.function`` above are real ones: without a
+    bad option they run (the decorator lets valid values through)."""
+    CALLS[function][0](comparison)
+
+
+def test_ranking_checks_its_tiebreak_with_the_declaration() -> None:
+    ranking = Ranking.build(RUN, JUDGMENTS)
+    expected = f" (expected {V.expected(V.TIEBREAK)})"
+    for call in (
+        lambda: Ranking.build(RUN, JUDGMENTS, tiebreak="trec"),
+        lambda: ranking.retie("trec"),
+        lambda: ranking.retie(tiebreak="trec"),
+    ):
+        with pytest.raises(InputError) as info:
+            call()
+        assert str(info.value) == "tiebreak: unknown tiebreak 'trec'" + expected
+
+
+def test_the_report_uses_every_option_it_checks() -> None:
+    """``depth`` cuts every mode of the report (it was once checked and then ignored)."""
+    table = report.modes_table(RUNS, QRELS, "P@2", depth=1, samples=2, tiebreak="docno_asc")
+    aware = tiecore.evaluate(RUNS, QRELS, "P@2", depth=1)
+    oblivious = tiecore.evaluate(
+        RUNS, QRELS, "P@2", depth=1, ties="oblivious", tiebreak="docno_asc"
+    )
+    sampled = tiecore.evaluate(RUNS, QRELS, "P@2", depth=1, ties="sampled", samples=2)
+    for column, frame in (("aware", aware), ("oblivious", oblivious), ("sampled", sampled)):
+        assert table[column].tolist() == frame["value"].tolist()
+    assert table["aware"].tolist() != report.modes_table(RUNS, QRELS, "P@2")["aware"].tolist()
 
 
 def test_messages_read_well() -> None:
@@ -402,6 +594,14 @@ CLI_CASES = [
     ("compare", ["--bootstrap"], "0", "compare", "n_bootstrap", 0),
     ("compare", ["--resamples"], "0", "compare", "n_resamples", 0),
     ("eval", ["--dask"], "local:0", "connect", "spec", "local:0"),
+    ("report", ["--samples"], "1", "report.modes_table", "samples", 1),
+    ("report", ["--samples"], "two", "report.modes_table", "samples", None),
+    ("report", ["--seed"], "-1", "report.modes_table", "seed", -1),
+    ("report", ["-M"], "0", "report.modes_table", "depth", 0),
+    ("report", ["-l"], "1.5", "report.modes_table", "rel_level", None),
+    ("report", ["--alpha"], "0", "report.significance_vs_best", "alpha", 0.0),
+    ("report", ["--alpha"], "nan", "report.significance_vs_best", "alpha", float("nan")),
+    ("report", ["--alpha"], "1.5", "report.significance_vs_best", "alpha", 1.5),
 ]
 
 
@@ -437,7 +637,9 @@ def _actions(command: str) -> dict[str, object]:
 
 
 def test_the_cli_choices_are_the_declared_ones() -> None:
-    ev, cmp = _actions("eval"), _actions("compare")
+    ev, cmp, rep = _actions("eval"), _actions("compare"), _actions("report")
+    assert tuple(rep["tiebreak"].choices) == V.FIXED_TIEBREAKS
+    assert tuple(rep["format"].choices) == report.FORMATS
     assert tuple(ev["ties"].choices) == V.MODES
     assert tuple(ev["tiebreak"].choices) == V.TIEBREAKS
     assert tuple(ev["format"].choices) == V.EVAL_FORMATS
@@ -458,6 +660,10 @@ def test_the_cli_choices_are_the_declared_ones() -> None:
         ("compare", "bootstrap", "1", "0"),
         ("compare", "resamples", "1", "0"),
         ("eval", "dask", "local:1", "local:0"),
+        ("report", "samples", "2", "1"),
+        ("report", "seed", "0", "-1"),
+        ("report", "alpha", "1", "0"),
+        ("report", "depth", "1", "0"),
     ],
 )
 def test_the_cli_ranges_are_the_declared_ones(command, dest, good, bad) -> None:
@@ -521,6 +727,14 @@ OPTION_FILES = [
     "tiecore/metrics.py",
     "tiecore/_evaluate.py",
     "tiecore/distributed.py",
+    "tiecore/report.py",
+    "tiecore/anatomy.py",
+    "tiecore/builder.py",
+    "tiecore/interop.py",
+    "tiecore/spread.py",
+    "tiecore/ranking.py",
+    "tiecore/profiles.py",
+    "tiecore/_small.py",
     "app.py",
     *sorted(str(p.relative_to(REPO)) for p in (REPO / "app_lib").glob("*.py")),
     *sorted(str(p.relative_to(REPO)) for p in (REPO / "pages").glob("*.py")),
@@ -533,7 +747,8 @@ def test_no_list_of_choices_is_typed_twice(path) -> None:
         set(getattr(V, name))
         for name in ("MODES", "TIEBREAKS", "CORRECTIONS", "ZERO_METHODS", "CI_METHODS", "GAINS")
     ]
-    declared += [set(V.EVAL_FORMATS), set(V.COMPARE_FORMATS), set(V.METRIC_TIEBREAK.choices)]
+    declared += [set(V.EVAL_FORMATS), set(V.COMPARE_FORMATS), set(V.FIXED_TIEBREAKS)]
+    declared += [set(V.EXACT_MODES)]
     for node in ast.walk(ast.parse((REPO / path).read_text())):
         if isinstance(node, ast.Tuple | ast.List | ast.Set) and len(node.elts) > 1:
             if all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):

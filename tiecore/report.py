@@ -253,7 +253,7 @@ def _cells(
     measures = list(dict.fromkeys(table["measure"]))
     runs = list(dict.fromkeys(table["run"]))
     sampled = bool(table["sampled"].notna().any())
-    modes = ["oblivious", "aware", "sampled"] if sampled else ["oblivious", "aware"]
+    modes = [mode for mode in MODES if sampled or mode != "sampled"]  # the table's order
     indexed = table.set_index(["run", "measure"])
     marks = (
         significance.set_index(["run", "measure"])["significant"]

@@ -21,7 +21,7 @@ import pandas as pd
 from tiecore import kernels
 from tiecore._evaluate import Runs
 from tiecore._parallel import map_runs
-from tiecore._validation import DEPTH, SPREAD, TIE_GROUPS, TIE_PROFILE, validate_params
+from tiecore._validation import DEPTH, GAINS, SPREAD, TIE_GROUPS, TIE_PROFILE, validate_params
 from tiecore.errors import TieCoreWarning
 from tiecore.frames import check_run
 from tiecore.judgments import Judgments, gain_of
@@ -208,7 +208,7 @@ def tie_groups(
     np.divide(variance, total, out=share, where=total > 0)
     first_group = ranking.group[ranking.starts[gq]]
     cut = recipe.cut[gq]
-    gain = measure.gain if measure.gain in ("linear", "exp") else "linear"
+    gain = measure.gain if measure.gain in GAINS else "linear"
     with np.errstate(over="ignore"):  # not scaled (as the variance's gains): past 2**1023, inf
         gains = np.where(ranking.judged, gain_of(ranking.level, gain), 0.0)
         gain_total = group_sum(gains, ranking)
