@@ -138,12 +138,15 @@ WATCH = """() => {
     window.__states = [];
     window.__progress = [];
     const app = document.querySelector('[data-testid="stApp"]');
+    // a fast rerun may go running -> notRunning before the callback: keep the old values too
     new MutationObserver(changes => {
         for (const c of changes) {
-            const state = c.target.getAttribute('data-test-script-state');
-            window.__states.push([performance.now(), state]);
+            const now = performance.now();
+            if (c.oldValue) window.__states.push([now, c.oldValue]);
+            window.__states.push([now, c.target.getAttribute('data-test-script-state')]);
         }
-    }).observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+    }).observe(app, {attributes: true, attributeOldValue: true,
+                     attributeFilter: ['data-test-script-state']});
     new MutationObserver(() => {
         if (document.querySelector('[data-testid="stProgress"], [data-testid="stSpinner"]'))
             window.__progress.push(performance.now());
