@@ -97,6 +97,21 @@ def _query_max(values: np.ndarray, query: np.ndarray, nq: int) -> np.ndarray:
     return out
 
 
+def _ideal_of_own_top(ranking, judgments, cut, gain) -> tuple[np.ndarray, np.ndarray]:
+    """Per query the local ideal of the ranking's own top ``cut`` (the same in every
+    order when no tie group straddles the cut), exp gains scaled by ``2**-shift``, the
+    top level there: ``(ideal, shift)``."""
+    nq = len(ranking.counts)
+    rows = np.flatnonzero(ranking.rank <= cut[ranking.query])
+    query, level = ranking.query[rows], _levels(ranking)[rows]
+    shift = _query_max(level, query, nq) if gain != "linear" else np.zeros(nq, np.int64)
+    g = gain_of(level, gain, shift[query])
+    order = np.lexsort((-level, query))
+    place = np.arange(rows.size) - np.searchsorted(query[order], query[order], side="left")
+    ideal = np.bincount(query[order], weights=g[order] / np.log2(place + 2.0), minlength=nq)
+    return ideal.astype(np.float64), shift  # (bincount of nothing is int64)
+
+
 def local_oblivious(
     ranking: Ranking,
     judgments: Judgments,
@@ -112,14 +127,11 @@ def local_oblivious(
     """
     nq = len(ranking.counts)
     cut = _cuts(ranking, cutoff, depth)
+    ideal, shift = _ideal_of_own_top(ranking, judgments, cut, gain)
     rows = np.flatnonzero(ranking.rank <= cut[ranking.query])
-    query, level = ranking.query[rows], _levels(ranking)[rows]
-    shift = _query_max(level, query, nq) if gain != "linear" else np.zeros(nq, np.int64)
-    g = gain_of(level, gain, shift[query])
+    query = ranking.query[rows]
+    g = gain_of(_levels(ranking)[rows], gain, shift[query])
     dcg = np.bincount(query, weights=g / np.log2(ranking.rank[rows] + 1.0), minlength=nq)
-    order = np.lexsort((-level, query))
-    place = np.arange(rows.size) - np.searchsorted(query[order], query[order], side="left")
-    ideal = np.bincount(query[order], weights=g[order] / np.log2(place + 2.0), minlength=nq)
     out = np.zeros(nq)
     np.divide(dcg, ideal, out=out, where=ideal > 0)
     return out
@@ -354,31 +366,52 @@ def local_sample(
     if width == 0:
         return out
     layout = sampling._Layout.of(ranking, width)
-    fixed = level.copy()
-    fixed[layout.cleared] = 0
+    # a query whose cut falls inside a tie group draws the docs of its ideal ("moving");
+    # the others keep the ideal (and the exp gains' scale) of the ranking's own top k
+    c = cut[ranking.group_query]
+    cuts_group = (ranking.offset < c) & (ranking.offset + ranking.size > c)
+    moving = np.unique(ranking.group_query[cuts_group])
+    at = np.full(nq, -1)
+    at[moving] = np.arange(moving.size)
+    ideal, shift = _ideal_of_own_top(ranking, judgments, cut, gain)
+    fixed = np.ones(len(level), dtype=bool)
+    fixed[layout.cleared] = False
+    rows = np.flatnonzero(fixed & (ranking.rank <= cut[ranking.query]))
+    weight = gain_of(level[rows], gain, shift[ranking.query[rows]])
+    weight /= np.log2(ranking.rank[rows] + 1.0)
+    fixed_dcg = np.bincount(ranking.query[rows], weights=weight, minlength=nq).astype(float)
     column = np.arange(width)
-    valid = column < cut[:, None]
-    head = np.where(valid, fixed[np.where(valid, ranking.starts[:, None] + column, 0)], 0)
     discount = 1.0 / np.log2(column + 2.0)
+    valid = column < cut[moving, None]
+    index = np.where(valid, ranking.starts[moving, None] + column, 0)
+    head = np.where(valid, (level * fixed)[index], 0) if level.size else index
     words = sampling._Words(stream_key(rng), judgments, ranking, layout.docs)
-    batch = max(1, min(samples, sampling.BATCH_CELLS // max(layout.docs.size, nq * width, 1)))
+    cells = max(layout.docs.size, moving.size * width, nq, 1)
+    batch = max(1, min(samples, sampling.BATCH_CELLS // cells))
     query = ranking.query[layout.docs]
+    starts = np.flatnonzero(np.r_[True, query[1:] != query[:-1]]) if query.size else query
     for first in range(0, samples, batch):
         size = min(batch, samples - first)
-        levels = np.broadcast_to(head, (size, nq, width)).copy()
+        dcg = np.broadcast_to(fixed_dcg, (size, nq)).copy()
+        levels = np.broadcast_to(head, (size, moving.size, width)).copy()
         if layout.docs.size:
             doc, slot = sampling.draw(layout, words, first, size)
-            place = ranking.rank[slot] - 1
-            inside = place < cut[query][None, :]
+            rank = ranking.rank[slot]
+            inside = rank <= cut[query][None, :]
+            term = gain_of(level[doc], gain, shift[query][None, :]) / np.log2(rank + 1.0)
+            dcg[:, query[starts]] += np.add.reduceat(np.where(inside, term, 0.0), starts, axis=1)
+            pick = inside & (at[query] >= 0)[None, :]
             sample = np.broadcast_to(np.arange(size)[:, None], slot.shape)
-            where = np.broadcast_to(query, slot.shape)
-            levels[sample[inside], where[inside], place[inside]] = level[doc[inside]]
-        shift = levels.max(axis=2, keepdims=True) if gain != "linear" else 0
-        g = gain_of(levels, gain, shift)
-        dcg = g @ discount
-        ideal = -np.sort(-g, axis=2) @ discount
+            where = np.broadcast_to(at[query], slot.shape)
+            levels[sample[pick], where[pick], rank[pick] - 1] = level[doc[pick]]
+        bound = np.broadcast_to(ideal, dcg.shape).copy()
+        if moving.size:  # scaled by the top level of each draw's top k
+            top = levels.max(axis=2, keepdims=True) if gain != "linear" else 0
+            g = gain_of(levels, gain, top)
+            dcg[:, moving] = g @ discount
+            bound[:, moving] = -np.sort(-g, axis=2) @ discount
         values = np.zeros_like(dcg)
-        np.divide(dcg, ideal, out=values, where=ideal > 0)
+        np.divide(dcg, bound, out=values, where=bound > 0)
         out[first : first + size] = values
     return out
 
