@@ -57,7 +57,8 @@ def string_hashes(strings: pa.Array) -> np.ndarray:
 
     The bytes are read 8 at a time from the array's buffer, the last word of a
     string masked to its own bytes; starting from the length, each word is
-    xor-ed in and the state multiplied by an odd constant, and SplitMix64's
+    xor-ed in, the state multiplied by an odd constant and its high bits xor-ed
+    into its low ones (a xorshift), and SplitMix64's
     finaliser mixes the result once; a string's hash depends on its bytes
     alone.  One pass per 8 bytes of the longest string.  Lookups confirm
     every hit by comparing the strings, so a collision costs time, never a
@@ -91,7 +92,12 @@ def string_hashes(strings: pa.Array) -> np.ndarray:
             word = words[np.minimum(first + at, len(words) - 1)]
             word &= _BYTE_MASKS[np.clip(length - at, 0, 8)]  # 0 past the string's end
             out ^= word
-            out *= np.where(length > at, _MULTIPLIER, np.uint64(1))  # unchanged past its end
+            step = length > at  # unchanged past its end
+            out *= np.where(step, _MULTIPLIER, np.uint64(1))
+            # a product carries differences only upwards: fold the high bits down, or
+            # docnos differing in the top bytes of two words (FR941003-0-00041 and
+            # FR941006-0-00042) collide
+            out ^= np.where(step, out >> np.uint64(29), np.uint64(0))
         return mix(out)
 
 
