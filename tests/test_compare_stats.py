@@ -125,6 +125,19 @@ def test_a_constant_difference_gives_no_t_test_and_no_p_of_zero():
     assert exact["randomization_pvalue"][0] == 2 / 32  # only s = +1 and s = -1 reach it
 
 
+def test_topic_noise_of_constant_values_is_zero_not_a_rounding_residue():
+    """0.1 on 300 queries: numpy's std gives ~1.4e-17 (the mean's rounding); the
+    topic sd of the run, and of a pair whose difference is constant, is 0."""
+    x = np.full(300, 0.1)
+    assert x.std(ddof=1) > 0  # the residue this guards against
+    values = np.column_stack([3 * x, x])
+    out = paired_tests(values, np.array([0]), np.array([1]), n_resamples=10)
+    assert out["topic_sd"][0] == 0.0
+    per_query = pd.DataFrame(values, columns=["A", "B"])
+    systems = tiecore.compare.system_table(per_query, pd.Series({"A": 0.0, "B": 0.0}))
+    assert systems["topic_sd"].tolist() == [0.0, 0.0]
+
+
 def test_two_queries_enumerate_all_four_sign_flips():
     out = paired_tests(np.array([[0.5, 0.25], [0.75, 0.5]]), np.array([0]), np.array([1]))
     assert out["randomization_pvalue"][0] == 0.5 and out["randomization_exact"][0]

@@ -1033,7 +1033,7 @@ def _shared_tests(
         "randomization_exact": np.full(pairs, exact),
         "n_queries": np.full(pairs, n),
         "effect_size": effect,
-        "topic_sd": sd / math.sqrt(n) if n > 1 else np.full(pairs, np.nan),
+        "topic_sd": np.where(varies, sd, 0.0) / math.sqrt(n) if n > 1 else np.full(pairs, np.nan),
         "wilcoxon_pvalue": wilcoxon,
         "diff_low": low,
         "diff_high": high,
@@ -1426,7 +1426,8 @@ def system_table(
         members = np.flatnonzero(code.ravel() == g)
         x = values[np.ix_(pattern, members)]
         if len(x) > 1:
-            topic[members] = x.std(axis=0, ddof=1) / math.sqrt(len(x))
+            constant = np.ptp(x, axis=0) == 0  # std's rounding residue, not topic noise
+            topic[members] = np.where(constant, 0.0, x.std(axis=0, ddof=1)) / math.sqrt(len(x))
         low[members], high[members] = bootstrap_intervals(
             x, confidence=confidence, method=ci_method, n_resamples=n_bootstrap, seed=seed
         )
