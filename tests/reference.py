@@ -258,6 +258,18 @@ def ndcg_max_ideal(labels: Sequence[Label], k: int, kind: str, top_level: int) -
     return 0.0 if ideal == 0 else dcg([gain(label, kind) for label in labels[:k]]) / ideal
 
 
+def ndcg_local_ideal(labels: Sequence[Label], k: int | None, kind: str) -> float:
+    """nDCG@k against the "local" ideal: the DCG of the same top k docs sorted by gain
+    descending (the ranking's best reordering of its own top k; all docs without k)."""
+    top = list(labels if k is None else labels[:k])
+    ideal = sorted(top, key=lambda label: gain(label, "linear"), reverse=True)  # level order
+    if kind == "exp" and max((lb for lb in top if lb is not None), default=0) > EXACT_ABOVE:
+        ideal_exact = exact_dcg(ideal, kind)
+        return 0.0 if ideal_exact == 0 else float(exact_dcg(top, kind) / ideal_exact)
+    ideal_dcg = dcg([gain(label, kind) for label in ideal])
+    return 0.0 if ideal_dcg == 0 else dcg([gain(label, kind) for label in top]) / ideal_dcg
+
+
 #: trec_eval's ``INFAP_EPSILON`` (infAP's smoothing of the judged precision).
 INFAP_EPSILON = 0.00001
 
@@ -376,9 +388,23 @@ class Spec:
 JUDGED_FAMILIES = ("Judged", "RBP_residual", "infAP")
 
 
+def policies_are_extremes(spec: Spec) -> bool:
+    """Whether the optimistic and pessimistic orders give the max and min of ``spec``: not
+    for :data:`JUDGED_FAMILIES`, nor for nDCG's local ideal (a high gain pushed into the
+    top k raises that ideal too), whose extremes only the enumeration gives."""
+    local = spec.family == "nDCG" and spec.param("ideal", "global") == "local"
+    return spec.family not in JUDGED_FAMILIES and not local
+
+
+def is_head_sum(spec: Spec) -> bool:
+    """Whether ``spec`` is a sum over ranks with a fixed normaliser, whose variance
+    splits over the tie groups (tiecore.spread.tie_groups): not nDCG's local ideal."""
+    return not (spec.family == "nDCG" and spec.param("ideal", "global") == "local")
+
+
 def all_specs(cutoffs: Iterable[int] = range(1, 11)) -> list[Spec]:
     """Every family at every cutoff (and without one where allowed), both gains, and
-    the parameters: nDCG's max ideal, AP's min denominator, RBP's p and gains."""
+    the parameters: nDCG's max and local ideals, AP's min denominator, RBP's p and gains."""
     specs = [Spec("AP"), Spec("RR"), Spec("nDCG"), Spec("nDCG", None, "exp")]
     specs += [Spec("Rprec"), Spec("Bpref")]
     specs += [Spec("CG"), Spec("DCG", None, "exp"), Spec("Judged"), Spec("RBP")]
@@ -396,6 +422,8 @@ def all_specs(cutoffs: Iterable[int] = range(1, 11)) -> list[Spec]:
             Spec("RBP", k, "exp", (("p", "0.9"),)),
             Spec("RBP_residual", k, params=(("p", "0.5"),)),
         ]
+        specs += [Spec("nDCG", k, gain, (("ideal", "local"),)) for gain in ("linear", "exp")]
+    specs += [Spec("nDCG", None, gain, (("ideal", "local"),)) for gain in ("linear", "exp")]
     return specs
 
 
@@ -428,6 +456,8 @@ def measure(
             return average_precision(labels, levels, rel_level, k)
         case "RR":
             return reciprocal_rank(labels, levels, rel_level, k)
+        case "nDCG" if spec.param("ideal", "global") == "local":
+            return ndcg_local_ideal(labels, k, spec.gain)
         case "nDCG" if spec.param("ideal", "global") == "max":
             top = max(levels, default=0) if top_level is None else top_level
             return ndcg_max_ideal(labels, k, spec.gain, top)

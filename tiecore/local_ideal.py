@@ -373,7 +373,9 @@ def local_sample(
     moving = np.unique(ranking.group_query[cuts_group])
     at = np.full(nq, -1)
     at[moving] = np.arange(moving.size)
-    ideal, shift = _ideal_of_own_top(ranking, judgments, cut, gain)
+    ideal, _ = _ideal_of_own_top(ranking, judgments, cut, gain)
+    reach = np.flatnonzero(ranking.offset[ranking.group] < cut[ranking.query])  # can be in
+    shift = _query_max(level[reach], ranking.query[reach], nq)  # (a moving query's is redone)
     fixed = np.ones(len(level), dtype=bool)
     fixed[layout.cleared] = False
     rows = np.flatnonzero(fixed & (ranking.rank <= cut[ranking.query]))
@@ -398,8 +400,9 @@ def local_sample(
             doc, slot = sampling.draw(layout, words, first, size)
             rank = ranking.rank[slot]
             inside = rank <= cut[query][None, :]
-            term = gain_of(level[doc], gain, shift[query][None, :]) / np.log2(rank + 1.0)
-            dcg[:, query[starts]] += np.add.reduceat(np.where(inside, term, 0.0), starts, axis=1)
+            drawn = np.where(inside, level[doc], 0)
+            term = gain_of(drawn, gain, shift[query][None, :]) / np.log2(rank + 1.0)
+            dcg[:, query[starts]] += np.add.reduceat(term, starts, axis=1)
             pick = inside & (at[query] >= 0)[None, :]
             sample = np.broadcast_to(np.arange(size)[:, None], slot.shape)
             where = np.broadcast_to(at[query], slot.shape)
