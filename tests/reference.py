@@ -398,7 +398,10 @@ def policies_are_extremes(spec: Spec) -> bool:
 
 def is_head_sum(spec: Spec) -> bool:
     """Whether ``spec`` is a sum over ranks with a fixed normaliser, whose variance
-    splits over the tie groups (tiecore.spread.tie_groups): not nDCG's local ideal."""
+    splits over the tie groups (tiecore.spread.tie_groups): not nDCG's local ideal, nor
+    infAP (its groups are independent too, but it is no head sum that tie_groups reads)."""
+    if spec.family == "infAP":
+        return False
     return not (spec.family == "nDCG" and spec.param("ideal", "global") == "local")
 
 
@@ -409,6 +412,7 @@ def all_specs(cutoffs: Iterable[int] = range(1, 11)) -> list[Spec]:
     specs += [Spec("Rprec"), Spec("Bpref")]
     specs += [Spec("CG"), Spec("DCG", None, "exp"), Spec("Judged"), Spec("RBP")]
     specs += [Spec("RBP", None, "binary", (("p", "0.5"),)), Spec("RBP_residual")]
+    specs += [Spec("infAP")]
     for k in cutoffs:
         specs += [Spec(family, k) for family in ("P", "R", "F1", "AP", "RR", "nDCG", "Success")]
         specs.append(Spec("nDCG", k, "exp"))
