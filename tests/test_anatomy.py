@@ -27,6 +27,9 @@ FAMILIES = [
     ref.Spec("P", 3), ref.Spec("R", 2), ref.Spec("F1", 4), ref.Spec("Rprec"), ref.Spec("AP"),
     ref.Spec("AP", 3), ref.Spec("RR"), ref.Spec("RR", 2), ref.Spec("Success", 2),
     ref.Spec("nDCG"), ref.Spec("nDCG", 3, "exp"), ref.Spec("Bpref"),
+    ref.Spec("AP", 2, params=(("denom", "min"),)),
+    ref.Spec("nDCG", 2, "linear", (("ideal", "max"),)),
+    ref.Spec("nDCG", 3, "exp", (("ideal", "max"),)),
 ]  # fmt: skip
 pytestmark = pytest.mark.filterwarnings("ignore::tiecore.errors.TieCoreWarning")
 

@@ -85,6 +85,8 @@ class QueryList:
     score: np.ndarray
     level: np.ndarray
     qrels_levels: np.ndarray
+    #: The top level of the whole qrels (nDCG(ideal=max)'s grade); None: this query's.
+    top_level: int | None = None
 
     def __len__(self) -> int:
         return len(self.docno)
@@ -103,6 +105,7 @@ class QueryList:
             score=rows["score"].to_numpy(np.float64) + 0.0,
             level=np.array([levels.get(d, np.nan) for d in docno], dtype=np.float64),
             qrels_levels=judged["level"].to_numpy(np.int64),
+            top_level=int(qrels["level"].max()) if len(qrels) else 0,
         )
 
     @classmethod
@@ -428,7 +431,10 @@ def expected_ranks(query: QueryList, measure: str | Measure, rel_level: int = 1)
             denominator = 0
     elif family == "AP":
         pair = np.where(n > 1, (r - 1) / np.where(n > 1, n - 1, 1), 0.0)
-        component, divisor, denominator = share * (above + 1 + p * pair), rank, num_rel
+        component, divisor = share * (above + 1 + p * pair), rank
+        denominator = num_rel
+        if measure.param("denom") == "min" and k is not None:
+            denominator = min(k, num_rel)
     elif family in ("RR", "Success"):
         log_p = _log_comb(n - 1 - p, r - 1) - _log_comb(n, r)
         component = np.where((above == 0) & (r > 0), np.exp(log_p), 0.0)
@@ -438,6 +444,11 @@ def expected_ranks(query: QueryList, measure: str | Measure, rel_level: int = 1)
         component = groups["gain"].to_numpy()[g] / np.where(n > 0, n, 1)
         divisor = np.log2(rank + 1.0)
         denominator = _ideal_dcg(query.qrels_levels, k, gain)
+        if measure.param("ideal") == "max":  # the top grade at each of the k ranks
+            top = query.top_level
+            top = query.qrels_levels.max(initial=0) if top is None else top
+            grade = _gains(np.array([max(top, 0)], dtype=np.float64), gain)[0]
+            denominator = float(grade * np.sum(1.0 / np.log2(np.arange(2.0, k + 2))))
     else:  # Bpref
         nonrel_above = groups["nonrelevant_above"].to_numpy()[g]
         component = _bpref_expectation(n, r, m, p, nonrel_above, num_rel, num_nonrel)
