@@ -32,7 +32,7 @@ from tiecore.ranking import Ranking
 
 pytestmark = pytest.mark.filterwarnings("ignore::tiecore.errors.TieCoreWarning")
 PROPERTY = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = Path("/work/shared/data")  # the shared data, wherever the repository is cloned
 
 
 def reference_iprec(
