@@ -25,7 +25,7 @@ from strategies import FLOAT32_COLLIDING, cases
 from test_io import GOOD, run_files
 
 import tiecore
-from tiecore import _small, cli
+from tiecore import _runs, _small, cli
 from tiecore.errors import InputError
 from tiecore.judgments import Judgments
 from tiecore.ranking import TIEBREAKS, Ranking
@@ -311,14 +311,22 @@ def test_score_spellings_read_alike(tmp_path) -> None:
     assert small.score.tobytes() == tiecore.read_run(path)["score"].to_numpy().tobytes()
 
 
-def test_names_are_read_runs_names() -> None:
-    from tiecore._parallel import file_names
-    from tiecore.io import _stem
-
+def test_names_are_read_runs_names(tmp_path) -> None:
+    """The small path names runs with tiecore._runs.file_names, as read_runs does: the
+    rule spelled out (a shared tag, a name taken by a tag, a bare ending, case)."""
     displays = ["a/x.txt", "b/x.txt.gz", "y", "z.run", "q/.gz", "w.TXT"]
     tags = [["t"], ["t"], [], ["u"], ["x"], ["x-2"]]
-    assert _small.run_names(displays, tags) == file_names(displays, tags)
-    assert [_small.stem(d) for d in displays] == [_stem(d) for d in displays]
+    expected = ["x-3", "x-4", "y", "u", "x", "x-2"]
+    assert _runs.file_names(displays, tags) == expected
+    assert [_runs.stem(d) for d in displays] == ["x", "x", "y", "z.run", ".gz", "w"]
+    files = []
+    for display, tag in zip(displays, tags, strict=True):
+        folder = tmp_path / str(len(files))
+        folder.mkdir()
+        files.append(
+            write(folder, Path(display).name, RUN.replace(" r\n", f" {tag[0]}\n" if tag else "\n"))
+        )
+    assert list(tiecore.read_runs(files)) == expected
 
 
 # ------------------------------------------------------------- judgments, rankings

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import warnings
-import zlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -15,6 +14,9 @@ import pyarrow.compute as pc
 
 from tiecore import kernels, profiles
 from tiecore._parallel import map_runs
+from tiecore._runs import geometric_summaries as _geometric_summaries
+from tiecore._runs import mean as _mean
+from tiecore._runs import run_seed
 from tiecore._validation import DEPTH, EVALUATE, check, validate_params
 from tiecore._validation import MODES as MODES  # the tie modes, declared there
 from tiecore.errors import InputError, TieCoreWarning
@@ -35,11 +37,6 @@ def as_run_dict(runs: Runs) -> dict[str, pd.DataFrame]:
     if isinstance(runs, pd.DataFrame):
         runs = {runs.attrs.get("name") or "run": runs}
     return check_runs(runs)  # the rules of the loaders (tiecore.frames)
-
-
-def run_seed(seed: int, name: str) -> np.random.Generator:
-    """A generator for one run: the same seed and name always draw the same orders."""
-    return np.random.default_rng([seed, zlib.crc32(name.encode())])
 
 
 #: Share of the available memory that sampled mode may plan to use.
@@ -357,33 +354,6 @@ def _skipped_message(name: str, skipped: np.ndarray) -> str:
     """The warning of :meth:`Ranking.build` about run queries without judgments."""
     shown = ", ".join(map(str, skipped[:5])) + (" ..." if skipped.size > 5 else "")
     return f"run {name}: {skipped.size} queries without judgments skipped ({shown})"
-
-
-def _geometric_summaries(found: dict, stacked: np.ndarray, summary: np.ndarray) -> None:
-    """Families averaged geometrically (``aggregate="geometric"``, gm_map): their summary
-    is trec_eval's ``exp(mean log max(value, 1e-5))`` (:func:`tiecore.geomean.gmap`), in
-    place; per sample when sampled (the mean over samples then estimates the mean GMAP)."""
-    rows = [i for i, m in enumerate(found) if m.spec.aggregate == "geometric"]
-    if rows and stacked.shape[-1]:
-        from tiecore.geomean import gmap
-
-        summary[rows] = gmap(stacked[rows], axis=-1)[..., None]
-
-
-def _mean(values: np.ndarray, axis: int) -> np.ndarray:
-    """The mean along ``axis`` (kept), as ``sum / n``; where that sum overflows although
-    every value is finite (unnormalised exp gains near 2**1023), ``sum(value / n)``.
-
-    >>> _mean(np.array([[2.0**1023, 2.0**1023]]), axis=1).tolist() == [[2.0**1023]]
-    True
-    """
-    with np.errstate(over="ignore"):
-        mean = values.mean(axis=axis, keepdims=True)
-    lost = np.isinf(mean) & np.isfinite(values).all(axis=axis, keepdims=True)
-    if lost.any():
-        scaled = (values / values.shape[axis]).sum(axis=axis, keepdims=True)
-        mean = np.where(lost, scaled, mean)
-    return mean
 
 
 def _value_frame(name, judgments, present, found, complete, per_query, ties) -> pd.DataFrame:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from tiecore._runs import file_names
 from tiecore.errors import InputError
 
 #: ``progress(done, total, name)`` after each run; ``total`` is None for an iterator.
@@ -90,31 +91,6 @@ def first_tag(path: str | os.PathLike) -> str | None:
     except (OSError, EOFError, UnicodeDecodeError, ValueError):
         return None
     return None
-
-
-def file_names(displays: Sequence[str], tags: Sequence[list[str] | None]) -> list[str]:
-    """Names of run files as :func:`tiecore.read_runs` gives them.
-
-    The tag when the file holds exactly one tag that no other file holds; else the
-    file name (without ``.gz``, ``.txt``), with ``-2``, ``-3``... when taken.
-    """
-    from tiecore.io import _stem
-
-    single = [t[0] if t is not None and len(t) == 1 else None for t in tags]
-    by_tag = [t if t is not None and single.count(t) == 1 else None for t in single]
-    used = {t for t in by_tag if t is not None}
-    names = []
-    for display, tag in zip(displays, by_tag, strict=True):
-        key = tag
-        if key is None:
-            base = key = _stem(display)
-            k = 1
-            while key in used:
-                k += 1
-                key = f"{base}-{k}"
-            used.add(key)
-        names.append(key)
-    return names
 
 
 def run_items(runs: object) -> Iterator[Item] | list[Item]:

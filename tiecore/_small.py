@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tiecore import _runs
 from tiecore._validation import EXACT_MODES
 from tiecore.judgments import Judgments
 from tiecore.measures import Measure
@@ -172,70 +173,15 @@ def read_qrels(path: str) -> tuple[list[str], list[str], np.ndarray]:
     return qid, docno, np.array(levels, dtype=np.int64)
 
 
-def stem(display: str) -> str:
-    """:func:`tiecore.io._stem`: the file name without its directory, ``.gz``, ``.txt``."""
-    name = Path(display).name or display
-    for suffix in (".gz", ".txt", ".jsonl", ".ndjson", ".parquet"):
-        if name.lower().endswith(suffix) and len(name) > len(suffix):
-            name = name[: -len(suffix)]
-    return name
-
-
-def run_names(displays: Sequence[str], tags: Sequence[list[str]]) -> list[str]:
-    """:func:`tiecore.read_runs`' names: the tag when the file holds one that no other
-    file holds; else the file name, with ``-2``, ``-3``... when taken."""
-    single = [t[0] if len(t) == 1 else None for t in tags]
-    by_tag = [t if t is not None and single.count(t) == 1 else None for t in single]
-    used = {t for t in by_tag if t is not None}
-    names = []
-    for display, tag in zip(displays, by_tag, strict=True):
-        key = tag
-        if key is None:
-            base = key = stem(display)
-            k = 1
-            while key in used:
-                k += 1
-                key = f"{base}-{k}"
-            used.add(key)
-        names.append(key)
-    return names
-
-
 # ---------------------------------------------------------------------- evaluating
-
-
-def _run_seed(seed: int, name: str) -> np.random.Generator:
-    """:func:`tiecore._evaluate.run_seed`."""
-    return np.random.default_rng([seed, zlib.crc32(name.encode())])
-
-
-def _mean(values: np.ndarray, axis: int) -> np.ndarray:
-    """:func:`tiecore._evaluate._mean`: ``sum / n``, or ``sum(value / n)`` where that
-    overflows although every value is finite."""
-    with np.errstate(over="ignore"):
-        mean = values.mean(axis=axis, keepdims=True)
-    lost = np.isinf(mean) & np.isfinite(values).all(axis=axis, keepdims=True)
-    if lost.any():
-        scaled = (values / values.shape[axis]).sum(axis=axis, keepdims=True)
-        mean = np.where(lost, scaled, mean)
-    return mean
-
-
-def _geometric_summaries(found: dict, stacked: np.ndarray, summary: np.ndarray) -> None:
-    """:func:`tiecore._evaluate._geometric_summaries` (gm_map's summary), in place."""
-    rows = [i for i, m in enumerate(found) if m.spec.aggregate == "geometric"]
-    if rows and stacked.shape[-1]:
-        from tiecore.geomean import gmap
-
-        summary[rows] = gmap(stacked[rows], axis=-1)[..., None]
 
 
 def _summaries(found: dict, chosen: np.ndarray) -> dict[str, np.ndarray]:
     """:func:`tiecore._evaluate._value_frame`'s values, ``(measures, queries + 1)``
     (aware or oblivious: one value per query)."""
     stacked = np.stack([value[..., chosen] for value in found.values()])
-    mean = _mean(stacked, axis=1) if stacked.shape[1] else np.zeros((len(found), 1))
-    _geometric_summaries(found, stacked, mean)
+    mean = _runs.mean(stacked, axis=1) if stacked.shape[1] else np.zeros((len(found), 1))
+    _runs.geometric_summaries(found, stacked, mean)
     return {"value": np.concatenate([stacked, mean], axis=1)}
 
 
@@ -290,7 +236,7 @@ def _evaluate(
     runs = [read_run(path) for path in run_paths]
     if any(len(run.tags) > 1 for run in runs):  # the normal path may rename such a run late
         raise Refused
-    names = run_names(list(run_paths), [run.tags for run in runs])
+    names = _runs.file_names(list(run_paths), [run.tags for run in runs])
     if ties == "aware":
         refuse_inexact(measures, "ties='aware'")
     judgments = Judgments.from_small(*qrels, rel_level)
@@ -303,7 +249,7 @@ def _evaluate(
     clock = time.perf_counter()
     for done, (name, run) in enumerate(zip(names, runs, strict=True), start=1):
         order = tiebreak if ties == "oblivious" else "file_order"
-        rng = _run_seed(seed, name) if order == "random" else None  # numpy.random: 20 ms
+        rng = _runs.run_seed(seed, name) if order == "random" else None  # numpy.random: 20 ms
         ranking = Ranking.build_small(
             run.qid, run.docno, run.score, judgments, tiebreak=order, seed=rng, name=name
         )

@@ -61,6 +61,8 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from tiecore import _checked
+from tiecore._runs import file_names
+from tiecore._runs import stem as _stem
 from tiecore.errors import InputError
 
 __all__ = ["read_letor", "read_qrels", "read_run", "read_runs"]
@@ -91,15 +93,6 @@ def _display_name(source: Source) -> str:
         return os.fspath(source)
     name = getattr(source, "name", None)
     return str(name) if isinstance(name, (str, os.PathLike)) and str(name) else "<upload>"
-
-
-def _stem(display: str) -> str:
-    """File name without its directory, ``.gz`` and ``.txt`` (``run.txt.gz`` -> ``run``)."""
-    name = Path(display).name or display
-    for suffix in (".gz", ".txt", ".jsonl", ".ndjson", ".parquet"):  # see tiecore.sources
-        if name.lower().endswith(suffix) and len(name) > len(suffix):
-            name = name[: -len(suffix)]
-    return name
 
 
 def _load(source: Source) -> tuple[bytes, str]:
@@ -1077,22 +1070,10 @@ def read_runs(sources: Iterable[Source] | Source) -> dict[str, pd.DataFrame]:
 
     sources = _sources.run_sources(sources)  # a DataFrame or records: one run
     frames = [read_run(s) for s in sources]
-    tags = [f.attrs["tags"][0] if len(f.attrs["tags"]) == 1 else None for f in frames]
-    by_tag = [t if t is not None and tags.count(t) == 1 else None for t in tags]
-    used = {t for t in by_tag if t is not None}
-    runs: dict[str, pd.DataFrame] = {}
-    for frame, tag in zip(frames, by_tag, strict=True):
-        key = tag
-        if key is None:  # file name, made unique against tags and earlier file names
-            base = key = _stem(frame.attrs["source"])
-            k = 1
-            while key in used:
-                k += 1
-                key = f"{base}-{k}"
-            used.add(key)
-        frame.attrs["name"] = key
-        runs[key] = frame
-    return runs
+    names = file_names([f.attrs["source"] for f in frames], [f.attrs["tags"] for f in frames])
+    for frame, name in zip(frames, names, strict=True):
+        frame.attrs["name"] = name
+    return dict(zip(names, frames, strict=True))
 
 
 # --------------------------------------------------------------------------- qrels

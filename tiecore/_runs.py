@@ -1,0 +1,97 @@
+"""A run's name and seed, and the summary of its per-query values (numpy only).
+
+Shared by the normal path (:mod:`tiecore.io`, :mod:`tiecore._parallel`,
+:mod:`tiecore._evaluate`, which load pandas) and ``tiecore eval``'s start-up path
+(:mod:`tiecore._small`, which must not), so that both name, seed and average a run
+the same way, bit for bit.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from tiecore.geomean import gmap
+
+#: Endings a run file's name loses (``.gz`` first: ``run.txt.gz`` -> ``run``); the
+#: formats of :mod:`tiecore.sources` too.
+_SUFFIXES = (".gz", ".txt", ".jsonl", ".ndjson", ".parquet")
+
+
+def stem(display: str) -> str:
+    """The file name without its directory, ``.gz``, ``.txt`` (and the other formats'
+    endings), in any case; a name that is nothing but an ending stays whole.
+
+    >>> stem("runs/bm25.TXT.gz"), stem("q/.gz"), stem("z.run")
+    ('bm25', '.gz', 'z.run')
+    """
+    name = Path(display).name or display
+    for suffix in _SUFFIXES:
+        if name.lower().endswith(suffix) and len(name) > len(suffix):
+            name = name[: -len(suffix)]
+    return name
+
+
+def file_names(displays: Sequence[str], tags: Sequence[list[str] | None]) -> list[str]:
+    """Names of run files as :func:`tiecore.read_runs` gives them.
+
+    The tag when the file holds exactly one tag that no other file holds; else the
+    file name (:func:`stem`), with ``-2``, ``-3``... when a tag or an earlier file
+    name has it. ``tags`` lists each file's tags (None: not known, as no tag).
+
+    >>> file_names(["a/x.txt", "b/x.txt.gz", "y.txt", "z"], [["t"], ["t"], [], ["x-2"]])
+    ['x', 'x-3', 'y', 'x-2']
+    """
+    single = [t[0] if t is not None and len(t) == 1 else None for t in tags]
+    by_tag = [t if t is not None and single.count(t) == 1 else None for t in single]
+    used = {t for t in by_tag if t is not None}
+    names = []
+    for display, tag in zip(displays, by_tag, strict=True):
+        key = tag
+        if key is None:
+            base = key = stem(display)
+            k = 1
+            while key in used:
+                k += 1
+                key = f"{base}-{k}"
+            used.add(key)
+        names.append(key)
+    return names
+
+
+def run_seed(seed: int, name: str) -> np.random.Generator:
+    """A generator for one run: the same seed and name always draw the same orders
+    (``default_rng([seed, crc32(name)])``, whatever else is evaluated with it)."""
+    return np.random.default_rng([seed, zlib.crc32(name.encode())])
+
+
+def mean(values: np.ndarray, axis: int) -> np.ndarray:
+    """The mean along ``axis`` (kept), as ``sum / n``; where that sum overflows although
+    every value is finite (unnormalised exp gains near 2**1023), ``sum(value / n)``.
+
+    >>> mean(np.array([[2.0**1023, 2.0**1023]]), axis=1).tolist() == [[2.0**1023]]
+    True
+    """
+    with np.errstate(over="ignore"):
+        found = values.mean(axis=axis, keepdims=True)
+    lost = np.isinf(found) & np.isfinite(values).all(axis=axis, keepdims=True)
+    if lost.any():
+        scaled = (values / values.shape[axis]).sum(axis=axis, keepdims=True)
+        found = np.where(lost, scaled, found)
+    return found
+
+
+def geometric_summaries(found: dict, stacked: np.ndarray, summary: np.ndarray) -> None:
+    """Families averaged geometrically (``aggregate="geometric"``, gm_map): their summary
+    is trec_eval's ``exp(mean log max(value, 1e-5))`` (:func:`tiecore.geomean.gmap`), in
+    place; per sample when sampled (the mean over samples then estimates the mean GMAP).
+
+    ``found`` maps the measures to their values, in the order of ``stacked``'s rows
+    (``(measures, [samples,] queries)``); ``summary`` holds a row per measure.
+    """
+    rows = [i for i, m in enumerate(found) if m.spec.aggregate == "geometric"]
+    if rows and stacked.shape[-1]:
+        summary[rows] = gmap(stacked[rows], axis=-1)[..., None]
