@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 import math
 import re
 import subprocess
@@ -15,6 +14,7 @@ import pytest
 import reference as ref
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from shared_data import ROBUST_QRELS, plain_copy, robust_run
 from strategies import cases
 
 from tiecore.cascade import (
@@ -31,7 +31,6 @@ from tiecore.ranking import Ranking
 
 pytestmark = pytest.mark.filterwarnings("ignore::tiecore.errors.TieCoreWarning")
 PROPERTY = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-DATA = Path("/work/shared/data")  # the shared data, wherever the repository is cloned
 
 
 def reference_err(labels, k: int | None, max_grade: int = 4) -> float:
@@ -214,11 +213,9 @@ def run_gdeval(qrels: Path, run: Path, k: int, tmp: Path) -> dict[str, float]:
 def test_oblivious_equals_gdeval_on_robust03(tmp_path, name, k):
     import tiecore
 
-    qrels_path = DATA / "robust03" / "qrels.txt"
-    run_path = tmp_path / "run.txt"
-    run_path.write_bytes(gzip.decompress((DATA / "robust03" / "runs" / name).read_bytes()))
-    expected = run_gdeval(qrels_path, run_path, k, tmp_path)
-    judgments = Judgments.from_qrels(tiecore.read_qrels(qrels_path))
+    run_path = plain_copy(robust_run(name), tmp_path)  # gdeval reads plain text
+    expected = run_gdeval(ROBUST_QRELS, run_path, k, tmp_path)
+    judgments = Judgments.from_qrels(tiecore.read_qrels(ROBUST_QRELS))
     ranking = Ranking.build(tiecore.read_run(run_path), judgments, tiebreak="trec_eval_double")
     found = dict(zip(judgments.qids, err_oblivious(ranking, judgments, k), strict=True))
     assert set(expected) <= set(found)
@@ -250,8 +247,8 @@ def test_evaluate_and_evaluate_spread_give_the_module_values():
     """ERR through tiecore.evaluate / evaluate_spread (the registry family) in every mode."""
     import tiecore
 
-    qrels = tiecore.read_qrels(DATA / "robust03" / "qrels.txt")
-    run = tiecore.read_run(DATA / "robust03" / "runs" / "input.MU03rob01.gz")
+    qrels = tiecore.read_qrels(ROBUST_QRELS)
+    run = tiecore.read_run(robust_run("input.MU03rob01.gz"))
     judgments = Judgments.from_qrels(qrels)
     ranking = Ranking.build(run, judgments, tiebreak="file_order")
     present = ranking.counts > 0

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import gzip
 import itertools
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 import pytrec_eval
 import reference as ref
 from hypothesis import HealthCheck, given, settings
+from shared_data import ROBUST_QRELS, plain_copy, pytrec_dicts, robust_run
 from strategies import cases
 
 import tiecore
@@ -19,7 +18,6 @@ from tiecore.geomean import MIN_GEO_MEAN, geometric_mean, gmap, log_floor
 
 pytestmark = pytest.mark.filterwarnings("ignore::tiecore.errors.TieCoreWarning")
 PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-DATA = Path("/work/shared/data")  # the shared data, wherever the repository is cloned
 
 
 def per_query_ap(run, qrels, ties, tiebreak="trec_eval") -> dict[str, float]:
@@ -32,16 +30,9 @@ def per_query_ap(run, qrels, ties, tiebreak="trec_eval") -> dict[str, float]:
     "name", ["input.MU03rob01.gz", "input.rutcor03100.gz", "input.aplrob03a.gz"]
 )
 def test_oblivious_equals_pytrec_eval_on_robust03(tmp_path, name):
-    qrels = tiecore.read_qrels(DATA / "robust03" / "qrels.txt")
-    path = tmp_path / "run.txt"
-    path.write_bytes(gzip.decompress((DATA / "robust03" / "runs" / name).read_bytes()))
-    run = tiecore.read_run(path)
-    qrel_dict: dict = {}
-    for q, d, lv in zip(qrels["qid"], qrels["docno"], qrels["level"], strict=True):
-        qrel_dict.setdefault(q, {})[d] = int(lv)
-    run_dict: dict = {}
-    for q, d, s in zip(run["qid"], run["docno"], run["score"], strict=True):
-        run_dict.setdefault(q, {})[d] = float(s)
+    qrels = tiecore.read_qrels(ROBUST_QRELS)
+    run = tiecore.read_run(plain_copy(robust_run(name), tmp_path))
+    qrel_dict, run_dict = pytrec_dicts(run, qrels)
     expected = pytrec_eval.RelevanceEvaluator(qrel_dict, {"gm_map"}).evaluate(run_dict)
     ap = per_query_ap(run, qrels, "oblivious")
     assert set(ap) == set(expected)
@@ -92,16 +83,9 @@ def test_bounds_against_every_ordering_and_no_aware_value(case):
 def test_evaluate_gm_map_summary_in_every_mode(tmp_path):
     """gm_map through tiecore.evaluate: per query AP, summary trec_eval's GMAP (pytrec_eval's
     aggregate); refused where the value would be a tie-aware mean (aware, spread, compare)."""
-    qrels = tiecore.read_qrels(DATA / "robust03" / "qrels.txt")
-    path = tmp_path / "run.txt"
-    path.write_bytes(gzip.decompress((DATA / "robust03/runs/input.MU03rob01.gz").read_bytes()))
-    run = tiecore.read_run(path)
-    qrel_dict: dict = {}
-    for q, d, lv in zip(qrels["qid"], qrels["docno"], qrels["level"], strict=True):
-        qrel_dict.setdefault(q, {})[d] = int(lv)
-    run_dict: dict = {}
-    for q, d, s in zip(run["qid"], run["docno"], run["score"], strict=True):
-        run_dict.setdefault(q, {})[d] = float(s)
+    qrels = tiecore.read_qrels(ROBUST_QRELS)
+    run = tiecore.read_run(plain_copy(robust_run("input.MU03rob01.gz"), tmp_path))
+    qrel_dict, run_dict = pytrec_dicts(run, qrels)
     logs = pytrec_eval.RelevanceEvaluator(qrel_dict, {"gm_map"}).evaluate(run_dict)
     expected = pytrec_eval.compute_aggregated_measure(
         "gm_map", [v["gm_map"] for v in logs.values()]

@@ -9,10 +9,8 @@ bit for bit on every Robust03 run and trec_eval's test files.
 
 from __future__ import annotations
 
-import gzip
 import math
 from fractions import Fraction
-from pathlib import Path
 
 import ir_measures
 import numpy as np
@@ -22,6 +20,7 @@ import pytrec_eval
 import reference as ref
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from shared_data import DATA, ROBUST_RUNS, TREC_EVAL, plain_copy, pytrec_dicts
 from strategies import cases
 
 import tiecore
@@ -41,8 +40,6 @@ from tiecore.ranking import Ranking
 
 pytestmark = pytest.mark.filterwarnings("ignore::tiecore.errors.TieCoreWarning")
 PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-DATA = Path("/work/shared/data")  # the shared data, wherever the repository is cloned
-ROBUST = sorted((DATA / "robust03" / "runs").glob("input.*.gz"))
 TOL = 1e-12
 
 options = st.fixed_dictionaries(
@@ -189,21 +186,8 @@ def test_the_maximum_is_not_always_the_optimistic_order():
 # ------------------------------------------------------------ trec_eval, pytrec_eval
 
 
-def plain_run(source: Path, tmp_path: Path) -> pd.DataFrame:
-    if source.suffix == ".gz":
-        plain = tmp_path / "run.txt"
-        plain.write_bytes(gzip.decompress(source.read_bytes()))
-        source = plain
-    return tiecore.read_run(source)
-
-
 def pytrec_infap(run: pd.DataFrame, qrels: pd.DataFrame, rel_level: int) -> dict[str, float]:
-    qrel_dict: dict = {}
-    for q, d, lv in zip(qrels["qid"], qrels["docno"], qrels["level"], strict=True):
-        qrel_dict.setdefault(q, {})[d] = int(lv)
-    run_dict: dict = {}
-    for q, d, s in zip(run["qid"], run["docno"], run["score"], strict=True):
-        run_dict.setdefault(q, {})[d] = float(s)
+    qrel_dict, run_dict = pytrec_dicts(run, qrels)
     evaluator = pytrec_eval.RelevanceEvaluator(qrel_dict, {"infAP"}, relevance_level=rel_level)
     return {qid: v["infAP"] for qid, v in evaluator.evaluate(run_dict).items()}
 
@@ -213,13 +197,13 @@ FILES = [
     ("trec_eval_tests/qrels.test", "trec_eval_tests/results.trunc", 1),
     ("trec_eval_tests/qrels.rel_level", "trec_eval_tests/results.test", 2),
     ("trec_eval_tests/qrels.rel_level", "trec_eval_tests/results.test", 1),
-] + [("robust03/qrels.txt", str(path.relative_to(DATA)), 1) for path in ROBUST]
+] + [("robust03/qrels.txt", str(path.relative_to(DATA)), 1) for path in ROBUST_RUNS]
 
 
 @pytest.mark.parametrize("qrels_path, run_path, rel_level", FILES)
 def test_oblivious_equals_pytrec_eval_bit_for_bit(tmp_path, qrels_path, run_path, rel_level):
     qrels = tiecore.read_qrels(DATA / qrels_path)
-    run = plain_run(DATA / run_path, tmp_path)
+    run = tiecore.read_run(plain_copy(DATA / run_path, tmp_path))
     expected = pytrec_infap(run, qrels, rel_level)
     judgments = Judgments.from_qrels(qrels, rel_level)
     found = infap_oblivious(Ranking.build(run, judgments, tiebreak="trec_eval"), judgments)
@@ -228,7 +212,7 @@ def test_oblivious_equals_pytrec_eval_bit_for_bit(tmp_path, qrels_path, run_path
 
 
 def test_all_robust03_runs_are_covered():
-    assert len(ROBUST) == 17
+    assert len(ROBUST_RUNS) == 17
 
 
 GOLDEN = [
@@ -241,13 +225,12 @@ GOLDEN = [
 
 @pytest.mark.parametrize("out, qrels_file, run_file, opts", GOLDEN)
 def test_evaluate_reproduces_trec_evals_test_outputs(out, qrels_file, run_file, opts):
-    folder = DATA / "trec_eval_tests"
     expected = {}
-    for line in (folder / out).read_text().splitlines():
+    for line in (TREC_EVAL / out).read_text().splitlines():
         name, qid, value = line.split()
         if name == "infAP":
             expected[qid] = float(value)
-    run, qrels = tiecore.read_run(folder / run_file), tiecore.read_qrels(folder / qrels_file)
+    run, qrels = tiecore.read_run(TREC_EVAL / run_file), tiecore.read_qrels(TREC_EVAL / qrels_file)
     frame = tiecore.evaluate(run, qrels, "infAP", per_query=True, **opts)
     got = dict(zip(frame["qid"].fillna("all"), frame["value"], strict=True))
     assert set(got) == set(expected)
@@ -259,8 +242,8 @@ def test_evaluate_reproduces_trec_evals_test_outputs(out, qrels_file, run_file, 
 
 
 def test_evaluate_spread_and_compare_use_the_module():
-    qrels = tiecore.read_qrels(DATA / "trec_eval_tests" / "qrels.rel_level")
-    run = tiecore.read_run(DATA / "trec_eval_tests" / "results.test")
+    qrels = tiecore.read_qrels(TREC_EVAL / "qrels.rel_level")
+    run = tiecore.read_run(TREC_EVAL / "results.test")
     judgments = Judgments.from_qrels(qrels)
     ranking = Ranking.build(run, judgments, tiebreak="trec_eval")
     for name in ("infAP", "infap"):
@@ -288,8 +271,7 @@ def test_evaluate_spread_and_compare_use_the_module():
 
 
 def test_command_line_and_ir_measures_names(tmp_path, capsys):
-    folder = DATA / "trec_eval_tests"
-    args = ["eval", str(folder / "qrels.test"), str(folder / "results.test"), "-m", "infAP"]
+    args = ["eval", str(TREC_EVAL / "qrels.test"), str(TREC_EVAL / "results.test"), "-m", "infAP"]
     assert main(args) == 0
     printed = capsys.readouterr().out
     assert "infAP" in printed and "0.1785" in printed  # trec_eval's out.test.a

@@ -10,20 +10,16 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import ir_measures
 import pandas as pd
 import pytest
 from ir_measures import AP, RR, Bpref, P, R, Rprec, Success, nDCG
+from shared_data import ROBUST_QRELS, TREC_EVAL, robust_run
 
 import tiecore
 from tiecore.errors import InputError
 from tiecore.interop import ALL_TREC, all_trec_measures, expand_all_trec, measure_name
-
-DATA = Path("/work/shared/data")
-TREC_EVAL = DATA / "trec_eval_tests"
-ROBUST = DATA / "robust03"
 
 MEASURES = [P @ 5, P @ 10, R @ 100, AP, AP @ 10, RR, nDCG, nDCG @ 10, Rprec, Success @ 5, Bpref]
 MEASURES.append(ir_measures.Judged @ 10)  # ir_measures' own provider, not pytrec_eval
@@ -63,8 +59,8 @@ def test_refused(measure, message):
     [
         (TREC_EVAL / "qrels.test", TREC_EVAL / "results.test", 1),
         (TREC_EVAL / "qrels.rel_level", TREC_EVAL / "results.test", 2),
-        (ROBUST / "qrels.txt", ROBUST / "runs" / "input.rutcor03100.gz", 1),  # tie-heavy
-        (ROBUST / "qrels.txt", ROBUST / "runs" / "input.MU03rob01.gz", 2),
+        (ROBUST_QRELS, robust_run("input.rutcor03100.gz"), 1),  # tie-heavy
+        (ROBUST_QRELS, robust_run("input.MU03rob01.gz"), 2),
     ],
 )
 def test_converted_measures_equal_ir_measures(qrels, run, rel_level):

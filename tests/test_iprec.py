@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import gzip
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -13,6 +11,7 @@ import pytrec_eval
 import reference as ref
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from shared_data import DATA, TREC_EVAL, plain_copy, pytrec_dicts
 from strategies import cases
 
 import tiecore
@@ -32,7 +31,6 @@ from tiecore.ranking import Ranking
 
 pytestmark = pytest.mark.filterwarnings("ignore::tiecore.errors.TieCoreWarning")
 PROPERTY = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-DATA = Path("/work/shared/data")  # the shared data, wherever the repository is cloned
 
 
 def reference_iprec(
@@ -166,16 +164,6 @@ def test_a_group_with_too_many_placements_is_refused():
         iprec_aware(Ranking.build(run, judgments), judgments)
 
 
-def pytrec_dicts(run, qrels):
-    qrel_dict: dict = {}
-    for q, d, lv in zip(qrels["qid"], qrels["docno"], qrels["level"], strict=True):
-        qrel_dict.setdefault(q, {})[d] = int(lv)
-    run_dict: dict = {}
-    for q, d, s in zip(run["qid"], run["docno"], run["score"], strict=True):
-        run_dict.setdefault(q, {})[d] = float(s)
-    return qrel_dict, run_dict
-
-
 @pytest.mark.parametrize(
     "qrels_path, run_path",
     [
@@ -186,14 +174,9 @@ def pytrec_dicts(run, qrels):
 )
 def test_oblivious_equals_pytrec_eval(tmp_path, qrels_path, run_path):
     qrels = tiecore.read_qrels(DATA / qrels_path)
-    source = DATA / run_path
-    if source.suffix == ".gz":
-        plain = tmp_path / "run.txt"
-        plain.write_bytes(gzip.decompress(source.read_bytes()))
-        source = plain
-    run = tiecore.read_run(source)
-    expected = pytrec_eval.RelevanceEvaluator(*pytrec_dicts(run, qrels)[:1], {"iprec_at_recall"})
-    expected = expected.evaluate(pytrec_dicts(run, qrels)[1])
+    run = tiecore.read_run(plain_copy(DATA / run_path, tmp_path))
+    qrel_dict, run_dict = pytrec_dicts(run, qrels)
+    expected = pytrec_eval.RelevanceEvaluator(qrel_dict, {"iprec_at_recall"}).evaluate(run_dict)
     judgments = Judgments.from_qrels(qrels)
     ranking = Ranking.build(run, judgments, tiebreak="trec_eval")
     found = iprec_oblivious(ranking, judgments)
@@ -226,8 +209,8 @@ def test_sampled_curves_are_orderings_and_average_to_the_aware_curve(case, opts)
 def test_evaluate_takes_trec_eval_and_ir_measures_names():
     """iprec_at_recall_0.50 and IPrec@0.5 through tiecore.evaluate: pytrec_eval's mean
     (oblivious), the module's curve (aware), and evaluate_spread's variance."""
-    qrels = tiecore.read_qrels(DATA / "trec_eval_tests" / "qrels.test")
-    run = tiecore.read_run(DATA / "trec_eval_tests" / "results.test")
+    qrels = tiecore.read_qrels(TREC_EVAL / "qrels.test")
+    run = tiecore.read_run(TREC_EVAL / "results.test")
     qrel_dict, run_dict = pytrec_dicts(run, qrels)
     expected = pytrec_eval.RelevanceEvaluator(qrel_dict, {"iprec_at_recall"}).evaluate(run_dict)
     mean = np.mean([v["iprec_at_recall_0.50"] for v in expected.values()])
@@ -253,12 +236,12 @@ def test_trec_eval_names_round_as_the_trec_eval_of_the_test_outputs():
     out.test.aq does (pytrec_eval's 9.0.x adds 0.9): every level of every query, to its 4
     printed decimals."""
     expected = {}
-    for line in (DATA / "trec_eval_tests" / "out.test.aq").read_text().splitlines():
+    for line in (TREC_EVAL / "out.test.aq").read_text().splitlines():
         name, qid, value = line.split()
         if name.startswith("iprec_at_recall_") and qid != "all":
             expected[qid, name] = value
-    qrels = tiecore.read_qrels(DATA / "trec_eval_tests" / "qrels.test")
-    run = tiecore.read_run(DATA / "trec_eval_tests" / "results.test")
+    qrels = tiecore.read_qrels(TREC_EVAL / "qrels.test")
+    run = tiecore.read_run(TREC_EVAL / "results.test")
     names = level_names()
     frame = tiecore.evaluate(run, qrels, names, ties="oblivious", per_query=True)
     frame = frame[frame["qid"].notna()]
@@ -269,7 +252,8 @@ def test_trec_eval_names_round_as_the_trec_eval_of_the_test_outputs():
         for q, m, v in zip(frame["qid"], frame["measure"], frame["value"], strict=True)
     }
     assert found == expected
-    pytrec = pytrec_eval.RelevanceEvaluator(*pytrec_dicts(run, qrels)[:1], {"iprec_at_recall"})
-    assert pytrec.evaluate(pytrec_dicts(run, qrels)[1])["301"]["iprec_at_recall_0.10"] != float(
+    qrel_dict, run_dict = pytrec_dicts(run, qrels)
+    pytrec = pytrec_eval.RelevanceEvaluator(qrel_dict, {"iprec_at_recall"})
+    assert pytrec.evaluate(run_dict)["301"]["iprec_at_recall_0.10"] != float(
         expected["301", "iprec_at_recall_0.10"]
     )  # the two trec_evals differ here (0.2096 against 0.2098)

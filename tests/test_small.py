@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from shared_data import ROBUST_QRELS, TREC_EVAL, robust_run
 from strategies import FLOAT32_COLLIDING, cases
 from test_io import GOOD, run_files
 
@@ -30,11 +31,8 @@ from tiecore.errors import InputError
 from tiecore.judgments import Judgments
 from tiecore.ranking import TIEBREAKS, Ranking
 
-DATA = Path("/work/shared/data")
-TREC_EVAL = DATA / "trec_eval_tests"
-ROBUST = DATA / "robust03"
 #: a tie-heavy Robust03 run (integer scores), a short one and an ordinary one
-ROBUST_RUNS = ("input.MU03rob01.gz", "input.NLPR03vb10.gz", "input.humR03dc.gz")
+SOME_ROBUST_RUNS = ("input.MU03rob01.gz", "input.NLPR03vb10.gz", "input.humR03dc.gz")
 QRELS = "1 0 a 1\n1 0 b 0\n1 0 c 2\n2 0 a 1\n2 0 d 1\n"
 RUN = "1 Q0 a 1 2 r\n1 Q0 b 2 2 r\n1 Q0 c 3 1 r\n2 Q0 d 1 5 r\n2 Q0 e 2 5 r\n"
 
@@ -108,9 +106,9 @@ def test_trec_eval_rel_level_file(capsys) -> None:
 
 @pytest.mark.parametrize("ties", ["aware", "oblivious"])
 def test_robust03_runs(capsys, ties) -> None:
-    runs = [ROBUST / "runs" / name for name in ROBUST_RUNS]
+    runs = [robust_run(name) for name in SOME_ROBUST_RUNS]
     code, out, _ = both(
-        capsys, "eval", ROBUST / "qrels.txt", *runs, "--ties", ties, "-q", "--format", "csv"
+        capsys, "eval", ROBUST_QRELS, *runs, "--ties", ties, "-q", "--format", "csv"
     )
     assert code == 0 and out.count("\n") > 1000
 

@@ -21,7 +21,6 @@ from tiecore.errors import InputError
 from tiecore.spread import evaluate_spread
 
 REPO = Path(__file__).resolve().parents[1]
-ROBUST = Path("/work/shared/data/robust03")
 MEASURES = ["P@5", "AP", "nDCG@10", "RR", "Bpref", "R@20"]
 
 
