@@ -18,28 +18,37 @@ the placement they give is invariant under any relabelling of the slots, and
 is therefore uniform over all placements (the relabellings reach every one).
 A denser group is shuffled whole: its rows sorted by uniform 64-bit keys.
 
-The head-sum measures (:func:`sample_values`) draw less, in two stages
-(:meth:`_Layout.for_components`).  Only docs with a gain (level > 0) count for
-P, R, F1, RR, Success, AP, nDCG, DCG, CG and RBP, so only groups holding one
-and whose levels differ are drawn, and their gain docs are placed first (a
-group where they are more than half is shuffled whole).  Bpref also counts
-the judged non-relevant docs above a relevant one, but only up to R: its
-groups that hold both and whose count above them is still below R place, in a
-second stage, the other judged docs into the slots left (the same rules, the
-first stage's slots taken), or, when those docs are more than half of the
-slots left, let all remaining docs fill them in the order of uniform 64-bit
-keys; Judged does so in every drawn group.  Conditional on the first stage the
-second is uniform over the slots left, so the joint placement is uniform; the
-first stage never depends on the second, so a measure draws the same orders
-whatever other measures are asked.
+The head-sum measures (:func:`sample_values`) draw less
+(:meth:`_Layout.for_components`).  Only docs with a gain (level > 0) or
+relevant count for P, R, F1, RR, Success, AP, nDCG, DCG, CG and RBP, so only
+groups holding one and where gain or relevance differ are drawn, and those docs
+are placed first (a group where they are more than half is shuffled whole).
+Bpref also counts the judged non-relevant docs above each relevant one, but
+only up to R and never where they are: in its groups whose count above them is
+still below R, given the first stage those docs (without a gain) take a
+uniformly random subset of the slots left, so how many lie above each relevant
+doc is drawn directly, by hypergeometric draws between consecutive relevant
+docs (:class:`_Tally`, :func:`tally`), not by placing every one.  Judged needs
+the judged docs' places: in every drawn group it places, in a second stage,
+the other judged docs into the slots left (the same rules, the first stage's
+slots taken), or, when those docs are more than half of the slots left, lets
+all remaining docs fill them in the order of uniform 64-bit keys.  Conditional
+on the first stage the counts and the second stage are each those of a uniform
+order of the slots left, so each measure's draw is that of a uniform order; the
+first stage never depends on them, and Bpref counts even when Judged places
+(within a sample, Bpref's counts and Judged's places are then separate draws
+after the same first stage), so a measure draws the same orders whatever other
+measures are asked.
 
 Every draw is a hash of run, query, rank, round and sample
 (:func:`tiecore.seeding.stream_key`): the same values whether a run's queries
 are evaluated together or apart, in whatever batches of samples, with whatever
 other measures.  (Drawing the judged docs' places instead of shuffling whole
 groups changed the draws, and so did the two stages, which draw far fewer docs
-on heavily tied runs (MU03rob01: 3,200 instead of 21,000 columns a sample): a
-seed gives other values than it did before, with the same distribution.)
+on heavily tied runs (MU03rob01: 3,200 instead of 21,000 columns a sample), and
+Bpref's counts, which replaced its second stage (rutcor03100: 736 columns and
+~560 counts a sample instead of 6,900 columns): a seed gives other Bpref values
+than it did before, with the same distribution; the other measures keep theirs.)
 """
 
 from __future__ import annotations
@@ -64,6 +73,8 @@ STAGED = frozenset({"rel", "ap", "first", "bpref", "judged"})
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _ROUND = np.uint64(0xD6E8FEB86659FD93)
+#: The round of the words :func:`tally` draws (placement rounds count up from 0).
+_TALLY_ROUND = 1 << 40
 
 
 def mixed_rows(ranking: Ranking, depth: int) -> np.ndarray:
@@ -93,7 +104,9 @@ class _Layout:
     :data:`FILL`: a doc that fills the slots the first stage left, in random
     order), ``compact`` (number of its group among the drawn ones), ``size``
     and ``start`` (first row) of its group, ``base`` (first slot of a placed
-    group in the slots of all placed groups, which number ``slots``).
+    group in the slots of all placed groups, which number ``slots``);
+    ``tally``: the groups whose judged non-relevant docs are counted, not
+    placed (:class:`_Tally`).
     """
 
     docs: np.ndarray
@@ -104,6 +117,7 @@ class _Layout:
     start: np.ndarray
     base: np.ndarray
     slots: int
+    tally: _Tally | None = None
 
     @property
     def dense(self) -> np.ndarray:
@@ -129,27 +143,30 @@ class _Layout:
     ) -> _Layout:
         """Only the docs the components can tell apart (see the module doc).
 
-        First stage: the docs with a gain (level > 0) of the groups whose levels
-        differ.  Second stage: the other judged docs, of every drawn group for
-        ``judged``, of the groups where Bpref's count of judged non-relevant
-        docs above a relevant one is still below R for ``bpref``.  Components
-        outside :data:`STAGED` draw as :meth:`of`.
+        First stage: the docs with a gain (level > 0) and the relevant ones (at
+        a level of at most 0 too when ``rel_level <= 0``), of the groups where
+        gain or relevance differ.  Then, for ``bpref``, the judged non-relevant
+        docs above each relevant one are counted (:class:`_Tally`) in the groups
+        where Bpref's count above a relevant doc is still below R.  For
+        ``judged``, the other judged docs of every drawn group are placed in a
+        second stage instead.  Components outside :data:`STAGED` draw as
+        :meth:`of`.
         """
         if not all(c in STAGED or c.startswith("gain:") for c in components):
             return cls.of(ranking, depth)
-        gainful = ranking.judged & (ranking.level > 0)
-        if gainful.size == 0:
+        first_stage = ranking.judged & ((ranking.level > 0) | ranking.rel)
+        if first_stage.size == 0:
             return cls.of(ranking, depth)
         starts = ranking.group_start
-        gains = np.add.reduceat(gainful.astype(np.int64), starts)
-        varies = np.minimum.reduceat(ranking.level, starts) != np.maximum.reduceat(
-            ranking.level, starts
-        )
+        gains = np.add.reduceat(first_stage.astype(np.int64), starts)
+        told = np.where(first_stage, np.maximum(ranking.level, 0) * 2 + ranking.rel, 0)
+        varies = np.minimum.reduceat(told, starts) != np.maximum.reduceat(told, starts)
         drawn = (gains > 0) & varies
         second = np.zeros_like(drawn)
-        if "bpref" in components:
+        counted = np.zeros_like(drawn)
+        if "bpref" in components:  # (judged non-relevant docs exist only when rel_level >= 1)
             cap = judgments.num_rel[ranking.query[starts]]
-            second |= (
+            counted = (
                 (ranking.rel_count > 0) & (ranking.nonrel_count > 0) & (ranking.nonrel_before < cap)
             )
         if "judged" in components:
@@ -157,16 +174,19 @@ class _Layout:
             judged = np.add.reduceat(ranking.judged.astype(np.int64), starts)
             mixed = np.minimum.reduceat(code, starts) != np.maximum.reduceat(code, starts)
             drawn |= mixed & (judged > 0)
-            second = drawn.copy()
+            second = drawn.copy()  # (Bpref still counts: its draws do not depend on Judged)
         drawn &= ranking.offset < depth
-        return cls._build(ranking, drawn, gainful, ranking.judged & ~gainful, second & drawn)
+        later = ranking.judged & ~first_stage
+        return cls._build(ranking, drawn, first_stage, later, second & drawn, counted & drawn)
 
     @classmethod
-    def _build(cls, ranking, drawn, first, later, second) -> _Layout:
+    def _build(cls, ranking, drawn, first, later, second, counted=None) -> _Layout:
         """Columns of the groups ``drawn``: a group whose ``first`` docs are more than
         half of it is shuffled whole; in the others the ``first`` docs are placed,
         then, in the groups ``second``, the ``later`` docs: placed when at most half
-        of the slots left, else all the docs left fill those slots."""
+        of the slots left, else all the docs left fill those slots.  In the placed
+        groups ``counted``, the judged non-relevant ``later`` docs are counted above
+        each relevant doc instead (:class:`_Tally`)."""
         if first.size == 0:
             empty = np.zeros(0, dtype=np.int64)
             return cls(empty, empty, empty.astype(np.int8), empty, empty, empty, empty, 0)
@@ -188,6 +208,12 @@ class _Layout:
         compact = np.cumsum(np.r_[True, g[1:] != g[:-1]]) - 1 if docs.size else g
         placed_size = np.where(placed, n, 0)
         base = (np.cumsum(placed_size) - placed_size)[g]
+        tally = None
+        if counted is not None:
+            good = np.add.reduceat((later & ranking.nonrel).astype(np.int64), ranking.group_start)
+            counted = counted & placed & (good > 0)
+            if counted.any():
+                tally = _Tally.of(ranking, docs, g, counted, n - a, good, first, later)
         return cls(
             docs=docs,
             cleared=np.flatnonzero(drawn[group]),
@@ -197,6 +223,89 @@ class _Layout:
             start=ranking.group_start[g],
             base=base,
             slots=int(placed_size.sum()),
+            tally=tally,
+        )
+
+
+@dataclass
+class _Tally:
+    """Groups whose judged non-relevant docs without a gain are counted, not placed.
+
+    Given the first stage, those ``good`` docs take a uniformly random subset of
+    the group's ``free`` slots (the others hold unjudged docs and judged ones at
+    a negative level), so how many of them lie among the first ``f`` free slots
+    is hypergeometric.  Per group, with the relevant docs in slot order, ``f_k``
+    free slots above the ``k``-th and ``C_k`` good docs among them (``f_0 = C_0
+    = 0``, ``f_{r+1}`` every free slot, ``C_{r+1}`` every good doc), the counts
+    are drawn by bisection: given ``C_lo`` and ``C_hi``, ``C_mid - C_lo`` is the
+    number of good docs among the ``f_mid - f_lo`` free slots after ``f_lo``,
+    of ``f_hi - f_lo`` that hold ``C_hi - C_lo`` good ones, in a uniformly random
+    subset: hypergeometric, and independent of the other intervals.
+
+    ``columns``: the layout columns of these groups (the first-stage docs, and
+    the second stage's when Judged places them too), group after group;
+    ``heads``: where each group starts in ``columns``, ``owner``: each column's
+    group (0, 1, ...); ``first``: per row of the ranking, placed in the first
+    stage; ``hidden``: per row, counted here (so not where Judged places it);
+    ``rel_column``: per relevant doc of these groups (group after group, in
+    ranked order) the column whose words the ``k``-th relevant doc in slot order
+    draws with; ``ext``: where ``f_k`` and ``C_k`` (``k = 1 .. r``) go in the
+    per-sample arrays of ``sum(r + 2)`` entries, ``low`` and ``high`` where
+    ``k = 0`` and ``k = r + 1`` go; ``free`` and ``good`` per group; ``levels``:
+    per bisection level, ``(lo, mid, hi, relevant doc)``.
+    """
+
+    columns: np.ndarray
+    heads: np.ndarray
+    owner: np.ndarray
+    first: np.ndarray
+    hidden: np.ndarray
+    rel_column: np.ndarray
+    ext: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    free: np.ndarray
+    good: np.ndarray
+    levels: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
+
+    @classmethod
+    def of(cls, ranking, docs, g, counted, free, good, first, later) -> _Tally:
+        """The groups ``counted`` (per group of the ranking) among a layout's ``docs``
+        (of groups ``g``); ``free`` and ``good`` per group, ``first`` and ``later``
+        (the judged docs of neither stage) per row of the ranking."""
+        columns = np.flatnonzero(counted[g])
+        owner = g[columns]
+        heads = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+        groups = owner[heads]
+        r = ranking.rel_count[groups].astype(np.int64)
+        span = r + 2
+        low = np.cumsum(span) - span
+        high = low + r + 1
+        ext = np.repeat(low + 1, r) + np.arange(r.sum()) - np.repeat(np.cumsum(r) - r, r)
+        # bisect each group's [0, r + 1]: midpoint k of group i is relevant doc ext[k - 2i - 1]
+        levels = []
+        lo, hi, which = low, high, np.arange(groups.size)
+        while True:
+            split = hi - lo >= 2
+            lo, hi, which = lo[split], hi[split], which[split]
+            if not lo.size:
+                break
+            mid = (lo + hi) // 2
+            levels.append((lo, mid, hi, mid - 2 * which - 1))
+            lo, hi, which = np.r_[lo, mid], np.r_[mid, hi], np.r_[which, which]
+        return cls(
+            columns=columns,
+            heads=heads,
+            owner=np.cumsum(np.r_[True, owner[1:] != owner[:-1]]) - 1,
+            first=first,
+            hidden=later & ranking.nonrel & counted[ranking.group],
+            rel_column=columns[ranking.rel[docs[columns]]],
+            ext=ext,
+            low=low,
+            high=high,
+            free=free[groups].astype(np.int64),
+            good=good[groups].astype(np.int64),
+            levels=levels,
         )
 
 
@@ -266,7 +375,8 @@ def sample_values(
     for first in range(0, samples, batch):
         size = min(batch, samples - first)
         doc, slot = draw(layout, words, first, size)
-        delta = _drawn_sums(ranking, judgments, plans, layout, doc, slot)
+        later = tally(ranking, layout, words, doc, slot, first)
+        delta = _drawn_sums(ranking, judgments, plans, layout, doc, slot, later)
         for measure, recipe in plans.items():
             out[measure][first : first + size] = kernels.finish(
                 recipe, fixed[measure] + delta[measure]
@@ -385,7 +495,137 @@ def _place(
     return out
 
 
-def _drawn_sums(ranking, judgments, plans, layout, doc, slot) -> dict[Measure, np.ndarray]:
+def tally(
+    ranking: Ranking, layout: _Layout, words: _Words, doc: np.ndarray, slot: np.ndarray, first: int
+) -> np.ndarray | None:
+    """Judged non-relevant docs of the :class:`_Tally` groups above each drawn doc.
+
+    ``doc`` and ``slot`` of samples ``first ..`` (:func:`draw`); returns ``(samples,
+    columns)``, the count of the good docs of :class:`_Tally` (not placed) above
+    each relevant doc of those groups, 0 elsewhere; None without such groups.
+    Each count draws one word per sample, keyed by the ``k``-th relevant column
+    of the group in ranked order (round :data:`_TALLY_ROUND`).
+    """
+    t = layout.tally
+    if t is None:
+        return None
+    size = doc.shape[0]
+    block = doc[:, t.columns]
+    first_stage = t.first[block]
+    placed = np.cumsum(first_stage, axis=1, dtype=np.int64)  # first-stage docs at or above
+    placed -= (placed[:, t.heads] - first_stage[:, t.heads])[:, t.owner] + first_stage
+    free = slot[:, t.columns] - layout.start[t.columns] - placed  # free slots above
+    relevant = ranking.rel[block]
+    sample, column = np.nonzero(relevant)  # per sample: group after group, in slot order
+    width = t.high[-1] + 1
+    f = np.empty((size, width), dtype=np.int64)
+    c = np.empty((size, width), dtype=np.int64)
+    f[:, t.low] = c[:, t.low] = 0
+    f[:, t.high], c[:, t.high] = t.free, t.good
+    f[:, t.ext] = free[sample, column].reshape(size, t.ext.size)
+    for lo, mid, hi, which in t.levels:
+        good = c[:, hi] - c[:, lo]
+        total = f[:, hi] - f[:, lo]
+        word = words.grid(t.rel_column[which], first, size, _TALLY_ROUND)
+        u = ((word >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53
+        c[:, mid] = c[:, lo] + hypergeometric(good, total - good, f[:, mid] - f[:, lo], u)
+    out = np.zeros(doc.shape, dtype=np.int64)
+    out[sample, t.columns[column]] = c[:, t.ext].ravel()
+    return out
+
+
+def hypergeometric(
+    good: np.ndarray, bad: np.ndarray, draws: np.ndarray, u: np.ndarray
+) -> np.ndarray:
+    """Good items among ``draws`` taken without replacement from ``good + bad``, by
+    inversion of uniforms ``u`` in (0, 1) (same shapes).
+
+    The support is searched from the mode outwards (mode, mode + 1, mode - 1,
+    mode + 2, ...; a side that ends drops out): the value returned is the first
+    whose cumulative probability in that order reaches ``u``, so each value has
+    its probability, ``C(good, x) C(bad, draws - x) / C(good + bad, draws)`` (the
+    mode's from log-gamma, the others by the ratios of neighbours; exact up to
+    rounding, ~1e-13 relative for groups of a thousand docs), and the search
+    takes about a standard deviation's steps.
+
+    >>> u = (np.arange(10_000) + 0.5) / 10_000  # evenly spread: the mean is d g / (g + b)
+    >>> float(hypergeometric(5, 15, 8, u).mean())
+    2.0
+    >>> hypergeometric(np.array([3, 0, 5]), np.array([4, 9, 0]), np.array([7, 4, 2]), 0.5).tolist()
+    [3, 0, 2]
+    """
+    from scipy.special import gammaln
+
+    good, bad, draws, u = np.broadcast_arrays(good, bad, draws, u)
+    shape = u.shape
+    g, b, d = (np.asarray(x, dtype=np.int64).ravel() for x in (good, bad, draws))
+    u = np.asarray(u, dtype=np.float64).ravel()
+    low, high = np.maximum(d - b, 0), np.minimum(d, g)
+    mode = np.clip((d + 1) * (g + 1) // (g + b + 2), low, high)
+
+    top = int(g.max(initial=0) + b.max(initial=0))
+    if top <= 4 * g.size + 1024:  # log(n!) looked up (a gammaln per n, not 9 per draw)
+        table = gammaln(np.arange(top + 1) + 1.0)
+
+        def log_factorial(n):
+            return table[n]
+    else:
+
+        def log_factorial(n):
+            return gammaln(n + 1.0)
+
+    def log_choose(n, k):
+        return log_factorial(n) - log_factorial(k) - log_factorial(n - k)
+
+    p = np.exp(log_choose(g, mode) + log_choose(b, d - mode) - log_choose(g + b, d))
+    out = mode.copy()
+    todo = np.flatnonzero((p < u) & (low < high))
+    # the search's state, packed so that dropping the finished draws is two copies
+    state = np.stack([todo, g[todo], b[todo] - d[todo], d[todo], low[todo], high[todo]])
+    state = np.concatenate([state, np.repeat(mode[todo][None], 3, axis=0)])
+    prob = np.stack([u[todo], p[todo], p[todo], p[todo]])
+    while state.shape[1]:
+        index, g, bd, d, low, high, up, down, last = state  # views: updated in place
+        u, p_up, p_down, cum = prob
+        step = up < high  # p(x + 1) / p(x) = (g - x)(d - x) / ((x + 1)(b - d + x + 1))
+        p_up *= step * ((g - up) * (d - up) / ((up + 1) * (bd + up + 1)))
+        up += step
+        cum += p_up
+        last[step] = up[step]
+        hit = step & (cum >= u)
+        step = (down > low) & ~hit  # p(x - 1) / p(x) = x (b - d + x) / ((g - x + 1)(d - x + 1))
+        p_down *= step * (down * (bd + down) / ((g - down + 1) * (d - down + 1)))
+        down -= step
+        cum += p_down
+        last[step] = down[step]
+        hit |= step & (cum >= u)
+        done = hit | ((up >= high) & (down <= low))  # or rounding left cum just below u
+        out[index[done]] = last[done]
+        keep = ~done
+        state, prob = state[:, keep], prob[:, keep]
+    return out.reshape(shape)
+
+
+@dataclass
+class _Tallied(Draws):
+    """:class:`tiecore.profiles.Draws` whose judged non-relevant counts above a doc
+    are ``later`` (:func:`tally`) and those of the placed docs the tally does not
+    count."""
+
+    later: np.ndarray | None = None
+
+    @property
+    def nonrel_above(self) -> np.ndarray:
+        if self.later is None:
+            return super().nonrel_above
+        group = self.ranking.group[self.layout.docs]
+        nonrel = self.ranking.nonrel[self.doc] & ~self.layout.tally.hidden[self.doc]
+        return self._within(nonrel) - nonrel + self.ranking.nonrel_before[group] + self.later
+
+
+def _drawn_sums(
+    ranking, judgments, plans, layout, doc, slot, later=None
+) -> dict[Measure, np.ndarray]:
     """Head sums over the drawn columns, one row per sample: ``(samples, queries)``.
 
     Rank weights and cutoff masks are computed once per batch and shared by the
@@ -396,7 +636,7 @@ def _drawn_sums(ranking, judgments, plans, layout, doc, slot) -> dict[Measure, n
         return {m: np.zeros((size, nq)) for m in plans}
     query = ranking.query[layout.docs]
     query_start = np.flatnonzero(np.r_[True, query[1:] != query[:-1]])
-    profile = sampled(Draws(ranking, judgments, layout, doc))
+    profile = sampled(_Tallied(ranking, judgments, layout, doc, later=later))
     rank = ranking.rank[slot]
     deepest = int(rank.max(initial=0))
     weights: dict[tuple, np.ndarray] = {}
