@@ -99,15 +99,39 @@ def weighted_head_sums(
     A short cut (``P@10`` on lists of 1,000) gathers the few head rows; a long
     one weights the whole column and sums slices of it.
     """
+    return head_sums_apart(component, divisor, ranking, cut)[0]
+
+
+def head_sums_apart(
+    component: np.ndarray,
+    divisor: Divisor,
+    ranking: Ranking,
+    cut: np.ndarray,
+    moved: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """:func:`weighted_head_sums`, and (given ``moved``, a flag per tie group) the
+    same sums over the rows of the other groups alone (else ``None``).
+
+    Both from one weighted column: the terms of the moved groups' rows are set to
+    0 after weighting, which is what weighting their zeroed component gives.
+    """
     lengths = np.minimum(ranking.counts, cut)
     total = int(lengths.sum())
     if 4 * total > len(ranking.rank):
         column = weighted(component, divisor, ranking.rank)
-        return head_sums(column, ranking.starts, ranking.counts, cut)
-    segment = np.cumsum(lengths) - lengths
-    rows = np.arange(total) - np.repeat(segment - ranking.starts, lengths)
-    head = weighted(np.append(component[rows], 0.0), divisor, ranking.rank[rows])
-    return head_sums(head, segment, lengths, lengths)
+        starts, counts, group = ranking.starts, ranking.counts, ranking.group
+    else:
+        starts = np.cumsum(lengths) - lengths
+        rows = np.arange(total) - np.repeat(starts - ranking.starts, lengths)
+        column = weighted(np.append(component[rows], 0.0), divisor, ranking.rank[rows])
+        counts = cut = lengths
+        group = ranking.group[rows] if moved is not None else None
+    sums = head_sums(column, starts, counts, cut)
+    if moved is None:
+        return sums, None
+    rest = column.copy()  # the trailing 0 kept
+    rest[:-1][moved[group]] = 0.0
+    return sums, head_sums(rest, starts, counts, cut)
 
 
 def finish(plan_: Plan, sums: np.ndarray) -> np.ndarray:

@@ -26,7 +26,7 @@ from tiecore.errors import TieCoreWarning
 from tiecore.frames import check_run
 from tiecore.judgments import Judgments, gain_of
 from tiecore.measures import Measure, parse_measures
-from tiecore.moments import Context, expand, group_sum
+from tiecore.moments import Context, group_sum
 from tiecore.ranking import Ranking, extra_float32_ties
 from tiecore.registry import FAMILIES, refuse_inexact
 
@@ -134,15 +134,13 @@ def _spread_arrays(
             continue
         recipe = kernels.plan(measure, judgments, depth, ranking)
         component = context.profile.component(recipe.component)
-        sums = kernels.weighted_head_sums(component, recipe.divisor, ranking, recipe.cut)
-        live = np.flatnonzero((context.slots(recipe) > 0) & (context.n > 1))
-        tied = context.select(live)
+        moved = (context.slots(recipe) > 0) & (context.n > 1)
+        tied = context.select(np.flatnonzero(moved))
         variance = np.bincount(
             tied.group_query, weights=_group_variance(recipe, tied), minlength=nq
         )
-        fixed = component.copy()  # the head sum of the rows no order moves, summed
-        fixed[expand(tied.group_start, tied.n)[1]] = 0.0  # apart, not as sums - mean_g
-        fixed = kernels.weighted_head_sums(fixed, recipe.divisor, ranking, recipe.cut)
+        # the head sum of the rows no order moves, summed apart (not as sums - mean_g)
+        sums, fixed = kernels.head_sums_apart(component, recipe.divisor, ranking, recipe.cut, moved)
         worst, best = recipe.family.bounds(tied, tied.slots(recipe), recipe)
         low, high = (
             kernels.finish(recipe, fixed + np.bincount(tied.group_query, weights=e, minlength=nq))
