@@ -19,7 +19,14 @@ from shared_data import ROBUST_QRELS, TREC_EVAL, robust_run
 
 import tiecore
 from tiecore.errors import InputError
-from tiecore.interop import ALL_TREC, all_trec_measures, expand_all_trec, measure_name
+from tiecore.interop import (
+    ALL_TREC,
+    all_trec_measures,
+    count_rows,
+    count_runs,
+    expand_all_trec,
+    measure_name,
+)
 
 MEASURES = [P @ 5, P @ 10, R @ 100, AP, AP @ 10, RR, nDCG, nDCG @ 10, Rprec, Success @ 5, Bpref]
 MEASURES.append(ir_measures.Judged @ 10)  # ir_measures' own provider, not pytrec_eval
@@ -154,6 +161,24 @@ def test_all_trec_with_other_measures_and_formats(tmp_path):
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[1].startswith("STANDARD,,AP,")  # csv keeps tiecore's names
+
+
+def test_count_runs_counts_each_run_as_evaluate_names_it(tmp_path):
+    """count_runs over files (read one at a time): each run's count_rows, keyed and
+    ordered as read_runs names the runs (a copy shares its tag: both go by file name)."""
+    paths = [robust_run("input.MU03rob01.gz"), robust_run("input.rutcor03100.gz")]
+    paths.append(tmp_path / "copy.gz")
+    paths[-1].write_bytes(paths[0].read_bytes())
+    qrels = tiecore.read_qrels(ROBUST_QRELS)
+    options = {"rel_level": 2, "depth": 100}
+    counted = count_runs(paths, qrels, **options)
+    frames = tiecore.read_runs(paths)
+    assert list(counted) == list(frames) == ["input.MU03rob01", "rutcor03100", "copy"]
+    for name, frame in frames.items():
+        pd.testing.assert_frame_equal(counted[name], count_rows(frame, qrels, **options))
+    with pytest.raises(InputError, match=r"^rel_level: .*'2'") as error:
+        count_runs(paths, qrels, rel_level="2")
+    assert "\n" not in str(error.value)
 
 
 @pytest.mark.parametrize("mode", [["--ties", "aware"], ["--ties", "aware", "--spread"]])

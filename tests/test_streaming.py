@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import gzip
 import os
 import shutil
@@ -9,6 +10,7 @@ import subprocess
 import sys
 import threading
 import warnings
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +18,8 @@ import pandas as pd
 import pytest
 
 import tiecore
-from tiecore import _parallel
+from tiecore import _parallel, cli
+from tiecore import io as tio
 from tiecore.errors import InputError
 from tiecore.spread import evaluate_spread
 
@@ -194,6 +197,92 @@ def test_a_pipe_is_read_once(tmp_path) -> None:
         direct = tiecore.evaluate([str(source)], qrels, MEASURES, ties="sampled", samples=5)
     writer.join(timeout=30)
     pd.testing.assert_frame_equal(piped, direct, check_exact=True)
+
+
+# -------------------------------------------------------------- -m all_trec streams
+
+
+def _all_trec(capsys, qrels: str, paths: list[str], *options: str) -> str:
+    code = cli.main(["eval", qrels, *paths, "-m", "all_trec", *options])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return out
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        [],
+        ["-q"],
+        ["--ties", "oblivious", "-q", "-M", "12", "-l", "2", "-c"],
+        ["--ties", "sampled", "--samples", "5", "--seed", "2", "-q"],
+        ["--ties", "oblivious", "--format", "csv"],
+    ],
+)
+def test_all_trec_streams_and_prints_what_loading_every_run_prints(
+    collection, capsys, monkeypatch, options
+) -> None:
+    """``-m all_trec`` with run files reads each twice, one at a time (its values, then
+    trec_eval's counts): the same bytes as reading every run up front (the former way),
+    with read_runs' names (shared tags, two tags, a tag taken as a file name)."""
+    paths, qrels = collection
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        streamed = _all_trec(capsys, qrels, paths, *options)
+        monkeypatch.setattr(cli, "_all_trec_inputs", cli._read_inputs)
+        eager = _all_trec(capsys, qrels, paths, *options)
+    assert streamed == eager
+    if "--format" not in options:
+        runids = [line.split("\t")[2] for line in streamed.splitlines() if line[:6] == "runid "]
+        assert runids == ["alpha", "b", "c", "d", "alpha-2", "epsilon"]
+
+
+def _count_live_runs(monkeypatch) -> tuple[list[int], list[weakref.ref]]:
+    """Spy on tiecore.io.read_run: before each read, how many frames it read are alive."""
+    read = tio.read_run
+    live: list[int] = []
+    frames: list[weakref.ref] = []
+
+    def spy(*args, **kwargs):
+        gc.collect()  # a frame kept only by a reference cycle is not held
+        live.append(sum(ref() is not None for ref in frames))
+        frame = read(*args, **kwargs)
+        frames.append(weakref.ref(frame))
+        return frame
+
+    monkeypatch.setattr(tio, "read_run", spy)
+    return live, frames
+
+
+def test_all_trec_holds_one_run_at_a_time(collection, capsys, monkeypatch) -> None:
+    """No run read before is alive when the next one is read, in either pass; reading
+    every run up front (the former way) is caught by the same spy."""
+    paths, qrels = collection
+    live, _ = _count_live_runs(monkeypatch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _all_trec(capsys, qrels, paths, "--ties", "oblivious")
+        assert live == [0] * (2 * len(paths))  # values, then counts
+        live.clear()
+        monkeypatch.setattr(cli, "_all_trec_inputs", cli._read_inputs)
+        _all_trec(capsys, qrels, paths, "--ties", "oblivious")
+    assert live == list(range(len(paths)))
+
+
+def test_all_trec_reads_a_pipe_once(collection, capsys, tmp_path) -> None:
+    """A run that cannot be read twice (a named pipe) makes -m all_trec read every run
+    once, up front: the same listing as from the file."""
+    paths, qrels = collection
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(Path(paths[0]).read_bytes()))
+    writer.start()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        piped = _all_trec(capsys, qrels, [str(fifo), *paths[1:]], "--ties", "oblivious")
+        direct = _all_trec(capsys, qrels, paths, "--ties", "oblivious")
+    writer.join(timeout=30)
+    assert piped == direct  # the pipe's run is named by its tag, as its file is
 
 
 # ------------------------------------------------------------------------- memory

@@ -804,7 +804,7 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
     small = _small_eval(args, measures, stderr) if all_trec is None else None
     if small is not None:
         return small
-    runs, qrels, sources = _eval_inputs(args) if all_trec is None else _read_inputs(args)
+    runs, qrels, sources = _eval_inputs(args) if all_trec is None else _all_trec_inputs(args)
     if args.ties == "sampled":  # refuse a count that cannot fit before the long work
         _check_sample_count(args.samples or DEFAULT_SAMPLES, runs, qrels, measures)
     show = args.progress if args.progress is not None else stderr.isatty()
@@ -829,6 +829,8 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
             spread=args.spread,
             client=client,
         )
+        listing = all_trec is not None and args.format == "trec"  # trec_eval's counts too
+        counts = _all_trec_counts(runs, qrels, args, client) if listing else None
     full = result
     if not args.per_query:
         result = result[result["qid"].isna()].reset_index(drop=True)
@@ -840,13 +842,30 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
             "--format csv or json, whose summary rows have no qid, or no -q",
         )
     _check_finite(result, args.letor or args.files[0])
-    if all_trec is not None and args.format == "trec":  # counts and trec_eval's names
-        from tiecore.interop import count_rows, format_all_trec
+    if counts is not None:  # trec_eval's names and counts
+        from tiecore.interop import format_all_trec
 
-        options = {"rel_level": args.rel_level, "depth": args.depth}
-        counts = {name: count_rows(run, qrels, **options) for name, run in runs.items()}
         return format_all_trec(full, counts, all_trec, per_query=args.per_query)
     return _FORMATTERS[args.format](result, num_q)
+
+
+def _all_trec_inputs(args: argparse.Namespace) -> tuple[object, pd.DataFrame, dict | None]:
+    """``-m all_trec``'s inputs: run files stay paths, read one at a time twice (values,
+    then trec_eval's counts), unless one cannot be read twice (stdin, a pipe): then every
+    run is read once, up front."""
+    if all(os.path.isfile(path) for path in args.files[1:]):
+        return _eval_inputs(args)
+    return _read_inputs(args)
+
+
+def _all_trec_counts(runs: object, qrels: pd.DataFrame, args: argparse.Namespace, client) -> dict:
+    """``num_ret``, ``num_rel``, ``num_rel_ret`` of each run (:func:`tiecore.interop.count_runs`),
+    one run at a time; a file's warnings were printed when its values were computed."""
+    from tiecore.interop import count_runs
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return count_runs(runs, qrels, rel_level=args.rel_level, depth=args.depth, client=client)
 
 
 def _small_eval(args: argparse.Namespace, measures: list, stderr: TextIO) -> str | None:

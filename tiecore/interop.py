@@ -9,12 +9,14 @@ nDCG's ``dcg='exp-log2'`` is ``gain=exp``; RBP's ``rel`` is its binary gain;
 
 :data:`ALL_TREC` lists trec_eval's ``-m all_trec`` measures in trec_eval's order with
 tiecore's equivalent; :func:`all_trec_measures` keeps those tiecore has, and
-:func:`format_all_trec` prints them as trec_eval does.
+:func:`format_all_trec` prints them as trec_eval does, with the counts of
+:func:`count_rows` (:func:`count_runs`: run by run, as :func:`tiecore.evaluate` reads them).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -29,6 +31,7 @@ __all__ = [
     "ALL_TREC",
     "all_trec_measures",
     "count_rows",
+    "count_runs",
     "expand_all_trec",
     "format_all_trec",
     "measure_name",
@@ -261,6 +264,39 @@ def count_rows(
     return counts.reindex(judged).fillna(0).astype(np.int64)
 
 
+@validate_params(pick(INTEROP, "rel_level", "depth"))
+def count_runs(
+    runs: object,
+    qrels: pd.DataFrame,
+    *,
+    rel_level: int = 1,
+    depth: int | None = None,
+    client: object = None,
+) -> dict[str, pd.DataFrame]:
+    """:func:`count_rows` of every run, by name, reading one run at a time.
+
+    ``runs`` is what :func:`tiecore.evaluate` takes (files are read one after the
+    other and dropped once counted, or by the workers of a dask ``client``) and the
+    runs are named as it names them, so the counts go with its rows.
+
+    >>> import pandas as pd
+    >>> run = pd.DataFrame({"qid": ["1"] * 3, "docno": ["a", "b", "c"], "score": [3.0, 2, 1]})
+    >>> qrels = pd.DataFrame({"qid": ["1", "1"], "docno": ["c", "z"], "level": [1, 2]})
+    >>> count_runs({"bm25": run}, qrels)["bm25"].to_dict("index")
+    {'1': {'num_ret': 3, 'num_rel': 2, 'num_rel_ret': 1}}
+    """
+    from tiecore._parallel import map_runs
+
+    count = partial(_named_counts, qrels=qrels, rel_level=rel_level, depth=depth)
+    return dict(map_runs(count, runs, client=client))
+
+
+def _named_counts(
+    name: str, run: pd.DataFrame, *, qrels: pd.DataFrame, rel_level: int, depth: int | None
+) -> tuple[str, pd.DataFrame]:
+    return name, count_rows(run, qrels, rel_level=rel_level, depth=depth)
+
+
 @validate_params(pick(INTEROP, "per_query"))
 def format_all_trec(
     result: pd.DataFrame,
@@ -272,8 +308,8 @@ def format_all_trec(
     """trec_eval's ``-m all_trec`` text: per run the per-query blocks, then ``all``.
 
     ``result`` is :func:`tiecore.evaluate`'s tidy frame (per-query rows and the
-    summary rows, qid NA); ``counts`` each run's :func:`count_rows`; ``names`` maps
-    tiecore measure names to trec_eval's, in the order to print.  Lines are
+    summary rows, qid NA); ``counts`` each run's :func:`count_rows` (:func:`count_runs`);
+    ``names`` maps tiecore measure names to trec_eval's, in the order to print.  Lines are
     ``"%-22s\\t%s\\t%.4f"`` (counts as integers); ``runid`` and ``num_q`` open the
     ``all`` block and the per-query blocks skip ``gm_map``, as trec_eval prints them.
     """
