@@ -53,6 +53,7 @@ than it did before, with the same distribution; the other measures keep theirs.)
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -245,7 +246,8 @@ class _Tally:
     ``columns``: the layout columns of these groups (the first-stage docs, and
     the second stage's when Judged places them too), group after group;
     ``heads``: where each group starts in ``columns``, ``owner``: each column's
-    group (0, 1, ...); ``first``: per row of the ranking, placed in the first
+    group (0, 1, ...); ``within``: each column's index in its group when all
+    are first-stage docs (else None); ``first``: per row of the ranking, placed in the first
     stage; ``hidden``: per row, counted here (so not where Judged places it);
     ``rel_column``: per relevant doc of these groups (group after group, in
     ranked order) the column whose words the ``k``-th relevant doc in slot order
@@ -258,6 +260,7 @@ class _Tally:
     columns: np.ndarray
     heads: np.ndarray
     owner: np.ndarray
+    within: np.ndarray | None
     first: np.ndarray
     hidden: np.ndarray
     rel_column: np.ndarray
@@ -277,6 +280,7 @@ class _Tally:
         owner = g[columns]
         heads = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
         groups = owner[heads]
+        within = np.arange(columns.size) - np.repeat(heads, np.diff(np.r_[heads, columns.size]))
         r = ranking.rel_count[groups].astype(np.int64)
         span = r + 2
         low = np.cumsum(span) - span
@@ -297,6 +301,7 @@ class _Tally:
             columns=columns,
             heads=heads,
             owner=np.cumsum(np.r_[True, owner[1:] != owner[:-1]]) - 1,
+            within=within if first[docs[columns]].all() else None,
             first=first,
             hidden=later & ranking.nonrel & counted[ranking.group],
             rel_column=columns[ranking.rel[docs[columns]]],
@@ -511,26 +516,30 @@ def tally(
         return None
     size = doc.shape[0]
     block = doc[:, t.columns]
-    first_stage = t.first[block]
-    placed = np.cumsum(first_stage, axis=1, dtype=np.int64)  # first-stage docs at or above
-    placed -= (placed[:, t.heads] - first_stage[:, t.heads])[:, t.owner] + first_stage
+    if t.within is not None:  # every column placed in the first stage
+        placed = t.within  # first-stage docs above
+    else:
+        first_stage = t.first[block]
+        placed = np.cumsum(first_stage, axis=1, dtype=np.int64)
+        placed -= (placed[:, t.heads] - first_stage[:, t.heads])[:, t.owner] + first_stage
     free = slot[:, t.columns] - layout.start[t.columns] - placed  # free slots above
-    relevant = ranking.rel[block]
-    sample, column = np.nonzero(relevant)  # per sample: group after group, in slot order
+    relevant = ranking.rel[block]  # per sample: group after group, in slot order
     width = t.high[-1] + 1
     f = np.empty((size, width), dtype=np.int64)
     c = np.empty((size, width), dtype=np.int64)
     f[:, t.low] = c[:, t.low] = 0
     f[:, t.high], c[:, t.high] = t.free, t.good
-    f[:, t.ext] = free[sample, column].reshape(size, t.ext.size)
+    f[:, t.ext] = free[relevant].reshape(size, t.ext.size)
     for lo, mid, hi, which in t.levels:
         good = c[:, hi] - c[:, lo]
         total = f[:, hi] - f[:, lo]
         word = words.grid(t.rel_column[which], first, size, _TALLY_ROUND)
         u = ((word >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53
         c[:, mid] = c[:, lo] + hypergeometric(good, total - good, f[:, mid] - f[:, lo], u)
+    counts = np.zeros(block.shape, dtype=np.int64)
+    counts[relevant] = c[:, t.ext].ravel()
     out = np.zeros(doc.shape, dtype=np.int64)
-    out[sample, t.columns[column]] = c[:, t.ext].ravel()
+    out[:, t.columns] = counts
     return out
 
 
@@ -541,12 +550,12 @@ def hypergeometric(
     inversion of uniforms ``u`` in (0, 1) (same shapes).
 
     The support is searched from the mode outwards (mode, mode + 1, mode - 1,
-    mode + 2, ...; a side that ends drops out): the value returned is the first
-    whose cumulative probability in that order reaches ``u``, so each value has
-    its probability, ``C(good, x) C(bad, draws - x) / C(good + bad, draws)`` (the
-    mode's from log-gamma, the others by the ratios of neighbours; exact up to
-    rounding, ~1e-13 relative for groups of a thousand docs), and the search
-    takes about a standard deviation's steps.
+    mode + 2, ...; past its end a side adds nothing): the value returned is the
+    first whose cumulative probability in that order reaches ``u``, so each value
+    has its probability, ``C(good, x) C(bad, draws - x) / C(good + bad, draws)``
+    (the mode's from log-factorials, the others by the ratios of neighbours;
+    exact up to rounding, ~1e-13 relative for groups of a thousand docs), and
+    the search takes about a standard deviation's steps.
 
     >>> u = (np.arange(10_000) + 0.5) / 10_000  # evenly spread: the mean is d g / (g + b)
     >>> float(hypergeometric(5, 15, 8, u).mean())
@@ -554,56 +563,57 @@ def hypergeometric(
     >>> hypergeometric(np.array([3, 0, 5]), np.array([4, 9, 0]), np.array([7, 4, 2]), 0.5).tolist()
     [3, 0, 2]
     """
-    from scipy.special import gammaln
-
     good, bad, draws, u = np.broadcast_arrays(good, bad, draws, u)
     shape = u.shape
     g, b, d = (np.asarray(x, dtype=np.int64).ravel() for x in (good, bad, draws))
-    u = np.asarray(u, dtype=np.float64).ravel()
     low, high = np.maximum(d - b, 0), np.minimum(d, g)
+    out = low.copy()  # a single value when low == high
+    some = np.flatnonzero(low < high)
+    g, b, d, low, high = g[some], b[some], d[some], low[some], high[some]
+    u = np.asarray(u, dtype=np.float64).ravel()[some]
     mode = np.clip((d + 1) * (g + 1) // (g + b + 2), low, high)
 
-    top = int(g.max(initial=0) + b.max(initial=0))
-    if top <= 4 * g.size + 1024:  # log(n!) looked up (a gammaln per n, not 9 per draw)
-        table = gammaln(np.arange(top + 1) + 1.0)
-
-        def log_factorial(n):
-            return table[n]
-    else:
-
-        def log_factorial(n):
-            return gammaln(n + 1.0)
+    table = _log_factorials(int(g.max(initial=0) + b.max(initial=0)))
 
     def log_choose(n, k):
-        return log_factorial(n) - log_factorial(k) - log_factorial(n - k)
+        return table[n] - table[k] - table[n - k]
 
     p = np.exp(log_choose(g, mode) + log_choose(b, d - mode) - log_choose(g + b, d))
-    out = mode.copy()
-    todo = np.flatnonzero((p < u) & (low < high))
-    # the search's state, packed so that dropping the finished draws is two copies
-    state = np.stack([todo, g[todo], b[todo] - d[todo], d[todo], low[todo], high[todo]])
-    state = np.concatenate([state, np.repeat(mode[todo][None], 3, axis=0)])
-    prob = np.stack([u[todo], p[todo], p[todo], p[todo]])
+    out[some] = mode
+    todo = np.flatnonzero(p < u)
+    # the search's state in one float array (integers below 2**53 are exact), so that
+    # dropping the finished draws is one copy.  Past its end a side's probability is
+    # 0 (the ratio is 0 at the end, finite beyond), so both sides step every time.
+    rows = (np.arange(g.size), g, b - d, d, low, high, mode, mode, u, p, p, p)
+    state = np.stack([row[todo] for row in rows]).astype(np.float64)
     while state.shape[1]:
-        index, g, bd, d, low, high, up, down, last = state  # views: updated in place
-        u, p_up, p_down, cum = prob
-        step = up < high  # p(x + 1) / p(x) = (g - x)(d - x) / ((x + 1)(b - d + x + 1))
-        p_up *= step * ((g - up) * (d - up) / ((up + 1) * (bd + up + 1)))
-        up += step
+        index, g, bd, d, low, high, up, down, u, p_up, p_down, cum = state  # views
+        p_up *= (g - up) * (d - up) / ((up + 1) * (bd + up + 1))  # p(x + 1) / p(x)
+        up += 1
         cum += p_up
-        last[step] = up[step]
-        hit = step & (cum >= u)
-        step = (down > low) & ~hit  # p(x - 1) / p(x) = x (b - d + x) / ((g - x + 1)(d - x + 1))
-        p_down *= step * (down * (bd + down) / ((g - down + 1) * (d - down + 1)))
-        down -= step
+        hit_up = cum >= u
+        p_down *= down * (bd + down) / ((g - down + 1) * (d - down + 1))  # p(x - 1) / p(x)
+        down -= 1
         cum += p_down
-        last[step] = down[step]
-        hit |= step & (cum >= u)
-        done = hit | ((up >= high) & (down <= low))  # or rounding left cum just below u
-        out[index[done]] = last[done]
-        keep = ~done
-        state, prob = state[:, keep], prob[:, keep]
+        done = (cum >= u) | ((up >= high) & (down <= low))  # or rounding left cum below u
+        where = index[done].astype(np.int64)
+        out[some[where]] = np.where(hit_up[done], up[done], np.maximum(down[done], low[done]))
+        state = state[:, ~done]
     return out.reshape(shape)
+
+
+_LOG_FACTORIALS = np.zeros(1)
+
+
+def _log_factorials(top: int) -> np.ndarray:
+    """``log(n!)`` for ``n = 0 .. top`` at least (``math.lgamma``, kept and extended;
+    no scipy import on the sampling path)."""
+    global _LOG_FACTORIALS
+    have = _LOG_FACTORIALS.size
+    if top >= have:
+        more = [math.lgamma(n + 1.0) for n in range(have, max(top + 1, 2 * have))]
+        _LOG_FACTORIALS = np.concatenate([_LOG_FACTORIALS, more])
+    return _LOG_FACTORIALS
 
 
 @dataclass
