@@ -285,6 +285,35 @@ def top_slider(total: int, key: str, label: str, default: int = 30, unit: str = 
     )
 
 
+def pick_one(
+    label: str,
+    options: Sequence[str],
+    *,
+    key: str,
+    default: str | None = None,
+    follow: Callable[[str], str] | None = None,
+    help: str | None = None,
+) -> str:
+    """One of ``options`` as a row of buttons; the choice is kept while it is offered.
+
+    When the kept choice is gone (the sidebar's measures changed), ``follow(old)``
+    names its successor (``nDCG@10`` -> ``nDCG(gain=exp)@10`` after a gain change)
+    if that is offered, else ``default`` (else the first option) is chosen.
+    """
+    options = list(options)
+    kept = st.session_state.get(key)
+    if kept not in options:
+        successor = None
+        if kept is not None and follow is not None:
+            try:
+                successor = follow(kept)
+            except (IndexError, ValueError):  # no successor: the default
+                successor = None
+        fallback = default if default in options else options[0]
+        st.session_state[key] = successor if successor in options else fallback
+    return st.segmented_control(label, options, key=key, required=True, help=help)
+
+
 def size_bins(sizes: pd.DataFrame) -> pd.DataFrame:
     """Group-size histogram (columns size, groups) binned by powers of two: 1, 2, 3-4, 5-8, ...
 

@@ -140,6 +140,7 @@ if varies.any():
         yaxis={
             "autorange": "reversed",
             "type": "category",
+            "dtick": 1,  # every system labelled (row_height keeps them apart)
             "title": "system (most affected first)",
         },
         xaxis={"side": "top", "title": ""},
@@ -150,112 +151,136 @@ if varies.any():
         "values. Systems without tie noise show 0."
     )
 
-# --- the three modes per measure: range over tie-breaks, aware ± sd, oblivious
+# --- one measure at a time: range over tie-breaks, aware ± sd, oblivious (and sampled)
 st.subheader("Values in the three modes, within the range of every tie-break")
+#: How the systems of the modes chart can be ordered -> the label offered.
+SORTS = {
+    "aware": "tie-aware value (best first)",
+    "z": "|z| (most affected first)",
+    "name": "name",
+}
+pick, sort_by = st.columns([3, 1])
+with pick:
+    #: The measure with the largest |z| opens the chart; a choice is kept while it exists.
+    most_affected = str(table.loc[table["z"].abs().fillna(0).idxmax(), "measure"])
+    measure = ch.pick_one(
+        "Measure in the chart",
+        measures,
+        key="overview_measure",
+        default=most_affected,
+        follow=lambda old: sb.with_gain([old], settings.gain)[0][0],
+        help="One measure's chart at a time (the heat map above shows every measure); the "
+        "table below lists them all.",
+    )
+with sort_by:
+    order_by = st.selectbox(
+        "Systems ordered by",
+        list(SORTS),
+        format_func=SORTS.get,
+        key="overview_sort",
+        help="|z| = |oblivious − aware| / tie sd",
+    )
 
 
 def modes_figure() -> dict:
-    """Per measure: the min-max bar over tie-breaks, aware ± tie sd, oblivious (and sampled).
+    """One measure: the min-max bar over tie-breaks, aware ± tie sd, oblivious (and sampled).
 
-    Plotly's JSON as dicts (no plotly objects to build: 9 measures x 3-4 traces).
+    Systems on the y axis (one labelled row each, full names on hover), values on
+    x; plotly's JSON as dicts, 3-4 traces.
     """
-    by_value = table[table["measure"] == measures[0]].set_index("run")["aware"]
-    chosen_sorted = sorted(chosen, key=lambda r: -by_value.get(r, -np.inf))
-    layout, axes = ch.stacked_layout(len(measures), titles=measures)
-    labels = ch.short_labels([describe(r) for r in chosen_sorted], 20)
-    names = [describe(r) for r in chosen_sorted]
-    traces = []
-    for row_no, (measure, (x_axis, y_axis)) in enumerate(zip(measures, axes, strict=True)):
-        part = table[table["measure"] == measure].set_index("run").reindex(chosen_sorted)
-        values = {c: part[c].to_numpy(np.float64) for c in ("min", "max", "aware", "tie_sd")}
-        values |= {c: part[c].to_numpy(np.float64) for c in ("oblivious", "z")}
-        common = {
-            "x": labels,
-            "xaxis": x_axis,
-            "yaxis": y_axis,
-            "hovertext": names,
-            "showlegend": row_no == 0,
-        }
-        traces.append(
-            {
-                "type": "bar",
-                **common,
-                "y": values["max"] - values["min"],
-                "base": values["min"],
-                "name": "min … max over all tie-breaks",
-                "legendgroup": "range",
-                "marker": {"color": "rgba(150,150,150,0.25)"},
-                "hovertemplate": "%{hovertext}<br>all tie-breaks: %{base:.4f} … %{y:.4f} wide"
-                "<extra></extra>",
-            }
-        )
+    part = table[table["measure"] == measure].set_index("run").reindex(chosen)
+    if order_by == "aware":
+        part = part.sort_values("aware", ascending=False, kind="stable", na_position="last")
+    elif order_by == "z":
+        part = part.iloc[np.argsort(-part["z"].abs().to_numpy(np.float64), kind="stable")]
+    else:
+        part = part.iloc[np.argsort([describe(r).lower() for r in part.index], kind="stable")]
+    names = [describe(r) for r in part.index]
+    labels = ch.short_labels(names, 28)
+    values = {
+        c: part[c].to_numpy(np.float64)
+        for c in ("min", "max", "aware", "tie_sd", "oblivious", "z", "position")
+    }
+    flagged_here = part["flagged"].fillna(False).to_numpy(bool)
+    common = {"y": labels, "orientation": "h", "hovertext": names}
+    traces = [
+        {
+            "type": "bar",
+            **common,
+            "x": values["max"] - values["min"],
+            "base": values["min"],
+            "name": "min … max over all tie-breaks",
+            "marker": {"color": "rgba(150,150,150,0.3)"},
+            "customdata": np.column_stack([values["min"], values["max"]]),
+            "hovertemplate": "%{hovertext}<br>all tie-breaks: %{customdata[0]:.4f} … "
+            "%{customdata[1]:.4f}<extra></extra>",
+        },
+        {
+            "type": "scatter",
+            **common,
+            "x": values["aware"],
+            "mode": "markers",
+            "name": "aware ± tie sd",
+            "marker": {"symbol": "diamond", "size": 10, "color": ch.MODE_COLORS["aware"]},
+            "error_x": {"type": "data", "array": values["tie_sd"], "visible": True},
+            "customdata": values["tie_sd"],
+            "hovertemplate": "%{hovertext}<br>aware %{x:.4f} ± %{customdata:.4f} (tie sd)"
+            "<extra></extra>",
+        },
+        {
+            "type": "scatter",
+            **common,
+            "x": values["oblivious"],
+            "mode": "markers",
+            "name": f"oblivious ({settings.tiebreak}); red: |z| > 2",
+            "marker": {
+                "symbol": "x",
+                "size": 10,
+                "color": np.where(flagged_here, ch.FLAG_COLOR, "#444444"),
+            },
+            "customdata": np.column_stack([values["z"], values["position"]]),
+            "hovertemplate": "%{hovertext}<br>oblivious %{x:.4f} (z = %{customdata[0]:+.2f}; "
+            "position %{customdata[1]:.2f} of the range)<extra></extra>",
+        },
+    ]
+    if sampled:
+        sampled_sd = part["sampled_sd"].to_numpy(np.float64)
         traces.append(
             {
                 "type": "scatter",
                 **common,
-                "y": values["aware"],
+                "x": part["sampled"].to_numpy(np.float64),
                 "mode": "markers",
-                "name": "aware ± tie sd",
-                "legendgroup": "aware",
-                "marker": {"symbol": "diamond", "size": 9, "color": ch.MODE_COLORS["aware"]},
-                "error_y": {"type": "data", "array": values["tie_sd"], "visible": True},
-                "hovertemplate": "%{hovertext}<br>aware %{y:.4f} ± %{error_y.array:.4f}"
+                "name": "sampled ± sd",
+                "marker": {"symbol": "circle-open", "size": 10, "color": ch.MODE_COLORS["sampled"]},
+                "error_x": {"type": "data", "array": sampled_sd, "visible": True},
+                "customdata": sampled_sd,
+                "hovertemplate": "%{hovertext}<br>sampled %{x:.4f} ± %{customdata:.4f} (sd)"
                 "<extra></extra>",
             }
         )
-        flagged_here = part["flagged"].fillna(False).to_numpy(bool)
-        traces.append(
-            {
-                "type": "scatter",
-                **common,
-                "y": values["oblivious"],
-                "mode": "markers",
-                "name": f"oblivious ({settings.tiebreak})",
-                "legendgroup": "oblivious",
-                "marker": {
-                    "symbol": "x",
-                    "size": 9,
-                    "color": np.where(flagged_here, ch.FLAG_COLOR, "#444444"),
-                },
-                "customdata": values["z"],
-                "hovertemplate": "%{hovertext}<br>oblivious %{y:.4f} (z = %{customdata:+.2f})"
-                "<extra></extra>",
-            }
-        )
-        if sampled:
-            traces.append(
-                {
-                    "type": "scatter",
-                    **common,
-                    "y": part["sampled"].to_numpy(np.float64),
-                    "mode": "markers",
-                    "name": "sampled ± sd",
-                    "legendgroup": "sampled",
-                    "marker": {
-                        "symbol": "circle-open",
-                        "size": 9,
-                        "color": ch.MODE_COLORS["sampled"],
-                    },
-                    "error_y": {
-                        "type": "data",
-                        "array": part["sampled_sd"].to_numpy(np.float64),
-                        "visible": True,
-                    },
-                    "hovertemplate": "%{hovertext}<br>sampled %{y:.4f}<extra></extra>",
-                }
-            )
-        layout[y_axis.replace("y", "yaxis")]["title"] = {"text": "µ (0–1)"}
-    layout[axes[-1][0].replace("x", "xaxis")].update(
-        title={"text": "system (best tie-aware first)"}, tickangle=-45
-    )
-    return {"data": traces, "layout": layout}
+    return {"data": traces, "layout": {}}
 
 
-ch.show(modes_figure, "overview_modes", cache=drawn, height=180 + 220 * len(measures), top=60)
+ch.show(
+    modes_figure,
+    "overview_modes",
+    cache=(drawn, measure, order_by),
+    height=ch.row_height(len(chosen), per_row=26, least=260),
+    top=50,
+    title=f"{measure}: every tie-break's range, tie-aware ± tie sd, {settings.tiebreak}",
+    xaxis={"title": {"text": f"{measure} (µ, the mean over queries)"}, "zeroline": False},
+    yaxis={
+        "autorange": "reversed",
+        "type": "category",
+        "dtick": 1,
+        "title": {"text": f"system ({SORTS[order_by]})"},
+    },
+)
 st.caption(
     f"Grey bar: every mean a tie-break can give. Diamond: tie-aware ± 1 tie sd. ×: "
     f"{settings.tiebreak}'s value, red when it lies more than 2 tie sd from tie-aware. "
-    f"{ch.GLOSSARY['mu_axis']}."
+    f"{ch.GLOSSARY['mu_axis']}. Hover a row for the system's full name and values."
 )
 
 shown = table.assign(run=table["run"].map(describe))

@@ -221,6 +221,11 @@ def test_every_page_on_an_edge_data_set(name):
     if name == "many_runs":  # readable: the charts show the top 30, the table all 120
         assert at.slider(key="overview_top").value == 30
         assert len(table(at, columns={"z"})) == 120 * len(MEASURES)
+        _, drawn = modes_chart(at)  # one labelled row per system, the full name on hover
+        assert len(drawn) == 30 and drawn["label"].is_unique
+        assert set(drawn["run"]) <= set(dataset.names)
+        heat = chart_specs(at)["overview_z"]["data"][0]
+        assert len(heat["y"]) == 30 and len(set(heat["y"])) == 30
     del messages
 
 
@@ -888,17 +893,107 @@ def test_a_kept_figure_is_built_once_and_drawn_from_its_dict(monkeypatch):
     assert len(built) == 2
 
 
-def test_overview_charts_are_valid_plotly_figures():
-    """The Overview's charts, built as plain dicts, pass plotly's own validation."""
+def chart_specs(at: AppTest) -> dict[str, dict]:
+    """The page's plotly charts as plotly JSON, by key."""
     import json
 
+    return {c.key: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+
+
+def test_overview_charts_are_valid_plotly_figures():
+    """The Overview's charts, built as plain dicts, pass plotly's own validation."""
     import plotly.graph_objects as go
 
     at = new_app()
-    specs = {c.key: json.loads(c.proto.spec) for c in at.get("plotly_chart")}
+    specs = chart_specs(at)
     assert {"overview_z", "overview_modes"} <= set(specs)
     for key in ("overview_z", "overview_modes"):
         figure = go.Figure(specs[key])  # raises on an unknown or ill-typed property
         assert len(figure.data) >= 1, key
     modes = go.Figure(specs["overview_modes"])
-    assert len(modes.data) == 3 * len(MEASURES)  # range, aware, oblivious per measure
+    assert len(modes.data) == 3  # one measure: range, aware, oblivious (light to draw)
+    assert [t.type for t in modes.data] == ["bar", "scatter", "scatter"]
+    heat = go.Figure(specs["overview_z"])
+    assert heat.layout.yaxis.dtick == 1 and modes.layout.yaxis.dtick == 1  # no dropped labels
+
+
+def modes_chart(at: AppTest) -> tuple[str, pd.DataFrame]:
+    """The modes chart's title and, per system as drawn (top first), its values."""
+    spec = chart_specs(at)["overview_modes"]
+    bar, aware, oblivious, *more = spec["data"]
+    frame = pd.DataFrame(
+        {
+            "run": bar["hovertext"],
+            "label": bar["y"],
+            "min": bar["base"],
+            "max": np.add(bar["base"], bar["x"]),
+            "aware": aware["x"],
+            "tie_sd": aware["error_x"]["array"],
+            "oblivious": oblivious["x"],
+            "z": [row[0] for row in oblivious["customdata"]],
+            "red": [c == charts.FLAG_COLOR for c in oblivious["marker"]["color"]],
+        }
+    )
+    if more:
+        frame["sampled"] = more[0]["x"]
+    return spec["layout"]["title"]["text"], frame
+
+
+def test_overview_modes_chart_draws_the_chosen_measure_from_tiecore(sample):
+    """One measure at a time: the most affected first, then the one chosen; values = tiecore."""
+    runs, qrels = sample
+    at = goto(new_app(), "overview")
+    exact = spread.evaluate_spread(runs, qrels, MEASURES).set_index(["measure", "run"])
+    oblivious = tiecore.evaluate(runs, qrels, MEASURES, ties="oblivious")
+    oblivious = oblivious.set_index(["measure", "run"])["value"]
+    sd = np.sqrt(exact["var"])
+    z = ((oblivious - exact["value"]) / sd.where(sd > 0)).fillna(0)
+    most = z.abs().groupby(level="measure").max().idxmax()
+    control = at.segmented_control(key="overview_measure")
+    assert control.value == most and list(control.options) == MEASURES
+    for measure in (most, "AP", "P@10"):
+        if control.value != measure:
+            control.set_value(measure).run()
+            assert_clean(at)
+        title, drawn = modes_chart(at)
+        assert title.startswith(f"{measure}:")
+        expected = exact.loc[measure].loc[drawn["run"]]
+        assert close(drawn["aware"], expected["value"]) and close(drawn["min"], expected["min"])
+        assert close(drawn["max"], expected["max"])
+        assert close(drawn["tie_sd"], sd.loc[measure].loc[drawn["run"]])
+        assert close(drawn["oblivious"], oblivious.loc[measure].loc[drawn["run"]])
+        assert close(drawn["z"], z.loc[measure].loc[drawn["run"]])
+        assert list(drawn["red"]) == list(z.loc[measure].loc[drawn["run"]].abs() > 2)
+        assert list(drawn["aware"]) == sorted(drawn["aware"], reverse=True)  # best first
+        assert sorted(drawn["run"]) == sorted(runs)
+        control = at.segmented_control(key="overview_measure")
+    at.selectbox(key="overview_sort").set_value("z").run()
+    _, drawn = modes_chart(at)
+    assert list(drawn["z"].abs()) == sorted(drawn["z"].abs(), reverse=True)
+    at.selectbox(key="overview_sort").set_value("name").run()
+    _, drawn = modes_chart(at)
+    assert list(drawn["run"]) == sorted(runs, key=str.lower)
+
+
+def test_overview_modes_chart_follows_the_gain_and_draws_sampled_values(sample):
+    """nDCG@10 chosen, then exp gain: the chart shows nDCG(gain=exp)@10; sampled mode adds it."""
+    runs, qrels = sample
+    at = goto(new_app(), "overview")
+    at.segmented_control(key="overview_measure").set_value("nDCG@10").run()
+    at.sidebar.radio(key="gain").set_value("exp").run()
+    assert_clean(at)
+    exp10 = "nDCG(gain=exp)@10"
+    assert at.segmented_control(key="overview_measure").value == exp10
+    at.toggle(key="overview_sampled").set_value(True)
+    at.sidebar.number_input(key="samples").set_value(20)
+    at.run()
+    assert_clean(at)
+    title, drawn = modes_chart(at)
+    assert title.startswith(f"{exp10}:")
+    aware = tiecore.evaluate(runs, qrels, [exp10], ties="aware").set_index("run")["value"]
+    assert close(drawn["aware"], aware.loc[drawn["run"]])
+    drawn_sampled = tiecore.evaluate(runs, qrels, [exp10], ties="sampled", samples=20, seed=0)
+    assert close(drawn["sampled"], drawn_sampled.set_index("run")["value"].loc[drawn["run"]])
+    at.sidebar.multiselect(key="measures").set_value(["AP", "P@10"]).run()  # measure gone
+    assert_clean(at)
+    assert at.segmented_control(key="overview_measure").value in ("AP", "P@10")
