@@ -67,6 +67,8 @@ from tiecore.seeding import mix, stream_key, string_hashes
 
 #: Cells (samples x drawn columns, or samples x slots of placed groups / 4) of one batch.
 BATCH_CELLS = 2_000_000
+#: Slots per placed doc above which :func:`_place` finds a round's collisions by sorting.
+SPARSE = 16
 #: Kinds of drawn columns (:class:`_Layout`).
 WHOLE, FIRST, SECOND, FILL = 0, 1, 2, 3
 #: Components :meth:`_Layout.for_components` knows which docs they tell apart (and ``gain:*``).
@@ -473,10 +475,13 @@ def _place(
     out = np.empty((size, count), dtype=np.int64)
     sample = np.repeat(np.arange(size), count)
     column = np.tile(np.arange(count), size)
-    # the earliest draw of each slot wins: np.minimum.at over the slots (faster than np.unique)
-    index = np.int32 if size * count < 2**31 else np.int64
-    nobody = np.iinfo(index).max
-    claim = np.full(taken.size, nobody, dtype=index)
+    # the earliest draw of each slot wins: np.minimum.at over the slots, or, when the
+    # slots outnumber the draws (an array of them would cost more), a stable sort
+    sparse = taken.size > SPARSE * size * count
+    if not sparse:
+        index = np.int32 if size * count < 2**31 else np.int64
+        nobody = np.iinfo(index).max
+        claim = np.full(taken.size, nobody, dtype=index)
     round_ = 0
     while sample.size:
         if round_ == 0:
@@ -488,9 +493,14 @@ def _place(
         code = sample * layout.slots + layout.base[columns[column]] + spot
         free = np.flatnonzero((word < limit[column]) & ~taken[code])
         wanted = code[free]
-        np.minimum.at(claim, wanted, free.astype(index))
-        placed = free[claim[wanted] == free]
-        claim[wanted] = nobody
+        if sparse:
+            order = np.argsort(wanted, kind="stable")
+            ordered = wanted[order]
+            placed = free[np.sort(order[np.r_[True, ordered[1:] != ordered[:-1]]])]
+        else:
+            np.minimum.at(claim, wanted, free.astype(index))
+            placed = free[claim[wanted] == free]
+            claim[wanted] = nobody
         taken[code[placed]] = True
         out[sample[placed], column[placed]] = spot[placed]
         left = np.ones(sample.size, dtype=bool)
