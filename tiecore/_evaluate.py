@@ -251,7 +251,7 @@ def evaluate(
     )
     if not frames:
         raise ValueError("no runs to evaluate")
-    return pd.concat(frames, ignore_index=True)
+    return _Rows.frame(frames)
 
 
 @dataclass(frozen=True)
@@ -274,7 +274,7 @@ class _RunJob:
     complete: bool = False
     per_query: bool = False
 
-    def __call__(self, name: str, run: pd.DataFrame) -> pd.DataFrame | _PartValues:
+    def __call__(self, name: str, run: pd.DataFrame) -> _Rows | _PartValues:
         part = run.attrs.get("part")
         if part is None:
             ranking, found = self.values(name, run)
@@ -312,12 +312,12 @@ class _RunJob:
         )
         return ranking, found
 
-    def tidy(self, name: str, present: np.ndarray, found: dict) -> pd.DataFrame:
-        return _value_frame(
+    def tidy(self, name: str, present: np.ndarray, found: dict) -> _Rows:
+        return _value_rows(
             name, self.judgments, present, found, self.complete, self.per_query, self.ties
         )
 
-    def merge(self, name: str, parts: list[_PartValues]) -> pd.DataFrame:
+    def merge(self, name: str, parts: list[_PartValues]) -> _Rows:
         """One run's tidy rows from its query partitions (disjoint sets of queries)."""
         nq = len(self.judgments.qids)
         present = np.zeros(nq, bool)
@@ -356,7 +356,32 @@ def _skipped_message(name: str, skipped: np.ndarray) -> str:
     return f"run {name}: {skipped.size} queries without judgments skipped ({shown})"
 
 
+@dataclass
+class _Rows:
+    """One run's tidy rows as columns (numpy arrays), made a DataFrame with the other
+    runs' at the end: one frame for all runs instead of one per run and a concat."""
+
+    name: str
+    columns: dict[str, np.ndarray]  # qid, measure, value[, std, stderr]
+
+    @staticmethod
+    def frame(rows: list[_Rows]) -> pd.DataFrame:
+        """The rows of all runs, in order, as one DataFrame ``run, qid, measure, ...``."""
+        sizes = [len(r.columns["qid"]) for r in rows]
+        names = np.empty(len(rows), dtype=object)
+        names[:] = [r.name for r in rows]
+        columns = {"run": np.repeat(names, sizes)}
+        for key in rows[0].columns:
+            columns[key] = np.concatenate([r.columns[key] for r in rows])
+        return pd.DataFrame(columns)
+
+
 def _value_frame(name, judgments, present, found, complete, per_query, ties) -> pd.DataFrame:
+    """:func:`_value_rows` as a DataFrame."""
+    return _Rows.frame([_value_rows(name, judgments, present, found, complete, per_query, ties)])
+
+
+def _value_rows(name, judgments, present, found, complete, per_query, ties) -> _Rows:
     """Rows ``run, qid, measure, value[, std, stderr]``: per measure, queries then the
     summary (the mean over queries), whose ``qid`` is None so no query id can clash with it.
 
@@ -382,11 +407,13 @@ def _value_frame(name, judgments, present, found, complete, per_query, ties) -> 
     keep = slice(None) if per_query else slice(-1, None)
     columns = {key: value[:, keep].ravel() for key, value in columns.items()}
     shown = qids[keep]
-    return pd.DataFrame(
+    labels = np.empty(len(found), dtype=object)
+    labels[:] = [str(m) for m in found]
+    return _Rows(
+        name,
         {
-            "run": name,
             "qid": np.tile(shown, len(found)),
-            "measure": np.repeat([str(m) for m in found], len(shown)),
+            "measure": np.repeat(labels, len(shown)),
             **columns,
-        }
+        },
     )

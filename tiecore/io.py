@@ -47,6 +47,7 @@ import gzip
 import os
 import re
 import threading
+import weakref
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -79,7 +80,9 @@ _CHUNK = 1 << 24  # bytes per numpy pass when scanning big buffers
 _BLOCK = 1 << 20  # bytes per block of pyarrow's parser (small blocks: less memory in flight)
 _SCAN = 1 << 18  # bytes per window of the scan before the fast path (fits the CPU cache)
 _PIECE = 1 << 16  # rows per piece when hashing on several threads (small temporaries)
+_THREADED_PIECES = 4  # pieces from which hashing runs on several threads
 _STREAM = 1 << 25  # plain files from this size on are parsed by pyarrow from disk
+_SCAN_THREAD = 1 << 22  # texts from this size on are scanned in a thread during the parse
 _BATCH = 1 << 18  # lines per batch on the careful path
 _FIRST_LINE = 1 << 20  # a longer first line sends the text to the careful path
 
@@ -420,13 +423,24 @@ def _first_line(head: bytes) -> bytes | None:
 
 
 class _Scanning:
-    """A scan running in its own thread while pyarrow parses the same text."""
+    """A scan running in its own thread while pyarrow parses the same text (or, for a
+    small text, done at once: a thread costs more than it saves there)."""
 
-    def __init__(self, windows: Callable[[], Iterable[tuple[bytes | bytearray, int]]], check: bool):
+    def __init__(
+        self,
+        windows: Callable[[], Iterable[tuple[bytes | bytearray, int]]],
+        check: bool,
+        *,
+        threaded: bool = True,
+    ):
         self._stop = threading.Event()
         self._result: _Scan | None = None
-        self._thread = threading.Thread(target=self._run, args=(windows, check), daemon=True)
-        self._thread.start()
+        self._thread: threading.Thread | None = None
+        if threaded:
+            self._thread = threading.Thread(target=self._run, args=(windows, check), daemon=True)
+            self._thread.start()
+        else:
+            self._run(windows, check)
 
     def _run(self, windows, check: bool) -> None:
         try:
@@ -435,12 +449,14 @@ class _Scanning:
             self._result = None
 
     def result(self) -> _Scan | None:
-        self._thread.join()
+        if self._thread is not None:
+            self._thread.join()
         return self._result
 
     def cancel(self) -> None:
         self._stop.set()
-        self._thread.join()
+        if self._thread is not None:
+            self._thread.join()
 
 
 class _Text:
@@ -474,7 +490,8 @@ class _Text:
             if streamed is not None:
                 return streamed
         data = self.data()
-        scanning = _Scanning(lambda: _copied(data), False)  # _load checked the text
+        # _load checked the text
+        scanning = _Scanning(lambda: _copied(data), False, threaded=len(data) >= _SCAN_THREAD)
         return data[: _FIRST_LINE + 1], scanning, pa.BufferReader(pa.py_buffer(data))
 
     def _stream(self) -> tuple[bytes, _Scanning, pa.NativeFile] | None:
@@ -756,72 +773,127 @@ def _heads(raw: np.ndarray, at: np.ndarray, starts: np.ndarray) -> np.ndarray:
     return heads
 
 
-def _pieces(
-    qid: pa.Array | pa.ChunkedArray, docno: pa.Array | pa.ChunkedArray
-) -> list[tuple[pa.Array, pa.Array]]:
-    """Aligned zero-copy slices of both columns, at most ``_PIECE`` rows each."""
-    if not isinstance(qid, pa.ChunkedArray):
-        qid = pa.chunked_array([qid])
-    if not isinstance(docno, pa.ChunkedArray):
-        docno = pa.chunked_array([docno])
-    if [len(c) for c in qid.chunks] != [len(c) for c in docno.chunks]:
-        qid, docno = (
-            pa.chunked_array([qid.combine_chunks()]),
-            pa.chunked_array([docno.combine_chunks()]),
-        )
-    return [
-        (q.slice(start, _PIECE), d.slice(start, _PIECE))
-        for q, d in zip(qid.chunks, docno.chunks, strict=True)
-        for start in range(0, len(q), _PIECE)
-    ]
+@dataclass(frozen=True)
+class RunIds:
+    """A run's ids as its duplicate test reads them, kept for its evaluation.
+
+    ``qids`` holds the distinct qids in order of first appearance and ``query``
+    each row's index into it (integer work from then on: the rows of a query
+    usually follow each other, so only the first row of each stretch is hashed
+    by arrow); ``docno_hash`` holds each row's :func:`docno_hashes`, which
+    :meth:`tiecore.judgments.Judgments.lookup` probes instead of hashing the
+    docnos again.
+    """
+
+    qids: pa.Array
+    query: np.ndarray
+    docno_hash: np.ndarray
+
+    @classmethod
+    def of(cls, qid: pa.Array | pa.ChunkedArray, docno: pa.Array | pa.ChunkedArray) -> RunIds:
+        """Encode the qids and hash the docnos of a run's rows."""
+        qids, query = _query_codes(qid)
+        return cls(qids, query, docno_hashes(docno))
+
+    def pair_keys(self) -> np.ndarray:
+        """62-bit hash of every (qid, docno) pair, from the qid's code and the docno's hash.
+
+        The top two bits are cleared: seen as float64, every key is then a positive
+        finite number (no NaN), and such floats sort exactly as their bit patterns do.
+        """
+        keys = np.frombuffer(pa.allocate_buffer(8 * max(len(self.query), 1)), np.uint64)
+        keys = keys[: len(self.query)]
+        with np.errstate(over="ignore"):
+            keys[:] = self.query
+            keys += np.uint64(1)  # _mix keeps 0 at 0
+            _mix(keys, _FACTORS["qid"][0])
+            keys ^= self.docno_hash
+            keys >>= np.uint64(2)
+        return keys
+
+
+def _query_codes(qid: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]:
+    """The distinct qids (first appearance order) and each row's index among them (int32).
+
+    Rows of one query mostly follow each other: only the first row of each
+    stretch of equal qids is looked up (a comparison of neighbours finds them).
+    """
+    n = len(qid)
+    if n == 0:
+        return pa.array([], qid.type), np.zeros(0, np.int32)
+    change = np.ones(n, bool)
+    if n > 1:
+        differs = pc.not_equal(qid.slice(1), qid.slice(0, n - 1)).fill_null(True)
+        change[1:] = differs.to_numpy(zero_copy_only=False)
+    heads = np.flatnonzero(change)
+    head_qid = pc.take(qid, pa.array(heads))
+    if isinstance(head_qid, pa.ChunkedArray):
+        head_qid = head_qid.combine_chunks()
+    qids = pc.unique(head_qid)
+    codes = pc.index_in(head_qid, value_set=qids).to_numpy().astype(np.int32)
+    return qids, np.repeat(codes, np.diff(np.append(heads, n)))
+
+
+def _docno_pieces(docno: pa.Array | pa.ChunkedArray) -> list[pa.Array]:
+    """Zero-copy slices of the column, at most ``_PIECE`` rows each."""
+    chunks = docno.chunks if isinstance(docno, pa.ChunkedArray) else [docno]
+    return [c.slice(start, _PIECE) for c in chunks for start in range(0, len(c), _PIECE)]
+
+
+def docno_hashes(docno: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """:func:`_hash_chunk` of every docno (uint64), computed piecewise, on all cores when
+    there are many; the hashes live in arrow's memory pool, which reuses what the
+    parser freed.
+
+    >>> import pyarrow as pa
+    >>> h = docno_hashes(pa.chunked_array([["FBIS3-1", "FBIS3-10"], ["FBIS3-1"]]))
+    >>> bool(h[0] == h[2]), bool(h[0] == h[1])
+    (True, False)
+    """
+    pieces = _docno_pieces(docno)
+    n = len(docno)
+    out = np.frombuffer(pa.allocate_buffer(8 * max(n, 1)), np.uint64)[:n]
+    starts = np.cumsum([0] + [len(p) for p in pieces])
+
+    def piece(k: int) -> None:
+        out[starts[k] : starts[k + 1]] = _hash_chunk(pieces[k], "docno")
+
+    if len(pieces) < _THREADED_PIECES:  # threads cost more than they save
+        for k in range(len(pieces)):
+            piece(k)
+    else:
+        with ThreadPoolExecutor(min(len(pieces), os.cpu_count() or 1)) as pool:
+            list(pool.map(piece, range(len(pieces))))
+    return out
 
 
 def _pair_keys(qid: pa.Array | pa.ChunkedArray, docno: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """62-bit hash of every (qid, docno) pair, computed piecewise on all cores.
-
-    The top two bits are cleared: seen as float64, every key is then a positive finite
-    number (no NaN), and such floats sort exactly as their bit patterns do. The keys
-    live in arrow's memory pool, which reuses what the parser freed.
-    """
-    pieces = _pieces(qid, docno)
-    n = sum(len(q) for q, _ in pieces)
-    keys = np.frombuffer(pa.allocate_buffer(8 * n), np.uint64, n) if n else np.zeros(0, np.uint64)
-    starts = np.cumsum([0] + [len(q) for q, _ in pieces])
-
-    def pair(k: int) -> None:
-        q, d = pieces[k]
-        with np.errstate(over="ignore"):
-            key = keys[starts[k] : starts[k + 1]]
-            key[:] = _hash_chunk(q, "qid")
-            key ^= _hash_chunk(d, "docno")
-            key >>= np.uint64(2)
-
-    if len(pieces) < 2:
-        for k in range(len(pieces)):
-            pair(k)
-    else:
-        with ThreadPoolExecutor(min(len(pieces), os.cpu_count() or 1)) as pool:
-            list(pool.map(pair, range(len(pieces))))
-    return keys
+    """:meth:`RunIds.pair_keys` of the rows."""
+    return RunIds.of(qid, docno).pair_keys()
 
 
 def first_duplicate(
-    qid: pa.Array | pa.ChunkedArray, docno: pa.Array | pa.ChunkedArray
+    qid: pa.Array | pa.ChunkedArray,
+    docno: pa.Array | pa.ChunkedArray,
+    *,
+    ids: RunIds | None = None,
 ) -> tuple[int, int] | None:
     """Records ``(first, second)`` of the earliest repeated (qid, docno) pair, or ``None``.
 
-    Hash the pairs, sort the 62-bit keys (numpy's SIMD sort, as float64, its fastest)
-    and look for equal neighbours; only on a hit are the strings compared exactly.
+    Hash the pairs (:meth:`RunIds.pair_keys`; ``ids`` when the caller has them),
+    sort the 62-bit keys (numpy's SIMD sort, as float64, its fastest) and look for
+    equal neighbours; only on a hit are the docnos compared exactly.
     """
-    ordered = _pair_keys(qid, docno)
+    ids = RunIds.of(qid, docno) if ids is None else ids
+    ordered = ids.pair_keys()
     ordered.view(np.float64).sort()  # in place: the file order is recomputed on a hit only
     same = ordered[1:] == ordered[:-1]
     if not same.any():
         return None
-    candidates = np.flatnonzero(np.isin(_pair_keys(qid, docno), ordered[1:][same]))
+    candidates = np.flatnonzero(np.isin(ids.pair_keys(), ordered[1:][same]))
     pairs = pd.DataFrame(
         {
-            "q": pc.take(qid, pa.array(candidates)).to_pylist(),
+            "q": ids.query[candidates],
             "d": pc.take(docno, pa.array(candidates)).to_pylist(),
         }
     )
@@ -835,9 +907,11 @@ def first_duplicate(
 
 def _check_unique(
     qid: pa.Array | pa.ChunkedArray, docno: pa.Array | pa.ChunkedArray, loc: _Locator, what: str
-) -> None:
-    """Fail on the second occurrence of a (qid, docno) pair, naming the first."""
-    dup = first_duplicate(qid, docno)
+) -> RunIds:
+    """Fail on the second occurrence of a (qid, docno) pair, naming the first; return the
+    ids as the test read them."""
+    ids = RunIds.of(qid, docno)
+    dup = first_duplicate(qid, docno, ids=ids)
     if dup is not None:
         first, second = dup
         first_line = loc.line(first)
@@ -847,6 +921,43 @@ def _check_unique(
             + (f" (first on line {first_line})" if first_line is not None else ""),
             f"each docno at most once per query in a {what}",
         )
+    return ids
+
+
+#: id(frame) -> (weak reference to the frame, its qid and docno arrays, their RunIds).
+_IDS: dict[int, tuple[weakref.ref, object, object, RunIds]] = {}
+_IDS_LOCK = threading.Lock()
+
+
+def _remember_ids(frame: pd.DataFrame, ids: RunIds) -> None:
+    """Keep the :class:`RunIds` of a run read here (and just marked checked, which holds
+    its id arrays), for as long as the frame lives."""
+    entry = _checked._CHECKED.get(id(frame))
+    if entry is None or entry[0]() is not frame:
+        return
+    key = id(frame)
+
+    def forget(ref: weakref.ref, key: int = key) -> None:
+        with _IDS_LOCK:
+            if key in _IDS and _IDS[key][0] is ref:
+                del _IDS[key]
+
+    with _IDS_LOCK:
+        _IDS[key] = (weakref.ref(frame, forget), entry[1], entry[2], ids)
+
+
+def run_ids_of(frame: pd.DataFrame) -> RunIds | None:
+    """The :class:`RunIds` the reader kept for ``frame``, if ``frame`` is checked
+    (:func:`tiecore._checked.is_checked`, which the caller asked already: it compares
+    the frame's id arrays with those it marked) with the arrays the reader marked
+    (arrow arrays are immutable: any change of the ids replaces them)."""
+    entry = _IDS.get(id(frame))
+    marked = _checked._CHECKED.get(id(frame))
+    if entry is None or marked is None or entry[0]() is not frame:
+        return None
+    if marked[1] is not entry[1] or marked[2] is not entry[2]:
+        return None
+    return entry[3]
 
 
 # ---------------------------------------------------------------------------- runs
@@ -973,11 +1084,14 @@ def _run_frame(
         else:
             tags = pc.unique(tag).to_pylist()
         del tag
-    _check_unique(fields["qid"], fields["docno"], loc, "run")
+    ids = _check_unique(fields["qid"], fields["docno"], loc, "run")
     # one chunk of scores, in arrow's pool: pandas then shares it instead of copying
     fields["score"] = pa.chunked_array([fields["score"].combine_chunks()])
     columns = {key: fields.pop(key) for key in ("qid", "docno", "score")}
-    return pa.table(columns).to_pandas(split_blocks=True), tags
+    frame = pa.table(columns).to_pandas(split_blocks=True)
+    _checked.mark(frame, "run")  # checked here: evaluation does not test it again
+    _remember_ids(frame, ids)  # the evaluation reuses the qid codes and docno hashes
+    return frame, tags
 
 
 def _parse_run(text: _Text, *, fast: bool = True) -> tuple[pd.DataFrame, list[str]]:
@@ -1044,7 +1158,6 @@ def read_run(source: Source, *, name: str | None = None) -> pd.DataFrame:
     if name is None:
         name = tags[0] if len(tags) == 1 else _stem(_display_name(source))
     frame.attrs.update(name=name, source=_display_name(source), tags=tags)
-    _checked.mark(frame, "run")  # checked here: evaluation does not test it again
     return frame
 
 

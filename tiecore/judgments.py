@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tiecore._validation import REL_LEVEL, check
 from tiecore.errors import InputError
 from tiecore.seeding import mix
 
@@ -36,6 +37,19 @@ def gain_of(level: np.ndarray, gain: str, shift: np.ndarray | int = 0) -> np.nda
     shift = np.asarray(shift, dtype=np.int64)
     scaled = np.ldexp(1.0, level - shift) - np.ldexp(1.0, -shift)
     return np.where(level > 0, scaled, 0.0)
+
+
+def relevant(level: np.ndarray, rel_level: int) -> np.ndarray:
+    """Relevant judged levels: ``level >= rel_level`` and ``level >= 0``, as trec_eval 9.0.x
+    (``form_res_rels.c``) counts ``num_rel``: a negative level is never relevant.
+
+    >>> relevant(np.array([-2, -1, 0, 1, 2]), 1).tolist()
+    [False, False, False, True, True]
+    >>> relevant(np.array([-2, -1, 0, 1, 2]), -1).tolist()
+    [False, False, True, True, True]
+    """
+    level = np.asarray(level)
+    return (level >= rel_level) & (level >= 0)
 
 
 def as_arrow_strings(values: pd.Series | np.ndarray) -> pa.Array:
@@ -101,11 +115,19 @@ def string_hashes(strings: pa.Array) -> np.ndarray:
         return mix(out)
 
 
-def _pair_hashes(docno_hashes: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """A 64-bit hash of each (query code, docno) pair from the docno's string hash."""
+def docno_hashes(docnos: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """The 64-bit docno hashes of :meth:`Judgments.lookup`: those of the reader's
+    duplicate test (:func:`tiecore.io.docno_hashes`), which it keeps for the lookup."""
+    from tiecore import io
+
+    return io.docno_hashes(docnos)
+
+
+def _pair_hashes(docno_hash: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each (query code, docno) pair from the docno's hash."""
     with np.errstate(over="ignore"):
         out = (np.asarray(query).astype(np.uint64) + np.uint64(1)) * _ODD
-        out ^= docno_hashes
+        out ^= docno_hash
         return mix(out)
 
 
@@ -114,8 +136,13 @@ class Judgments:
     """The qrels of one collection at one relevance level, in query order.
 
     Queries are sorted by qid as strings (trec_eval's order).  Relevant means
-    ``level >= rel_level``; judged non-relevant means ``0 <= level < rel_level``
-    (trec_eval's bpref); negative levels are judged but neither.
+    ``level >= rel_level`` and ``level >= 0``; judged non-relevant means ``0 <=
+    level < rel_level`` (trec_eval's bpref); negative levels are judged but
+    neither, whatever ``rel_level``: trec_eval 9.0.x reads them as "in the pool
+    but not judged" and counts only levels ``>= 0`` in ``num_rel`` and
+    ``num_rel_ret`` (``form_res_rels.c``), so with ``rel_level <= 0`` every
+    level ``>= 0`` is relevant and nothing is judged non-relevant.  (pytrec_eval
+    refuses a relevance level below 1.)
 
     Parameters
     ----------
@@ -137,6 +164,7 @@ class Judgments:
     _docno_index: tuple | None = None  # the qrels docnos' hashes, built on the first lookup
     _pair_index: tuple | None = None  # the qrels pairs' hashes, built on the first lookup
     _small_index: dict | None = None  # (query code, docno) -> key, for lookup_small
+    _qid_array: pa.Array | None = None  # qids as an arrow array, built on first use
 
     @classmethod
     def from_qrels(cls, qrels: pd.DataFrame, rel_level: int = 1) -> Judgments:
@@ -146,6 +174,7 @@ class Judgments:
 
         from tiecore.frames import check_qrels
 
+        check("rel_level", rel_level, REL_LEVEL)
         qrels = check_qrels(qrels)  # the rules of the loaders (tiecore.frames)
         missing = {"qid", "docno", "level"} - set(qrels.columns)
         if missing:
@@ -159,10 +188,8 @@ class Judgments:
         query = pc.index_in(qid, value_set=pa.array(qids, pa.string())).to_numpy()
         docnos = pc.unique(docno)
         doc = pc.index_in(docno, value_set=docnos).to_numpy().astype(np.int64)
-        keys = query.astype(np.int64) * len(docnos) + doc
-        order = np.argsort(keys, kind="stable")
-        keys, levels, query = keys[order], levels[order], query[order]
-        twice = np.flatnonzero(keys[1:] == keys[:-1])
+        judgments, order = cls._from_codes(qids, query, docnos, doc, levels, rel_level)
+        twice = np.flatnonzero(judgments._keys[1:] == judgments._keys[:-1])
         if twice.size:
             row = int(order[twice[0] + 1])
             raise InputError(
@@ -171,19 +198,7 @@ class Judgments:
                 f"docno {docno[row]} is judged twice for query {qid[row]}",
                 "one judgment per query and docno",
             )
-        nq = len(qids)
-        rel = levels >= rel_level
-        nonrel = (levels >= 0) & ~rel
-        return cls(
-            qids=qids,
-            num_rel=np.bincount(query, weights=rel, minlength=nq).astype(np.int64),
-            num_nonrel=np.bincount(query, weights=nonrel, minlength=nq).astype(np.int64),
-            rel_level=rel_level,
-            _keys=keys,
-            _levels=levels,
-            _docnos=docnos,
-            _query_of_key=query,
-        )
+        return judgments
 
     @classmethod
     def from_small(
@@ -195,28 +210,59 @@ class Judgments:
 
         Each (qid, docno) pair must be unique (the reader checks it).
         """
+        check("rel_level", rel_level, REL_LEVEL)
         qids = np.sort(np.array(list(dict.fromkeys(qid)), dtype=object))
         codes = {q: i for i, q in enumerate(qids.tolist())}
         query = np.fromiter((codes[q] for q in qid), np.int32, len(qid))
         docnos = dict.fromkeys(docno)  # first appearance order, as pyarrow's unique
         index = {d: i for i, d in enumerate(docnos)}
         doc = np.fromiter((index[d] for d in docno), np.int64, len(docno))
+        dictionary = np.array(list(docnos), dtype=object)
+        return cls._from_codes(qids, query, dictionary, doc, level, rel_level)[0]
+
+    @classmethod
+    def _from_codes(
+        cls,
+        qids: np.ndarray,
+        query: np.ndarray,
+        docnos: pa.Array | np.ndarray,
+        doc: np.ndarray,
+        level: np.ndarray,
+        rel_level: int,
+    ) -> tuple[Judgments, np.ndarray]:
+        """The judgments of qrels rows given as codes (``query`` into the sorted ``qids``,
+        ``doc`` into the ``docnos`` dictionary), and the order that sorts the rows by
+        (query, docno) key (a repeated key is the caller's to refuse)."""
         keys = query.astype(np.int64) * len(docnos) + doc
         order = np.argsort(keys, kind="stable")
         keys, levels, query = keys[order], np.asarray(level, np.int64)[order], query[order]
         nq = len(qids)
-        rel = levels >= rel_level
+        rel = relevant(levels, rel_level)
         nonrel = (levels >= 0) & ~rel
-        return cls(
+        judgments = cls(
             qids=qids,
             num_rel=np.bincount(query, weights=rel, minlength=nq).astype(np.int64),
             num_nonrel=np.bincount(query, weights=nonrel, minlength=nq).astype(np.int64),
-            rel_level=rel_level,
+            rel_level=int(rel_level),
             _keys=keys,
             _levels=levels,
-            _docnos=np.array(list(docnos), dtype=object),
+            _docnos=docnos,
             _query_of_key=query,
         )
+        return judgments, order
+
+    def relevant(self, level: np.ndarray) -> np.ndarray:
+        """Which judged levels are relevant here (:func:`relevant` at ``rel_level``)."""
+        return relevant(level, self.rel_level)
+
+    @property
+    def qid_array(self) -> pa.Array:
+        """:attr:`qids` as an arrow string array (made once)."""
+        if self._qid_array is None:
+            import pyarrow as pa
+
+            self._qid_array = pa.array(self.qids, pa.string())
+        return self._qid_array
 
     def lookup_small(self, query: np.ndarray, docno: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`lookup` for a few rows with docnos as a numpy array of str (a dict probe
@@ -233,15 +279,19 @@ class Judgments:
             return np.zeros(len(docno), np.int64), judged
         return np.where(judged, self._levels[np.maximum(found, 0)], 0), judged
 
-    def lookup(self, query: np.ndarray, docno: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    def lookup(
+        self, query: np.ndarray, docno: pa.Array, docno_hash: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Level and judged flag of run rows given their query codes and docnos.
 
         One hash probe per row: every qrels (query, docno) pair's hash (its
-        docno's :func:`string_hashes` mixed with its query code) goes once into a
-        hash table kept on this object, so each run costs a hash and a probe of
-        its own pairs; a hit is confirmed by comparing the docno strings and the
-        query.  Rows whose hash two qrels pairs share (a 64-bit collision) are
-        looked up exactly (:meth:`docno_codes`, then a binary search).
+        docno's :func:`docno_hashes` mixed with its query code) goes once into a
+        hash table kept on this object, so each run costs a probe of its own
+        pairs, whose docno hashes the reader computed already
+        (:class:`tiecore.io.RunIds`; ``docno_hash``, else they are computed
+        here); a hit is confirmed by comparing the docno strings and the query.
+        Rows whose hash two qrels pairs share (a 64-bit collision) are looked up
+        exactly (:meth:`docno_codes`, then a binary search).
         """
         import pandas as pd
         import pyarrow as pa
@@ -252,13 +302,15 @@ class Judgments:
             return np.zeros(len(query), np.int64), np.zeros(len(query), bool)
         if self._pair_index is None:
             doc = self._keys % len(self._docnos)
-            hashes = _pair_hashes(string_hashes(self._docnos)[doc], self._query_of_key)
+            hashes = _pair_hashes(docno_hashes(self._docnos)[doc], self._query_of_key)
             unique, first, count = np.unique(hashes, return_index=True, return_counts=True)
             alone = count == 1
             self._pair_index = (pd.Index(unique[alone]), first[alone], unique[~alone])
         table, rows, shared = self._pair_index
         docno = as_arrow_strings(docno)
-        hashes = _pair_hashes(string_hashes(docno), query)
+        if docno_hash is None:
+            docno_hash = docno_hashes(docno)
+        hashes = _pair_hashes(docno_hash, query)
         found = table.get_indexer(hashes)
         judged = found >= 0
         row = np.where(judged, rows[np.maximum(found, 0)], 0) if len(rows) else found * 0

@@ -120,10 +120,9 @@ class Ranking:
         twice in one query is an error, as in trec_eval.  The tie groups are
         those of the scores the policy compares (:func:`tie_key`).
         """
-        import pyarrow as pa
         import pyarrow.compute as pc
 
-        from tiecore.io import first_duplicate
+        from tiecore.io import RunIds, first_duplicate, run_ids_of
 
         name = name or run.attrs.get("name") or "run"
         check("tiebreak", tiebreak, TIEBREAK)
@@ -132,17 +131,20 @@ class Ranking:
             raise InputError(
                 f"run {name}", None, f"missing columns {sorted(missing)}", "qid, docno, score"
             )
-        qid = as_arrow_strings(run["qid"])
-        docno = as_arrow_strings(run["docno"])
         score = np.asarray(run["score"], dtype=np.float64)
         if not np.isfinite(score).all():
             row = int(np.flatnonzero(~np.isfinite(score))[0])
             raise InputError(
                 f"run {name}", None, f"row {row} has score {score[row]}", "a finite number"
             )
-
-        # a frame from read_run or check_run was tested once already (tiecore._checked)
-        duplicate = None if is_checked(run, "run") else first_duplicate(qid, docno)
+        docno = as_arrow_strings(run["docno"])
+        # a frame from read_run or check_run was tested once already (tiecore._checked);
+        # the reader kept the qid codes and docno hashes of its test (tiecore.io.RunIds)
+        checked = is_checked(run, "run")
+        ids = run_ids_of(run) if checked else None
+        qid = as_arrow_strings(run["qid"]) if ids is None else None
+        ids = RunIds.of(qid, docno) if ids is None else ids
+        duplicate = None if checked else first_duplicate(qid, docno, ids=ids)
         if duplicate is not None:
             row = duplicate[1]
             raise InputError(
@@ -152,17 +154,21 @@ class Ranking:
                 f"and {row})",
                 "each docno at most once per query",
             )
-        query_or_null = pc.index_in(qid, value_set=pa.array(judgments.qids, pa.string()))
-        known = query_or_null.is_valid().to_numpy(zero_copy_only=False)
-        skipped = np.unique(np.asarray(qid.filter(pa.array(~known)).to_numpy(zero_copy_only=False)))
+        # the run's distinct qids among the judgments' (integer work per row)
+        code = pc.index_in(ids.qids, value_set=judgments.qid_array)
+        absent = code.is_null().to_numpy(zero_copy_only=False)
+        query_or_null = code.fill_null(-1).to_numpy().astype(np.int32)[ids.query]
+        known = query_or_null >= 0
+        skipped = np.unique(np.asarray(ids.qids.filter(absent).to_numpy(zero_copy_only=False)))
         _check_known(name, known, skipped)
+        hashes = ids.docno_hash
         if skipped.size:
             keep = np.flatnonzero(known)
-            docno, score = docno.take(keep), score[keep]
-            query = query_or_null.filter(pa.array(known)).to_numpy()
+            docno, score, hashes = docno.take(keep), score[keep], hashes[keep]
+            query = query_or_null[keep]
         else:
-            query = query_or_null.to_numpy()
-        level, judged = judgments.lookup(query, docno)
+            query = query_or_null
+        level, judged = judgments.lookup(query, docno, hashes)
         row = np.flatnonzero(known) if skipped.size else np.arange(len(query))
         return cls._sort(name, judgments, query, score, docno, level, judged, row, skipped,
                          tiebreak, seed)  # fmt: skip
@@ -209,11 +215,14 @@ class Ranking:
         cls, name, judgments, query, score, docno, level, judged, row, skipped, tiebreak, seed
     ):  # fmt: skip
         """Rows sorted by query, score (as the policy compares it), then the tie-break."""
-        rel = judged & (level >= judgments.rel_level)
+        rel = judged & judgments.relevant(level)
         key = tie_key(score, tiebreak)
-        if tiebreak != "file_order" or not _in_order(query, key):  # else: already sorted
+        # file order: the queries' stretches of the file in query order, if that is sorted
+        order = _stretch_order(query, key) if tiebreak == "file_order" else None
+        if order is None:
             keys = {"query": (query, "ascending"), "score": (key, "descending")}
             order = _order(keys, docno, level, rel, tiebreak, seed)
+        if order is not _IN_ORDER:
             query, score, key, level, judged, rel, row = (
                 a[order] for a in (query, score, key, level, judged, rel, row)
             )
@@ -355,21 +364,47 @@ def _check_known(name: str, known: np.ndarray, skipped: np.ndarray) -> None:
         )
 
 
-def _in_order(query: np.ndarray, key: np.ndarray) -> bool:
-    """Whether rows are sorted by query, then key descending (as most run files are): the
-    file order is then the stable sort's order.
+#: :func:`_stretch_order` of rows already in order.
+_IN_ORDER = np.zeros(0, np.int64)
 
-    >>> _in_order(np.array([0, 0, 1]), np.array([2.0, 2.0, 5.0]))
+
+def _stretch_order(query: np.ndarray, key: np.ndarray) -> np.ndarray | None:
+    """The stable sort's order by query, then key descending, when each query's rows
+    are one stretch of the rows, keys not increasing within it (as run files are, in
+    whatever order of queries): the stretches in query order, rows in file order
+    within them, without a sort; :data:`_IN_ORDER` when that is the order the rows
+    have; None when the rows need sorting.
+
+    >>> _stretch_order(np.array([0, 0, 1]), np.array([2.0, 2.0, 5.0])) is _IN_ORDER
     True
-    >>> _in_order(np.array([0, 0]), np.array([1.0, 2.0]))
-    False
+    >>> _stretch_order(np.array([1, 1, 0]), np.array([2.0, 2.0, 5.0])).tolist()
+    [2, 0, 1]
+    >>> print(_stretch_order(np.array([0, 0]), np.array([1.0, 2.0])))
+    None
+    >>> print(_stretch_order(np.array([0, 1, 0]), np.array([3.0, 2.0, 1.0])))
+    None
     """
-    if len(query) < 2:
-        return True
-    step = query[1:] - query[:-1].astype(np.int64)
-    if (step < 0).any():
-        return False
-    return bool(((step > 0) | (key[1:] <= key[:-1])).all())
+    n = len(query)
+    if n < 2:
+        return _IN_ORDER
+    new = np.empty(n, bool)
+    new[0] = True
+    np.not_equal(query[1:], query[:-1], out=new[1:])
+    if not (new[1:] | (key[1:] <= key[:-1])).all():
+        return None  # keys rise within a stretch
+    starts = np.flatnonzero(new)
+    first = query[starts]
+    if (first[1:] > first[:-1]).all():
+        return _IN_ORDER
+    by_query = np.argsort(first, kind="stable")
+    ordered = first[by_query]
+    if (ordered[1:] == ordered[:-1]).any():
+        return None  # a query in two stretches
+    lengths = np.diff(np.append(starts, n))[by_query]
+    begin = starts[by_query]
+    # concatenation of arange(begin, begin + length) per stretch
+    shift = np.repeat(begin - np.cumsum(lengths) + lengths, lengths)
+    return shift + np.arange(n)
 
 
 def _take(docno: pa.Array | np.ndarray, order: np.ndarray) -> pa.Array | np.ndarray:
