@@ -40,6 +40,7 @@ from __future__ import annotations
 import copy
 import math
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -82,6 +83,7 @@ class Context:
         self.group_start = ranking.group_start
         self.selected = None  # a selection's groups among all (None: all of them)
         self._root = self
+        self._parent, self._picked = None, None  # a selection's context, and its groups there
         num_rel = self.judgments.num_rel
         # Bpref's f(y) = 1 - min(y, cap) / scale per query; trec_eval's 1 when y = 0
         self.cap = num_rel[self.group_query]
@@ -100,8 +102,11 @@ class Context:
         """Per group, how many of its slots are above the cut: ``clip(cut - t, 0, n)``."""
         key = recipe.cut.tobytes()
         if key not in self._slots:
-            d = recipe.cut[self.group_query] - self.t
-            self._slots[key] = np.minimum(np.maximum(d, 0, out=d), self.n, out=d)
+            if self._parent is not None and key in self._parent._slots:
+                self._slots[key] = self._parent._slots[key][self._picked]
+            else:
+                d = recipe.cut[self.group_query] - self.t
+                self._slots[key] = np.minimum(np.maximum(d, 0, out=d), self.n, out=d)
         return self._slots[key]
 
     def select(self, groups: np.ndarray) -> Context:
@@ -114,7 +119,7 @@ class Context:
         for name in _PER_GROUP:
             setattr(out, name, getattr(self, name)[groups])
         out.selected = groups if self.selected is None else self.selected[groups]
-        out._slots = {}
+        out._slots, out._parent, out._picked = {}, self, groups
         out._value_sums = {k: (a[groups], b[groups]) for k, (a, b) in self._value_sums.items()}
         return out
 
@@ -187,6 +192,24 @@ class Context:
     def bpref_term(self, judged_above: np.ndarray) -> np.ndarray:
         """Per group :func:`tiecore.profiles.bpref_term` of ``judged_above``."""
         return profiles.bpref_term(judged_above, self.cap, self.bpref_scale)
+
+    def whole_sums(self, d: np.ndarray, key: tuple, table) -> tuple[np.ndarray, np.ndarray]:
+        """Per-group sums of a group's whole rows, for the groups above the cut.
+
+        ``table()`` gives such sums (rows of an array) for every group of the
+        ranking from its full columns: cheaper than gathering the rows of each
+        group when these groups hold a quarter of the rows or more, or when it is
+        cached already.  Returns the sums (0 for other groups) and ``d`` with the
+        groups so summed set to 0, which are left to sum over their heads.
+        """
+        whole = (d == self.n) & (d > 0)
+        if key not in self._tables and 4 * int(self.n[whole].sum()) < len(self.ranking.rank):
+            return np.zeros((1, len(d))), d
+        if key not in self._tables:
+            self._tables[key] = table()
+        found = self._tables[key]
+        found = found if self.selected is None else found[:, self.selected]
+        return np.where(whole, found, 0.0), np.where(whole, 0, d)
 
     def head(self, d: np.ndarray) -> _Head:
         """The rows of every group's first ``d`` slots."""
@@ -298,24 +321,39 @@ def var_linear(context: Context, d: np.ndarray, recipe: Plan) -> np.ndarray:
     n = context.n.astype(np.float64)
     _, spread_a = context.value_sums(recipe.component)
     d = np.where(spread_a > 0, d, 0)  # groups of equal values add nothing
-    head = context.head(d)
-    w = context.weights(recipe.divisor)[head.rows]
+    weights = context.weights(recipe.divisor)
+    spread_w, part = context.whole_sums(
+        d, ("weight spread", recipe.divisor.key), lambda: _weight_spreads(context, weights)
+    )
+    head = context.head(part)  # the groups the cut falls inside (or all, when few)
+    w = weights[head.rows]
     mean_w = head.sum(w) / n
     deviation = w - mean_w[head.owner]
-    spread_w = head.sum(deviation * deviation) + (n - d) * mean_w * mean_w
+    spread_w = spread_w[0] + head.sum(deviation * deviation) + (n - part) * mean_w * mean_w
     out = np.zeros_like(n)
     np.divide(spread_a * spread_w, n - 1, out=out, where=(n > 1) & (d > 0))
     return out
 
 
-def _falling_ratio(r: np.ndarray, n: np.ndarray, k: int) -> np.ndarray:
-    """``r (r-1) ... (r-k+1) / (n (n-1) ... (n-k+1))``: P(k given slots all relevant)."""
+def _weight_spreads(context: Context, weights: np.ndarray) -> np.ndarray:
+    """``sum (w - mean w)^2`` over the rows of every group of the ranking."""
+    ranking = context.ranking
+    mean = group_sum(weights, ranking) / np.maximum(ranking.size, 1)
+    deviation = weights - mean[ranking.group]
+    return group_sum(deviation * deviation, ranking)[None, :]
+
+
+def _falling_ratios(r: np.ndarray, n: np.ndarray, k: int) -> list[np.ndarray]:
+    """``r (r-1) ... (r-j+1) / (n (n-1) ... (n-j+1))`` for ``j = 1..k``: P(``j`` given
+    slots all relevant)."""
     top = np.ones(len(r))
     bottom = np.ones(len(r))
+    out = []
     for j in range(k):
         top *= np.maximum(r - j, 0)
         bottom *= np.maximum(n - j, 1)
-    return np.where(n >= k, top / bottom, 0.0)
+        out.append(np.where(n >= j + 1, top / bottom, 0.0))
+    return out
 
 
 def var_ap(context: Context, d: np.ndarray, recipe: Plan) -> np.ndarray:
@@ -331,17 +369,14 @@ def var_ap(context: Context, d: np.ndarray, recipe: Plan) -> np.ndarray:
     (pairs of pairs sharing 0, 1 or 2 positions).
     """
     n, r = context.n.astype(np.float64), context.r.astype(np.float64)
-    head = context.head(np.where((context.r > 0) & (context.r < context.n), d, 0))
-    i = context.position[head.rows].astype(np.float64)
+    live = np.where((context.r > 0) & (context.r < context.n), d, 0)
+    sums, part = context.whole_sums(live, ("ap sums",), lambda: _ap_sums(context))
+    head = context.head(part)  # the groups the cut falls inside (or all, when few)
     rank = context.ranking.rank[head.rows]
-    w = 1.0 / rank
-    iw = i * w
-    sum_w, sum_w2 = head.sum(w), head.sum(w * w)
-    big_t, sum_iw2 = head.sum(iw), head.sum(iw * w)
-    harmonic = context.prefix(RANK)
-    v = iw + harmonic[(context.t + d)[head.owner]] - harmonic[rank]  # + sum_{i>m} w_i
-    sum_v2 = head.sum(v * v)
-    mu1, mu2, mu3, mu4 = (_falling_ratio(r, n, k) for k in (1, 2, 3, 4))
+    cut = (context.t + d)[head.owner]
+    sums = sums + _ap_sums(context, head.rows, rank, cut, head.sum)
+    sum_w, sum_w2, big_t, sum_iw2, sum_v2 = sums
+    mu1, mu2, mu3, mu4 = _falling_ratios(r, n, 4)
     c = context.R + 1.0
     pairs = sum_w * sum_w - sum_w2
     e_a2 = c * c * (mu1 * sum_w2 + mu2 * pairs)
@@ -349,6 +384,23 @@ def var_ap(context: Context, d: np.ndarray, recipe: Plan) -> np.ndarray:
     e_b2 = mu4 * big_t * big_t + (mu3 - mu4) * (sum_v2 - sum_iw2) + (mu2 - mu3) * sum_iw2
     mean = c * mu1 * sum_w + mu2 * big_t
     return e_a2 + 2 * e_ab + e_b2 - mean * mean
+
+
+def _ap_sums(context: Context, rows=None, rank=None, cut=None, total=None) -> np.ndarray:
+    """``sum w, sum w^2, T = sum i w, sum i w^2, sum V^2`` (:func:`var_ap`) per group,
+    over ``rows`` (summed by ``total``) whose groups end at rank ``cut``; by default
+    over every row of the ranking, each group whole."""
+    ranking = context.ranking
+    if rows is None:
+        rows, rank = slice(None), ranking.rank
+        cut = (ranking.offset + ranking.size)[ranking.group]
+        total = partial(group_sum, ranking=ranking)
+    i = context.position[rows].astype(np.float64)
+    w = 1.0 / rank
+    iw = i * w
+    harmonic = context.prefix(RANK)
+    v = iw + harmonic[cut] - harmonic[rank]  # + sum_{i>m} w_i
+    return np.stack([total(x) for x in (w, w * w, iw, iw * w, v * v)])
 
 
 def _sum_min_sq(y: np.ndarray, cap: np.ndarray) -> np.ndarray:

@@ -126,6 +126,7 @@ def _spread_arrays(
     sum_g mean_g`` cancels when one gain dwarfs the others (unscaled exp gains).
     """
     context = Context(ranking, judgments, depth)
+    ties = context.select(np.flatnonzero(context.n > 1))  # the groups an order can move
     nq = len(judgments.qids)
     out = {}
     for measure in measures:
@@ -134,8 +135,9 @@ def _spread_arrays(
             continue
         recipe = kernels.plan(measure, judgments, depth, ranking)
         component = context.profile.component(recipe.component)
-        moved = (context.slots(recipe) > 0) & (context.n > 1)
-        tied = context.select(np.flatnonzero(moved))
+        tied = ties.select(np.flatnonzero(ties.slots(recipe) > 0))  # and above the cut
+        moved = np.zeros(len(context.n), bool)
+        moved[tied.selected] = True
         variance = np.bincount(
             tied.group_query, weights=_group_variance(recipe, tied), minlength=nq
         )
