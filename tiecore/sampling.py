@@ -496,7 +496,9 @@ def _place(
         if sparse:
             order = np.argsort(wanted, kind="stable")
             ordered = wanted[order]
-            placed = free[np.sort(order[np.r_[True, ordered[1:] != ordered[:-1]]])]
+            earliest = np.ones(ordered.size, dtype=bool)  # of each slot drawn
+            earliest[1:] = ordered[1:] != ordered[:-1]
+            placed = free[np.sort(order[earliest])]
         else:
             np.minimum.at(claim, wanted, free.astype(index))
             placed = free[claim[wanted] == free]
