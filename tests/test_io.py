@@ -954,3 +954,51 @@ def test_what_the_first_line_tells_is_checked(stream, tmp_path, text, fast):
         assert records(read_run(write(tmp_path, text))) == rows
     else:
         assert error_of(read_run, write(tmp_path, text)).line == 2
+
+
+# ------------------------------------------------------------ ids kept for the lookup
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(["1", "2", "10", "x", ""]), st.text(max_size=30))),
+    st.lists(st.integers(1, 5), min_size=1, max_size=8),
+)
+def test_run_ids_code_the_qids_and_hash_the_docnos(rows, chunk_sizes):
+    """RunIds: each row's qid as an index into the distinct qids (first appearance order,
+    whatever stretches they come in), each docno's hash whatever the chunks."""
+    import pyarrow as pa
+
+    from tiecore.io import RunIds, docno_hashes
+
+    cuts, start = [], 0
+    for size in chunk_sizes * (len(rows) + 1):
+        if start >= len(rows):
+            break
+        cuts.append((start, min(start + size, len(rows))))
+        start += size
+    qid = pa.chunked_array([[q for q, _ in rows[a:b]] for a, b in cuts], pa.large_string())
+    docno = pa.chunked_array([[d for _, d in rows[a:b]] for a, b in cuts], pa.large_string())
+    ids = RunIds.of(qid, docno)
+    distinct = list(dict.fromkeys(q for q, _ in rows))
+    assert ids.qids.to_pylist() == distinct
+    assert ids.query.tolist() == [distinct.index(q) for q, _ in rows]
+    alone = [docno_hashes(pa.array([d], pa.large_string()))[0] for _, d in rows]
+    assert ids.docno_hash.tolist() == alone
+
+
+def test_a_changed_run_loses_its_read_ids(tmp_path):
+    """The reader's RunIds serve only the frame it read, while its ids are unchanged."""
+    from tiecore import _checked
+    from tiecore.frames import check_run
+    from tiecore.io import run_ids_of
+
+    path = tmp_path / "run.txt"
+    path.write_text("301 Q0 a 1 2.0 t\n301 Q0 b 2 1.0 t\n302 Q0 a 1 1.0 t\n")
+    run = read_run(path)
+    assert run_ids_of(run) is not None and _checked.is_checked(run, "run")
+    assert run_ids_of(run.copy()) is None
+    run.loc[1, "docno"] = "c"  # the frame counts as unchecked again
+    assert not _checked.is_checked(run, "run")
+    checked = check_run(run)  # checked anew (the same frame): not with the reader's ids
+    assert _checked.is_checked(checked, "run") and run_ids_of(checked) is None

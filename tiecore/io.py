@@ -80,7 +80,8 @@ _CHUNK = 1 << 24  # bytes per numpy pass when scanning big buffers
 _BLOCK = 1 << 20  # bytes per block of pyarrow's parser (small blocks: less memory in flight)
 _SCAN = 1 << 18  # bytes per window of the scan before the fast path (fits the CPU cache)
 _PIECE = 1 << 16  # rows per piece when hashing on several threads (small temporaries)
-_THREADED_PIECES = 4  # pieces from which hashing runs on several threads
+_THREADED_PIECES = 64  # pieces from which hashing runs on several threads (their memory
+# arenas keep the temporaries: below that, the peak memory of a read matters more)
 _STREAM = 1 << 25  # plain files from this size on are parsed by pyarrow from disk
 _SCAN_THREAD = 1 << 22  # texts from this size on are scanned in a thread during the parse
 _BATCH = 1 << 18  # lines per batch on the careful path
@@ -801,14 +802,16 @@ class RunIds:
         The top two bits are cleared: seen as float64, every key is then a positive
         finite number (no NaN), and such floats sort exactly as their bit patterns do.
         """
-        keys = np.frombuffer(pa.allocate_buffer(8 * max(len(self.query), 1)), np.uint64)
-        keys = keys[: len(self.query)]
+        n = len(self.query)
+        keys = np.frombuffer(pa.allocate_buffer(8 * max(n, 1)), np.uint64)[:n]
         with np.errstate(over="ignore"):
-            keys[:] = self.query
-            keys += np.uint64(1)  # _mix keeps 0 at 0
-            _mix(keys, _FACTORS["qid"][0])
-            keys ^= self.docno_hash
-            keys >>= np.uint64(2)
+            for start in range(0, n, _PIECE):  # in pieces: small temporaries
+                key = keys[start : start + _PIECE]
+                key[:] = self.query[start : start + _PIECE]
+                key += np.uint64(1)  # _mix keeps 0 at 0
+                _mix(key, _FACTORS["qid"][0])
+                key ^= self.docno_hash[start : start + _PIECE]
+                key >>= np.uint64(2)
         return keys
 
 
@@ -1084,6 +1087,7 @@ def _run_frame(
         else:
             tags = pc.unique(tag).to_pylist()
         del tag
+    pa.default_memory_pool().release_unused()  # the parser's buffers: the test's memory
     ids = _check_unique(fields["qid"], fields["docno"], loc, "run")
     # one chunk of scores, in arrow's pool: pandas then shares it instead of copying
     fields["score"] = pa.chunked_array([fields["score"].combine_chunks()])
