@@ -566,7 +566,7 @@ def hypergeometric(
     first whose cumulative probability in that order reaches ``u``, so each value
     has its probability, ``C(good, x) C(bad, draws - x) / C(good + bad, draws)``
     (the mode's from log-factorials, the others by the ratios of neighbours;
-    exact up to rounding, ~1e-13 relative for groups of a thousand docs), and
+    exact up to rounding: within 5e-12 relative for groups of a thousand docs), and
     the search takes about a standard deviation's steps.
 
     >>> u = (np.arange(10_000) + 0.5) / 10_000  # evenly spread: the mean is d g / (g + b)
