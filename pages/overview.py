@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -83,19 +84,24 @@ chosen = order[:shown_count]
 drawn = (cache.modes_key(dataset, settings, sampled=sampled), tuple(chosen))
 
 
+def grids(frame, columns: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """``columns`` of the table as systems x measures grids (NaN where there is no row)."""
+    rows = pd.Index(chosen).get_indexer(frame["run"])
+    cols = pd.Index(measures).get_indexer(frame["measure"])
+    keep = (rows >= 0) & (cols >= 0)
+    out = {}
+    for column in columns:
+        grid = np.full((len(chosen), len(measures)), np.nan)
+        grid[rows[keep], cols[keep]] = frame[column].to_numpy(np.float64)[keep]
+        out[column] = grid
+    return out
+
+
 def heat_figure() -> dict:
     """The z heat map (systems x measures), hover text with the values (plotly JSON)."""
-    wide = table.pivot(index="run", columns="measure", values="z").reindex(
-        index=chosen, columns=measures
-    )
-    cells = table.pivot(
-        index="run", columns="measure", values=["oblivious", "aware", "tie_sd", "z", "min", "max"]
-    )
-    ob, aw, sd, zz, lo, hi = (
-        cells[column].reindex(index=chosen, columns=measures).to_numpy(np.float64)
-        for column in ("oblivious", "aware", "tie_sd", "z", "min", "max")
-    )
-    hover = np.empty(wide.shape, dtype=object)
+    cells = grids(table, ("oblivious", "aware", "tie_sd", "z", "min", "max"))
+    ob, aw, sd, zz, lo, hi = cells.values()
+    hover = np.empty(zz.shape, dtype=object)
     for i, run in enumerate(chosen):
         for j, measure in enumerate(measures):
             hover[i, j] = (
@@ -106,7 +112,7 @@ def heat_figure() -> dict:
                 f"{report.format_value(aw[i, j])} ± {sd[i, j]:.4f}<br>"
                 f"z = {zz[i, j]:+.2f} · all tie-breaks: {lo[i, j]:.4f} … {hi[i, j]:.4f}"
             )
-    z = wide.to_numpy(np.float64)
+    z = zz
     heat = {
         "type": "heatmap",
         "z": np.clip(z, -4, 4),
@@ -159,30 +165,9 @@ SORTS = {
     "z": "|z| (most affected first)",
     "name": "name",
 }
-pick, sort_by = st.columns([3, 1])
-with pick:
-    #: The measure with the largest |z| opens the chart; a choice is kept while it exists.
-    most_affected = str(table.loc[table["z"].abs().fillna(0).idxmax(), "measure"])
-    measure = ch.pick_one(
-        "Measure in the chart",
-        measures,
-        key="overview_measure",
-        default=most_affected,
-        follow=lambda old: sb.with_gain([old], settings.gain)[0][0],
-        help="One measure's chart at a time (the heat map above shows every measure); the "
-        "table below lists them all.",
-    )
-with sort_by:
-    order_by = st.selectbox(
-        "Systems ordered by",
-        list(SORTS),
-        format_func=SORTS.get,
-        key="overview_sort",
-        help="|z| = |oblivious − aware| / tie sd",
-    )
 
 
-def modes_figure() -> dict:
+def modes_figure(measure: str, order_by: str) -> dict:
     """One measure: the min-max bar over tie-breaks, aware ± tie sd, oblivious (and sampled).
 
     Systems on the y axis (one labelled row each, full names on hover), values on
@@ -262,26 +247,53 @@ def modes_figure() -> dict:
     return {"data": traces, "layout": {}}
 
 
-ch.show(
-    modes_figure,
-    "overview_modes",
-    cache=(drawn, measure, order_by),
-    height=ch.row_height(len(chosen), per_row=26, least=260),
-    top=50,
-    title=f"{measure}: every tie-break's range, tie-aware ± tie sd, {settings.tiebreak}",
-    xaxis={"title": {"text": f"{measure} (µ, the mean over queries)"}, "zeroline": False},
-    yaxis={
-        "autorange": "reversed",
-        "type": "category",
-        "dtick": 1,
-        "title": {"text": f"system ({SORTS[order_by]})"},
-    },
-)
-st.caption(
-    f"Grey bar: every mean a tie-break can give. Diamond: tie-aware ± 1 tie sd. ×: "
-    f"{settings.tiebreak}'s value, red when it lies more than 2 tie sd from tie-aware. "
-    f"{ch.GLOSSARY['mu_axis']}. Hover a row for the system's full name and values."
-)
+@st.fragment
+def modes_chart() -> None:
+    """The modes chart and its two choices: a choice reruns this part of the page only."""
+    pick, sort_by = st.columns([3, 1])
+    with pick:
+        #: The measure with the largest |z| opens the chart; a choice is kept while it exists.
+        most_affected = str(table.loc[table["z"].abs().fillna(0).idxmax(), "measure"])
+        measure = ch.pick_one(
+            "Measure in the chart",
+            measures,
+            key="overview_measure",
+            default=most_affected,
+            follow=lambda old: sb.with_gain([old], settings.gain)[0][0],
+            help="One measure's chart at a time (the heat map above shows every measure); the "
+            "table below lists them all.",
+        )
+    with sort_by:
+        order_by = st.selectbox(
+            "Systems ordered by",
+            list(SORTS),
+            format_func=SORTS.get,
+            key="overview_sort",
+            help="|z| = |oblivious − aware| / tie sd",
+        )
+    ch.show(
+        lambda: modes_figure(measure, order_by),
+        "overview_modes",
+        cache=(drawn, measure, order_by),
+        height=ch.row_height(len(chosen), per_row=26, least=260),
+        top=50,
+        title=f"{measure}: every tie-break's range, tie-aware ± tie sd, {settings.tiebreak}",
+        xaxis={"title": {"text": f"{measure} (µ, the mean over queries)"}, "zeroline": False},
+        yaxis={
+            "autorange": "reversed",
+            "type": "category",
+            "dtick": 1,
+            "title": {"text": f"system ({SORTS[order_by]})"},
+        },
+    )
+    st.caption(
+        f"Grey bar: every mean a tie-break can give. Diamond: tie-aware ± 1 tie sd. ×: "
+        f"{settings.tiebreak}'s value, red when it lies more than 2 tie sd from tie-aware. "
+        f"{ch.GLOSSARY['mu_axis']}. Hover a row for the system's full name and values."
+    )
+
+
+modes_chart()
 
 shown = table.assign(run=table["run"].map(describe))
 if not sampled:
