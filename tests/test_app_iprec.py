@@ -2,9 +2,9 @@
 
 The table the page shows (oblivious, aware, sd, min, max per recall level) is
 recomputed here with :func:`tiecore.evaluate` and :func:`tiecore.spread.evaluate_spread`
-and must agree; a run whose exact IPrec tiecore refuses (a tie group with too
-many placements) gets tiecore's reason in words and the sampled curve, and no
-exception.
+and must agree; a run whose exact IPrec tiecore refuses (a tie group past
+:data:`tiecore.interpolated.BUDGET`, lowered here) gets tiecore's reason in words
+and the sampled curve, and no exception.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from test_app import (  # noqa: F401  (navigation_only, no_warm_up: autouse fixt
 )
 
 import tiecore
-from tiecore import spread
+from tiecore import interpolated, spread
 from tiecore.errors import InputError
 
 #: trec_eval's 11 recall levels, as the measure names tiecore parses.
@@ -96,9 +96,10 @@ def test_iprec_table_equals_tiecore_oblivious_aware_and_spread(sample):
     assert not at.warning
 
 
-def test_a_refused_exact_curve_is_explained_and_the_sampled_one_shown(sample):
+def test_a_refused_exact_curve_is_explained_and_the_sampled_one_shown(sample, monkeypatch):
     runs, qrels = sample
-    run = "MU03rob01"  # a tie group of 176 docs, 19 relevant: too many placements
+    run = "MU03rob01"  # a tie group of 176 docs, 19 relevant: past a budget of 1e6 steps
+    monkeypatch.setattr(interpolated, "BUDGET", 1e6)
     one = {run: runs[run]}
     with pytest.raises(InputError) as refused:
         spread.evaluate_spread(one, qrels, NAMES)

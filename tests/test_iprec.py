@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections import Counter
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -18,6 +21,8 @@ import tiecore
 from tiecore.errors import InputError
 from tiecore.interpolated import (
     RECALL_LEVELS,
+    _fraction,
+    _support,
     iprec_aware,
     iprec_bounds,
     iprec_oblivious,
@@ -155,13 +160,126 @@ def test_bounds_are_the_min_and_max_over_all_orderings(case, opts):
         assert high[at].tolist() == curves.max(axis=0).tolist()
 
 
-def test_a_group_with_too_many_placements_is_refused():
+def enumerated_group(size, rel, before, offset, slots, k1):
+    """The slow reference of one group's maximum: every placement ``s_1 < ... < s_rel`` of
+    its relevant docs, ``M = max_{k >= k1} (before + k) / (offset + s_k + 1)`` (0 past
+    ``slots``) as a Fraction; returns the sorted support (floats) and ``P(M <= v)``."""
+    maxima = Counter()
+    for placement in itertools.combinations(range(size), rel):
+        ratios = [
+            Fraction(before + k, offset + s + 1)
+            for k, s in enumerate(placement, start=1)
+            if k >= k1 and s < slots
+        ]
+        maxima[max(ratios, default=Fraction(0))] += 1
+    total = math.comb(size, rel)
+    support = sorted(maxima)
+    below = np.cumsum([maxima[v] for v in support])
+    return [float(v) for v in support], [int(c) / total for c in below]
+
+
+@st.composite
+def group_shapes(draw):
+    size = draw(st.integers(2, 9))
+    rel = draw(st.integers(1, size - 1))
+    units = draw(st.integers(1, 3))
+    before = draw(st.lists(st.integers(0, 4), min_size=units, max_size=units))
+    # small offsets and before == offset make equal ratios across k common
+    offset = [b + draw(st.integers(0, 4)) for b in before]
+    slots = draw(st.lists(st.integers(1, size), min_size=units, max_size=units))
+    pairs = draw(
+        st.lists(st.tuples(st.integers(0, units - 1), st.integers(1, rel)), min_size=1, max_size=5)
+    )
+    return size, rel, before, offset, slots, pairs
+
+
+def check_group_distribution(size, rel, before, offset, slots, pairs):
+    unit, k1 = (np.array(column) for column in zip(*pairs, strict=True))
+    pair, value, cdf = _support(size, rel, *map(np.array, (before, offset, slots)), unit, k1)
+    assert np.all(np.diff(pair) >= 0)
+    for at, (u, k) in enumerate(pairs):
+        support, below = enumerated_group(size, rel, before[u], offset[u], slots[u], k)
+        assert value[pair == at].tolist() == support  # the same points, exactly
+        np.testing.assert_allclose(cdf[pair == at], below, rtol=0, atol=1e-12)
+
+
+@settings(PROPERTY, max_examples=200)
+@given(group_shapes())
+def test_group_distribution_is_the_enumerated_one(shape):
+    """The counting DP's ``P(M_g <= v)`` at every support point equals the count over all
+    ``C(n, r)`` placements, for several groups and levels at once."""
+    check_group_distribution(*shape)
+
+
+def test_group_distribution_counts_equal_ratios_once():
+    """before = offset = 1: (1 + 1) / (1 + 2 + 1) = (1 + 3) / (1 + 6 + 1) = 1/2, a value
+    two ordinals reach; placements where either attains it count at 1/2."""
+    size, rel = 8, 3
+    assert Fraction(2, 4) == Fraction(4, 8)
+    support, _ = enumerated_group(size, rel, 1, 1, size, 1)
+    assert 0.5 in support
+    check_group_distribution(size, rel, [1, 1, 0], [1, 1, 0], [size, 5, size], [(0, 1), (1, 2)])
+    check_group_distribution(size, rel, [2], [2], [size], [(0, 1), (0, 3)])  # 3/6 = 4/8 ...
+
+
+def test_fraction_rescales_past_the_float_range_exactly():
+    """C(700, 300) > 1e200: the DP rescales, and its shares equal exact integer counts."""
+    width, rel = 400, 300
+    rng = np.random.default_rng(3)
+    bound = np.sort(rng.integers(0, width // 2, (3, rel)), axis=1)
+    bound[:, : rel // 2] = 0  # the first half free
+    assert math.comb(width + rel, rel) > 10**200
+    found = _fraction(bound, width)
+    for row in range(bound.shape[0]):
+        ways = [1 if j >= bound[row, rel - 1] else 0 for j in range(width + 1)]
+        shares = {}
+        for k in range(rel - 1, -1, -1):
+            if k < rel - 1:
+                suffix = list(itertools.accumulate(reversed(ways)))[::-1]
+                ways = [s if j >= bound[row, k] else 0 for j, s in enumerate(suffix)]
+            if k in (0, rel // 2, rel - 1):
+                free = sum(w * math.comb(j + k, k) for j, w in enumerate(ways))
+                shares[k] = Fraction(free, math.comb(width + rel, rel))
+        for k in (0, rel // 2, rel - 1):
+            assert found[row, k] == pytest.approx(float(shares[k]), rel=1e-12, abs=1e-300)
+        assert 0 < float(shares[0]) < 1
+
+
+def test_a_group_past_the_budget_is_refused():
     docnos = [f"d{i}" for i in range(40)]
     run = pd.DataFrame({"qid": "1", "docno": docnos, "score": 1.0})
     qrels = pd.DataFrame({"qid": "1", "docno": docnos[:20], "level": 1})
     judgments = Judgments.from_qrels(qrels)
+    ranking = Ranking.build(run, judgments)
     with pytest.raises(InputError, match="query 1 has a tie group of 40 docs with 20 relevant"):
-        iprec_aware(Ranking.build(run, judgments), judgments)
+        iprec_aware(ranking, judgments, budget=1e5)
+    # within the default budget: C(40, 20) = 1.4e11 placements, no longer refused
+    assert 0.5 < iprec_aware(ranking, judgments, (0.0,))[0, 0] < 1.0
+
+
+def test_mu03rob01_query_374_is_the_mean_of_sampled_curves():
+    """MU03rob01's query 374 ties 176 docs, 19 of them relevant (1.39e25 placements): its
+    exact curve lies within the optimistic and pessimistic ones and equals the mean of
+    4000 random tie-breaks within 4 standard errors at every level; the exact variance
+    equals theirs within sampling error."""
+    qrels = tiecore.read_qrels(DATA / "robust03/qrels.txt")
+    run = tiecore.read_run(DATA / "robust03/runs/input.MU03rob01.gz")
+    run, qrels = run[run["qid"] == "374"], qrels[qrels["qid"] == "374"]
+    judgments = Judgments.from_qrels(qrels)
+    ranking = Ranking.build(run, judgments)
+    tied = np.flatnonzero((ranking.size == 176) & (ranking.rel_count == 19))
+    assert tied.size == 1 and math.comb(176, 19) > 1e25
+    aware = iprec_aware(ranking, judgments)[0]
+    variance = iprec_variance(ranking, judgments)[0]
+    low, high = (bound[0] for bound in iprec_bounds(ranking, judgments))
+    assert np.all(low <= aware + 1e-12) and np.all(aware <= high + 1e-12)
+    assert np.any(high > low)
+    draws = iprec_sample(ranking, judgments, samples=4000, rng=11)[:, 0]
+    stderr = draws.std(axis=0, ddof=1) / np.sqrt(draws.shape[0])
+    assert np.all(np.abs(draws.mean(axis=0) - aware) <= 4 * stderr + 1e-12)
+    varies = variance > 1e-8
+    assert varies.sum() >= 3
+    np.testing.assert_allclose(draws.var(axis=0, ddof=1)[varies], variance[varies], rtol=0.15)
 
 
 @pytest.mark.parametrize(

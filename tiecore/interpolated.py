@@ -22,16 +22,21 @@ distribution functions
     E[iprec] = sum_v v (F(v) - F(v-)),   F = prod_g F_g
 
 over the merged support points.  Groups whose placement is fixed (all
-relevant, none, or one doc) enter as constants.  Each mixed group's
-distribution comes from enumerating its ``C(n, r)`` placements, so the
-tie-aware curve is exact but refuses (InputError) a group with more than
-``limit`` placements.  The bounds are the optimistic and pessimistic orders:
-every ``m / rank_m`` falls as ``rank_m`` grows.
+relevant, none, or one doc) enter as constants.  A mixed group's ``F_g`` is
+counted, not enumerated: ``M_g <= v`` exactly when every counted ``s_k``
+reaches ``L_k(v) = ceil((R_g + k) / v - t_g)`` (in integers: ``(R_g + k) b <=
+a (t_g + s_k)`` for ``v = a / b``, so a ratio equal to ``v`` counts), and the placements meeting such lower bounds are
+lattice paths counted by a DP over ``k`` with cumulative sums, ``O(r n)`` per
+support point and vectorized over the points (:func:`_fraction`); a group's
+levels share it.  A group whose DP would pass :data:`BUDGET` steps is refused
+(InputError).  The bounds are the optimistic and pessimistic orders: every
+``m / rank_m`` falls as ``rank_m`` grows.
 """
 
 from __future__ import annotations
 
-import itertools
+import threading
+import weakref
 
 import numpy as np
 
@@ -41,8 +46,9 @@ from tiecore.ranking import Ranking
 
 #: trec_eval's default recall levels (C doubles, as written there).
 RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
-#: Most placements of one tie group's relevant docs that the tie-aware curve enumerates.
-LIMIT = 200_000
+#: Most cells (support points x relevant docs x positions) of one tie group's counting DP
+#: that the tie-aware curve computes (about 10 s of numpy work at the limit).
+BUDGET = 4e9
 
 
 def level_names(levels=RECALL_LEVELS) -> list[str]:
@@ -141,13 +147,13 @@ def iprec_aware(
     levels=RECALL_LEVELS,
     *,
     depth: int | None = None,
-    limit: int = LIMIT,
+    budget: float | None = None,
     rounding: str = "up",
 ) -> np.ndarray:
     """``(queries, levels)`` interpolated precision averaged exactly over all orderings.
 
-    Raises InputError when a tie group mixing relevant and other docs has more
-    than ``limit`` placements of its relevant docs (see the module docstring).
+    Raises InputError when a tie group's counting DP would take more than
+    ``budget`` steps (default :data:`BUDGET`; see the module docstring).
 
     >>> import pandas as pd
     >>> qrels = pd.DataFrame({"qid": "1", "docno": ["a"], "level": 1})
@@ -156,7 +162,7 @@ def iprec_aware(
     >>> iprec_aware(Ranking.build(run, j), j, (0.0,)).tolist()  # (1 + 1/2) / 2
     [[0.75]]
     """
-    return _moments(ranking, judgments, levels, depth=depth, limit=limit, rounding=rounding)[0]
+    return _moments(ranking, judgments, levels, depth=depth, budget=budget, rounding=rounding)[0]
 
 
 def iprec_variance(
@@ -165,7 +171,7 @@ def iprec_variance(
     levels=RECALL_LEVELS,
     *,
     depth: int | None = None,
-    limit: int = LIMIT,
+    budget: float | None = None,
     rounding: str = "up",
 ) -> np.ndarray:
     """``(queries, levels)`` exact variance over all orderings: ``sum v^2 dF - E^2``.
@@ -177,7 +183,9 @@ def iprec_variance(
     >>> iprec_variance(Ranking.build(run, j), j, (0.0,)).tolist()  # values 1 and 1/2
     [[0.0625]]
     """
-    mean, square = _moments(ranking, judgments, levels, depth=depth, limit=limit, rounding=rounding)
+    mean, square = _moments(
+        ranking, judgments, levels, depth=depth, budget=budget, rounding=rounding
+    )
     return np.maximum(square - mean**2, 0.0)
 
 
@@ -187,10 +195,11 @@ def _moments(
     levels=RECALL_LEVELS,
     *,
     depth: int | None = None,
-    limit: int = LIMIT,
+    budget: float | None = None,
     rounding: str = "up",
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(mean, second moment)`` arrays ``(queries, levels)`` (see :func:`iprec_aware`)."""
+    budget = BUDGET if budget is None else budget
     first = relevant_counts(judgments, levels, rounding)
     nq, nl = first.shape
     retrieved = _retrieved(ranking, depth)
@@ -208,62 +217,190 @@ def _moments(
     groups = np.flatnonzero(mixed)
     if not groups.size:
         return constant, constant**2
-    events = _group_distributions(groups, ranking, slots, first, limit, judgments.qids)
+    events = _group_distributions(groups, ranking, slots, first, budget, judgments.qids)
     mean, square = _expected_max(constant.ravel(), *events)
     return mean.reshape(nq, nl), square.reshape(nq, nl)
 
 
-def _group_distributions(groups, ranking, slots, first, limit, judgments_qids):
+def _group_distributions(groups, ranking, slots, first, budget, judgments_qids):
     """Events ``(cell, value, F_g(value), F_g(previous value))`` of every mixed group's
     maximum, per level.
 
     ``cell = query * levels + level``; a group whose relevant docs all fall
-    below the level's first ordinal is left out of that cell.
+    below the level's first ordinal is left out of that cell.  One pass per
+    distinct group shape ``(n, r)``, vectorized over that shape's groups,
+    levels and support points (:func:`_support`).
     """
     nl = first.shape[1]
     n, r = ranking.size[groups], ranking.rel_count[groups]
-    from scipy import special  # on first use: tiecore loads scipy lazily
-
-    sizes = special.comb(n, r)  # placements (as floats: only compared with the limit)
-    if sizes.max() > limit:
-        worst = int(np.argmax(sizes))
+    query = ranking.group_query[groups]
+    k1 = first[query] - ranking.rel_before[groups][:, None]  # (groups, levels)
+    gi, li = np.nonzero(k1 <= r[:, None])  # (group, level) pairs where the group counts
+    k1 = np.maximum(k1[gi, li], 1)
+    # refuse before any work: support points x relevant docs x positions bound the DP
+    kmin = np.full(groups.size, np.iinfo(np.int64).max)
+    np.minimum.at(kmin, gi, k1)
+    width = n - r + 1
+    cells = ((r - kmin + 1) * width + 1).astype(np.float64) * r * width
+    cells[kmin > r] = 0.0
+    if cells.size and cells.max() > budget:
+        worst = int(np.argmax(cells))
         raise InputError(
             f"run {ranking.name}",
             None,
-            f"query {judgments_qids[ranking.group_query[groups[worst]]]} has a tie group of "
-            f"{n[worst]} docs with {r[worst]} relevant: {sizes[worst]:.3g} placements, more "
-            f"than the {limit} the exact IPrec (iprec_at_recall) enumerates",
+            f"query {judgments_qids[query[worst]]} has a tie group of {n[worst]} docs with "
+            f"{r[worst]} relevant: up to {cells[worst]:.3g} steps of the exact IPrec "
+            f"(iprec_at_recall) count, more than the {budget:.3g} it takes",
             "ties='oblivious' or 'sampled' for IPrec on this run",
         )
-    out_cells, out_values, out_cdf, out_previous = [], [], [], []
-    shapes = np.unique(np.stack([n, r], axis=1), axis=0)
-    for size, rel in shapes:  # one pass per distinct (n, r) shape
-        placements = np.array(list(itertools.combinations(range(size), rel)), dtype=np.int64)
-        chosen = groups[(n == size) & (r == rel)]
-        t = ranking.offset[chosen][:, None, None]
-        before = ranking.rel_before[chosen][:, None, None]
-        k = np.arange(1, rel + 1)[None, None, :]
-        s = placements[None, :, :]
-        precision = (before + k) / (t + s + 1.0)
-        precision = np.where(s < slots[chosen][:, None, None], precision, 0.0)
-        # suffix maxima over k: the group's maximum when ordinals below k don't count
-        suffix = np.maximum.accumulate(precision[:, :, ::-1], axis=2)[:, :, ::-1]
-        query = ranking.group_query[chosen]
-        k1 = first[query] - ranking.rel_before[chosen][:, None]  # (groups, levels)
-        present = k1 <= rel
-        gi, li = np.nonzero(present)
-        column = np.maximum(k1[gi, li], 1) - 1
-        maxima = np.sort(suffix[gi, :, column], axis=1)  # (pairs, placements)
-        last = np.ones(maxima.shape, bool)
-        last[:, :-1] = maxima[:, 1:] != maxima[:, :-1]
-        pair, at = np.nonzero(last)
-        cdf = (at + 1) / placements.shape[0]
+    out = []
+    used = np.unique(gi)
+    shapes, shape_of = np.unique(np.stack([n[used], r[used]], axis=1), axis=0, return_inverse=True)
+    unit_of = np.zeros(groups.size, np.int64)
+    for s, (size, rel) in enumerate(shapes):  # one pass per distinct (n, r) shape
+        chosen = used[shape_of.ravel() == s]
+        unit_of[chosen] = np.arange(chosen.size)
+        at = np.flatnonzero(np.isin(gi, chosen))
+        pair, value, cdf = _support(
+            int(size),
+            int(rel),
+            ranking.rel_before[groups[chosen]],
+            ranking.offset[groups[chosen]],
+            slots[groups[chosen]],
+            unit_of[gi[at]],
+            k1[at],
+        )
         same = np.r_[False, pair[1:] == pair[:-1]]
-        out_cells.append((query[gi] * nl + li)[pair])
-        out_values.append(maxima[pair, at])
-        out_cdf.append(cdf)
-        out_previous.append(np.where(same, np.r_[0.0, cdf[:-1]], 0.0))
-    return tuple(map(np.concatenate, (out_cells, out_values, out_cdf, out_previous)))
+        out.append(
+            (
+                query[gi[at]][pair] * nl + li[at][pair],
+                value,
+                cdf,
+                np.where(same, np.r_[0.0, cdf[:-1]], 0.0),
+            )
+        )
+    if not out:
+        return np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0)
+    return tuple(np.concatenate(column) for column in zip(*out, strict=True))
+
+
+def _support(size: int, rel: int, before, offset, slots, unit, k1):
+    """``(pair, value, F(value))``: the distribution of ``M = max_{k >= k1} (before + k) /
+    (offset + s_k + 1)`` (0 past ``slots``) over the ``C(size, rel)`` placements
+    ``s_1 < ... < s_rel`` of the relevant docs of groups of ``size`` docs.
+
+    ``before``, ``offset``, ``slots`` hold one entry per group (unit); ``unit``
+    and ``k1`` one per pair (a group at a level).  The candidate values ``a / b``
+    are ``(before + k) / (offset + p + 1)`` for ``k`` at least the group's least
+    ``k1`` and every position ``p`` the ``k``-th relevant doc can take within
+    ``slots``, and 0.  ``M <= a / b`` exactly when every counted ``s_k`` reaches
+    ``L_k = min(ceil((before + k) b / a) - offset - 1, slots)`` (integers, so a
+    ratio equal to ``a / b`` counts as at most it); :func:`_fraction` counts those
+    placements, once per point for all of a group's levels.  A pair keeps its
+    points of positive probability up to its first of probability 1, sorted.
+    """
+    width = size - rel  # j_k = s_k - (k - 1): nondecreasing in [0, width]
+    units = before.size
+    kmin = np.full(units, rel + 1)
+    np.minimum.at(kmin, unit, k1)
+    k = np.arange(1, rel + 1)
+    p = k[:, None] - 1 + np.arange(width + 1)[None, :]  # (rel, width + 1)
+    counted = (k[None, :, None] >= kmin[:, None, None]) & (p[None] < slots[:, None, None])
+    owner, kk, jj = np.nonzero(counted)
+    owner = np.r_[owner, np.arange(units)]  # and the value 0 (past the depth)
+    a = np.r_[before[owner[: kk.size]] + kk + 1, np.zeros(units, np.int64)]
+    b = np.r_[offset[owner[: kk.size]] + p[kk, jj] + 1, np.ones(units, np.int64)]
+    value = a / b  # correctly rounded: equal ratios give equal floats
+    order = np.lexsort((value, owner))
+    owner, a, b, value = owner[order], a[order], b[order], value[order]
+    keep = np.r_[True, (owner[1:] != owner[:-1]) | (value[1:] != value[:-1])]
+    owner, a, b, value = owner[keep], a[keep], b[keep], value[keep]
+    # lower bounds of j_k at each point, (points, rel)
+    need = (before[owner][:, None] + k[None, :]) * b[:, None]  # (before + k) * b
+    reach = -(-need // np.maximum(a, 1)[:, None]) - offset[owner][:, None] - 1
+    reach = np.where(a[:, None] > 0, reach, slots[owner][:, None])
+    bound = np.maximum(np.minimum(reach, slots[owner][:, None]) - (k[None, :] - 1), 0)
+    top = np.maximum.accumulate(bound[:, ::-1], axis=1)[:, ::-1]  # max over k' >= k
+    # (pair, point) rows: each pair takes its group's points
+    starts = np.searchsorted(owner, np.arange(units))
+    counts = np.diff(np.r_[starts, owner.size])[unit]
+    pair = np.repeat(np.arange(unit.size), counts)
+    point = np.arange(pair.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    point += starts[unit][pair]
+    level = k1[pair] - 1
+    high = top[point, level]
+    middle = (high > 0) & (high <= width)
+    counted = np.zeros(owner.size, bool)
+    counted[point[middle]] = True
+    rows = np.flatnonzero(counted)
+    index = np.full(owner.size, -1)
+    index[rows] = np.arange(rows.size)
+    wanted = np.zeros((owner.size, rel), bool)
+    wanted[point[middle], level[middle]] = True
+    share = _fraction(bound[rows], width, wanted[rows])
+    cdf = np.where(high == 0, 1.0, 0.0)
+    cdf[middle] = share[index[point[middle]], level[middle]]
+    new = np.r_[True, pair[1:] != pair[:-1]]
+    keep = (cdf > 0) & (new | (cdf != np.r_[0.0, cdf[:-1]]))
+    keep &= new | (np.r_[0.0, cdf[:-1]] < 1.0)
+    return pair[keep], value[point[keep]], cdf[keep]
+
+
+#: Floats in one block of the counting DP (positions x rows; kept within a CPU cache).
+BLOCK = 1 << 16
+
+
+def _fraction(bound: np.ndarray, width: int, wanted: np.ndarray | None = None) -> np.ndarray:
+    """``(rows, r)``: at ``[row, k - 1]``, the share of the nondecreasing ``j_1 <= ... <=
+    j_r`` in ``[0, width]`` with ``j_m >= bound[row, m - 1]`` for every ``m >= k``
+    (where ``wanted``, a boolean ``(rows, r)``, says so: all by default; 0 elsewhere).
+
+    Lattice paths counted from ``m = r`` down: ``g_r(j) = [j >= bound_r]``,
+    ``g_m(j) = [j >= bound_m] sum_{i >= j} g_{m+1}(i)``, and the count for ``k``
+    is ``sum_j g_k(j) W_k(j)``, ``W_k(j) = C(j + k - 1, k - 1)`` the free choices
+    of ``j_1 .. j_{k-1} <= j``: ``O(r * width)`` per row, vectorized over rows in
+    blocks (``g`` is kept as ``(positions, rows)``, reversed, so the suffix sums
+    are cumulative sums down the first axis).  The share is the ratio to the
+    count with no bounds, ``C(width + r, r)``, taken through the same steps, and
+    both are divided by the same number whenever the unbounded count passes
+    ``1e200``, so nothing overflows.
+    """
+    rows, rel = bound.shape
+    wanted = np.ones((rows, rel), bool) if wanted is None else wanted
+    i = np.arange(width + 1)[:, None]
+    cut = np.ascontiguousarray((width - bound).T)  # j >= bound  <=>  i = width - j <= cut
+    # W_k over reversed positions, each scaled to at most 1
+    free = np.ones((rel, width + 1))
+    for k in range(1, rel):
+        free[k] = np.cumsum(free[k - 1])
+        free[k] /= free[k, -1]
+    free = np.ascontiguousarray(free[:, ::-1])
+    scales = np.ones(rel)
+    whole = np.ones(width + 1)
+    totals = np.empty(rel)
+    totals[rel - 1] = whole @ free[rel - 1]
+    for k in range(rel - 2, -1, -1):  # the count with no bounds, and where to rescale
+        np.cumsum(whole, out=whole)
+        if whole[-1] > 1e200:
+            scales[k] = 1.0 / whole[-1]
+            whole *= scales[k]
+        totals[k] = whole @ free[k]
+    out = np.zeros((rows, rel))
+    step = max(1, BLOCK // (width + 1))
+    for start in range(0, rows, step):  # blocks of rows
+        bounds = cut[:, start : start + step]
+        record = wanted[start : start + step].any(axis=0)
+        least = int(np.argmax(record))
+        g = (i <= bounds[rel - 1]).astype(np.float64)
+        for k in range(rel - 1, least - 1, -1):  # relevant docs, last to first
+            if k < rel - 1:
+                np.cumsum(g, axis=0, out=g)
+                np.multiply(g, i <= bounds[k], out=g)
+                if scales[k] != 1.0:
+                    g *= scales[k]
+            if record[k]:
+                out[start : start + step, k] = (g * free[k][:, None]).sum(axis=0) / totals[k]
+    return out
 
 
 def _expected_max(constant, cells, values, cdf, previous) -> tuple[np.ndarray, np.ndarray]:
@@ -385,19 +522,55 @@ def _level(measure) -> tuple[float]:
     return (float(measure.param("recall")),)
 
 
+#: The last rankings' moments per level (see :func:`_kept_moments`), newest last.
+_KEPT: list = []
+_KEPT_LOCK = threading.Lock()
+
+
+def _kept_moments(ranking: Ranking, judgments: Judgments, level: float, depth, rounding):
+    """``(mean, second moment)`` per query at one level, as :func:`_moments` gives them.
+
+    The registry asks for one level at a time, and trec_eval's levels from
+    ``level`` up share one counting DP (their supports are the level's own), so
+    those are computed together and kept, for the last two ``(ranking,
+    judgments, depth, rounding)`` (held weakly, compared by identity).
+    """
+    with _KEPT_LOCK:
+        for entry in _KEPT:
+            same = entry[0]() is ranking and entry[1]() is judgments
+            if same and entry[2] == (depth, rounding) and level in entry[3]:
+                return tuple(part.copy() for part in entry[3][level])
+    levels = tuple(c for c in RECALL_LEVELS if c >= level) if level in RECALL_LEVELS else (level,)
+    mean, square = _moments(ranking, judgments, levels, depth=depth, rounding=rounding)
+    found = {c: (mean[:, i], square[:, i]) for i, c in enumerate(levels)}
+    with _KEPT_LOCK:
+        _KEPT[:] = [e for e in _KEPT if e[0]() is not None and e[1]() is not None]
+        for entry in _KEPT:
+            if entry[0]() is ranking and entry[1]() is judgments and entry[2] == (depth, rounding):
+                entry[3].update(found)
+                break
+        else:
+            key = (weakref.ref(ranking), weakref.ref(judgments), (depth, rounding))
+            _KEPT.append((*key, found))
+            del _KEPT[:-2]
+    return tuple(part.copy() for part in found[level])
+
+
 def family_values(measure, profile, ranking: Ranking, judgments: Judgments, depth=None):
     """Per-query interpolated precision at the measure's recall level, in the profile's mode."""
-    function = iprec_aware if profile.mode == "aware" else iprec_oblivious
-    return function(ranking, judgments, _level(measure), depth=depth, rounding=_rounding(measure))[
-        :, 0
-    ]
+    if profile.mode == "aware":
+        return _kept_moments(ranking, judgments, _level(measure)[0], depth, _rounding(measure))[0]
+    return iprec_oblivious(
+        ranking, judgments, _level(measure), depth=depth, rounding=_rounding(measure)
+    )[:, 0]
 
 
 def family_spread(measure, ranking: Ranking, judgments: Judgments, depth=None) -> dict:
-    """Per-query ``value, var, min, max`` (exact; InputError past :data:`LIMIT`)."""
+    """Per-query ``value, var, min, max`` (exact; InputError past :data:`BUDGET`)."""
     levels = _level(measure)
     rounding = _rounding(measure)
-    mean, square = _moments(ranking, judgments, levels, depth=depth, rounding=rounding)
+    mean, square = _kept_moments(ranking, judgments, levels[0], depth, rounding)
+    mean, square = mean[:, None], square[:, None]
     low, high = iprec_bounds(ranking, judgments, levels, depth=depth, rounding=rounding)
     return {
         "value": mean[:, 0],
