@@ -25,12 +25,13 @@ over the merged support points.  Groups whose placement is fixed (all
 relevant, none, or one doc) enter as constants.  A mixed group's ``F_g`` is
 counted, not enumerated: ``M_g <= v`` exactly when every counted ``s_k``
 reaches ``L_k(v) = ceil((R_g + k) / v - t_g)`` (in integers: ``(R_g + k) b <=
-a (t_g + s_k)`` for ``v = a / b``, so a ratio equal to ``v`` counts), and the placements meeting such lower bounds are
-lattice paths counted by a DP over ``k`` with cumulative sums, ``O(r n)`` per
-support point and vectorized over the points (:func:`_fraction`); a group's
-levels share it.  A group whose DP would pass :data:`BUDGET` steps is refused
-(InputError).  The bounds are the optimistic and pessimistic orders: every
-``m / rank_m`` falls as ``rank_m`` grows.
+a (t_g + s_k)`` for ``v = a / b``, so a ratio equal to ``v`` counts), and the
+placements meeting such lower bounds are lattice paths counted by a DP over
+``k`` with cumulative sums, ``O(r n)`` per support point and vectorized over
+the points (:func:`_fraction`); a group's levels share it.  A group whose DP
+would pass :data:`BUDGET` steps is refused (InputError).  The bounds are the
+optimistic and pessimistic orders: every ``m / rank_m`` falls as ``rank_m``
+grows.
 """
 
 from __future__ import annotations
