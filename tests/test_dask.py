@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import subprocess
 import sys
 import warnings
@@ -187,6 +188,25 @@ def test_chunks_shrink_to_single_runs() -> None:
     after = [len(c) for c in chunks if c[0][0].index > 50]
     assert after == sorted(after, reverse=True) and after[-3:] == [1, 1, 1]
     assert len(chunks[0]) > 5 and len(chunks) < len(weights) / 2
+
+
+def test_largest_runs_go_first_and_gzip_files_weigh_their_rows(tmp_path) -> None:
+    """Tasks start heaviest first (equal weights in input order), each run once; a gzip
+    file weighs its uncompressed bytes (the trailer's size), not its compressed ones."""
+    item = _parallel.Item("x", None)
+    weights = [5, 40_000, 7, 40_000, 300_000, 1, 7]
+    sent = [(_parallel._Task(i, item), None, w) for i, w in enumerate(weights)]
+    order = [task.index for task, _, _ in _parallel.largest_first(sent)]
+    assert order == [4, 1, 3, 2, 6, 0, 5]
+    chunks = _parallel._chunks(_parallel.largest_first(sent), 2)
+    assert sorted(task.index for chunk in chunks for task, _, _ in chunk) == list(range(7))
+    text = "".join(f"1 Q0 d{i} {i} 1.0 tag\n" for i in range(5000)).encode()
+    plain, packed = tmp_path / "run.txt", tmp_path / "run.txt.gz"
+    plain.write_bytes(text)
+    packed.write_bytes(gzip.compress(text))
+    assert packed.stat().st_size < len(text) / 3  # repetitive: compresses well
+    assert _parallel.file_rows(packed) == _parallel.file_rows(plain) == len(text) // 40
+    assert _parallel.file_rows(tmp_path / "missing.gz") == _parallel.CHUNK_ROWS
 
 
 def test_parquet_partitions_read_by_the_workers(client, data, tmp_path, monkeypatch) -> None:

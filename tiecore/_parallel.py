@@ -437,7 +437,7 @@ def _on_cluster(fn, entries, client, progress, merge, split_rows) -> list[tuple[
             else:  # a file or a Parquet part: the worker reads it
                 data = None
             sent.append((task, data, weight))
-        chunks = _chunks(sent, workers)
+        chunks = _chunks(largest_first(sent), workers)
         for chunk in chunks:
             tasks_, data_ = [t for t, _, _ in chunk], [d for _, d, _ in chunk]
             pending.add(client.submit(_remote, remote_fn, tasks_, data_, pure=False))
@@ -479,6 +479,17 @@ def _remote(fn: Callable, tasks: list[_Task], data: list) -> list[tuple[_Task, _
 CHUNK_ROWS = 500_000
 
 
+def largest_first(sent: list[tuple[_Task, object, int]]) -> list[tuple[_Task, object, int]]:
+    """The tasks by weight, heaviest first (input order among equals).
+
+    The cluster starts them in this order as workers free up (greedy list
+    scheduling, largest first): what is left for the end are the small runs
+    that fill the gaps, not a big run that keeps one worker busy while the
+    others idle.  The results still come back in input order.
+    """
+    return sorted(sent, key=lambda entry: -entry[2])
+
+
 def _chunks(sent: list[tuple[_Task, object, int]], workers: int) -> list[list]:
     """Consecutive whole runs grouped into tasks of decreasing size (guided scheduling).
 
@@ -515,11 +526,26 @@ def _weight(task: _Task) -> int:
     if _is_parquet(source):
         return source.rows
     if _is_path(source):
-        try:
-            return os.path.getsize(source) // 40
-        except OSError:
-            return CHUNK_ROWS
+        return file_rows(source)
     return CHUNK_ROWS
+
+
+def file_rows(path: str | os.PathLike) -> int:
+    """About how many rows a run file holds: its bytes / 40, uncompressed.
+
+    A gzip file's trailer records its uncompressed size (modulo 2**32): the
+    compressed size alone says little, Robust03's runs of 100,000 rows each
+    take 0.7 to 1.7 MB.
+    """
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as handle:
+            if size >= 18 and handle.read(2) == b"\x1f\x8b":
+                handle.seek(-4, os.SEEK_END)
+                size = max(size, int.from_bytes(handle.read(4), "little"))
+    except OSError:
+        return CHUNK_ROWS
+    return size // 40
 
 
 def _merged(name: str, pieces: list[_Done], merge) -> _Done:

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from tiecore import kernels
-from tiecore._evaluate import Runs
+from tiecore._evaluate import Runs, _Rows
 from tiecore._parallel import map_runs
 from tiecore._validation import DEPTH, GAINS, SPREAD, TIE_GROUPS, TIE_PROFILE, validate_params
 from tiecore.errors import TieCoreWarning
@@ -85,13 +85,15 @@ def evaluate_spread(
         ranking = Ranking.build(run, judgments, tiebreak="file_order", name=name)
         found = _spread_arrays(ranking, judgments, measures, depth)
         chosen = np.ones(len(judgments.qids), bool) if complete else ranking.counts > 0
-        return _spread_frame(name, judgments.qids[chosen], found, chosen, per_query)
+        return _spread_rows(name, judgments.qids[chosen], found, chosen, per_query)
 
     # One run at a time (paths read and dropped), or one task per run on a dask client.
-    frames = map_runs(one_run, runs, client=client, progress=progress)
-    if not frames:
+    rows = map_runs(one_run, runs, client=client, progress=progress)
+    if not rows:
         raise ValueError("no runs to evaluate")
-    return pd.concat(frames, ignore_index=True)
+    frame = _Rows.frame(rows)
+    frame["var_method"] = "exact"
+    return frame
 
 
 @validate_params({"depth": DEPTH})
@@ -384,9 +386,9 @@ def _as_list(measures: Measures) -> str | Measure | list:
     return measures if isinstance(measures, str | Measure) else list(measures)
 
 
-def _spread_frame(name, qids, found, chosen, per_query) -> pd.DataFrame:
-    """Rows ``run, qid, measure, value, var, min, max, var_method``: queries, then the
-    summary (``qid`` NA)."""
+def _spread_rows(name, qids, found, chosen, per_query) -> _Rows:
+    """Rows ``qid, measure, value, var, min, max``: queries, then the summary (``qid``
+    NA); :func:`evaluate_spread` makes one DataFrame of all runs' rows."""
     count = int(chosen.sum())
     columns: dict[str, list] = {key: [] for key in ("value", "var", "min", "max")}
     for frame in found.values():
@@ -400,13 +402,10 @@ def _spread_frame(name, qids, found, chosen, per_query) -> pd.DataFrame:
     rows = count + 1 if per_query else 1
     labels = np.append(qids.astype(object), None) if per_query else np.array([None])
     out = {
-        "run": np.full(rows * len(found), name, dtype=object),
         "qid": np.tile(labels.astype(object), len(found)),
         "measure": np.repeat(np.array([str(m) for m in found], dtype=object), rows),
     }
-    out |= {key: np.concatenate(parts) for key, parts in columns.items()}
-    out["var_method"] = "exact"
-    return pd.DataFrame(out)
+    return _Rows(name, out | {key: np.concatenate(parts) for key, parts in columns.items()})
 
 
 def _empty_groups() -> pd.DataFrame:
