@@ -191,13 +191,14 @@ def test_chunks_shrink_to_single_runs() -> None:
 
 
 def test_largest_runs_go_first_and_gzip_files_weigh_their_rows(tmp_path) -> None:
-    """Tasks start heaviest first (equal weights in input order), each run once; a gzip
-    file weighs its uncompressed bytes (the trailer's size), not its compressed ones."""
+    """Tasks start heaviest first (equal weights in input order), the small ones after
+    them in input order, each run once; a gzip file weighs its uncompressed bytes (the
+    trailer's size), not its compressed ones."""
     item = _parallel.Item("x", None)
     weights = [5, 40_000, 7, 40_000, 300_000, 1, 7]
     sent = [(_parallel._Task(i, item), None, w) for i, w in enumerate(weights)]
     order = [task.index for task, _, _ in _parallel.largest_first(sent)]
-    assert order == [4, 1, 3, 2, 6, 0, 5]
+    assert order == [4, 1, 3, 0, 2, 5, 6]
     chunks = _parallel._chunks(_parallel.largest_first(sent), 2)
     assert sorted(task.index for chunk in chunks for task, _, _ in chunk) == list(range(7))
     text = "".join(f"1 Q0 d{i} {i} 1.0 tag\n" for i in range(5000)).encode()

@@ -479,15 +479,20 @@ def _remote(fn: Callable, tasks: list[_Task], data: list) -> list[tuple[_Task, _
 CHUNK_ROWS = 500_000
 
 
+#: Runs of fewer rows are too small to order: they keep their order, after the others.
+ORDERED_ROWS = 10_000
+
+
 def largest_first(sent: list[tuple[_Task, object, int]]) -> list[tuple[_Task, object, int]]:
-    """The tasks by weight, heaviest first (input order among equals).
+    """The tasks by weight, heaviest first (input order among equals), then the small
+    ones (below :data:`ORDERED_ROWS` rows) in input order, to be chunked together.
 
     The cluster starts them in this order as workers free up (greedy list
     scheduling, largest first): what is left for the end are the small runs
     that fill the gaps, not a big run that keeps one worker busy while the
     others idle.  The results still come back in input order.
     """
-    return sorted(sent, key=lambda entry: -entry[2])
+    return sorted(sent, key=lambda entry: -entry[2] if entry[2] >= ORDERED_ROWS else 0)
 
 
 def _chunks(sent: list[tuple[_Task, object, int]], workers: int) -> list[list]:
