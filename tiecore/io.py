@@ -30,14 +30,17 @@ Speed comes from :mod:`pyarrow.csv`, which parses the text in parallel (straight
 disk for big plain files) on the layout of the first line: its delimiter (the tab if
 it has one, else the space) and its number of fields. Only the needed columns are
 read; the run tag is read as pyarrow's null type, the first line's tag being the only
-null value, which checks every tag for free. Meanwhile a thread scans the bytes in
-cache-sized windows (``memchr``-speed searches) for what would make pyarrow differ
-from splitting on whitespace: a tab or a space the first line did not have, a doubled
-delimiter (an empty field), ``\\v``, ``\\f``, a NUL byte, invalid UTF-8. Duplicates
-are found by sorting 62-bit keys of the (qid, docno) pairs, hashed in numpy from a
-few words of each string. Anything else (mixed whitespace, a bad value) goes to a
-careful vectorised tokenizer that works in batches of lines and keeps the line number
-of every record, so that the :class:`~tiecore.errors.InputError` names the exact line.
+null value, which checks every tag for free. Meanwhile a thread (for a big text)
+scans the bytes in cache-sized windows (``memchr``-speed searches) for what would make
+pyarrow differ from splitting on whitespace: a tab or a space the first line did not
+have, a doubled delimiter (an empty field), ``\\v``, ``\\f``, a NUL byte, invalid
+UTF-8. Duplicates are found by sorting 62-bit keys of the (qid, docno) pairs: each
+qid's code (only the first row of each stretch of equal qids is looked up) mixed with
+the docno's hash, computed in numpy from a few words of each string; a run keeps the
+codes and hashes (:class:`RunIds`) for the judgments' lookup. Anything else (mixed
+whitespace, a bad value) goes to a careful vectorised tokenizer that works in batches
+of lines and keeps the line number of every record, so that the
+:class:`~tiecore.errors.InputError` names the exact line.
 """
 
 from __future__ import annotations
