@@ -361,7 +361,8 @@ def _fraction(bound: np.ndarray, width: int, wanted: np.ndarray | None = None) -
     is ``sum_j g_k(j) W_k(j)``, ``W_k(j) = C(j + k - 1, k - 1)`` the free choices
     of ``j_1 .. j_{k-1} <= j``: ``O(r * width)`` per row, vectorized over rows in
     blocks (``g`` is kept as ``(positions, rows)``, reversed, so the suffix sums
-    are cumulative sums down the first axis).  The share is the ratio to the
+    are cumulative sums down the first axis, and only down to the block's
+    largest ``width - bound``: below, every entry is 0).  The share is the ratio to the
     count with no bounds, ``C(width + r, r)``, taken through the same steps, and
     both are divided by the same number whenever the unbounded count passes
     ``1e200``, so nothing overflows.
@@ -392,15 +393,22 @@ def _fraction(bound: np.ndarray, width: int, wanted: np.ndarray | None = None) -
         bounds = cut[:, start : start + step]
         record = wanted[start : start + step].any(axis=0)
         least = int(np.argmax(record))
-        g = (i <= bounds[rel - 1]).astype(np.float64)
+        g = np.zeros((width + 1, bounds.shape[1]))
+        live = 0  # g is 0 from position `live` on: the band left by the bounds
         for k in range(rel - 1, least - 1, -1):  # relevant docs, last to first
-            if k < rel - 1:
-                np.cumsum(g, axis=0, out=g)
-                np.multiply(g, i <= bounds[k], out=g)
-                if scales[k] != 1.0:
-                    g *= scales[k]
+            reach = max(0, min(int(bounds[k].max()), width) + 1)
+            if k == rel - 1:
+                g[:reach] = i[:reach] <= bounds[k]
+            else:
+                np.cumsum(g[:reach], axis=0, out=g[:reach])
+                np.multiply(g[:reach], i[:reach] <= bounds[k], out=g[:reach])
+            g[reach:live] = 0.0
+            live = reach
+            if scales[k] != 1.0:
+                g[:live] *= scales[k]
             if record[k]:
-                out[start : start + step, k] = (g * free[k][:, None]).sum(axis=0) / totals[k]
+                weighted = g[:live] * free[k][:live, None]
+                out[start : start + step, k] = weighted.sum(axis=0) / totals[k]
     return out
 
 
