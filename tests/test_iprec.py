@@ -223,12 +223,13 @@ def test_group_distribution_counts_equal_ratios_once():
 
 
 def test_fraction_rescales_past_the_float_range_exactly():
-    """C(700, 300) > 1e200: the DP rescales, and its shares equal exact integer counts."""
-    width, rel = 400, 300
-    rng = np.random.default_rng(3)
-    bound = np.sort(rng.integers(0, width // 2, (3, rel)), axis=1)
-    bound[:, : rel // 2] = 0  # the first half free
-    assert math.comb(width + rel, rel) > 10**200
+    """C(1200, 600) > 1e308, past the floats: the DP rescales, and its shares equal exact
+    integer counts."""
+    width, rel = 600, 600
+    k = np.arange(rel)
+    bound = np.clip(k * width // rel + np.array([[-20], [0]]), 0, width)  # near the mean path
+    bound[:, : rel // 3] = 0  # the first third free
+    assert math.comb(width + rel, rel) > 10**308
     found = _fraction(bound, width)
     for row in range(bound.shape[0]):
         ways = [1 if j >= bound[row, rel - 1] else 0 for j in range(width + 1)]
