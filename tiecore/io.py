@@ -832,12 +832,31 @@ def _query_codes(qid: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]
         differs = pc.not_equal(qid.slice(1), qid.slice(0, n - 1)).fill_null(True)
         change[1:] = differs.to_numpy(zero_copy_only=False)
     heads = np.flatnonzero(change)
-    head_qid = pc.take(qid, pa.array(heads))
-    if isinstance(head_qid, pa.ChunkedArray):
-        head_qid = head_qid.combine_chunks()
+    head_qid = _take_ascending(qid, heads)
     qids = pc.unique(head_qid)
     codes = pc.index_in(head_qid, value_set=qids).to_numpy().astype(np.int32)
     return qids, np.repeat(codes, np.diff(np.append(heads, n)))
+
+
+def _take_ascending(column: pa.Array | pa.ChunkedArray, rows: np.ndarray) -> pa.Array:
+    """``column.take(rows)`` for ascending ``rows``, chunk by chunk (arrow's take of a
+    chunked array first joins all its chunks).
+
+    >>> import pyarrow as pa
+    >>> _take_ascending(pa.chunked_array([["a", "b"], ["c"]]), np.array([0, 2])).to_pylist()
+    ['a', 'c']
+    """
+    if not isinstance(column, pa.ChunkedArray):
+        return column.take(pa.array(rows))
+    bounds = np.cumsum([0] + [len(chunk) for chunk in column.chunks])
+    which = np.searchsorted(bounds, rows, side="right") - 1
+    cuts = np.searchsorted(which, np.arange(len(column.chunks) + 1))
+    parts = [
+        chunk.take(pa.array(rows[cuts[k] : cuts[k + 1]] - bounds[k]))
+        for k, chunk in enumerate(column.chunks)
+        if cuts[k + 1] > cuts[k]
+    ]
+    return pa.concat_arrays(parts) if parts else pa.array([], column.type)
 
 
 def _docno_pieces(docno: pa.Array | pa.ChunkedArray) -> list[pa.Array]:
