@@ -127,6 +127,7 @@ def page(browser):
     """A fresh tab (its own Streamlit session) per test."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     tab = context.new_page()
+    watch_messages(tab)
     tab.set_default_timeout(RENDER_TIMEOUT_MS)
     yield tab
     context.close()
@@ -173,23 +174,57 @@ def wait_until_rendered(page) -> None:
     page.wait_for_function(CHARTS, polling=100)
 
 
+#: When each tab last received a message from the server (time.monotonic()), by id(tab).
+RECEIVED: dict[int, float] = {}
+
+
+def watch_messages(tab) -> None:
+    """Note every websocket message the server sends ``tab`` (a rerun always sends some)."""
+
+    def on_socket(socket) -> None:
+        socket.on("framereceived", lambda _: RECEIVED.__setitem__(id(tab), time.monotonic()))
+
+    tab.on("websocket", on_socket)
+
+
+def wait_for_rerun(page, start: float, sent: float, changed: str) -> bool:
+    """Until the page shows a rerun begun after ``start`` (its clock) / ``sent`` (monotonic).
+
+    The script state going to ``running`` shows it (True).  A quick rerun (a fragment's,
+    or one that redraws nothing) can finish within one frame, so that the state never
+    changes on the page: ``changed()`` true also counts (True), and so do messages from
+    the server after ``sent`` with the page still idle a second later (False).
+    """
+    running = f"() => window.__states.some(([t, s]) => t > {start} && s === 'running')"
+    deadline = time.monotonic() + RENDER_TIMEOUT_MS / 1000
+    while True:
+        try:
+            page.wait_for_function(f"() => ({running})() || ({changed})()", polling=20, timeout=250)
+            return True
+        except sync_api.TimeoutError:
+            now = time.monotonic()
+            if RECEIVED.get(id(page), -1.0) > sent and now > sent + 1.0:
+                return False
+            if now > deadline:
+                raise
+
+
 def timed(page, action, label: str | None = None, changed: str = "() => false") -> float:
     """Seconds from ``action`` until the rerun it starts has finished and its charts are drawn.
 
-    A rerun shows as the script state going to ``running``; a fragment's rerun can be so
-    quick that the page never shows that state, so ``changed`` (a JavaScript predicate on
-    the page, e.g. a chart's new title) also counts as the rerun having happened.
+    The rerun is recognised by :func:`wait_for_rerun`; ``changed`` (a JavaScript
+    predicate on the page, e.g. a chart's new title) also counts as the rerun begun.
     """
     page.wait_for_selector('[data-testid="stApp"]', state="attached")
     page.evaluate(WATCH)
     start = page.evaluate("() => performance.now()")
+    sent = time.monotonic()
     action()
-    page.wait_for_function(
-        f"() => window.__states.some(([t, s]) => t > {start} && s === 'running') || ({changed})()",
-        polling=20,
-    )
+    seen = wait_for_rerun(page, start, sent, changed)
     wait_until_rendered(page)
     seconds = (page.evaluate("() => performance.now()") - start) / 1000
+    if not seen:  # the rerun finished unseen: until its last message, not the grace second
+        seconds = RECEIVED[id(page)] - sent
     if label:
         shown = page.evaluate(f"() => window.__progress.some(t => t > {start})")
         ran = page.evaluate(
