@@ -69,8 +69,9 @@ def as_c_float(score: float) -> float:
 
 
 def is_relevant(label: Label, rel_level: int) -> bool:
-    """A judged document at level ``>= rel_level``."""
-    return label is not None and label >= rel_level
+    """A judged document at level ``>= rel_level`` and ``>= 0`` (trec_eval never counts a
+    negative level as relevant)."""
+    return label is not None and label >= max(rel_level, 0)
 
 
 def is_judged_nonrelevant(label: Label, rel_level: int) -> bool:
@@ -80,7 +81,7 @@ def is_judged_nonrelevant(label: Label, rel_level: int) -> bool:
 
 def num_relevant(levels: Iterable[int], rel_level: int) -> int:
     """``num_rel``: relevant qrels documents, retrieved or not."""
-    return sum(1 for level in levels if level >= rel_level)
+    return sum(1 for level in levels if level >= max(rel_level, 0))
 
 
 def gain(label: Label, kind: str = "linear") -> float:

@@ -34,6 +34,7 @@ import pandas as pd
 
 from tiecore._validation import ANATOMY, pick, validate_params
 from tiecore.errors import TieCoreWarning
+from tiecore.judgments import relevant as is_relevant
 from tiecore.measures import Measure
 from tiecore.ranking import TIEBREAKS
 
@@ -70,7 +71,7 @@ class QueryList:
     """One query's retrieved docs (file order) and the levels of all its judged docs.
 
     ``level`` is NaN for a doc missing from the qrels.  A doc is relevant at
-    ``level >= rel_level``; judged non-relevant at ``0 <= level < rel_level``.
+    ``level >= rel_level`` (and ``>= 0``); judged non-relevant at ``0 <= level < rel_level``.
 
     Examples
     --------
@@ -144,7 +145,7 @@ class QueryList:
     @validate_params(pick(ANATOMY, "rel_level"))
     def num_rel(self, rel_level: int = 1) -> int:
         """Relevant docs in the qrels of the query (retrieved or not): ``R``."""
-        return int((self.qrels_levels >= rel_level).sum())
+        return int(is_relevant(self.qrels_levels, rel_level).sum())
 
 
 def _gains(level: np.ndarray, gain: str) -> np.ndarray:
@@ -186,7 +187,7 @@ def tie_groups(query: QueryList, rel_level: int = 1, gain: str = "linear") -> pd
     starts = np.flatnonzero(new)
     size = np.diff(np.r_[starts, len(score)]).astype(np.int64)
     judged = ~np.isnan(level)
-    rel = judged & (np.nan_to_num(level, nan=-1.0) >= rel_level)
+    rel = judged & is_relevant(np.nan_to_num(level, nan=-1.0), rel_level)
     nonrel = judged & (np.nan_to_num(level, nan=-1.0) >= 0) & ~rel
 
     def per_group(values: np.ndarray) -> np.ndarray:

@@ -250,7 +250,7 @@ def count_rows(
             ["qid", "key", "docno"], ascending=[True, False, False], kind="stable"
         )
         run = order[order.groupby("qid", sort=False).cumcount() < depth]
-    relevant = qrels[qrels["level"] >= rel_level]
+    relevant = qrels[(qrels["level"] >= rel_level) & (qrels["level"] >= 0)]  # trec_eval's num_rel
     judged = pd.Index(qrels["qid"].unique())
     run = run[run["qid"].isin(judged)]
     hits = run.merge(relevant[["qid", "docno"]], on=["qid", "docno"], how="inner")
