@@ -80,14 +80,19 @@ def head_sums(
 ) -> np.ndarray:
     """Per query, the sum of ``values`` over its first ``min(count, cut)`` rows.
 
-    ``values`` carries a trailing 0 so that every bound is a valid index.
+    ``values`` carries a trailing 0 so that every bound is a valid index; rows of
+    a 2-d ``values`` are summed each (along the last axis).
     """
     ends = starts + np.minimum(counts, cut)
+    last = values.shape[-1] - 1
     bounds = np.empty(2 * len(starts), dtype=np.int64)
-    bounds[0::2] = np.where(ends > starts, starts, len(values) - 1)
-    bounds[1::2] = np.where(ends > starts, ends, len(values) - 1)
+    bounds[0::2] = np.where(ends > starts, starts, last)
+    bounds[1::2] = np.where(ends > starts, ends, last)
     with np.errstate(over="ignore"):  # unscaled exp gains past float64 sum to inf
-        sums = np.add.reduceat(values, bounds)[0::2] if len(bounds) else np.zeros(0)
+        if len(bounds):
+            sums = np.add.reduceat(values, bounds, axis=-1)[..., 0::2]
+        else:
+            sums = np.zeros((*values.shape[:-1], 0))
     return np.where(ends > starts, sums, 0.0)
 
 
@@ -126,12 +131,12 @@ def head_sums_apart(
         column = weighted(np.append(component[rows], 0.0), divisor, ranking.rank[rows])
         counts = cut = lengths
         group = ranking.group[rows] if moved is not None else None
-    sums = head_sums(column, starts, counts, cut)
     if moved is None:
-        return sums, None
-    rest = column.copy()  # the trailing 0 kept
-    rest[:-1][moved[group]] = 0.0
-    return sums, head_sums(rest, starts, counts, cut)
+        return head_sums(column, starts, counts, cut), None
+    both = np.stack([column, column])  # the second row: the trailing 0 kept
+    both[1, :-1][moved[group]] = 0.0
+    sums, rest = head_sums(both, starts, counts, cut)
+    return sums, rest
 
 
 def finish(plan_: Plan, sums: np.ndarray) -> np.ndarray:

@@ -135,10 +135,8 @@ class Context:
     def log_factorials(self) -> np.ndarray:
         """``log(k!)`` for ``k = 0 ..`` the longest ranking (cached)."""
         if "log_factorials" not in self._tables:
-            largest = int(self.ranking.counts.max(initial=0))
-            # each from math.lgamma (no summed rounding), as scipy's gammaln(k + 1)
-            self._tables["log_factorials"] = np.array(
-                [math.lgamma(k + 1.0) for k in range(largest + 1)]
+            self._tables["log_factorials"] = _log_factorials(
+                int(self.ranking.counts.max(initial=0))
             )
         return self._tables["log_factorials"]
 
@@ -217,6 +215,19 @@ class Context:
             every = np.arange(len(d))
             return _Head(slice(None), self.ranking.group, every, self.group_start, len(d))
         return _Head.of(self.group_start, d)
+
+
+_LOG_FACTORIALS = np.zeros(1)  # log(k!) for k = 0 .. as far as some ranking needed
+
+
+def _log_factorials(largest: int) -> np.ndarray:
+    """``log(k!)`` for ``k = 0..largest``, each from ``math.lgamma`` (no summed rounding,
+    as scipy's ``gammaln(k + 1)``); one table for every run, grown when a run needs more."""
+    global _LOG_FACTORIALS
+    if len(_LOG_FACTORIALS) <= largest:
+        more = range(len(_LOG_FACTORIALS), 2 * largest + 1)
+        _LOG_FACTORIALS = np.append(_LOG_FACTORIALS, [math.lgamma(k + 1.0) for k in more])
+    return _LOG_FACTORIALS[: largest + 1]
 
 
 #: The per-group arrays of a :class:`Context`, taken at a selection's groups.
