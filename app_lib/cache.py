@@ -373,6 +373,9 @@ def significance(dataset: Dataset, settings: Settings, alpha: float = 0.05) -> p
 IPREC_LEVELS = tuple(level / 10 for level in range(11))
 #: Tie-breaks drawn for the sampled curve when the exact one is refused (kept cheap).
 IPREC_SAMPLES = 50
+#: DP steps the page waits for before it samples the curve instead (about 0.5 s of work;
+#: rutcor03100's 811-doc tie group needs about 2e9, some 13 s).
+IPREC_BUDGET = 2e8
 
 
 def iprec_measures() -> tuple[str, ...]:
@@ -396,11 +399,11 @@ def iprec_curve(
     under ``tiebreak``) and ``aware, sd, min, max`` (the summary rows of
     :func:`tiecore.spread.evaluate_spread`, sd = sqrt(var) of the mean over
     random tie-breaks), or, when tiecore refuses the exact values
-    (:class:`tiecore.InputError`: a tie group with too many placements),
+    (:class:`tiecore.InputError`: a tie group past :data:`IPREC_BUDGET` counting steps),
     ``sampled, sampled_sd`` from ``ties="sampled"`` with ``samples`` draws.
     ``refused`` holds tiecore's message (None when exact), ``samples`` the draws.
     """
-    from tiecore import spread
+    from tiecore import interpolated, spread
 
     measures = list(iprec_measures())
     runs = {run: _dataset.runs[run]}
@@ -417,7 +420,8 @@ def iprec_curve(
     table = pd.DataFrame({"recall": IPREC_LEVELS})
     table["oblivious"] = oblivious.set_index("measure")["value"].reindex(measures).to_numpy()
     try:
-        exact = quiet(spread.evaluate_spread, runs, _dataset.qrels, measures, **args)
+        with interpolated.budget_scope(IPREC_BUDGET):
+            exact = quiet(spread.evaluate_spread, runs, _dataset.qrels, measures, **args)
     except tiecore.InputError as error:
         drawn = quiet(
             tiecore.evaluate,

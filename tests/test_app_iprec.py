@@ -3,7 +3,8 @@
 The table the page shows (oblivious, aware, sd, min, max per recall level) is
 recomputed here with :func:`tiecore.evaluate` and :func:`tiecore.spread.evaluate_spread`
 and must agree; a run whose exact IPrec tiecore refuses (a tie group past
-:data:`tiecore.interpolated.BUDGET`, lowered here) gets tiecore's reason in words
+:data:`app_lib.cache.IPREC_BUDGET`, the steps the page waits for, lowered here) gets
+tiecore's reason in words
 and the sampled curve, and no exception.
 """
 
@@ -27,6 +28,7 @@ from test_app import (  # noqa: F401  (navigation_only, no_warm_up: autouse fixt
 )
 
 import tiecore
+from app_lib import cache
 from tiecore import interpolated, spread
 from tiecore.errors import InputError
 
@@ -99,9 +101,9 @@ def test_iprec_table_equals_tiecore_oblivious_aware_and_spread(sample):
 def test_a_refused_exact_curve_is_explained_and_the_sampled_one_shown(sample, monkeypatch):
     runs, qrels = sample
     run = "MU03rob01"  # a tie group of 176 docs, 19 relevant: past a budget of 1e6 steps
-    monkeypatch.setattr(interpolated, "BUDGET", 1e6)
+    monkeypatch.setattr(cache, "IPREC_BUDGET", 1e6)
     one = {run: runs[run]}
-    with pytest.raises(InputError) as refused:
+    with pytest.raises(InputError) as refused, interpolated.budget_scope(1e6):
         spread.evaluate_spread(one, qrels, NAMES)
     at = variance_page_for(run)
     said = [w.value for w in at.warning]

@@ -18,6 +18,7 @@ from shared_data import DATA, TREC_EVAL, plain_copy, pytrec_dicts
 from strategies import cases
 
 import tiecore
+from tiecore import interpolated
 from tiecore.errors import InputError
 from tiecore.interpolated import (
     RECALL_LEVELS,
@@ -256,6 +257,11 @@ def test_a_group_past_the_budget_is_refused():
         iprec_aware(ranking, judgments, budget=1e5)
     # within the default budget: C(40, 20) = 1.4e11 placements, no longer refused
     assert 0.5 < iprec_aware(ranking, judgments, (0.0,))[0, 0] < 1.0
+    with interpolated.budget_scope(1e5):  # a scope lowers the default of every call in it
+        with pytest.raises(InputError, match="more than the 1e\\+05 it takes"):
+            iprec_aware(ranking, judgments, (0.0,))
+        assert 0.5 < iprec_aware(ranking, judgments, (0.0,), budget=4e9)[0, 0] < 1.0  # own wins
+    assert 0.5 < iprec_aware(ranking, judgments, (0.0,))[0, 0] < 1.0  # the scope is over
 
 
 def test_mu03rob01_query_374_is_the_mean_of_sampled_curves():
