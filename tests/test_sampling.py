@@ -267,11 +267,22 @@ def test_staged_layout_draws_only_what_the_components_tell_apart():
 def chi_square_against_brute_force(sequences, labels, groups, keep) -> None:
     """The drawn arrangements of ``groups`` against every ordering (labels not ``keep``
     shown as None, as they are not placed)."""
-    expected = Counter({(): 1.0})
-    for g in groups:
+
+    def counts_of(g: int) -> Counter:
         counts = Counter()
         for seq, c in ref.label_sequences([0.0] * len(labels[g]), labels[g]).items():
             counts[tuple(v if keep(v) else None for v in seq)] += c
+        return counts
+
+    chi_square_against(sequences, groups, counts_of, groups)
+
+
+def chi_square_against(sequences, groups, counts_of, context) -> None:
+    """Chi-square of the drawn ``groups`` (jointly) against the product of each group's
+    brute-force counts ``counts_of(g)`` (independent groups); ``context`` names the case."""
+    expected = Counter({(): 1.0})
+    for g in groups:
+        counts = counts_of(g)
         total = sum(counts.values())
         expected = Counter(
             {(*k, seq): p * c / total for k, p in expected.items() for seq, c in counts.items()}
@@ -282,7 +293,7 @@ def chi_square_against_brute_force(sequences, labels, groups, keep) -> None:
     observed = np.array([seen[k] for k in keys], dtype=float)
     probability = np.array([expected[k] for k in keys])
     result = stats.chisquare(observed, probability * len(sequences))
-    assert result.pvalue > 1e-4, (groups, result)
+    assert result.pvalue > 1e-4, (context, result)
 
 
 def test_staged_draws_are_uniform_over_orderings():
@@ -408,21 +419,13 @@ def test_bpref_counts_are_uniform_over_orderings(rel_level, components):
     sequences, labels, layout = tallied_sequences(rel_level, samples, frozenset(components))
     assert len(labels) == 2 and Counter(layout.kind.tolist())[sampling.WHOLE] == 3
     assert (sampling.SECOND in layout.kind) == ("judged" in components)
+    assert len(sequences) == samples
+
+    def counts_of(g: int) -> Counter:
+        return brute_force_counts(labels[g], rel_level)
+
     for groups in ((0,), (1,), (0, 1)):
-        expected = Counter({(): 1.0})
-        for g in groups:
-            counts = brute_force_counts(labels[g], rel_level)
-            total = sum(counts.values())
-            expected = Counter(
-                {(*k, seq): p * c / total for k, p in expected.items() for seq, c in counts.items()}
-            )
-        seen = Counter(tuple(s[g] for g in groups) for s in sequences)
-        assert set(seen) <= set(expected), set(seen) - set(expected)
-        keys = sorted(expected, key=repr)
-        observed = np.array([seen[k] for k in keys], dtype=float)
-        probability = np.array([expected[k] for k in keys])
-        result = stats.chisquare(observed, probability * samples)
-        assert result.pvalue > 1e-4, (rel_level, groups, result)
+        chi_square_against(sequences, groups, counts_of, (rel_level, groups))
 
 
 @pytest.mark.parametrize(
