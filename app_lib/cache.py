@@ -180,16 +180,20 @@ def offered_measures() -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-def computed_measures(dataset: Dataset, measures: Sequence[str]) -> tuple[str, ...]:
+def computed_measures(
+    dataset: Dataset, measures: Sequence[str], *, tiebreak: str = "trec_eval"
+) -> tuple[str, ...]:
     """The measures to compute so that changing the sidebar's measures needs no new call.
 
     A call's cost is mostly per run (reading the ranking), hardly per measure, so
     a data set of at most :data:`WIDE_RUNS` systems is scored on every offered
     measure (and nDCG in both gains) at once: choosing another measure or gain
     only slices cached results.  Larger data sets (136 LETOR features) compute
-    the chosen measures only, where each extra measure costs per run.
+    the chosen measures only, where each extra measure costs per run; so does
+    another oblivious ``tiebreak`` than trec_eval's, a look aside that should
+    answer at once rather than prepare for measures nobody asked for.
     """
-    if len(dataset.runs) > WIDE_RUNS:
+    if len(dataset.runs) > WIDE_RUNS or tiebreak != "trec_eval":
         return tuple(measures)
     offered = offered_measures()
     return tuple(m for m in measures if m not in offered) + offered
@@ -279,7 +283,7 @@ def evaluate(
     args = _mode_args(ties, settings)
     if ties != "sampled":
         every = tuple(dataset.names)
-        wide = computed_measures(dataset, measures)
+        wide = computed_measures(dataset, measures, tiebreak=args["tiebreak"])
         frame = _evaluate_all(dataset, dataset.key, every, wide, True, **args)
         if (wide, every) != (measures, names):
             frame = pick(frame, measures, names)

@@ -337,6 +337,8 @@ def test_cached_results_sliced_from_every_offered_measure_equal_tiecore(sample):
     assert "nDCG(gain=exp)@10" in offered and "Bpref" in offered
     chosen = ("nDCG(gain=exp)@10", "P@7", "AP")  # P@7 is typed in, not offered
     assert cache.computed_measures(dataset, chosen) == ("P@7", *offered)
+    # another tie-break is a look aside: the chosen measures only
+    assert cache.computed_measures(dataset, chosen, tiebreak="docno_asc") == chosen
     names = dataset.names[::-1][:3]
     settings = sidebar.Settings(measures=chosen, tiebreak="docno_asc")
     for ties in ("oblivious", "aware"):
