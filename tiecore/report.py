@@ -206,7 +206,11 @@ def significance_vs_best(per_query: pd.DataFrame, alpha: float = 0.05) -> pd.Dat
         ``run, measure, best, p_value, significant``: ``best`` is the run with the
         highest mean; the test pairs the queries both runs have (``p_value``
         NaN for the best run itself, with fewer than two shared queries, or
-        when every difference is equal).
+        when the differences do not vary: their sd at most
+        :data:`tiecore.compare.RTOL` times the largest ``|value|``, as
+        ``tiecore compare`` decides, so rounding noise in a constant difference
+        is no significance); ``p_value`` is at least
+        :data:`tiecore.compare.SMALLEST_P`.
 
     Examples
     --------
@@ -219,6 +223,8 @@ def significance_vs_best(per_query: pd.DataFrame, alpha: float = 0.05) -> pd.Dat
     """
     from scipy import stats
 
+    from tiecore.compare import RTOL, SMALLEST_P
+
     rows = per_query[per_query["qid"].notna()]
     out = []
     for measure, part in rows.groupby("measure", sort=False):
@@ -229,10 +235,12 @@ def significance_vs_best(per_query: pd.DataFrame, alpha: float = 0.05) -> pd.Dat
         for run in order:
             p = np.nan
             if run != best:
-                both = wide[[best, run]].dropna()
-                diff = (both[best] - both[run]).to_numpy()
-                if len(diff) >= 2 and np.ptp(diff) > 0:
-                    p = float(stats.ttest_rel(both[best], both[run]).pvalue)
+                both = wide[[best, run]].dropna().to_numpy(np.float64)
+                diff = both[:, 0] - both[:, 1]
+                scale = float(np.abs(both).max(initial=0.0))
+                if len(diff) >= 2 and diff.std(ddof=1) > RTOL * scale:
+                    t = diff.mean() / (diff.std(ddof=1) / math.sqrt(len(diff)))
+                    p = max(2.0 * float(stats.t.sf(abs(t), len(diff) - 1)), SMALLEST_P)
             out.append({"run": run, "measure": measure, "best": best, "p_value": p})
     table = pd.DataFrame(out, columns=["run", "measure", "best", "p_value"])
     table["significant"] = table["p_value"] < alpha
