@@ -133,27 +133,40 @@ def _sampled(
     A measure's sampled values do not depend on the other measures of the call
     (:mod:`tiecore.sampling` draws the same orders), so each (run, measure) is
     kept on its own: choosing another measure samples that measure only, and
-    going back samples nothing.  Each run's missing measures are one call;
-    ``report(i, name)`` is called before run ``i`` is sampled.
+    going back samples nothing.  The runs that miss the same measures are one
+    call (the judgments built once); ``report(i, name)`` is called before run
+    ``i`` is sampled.
     """
     store = _sampled_store()
     setting = (dataset.key, per_query, tuple(sorted(args.items())))
-    for i, name in enumerate(names):
-        missing = [m for m in measures if (setting, name, m) not in store]
-        if not missing:
-            continue
+    missing: dict[tuple[str, ...], list[str]] = {}  # runs by the measures they still need
+    for name in names:
+        todo = tuple(m for m in measures if (setting, name, m) not in store)
+        if todo:
+            missing.setdefault(todo, []).append(name)
+    done = 0
+    for todo, group in missing.items():
         if report is not None:
-            report(i, name)
+            report(done, group[0])
+
+        def progress(i: int, _total: int | None, _name: str, start: int = done, group=group):
+            if report is not None and i < len(group):
+                report(start + i, group[i])
+
         frame = quiet(
             tiecore.evaluate,
-            {name: dataset.runs[name]},
+            {name: dataset.runs[name] for name in group},
             dataset.qrels,
-            missing,
+            list(todo),
             per_query=per_query,
+            progress=progress,
             **args,
         )
-        for measure in missing:
-            store[(setting, name, measure)] = frame[frame["measure"] == measure]
+        parts = dict(list(frame.groupby(["run", "measure"], sort=False)))
+        for name in group:  # a run that yields no rows (no judged query) keeps an empty part
+            for measure in todo:
+                store[(setting, name, measure)] = parts.get((name, measure), frame.iloc[:0])
+        done += len(group)
     parts = []
     for name in names:
         for measure in measures:

@@ -871,7 +871,19 @@ def test_sampled_results_are_kept_per_run_and_measure(sample, monkeypatch):
             seed=11, per_query=True,
         )  # fmt: skip
         pd.testing.assert_frame_equal(shown, expected)
-        assert calls == ([] if anew is None else [((n,), anew) for n in names]), measures
+        assert calls == ([] if anew is None else [(tuple(names), anew)]), measures
+    # runs that miss different measures: one call per set of missing measures
+    calls.clear()
+    settings = sidebar.Settings(measures=("RR",), samples=20, seed=11)
+    cache.evaluate(dataset, settings, "sampled", names=names[:1], per_query=True)
+    settings = sidebar.Settings(measures=("RR", "P@5"), samples=20, seed=11)
+    shown = cache.evaluate(dataset, settings, "sampled", names=names, per_query=True)
+    expected = original(
+        {n: runs[n] for n in names}, qrels, ["RR", "P@5"], ties="sampled", samples=20, seed=11,
+        per_query=True,
+    )  # fmt: skip
+    pd.testing.assert_frame_equal(shown, expected)
+    assert calls == [((names[0],), ("RR",)), ((names[0],), ("P@5",)), ((names[1],), ("RR", "P@5"))]
 
 
 def test_a_kept_figure_is_built_once_and_drawn_from_its_dict(monkeypatch):
