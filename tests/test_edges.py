@@ -31,3 +31,34 @@ def test_report_varying_difference_matches_scipy():
     a, b = [0.9, 0.8, 0.7, 0.4], [0.1, 0.2, 0.2, 0.35]
     marks = significance_vs_best(_rows(a, b)).set_index("run")
     assert marks.loc["b", "p_value"] == pytest.approx(stats.ttest_rel(a, b).pvalue, rel=1e-12)
+
+
+def _two_runs(n_queries: int) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
+    """One relevant doc ``d1`` per query: run ``A`` scores it 3 or 2 (tied with ``d2``), run
+    ``B`` 1, 2 or 3 against ``d2``'s 3, so ``A`` is ahead on almost every query."""
+    rng = np.random.default_rng(1)
+    qids = np.repeat([f"q{i}" for i in range(n_queries)], 3)
+    docs = np.tile(["d1", "d2", "d3"], n_queries)
+    qrels = pd.DataFrame({"qid": qids, "docno": docs, "level": np.tile([1, 0, 0], n_queries)})
+    ones = np.ones(n_queries)
+    score_a = np.column_stack([rng.integers(2, 4, n_queries), 2 * ones, ones])
+    score_b = np.column_stack([rng.integers(1, 4, n_queries), 3 * ones, 0 * ones])
+    runs = {
+        name: pd.DataFrame({"qid": qids, "docno": docs, "score": s.ravel().astype(float)})
+        for name, s in (("A", score_a), ("B", score_b))
+    }
+    return runs, qrels
+
+
+def test_compare_underflowed_p_values_print_as_a_bound():
+    from tiecore.compare import SMALLEST_P, compare, format_comparison
+
+    runs, qrels = _two_runs(3000)
+    result = compare(runs, qrels, "AP", samples=20, n_bootstrap=100, n_resamples=100)
+    pair = result.pairs.loc[("A", "B")]
+    # scipy's own tails underflow too: the true p-values are below any float
+    x = result.per_query["A"] - result.per_query["B"]
+    assert stats.ttest_1samp(x, 0.0).pvalue == 0.0
+    assert pair["t_pvalue"] == SMALLEST_P and pair["wilcoxon_pvalue"] == SMALLEST_P
+    text = format_comparison(result)
+    assert "<1e-300" in text and "2.23e-308" not in text and "4.45e-308" not in text

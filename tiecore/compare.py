@@ -1563,8 +1563,20 @@ def _pair_table(comparison: Comparison) -> pd.DataFrame:
     return comparison.pairs.join(comparison.tukey)
 
 
+#: p-values below this print as ``<1e-300`` in text: a t or Wilcoxon tail that underflows
+#: is floored at :data:`SMALLEST_P`, a bound (corrected: ``m * SMALLEST_P``), not a value.
+SHOWN_BELOW = 1e-300
+
+
 def _p(value: float) -> str:
-    """A p-value for text: three significant digits, scientific when small; never 0."""
+    """A p-value for text: three significant digits, scientific when small; never 0, and
+    ``<1e-300`` below :data:`SHOWN_BELOW` (where the floor stands for an underflowed tail).
+
+    >>> _p(0.01234), _p(SMALLEST_P), _p(4 * SMALLEST_P), _p(float("nan"))
+    ('0.0123', '<1e-300', '<1e-300', 'undefined')
+    """
+    if value is not None and value < SHOWN_BELOW:
+        return f"<{SHOWN_BELOW:g}"
     return _show(value, "{:.3g}")
 
 
