@@ -148,7 +148,8 @@ def dataset_from_trec(
         )
     return Dataset(
         key=content_key([*run_files, qrels_file]),
-        label=label or f"{len(kept)} uploaded runs, qrels {qrels_file[0]}",
+        label=label
+        or f"{len(kept)} uploaded run{'' if len(kept) == 1 else 's'}, qrels {qrels_file[0]}",
         kind="trec",
         runs=kept,
         qrels=qrels,

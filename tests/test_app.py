@@ -526,6 +526,13 @@ def test_uploaded_trec_runs_replace_the_sample(sample):
     expected = tiecore.evaluate({n: runs[n] for n in names}, qrels, MEASURES)
     merged = shown.merge(expected, on=["run", "measure"])
     assert len(merged) == len(expected) and close(merged["aware"], merged["value"])
+    assert "2 uploaded runs, qrels" in " ".join(c.value for c in at.caption)
+
+
+def test_one_uploaded_run_is_named_in_the_singular():
+    files = [(RUN_FILES[0].name, RUN_FILES[0].read_bytes())]
+    dataset = data.dataset_from_trec(files, (QRELS_FILE.name, QRELS_FILE.read_bytes()))
+    assert dataset.label.startswith("1 uploaded run, qrels")
 
 
 def test_a_bad_run_upload_names_file_line_and_reason_and_keeps_the_data():

@@ -481,7 +481,7 @@ def test_edge_data_uploaded_every_page(server, page, edge_files, name):
         upload(page, None, None, letor=path)
     else:
         upload(page, runs, path)
-    expected = "LETOR file" if name == "letor_136" else "uploaded runs"
+    expected = "LETOR file" if name == "letor_136" else "uploaded run"
     # the upload's caption: a slow rerun (many runs on a busy machine) may still be drawing
     main = page.locator('[data-testid="stMain"]')
     sync_api.expect(main).to_contain_text(expected, timeout=120_000)
