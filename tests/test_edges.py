@@ -4,6 +4,8 @@ plain number where it is only a bound)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -62,3 +64,41 @@ def test_compare_underflowed_p_values_print_as_a_bound():
     assert pair["t_pvalue"] == SMALLEST_P and pair["wilcoxon_pvalue"] == SMALLEST_P
     text = format_comparison(result)
     assert "<1e-300" in text and "2.23e-308" not in text and "4.45e-308" not in text
+
+
+def _tiny() -> tuple[pd.DataFrame, pd.DataFrame]:
+    run = pd.DataFrame({"qid": ["1"] * 3, "docno": ["d1", "d2", "d3"], "score": [3.0, 2.0, 2.0]})
+    qrels = pd.DataFrame({"qid": ["1"] * 3, "docno": ["d1", "d3", "d5"], "level": [1, 2, 0]})
+    return run, qrels
+
+
+@pytest.mark.parametrize("family", ["ERR", "AP(denom=min)", "nDCG(ideal=local)", "P"])
+def test_cutoff_past_int64_is_an_input_error(family):
+    from tiecore import InputError, evaluate
+
+    run, qrels = _tiny()
+    with pytest.raises(InputError, match="a cutoff must be an integer from 1 to 2147483647"):
+        evaluate(run, qrels, [f"{family}@99999999999999999999"])
+
+
+def test_ndcg_max_ideal_at_a_huge_cutoff_needs_no_huge_array():
+    from tiecore import evaluate
+    from tiecore.measures import MAX_CUTOFF
+
+    run, qrels = _tiny()
+    k = 2**20 + 7  # past the direct sum: against the direct sum of k terms
+    discounts = math.fsum(1.0 / np.log2(np.arange(2.0, k + 2)))
+    dcg = 1.0 / np.log2(2) + 2.0 / np.log2(3)  # d1 (1) at rank 1, d3 (2) first in docno desc
+    out = evaluate(run, qrels, [f"nDCG(ideal=max)@{k}"], ties="oblivious")
+    assert out["value"].iloc[-1] == pytest.approx(dcg / (2.0 * discounts), rel=1e-13)
+    # the largest cutoff: finite, positive, in the memory of a small run
+    out = evaluate(run, qrels, [f"nDCG(ideal=max)@{MAX_CUTOFF}"], ties="aware")
+    assert 0 < out["value"].iloc[-1] < 1e-7
+
+
+def test_a_parameter_given_twice_is_refused():
+    from tiecore import InputError
+    from tiecore.measures import Measure
+
+    with pytest.raises(InputError, match="parameter 'p' given twice"):
+        Measure.parse("RBP(p=0.8,p=0.5)")

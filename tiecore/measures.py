@@ -25,6 +25,10 @@ _PATTERN = re.compile(
 _RECALL = re.compile(r"^(?:iprec@|iprec_at_recall_)(\d*\.\d+|\d+)$", re.IGNORECASE)
 
 
+#: The largest cutoff (trec_eval's are C ints): past int64 numpy cannot hold one at all.
+MAX_CUTOFF = 2**31 - 1
+
+
 @dataclass(frozen=True, order=True)
 class Measure:
     """One evaluation measure: a family, an optional cutoff, a gain and parameters.
@@ -65,8 +69,8 @@ class Measure:
             raise ValueError(f"{self.family} needs a cutoff, as in {self.family}@10")
         if spec.cutoff == "none" and self.cutoff is not None:
             raise ValueError(f"{self.family} takes no cutoff")
-        if self.cutoff is not None and self.cutoff < 1:
-            raise ValueError("a cutoff must be a positive integer")
+        if self.cutoff is not None and not 1 <= self.cutoff <= MAX_CUTOFF:
+            raise ValueError(f"a cutoff must be an integer from 1 to {MAX_CUTOFF}")
         if self.gain is None:
             object.__setattr__(
                 self, "gain", spec.params["gain"].default if "gain" in spec.params else "linear"
@@ -116,6 +120,11 @@ class Measure:
         params: dict[str, str] = {}
         for part in filter(None, (match.group("params") or "").split(",")):
             key, _, value = part.partition("=")
+            if key.strip() in params:  # RBP(p=0.8,p=0.5): which one was meant?
+                raise InputError(
+                    "measure", None, f"parameter {key.strip()!r} given twice in {text!r}",
+                    "each parameter at most once",
+                )  # fmt: skip
             params[key.strip()] = value.strip()
         unknown = set(params) - set(spec.params)
         if unknown:
