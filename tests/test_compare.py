@@ -29,7 +29,6 @@ import re
 import warnings
 from functools import partial
 from io import StringIO
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -37,6 +36,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import stats
+from shared_data import ROBUST_QRELS, ROBUST_RUNS
 from strategies import cases, depths, rel_levels
 
 import tiecore
@@ -59,7 +59,6 @@ from tiecore.judgments import Judgments
 from tiecore.measures import parse_measures
 from tiecore.spread import evaluate_spread
 
-ROBUST = Path("/work/shared/data/robust03")
 PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 MEASURES = ["AP", "P@3", "RR", "nDCG@5", "Rprec", "Bpref", "R@4", "Success@2"]
 #: A number, NaN or infinity as printed by Python, numpy, pandas or json.
@@ -458,8 +457,8 @@ def test_bad_arguments_are_refused():
 
 @pytest.fixture(scope="module")
 def robust() -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
-    runs = tiecore.read_runs(sorted((ROBUST / "runs").glob("*.gz")))
-    return runs, tiecore.read_qrels(ROBUST / "qrels.txt")
+    runs = tiecore.read_runs(ROBUST_RUNS)
+    return runs, tiecore.read_qrels(ROBUST_QRELS)
 
 
 def test_robust03_has_a_pair_that_tie_breaking_reorders(robust):

@@ -9,9 +9,7 @@ tie group with too many compositions.
 
 from __future__ import annotations
 
-import glob
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -19,6 +17,7 @@ import pytest
 import reference as ref
 from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
+from shared_data import ROBUST_QRELS, ROBUST_RUNS, TREC_EVAL, robust_run
 from sklearn.metrics import ndcg_score
 from strategies import HUGE_LEVELS, cases, depths
 
@@ -35,8 +34,6 @@ from tiecore.ranking import Ranking
 RUN = "run"
 TOL = 1e-12
 PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-ROBUST = Path("/work/shared/data/robust03")
-TREC_EVAL_TESTS = Path("/work/shared/data/trec_eval_tests")
 
 pytestmark = pytest.mark.filterwarnings("ignore::tiecore.errors.TieCoreWarning")
 
@@ -180,24 +177,24 @@ def check_against_sklearn(run: pd.DataFrame, qrels: pd.DataFrame) -> None:
             assert got[qid] == pytest.approx(value, abs=1e-12), (qid, k, gain)
 
 
-@pytest.mark.parametrize("path", sorted(glob.glob(str(ROBUST / "runs" / "*")))[::4])
+@pytest.mark.parametrize("path", ROBUST_RUNS[::4])
 def test_oblivious_equals_sklearn_on_robust03(path):
-    qrels = tiecore.read_qrels(ROBUST / "qrels.txt")
+    qrels = tiecore.read_qrels(ROBUST_QRELS)
     check_against_sklearn(tiecore.read_run(path), qrels)
 
 
 @pytest.mark.parametrize("run_file", ["results.test", "results.trunc"])
 def test_oblivious_equals_sklearn_on_trec_eval_test_files(run_file):
-    qrels = tiecore.read_qrels(TREC_EVAL_TESTS / "qrels.test")
-    check_against_sklearn(tiecore.read_run(TREC_EVAL_TESTS / run_file), qrels)
+    qrels = tiecore.read_qrels(TREC_EVAL / "qrels.test")
+    check_against_sklearn(tiecore.read_run(TREC_EVAL / run_file), qrels)
 
 
 # ------------------------------------------------------------------ sampled mode
 
 
 def test_sampled_mean_converges_on_a_tie_heavy_robust03_run():
-    qrels = tiecore.read_qrels(ROBUST / "qrels.txt")
-    run = tiecore.read_run(ROBUST / "runs" / "input.rutcor03100.gz")
+    qrels = tiecore.read_qrels(ROBUST_QRELS)
+    run = tiecore.read_run(robust_run("input.rutcor03100.gz"))
     measures = ["nDCG(ideal=local)@10", "nDCG(gain=exp,ideal=local)@5"]
     aware = spread.evaluate_spread({RUN: run}, qrels, measures, per_query=True)
     sampled = tiecore.evaluate(

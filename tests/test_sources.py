@@ -21,16 +21,15 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from shared_data import ROBUST_QRELS, TREC_EVAL, robust_run
 
 import tiecore
 from tiecore.errors import InputError
 from tiecore.frames import check_run
 
-DATA = Path("/work/shared/data")
-TREC_EVAL = DATA / "trec_eval_tests"
-RUN = DATA / "robust03" / "runs" / "input.uwmtCR0.gz"
-TIED = DATA / "robust03" / "runs" / "input.rutcor03100.gz"
-QRELS = DATA / "robust03" / "qrels.txt"
+RUN = robust_run("input.uwmtCR0.gz")
+TIED = robust_run("input.rutcor03100.gz")
+QRELS = ROBUST_QRELS
 
 
 def plain(frame: pd.DataFrame) -> list[tuple]:

@@ -21,6 +21,7 @@ import pytest
 import strategies
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from shared_data import TREC_EVAL
 from strategies import FLOAT32_COLLIDING, cases
 
 import tiecore
@@ -28,7 +29,7 @@ from tiecore.cli import main
 from tiecore.judgments import Judgments
 from tiecore.ranking import TIEBREAKS, Ranking
 
-DATA = Path(os.environ.get("TIECORE_TREC_EVAL_TESTS", "/work/shared/data/trec_eval_tests"))
+DATA = Path(os.environ.get("TIECORE_TREC_EVAL_TESTS", TREC_EVAL))
 TOLERANCE = 5e-5 + 1e-12
 
 #: trec_eval measure name -> ours; other trec_eval measures have no counterpart here
