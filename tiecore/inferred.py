@@ -283,86 +283,84 @@ def _square_sums(groups: _Groups, at: np.ndarray, log_choose: _LogChoose) -> np.
     return np.bincount(g, prob * (1.0 + 2.0 * ex * ey + ex2 * ey2) / k**2, at.size)
 
 
-def _pair_moments(groups: _Groups, at: np.ndarray, table: np.ndarray) -> np.ndarray:
-    """Per group of ``at``: ``sum over p1 < p2 < d`` of ``E[T_1 T_2]`` times the
-    probability of the pair's positions and judged counts (before ``R (R-1) / (n (n-1))``).
+def _pair_chain(groups: _Groups, at: np.ndarray) -> np.ndarray:
+    """Per group of ``at``: ``sum_{i<j} E[T_i T_j]`` over the pairs of the group's
+    relevant docs (``i`` above ``j``), by a forward pass over the slots (module docstring).
 
-    Level ``A`` rows are ``(group, p1, J1)`` (``J1`` judged docs above the first
-    doc), then ``(A, gap)`` with ``gap = p2 - p1 - 1``, then ``J'`` judged docs in
-    the gap; given them ``E[T_1 T_2] = (1 + E X1 E Y1 + E X2 E Y2 + E[X1 X2]
-    E[Y1 Y2]) / (k1 k2)`` with ``E[X1 X2] = P0 + J' P1 + m' P2`` and ``E[Y1 Y2]
-    = (Q0 + J' Q1) / (D1 D2)`` (``m' = gap - J'``), ``P``, ``Q`` from level ``A``.
+    The cells of a slot ``p`` are the judged counts ``i`` above it (``x = p - i``
+    others); per cell the chain keeps ``pi``, the chance of reaching ``(i, x)``,
+    and ``G_k``, the expected sum of ``u_k`` over the judged docs passed, times
+    ``pi``.  Groups go longest first, so the groups still running at slot ``p``
+    are a prefix of the cells.
     """
     n, d, R, N, U = groups.n[at], groups.d[at], groups.R[at], groups.N[at], groups.U[at]
-    jt, mt = R - 2 + N, U + groups.O[at]
+    judged, others = R + N, U + groups.O[at]
     rA, nA, uA, t = groups.rA[at], groups.nA[at], groups.uA[at], groups.t[at]
 
     def ratio(top, bottom):
         return np.divide(top, bottom, out=np.zeros(np.shape(top)), where=bottom > 0)
 
-    theta, rho = ratio(U * 1.0, mt * 1.0), ratio(R - 2.0, jt * 1.0)
-    kappa_c = ratio(U * (U - 1.0), mt * (mt - 1.0))
-    kappa_a = ratio((R - 2.0) * (R - 3.0), jt * (jt - 1.0))
-    # level A: (g, p1, J1)
-    owner, p1 = _ragged(np.maximum(d - 1, 0))
-    low = np.maximum(0, p1 - mt[owner])
-    row, step = _ragged(np.minimum(jt[owner], p1) - low + 1)
-    g, p1 = owner[row], p1[row]
-    J1 = low[row] + step
-    m1 = p1 - J1
-    jt_left, mt_left = jt[g] - J1, mt[g] - m1
-    # log C(jt, J1) C(mt, m1) C(jt - J1, J') C(mt - m1, m') / (C(n-2, p1) C(n-2-p1, gap)),
-    # the factorials that cancel left out
-    log_a = table[jt[g]] - table[J1] + table[mt[g]] - table[m1] - table[n[g] - 2] + table[p1]
-    ec1 = m1 * theta[g]
-    ec11 = ec1 + m1 * (m1 - 1.0) * kappa_c[g]
-    ea1 = J1 * rho[g]
-    ea11 = ea1 + J1 * (J1 - 1.0) * kappa_a[g]
-    A = (rA + nA + uA)[g] + J1
-    alpha = rA[g] + EPSILON
-    D1 = (rA + nA)[g] + J1 + 2 * EPSILON
-    ex1, ey1 = A + ec1, (alpha + ea1) / D1
-    constant = 1.0 + ex1 * ey1
-    P0 = A * (A + 1.0) + 2.0 * A * ec1 + ec1 + ec11
-    P1 = A + ec1
-    P2 = A * theta[g] + m1 * kappa_c[g]
-    Q0 = alpha * (alpha + 1.0) + (2.0 * alpha + 1.0) * ea1 + ea11
-    Q1 = alpha * rho[g] + J1 * kappa_a[g]
-    E1, F1 = ex1 + 1.0, alpha + 1.0 + ea1
-    k1 = t[g] + p1 + 1.0
-    # level B: (A, gap), then J' judged in the gap
-    arow, gap = _ragged(d[g] - 1 - p1)
-    low = np.maximum(0, gap - mt_left[arow])
-    count = np.minimum(jt_left[arow], gap) - low + 1
-    log_b = log_a[arow] + table[gap] + table[n[g][arow] - 2 - p1[arow] - gap]
-    k2 = k1[arow] + gap + 1.0
-    inner = np.zeros(count.size)
-    for rows in _chunks(count.astype(np.float64)):  # (A, gap) rows of about _CHUNK terms
-        cell, step = _ragged(count[rows])
-        J2 = low[rows][cell] + step
-        cell = rows[cell]
-        m2 = gap[cell] - J2
-        a = arow[cell]
-        weight = np.exp(
-            log_b[cell] - table[J2] - table[jt_left[a] - J2] - table[m2] - table[mt_left[a] - m2]
-        )
-        D2 = D1[a] + 1.0 + J2
-        gg = g[a]
-        ex2 = E1[a] + J2 + m2 * theta[gg]
-        ey2 = (F1[a] + J2 * rho[gg]) / D2
-        exx = P0[a] + J2 * P1[a] + m2 * P2[a]
-        eyy = (Q0[a] + J2 * Q1[a]) / (D1[a] * D2)
-        terms = weight * (constant[a] + ex2 * ey2 + exx * eyy)
-        inner += np.bincount(cell, terms, count.size)
-    value = inner / (k1[arow] * k2)
-    return np.bincount(g[arow], value, at.size)
+    theta = ratio(U * 1.0, others * 1.0)
+    kappa_c = ratio(U * (U - 1.0), others * (others - 1.0))
+    rho = ratio(R - 2.0, judged - 2.0)
+    kappa_a = ratio((R - 2.0) * (R - 3.0), (judged - 2.0) * (judged - 3.0))
+    both = ratio(R * (R - 1.0), judged * (judged - 1.0))
+    order = np.argsort(-d, kind="stable")
+    width = (np.minimum(judged, d - 1) + 1)[order]
+    owner, i = _ragged(width)
+    first = np.cumsum(width) - width
+    inner = i < width[owner] - 1  # a group's top cell passes nothing on (to the next group)
+    g = order[owner]  # each cell's group (in ``at``)
+    fi = i.astype(np.float64)
+    P, alpha = (rA + nA + uA)[g] + fi, rA[g] + EPSILON
+    D = (rA + nA)[g] + fi + 2 * EPSILON
+    th, kc, rh, ka = theta[g], kappa_c[g], rho[g], kappa_a[g]
+    # the first doc's factors that depend on i alone: E[Y_i] and the parts of E[Y_i Y_j]
+    ey_first = (alpha + fi * rh) / D
+    c_parts = np.stack([alpha * (alpha + 1.0) + (alpha + 2.0) * fi * rh, alpha * rh, fi * ka]) / D
+    # the second doc's: E[Y_j] and the matching parts of E[Y_i Y_j] (times D_i)
+    ey_second = (alpha + 1.0 + np.maximum(fi - 1.0, 0.0) * rh) / D
+    e_parts = np.stack([np.ones_like(fi), np.maximum(fi - 1.0, 0.0), np.maximum(fi - 2.0, 0.0)]) / D
+    alive = np.searchsorted(-d[order], -np.arange(int(d.max(initial=0))), side="left")
+    ends = np.r_[first, owner.size][alive]  # the cells of the groups with d > p
+    pi = np.where(i == 0, 1.0, 0.0)
+    G = np.zeros((11, owner.size))
+    total = np.zeros(owner.size)
+    for p, end in enumerate(ends.tolist()):
+        cut = slice(0, end)
+        gg = g[cut]
+        x = p - fi[cut]
+        left = n[gg] - p * 1.0
+        q = (judged[gg] - fi[cut]) / left  # slot p holds judged doc i
+        stay = (others[gg] - x) / left  # slot p holds one of the others
+        k = 1.0 / (t[gg] + p + 1.0)
+        Pc, thc, kcc = P[cut], th[cut], kc[cut]
+        a_parts = np.stack([Pc + x * thc, thc * Pc + x * kcc, x * (thc - kcc)])
+        b_parts = np.stack([Pc, x, np.ones_like(x)])
+        u = np.empty((11, end))
+        u[0] = 1.0
+        u[1] = a_parts[0] * ey_first[cut]
+        u[2:] = (a_parts[:, None, :] * c_parts[None, :, cut]).reshape(9, end)
+        v = np.empty((11, end))
+        v[0] = 1.0 + (Pc + x * thc) * ey_second[cut]
+        v[1] = 1.0
+        v[2:] = (b_parts[:, None, :] * e_parts[None, :, cut]).reshape(9, end)
+        Gq = G[:, cut] * q
+        total[cut] += k * np.einsum("kc,kc->c", Gq, v)
+        moved = (Gq + (pi[cut] * q * k) * u) * inner[cut]
+        step = pi[cut] * q * inner[cut]
+        G[:, cut] *= stay
+        pi[cut] *= stay
+        G[:, 1:end] += moved[:, :-1]
+        pi[1:end] += step[:-1]
+    return both * np.bincount(g, total, at.size)
 
 
 def _pair_cost(groups: _Groups) -> np.ndarray:
-    """An upper bound of :func:`_pair_moments`' terms per group."""
+    """:func:`_pair_chain`'s cells times slots per group (an upper bound of its steps)."""
     d = groups.d.astype(np.float64)
-    width = np.minimum(np.minimum(groups.R - 2 + groups.N, groups.U + groups.O), d) + 1.0
-    return np.where(groups.R > 1, d * d / 2 * width**2, 0.0)
+    width = np.minimum(groups.R + groups.N, d - 1) + 1.0
+    return np.where(groups.R > 1, d * width, 0.0)
 
 
 def _group_moments(groups: _Groups, *, second: bool, budget: float = BUDGET):
@@ -381,12 +379,12 @@ def _group_moments(groups: _Groups, *, second: bool, budget: float = BUDGET):
         if second:
             square[at] = share[at] * _square_sums(groups, at, log_choose)
     if second:
-        cost = _pair_cost(groups)
         pairs = np.flatnonzero(groups.R > 1)
-        pair_share = groups.R * (groups.R - 1.0) / np.maximum(groups.n * (groups.n - 1.0), 1.0)
-        for part in _chunks(cost[pairs]):
+        pairs = pairs[np.argsort(-groups.d[pairs], kind="stable")]  # similar lengths together
+        cells = np.minimum(groups.R + groups.N, groups.d - 1) + 1.0
+        for part in _chunks(cells[pairs], _CHUNK / 16):
             at = pairs[part]
-            square[at] += 2.0 * pair_share[at] * _pair_moments(groups, at, log_choose.table)
+            square[at] += 2.0 * _pair_chain(groups, at)
     return mean, square
 
 
