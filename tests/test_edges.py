@@ -9,8 +9,13 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from reference import Spec, reference_aware
 from scipy import stats
 
+from tiecore import metrics
 from tiecore.report import significance_vs_best
 
 
@@ -102,3 +107,53 @@ def test_a_parameter_given_twice_is_refused():
 
     with pytest.raises(InputError, match="parameter 'p' given twice"):
         Measure.parse("RBP(p=0.8,p=0.5)")
+
+
+_METRICS = {  # function -> tiecore family
+    metrics.average_precision: "AP",
+    metrics.reciprocal_rank: "RR",
+    metrics.hits_at_k: "Success",
+    metrics.precision_at_k: "P",
+    metrics.recall_at_k: "R",
+    metrics.ndcg: "nDCG",
+}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    shape=st.tuples(st.integers(1, 3), st.integers(1, 6)),
+    data=st.data(),
+    k=st.integers(1, 6),
+    rel_level=st.integers(-1, 0),
+    function=st.sampled_from(list(_METRICS)),
+)
+def test_metrics_with_level_zero_relevant_equal_brute_force(shape, data, k, rel_level, function):
+    # rel_level <= 0: a level-0 candidate is relevant (levels >= 0 only, as trec_eval);
+    # every candidate counts, not only those with a nonzero level
+    y_true = data.draw(hnp.arrays(np.int64, shape, elements=st.integers(-2, 2)))
+    y_score = data.draw(hnp.arrays(np.float64, shape, elements=st.sampled_from([0.0, 1.0, 2.0])))
+    options = {} if function is metrics.ndcg else {"rel_level": rel_level}
+    got = function(y_true, y_score, k=k, average=False, **options)
+    spec = Spec(_METRICS[function], k)
+    for row, value in enumerate(got):
+        labels = y_true[row].tolist()
+        expected = reference_aware([spec], y_score[row].tolist(), labels, labels, **options)
+        assert value == pytest.approx(expected[spec], abs=1e-12)
+
+
+def test_metrics_level_zero_relevant_small_case():
+    # three candidates, every level >= 0: all relevant at rel_level=0, AP 1 and P@2 1
+    y_true, y_score = np.array([[0, 0, 1]]), np.array([[3.0, 2.0, 1.0]])
+    assert metrics.average_precision(y_true, y_score, rel_level=0) == 1.0
+    assert metrics.precision_at_k(y_true, y_score, k=2, rel_level=0) == 1.0
+
+
+@pytest.mark.parametrize(
+    "level", [1e20, 2.0**63, -(2.0**64), np.uint64(2**63 + 5)], ids=["1e20", "2^63", "-2^64", "u64"]
+)
+def test_metrics_level_past_int64_is_an_input_error(level):
+    from tiecore import InputError
+
+    y_true = np.array([[level, 0, 1]], dtype=np.asarray(level).dtype)
+    with pytest.raises(InputError, match=r"y_true\[0, 0\] = .* is out of range"):
+        metrics.ndcg(y_true, np.array([[0.5, 0.2, 0.1]]))

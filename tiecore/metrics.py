@@ -138,6 +138,17 @@ def _prepare(
                 "y_true", None, f"y_true{at(bad[0])} = {true[bad[0]].item()!r} is not an integer",
                 "integer relevance levels",
             )  # fmt: skip
+    if true.dtype.kind in "uf":  # past int64 the cast would wrap (2**63 + 5 -> negative)
+        if true.dtype.kind == "u":
+            outside = true > np.uint64(np.iinfo(np.int64).max)
+        else:
+            outside = (true >= 2.0**63) | (true < -(2.0**63))
+        bad = np.flatnonzero(outside)
+        if bad.size:
+            raise InputError(
+                "y_true", None, f"y_true{at(bad[0])} = {true[bad[0]].item()!r} is out of range",
+                "integer relevance levels within 64-bit integers",
+            )  # fmt: skip
     true = true.astype(np.int64)
     bad = np.flatnonzero(np.isinf(score))
     if bad.size:
@@ -182,7 +193,8 @@ def _values(
     if qid is not None:  # ragged: a query's cells need not be adjacent
         first = np.zeros(codes.size, bool)
         first[np.unique(codes, return_index=True)[1]] = True
-    judged = first | (levels != 0)
+    # With rel_level <= 0 a level-0 candidate is relevant, so it must be judged too.
+    judged = first | (levels != 0) | (rel_level <= 0)
     qrels = pd.DataFrame({"qid": codes[judged], "docno": position[judged], "level": levels[judged]})
     result = evaluate(
         run, qrels, measure, ties=ties, tiebreak=tiebreak, rel_level=rel_level, per_query=True
