@@ -157,3 +157,21 @@ def test_metrics_level_past_int64_is_an_input_error(level):
     y_true = np.array([[level, 0, 1]], dtype=np.asarray(level).dtype)
     with pytest.raises(InputError, match=r"y_true\[0, 0\] = .* is out of range"):
         metrics.ndcg(y_true, np.array([[0.5, 0.2, 0.1]]))
+
+
+@pytest.mark.parametrize(
+    "kind, columns, twice",
+    [
+        ("run", ["qid", "docno", "score", "score"], "score"),
+        ("run", ["query_id", "docno", "score", "query_id"], "qid"),
+        ("qrels", ["qid", "docno", "level", "level"], "level"),
+    ],
+)
+def test_read_a_frame_with_a_column_twice_is_an_input_error(kind, columns, twice):
+    import tiecore
+    from tiecore import InputError
+
+    frame = pd.DataFrame([["1", "d1", 1, 2]], columns=columns)
+    read = tiecore.read_run if kind == "run" else tiecore.read_qrels
+    with pytest.raises(InputError, match=f"column '{twice}' appears more than once"):
+        read(frame)

@@ -433,6 +433,11 @@ def _columns(kind: str, frame: pd.DataFrame, where: str) -> pd.DataFrame:
         renames[found[0]] = column
     if renames:
         frame = frame.rename(columns=renames)
+    for column in COLUMNS[kind]:
+        if (frame.columns == column).sum() > 1:  # frame[column] would be a DataFrame
+            raise InputError(
+                where, None, f"column {column!r} appears more than once", _EXPECTED[kind]
+            )
     return frame
 
 
