@@ -165,6 +165,79 @@ def test_a_large_group_equals_exact_fractions():
     assert (low[0], high[0]) == pytest.approx((float(min(values)), float(max(values))), abs=TOL)
 
 
+def moments_by_counts(head: str, group: dict[str, int], depth: int | None):
+    """``(fixed sum, E[S_g], E[S_g^2])`` of one query: untied docs of kinds ``head``
+    (``r n u o``) then one tie group of ``group[kind]`` docs, every label sequence of
+    the group weighted by its chance, by a forward pass over the counts of each kind
+    placed so far (exact enumeration in ``O(prod (count + 1))`` states, not ``n!``)."""
+    above = {kind: 0 for kind in "rnuo"}
+    fixed, rank = 0.0, 0
+    for kind in head:
+        rank += 1
+        if kind == "r" and (depth is None or rank <= depth):
+            fixed += float(exact_term(above["r"], above["n"], above["u"], rank))
+        above[kind] += 1
+    n = sum(group.values())
+    states = {(0, 0, 0, 0): (1.0, 0.0, 0.0)}  # counts placed -> chance, E[S 1], E[S^2 1]
+    for slot in range(n):
+        following: dict = {}
+        for placed, (chance, m1, m2) in states.items():
+            for index, kind in enumerate("rnuo"):
+                left = group[kind] - placed[index]
+                if not left:
+                    continue
+                f = left / (n - slot)
+                term = 0.0
+                k = rank + slot + 1
+                if kind == "r" and (depth is None or k <= depth):
+                    r, m, u = (above[key] + placed[at] for at, key in enumerate("rnu"))
+                    term = (1 + (r + m + u) * (r + EPSILON) / (r + m + 2 * EPSILON)) / k
+                nxt = tuple(c + (at == index) for at, c in enumerate(placed))
+                a, b, c = following.get(nxt, (0.0, 0.0, 0.0))
+                following[nxt] = (
+                    a + f * chance,
+                    b + f * (m1 + chance * term),
+                    c + f * (m2 + 2 * m1 * term + chance * term * term),
+                )
+        states = following
+    _, mean, square = states[tuple(group[kind] for kind in "rnuo")]
+    return fixed, mean, square
+
+
+@settings(PROPERTY, max_examples=60)
+@given(
+    st.text("rnuo", max_size=5),
+    st.fixed_dictionaries(
+        {
+            "r": st.integers(1, 7),
+            "n": st.integers(0, 14),
+            "u": st.integers(0, 6),
+            "o": st.integers(0, 14),
+        }
+    ),
+    st.integers(0, 40),
+    st.integers(0, 2),
+)
+def test_a_tie_group_of_up_to_41_docs_equals_the_enumeration_by_counts(head, group, cut, extra):
+    """The forward pass over (slot, judged count) against a pass over all four counts:
+    groups far past brute force (up to 41 docs), with cuts inside them."""
+    n = sum(group.values())
+    depth = len(head) + cut if cut < n else None
+    kinds = list(head) + [kind for kind in "rnuo" for _ in range(group[kind])]
+    level = {"r": 1, "n": 0, "u": -1, "o": None}
+    scores = list(range(len(head) + 1, 1, -1)) + [1.0] * n
+    run, qrels = one_query([level[kind] for kind in kinds], scores, extra=[1] * extra)
+    judgments = Judgments.from_qrels(qrels)
+    ranking = Ranking.build(run, judgments)
+    fixed, mean, square = moments_by_counts(head, group, depth)
+    num_rel = kinds.count("r") + extra
+    assert infap_aware(ranking, judgments, depth=depth)[0] == pytest.approx(
+        (fixed + mean) / num_rel, abs=TOL
+    )
+    variance = infap_variance(ranking, judgments, depth=depth)[0]
+    assert variance == pytest.approx((square - mean * mean) / num_rel**2, abs=TOL)
+
+
 def test_the_maximum_is_not_always_the_optimistic_order():
     """A relevant doc below many unpooled docs scores more with a pooled-unjudged doc
     above it (that doc counts as relevant at the judged rate): the maximum puts it

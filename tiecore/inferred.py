@@ -26,21 +26,29 @@ the groups above its own group are fixed (``rA, nA, uA`` above the group, ``t``
 docs in all), so the terms of a group depend on its own order alone: the
 groups are independent and ``Var = sum_g Var S_g`` (no covariance across
 groups).  In a group of ``n`` docs (``R, N, U, O`` of each kind, ``d`` slots
-above the cut), a relevant doc's position ``p`` is uniform on ``0..n-1``; above
-it ``J`` of the ``Jt = R - 1 + N`` other judged docs (hypergeometric given
-``p``) and ``p - J`` of the ``M = U + O`` others.  Given ``J``, the relevant
-count ``a`` above and the pooled-unjudged count ``c`` are independent
-hypergeometric counts, and ``T = (1 + X Y) / k`` with ``X`` linear in ``c`` and
-``Y`` in ``a``, so ``E[T | p, J]`` takes their means: with ``P = rA + nA + uA``,
+above the cut, ``J = R + N`` judged and ``M = U + O`` others) a uniform order
+is three independent ones: which slots hold judged docs, which judged docs
+are relevant, which others are pooled.  The judged doc number ``i`` (0-based)
+of the group at slot ``p = i + x``, when relevant, scores ``T = (1 + X Y) / k``
+with ``k = t + p + 1``, ``X = P + i + c`` (``P = rA + nA + uA``) and ``Y = (rA +
+eps + a) / (rA + nA + i + 2 eps)``: ``a`` relevant among the ``i`` judged docs
+above and ``c`` pooled among the ``x`` others above are independent
+hypergeometric counts, ``X`` is linear in ``c`` and ``Y`` in ``a``, so
 
-    E[S_g] = R/n sum_{p<d} 1/(t+p+1) (1 + sum_J Hyp(J; n-1, Jt, p)
-             (P + J + (p-J) U/M) (rA + eps + J (R-1)/Jt) / (rA + nA + J + 2 eps)),
+    E[S_g] = R/J sum_{p<d} sum_i pi(i, x) q(i, x) (1 + E[X] E[Y]) / k,
 
-``O(d min(Jt, M))`` terms a group.  ``E[S_g^2]`` adds the pairs of relevant
-docs: positions ``p1 < p2``, judged counts ``J1`` above the first and ``J'``
-between them, and the first and second moments of the hypergeometric counts
-given those (``O(d^2 min(Jt, M)^2)`` terms; a group needing more than
-``budget`` is refused, InputError, pointing to ``ties='sampled'``).
+with ``pi(i, x)`` the chance that the ``p`` slots above hold ``i`` judged docs
+and ``q = (J - i) / (n - p)`` that slot ``p`` holds the next; ``E[T^2]`` takes
+the first and second moments of ``a`` and ``c`` likewise.  ``E[S_g^2]`` adds
+the pairs of judged docs ``i < j`` (both relevant with chance ``R (R-1) / (J
+(J-1))``): ``E[T_i T_j] = (1 + E X_i E Y_i + E X_j E Y_j + E[X_i X_j] E[Y_i
+Y_j]) / (k_i k_j)``, each factor a sum of products ``u(i, x_i) v(j, x_j)`` (six
+in all).  One forward pass over the slots keeps per cell ``(i, x = p - i)``
+the chance ``pi`` and ``G_k``, the sum of ``u_k`` over the judged docs
+passed, times their chance; cell ``(i, x)`` moves to ``(i+1, x)`` with chance
+``q``, to ``(i, x+1)`` with ``1 - q``, and the doc at slot ``p`` adds ``q
+sum_k G_k v_k``.  That is ``O(d min(J, d))`` cells a group (a group needing
+more than ``budget`` is refused, InputError, pointing to ``ties='sampled'``).
 
 Bounds.  A rank change of a doc of kind ``O`` only moves the relevant docs it
 passes (each term falls with ``k``), so the maximum puts a group's ``O`` docs
@@ -60,7 +68,7 @@ import itertools
 
 import numpy as np
 
-from tiecore.cascade import _LogChoose, _ragged
+from tiecore.cascade import _ragged
 from tiecore.errors import InputError
 from tiecore.judgments import Judgments
 from tiecore.ranking import Ranking
@@ -69,7 +77,7 @@ from tiecore.ranking import Ranking
 EPSILON = 0.00001
 #: Kinds of docs (:func:`doc_kinds`).
 OTHER, UNJUDGED, NONREL, REL = 0, 1, 2, 3
-#: Most terms (pair terms of the variance, cells of the bounds' program) one group may need.
+#: Most steps one group may need (the variance's cells times slots, the bounds' cells).
 BUDGET = 2e7
 #: Terms computed at once (memory).
 _CHUNK = 2_000_000
@@ -215,176 +223,119 @@ def _chunks(cost: np.ndarray, size: float = _CHUNK):
         yield np.arange(begin, end)
 
 
-def _draw_moments(s1, s2, successes, population):
-    """First and second moments of disjoint draws of ``s1`` then ``s2`` items from a
-    population with ``successes``: ``E x1, E x2, E x1^2, E x1 x2``."""
-    p = np.divide(successes, population, out=np.zeros(np.shape(s1)), where=population > 0)
-    pair = np.divide(
-        successes * (successes - 1.0),
-        population * (population - 1.0),
-        out=np.zeros(np.shape(s1)),
-        where=population > 1,
-    )
-    return s1 * p, s2 * p, s1 * p + s1 * (s1 - 1.0) * pair, s1 * s2 * pair
+def _ratio(top, bottom):
+    """``top / bottom``, 0 where ``bottom <= 0`` (a count with nothing to draw from)."""
+    top = np.asarray(top, dtype=np.float64)
+    return np.divide(top, bottom, out=np.zeros(top.shape), where=np.asarray(bottom) > 0)
 
 
-def _mean_sums(groups: _Groups, at: np.ndarray, table: np.ndarray) -> np.ndarray:
-    """Per group of ``at``: the sum of ``E[T]`` over one relevant doc's positions ``p < d``
-    (before the factor ``R / n``); the hypergeometric weights from ``log(i!)`` in ``table``."""
-    n, d = groups.n[at], groups.d[at]
-    R, N, U = groups.R[at], groups.N[at], groups.U[at]
-    rA, nA, uA = groups.rA[at], groups.nA[at], groups.uA[at]
-    jt, mt = R - 1 + N, U + groups.O[at]
-    # per (group, p): the log weight's parts that do not depend on J, and 1/k
-    owner, p = _ragged(d)
-    fixed = (table[jt] + table[mt] - table[n - 1])[owner] + table[p] + table[n[owner] - 1 - p]
-    low = np.maximum(0, p - mt[owner])
-    count = np.minimum(jt[owner], p) - low + 1
-    # per (group, p, J)
-    cell, step = _ragged(count)
-    J = low[cell] + step
-    m = p[cell] - J
-    g = owner[cell]
-    jt_g, mt_g = np.repeat(jt[owner], count), np.repeat(mt[owner], count)
-    log_weight = np.repeat(fixed, count) - table[J] - table[jt_g - J] - table[m] - table[mt_g - m]
-    unjudged = np.divide(U, mt, out=np.zeros(at.size), where=mt > 0)
-    relevant = np.divide(R - 1.0, jt, out=np.zeros(at.size), where=jt > 0)
-    pooled = (rA + nA + uA)[g] + J + m * unjudged[g]
-    smoothed = (rA[g] + EPSILON + J * relevant[g]) / ((rA + nA)[g] + J + 2 * EPSILON)
-    inner = np.bincount(cell, np.exp(log_weight) * pooled * smoothed, owner.size)
-    k = groups.t[at][owner] + p + 1.0
-    return np.bincount(owner, (1.0 + inner) / k, at.size)
+def _chain(groups: _Groups, at: np.ndarray, second: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``E[S_g]`` and (``second``) ``E[S_g^2]`` of every group of ``at``, by one forward
+    pass over the slots ``p < d`` (module docstring).
 
-
-def _square_sums(groups: _Groups, at: np.ndarray, log_choose: _LogChoose) -> np.ndarray:
-    """Per group of ``at``: the sum of ``E[T^2]`` over one relevant doc's positions."""
-    n, d = groups.n[at], groups.d[at]
-    R, N, U = groups.R[at], groups.N[at], groups.U[at]
-    rA, nA, uA = groups.rA[at], groups.nA[at], groups.uA[at]
-    jt, mt = R - 1 + N, U + groups.O[at]
-    owner, p = _ragged(d)
-    low = np.maximum(0, p - mt[owner])
-    high = np.minimum(jt[owner], p)
-    inner, step = _ragged(high - low + 1)
-    g = owner[inner]
-    p = p[inner]
-    J = low[inner] + step
-    m = p - J
-    prob = np.exp(log_choose(jt[g], J) + log_choose(mt[g], m) - log_choose(n[g] - 1, p))
-    k = groups.t[at][g] + p + 1.0
-    ec, _, ec2, _ = _draw_moments(m, 0, U[g], mt[g])
-    ea, _, ea2, _ = _draw_moments(J, 0, R[g] - 1.0, jt[g])
-    base = rA[g] + nA[g] + uA[g] + J
-    alpha = rA[g] + EPSILON
-    denom = rA[g] + nA[g] + J + 2 * EPSILON
-    ex, ey = base + ec, (alpha + ea) / denom
-    ex2 = base * base + 2.0 * base * ec + ec2
-    ey2 = (alpha * alpha + 2.0 * alpha * ea + ea2) / denom**2
-    return np.bincount(g, prob * (1.0 + 2.0 * ex * ey + ex2 * ey2) / k**2, at.size)
-
-
-def _pair_chain(groups: _Groups, at: np.ndarray) -> np.ndarray:
-    """Per group of ``at``: ``sum_{i<j} E[T_i T_j]`` over the pairs of the group's
-    relevant docs (``i`` above ``j``), by a forward pass over the slots (module docstring).
-
-    The cells of a slot ``p`` are the judged counts ``i`` above it (``x = p - i``
-    others); per cell the chain keeps ``pi``, the chance of reaching ``(i, x)``,
-    and ``G_k``, the expected sum of ``u_k`` over the judged docs passed, times
-    ``pi``.  Groups go longest first, so the groups still running at slot ``p``
-    are a prefix of the cells.
+    A cell is a group and the judged count ``i`` above the slot (``x = p - i``
+    others above it).  Per cell the pass keeps ``pi``, the chance that the
+    slots above ``p`` hold ``i`` judged docs, and the six ``G_k``: the sum of
+    ``u_k`` over the judged docs above, times the chance of each.  Groups go
+    longest first, so the groups still running at slot ``p`` are a prefix of
+    the cells.
     """
     n, d, R, N, U = groups.n[at], groups.d[at], groups.R[at], groups.N[at], groups.U[at]
     judged, others = R + N, U + groups.O[at]
     rA, nA, uA, t = groups.rA[at], groups.nA[at], groups.uA[at], groups.t[at]
-
-    def ratio(top, bottom):
-        return np.divide(top, bottom, out=np.zeros(np.shape(top)), where=bottom > 0)
-
-    theta = ratio(U * 1.0, others * 1.0)
-    kappa_c = ratio(U * (U - 1.0), others * (others - 1.0))
-    rho = ratio(R - 2.0, judged - 2.0)
-    kappa_a = ratio((R - 2.0) * (R - 3.0), (judged - 2.0) * (judged - 3.0))
-    both = ratio(R * (R - 1.0), judged * (judged - 1.0))
     order = np.argsort(-d, kind="stable")
-    width = (np.minimum(judged, d - 1) + 1)[order]
+    width = (np.minimum(judged, d - 1) + 1)[order]  # judged counts 0..min(J, d - 1)
     owner, i = _ragged(width)
-    first = np.cumsum(width) - width
-    inner = i < width[owner] - 1  # a group's top cell passes nothing on (to the next group)
     g = order[owner]  # each cell's group (in ``at``)
+    inner = (i < width[owner] - 1).astype(np.float64)  # the top cell passes nothing on
     fi = i.astype(np.float64)
-    P, alpha = (rA + nA + uA)[g] + fi, rA[g] + EPSILON
-    D = (rA + nA)[g] + fi + 2 * EPSILON
-    th, kc, rh, ka = theta[g], kappa_c[g], rho[g], kappa_a[g]
-    # the first doc's factors that depend on i alone: E[Y_i] and the parts of E[Y_i Y_j]
-    ey_first = (alpha + fi * rh) / D
-    c_parts = np.stack([alpha * (alpha + 1.0) + (alpha + 2.0) * fi * rh, alpha * rh, fi * ka]) / D
-    # the second doc's: E[Y_j] and the matching parts of E[Y_i Y_j] (times D_i)
-    ey_second = (alpha + 1.0 + np.maximum(fi - 1.0, 0.0) * rh) / D
-    e_parts = np.stack([np.ones_like(fi), np.maximum(fi - 1.0, 0.0), np.maximum(fi - 2.0, 0.0)]) / D
+    # per cell, what does not change along the pass
+    cn, cj, cm, ct = n[g] * 1.0, judged[g] * 1.0, others[g] * 1.0, t[g] + 1.0
+    theta, kappa_c = _ratio(U, others)[g], _ratio(U * (U - 1.0), others * (others - 1.0))[g]
+    Pi = (rA + nA + uA)[g] + fi  # X but c: the docs above the group in the pool, i judged
+    alpha, D = rA[g] + EPSILON, (rA + nA)[g] + fi + 2 * EPSILON
+    # one relevant doc: the others of the J - 1 judged hold R - 1 relevant
+    rho1 = _ratio(R - 1.0, judged - 1.0)[g]
+    kappa1 = _ratio((R - 1.0) * (R - 2.0), (judged - 1.0) * (judged - 2.0))[g]
+    ey = (alpha + fi * rho1) / D
+    ey2 = (alpha * alpha + (2.0 * alpha + 1.0) * fi * rho1 + fi * (fi - 1.0) * kappa1) / D**2
+    share = _ratio(R, judged)
+    # two relevant docs, judged docs i < j: the other J - 2 hold R - 2 relevant
+    rho = _ratio(R - 2.0, judged - 2.0)[g]
+    kappa_a = _ratio((R - 2.0) * (R - 3.0), (judged - 2.0) * (judged - 3.0))[g]
+    both = _ratio(R * (R - 1.0), judged * (judged - 1.0))
+    ey_first = (alpha + fi * rho) / D
+    ey_second = (alpha + 1.0 + np.maximum(fi - 1.0, 0.0) * rho) / D
+    by_y = np.stack([1.0 / D, fi / D])  # the first doc's side of E[Y_i Y_j] D_i D_j: 1, i
+    y_parts = (
+        np.stack(
+            [
+                alpha * (alpha + 1.0) + alpha * rho * np.maximum(fi - 1.0, 0.0),
+                (alpha + 2.0) * rho + kappa_a * np.maximum(fi - 2.0, 0.0),
+            ]
+        )
+        / D
+    )
+    x_slope = np.stack([theta, kappa_c])
+    x_base = np.stack([Pi, theta * Pi + theta - kappa_c])
     alive = np.searchsorted(-d[order], -np.arange(int(d.max(initial=0))), side="left")
-    ends = np.r_[first, owner.size][alive]  # the cells of the groups with d > p
+    ends = np.r_[np.cumsum(width) - width, owner.size][alive]  # cells of the groups with d > p
     pi = np.where(i == 0, 1.0, 0.0)
-    G = np.zeros((11, owner.size))
-    total = np.zeros(owner.size)
+    G = np.zeros((6, owner.size))
+    mean, square, pairs = np.zeros(owner.size), np.zeros(owner.size), np.zeros(owner.size)
     for p, end in enumerate(ends.tolist()):
-        cut = slice(0, end)
-        gg = g[cut]
-        x = p - fi[cut]
-        left = n[gg] - p * 1.0
-        q = (judged[gg] - fi[cut]) / left  # slot p holds judged doc i
-        stay = (others[gg] - x) / left  # slot p holds one of the others
-        k = 1.0 / (t[gg] + p + 1.0)
-        Pc, thc, kcc = P[cut], th[cut], kc[cut]
-        a_parts = np.stack([Pc + x * thc, thc * Pc + x * kcc, x * (thc - kcc)])
-        b_parts = np.stack([Pc, x, np.ones_like(x)])
-        u = np.empty((11, end))
-        u[0] = 1.0
-        u[1] = a_parts[0] * ey_first[cut]
-        u[2:] = (a_parts[:, None, :] * c_parts[None, :, cut]).reshape(9, end)
-        v = np.empty((11, end))
-        v[0] = 1.0 + (Pc + x * thc) * ey_second[cut]
-        v[1] = 1.0
-        v[2:] = (b_parts[:, None, :] * e_parts[None, :, cut]).reshape(9, end)
-        Gq = G[:, cut] * q
-        total[cut] += k * np.einsum("kc,kc->c", Gq, v)
-        moved = (Gq + (pi[cut] * q * k) * u) * inner[cut]
-        step = pi[cut] * q * inner[cut]
-        G[:, cut] *= stay
-        pi[cut] *= stay
-        G[:, 1:end] += moved[:, :-1]
+        c = slice(0, end)
+        x = p - fi[c]
+        left = cn[c] - p
+        q = (cj[c] - fi[c]) / left  # slot p holds judged doc i
+        stay = (cm[c] - x) / left  # slot p holds one of the others
+        k = 1.0 / (ct[c] + p)
+        w = pi[c] * q * k
+        ex = Pi[c] + x * theta[c]
+        mean[c] += w * (1.0 + ex * ey[c])
+        if second:
+            ex2 = Pi[c] * (Pi[c] + 2.0 * x * theta[c]) + x * theta[c] + x * (x - 1.0) * kappa_c[c]
+            square[c] += w * k * (1.0 + 2.0 * ex * ey[c] + ex2 * ey2[c])
+            # doc j here after doc i above: sum_k G_k v_k
+            xs = x_base[:, c] + x_slope[:, c] * x  # E[X_i X_j] = P_i xs_0 + x_i xs_1
+            v = (xs[:, None, :] * y_parts[None, :, c]).reshape(4, end)
+            pairs[c] += (
+                q * k * (G[0, c] * (1.0 + ex * ey_second[c]) + G[1, c] + (G[2:, c] * v).sum(0))
+            )
+            # doc i here, for the docs j below
+            u = np.empty((6, end))
+            u[0] = 1.0
+            u[1] = ex * ey_first[c]
+            u[2:4] = by_y[:, c] * Pi[c]
+            u[4:6] = by_y[:, c] * x
+            moved = (G[:, c] * q + w * u) * inner[c]
+            G[:, c] *= stay
+            G[:, 1:end] += moved[:, :-1]
+        step = pi[c] * q * inner[c]
+        pi[c] *= stay
         pi[1:end] += step[:-1]
-    return both * np.bincount(g, total, at.size)
+    first = share * np.bincount(g, mean, at.size)
+    total = share * np.bincount(g, square, at.size) + 2.0 * both * np.bincount(g, pairs, at.size)
+    return first, total
 
 
-def _pair_cost(groups: _Groups) -> np.ndarray:
-    """:func:`_pair_chain`'s cells times slots per group (an upper bound of its steps)."""
-    d = groups.d.astype(np.float64)
-    width = np.minimum(groups.R + groups.N, d - 1) + 1.0
-    return np.where(groups.R > 1, d * width, 0.0)
+def _chain_cost(groups: _Groups) -> np.ndarray:
+    """:func:`_chain`'s cells times slots per group (an upper bound of its steps)."""
+    return groups.d * (np.minimum(groups.R + groups.N, groups.d - 1) + 1.0)
 
 
 def _group_moments(groups: _Groups, *, second: bool, budget: float = BUDGET):
     """``E[S_g]`` (and ``E[S_g^2]`` when ``second``) of every live group."""
     if not groups.live.size:
         return np.zeros(0), np.zeros(0)
-    log_choose = _LogChoose(int(groups.n.max()))
-    width = np.minimum(np.minimum(groups.R - 1 + groups.N, groups.U + groups.O), groups.d) + 1
-    cost = (groups.d * width).astype(np.float64)
     if second:
-        groups.refuse(_pair_cost(groups), "variance", budget)
+        groups.refuse(_chain_cost(groups), "variance", budget)
     mean, square = np.zeros(groups.live.size), np.zeros(groups.live.size)
-    share = groups.R / groups.n
-    for at in _chunks(cost):
-        mean[at] = share[at] * _mean_sums(groups, at, log_choose.table)
-        if second:
-            square[at] = share[at] * _square_sums(groups, at, log_choose)
-    if second:
-        pairs = np.flatnonzero(groups.R > 1)
-        pairs = pairs[np.argsort(-groups.d[pairs], kind="stable")]  # similar lengths together
-        cells = np.minimum(groups.R + groups.N, groups.d - 1) + 1.0
-        for part in _chunks(cells[pairs], _CHUNK / 16):
-            at = pairs[part]
-            square[at] += 2.0 * _pair_chain(groups, at)
+    order = np.argsort(-groups.d, kind="stable")  # similar lengths together
+    cells = np.minimum(groups.R + groups.N, groups.d - 1) + 1.0
+    for part in _chunks(cells[order], _CHUNK / 16):  # about 20 rows of floats a cell
+        at = order[part]
+        mean[at], square[at] = _chain(groups, at, second)
     return mean, square
 
 
