@@ -175,3 +175,15 @@ def test_read_a_frame_with_a_column_twice_is_an_input_error(kind, columns, twice
     read = tiecore.read_run if kind == "run" else tiecore.read_qrels
     with pytest.raises(InputError, match=f"column '{twice}' appears more than once"):
         read(frame)
+
+
+@pytest.mark.parametrize("measure", ["ERR@5", "nDCG(ideal=local)", "AP"])
+def test_depth_past_int64_is_an_input_error(measure):
+    from tiecore import InputError, evaluate
+
+    run, qrels = _tiny()
+    with pytest.raises(
+        InputError, match=r"depth: 100000000000000000000 is out of range \(at most 2147483647\)"
+    ):
+        evaluate(run, qrels, [measure], depth=10**20)
+    assert len(evaluate(run, qrels, [measure], depth=2**31 - 1)) == 1  # the largest is taken

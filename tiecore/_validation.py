@@ -99,7 +99,8 @@ class Interval(Constraint):
     ``"right"`` or ``"neither"``.  Booleans are never numbers here, NaN never is
     one, and an integral float (``2.0``) is not an integer.  ``noun`` words the
     out-of-range problem (``"1.5 is not a level"``) instead of ``"is out of range"``;
-    ``note`` follows the description (why the bound).
+    ``note`` follows the description (why the bound).  ``quiet_high``: a technical upper
+    bound (past any real value) left out of the description and named only when exceeded.
 
     >>> Interval(Integral, 1, None).describe(), Interval(Real, 0, 1, "neither").describe()
     ('a positive integer', 'a number in (0, 1)')
@@ -116,11 +117,12 @@ class Interval(Constraint):
         *,
         noun: str | None = None,
         note: str | None = None,
+        quiet_high: bool = False,
     ) -> None:
         if kind not in (Integral, Real) or closed not in ("both", "left", "right", "neither"):
             raise TypeError(f"Interval({kind!r}, closed={closed!r}) is not a constraint")
         self.kind, self.low, self.high, self.closed, self.noun = kind, low, high, closed, noun
-        self.note = note
+        self.note, self.quiet_high = note, quiet_high
 
     def of_kind(self, value: object) -> bool:
         return isinstance(value, self.kind) and not _is_bool(value)
@@ -147,7 +149,7 @@ class Interval(Constraint):
     def _bounds(self) -> str:
         integer = self.kind is Integral
         what = "an integer" if integer else "a number"
-        low, high = self.low, self.high
+        low, high = self.low, None if self.quiet_high else self.high
         if low is None and high is None:
             return what
         if high is None:
@@ -166,6 +168,8 @@ class Interval(Constraint):
     def problem(self, name: str, value: object) -> str:
         if _is_nan(value):
             return f"{value!r} is not a number"
+        if self.quiet_high and self.of_kind(value) and value > self.high:
+            return f"{value!r} is out of range (at most {self.high})"
         return f"{value!r} is not a {self.noun}" if self.noun else f"{value!r} is out of range"
 
     def parse(self, text: str) -> int | float:
@@ -433,10 +437,13 @@ SAMPLES = Interval(Integral, 2, None, note="a std needs at least 2 samples")
 #: Seeds of numpy's generators are non-negative.
 SEED = Interval(Integral, 0, None)
 REL_LEVEL = Interval(Integral, None, None)
+#: The largest depth and cutoff (trec_eval's are C ints; past int64 numpy cannot hold one,
+#: and ``-M 99999999999999999999`` raised an OverflowError): ``tiecore.measures.MAX_CUTOFF``.
+LARGEST_CUT = 2**31 - 1
 #: trec_eval ``-M``: cut every ranking at this many documents, or not at all.
-DEPTH = [Interval(Integral, 1, None), None]
+DEPTH = [Interval(Integral, 1, LARGEST_CUT, quiet_high=True), None]
 #: A cutoff ``k`` (``None``: no cutoff, where that is allowed).
-CUTOFF = Interval(Integral, 1, None)
+CUTOFF = Interval(Integral, 1, LARGEST_CUT, quiet_high=True)
 POSITIVE = Interval(Integral, 1, None)
 NON_NEGATIVE = Interval(Integral, 0, None)
 #: A number of score levels (:func:`tiecore.builder.quantise`), None for the scores as they are.

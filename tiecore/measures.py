@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from tiecore._validation import LARGEST_CUT
 from tiecore.errors import InputError
 from tiecore.registry import FAMILIES, Family, lookup
 
@@ -26,7 +27,7 @@ _RECALL = re.compile(r"^(?:iprec@|iprec_at_recall_)(\d*\.\d+|\d+)$", re.IGNORECA
 
 
 #: The largest cutoff (trec_eval's are C ints): past int64 numpy cannot hold one at all.
-MAX_CUTOFF = 2**31 - 1
+MAX_CUTOFF = LARGEST_CUT
 
 
 @dataclass(frozen=True, order=True)
