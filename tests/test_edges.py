@@ -187,3 +187,40 @@ def test_depth_past_int64_is_an_input_error(measure):
     ):
         evaluate(run, qrels, [measure], depth=10**20)
     assert len(evaluate(run, qrels, [measure], depth=2**31 - 1)) == 1  # the largest is taken
+
+
+def _modes(runs: dict[str, tuple[float, float]]) -> pd.DataFrame:
+    """A modes table (tiecore.report.combine_modes) of one measure: run -> (oblivious, aware)."""
+    from tiecore.report import combine_modes
+
+    keys = {"run": list(runs), "qid": [None] * len(runs), "measure": ["P@1"] * len(runs)}
+    oblivious = pd.DataFrame({**keys, "value": [v[0] for v in runs.values()]})
+    aware = [v[1] for v in runs.values()]
+    spread = pd.DataFrame(
+        {**keys, "value": aware, "var": [0.01] * len(runs), "min": [0.0] * len(runs)}
+    ).assign(max=1.0)
+    return combine_modes(oblivious, spread)
+
+
+def test_latex_escapes_every_special_character_once():
+    from tiecore.report import to_latex
+
+    latex = to_latex(_modes({"r~1^2\\x{}": (1.0, 0.5)}))
+    # \ is \textbackslash{} (its braces not escaped again); ~ and ^ are text, not a space
+    # and a superscript outside math
+    assert "\nr\\textasciitilde{}1\\textasciicircum{}2\\textbackslash{}x\\{\\} & " in latex
+
+
+def test_tables_bold_every_run_tied_for_the_best_aware_value():
+    from tiecore.report import to_latex, to_markdown
+
+    table = _modes({"a": (1.0, 0.75), "b": (0.5, 0.25 + 0.5), "c": (1.0, 0.5)})
+    assert to_latex(table).count("\\textbf{") == 2
+    assert to_markdown(table).count("**0.7500") == 2
+
+
+def test_markdown_system_names_are_not_markup():
+    from tiecore.report import to_markdown
+
+    markdown = to_markdown(_modes({"*a_b|c*": (1.0, 0.5)}))
+    assert "\n| \\*a\\_b\\|c\\* | " in markdown

@@ -15,6 +15,7 @@ table with its provenance as ``#`` comment lines and without float noise.
 from __future__ import annotations
 
 import math
+import re
 import warnings
 from collections.abc import Mapping, Sequence
 
@@ -254,6 +255,21 @@ def _fmt(value: float, digits: int) -> str:
     return "–" if value is None or not np.isfinite(value) else f"{value:.{digits}f}"
 
 
+def _best(aware: pd.Series) -> set:
+    """The runs whose tie-aware value is the largest, every one of them when several tie
+    (within :data:`tiecore.compare.RTOL`): bolding one of equal values would rank them.
+
+    >>> sorted(_best(pd.Series([0.5, 0.75, 0.25 + 0.5], index=["a", "b", "c"])))
+    ['b', 'c']
+    """
+    from tiecore.compare import RTOL
+
+    top = aware.max()
+    if not np.isfinite(top):
+        return set()
+    return set(aware.index[aware >= top - RTOL * abs(top)])
+
+
 def _cells(
     table: pd.DataFrame, significance: pd.DataFrame | None, digits: int, latex: bool
 ) -> tuple[list[str], list[str], list[list[str]]]:
@@ -269,7 +285,7 @@ def _cells(
         else pd.Series(dtype=bool)
     )
     pm = r" $\pm$ " if latex else " ± "
-    best = {m: indexed.xs(m, level="measure")["aware"].idxmax() for m in measures}
+    best = {m: _best(indexed.xs(m, level="measure")["aware"]) for m in measures}
     rows = []
     for run in runs:
         cells = [run]
@@ -282,7 +298,7 @@ def _cells(
             if row["flagged"]:
                 oblivious += r"\textsuperscript{\dag}" if latex else "†"
             aware = _fmt(row["aware"], digits) + pm + _fmt(row["tie_sd"], digits)
-            if best[measure] == run:
+            if run in best[measure]:
                 aware = rf"\textbf{{{aware}}}" if latex else f"**{aware}**"
             elif bool(marks.get((run, measure), False)):
                 aware += r"\textsuperscript{*}" if latex else "*"
@@ -364,19 +380,35 @@ def to_latex(
     return "\n".join(lines) + "\n"
 
 
+#: LaTeX's special characters as text, replaced in one pass (a replacement's own braces
+#: are not escaped again: ``\\`` is ``\textbackslash{}``, not ``\textbackslash\{\}``).
+_LATEX_SPECIALS = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
+_LATEX_SPECIAL = re.compile("|".join(map(re.escape, _LATEX_SPECIALS)))
+
+
 def _latex_escape(text: str) -> str:
-    for char, escaped in (
-        ("\\", r"\textbackslash{}"),
-        ("&", r"\&"),
-        ("%", r"\%"),
-        ("$", r"\$"),
-        ("#", r"\#"),
-        ("_", r"\_"),
-        ("{", r"\{"),
-        ("}", r"\}"),
-    ):
-        text = text.replace(char, escaped)
-    return text
+    r"""``text`` typeset as itself in LaTeX.
+
+    >>> print(_latex_escape("a_b&50%~^\\x{}"))
+    a\_b\&50\%\textasciitilde{}\textasciicircum{}\textbackslash{}x\{\}
+    """
+    return _LATEX_SPECIAL.sub(lambda found: _LATEX_SPECIALS[found[0]], text)
+
+
+#: Markdown's inline syntax in a system name, backslash-escaped (``*bm25*`` is no emphasis,
+#: ``a|b`` no extra cell).
+_MARKDOWN_SPECIAL = re.compile(r"[\\`*_\[\]<>|~$]")
 
 
 @validate_params(pick(REPORT, "digits", "tiebreak", "alpha"))
@@ -403,7 +435,8 @@ def to_markdown(
     header = ["system"] + [f"{m} {mode}" for m in measures for mode in modes]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" + "---:|" * (len(header) - 1)]
     for cells in rows:
-        lines.append("| " + " | ".join(c.replace("|", r"\|") for c in cells) + " |")
+        name = _MARKDOWN_SPECIAL.sub(r"\\\g<0>", cells[0])  # a name as itself, not emphasis
+        lines.append("| " + " | ".join([name, *cells[1:]]) + " |")
     lines.append("")
     lines.append(_legend(tiebreak, alpha, "sampled" in modes, latex=False))
     if provenance:
