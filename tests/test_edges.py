@@ -224,3 +224,11 @@ def test_markdown_system_names_are_not_markup():
 
     markdown = to_markdown(_modes({"*a_b|c*": (1.0, 0.5)}))
     assert "\n| \\*a\\_b\\|c\\* | " in markdown
+
+
+def test_compare_labels_a_confidence_level_with_its_digits():
+    from tiecore.compare import compare, format_comparison
+
+    runs, qrels = _two_runs(12)
+    text = format_comparison(compare(runs, qrels, "AP", samples=5, confidence=0.9999999))
+    assert "ci99.99999%" in text and "ci: 99.99999% bootstrap" in text and "100%" not in text

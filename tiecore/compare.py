@@ -1601,6 +1601,15 @@ def _verdict(comparison: Comparison, alpha: float = ALPHA) -> str:
     return f"pairs significant at alpha = {alpha:g} ({how}, of {len(upper)}): {counts}"
 
 
+def _percent(confidence: float) -> str:
+    """A confidence level as a percentage with the digits it has (not 0.9999999 as 100%).
+
+    >>> _percent(0.95), _percent(0.9999999), _percent(0.995), _percent(1e-9)
+    ('95%', '99.99999%', '99.5%', '1e-07%')
+    """
+    return f"{100 * confidence:.10g}%"
+
+
 def _show(value: float, spec: str = "{:.4f}") -> str:
     """A number for text output; NaN is ``undefined``."""
     return "undefined" if value is None or np.isnan(value) else spec.format(value)
@@ -1619,7 +1628,7 @@ def _text(comparison: Comparison) -> str:
         + " "
         + table[f"rank_{RANDOM}"].map("({:.1f})".format)
     )
-    level = f"{comparison.confidence:.0%}"
+    level = _percent(comparison.confidence)
     if "tie_sd" in table:
         shown["tie_sd"] = table["tie_sd"].map(lambda v: _show(v, "{:.2e}"))
         shown["topic_sd"] = table["topic_sd"].map(lambda v: _show(v, "{:.2e}"))
@@ -1703,7 +1712,7 @@ def _neighbour_lines(comparison: Comparison, order: pd.Index) -> list[str]:
         f"signed-rank wilcoxon_p ({comparison.zero_method} zeros); t_p_adj: t_p "
         f"{comparison.correction}-corrected over all pairs"
         + ("; tukey_p: Tukey's HSD" if comparison.tukey is not None else "")
-        + f"; tie_sd beside topic_sd of the difference; ci: {comparison.confidence:.0%} "
+        + f"; tie_sd beside topic_sd of the difference; ci: {_percent(comparison.confidence)} "
         f"bootstrap interval of the difference; undefined: the difference does not vary",
         frame.to_string(index=False),
     ]
