@@ -35,6 +35,17 @@ def stem(display: str) -> str:
     return name
 
 
+def dataset_stem(display: str) -> str:
+    """A run's name from its file or dataset folder: :func:`stem`, less a hive
+    partition's ``run=`` (``runs/run=bm25`` is run ``bm25``).
+
+    >>> dataset_stem("runs/run=bm25"), dataset_stem("run=bm25.parquet"), dataset_stem("run=")
+    ('bm25', 'bm25', 'run=')
+    """
+    name = stem(display)
+    return name.removeprefix("run=") or name
+
+
 def file_names(displays: Sequence[str], tags: Sequence[list[str] | None]) -> list[str]:
     """Names of run files as :func:`tiecore.read_runs` gives them.
 

@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tiecore._runs import dataset_stem
 from tiecore._validation import DASK_SPEC, POSITIVE, validate_params
 from tiecore.errors import InputError
 
@@ -127,14 +128,8 @@ class ParquetRun:
                 bounds = (stats.min, stats.max) if stats is not None and stats.has_min_max else None
                 groups.append((str(file), g, group.num_rows, bounds))
         if name is None:
-            name = _stem(path)
+            name = dataset_stem(str(path))
         return cls(name, _units(groups))
-
-
-def _stem(path: Path) -> str:
-    name = path.name
-    name = name.removeprefix("run=")
-    return name[: -len(".parquet")] if name.endswith(".parquet") else name
 
 
 def _join(pieces: list[tuple[str, tuple[int, ...]]]) -> tuple[tuple[str, tuple[int, ...]], ...]:
