@@ -26,7 +26,7 @@ from strategies import FLOAT32_COLLIDING, cases
 from test_io import GOOD, run_files
 
 import tiecore
-from tiecore import _runs, _small, cli
+from tiecore import _arrow_eval, _runs, _small, cli
 from tiecore.errors import InputError
 from tiecore.judgments import Judgments
 from tiecore.ranking import TIEBREAKS, Ranking
@@ -37,36 +37,50 @@ QRELS = "1 0 a 1\n1 0 b 0\n1 0 c 2\n2 0 a 1\n2 0 d 1\n"
 RUN = "1 Q0 a 1 2 r\n1 Q0 b 2 2 r\n1 Q0 c 3 1 r\n2 Q0 d 1 5 r\n2 Q0 e 2 5 r\n"
 
 
-def run_cli(capsys, *argv: object, small: bool) -> tuple[int, str, str, bool]:
+def run_cli(capsys, *argv: object, small: bool, arrow: bool = False) -> tuple[int, str, str, bool]:
     """``tiecore eval`` through the small path when it takes the input (size limits
-    raised) or through the normal one; returns code, stdout, stderr, and whether the
-    small path gave the output."""
+    raised), through the arrow path (``arrow``: the small path's limits lowered), or
+    through the normal one; returns code, stdout, stderr, and whether the small (or
+    with ``arrow``, the arrow) path was taken."""
     taken = []
-    original = _small.evaluate_files
+    small_original, arrow_original = _small.evaluate_files, _arrow_eval.evaluate_files
 
     def spy(*args, **kwargs):
-        taken.append(original(*args, **kwargs))
+        taken.append(small_original(*args, **kwargs))
         return taken[-1]
+
+    def arrow_spy(*args, **kwargs):
+        taken.append(True)
+        return arrow_original(*args, **kwargs)
 
     limit = 1 << 40 if small else -1
     with (
         mock.patch.object(_small, "SMALL_BYTES", limit),
         mock.patch.object(_small, "SMALL_TEXT", 1 << 40),
         mock.patch.object(_small, "evaluate_files", spy),
+        mock.patch.object(_arrow_eval, "evaluate_files", arrow_spy),
+        mock.patch.object(_arrow_eval, "claimed", _arrow_eval.claimed if arrow else no_files),
     ):
         code = cli.main([str(a) for a in argv])
     captured = capsys.readouterr()
     return code, captured.out, captured.err, any(t is not None for t in taken)
 
 
+def no_files(paths) -> bool:
+    return False
+
+
 def both(capsys, *argv: object, small_expected: bool | None = True) -> tuple[int, str, str]:
-    """Run both paths; they must agree byte for byte."""
+    """Run the three paths; the small and the arrow path must agree with the normal one
+    byte for byte."""
     code, out, err, taken = run_cli(capsys, *argv, small=True)
     if small_expected is not None:
         assert taken == small_expected, (argv, err)
     normal = run_cli(capsys, *argv, small=False)
     assert not normal[3]
     assert (code, out, err) == normal[:3], argv
+    arrow = run_cli(capsys, *argv, small=False, arrow=True)
+    assert arrow[:3] == normal[:3], argv
     return code, out, err
 
 
@@ -392,3 +406,99 @@ def test_eval_of_a_small_run_loads_neither_pandas_nor_pyarrow(tmp_path) -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stderr.splitlines()[-1] == "0 []", done.stderr
     assert io.StringIO(done.stdout).readline().startswith("runid")
+
+
+# -------------------------------------------------------------------- arrow path
+
+
+def big_inputs(folder: Path, queries: int = 150, docs: int = 1000) -> tuple[Path, list[Path]]:
+    """Qrels and three runs (one gzip, one without tags) of ``queries x docs`` rows with
+    many ties, above the small path's limits (a run of more than 4 MB)."""
+    rng = np.random.default_rng(5)
+    qrels, runs = [], []
+    for q in range(queries):
+        judged = rng.choice(docs + 50, 80, replace=False)
+        levels = rng.choice(3, len(judged), p=[0.6, 0.25, 0.15])
+        qrels += [f"{301 + q} 0 FBIS3-{d:06d} {v}\n" for d, v in zip(judged, levels, strict=True)]
+    qrels_path = write(folder, "qrels.txt", "".join(qrels))
+    for r, name in enumerate(["a.run", "b.run.gz", "c.run"]):
+        lines = []
+        for q in range(queries + 2):  # two queries without judgments
+            score = -np.sort(-rng.poisson(3.0, docs)) if r != 1 else -np.sort(-rng.random(docs))
+            picked = rng.permutation(docs + 50)[:docs]
+            tag = "" if r == 2 else f" sys{r}"
+            lines += [
+                f"{301 + q} Q0 FBIS3-{d:06d} {k + 1} {s}{tag}\n"
+                for k, (d, s) in enumerate(zip(picked, score, strict=True))
+            ]
+        data = "".join(lines).encode()
+        runs.append(write(folder, name, gzip.compress(data) if name.endswith(".gz") else data))
+    assert runs[0].stat().st_size > 4 << 20
+    return qrels_path, runs
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory) -> tuple[Path, list[Path]]:
+    return big_inputs(tmp_path_factory.mktemp("big"))
+
+
+def test_arrow_path_loads_no_pandas_and_prints_the_normal_output(capsys, big) -> None:
+    """``tiecore eval`` on a run of more than 4 MB (and a gzip one, several runs) reads
+    with pyarrow and never imports pandas; it prints what the normal path prints."""
+    qrels, runs = big
+    argv = ["eval", str(qrels), *map(str, runs), "-q", "--format", "csv"]
+    code = (
+        "import sys\nfrom tiecore.cli import main\n"
+        f"status = main({argv!r})\n"
+        "heavy = [m for m in ('pandas', 'scipy') if m in sys.modules]\n"
+        "print(status, heavy, 'pyarrow' in sys.modules, file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stderr.splitlines()[-1] == "0 [] True", done.stderr
+    normal = run_cli(capsys, *argv, small=False)
+    assert normal[0] == 0 and done.stdout == normal[1]
+    assert done.stderr.splitlines()[:-1] == normal[2].splitlines()  # the skipped-query warnings
+    assert normal[2].count("warning") == 3
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        [],
+        ["--ties", "oblivious", "-q", "--format", "json"],
+        ["--ties", "oblivious", "--tiebreak", "random", "--seed", "2", "-c"],
+        ["-m", "P@5,map,ndcg_cut_10,Bpref,Rprec,ERR@20", "-M", "100", "-q", "-l", "2"],
+    ],
+)
+def test_arrow_path_agrees_on_big_runs(capsys, big, options) -> None:
+    qrels, runs = big
+    argv = ["eval", qrels, *runs, *options]
+    arrow = run_cli(capsys, *argv, small=False, arrow=True)
+    assert arrow[3] and arrow[0] == 0
+    assert arrow[:3] == run_cli(capsys, *argv, small=False)[:3]
+
+
+def test_arrow_path_progress_and_renames(capsys, tmp_path) -> None:
+    """Progress lines after each run, as the normal path prints them; a run whose tags
+    prove its first line's guess wrong is renamed (and one it names evaluated again)."""
+    qrels = write(tmp_path, "q.txt", QRELS)
+    a = write(tmp_path, "a.txt", RUN.replace(" r\n", " x\n"))
+    b = write(tmp_path, "b.txt", RUN.replace("2 Q0 e 2 5 r\n", "2 Q0 e 2 5 x\n"))  # r, then x
+    c = write(tmp_path, "x", RUN)
+    argv = ["eval", qrels, a, b, c, "-q", "--progress", "--ties", "oblivious"]
+    argv += ["--tiebreak", "random"]
+    arrow = run_cli(capsys, *argv, small=False, arrow=True)
+    normal = run_cli(capsys, *argv, small=False)
+    assert arrow[3] and arrow[:2] == normal[:2]
+
+    def untimed(err: str) -> list[str]:
+        return [re.sub(r"\(.*s\)", "", line) for line in err.splitlines()]
+
+    assert untimed(arrow[2]) == untimed(normal[2])
+    # c is guessed x-2 (its tag r was b's first one too), named r once b is read whole
+    assert [line.split("] ")[1] for line in untimed(arrow[2])] == ["x ", "b ", "x-2 "]
+    assert [line.split("\t")[2] for line in arrow[1].splitlines() if line.startswith("runid")] == [
+        "x",
+        "b",
+        "r",
+    ]

@@ -240,9 +240,6 @@ def _evaluate(
     if ties == "aware":
         refuse_inexact(measures, "ties='aware'")
     judgments = Judgments.from_small(*qrels, rel_level)
-    found_order = list(dict.fromkeys(measures))
-    rank = {str(m): i for i, m in enumerate(measures)}
-    shown = sorted(range(len(found_order)), key=lambda i: rank[str(found_order[i])])
     table = Table({"run": [], "qid": [], "measure": [], "value": []}, {})
     events = table.events
     seen = 0
@@ -253,20 +250,8 @@ def _evaluate(
         ranking = Ranking.build_small(
             run.qid, run.docno, run.score, judgments, tiebreak=order, seed=rng, name=name
         )
-        found = _found(ranking, judgments, measures, ties, depth)
-        chosen = np.ones(len(judgments.qids), bool) if complete else ranking.counts > 0
-        qids = [*judgments.qids[chosen].tolist(), None]
-        columns = _summaries(found, chosen)
-        table.num_q[name] = len(qids) - 1
-        start = 0 if per_query else len(qids) - 1
-        labels = [str(m) for m in found_order]
-        for q in range(start, len(qids)):
-            for i in shown:
-                table.columns["run"].append(name)
-                table.columns["qid"].append(qids[q])
-                table.columns["measure"].append(labels[i])
-                for key, values in columns.items():
-                    table.columns[key].append(float(values[i, q]))
+        add_rows(table, name, ranking, judgments, measures, ties=ties, depth=depth,
+                 complete=complete, per_query=per_query)  # fmt: skip
         events += [("warning", w) for w in caught[seen:]]
         seen = len(caught)
         now = time.perf_counter()
@@ -277,6 +262,39 @@ def _evaluate(
     if trec and per_query and "all" in table.columns["qid"]:
         return None
     return table
+
+
+def add_rows(
+    table: Table,
+    name: str,
+    ranking: Ranking,
+    judgments: Judgments,
+    measures: list[Measure],
+    *,
+    ties: str,
+    depth: int | None,
+    complete: bool,
+    per_query: bool,
+) -> None:
+    """Evaluate one ranking (aware or oblivious) and append its rows to ``table`` as
+    :func:`tiecore.cli.evaluate_runs` orders them: its queries in qrels order, then the
+    summary (``qid`` None); per row the measures as asked (each once)."""
+    found = _found(ranking, judgments, measures, ties, depth)
+    labels = [str(m) for m in found]  # measures in order of first appearance
+    rank = {str(m): i for i, m in enumerate(measures)}
+    shown = sorted(range(len(labels)), key=lambda i: rank[labels[i]])
+    chosen = np.ones(len(judgments.qids), bool) if complete else ranking.counts > 0
+    qids = [*judgments.qids[chosen].tolist(), None]
+    columns = _summaries(found, chosen)
+    table.num_q[name] = len(qids) - 1
+    start = 0 if per_query else len(qids) - 1
+    for q in range(start, len(qids)):
+        for i in shown:
+            table.columns["run"].append(name)
+            table.columns["qid"].append(qids[q])
+            table.columns["measure"].append(labels[i])
+            for key, values in columns.items():
+                table.columns[key].append(float(values[i, q]))
 
 
 def _found(ranking, judgments, measures, ties, depth) -> dict:

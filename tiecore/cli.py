@@ -804,6 +804,9 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
     small = _small_eval(args, measures, stderr) if all_trec is None else None
     if small is not None:
         return small
+    arrow = _arrow_eval(args, measures, stderr) if all_trec is None else None
+    if arrow is not None:
+        return arrow
     runs, qrels, sources = _eval_inputs(args) if all_trec is None else _all_trec_inputs(args)
     if args.ties == "sampled":  # refuse a count that cannot fit before the long work
         _check_sample_count(args.samples or DEFAULT_SAMPLES, runs, qrels, measures)
@@ -905,6 +908,59 @@ def _small_eval(args: argparse.Namespace, measures: list, stderr: TextIO) -> str
             done, total, name, seconds = event
             print(f"tiecore: [{done}/{total}] {name} ({seconds:.2f}s)", file=stderr, flush=True)
     return _TEXTS[args.format](table.columns, table.num_q)
+
+
+def _arrow_eval(args: argparse.Namespace, measures: list, stderr: TextIO) -> str | None:
+    """``eval`` on TREC text files of any size without pandas (:mod:`tiecore._arrow_eval`,
+    aware or oblivious, not ``--spread`` or dask): the text to write, or None for the
+    normal path. Warnings, progress and errors are the normal path's, in its order."""
+    if args.letor is not None or args.spread or args.dask is not None or len(args.files) < 2:
+        return None
+    if args.ties == "sampled":  # its memory guard: the normal path's
+        return None
+    from tiecore import _arrow_eval
+
+    if not _arrow_eval.claimed(args.files):
+        return None
+    _check_files(args)
+    show = args.progress if args.progress is not None else stderr.isatty()
+
+    def progress(done: int, total: int, name: str, seconds: float) -> None:
+        print(f"tiecore: [{done}/{total}] {name} ({seconds:.2f}s)", file=stderr, flush=True)
+
+    table = _arrow_eval.evaluate_files(
+        args.files[0],
+        args.files[1:],
+        measures,
+        ties=args.ties,
+        tiebreak=args.tiebreak or "trec_eval",
+        seed=args.seed,
+        rel_level=args.rel_level,
+        depth=args.depth,
+        complete=args.complete,
+        per_query=args.per_query,
+        progress=progress if show else None,
+    )
+    columns = table.columns
+    if args.per_query and args.format == "trec" and "all" in columns["qid"]:
+        raise InputError(
+            f"{args.files[0]} and the runs",
+            None,
+            "a query is named 'all', the name trec format gives the summary rows",
+            "--format csv or json, whose summary rows have no qid, or no -q",
+        )
+    bad = [i for i, value in enumerate(columns["value"]) if not math.isfinite(value)]
+    if bad:  # _check_finite's error
+        i = bad[0]
+        query = "the mean" if columns["qid"][i] is None else f"query {columns['qid'][i]}"
+        raise InputError(
+            args.files[0],
+            None,
+            f"value of {columns['measure'][i]} for run {columns['run'][i]}, {query}, is "
+            f"{columns['value'][i]}: the computation overflowed",
+            "qrels levels that keep every gain finite (2**level overflows above 1023)",
+        )
+    return _TEXTS[args.format](columns, table.num_q)
 
 
 def _without_inexact(measures: list, printed: dict[str, str], stderr: TextIO) -> list:

@@ -56,10 +56,9 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, NoReturn
+from typing import IO, TYPE_CHECKING, NoReturn
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
@@ -68,6 +67,9 @@ from tiecore import _checked
 from tiecore._runs import file_names
 from tiecore._runs import stem as _stem
 from tiecore.errors import InputError
+
+if TYPE_CHECKING:  # pandas loads when a frame is made (tiecore eval's arrow path needs none)
+    import pandas as pd
 
 __all__ = ["read_letor", "read_qrels", "read_run", "read_runs"]
 
@@ -306,6 +308,61 @@ def _batches(text: _Text) -> Iterator[tuple[_Tokens, np.ndarray, _Locator]]:
             yield tokens, rows, _Locator(text.where, rows + (start + 1))
         del tokens
         pool.release_unused()  # hand the split's memory back before the next batch
+
+
+def to_arrow(values: np.ndarray) -> pa.Array:
+    """A numpy array of numbers or booleans as an arrow array, without pandas: ``pa.array``
+    asks pyarrow's pandas shim about its input, which imports pandas (half a second of
+    ``tiecore eval``'s start); numbers share the numpy memory.
+
+    >>> to_arrow(np.array([3, 1])).to_pylist(), to_arrow(np.array([True, False])).type
+    ([3, 1], DataType(bool))
+    """
+    values = np.ascontiguousarray(values)
+    if values.dtype == np.bool_:
+        bits = np.packbits(values, bitorder="little")
+        return pa.Array.from_buffers(pa.bool_(), len(values), [None, pa.py_buffer(bits)])
+    typ = pa.from_numpy_dtype(values.dtype)
+    return pa.Array.from_buffers(typ, len(values), [None, pa.py_buffer(values)])
+
+
+def to_numpy(values: pa.Array | pa.ChunkedArray, fill: object = None) -> np.ndarray:
+    """A numeric or boolean arrow array as numpy, nulls replaced by ``fill`` (an error
+    if there are nulls and no ``fill``), without pandas: ``Array.to_numpy`` goes through
+    arrow's pandas conversion, which imports pandas.
+
+    >>> import pyarrow.compute as pc
+    >>> to_numpy(pc.index_in(pa.array(["b", "x", "a"]), value_set=pa.array(["a", "b"])), -1)
+    array([ 1, -1,  0], dtype=int32)
+    """
+    if isinstance(values, pa.ChunkedArray):
+        chunks = [to_numpy(chunk, fill) for chunk in values.chunks]
+        dtype = values.type.to_pandas_dtype() if not chunks else chunks[0].dtype
+        return np.concatenate(chunks) if chunks else np.zeros(0, dtype)
+    n, start = len(values), values.offset
+    validity, data = values.buffers()[:2]
+    if pa.types.is_boolean(values.type):
+        out = _bits(data, start, n)
+    else:
+        dtype = np.dtype(values.type.to_pandas_dtype())
+        out = (
+            np.frombuffer(data, dtype, count=n, offset=start * dtype.itemsize)
+            if n
+            else (np.zeros(0, dtype))
+        )
+    if values.null_count:
+        if fill is None:
+            raise ValueError("nulls without a fill value")
+        out = np.where(_bits(validity, start, n), out, np.asarray(fill, out.dtype))
+    return out
+
+
+def _bits(buffer: pa.Buffer, start: int, n: int) -> np.ndarray:
+    """Bits ``start .. start + n`` of an arrow bitmap as a numpy bool array."""
+    if not n:
+        return np.zeros(0, bool)
+    raw = np.frombuffer(buffer, np.uint8, count=(start + n + 7) // 8)
+    return np.unpackbits(raw, bitorder="little", count=start + n)[start:].astype(bool)
 
 
 def _offsets(arr: pa.Array) -> np.ndarray:
@@ -829,12 +886,11 @@ def _query_codes(qid: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]
         return pa.array([], qid.type), np.zeros(0, np.int32)
     change = np.ones(n, bool)
     if n > 1:
-        differs = pc.not_equal(qid.slice(1), qid.slice(0, n - 1)).fill_null(True)
-        change[1:] = differs.to_numpy(zero_copy_only=False)
+        change[1:] = to_numpy(pc.not_equal(qid.slice(1), qid.slice(0, n - 1)), True)
     heads = np.flatnonzero(change)
     head_qid = _take_ascending(qid, heads)
     qids = pc.unique(head_qid)
-    codes = pc.index_in(head_qid, value_set=qids).to_numpy().astype(np.int32)
+    codes = to_numpy(pc.index_in(head_qid, value_set=qids)).astype(np.int32)
     return qids, np.repeat(codes, np.diff(np.append(heads, n)))
 
 
@@ -847,12 +903,12 @@ def _take_ascending(column: pa.Array | pa.ChunkedArray, rows: np.ndarray) -> pa.
     ['a', 'c']
     """
     if not isinstance(column, pa.ChunkedArray):
-        return column.take(pa.array(rows))
+        return column.take(to_arrow(rows))
     bounds = np.cumsum([0] + [len(chunk) for chunk in column.chunks])
     which = np.searchsorted(bounds, rows, side="right") - 1
     cuts = np.searchsorted(which, np.arange(len(column.chunks) + 1))
     parts = [
-        chunk.take(pa.array(rows[cuts[k] : cuts[k + 1]] - bounds[k]))
+        chunk.take(to_arrow(rows[cuts[k] : cuts[k + 1]] - bounds[k]))
         for k, chunk in enumerate(column.chunks)
         if cuts[k + 1] > cuts[k]
     ]
@@ -892,6 +948,72 @@ def docno_hashes(docno: pa.Array | pa.ChunkedArray) -> np.ndarray:
     return out
 
 
+_FIBONACCI = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / golden ratio, odd
+
+
+class HashIndex:
+    """Positions of distinct uint64 keys, found by an open-addressing hash table in numpy:
+    ``pandas.Index(keys).get_indexer`` without pandas.
+
+    A key's home slot is the top bits of ``key * 0x9E37...`` (Fibonacci hashing); the
+    table has at least four slots per key, and collisions go to the next free slot
+    (linear probing, no wrap-around: the table ends with a free slot).  Keys are
+    placed in order of their home slot, so that key ``i`` lands at ``max(home_i,
+    place_{i-1} + 1)``, a running maximum.  A probe reads slots from the home slot
+    on until it meets its key or an empty slot (key 0, which a real key 0 cannot
+    take: it is kept aside), every probe at once, a round per slot.
+
+    >>> index = HashIndex(np.array([7, 0, 2**64 - 1, 12], np.uint64))
+    >>> index.get_indexer(np.array([12, 5, 0, 7, 2**64 - 1], np.uint64)).tolist()
+    [3, -1, 1, 0, 2]
+    """
+
+    def __init__(self, keys: np.ndarray) -> None:
+        keys = np.ascontiguousarray(keys, dtype=np.uint64)
+        zero = np.flatnonzero(keys == 0)
+        self._zero = int(zero[0]) if zero.size else -1
+        rows = np.flatnonzero(keys != 0)
+        bits = max((4 * len(rows)).bit_length(), 3)
+        self._shift = np.uint64(64 - bits)
+        home = self._home(keys[rows])
+        order = np.argsort(home)
+        home, rows = home[order], rows[order]
+        step = np.arange(len(rows))
+        place = step + np.maximum.accumulate(home - step) if len(rows) else home
+        size = max(1 << bits, int(place[-1]) + 2 if len(rows) else 0)
+        self._keys = np.zeros(size, np.uint64)  # 0: an empty slot
+        self._index = np.full(size, -1, np.int64)
+        self._keys[place] = keys[rows]
+        self._index[place] = rows
+
+    def _home(self, keys: np.ndarray) -> np.ndarray:
+        with np.errstate(over="ignore"):
+            home = keys * _FIBONACCI
+        home >>= self._shift
+        return home.view(np.int64)
+
+    def get_indexer(self, probe: np.ndarray) -> np.ndarray:
+        """Position of each probed key among the keys, -1 when absent."""
+        probe = np.asarray(probe, dtype=np.uint64)
+        out = np.full(len(probe), -1, np.int64)
+        slot = self._home(probe)
+        found = np.take(self._keys, slot)
+        hit = found == probe
+        out[hit] = np.take(self._index, slot[hit])
+        todo = np.flatnonzero(~hit & (found != 0))
+        slot, key = slot[todo], probe[todo]
+        while todo.size:
+            slot += 1
+            found = np.take(self._keys, slot)
+            hit = found == key
+            out[todo[hit]] = np.take(self._index, slot[hit])
+            more = ~hit & (found != 0)
+            todo, slot, key = todo[more], slot[more], key[more]
+        if self._zero >= 0:
+            out[probe == 0] = self._zero
+        return out
+
+
 def _pair_keys(qid: pa.Array | pa.ChunkedArray, docno: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """:meth:`RunIds.pair_keys` of the rows."""
     return RunIds.of(qid, docno).pair_keys()
@@ -915,6 +1037,8 @@ def first_duplicate(
     same = ordered[1:] == ordered[:-1]
     if not same.any():
         return None
+    import pandas as pd
+
     candidates = np.flatnonzero(np.isin(ids.pair_keys(), ordered[1:][same]))
     pairs = pd.DataFrame(
         {
@@ -1092,11 +1216,27 @@ def _fast_run(text: _Text) -> tuple[dict[str, pa.ChunkedArray], _Locator, list[s
     return fields, _Locator(text.where, None), [tag] if tag is not None else []
 
 
-def _run_frame(
+@dataclass
+class RunColumns:
+    """A run file's checked columns, before any DataFrame: what :func:`read_run` wraps
+    (and ``tiecore eval`` evaluates as they are, without pandas).
+
+    ``qid`` and ``docno`` are large_string, ``score`` one chunk of finite float64;
+    each (qid, docno) pair is unique; ``ids`` are the duplicate test's
+    :class:`RunIds`, ``tags`` the distinct tags in order of appearance.
+    """
+
+    qid: pa.ChunkedArray
+    docno: pa.ChunkedArray
+    score: pa.ChunkedArray
+    tags: list[str]
+    ids: RunIds
+
+
+def _run_columns(
     fields: dict[str, pa.ChunkedArray], loc: _Locator, tags: list[str] | None = None
-) -> tuple[pd.DataFrame, list[str]]:
-    """Validate parsed run fields and build the DataFrame and the list of tags (given,
-    or found in the ``tag`` field)."""
+) -> RunColumns:
+    """Validate parsed run fields; the tags are given, or found in the ``tag`` field."""
     if not pc.all(pc.is_finite(fields["score"])).as_py():  # the careful path named the line
         infinite = np.flatnonzero(~np.isfinite(fields["score"].to_numpy()))
         loc.fail(int(infinite[0]), "score is not finite", "a finite number")
@@ -1112,23 +1252,45 @@ def _run_frame(
     pa.default_memory_pool().release_unused()  # the parser's buffers: the test's memory
     ids = _check_unique(fields["qid"], fields["docno"], loc, "run")
     # one chunk of scores, in arrow's pool: pandas then shares it instead of copying
-    fields["score"] = pa.chunked_array([fields["score"].combine_chunks()])
-    columns = {key: fields.pop(key) for key in ("qid", "docno", "score")}
-    frame = pa.table(columns).to_pandas(split_blocks=True)
+    score = pa.chunked_array([fields.pop("score").combine_chunks()])
+    return RunColumns(fields.pop("qid"), fields.pop("docno"), score, tags, ids)
+
+
+def _run_frame(columns: RunColumns) -> pd.DataFrame:
+    """The DataFrame of checked run columns, remembered as checked with its ids."""
+    table = pa.table({"qid": columns.qid, "docno": columns.docno, "score": columns.score})
+    frame = table.to_pandas(split_blocks=True)
+    del table
     _checked.mark(frame, "run")  # checked here: evaluation does not test it again
-    _remember_ids(frame, ids)  # the evaluation reuses the qid codes and docno hashes
-    return frame, tags
+    _remember_ids(frame, columns.ids)  # the evaluation reuses the qid codes and docno hashes
+    return frame
 
 
-def _parse_run(text: _Text, *, fast: bool = True) -> tuple[pd.DataFrame, list[str]]:
+def _parse_run_columns(text: _Text, *, fast: bool = True) -> RunColumns:
     """Parse a run: the fast path first, the careful one for messy layouts and errors."""
     parsed = _fast_run(text) if fast else None
     if parsed is not None:
         try:
-            return _run_frame(*parsed)
+            return _run_columns(*parsed)
         except _NeedLines:
             pass
-    return _run_frame(*_careful_run(text))
+    return _run_columns(*_careful_run(text))
+
+
+def _parse_run(text: _Text, *, fast: bool = True) -> tuple[pd.DataFrame, list[str]]:
+    """:func:`_parse_run_columns` as a DataFrame, and the tags."""
+    columns = _parse_run_columns(text, fast=fast)
+    return _run_frame(columns), columns.tags
+
+
+def read_run_columns(path: str | os.PathLike) -> RunColumns:
+    """:func:`read_run`'s checked columns of a TREC run file (plain or gzip), without
+    a DataFrame: the same rules, errors and values, for ``tiecore eval``'s arrow path."""
+    text = _Text(path)
+    columns = _parse_run_columns(text)
+    del text
+    pa.default_memory_pool().release_unused()
+    return columns
 
 
 def read_run(source: Source, *, name: str | None = None) -> pd.DataFrame:
@@ -1245,8 +1407,9 @@ def _careful_qrels(text: _Text) -> tuple[dict[str, pa.ChunkedArray], _Locator]:
     return fields, _Locator(text.where, np.concatenate(lines))
 
 
-def _parse_qrels(text: _Text, *, fast: bool = True) -> pd.DataFrame:
-    """Parse qrels: the fast path first, the careful one for messy layouts and errors."""
+def _parse_qrels_columns(text: _Text, *, fast: bool = True) -> dict[str, pa.ChunkedArray]:
+    """Parse qrels: the fast path first, the careful one for messy layouts and errors;
+    the checked columns ``qid``, ``docno`` (large_string) and ``level`` (int64)."""
     parsed = _fast_table(text, _QRELS_TYPES, 4, 4) if fast else None
     if parsed is not None:
         table = parsed[0]
@@ -1256,10 +1419,22 @@ def _parse_qrels(text: _Text, *, fast: bool = True) -> pd.DataFrame:
         except _NeedLines:
             pass
         else:
-            return pa.table(fields).to_pandas()
+            return fields
     fields, loc = _careful_qrels(text)
     _check_unique(fields["qid"], fields["docno"], loc, "qrels")
-    return pa.table(fields).to_pandas()
+    return fields
+
+
+def _parse_qrels(text: _Text, *, fast: bool = True) -> pd.DataFrame:
+    """:func:`_parse_qrels_columns` as a DataFrame."""
+    return pa.table(_parse_qrels_columns(text, fast=fast)).to_pandas()
+
+
+def read_qrels_columns(path: str | os.PathLike) -> dict[str, pa.ChunkedArray]:
+    """:func:`read_qrels`'s checked columns of a TREC qrels file, without a DataFrame."""
+    columns = _parse_qrels_columns(_Text(path))
+    pa.default_memory_pool().release_unused()
+    return columns
 
 
 def read_qrels(source: Source) -> pd.DataFrame:
@@ -1331,6 +1506,8 @@ def read_letor(
         A malformed line (with its number), a file without any feature, or a
         requested feature absent from the file.
     """
+    import pandas as pd
+
     data, where = _load(source)
     tokens = _Tokens.split(_lines(data, inline_comments=True))
     n_lines = len(tokens.count)

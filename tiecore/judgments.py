@@ -11,7 +11,7 @@ from tiecore._validation import REL_LEVEL, check
 from tiecore.errors import InputError
 from tiecore.seeding import mix
 
-if TYPE_CHECKING:  # pandas and pyarrow load with the first lookup (tiecore eval's start-up)
+if TYPE_CHECKING:  # pandas and pyarrow load when used (tiecore eval's start-up)
     import pandas as pd
     import pyarrow as pa
 
@@ -169,9 +169,6 @@ class Judgments:
     @classmethod
     def from_qrels(cls, qrels: pd.DataFrame, rel_level: int = 1) -> Judgments:
         """Summarise ``qrels``; a docno judged twice for one query is an error."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
         from tiecore.frames import check_qrels
 
         check("rel_level", rel_level, REL_LEVEL)
@@ -184,11 +181,47 @@ class Judgments:
         qid = as_arrow_strings(qrels["qid"])
         docno = as_arrow_strings(qrels["docno"])
         levels = np.asarray(qrels["level"], dtype=np.int64)
-        qids = np.sort(np.asarray(pc.unique(qid).to_numpy(zero_copy_only=False), dtype=object))
-        query = pc.index_in(qid, value_set=pa.array(qids, pa.string())).to_numpy()
+        return cls._from_arrow(qid, docno, levels, rel_level)
+
+    @classmethod
+    def from_columns(
+        cls,
+        qid: pa.Array | pa.ChunkedArray,
+        docno: pa.Array | pa.ChunkedArray,
+        level: pa.Array | pa.ChunkedArray,
+        rel_level: int = 1,
+    ) -> Judgments:
+        """:meth:`from_qrels` of checked arrow columns (:func:`tiecore.io.read_qrels_columns`),
+        without pandas (tiecore eval's arrow path): the same fields, bit for bit."""
+        import pyarrow as pa
+
+        from tiecore.io import to_numpy
+
+        check("rel_level", rel_level, REL_LEVEL)
+        qid, docno = (as_arrow_strings(c.cast(pa.string()).combine_chunks()) for c in (qid, docno))
+        levels = np.asarray(to_numpy(level), dtype=np.int64)
+        return cls._from_arrow(qid, docno, levels, rel_level)
+
+    @classmethod
+    def _from_arrow(
+        cls, qid: pa.Array, docno: pa.Array, levels: np.ndarray, rel_level: int
+    ) -> Judgments:
+        """The judgments of qrels id columns (string arrays) and levels (without pandas:
+        :func:`tiecore.io.to_numpy`)."""
+        import pyarrow.compute as pc
+
+        from tiecore.io import to_numpy
+
+        distinct = pc.unique(qid)
+        # sorted by bytes: UTF-8's byte order is str's code point order (np.sort's)
+        distinct = distinct.take(pc.sort_indices(distinct))
+        qids = np.empty(len(distinct), dtype=object)
+        qids[:] = distinct.to_pylist()
+        query = to_numpy(pc.index_in(qid, value_set=distinct))
         docnos = pc.unique(docno)
-        doc = pc.index_in(docno, value_set=docnos).to_numpy().astype(np.int64)
+        doc = to_numpy(pc.index_in(docno, value_set=docnos)).astype(np.int64)
         judgments, order = cls._from_codes(qids, query, docnos, doc, levels, rel_level)
+        judgments._qid_array = distinct
         twice = np.flatnonzero(judgments._keys[1:] == judgments._keys[:-1])
         if twice.size:
             row = int(order[twice[0] + 1])
@@ -293,9 +326,9 @@ class Judgments:
         Rows whose hash two qrels pairs share (a 64-bit collision) are looked up
         exactly (:meth:`docno_codes`, then a binary search).
         """
-        import pandas as pd
-        import pyarrow as pa
         import pyarrow.compute as pc
+
+        from tiecore.io import HashIndex, to_arrow, to_numpy
 
         query = np.asarray(query)
         if not len(self._keys):
@@ -305,7 +338,7 @@ class Judgments:
             hashes = _pair_hashes(docno_hashes(self._docnos)[doc], self._query_of_key)
             unique, first, count = np.unique(hashes, return_index=True, return_counts=True)
             alone = count == 1
-            self._pair_index = (pd.Index(unique[alone]), first[alone], unique[~alone])
+            self._pair_index = (HashIndex(unique[alone]), first[alone], unique[~alone])
         table, rows, shared = self._pair_index
         docno = as_arrow_strings(docno)
         if docno_hash is None:
@@ -316,16 +349,15 @@ class Judgments:
         row = np.where(judged, rows[np.maximum(found, 0)], 0) if len(rows) else found * 0
         if judged.any():  # confirm the hits (only them: most rows of a run are unjudged)
             hit = np.flatnonzero(judged)
-            wanted = self._docnos.take(pa.array(self._keys[row[hit]] % len(self._docnos)))
-            same = pc.equal(docno.take(pa.array(hit)), wanted)
-            judged[hit] = same.fill_null(False).to_numpy(zero_copy_only=False)
+            wanted = self._docnos.take(to_arrow(self._keys[row[hit]] % len(self._docnos)))
+            judged[hit] = to_numpy(pc.equal(docno.take(to_arrow(hit)), wanted), False)
             judged &= self._query_of_key[row] == query
         level = np.where(judged, self._levels[row], 0)
         if shared.size:  # a pair whose hash two qrels pairs share: exact lookup
             slow = np.flatnonzero(np.isin(hashes, shared))
             if slow.size:
                 level[slow], judged[slow] = self._lookup_sorted(
-                    query[slow], docno.take(pa.array(slow))
+                    query[slow], docno.take(to_arrow(slow))
                 )
         return level, judged
 
@@ -341,20 +373,20 @@ class Judgments:
         """Index of each docno among the qrels docnos (0 when absent) and whether present.
 
         The qrels docnos' hashes (:func:`string_hashes`) go once into a hash
-        table kept on this object (a pandas index), so each run costs a hash
+        table kept on this object (:class:`tiecore.io.HashIndex`), so each run costs a hash
         and a probe of its own docnos; a hit is confirmed by comparing the
         strings.  Docnos whose hash two qrels docnos share (a 64-bit
         collision) are looked up exactly.
         """
-        import pandas as pd
-        import pyarrow as pa
         import pyarrow.compute as pc
+
+        from tiecore.io import HashIndex, to_arrow, to_numpy
 
         if self._docno_index is None:
             hashes = string_hashes(self._docnos)
             unique, first, count = np.unique(hashes, return_index=True, return_counts=True)
             alone = count == 1
-            self._docno_index = (pd.Index(unique[alone]), first[alone], unique[~alone])
+            self._docno_index = (HashIndex(unique[alone]), first[alone], unique[~alone])
         table, codes, shared = self._docno_index
         docno = as_arrow_strings(docno)
         hashes = string_hashes(docno)
@@ -362,13 +394,12 @@ class Judgments:
         known = found >= 0
         code = np.where(known, codes[np.maximum(found, 0)], 0) if len(codes) else found * 0
         if known.any():
-            same = pc.equal(docno, self._docnos.take(pa.array(code)))
-            known &= same.fill_null(False).to_numpy(zero_copy_only=False)
+            known &= to_numpy(pc.equal(docno, self._docnos.take(to_arrow(code))), False)
         if shared.size:  # a docno whose hash two qrels docnos share: exact lookup
             rows = np.flatnonzero(np.isin(hashes, shared))
-            exact = pc.index_in(docno.take(pa.array(rows)), value_set=self._docnos)
-            known[rows] = exact.is_valid().to_numpy(zero_copy_only=False)
-            code[rows] = exact.fill_null(0).to_numpy()
+            exact = pc.index_in(docno.take(to_arrow(rows)), value_set=self._docnos)
+            known[rows] = to_numpy(exact.is_valid())
+            code[rows] = to_numpy(exact, 0)
         return np.where(known, code, 0), known
 
     def gain_shift(self, gain: str) -> np.ndarray:

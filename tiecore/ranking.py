@@ -32,6 +32,8 @@ if TYPE_CHECKING:  # pandas and pyarrow load with the first build (tiecore eval'
     import pandas as pd
     import pyarrow as pa
 
+    from tiecore.io import RunIds
+
 #: Policies that compare scores as trec_eval 9 stores them (C float).
 FLOAT32_POLICIES = ("trec_eval",)
 
@@ -120,8 +122,6 @@ class Ranking:
         twice in one query is an error, as in trec_eval.  The tie groups are
         those of the scores the policy compares (:func:`tie_key`).
         """
-        import pyarrow.compute as pc
-
         from tiecore.io import RunIds, first_duplicate, run_ids_of
 
         name = name or run.attrs.get("name") or "run"
@@ -154,17 +154,51 @@ class Ranking:
                 f"and {row})",
                 "each docno at most once per query",
             )
-        # the run's distinct qids among the judgments' (integer work per row)
-        code = pc.index_in(ids.qids, value_set=judgments.qid_array)
-        absent = code.is_null().to_numpy(zero_copy_only=False)
-        query_or_null = code.fill_null(-1).to_numpy().astype(np.int32)[ids.query]
+        return cls._build(name, ids, docno, score, judgments, tiebreak, seed)
+
+    @classmethod
+    def build_columns(
+        cls,
+        ids: RunIds,
+        docno: pa.Array | pa.ChunkedArray,
+        score: np.ndarray,
+        judgments: Judgments,
+        *,
+        tiebreak: str = "trec_eval",
+        seed: int | np.random.Generator | None = 0,
+        name: str = "run",
+    ) -> Ranking:
+        """:meth:`build` of a run's checked columns (:class:`tiecore.io.RunColumns`: finite
+        scores, each (qid, docno) pair once), without pandas (tiecore eval's arrow path):
+        the same ranking, field by field."""
+        import pyarrow as pa
+
+        check("tiebreak", tiebreak, TIEBREAK)
+        docno = as_arrow_strings(docno.cast(pa.string()).combine_chunks())
+        score = np.asarray(score, dtype=np.float64)
+        return cls._build(name, ids, docno, score, judgments, tiebreak, seed)
+
+    @classmethod
+    def _build(cls, name, ids, docno, score, judgments, tiebreak, seed) -> Ranking:
+        """:meth:`build` once the run is checked: its rows against the judgments."""
+        import pyarrow.compute as pc
+
+        from tiecore.io import to_arrow, to_numpy
+
+        # the run's distinct qids among the judgments' (integer work per row); numpy and
+        # arrow meet through tiecore.io's converters, which do not load pandas
+        code = to_numpy(pc.index_in(ids.qids, value_set=judgments.qid_array), -1)
+        absent = code < 0
+        query_or_null = code.astype(np.int32)[ids.query]
         known = query_or_null >= 0
-        skipped = np.unique(np.asarray(ids.qids.filter(absent).to_numpy(zero_copy_only=False)))
+        skipped = np.empty(int(absent.sum()), dtype=object)
+        skipped[:] = ids.qids.filter(to_arrow(absent)).to_pylist()
+        skipped = np.unique(skipped)
         _check_known(name, known, skipped)
         hashes = ids.docno_hash
         if skipped.size:
             keep = np.flatnonzero(known)
-            docno, score, hashes = docno.take(keep), score[keep], hashes[keep]
+            docno, score, hashes = docno.take(to_arrow(keep)), score[keep], hashes[keep]
             query = query_or_null[keep]
         else:
             query = query_or_null
@@ -411,9 +445,9 @@ def _take(docno: pa.Array | np.ndarray, order: np.ndarray) -> pa.Array | np.ndar
     """Rows ``order`` of a docno column: a pyarrow array, or a numpy one (build_small)."""
     if isinstance(docno, np.ndarray):
         return docno[order]
-    import pyarrow as pa
+    from tiecore.io import to_arrow
 
-    return docno.take(pa.array(order))
+    return docno.take(to_arrow(order))
 
 
 def _order(keys, docno, level, rel, tiebreak, seed, row=None) -> np.ndarray:
@@ -449,7 +483,12 @@ def _order(keys, docno, level, rel, tiebreak, seed, row=None) -> np.ndarray:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    return pc.sort_indices(pa.table(columns), sort_keys=sort_keys).to_numpy()
+    from tiecore.io import to_arrow, to_numpy
+
+    table = pa.table(
+        {k: to_arrow(v) if isinstance(v, np.ndarray) else v for k, v in columns.items()}
+    )
+    return to_numpy(pc.sort_indices(table, sort_keys=sort_keys))
 
 
 def _ascending(values: np.ndarray, direction: str) -> np.ndarray:
