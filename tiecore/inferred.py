@@ -385,12 +385,16 @@ def _extreme_group_sums(groups: _Groups, best: bool, budget: float) -> np.ndarra
     cells = (groups.N + 1.0) * (groups.U + 1.0)
     groups.refuse(cells * groups.R, "minimum and maximum", budget)
     out = np.zeros(groups.live.size)
-    order = np.lexsort((groups.R, cells))
-    # chunks of similar shapes, padded to their largest
+    # chunks of like shapes (N + 1, U + 1 and R within a factor 2), padded to their largest
+    shape = np.log2(np.stack([groups.N + 1.0, groups.U + 1.0, groups.R])).astype(np.int64)
+    _, bucket = np.unique(shape, axis=1, return_inverse=True)
+    order = np.lexsort((groups.R, cells, bucket.ravel()))
     cost = cells[order] * groups.R[order]
-    for part in _chunks(cost, budget):
-        at = order[part]
-        out[at] = _extreme_chunk(groups, at, best)
+    edges = np.flatnonzero(np.r_[True, np.diff(bucket.ravel()[order]) != 0, True])
+    for begin, end in itertools.pairwise(edges):
+        for part in _chunks(cost[begin:end]):
+            at = order[begin + part]
+            out[at] = _extreme_chunk(groups, at, best)
     return out
 
 
