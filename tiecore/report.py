@@ -583,6 +583,8 @@ def effect_sentence(row: Mapping, tiebreak: str = "trec_eval") -> str:
 
 # ----------------------------------------------------------------------------- command line
 
+#: The measures of ``tiecore report`` without ``-m``.
+DEFAULT_MEASURES = ("P@10", "AP", "nDCG@10")
 #: Output formats of ``tiecore report``.
 FORMATS = ("markdown", "latex", "csv")
 _REPORT_HELP = """\
@@ -651,10 +653,8 @@ def run_command(args, read_inputs) -> str:
     from tiecore.cli import split_measures
     from tiecore.measures import parse_measures
 
-    measures = [
-        str(m)
-        for m in parse_measures(split_measures(args.measures or []) or ["P@10", "AP", "nDCG@10"])
-    ]
+    named = split_measures(args.measures or [])  # -m '' names none: refused, not the defaults
+    measures = [str(m) for m in parse_measures(named if args.measures else DEFAULT_MEASURES)]
     runs, qrels, sources = read_inputs(args)
     table = modes_table(
         runs,
