@@ -60,7 +60,7 @@ from typing import IO, TYPE_CHECKING, NoReturn
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
+import pyarrow._compute as _kernels  # arrow's kernels; pyarrow.compute wraps them (see kernel)
 import pyarrow.csv as pacsv
 
 from tiecore import _checked
@@ -72,6 +72,36 @@ if TYPE_CHECKING:  # pandas loads when a frame is made (tiecore eval's arrow pat
     import pandas as pd
 
 __all__ = ["read_letor", "read_qrels", "read_run", "read_runs"]
+
+
+class _LazyCompute:
+    """:mod:`pyarrow.compute`, imported on first use: the import wraps every kernel in a
+    function with a parsed docstring, 0.1-0.25 s, which ``tiecore eval`` of a run file
+    does not need (its path calls the kernels through :func:`kernel`)."""
+
+    def __getattr__(self, name: str) -> object:
+        import pyarrow.compute
+
+        return getattr(pyarrow.compute, name)
+
+
+pc = _LazyCompute()
+
+
+def kernel(name: str, *args: object, options: object = None) -> object:
+    """Arrow's compute function ``name`` on ``args``, as ``pyarrow.compute.<name>`` calls
+    it (``call_function``, default options unless given), without importing
+    :mod:`pyarrow.compute`.
+
+    >>> found = Kernels.SetLookupOptions(pa.array(["b"]))
+    >>> kernel("index_in", pa.array(["b", "x"]), options=found).to_pylist()
+    [0, None]
+    """
+    return _kernels.call_function(name, list(args), options)
+
+
+#: The kernels' option classes (``SetLookupOptions``, ``SortOptions``, ``CastOptions``...).
+Kernels = _kernels
 
 Source = str | os.PathLike[str] | IO[bytes] | IO[str]
 
@@ -652,9 +682,9 @@ def _fast_table(
         if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
             if any(_has_empty(chunk) for chunk in column.chunks):
                 return None
-            if mixed and pc.any(pc.match_substring(column, " ")).as_py():
+            if mixed and _any_match(column, " ", "match_substring"):
                 return None
-    if scan.hash and pc.any(pc.starts_with(table.column("f0"), "#")).as_py():
+    if scan.hash and _any_match(table.column("f0"), "#", "starts_with"):
         return None
     return table, known
 
@@ -739,6 +769,12 @@ def _csv(
             check_utf8=False,  # the scan or _load checked it
         ),
     )
+
+
+def _any_match(column: pa.ChunkedArray, pattern: str, how: str) -> bool:
+    """``pc.any(pc.<how>(column, pattern))``."""
+    found = kernel(how, column, options=_kernels.MatchSubstringOptions(pattern))
+    return bool(kernel("any", found).as_py())
 
 
 def _has_empty(arr: pa.Array) -> bool:
@@ -886,11 +922,12 @@ def _query_codes(qid: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]
         return pa.array([], qid.type), np.zeros(0, np.int32)
     change = np.ones(n, bool)
     if n > 1:
-        change[1:] = to_numpy(pc.not_equal(qid.slice(1), qid.slice(0, n - 1)), True)
+        change[1:] = to_numpy(kernel("not_equal", qid.slice(1), qid.slice(0, n - 1)), True)
     heads = np.flatnonzero(change)
     head_qid = _take_ascending(qid, heads)
-    qids = pc.unique(head_qid)
-    codes = to_numpy(pc.index_in(head_qid, value_set=qids)).astype(np.int32)
+    qids = kernel("unique", head_qid)
+    codes = kernel("index_in", head_qid, options=_kernels.SetLookupOptions(qids))
+    codes = to_numpy(codes).astype(np.int32)
     return qids, np.repeat(codes, np.diff(np.append(heads, n)))
 
 
@@ -903,12 +940,12 @@ def _take_ascending(column: pa.Array | pa.ChunkedArray, rows: np.ndarray) -> pa.
     ['a', 'c']
     """
     if not isinstance(column, pa.ChunkedArray):
-        return column.take(to_arrow(rows))
+        return kernel("take", column, to_arrow(rows))
     bounds = np.cumsum([0] + [len(chunk) for chunk in column.chunks])
     which = np.searchsorted(bounds, rows, side="right") - 1
     cuts = np.searchsorted(which, np.arange(len(column.chunks) + 1))
     parts = [
-        chunk.take(to_arrow(rows[cuts[k] : cuts[k + 1]] - bounds[k]))
+        kernel("take", chunk, to_arrow(rows[cuts[k] : cuts[k + 1]] - bounds[k]))
         for k, chunk in enumerate(column.chunks)
         if cuts[k + 1] > cuts[k]
     ]
@@ -1237,17 +1274,17 @@ def _run_columns(
     fields: dict[str, pa.ChunkedArray], loc: _Locator, tags: list[str] | None = None
 ) -> RunColumns:
     """Validate parsed run fields; the tags are given, or found in the ``tag`` field."""
-    if not pc.all(pc.is_finite(fields["score"])).as_py():  # the careful path named the line
+    if not kernel("all", kernel("is_finite", fields["score"])).as_py():  # careful: the line
         infinite = np.flatnonzero(~np.isfinite(fields["score"].to_numpy()))
         loc.fail(int(infinite[0]), "score is not finite", "a finite number")
     tags = list(tags or [])
     if "tag" in fields:
         tag = fields.pop("tag")  # freed before the duplicate check needs memory
         first = tag[0]
-        if pc.all(pc.equal(tag, first)).as_py():
+        if kernel("all", kernel("equal", tag, first)).as_py():
             tags = [first.as_py()]
         else:
-            tags = pc.unique(tag).to_pylist()
+            tags = kernel("unique", tag).to_pylist()
         del tag
     pa.default_memory_pool().release_unused()  # the parser's buffers: the test's memory
     ids = _check_unique(fields["qid"], fields["docno"], loc, "run")

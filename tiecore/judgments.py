@@ -195,10 +195,11 @@ class Judgments:
         without pandas (tiecore eval's arrow path): the same fields, bit for bit."""
         import pyarrow as pa
 
-        from tiecore.io import to_numpy
+        from tiecore.io import Kernels, kernel, to_numpy
 
         check("rel_level", rel_level, REL_LEVEL)
-        qid, docno = (as_arrow_strings(c.cast(pa.string()).combine_chunks()) for c in (qid, docno))
+        text = Kernels.CastOptions.safe(pa.string())
+        qid, docno = (kernel("cast", c, options=text).combine_chunks() for c in (qid, docno))
         levels = np.asarray(to_numpy(level), dtype=np.int64)
         return cls._from_arrow(qid, docno, levels, rel_level)
 
@@ -206,20 +207,19 @@ class Judgments:
     def _from_arrow(
         cls, qid: pa.Array, docno: pa.Array, levels: np.ndarray, rel_level: int
     ) -> Judgments:
-        """The judgments of qrels id columns (string arrays) and levels (without pandas:
-        :func:`tiecore.io.to_numpy`)."""
-        import pyarrow.compute as pc
+        """The judgments of qrels id columns (string arrays) and levels (without pandas or
+        pyarrow.compute: :func:`tiecore.io.kernel`, :func:`tiecore.io.to_numpy`)."""
+        from tiecore.io import Kernels, kernel, to_numpy
 
-        from tiecore.io import to_numpy
-
-        distinct = pc.unique(qid)
+        distinct = kernel("unique", qid)
         # sorted by bytes: UTF-8's byte order is str's code point order (np.sort's)
-        distinct = distinct.take(pc.sort_indices(distinct))
+        distinct = kernel("take", distinct, kernel("array_sort_indices", distinct))
         qids = np.empty(len(distinct), dtype=object)
         qids[:] = distinct.to_pylist()
-        query = to_numpy(pc.index_in(qid, value_set=distinct))
-        docnos = pc.unique(docno)
-        doc = to_numpy(pc.index_in(docno, value_set=docnos)).astype(np.int64)
+        query = to_numpy(kernel("index_in", qid, options=Kernels.SetLookupOptions(distinct)))
+        docnos = kernel("unique", docno)
+        doc = kernel("index_in", docno, options=Kernels.SetLookupOptions(docnos))
+        doc = to_numpy(doc).astype(np.int64)
         judgments, order = cls._from_codes(qids, query, docnos, doc, levels, rel_level)
         judgments._qid_array = distinct
         twice = np.flatnonzero(judgments._keys[1:] == judgments._keys[:-1])
@@ -326,9 +326,7 @@ class Judgments:
         Rows whose hash two qrels pairs share (a 64-bit collision) are looked up
         exactly (:meth:`docno_codes`, then a binary search).
         """
-        import pyarrow.compute as pc
-
-        from tiecore.io import HashIndex, to_arrow, to_numpy
+        from tiecore.io import HashIndex, kernel, to_arrow, to_numpy
 
         query = np.asarray(query)
         if not len(self._keys):
@@ -349,15 +347,18 @@ class Judgments:
         row = np.where(judged, rows[np.maximum(found, 0)], 0) if len(rows) else found * 0
         if judged.any():  # confirm the hits (only them: most rows of a run are unjudged)
             hit = np.flatnonzero(judged)
-            wanted = self._docnos.take(to_arrow(self._keys[row[hit]] % len(self._docnos)))
-            judged[hit] = to_numpy(pc.equal(docno.take(to_arrow(hit)), wanted), False)
+            wanted = kernel(
+                "take", self._docnos, to_arrow(self._keys[row[hit]] % len(self._docnos))
+            )
+            same = kernel("equal", kernel("take", docno, to_arrow(hit)), wanted)
+            judged[hit] = to_numpy(same, False)
             judged &= self._query_of_key[row] == query
         level = np.where(judged, self._levels[row], 0)
         if shared.size:  # a pair whose hash two qrels pairs share: exact lookup
             slow = np.flatnonzero(np.isin(hashes, shared))
             if slow.size:
                 level[slow], judged[slow] = self._lookup_sorted(
-                    query[slow], docno.take(to_arrow(slow))
+                    query[slow], kernel("take", docno, to_arrow(slow))
                 )
         return level, judged
 

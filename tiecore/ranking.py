@@ -173,32 +173,35 @@ class Ranking:
         the same ranking, field by field."""
         import pyarrow as pa
 
+        from tiecore.io import Kernels, kernel
+
         check("tiebreak", tiebreak, TIEBREAK)
-        docno = as_arrow_strings(docno.cast(pa.string()).combine_chunks())
+        docno = kernel("cast", docno, options=Kernels.CastOptions.safe(pa.string()))
+        docno = docno.combine_chunks() if isinstance(docno, pa.ChunkedArray) else docno
         score = np.asarray(score, dtype=np.float64)
         return cls._build(name, ids, docno, score, judgments, tiebreak, seed)
 
     @classmethod
     def _build(cls, name, ids, docno, score, judgments, tiebreak, seed) -> Ranking:
         """:meth:`build` once the run is checked: its rows against the judgments."""
-        import pyarrow.compute as pc
-
-        from tiecore.io import to_arrow, to_numpy
+        from tiecore.io import Kernels, kernel, to_arrow, to_numpy
 
         # the run's distinct qids among the judgments' (integer work per row); numpy and
-        # arrow meet through tiecore.io's converters, which do not load pandas
-        code = to_numpy(pc.index_in(ids.qids, value_set=judgments.qid_array), -1)
+        # arrow meet through tiecore.io's converters and kernels, which load neither
+        # pandas nor pyarrow.compute
+        qids = Kernels.SetLookupOptions(judgments.qid_array)
+        code = to_numpy(kernel("index_in", ids.qids, options=qids), -1)
         absent = code < 0
         query_or_null = code.astype(np.int32)[ids.query]
         known = query_or_null >= 0
         skipped = np.empty(int(absent.sum()), dtype=object)
-        skipped[:] = ids.qids.filter(to_arrow(absent)).to_pylist()
+        skipped[:] = kernel("filter", ids.qids, to_arrow(absent)).to_pylist()
         skipped = np.unique(skipped)
         _check_known(name, known, skipped)
         hashes = ids.docno_hash
         if skipped.size:
             keep = np.flatnonzero(known)
-            docno, score, hashes = docno.take(to_arrow(keep)), score[keep], hashes[keep]
+            docno, score, hashes = kernel("take", docno, to_arrow(keep)), score[keep], hashes[keep]
             query = query_or_null[keep]
         else:
             query = query_or_null
@@ -445,9 +448,9 @@ def _take(docno: pa.Array | np.ndarray, order: np.ndarray) -> pa.Array | np.ndar
     """Rows ``order`` of a docno column: a pyarrow array, or a numpy one (build_small)."""
     if isinstance(docno, np.ndarray):
         return docno[order]
-    from tiecore.io import to_arrow
+    from tiecore.io import kernel, to_arrow
 
-    return docno.take(to_arrow(order))
+    return kernel("take", docno, to_arrow(order))
 
 
 def _order(keys, docno, level, rel, tiebreak, seed, row=None) -> np.ndarray:
@@ -481,14 +484,13 @@ def _order(keys, docno, level, rel, tiebreak, seed, row=None) -> np.ndarray:
             columns["docno"] = np.fromiter(map(code.__getitem__, docno), np.int64, len(docno))
         return np.lexsort([_ascending(columns[k], d) for k, d in reversed(sort_keys)])
     import pyarrow as pa
-    import pyarrow.compute as pc
 
-    from tiecore.io import to_arrow, to_numpy
+    from tiecore.io import Kernels, kernel, to_arrow, to_numpy
 
     table = pa.table(
         {k: to_arrow(v) if isinstance(v, np.ndarray) else v for k, v in columns.items()}
     )
-    return to_numpy(pc.sort_indices(table, sort_keys=sort_keys))
+    return to_numpy(kernel("sort_indices", table, options=Kernels.SortOptions(sort_keys)))
 
 
 def _ascending(values: np.ndarray, direction: str) -> np.ndarray:
