@@ -5,6 +5,7 @@ plain number where it is only a bound)."""
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -246,3 +247,31 @@ def test_report_with_an_empty_measure_list_is_refused(tmp_path, capsys, empty):
     assert "no measures given" in capsys.readouterr().err
     assert cli.main(["report", *files]) == 0
     assert "P@10 oblivious" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "name, problem",
+    [
+        ("ERR(max_rel=0)@5", "ERR's max_rel must be one of"),  # was a KeyError in ir_measures
+        ("ERR(max_rel=4.5)@5", "ERR's max_rel must be one of"),
+        ("IPrec@0.15", "IPrec's recall must be one of"),  # was IPrec(recall=0.1), silently
+        ("iprec_at_recall_0.05", "IPrec's recall must be one of"),  # was recall 0.1
+        ("RBP(p=0.8,p=0.5)", "parameter 'p' given twice"),  # was RBP(p=0.5)
+    ],
+)
+def test_measure_values_tiecore_refuses_are_refused_everywhere(name, problem):
+    from tiecore import InputError
+    from tiecore.measures import parse_measures
+
+    with pytest.raises(InputError, match=re.escape(problem)):
+        parse_measures(name)
+
+
+def test_recall_levels_on_the_tenth_steps_still_parse():
+    from tiecore.measures import parse_measures
+
+    names = ["IPrec@0.1", "IPrec@1", "iprec_at_recall_0.10", "iprec_at_recall_1.00"]
+    assert [str(m) for m in parse_measures(names)] == [
+        "IPrec(recall=0.1)", "IPrec(recall=1.0)",
+        "IPrec(recall=0.1,round=nearest)", "IPrec(recall=1.0,round=nearest)",
+    ]  # fmt: skip

@@ -111,7 +111,10 @@ class Measure:
         recall = _RECALL.match(text.strip())  # IPrec@0.1, iprec_at_recall_0.10
         if recall:  # trec_eval's name: the later trec_eval's rounding (tiecore.interpolated)
             nearest = ",round=nearest" if recall.group(0).lower().startswith("iprec_") else ""
-            text = f"IPrec(recall={float(recall.group(1)):.1f}{nearest})"
+            level = float(recall.group(1))
+            # a level off trec_eval's 0.1 steps stays as given, to be refused (0.15 is no 0.1)
+            shown = f"{level:.1f}" if abs(level * 10 - round(level * 10)) < 1e-9 else recall[1]
+            text = f"IPrec(recall={shown}{nearest})"
         match = _PATTERN.match(text.strip())
         spec = lookup(match.group("family")) if match else None
         if spec is None:
@@ -122,7 +125,7 @@ class Measure:
         for part in filter(None, (match.group("params") or "").split(",")):
             key, _, value = part.partition("=")
             if key.strip() in params:  # RBP(p=0.8,p=0.5): which one was meant?
-                raise InputError(
+                raise _Refused(
                     "measure", None, f"parameter {key.strip()!r} given twice in {text!r}",
                     "each parameter at most once",
                 )  # fmt: skip
@@ -139,7 +142,7 @@ class Measure:
         try:
             return cls(spec.name, int(cutoff) if cutoff else None, gain, tuple(params.items()))
         except ValueError as error:
-            raise InputError("measure", None, f"{text!r}: {error}") from None
+            raise _Refused("measure", None, f"{text!r}: {error}") from None
 
     def __str__(self) -> str:
         spec = self.spec
@@ -151,6 +154,11 @@ class Measure:
         params = f"({','.join(shown)})" if shown else ""
         cutoff = f"@{self.cutoff}" if self.cutoff is not None else ""
         return f"{self.family}{params}{cutoff}"
+
+
+class _Refused(InputError):
+    """A name of tiecore's own family and parameters with a value it refuses (``P@0``,
+    ``ERR(max_rel=0)``, ``IPrec@0.15``): no other parser (ir_measures') may take it."""
 
 
 def _checked(spec: Family, name: str, value: str) -> str:
@@ -170,12 +178,26 @@ def parse_measures(measures: str | Measure | list[str | Measure]) -> list[Measur
 
     if isinstance(measures, str | Measure) or hasattr(measures, "NAME"):
         measures = [measures]
-    parsed = [m if isinstance(m, Measure) else Measure.parse(measure_name(m)) for m in measures]
+    parsed = [m if isinstance(m, Measure) else _parse(m, measure_name) for m in measures]
     if not parsed:
         raise InputError(
             "measure", None, "no measures given (an empty list)", "at least one, such as 'P@10'"
         )
     return list(dict.fromkeys(parsed))
+
+
+def _parse(measure: object, measure_name) -> Measure:
+    """A name by tiecore's parser first: a value it refuses is refused (ir_measures' parser
+    would take ``ERR(max_rel=0)`` and fail later); other names and objects through
+    ``measure_name`` (ir_measures' syntax and objects)."""
+    if isinstance(measure, str):
+        try:
+            return Measure.parse(measure)
+        except _Refused:
+            raise
+        except InputError:
+            pass
+    return Measure.parse(measure_name(measure))
 
 
 #: The measures the command line and the app show when none are named.
