@@ -79,7 +79,7 @@ EPSILON = 0.00001
 OTHER, UNJUDGED, NONREL, REL = 0, 1, 2, 3
 #: Most steps one group may need (the variance's cells times slots, the bounds' cells).
 BUDGET = 2e7
-#: Terms computed at once (memory).
+#: Cells of the bounds' program at once (memory); the variance's pass takes a 16th.
 _CHUNK = 2_000_000
 
 
@@ -208,7 +208,7 @@ class _Groups:
                 f"query {self.qids[self.query[worst]]} has a tie group of {self.n[worst]} docs "
                 f"({self.R[worst]} relevant, {self.N[worst]} judged non-relevant, "
                 f"{self.U[worst]} pooled unjudged): infAP's exact {what} would need about "
-                f"{cost[worst]:.2g} terms, more than the {budget:.2g} allowed",
+                f"{cost[worst]:.2g} steps, more than the {budget:.2g} allowed",
                 "ties='sampled' for infAP on this run (or a smaller depth)",
             )
 
@@ -360,7 +360,7 @@ def infap_variance(
 ) -> np.ndarray:
     """Per-query exact variance of infAP over all orderings: ``sum_g Var S_g / num_rel^2``.
 
-    InputError when a group needs more than ``budget`` pair terms.
+    InputError when a group needs more than ``budget`` steps (its cells times slots).
 
     >>> import pandas as pd
     >>> qrels = pd.DataFrame({"qid": "1", "docno": ["a"], "level": [1]})
