@@ -275,3 +275,15 @@ def test_recall_levels_on_the_tenth_steps_still_parse():
         "IPrec(recall=0.1)", "IPrec(recall=1.0)",
         "IPrec(recall=0.1,round=nearest)", "IPrec(recall=1.0,round=nearest)",
     ]  # fmt: skip
+
+
+def test_metrics_take_nan_padding_in_both_arrays():
+    # rows of different lengths padded with NaN in y_true and y_score: the cells are left out
+    y_true = np.array([[1, 0, np.nan], [0, 1, 1]])
+    y_score = np.array([[0.5, 0.2, np.nan], [3.0, 2.0, 1.0]])
+    got = metrics.average_precision(y_true, y_score, average=False)
+    assert got.tolist() == [1.0, pytest.approx((1 / 2 + 2 / 3) / 2, abs=1e-15)]
+    from tiecore import InputError
+
+    with pytest.raises(InputError, match=r"y_true\[0, 2\] = nan is not an integer"):
+        metrics.average_precision(y_true, np.nan_to_num(y_score, nan=0.1))  # a kept cell

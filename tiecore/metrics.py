@@ -20,9 +20,10 @@ level is ``>= rel_level``; AP divides by the number of relevant candidates; nDCG
 gain is the level (``gain="exp"``: ``2**level - 1``), its ideal is the row's own
 best ordering; a query without relevant candidates scores 0.
 
-A NaN score leaves its cell out altogether (not ranked, not counted as relevant):
-padding of rows of different lengths, or the *filtered* setting of link
-prediction, where the other known true entities are removed before ranking.
+A NaN score leaves its cell out altogether (not ranked, not counted as relevant;
+its ``y_true`` may be NaN too): padding of rows of different lengths, or the
+*filtered* setting of link prediction, where the other known true entities are
+removed before ranking.
 
 Link prediction
 ---------------
@@ -131,7 +132,8 @@ def _prepare(
     def at(flat: int) -> str:
         return _where(tuple(int(i) for i in np.unravel_index(flat, shape)) if shape else flat)
 
-    if true.dtype.kind == "f":
+    if true.dtype.kind == "f":  # a left-out cell (NaN score) may pad y_true with NaN too
+        true = np.where(np.isnan(score), 0.0, true)
         bad = np.flatnonzero(~np.isfinite(true) | (true != np.trunc(true)))
         if bad.size:
             raise InputError(
