@@ -20,7 +20,15 @@ import pytrec_eval
 import reference as ref
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from shared_data import DATA, ROBUST_RUNS, TREC_EVAL, plain_copy, pytrec_dicts
+from shared_data import (
+    DATA,
+    ROBUST_QRELS,
+    ROBUST_RUNS,
+    TREC_EVAL,
+    plain_copy,
+    pytrec_dicts,
+    robust_run,
+)
 from strategies import cases
 
 import tiecore
@@ -28,6 +36,7 @@ from tiecore.cli import main
 from tiecore.errors import InputError
 from tiecore.inferred import (
     EPSILON,
+    _Groups,
     infap_aware,
     infap_bounds,
     infap_oblivious,
@@ -204,6 +213,36 @@ def moments_by_counts(head: str, group: dict[str, int], depth: int | None):
     return fixed, mean, square
 
 
+def group_moments_by_counts(n, d, rel, non, pooled, unpooled, rA, nA, uA, t):
+    """``(E[S_g], E[S_g^2])`` of one tie group, the pass of :func:`moments_by_counts` on
+    arrays over the counts ``(a, b, c)`` of relevant, non-relevant and pooled docs
+    placed (``o`` follows from the slot): for groups of hundreds of docs."""
+    a, b, c = np.ogrid[: rel + 1, : non + 1, : pooled + 1]
+    shape = (rel + 1, non + 1, pooled + 1)
+    moments = np.zeros((3, *shape))
+    moments[0, 0, 0, 0] = 1.0  # chance, E[S 1], E[S^2 1] of each state
+    for slot in range(n):
+        o = slot - a - b - c
+        ok = (o >= 0) & (o <= unpooled)
+        k = t + slot + 1
+        term = (
+            1 + (rA + nA + uA + a + b + c) * (rA + a + EPSILON) / (rA + nA + a + b + 2 * EPSILON)
+        ) / k
+        term = np.broadcast_to(term if slot < d else 0.0 * term, shape)
+        m0, m1, m2 = moments
+        following = np.zeros_like(moments)
+        f = np.where(ok, (rel - a) / (n - slot), 0.0)
+        placed = np.stack([m0, m1 + m0 * term, m2 + 2 * m1 * term + m0 * term * term])
+        following[:, 1:] += (f * placed)[:, :-1]
+        f = np.where(ok, (non - b) / (n - slot), 0.0)
+        following[:, :, 1:] += (f * moments)[:, :, :-1]
+        f = np.where(ok, (pooled - c) / (n - slot), 0.0)
+        following[:, :, :, 1:] += (f * moments)[:, :, :, :-1]
+        following += np.where(ok, (unpooled - o) / (n - slot), 0.0) * moments
+        moments = following
+    return moments[1, rel, non, pooled], moments[2, rel, non, pooled]
+
+
 @settings(PROPERTY, max_examples=60)
 @given(
     st.text("rnuo", max_size=5),
@@ -230,12 +269,36 @@ def test_a_tie_group_of_up_to_41_docs_equals_the_enumeration_by_counts(head, gro
     judgments = Judgments.from_qrels(qrels)
     ranking = Ranking.build(run, judgments)
     fixed, mean, square = moments_by_counts(head, group, depth)
+    counts = [group[kind] for kind in "rnuo"] + [head.count(kind) for kind in "rnu"]
+    arrays = group_moments_by_counts(n, n if depth is None else cut, *counts, len(head))
+    assert arrays == pytest.approx((mean, square), rel=1e-12)  # the two references agree
     num_rel = kinds.count("r") + extra
     assert infap_aware(ranking, judgments, depth=depth)[0] == pytest.approx(
         (fixed + mean) / num_rel, abs=TOL
     )
     variance = infap_variance(ranking, judgments, depth=depth)[0]
     assert variance == pytest.approx((square - mean * mean) / num_rel**2, abs=TOL)
+
+
+@pytest.mark.parametrize("name, qid", [("MU03rob01", "633"), ("rutcor03100", "404")])
+def test_the_robust03_groups_once_refused_equal_the_enumeration_by_counts(name, qid):
+    """The variance refused these queries (8.4e7 and 3.9e10 pair terms, budget 2e7);
+    now within the budget, and equal to the pass over the counts of every group
+    (rutcor03100's 811-doc group: 63 relevant, 283 non-relevant, 465 unpooled)."""
+    judgments = Judgments.from_qrels(tiecore.read_qrels(ROBUST_QRELS))
+    run = tiecore.read_run(robust_run(f"input.{name}.gz"))
+    ranking = Ranking.build(run, judgments, name=name)
+    variance = infap_variance(ranking, judgments)
+    groups = _Groups(ranking, judgments, None)
+    at = list(judgments.qids).index(qid)
+    total = 0.0
+    for g in np.flatnonzero(groups.query == at):
+        fields = (groups.n, groups.d, groups.R, groups.N, groups.U, groups.O)
+        fields += (groups.rA, groups.nA, groups.uA, groups.t)
+        mean, square = group_moments_by_counts(*(int(field[g]) for field in fields))
+        total += square - mean * mean
+    assert groups.n.max() > 250
+    assert variance[at] == pytest.approx(total / groups.num_rel[at] ** 2, rel=1e-9, abs=1e-15)
 
 
 def test_the_maximum_is_not_always_the_optimistic_order():
