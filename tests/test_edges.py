@@ -287,3 +287,26 @@ def test_metrics_take_nan_padding_in_both_arrays():
 
     with pytest.raises(InputError, match=r"y_true\[0, 2\] = nan is not an integer"):
         metrics.average_precision(y_true, np.nan_to_num(y_score, nan=0.1))  # a kept cell
+
+
+def test_wilcoxon_pvalues_of_a_nan_column_is_undefined_not_zero():
+    from tiecore.compare import wilcoxon_pvalues
+
+    d = np.array([[0.5, 0.5], [np.nan, 0.3], [0.2, 0.2]])
+    got = wilcoxon_pvalues(d)  # the NaN column was p = 0
+    assert np.isnan(got[0])
+    assert got[1] == pytest.approx(stats.wilcoxon(d[:, 1]).pvalue, rel=1e-12)
+
+
+def test_wilcoxon_pvalues_of_a_1d_sample_is_one_test():
+    from tiecore.compare import wilcoxon_pvalues
+
+    d = np.array([0.5, 0.2, -0.1, 0.7])  # was three one-row columns, each p = 1
+    assert wilcoxon_pvalues(d).tolist() == [pytest.approx(stats.wilcoxon(d).pvalue, rel=1e-12)]
+
+
+def test_p_beats_without_a_finite_sample_is_undefined():
+    from tiecore.compare import p_beats
+
+    assert np.isnan(p_beats(np.array([np.nan]), np.array([1.0])))  # was 1.0
+    assert np.isnan(p_beats(np.array([]), np.array([1.0])))  # was a numpy ValueError

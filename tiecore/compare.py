@@ -802,6 +802,12 @@ def p_beats(first: np.ndarray, second: np.ndarray, rtol: float = RTOL) -> float:
     0.875
     """
     first, second = np.asarray(first, np.float64), np.asarray(second, np.float64)
+    if (
+        first.size == 0
+        or second.size == 0
+        or not (np.isfinite(first).all() and np.isfinite(second).all())
+    ):
+        return float("nan")  # undefined: no sample, or a NaN / inf one
     tol = rtol * max(float(np.abs(first).max()), float(np.abs(second).max()))
     ordered = np.sort(second)
     below = np.searchsorted(ordered, first - tol, side="left").sum()
@@ -1162,16 +1168,29 @@ def wilcoxon_pvalues(
     ``axis=0``.
     Differences within ``RTOL * scale`` (default: the column's largest
     ``|d|``) of 0 are zero and magnitudes that close are tied
-    (:func:`_snap`).  NaN (undefined) when no difference is nonzero; never
-    below :data:`SMALLEST_P`.
+    (:func:`_snap`).  NaN (undefined) when no difference is nonzero, or a
+    column holds NaN or inf (as scipy's ``nan_policy="propagate"``); never
+    below :data:`SMALLEST_P`.  A 1-D ``d`` is one column (one sample).
 
     >>> wilcoxon_pvalues(np.array([[0.5, 0.0], [0.25, 0.0], [0.125, 0.0]])).tolist()
     [0.25, nan]
+    >>> wilcoxon_pvalues(np.array([0.5, 0.25, 0.125])).tolist()
+    [0.25]
     """
-    d = np.array(d, np.float64, ndmin=2)
+    d = np.array(d, np.float64)
+    if d.ndim == 1:
+        d = d[:, None]
+    if d.ndim != 2:
+        raise ValueError(f"d must be 1-D or 2-D (queries x pairs), got {d.ndim}-D")
     n, width = d.shape
     out = np.full(width, np.nan)
     if n == 0 or width == 0:
+        return out
+    finite = np.isfinite(d).all(axis=0)
+    if not finite.all():  # undefined columns: computed as all-zero (NaN), so set back
+        out[finite] = wilcoxon_pvalues(
+            d[:, finite], zero_method, None if scale is None else np.asarray(scale)[finite]
+        )
         return out
     if scale is None:
         scale = np.abs(d).max(axis=0)
