@@ -428,3 +428,14 @@ def test_a_variance_beyond_the_budget_is_refused_pointing_to_sampled_mode():
     assert infap_variance(ranking, judgments)[0] >= 0  # within the default budget
     with pytest.raises(InputError, match="minimum and maximum"):
         infap_bounds(ranking, judgments, budget=100)
+
+
+def test_a_long_group_with_few_judged_docs_counts_its_slots():
+    """30,000 tied docs, 3 judged: 4 cells a slot, but 30,000 slots of numpy calls
+    (several seconds): refused at once by the default budget, not run."""
+    labels = [1, 1, 0] + [None] * 29_997
+    run, qrels = one_query(labels, [1.0] * len(labels))
+    judgments = Judgments.from_qrels(qrels)
+    ranking = Ranking.build(run, judgments, name="long")
+    with pytest.raises(InputError, match="30000 docs"):
+        infap_variance(ranking, judgments)

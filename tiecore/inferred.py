@@ -47,8 +47,9 @@ in all).  One forward pass over the slots keeps per cell ``(i, x = p - i)``
 the chance ``pi`` and ``G_k``, the sum of ``u_k`` over the judged docs
 passed, times their chance; cell ``(i, x)`` moves to ``(i+1, x)`` with chance
 ``q``, to ``(i, x+1)`` with ``1 - q``, and the doc at slot ``p`` adds ``q
-sum_k G_k v_k``.  That is ``O(d min(J, d))`` cells a group (a group needing
-more than ``budget`` is refused, InputError, pointing to ``ties='sampled'``).
+sum_k G_k v_k``.  That is ``O(d min(J, d))`` cells a group, plus numpy's
+fixed cost per slot (a group needing more than ``budget`` steps is refused,
+InputError, pointing to ``ties='sampled'``).
 
 Bounds.  A rank change of a doc of kind ``O`` only moves the relevant docs it
 passes (each term falls with ``k``), so the maximum puts a group's ``O`` docs
@@ -77,10 +78,13 @@ from tiecore.ranking import Ranking
 EPSILON = 0.00001
 #: Kinds of docs (:func:`doc_kinds`).
 OTHER, UNJUDGED, NONREL, REL = 0, 1, 2, 3
-#: Most steps one group may need (the variance's cells times slots, the bounds' cells).
+#: Most steps one group may need (the variance's slots times cells, the bounds' cells).
 BUDGET = 2e7
 #: Cells of the bounds' program at once (memory); the variance's pass takes a 16th.
 _CHUNK = 2_000_000
+#: A slot of the variance's pass costs about as much as this many cells besides its
+#: own (its numpy calls: 0.2 ms), so a long group with few judged docs still counts.
+_SLOT = 1000
 
 
 def doc_kinds(ranking: Ranking, judgments: Judgments) -> np.ndarray:
@@ -320,8 +324,8 @@ def _chain(groups: _Groups, at: np.ndarray, second: bool) -> tuple[np.ndarray, n
 
 
 def _chain_cost(groups: _Groups) -> np.ndarray:
-    """:func:`_chain`'s cells times slots per group (an upper bound of its steps)."""
-    return groups.d * (np.minimum(groups.R + groups.N, groups.d - 1) + 1.0)
+    """:func:`_chain`'s steps per group: its slots times its cells plus :data:`_SLOT`."""
+    return groups.d * (np.minimum(groups.R + groups.N, groups.d - 1) + 1.0 + _SLOT)
 
 
 def _group_moments(groups: _Groups, *, second: bool, budget: float = BUDGET):
@@ -360,7 +364,7 @@ def infap_variance(
 ) -> np.ndarray:
     """Per-query exact variance of infAP over all orderings: ``sum_g Var S_g / num_rel^2``.
 
-    InputError when a group needs more than ``budget`` steps (its cells times slots).
+    InputError when a group needs more than ``budget`` steps (:func:`_chain_cost`).
 
     >>> import pandas as pd
     >>> qrels = pd.DataFrame({"qid": "1", "docno": ["a"], "level": [1]})
