@@ -1002,3 +1002,72 @@ def test_a_changed_run_loses_its_read_ids(tmp_path):
     assert not _checked.is_checked(run, "run")
     checked = check_run(run)  # checked anew (the same frame): not with the reader's ids
     assert _checked.is_checked(checked, "run") and run_ids_of(checked) is None
+    again = read_run(path)  # checked again unchanged (evaluate does): the ids stay
+    assert check_run(again) is again and run_ids_of(again) is not None
+
+
+def test_run_ids_of_a_big_run_overlap_alike(tmp_path):
+    """Codes and hashes computed side by side (big runs) equal those computed in turn."""
+    import pyarrow as pa
+
+    from tiecore import io as tio
+
+    rng = np.random.default_rng(3)
+    qid = pa.chunked_array([pa.array(rng.choice(["301", "302", "4"], 5000).tolist())] * 2)
+    docno = pa.chunked_array([pa.array([f"D{k}" for k in rng.integers(0, 10**6, 5000)])] * 2)
+    alone = tio.RunIds.of(qid, docno)
+    with mock.patch.object(tio, "_OVERLAP", 0):
+        side = tio.RunIds.of(qid, docno)
+    assert side.qids.equals(alone.qids)
+    assert side.query.tolist() == alone.query.tolist()
+    assert side.docno_hash.tolist() == alone.docno_hash.tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(0, 2**64 - 1), unique=True, max_size=300),
+    st.lists(st.integers(0, 2**64 - 1), max_size=300),
+    st.integers(0, 12),
+)
+def test_hash_index_finds_what_a_dict_finds(keys, others, crowd):
+    """HashIndex.get_indexer is a dict lookup (-1 when absent), with 0, the largest key,
+    and keys crowding one home slot (equal top bits after the multiply) among them."""
+    from tiecore.io import HashIndex
+
+    crowded = [(k << 40) for k in range(1, crowd + 1)]  # small multiples: close homes
+    keys = list(dict.fromkeys([*keys, *crowded]))
+    index = HashIndex(np.array(keys, dtype=np.uint64))
+    probe = [*others, *keys, *crowded, 0, 2**64 - 1]
+    where = {k: i for i, k in enumerate(keys)}
+    got = index.get_indexer(np.array(probe, dtype=np.uint64))
+    assert got.tolist() == [where.get(k, -1) for k in probe]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.one_of(st.none(), st.integers(-(2**31), 2**31 - 1)), max_size=40),
+    st.integers(0, 5),
+    st.sampled_from(["int32", "int64", "float64", "bool"]),
+)
+def test_arrow_numpy_converters_agree_with_pyarrow(values, start, kind):
+    """io.to_arrow / io.to_numpy (which never import pandas) give pyarrow's own arrays,
+    slices and null fills included."""
+    import pyarrow as pa
+
+    from tiecore.io import to_arrow, to_numpy
+
+    typ = {"int32": pa.int32(), "int64": pa.int64(), "float64": pa.float64()}.get(kind)
+    if kind == "bool":
+        values = [None if v is None else v % 2 == 1 for v in values]
+        typ = pa.bool_()
+    array = pa.array(values, typ).slice(min(start, len(values)))
+    fill = False if kind == "bool" else -1
+    want = [fill if v is None else v for v in array.to_pylist()]
+    got = to_numpy(array, fill)
+    assert got.tolist() == want and got.dtype == np.dtype(typ.to_pandas_dtype())
+    assert to_numpy(pa.chunked_array([array, array], typ), fill).tolist() == want * 2
+    dense = np.array(want, dtype=got.dtype)
+    assert to_arrow(dense).equals(pa.array(dense))
+    if array.null_count:
+        with pytest.raises(ValueError):
+            to_numpy(array)

@@ -13,8 +13,9 @@ from __future__ import annotations
 import threading
 import weakref
 
-#: id(frame) -> (weak reference to the frame, its qid array, its docno array, kind).
-_CHECKED: dict[int, tuple[weakref.ref, object, object, str]] = {}
+#: id(frame) -> (weak reference to the frame, its qid array, its docno array, kind, and
+#: what the reader kept of the ids for the evaluation (tiecore.io.RunIds) or None).
+_CHECKED: dict[int, tuple[weakref.ref, object, object, str, object]] = {}
 _LOCK = threading.Lock()
 
 
@@ -28,10 +29,12 @@ def _ids(frame: object) -> tuple[object, object] | None:
     return qid, docno
 
 
-def mark(frame: object, kind: str) -> None:
-    """Remember that ``frame`` passed the checks of ``kind`` (``run`` or ``qrels``)."""
-    ids = _ids(frame)
-    if ids is None:
+def mark(frame: object, kind: str, ids: object = None) -> None:
+    """Remember that ``frame`` passed the checks of ``kind`` (``run`` or ``qrels``), with
+    ``ids``, what its reader computed of the id columns (kept when the frame is marked
+    again with the same id arrays and no ``ids``)."""
+    arrays = _ids(frame)
+    if arrays is None:
         return
     key = id(frame)
 
@@ -45,13 +48,28 @@ def mark(frame: object, kind: str) -> None:
     except TypeError:
         return
     with _LOCK:
-        _CHECKED[key] = (ref, *ids, kind)
+        if ids is None and _entry(frame, arrays) is not None:
+            ids = _CHECKED[key][4]
+        _CHECKED[key] = (ref, *arrays, kind, ids)
+
+
+def _entry(frame: object, arrays: tuple[object, object] | None) -> tuple | None:
+    """The registry's entry of ``frame`` if its id arrays are still ``arrays``."""
+    entry = _CHECKED.get(id(frame))
+    if entry is None or entry[0]() is not frame or arrays is None:
+        return None
+    return entry if arrays[0] is entry[1] and arrays[1] is entry[2] else None
 
 
 def is_checked(frame: object, kind: str) -> bool:
     """Whether ``frame`` passed the checks of ``kind`` and its id columns are unchanged."""
-    entry = _CHECKED.get(id(frame))
-    if entry is None or entry[0]() is not frame or entry[3] != kind:
-        return False
-    ids = _ids(frame)
-    return ids is not None and ids[0] is entry[1] and ids[1] is entry[2]
+    entry = _entry(frame, _ids(frame))
+    return entry is not None and entry[3] == kind
+
+
+def ids_of(frame: object) -> object:
+    """What the reader kept of ``frame``'s ids (:func:`mark`'s ``ids``), or None when it
+    kept nothing or the id columns changed since (arrow arrays are immutable: a changed
+    column is a new array)."""
+    entry = _entry(frame, _ids(frame))
+    return None if entry is None else entry[4]

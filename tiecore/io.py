@@ -50,7 +50,6 @@ import gzip
 import os
 import re
 import threading
-import weakref
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -115,6 +114,7 @@ _CHUNK = 1 << 24  # bytes per numpy pass when scanning big buffers
 _BLOCK = 1 << 20  # bytes per block of pyarrow's parser (small blocks: less memory in flight)
 _SCAN = 1 << 18  # bytes per window of the scan before the fast path (fits the CPU cache)
 _PIECE = 1 << 16  # rows per piece when hashing on several threads (small temporaries)
+_OVERLAP = 1 << 18  # rows from which docnos are hashed while the qids are coded
 _THREADED_PIECES = 64  # pieces from which hashing runs on several threads (their memory
 # arenas keep the temporaries: below that, the peak memory of a read matters more)
 _STREAM = 1 << 25  # plain files from this size on are parsed by pyarrow from disk
@@ -888,9 +888,15 @@ class RunIds:
 
     @classmethod
     def of(cls, qid: pa.Array | pa.ChunkedArray, docno: pa.Array | pa.ChunkedArray) -> RunIds:
-        """Encode the qids and hash the docnos of a run's rows."""
-        qids, query = _query_codes(qid)
-        return cls(qids, query, docno_hashes(docno))
+        """Encode the qids and hash the docnos of a run's rows (of a big run at the same
+        time: arrow codes the qids while numpy hashes the docnos in a thread)."""
+        if len(docno) < _OVERLAP:
+            qids, query = _query_codes(qid)
+            return cls(qids, query, docno_hashes(docno))
+        with ThreadPoolExecutor(1) as pool:
+            hashing = pool.submit(docno_hashes, docno)
+            qids, query = _query_codes(qid)
+            return cls(qids, query, hashing.result())
 
     def pair_keys(self) -> np.ndarray:
         """62-bit hash of every (qid, docno) pair, from the qid's code and the docno's hash.
@@ -1110,40 +1116,11 @@ def _check_unique(
     return ids
 
 
-#: id(frame) -> (weak reference to the frame, its qid and docno arrays, their RunIds).
-_IDS: dict[int, tuple[weakref.ref, object, object, RunIds]] = {}
-_IDS_LOCK = threading.Lock()
-
-
-def _remember_ids(frame: pd.DataFrame, ids: RunIds) -> None:
-    """Keep the :class:`RunIds` of a run read here (and just marked checked, which holds
-    its id arrays), for as long as the frame lives."""
-    entry = _checked._CHECKED.get(id(frame))
-    if entry is None or entry[0]() is not frame:
-        return
-    key = id(frame)
-
-    def forget(ref: weakref.ref, key: int = key) -> None:
-        with _IDS_LOCK:
-            if key in _IDS and _IDS[key][0] is ref:
-                del _IDS[key]
-
-    with _IDS_LOCK:
-        _IDS[key] = (weakref.ref(frame, forget), entry[1], entry[2], ids)
-
-
 def run_ids_of(frame: pd.DataFrame) -> RunIds | None:
-    """The :class:`RunIds` the reader kept for ``frame``, if ``frame`` is checked
-    (:func:`tiecore._checked.is_checked`, which the caller asked already: it compares
-    the frame's id arrays with those it marked) with the arrays the reader marked
-    (arrow arrays are immutable: any change of the ids replaces them)."""
-    entry = _IDS.get(id(frame))
-    marked = _checked._CHECKED.get(id(frame))
-    if entry is None or marked is None or entry[0]() is not frame:
-        return None
-    if marked[1] is not entry[1] or marked[2] is not entry[2]:
-        return None
-    return entry[3]
+    """The :class:`RunIds` the reader kept for ``frame``, while its id columns are the
+    arrays the reader made (:func:`tiecore._checked.ids_of`: arrow arrays are immutable,
+    so any change of the ids replaces them)."""
+    return _checked.ids_of(frame)
 
 
 # ---------------------------------------------------------------------------- runs
@@ -1298,8 +1275,8 @@ def _run_frame(columns: RunColumns) -> pd.DataFrame:
     table = pa.table({"qid": columns.qid, "docno": columns.docno, "score": columns.score})
     frame = table.to_pandas(split_blocks=True)
     del table
-    _checked.mark(frame, "run")  # checked here: evaluation does not test it again
-    _remember_ids(frame, columns.ids)  # the evaluation reuses the qid codes and docno hashes
+    # checked here: evaluation does not test it again, and reuses the qid codes and hashes
+    _checked.mark(frame, "run", columns.ids)
     return frame
 
 
