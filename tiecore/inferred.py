@@ -280,8 +280,9 @@ def _chain(groups: _Groups, at: np.ndarray, second: bool) -> tuple[np.ndarray, n
         )
         / D
     )
-    x_slope = np.stack([theta, kappa_c])
-    x_base = np.stack([Pi, theta * Pi + theta - kappa_c])
+    x_plus = theta * Pi + theta - kappa_c  # the second doc's side of E[X_i X_j]: x_i (P_i ex)
+    u_fixed = by_y * Pi
+    judged_left, others_left = cj - fi, cm + fi  # J - i; M - x + p
     alive = np.searchsorted(-d[order], -np.arange(int(d.max(initial=0))), side="left")
     ends = np.r_[np.cumsum(width) - width, owner.size][alive]  # cells of the groups with d > p
     pi = np.where(i == 0, 1.0, 0.0)
@@ -291,29 +292,32 @@ def _chain(groups: _Groups, at: np.ndarray, second: bool) -> tuple[np.ndarray, n
         c = slice(0, end)
         x = p - fi[c]
         left = cn[c] - p
-        q = (cj[c] - fi[c]) / left  # slot p holds judged doc i
-        stay = (cm[c] - x) / left  # slot p holds one of the others
+        q = judged_left[c] / left  # slot p holds judged doc i
+        stay = (others_left[c] - p) / left  # slot p holds one of the others
         k = 1.0 / (ct[c] + p)
         w = pi[c] * q * k
-        ex = Pi[c] + x * theta[c]
-        mean[c] += w * (1.0 + ex * ey[c])
+        xt = x * theta[c]
+        ex = Pi[c] + xt
+        exy = ex * ey[c]
+        mean[c] += w * (1.0 + exy)
         if second:
-            ex2 = Pi[c] * (Pi[c] + 2.0 * x * theta[c]) + x * theta[c] + x * (x - 1.0) * kappa_c[c]
-            square[c] += w * k * (1.0 + 2.0 * ex * ey[c] + ex2 * ey2[c])
-            # doc j here after doc i above: sum_k G_k v_k
-            xs = x_base[:, c] + x_slope[:, c] * x  # E[X_i X_j] = P_i xs_0 + x_i xs_1
-            v = (xs[:, None, :] * y_parts[None, :, c]).reshape(4, end)
-            pairs[c] += (
-                q * k * (G[0, c] * (1.0 + ex * ey_second[c]) + G[1, c] + (G[2:, c] * v).sum(0))
-            )
-            # doc i here, for the docs j below
-            u = np.empty((6, end))
-            u[0] = 1.0
-            u[1] = ex * ey_first[c]
-            u[2:4] = by_y[:, c] * Pi[c]
-            u[4:6] = by_y[:, c] * x
-            moved = (G[:, c] * q + w * u) * inner[c]
-            G[:, c] *= stay
+            ex2 = Pi[c] * (ex + xt) + xt + x * (x - 1.0) * kappa_c[c]
+            square[c] += w * k * (1.0 + 2.0 * exy + ex2 * ey2[c])
+            # doc j here after docs i above: sum_k G_k v_k, E[X_i X_j] = P_i ex_j + x_i xs_j
+            Gc = G[:, c]
+            by_x = Gc[2:4] * ex + Gc[4:6] * (x_plus[c] + x * kappa_c[c])
+            later = Gc[0] * (1.0 + ex * ey_second[c]) + Gc[1]
+            later += by_x[0] * y_parts[0, c] + by_x[1] * y_parts[1, c]
+            pairs[c] += q * k * later
+            # doc i here, for the docs j below: G_k + u_k w, u = 1, E X_i E Y_i, P_i or x_i
+            # times 1 / D_i or i / D_i
+            wi = w * inner[c]
+            moved = Gc * (q * inner[c])
+            moved[0] += wi
+            moved[1] += wi * ex * ey_first[c]
+            moved[2:4] += wi * u_fixed[:, c]
+            moved[4:6] += (wi * x) * by_y[:, c]
+            Gc *= stay
             G[:, 1:end] += moved[:, :-1]
         step = pi[c] * q * inner[c]
         pi[c] *= stay
