@@ -310,3 +310,14 @@ def test_p_beats_without_a_finite_sample_is_undefined():
 
     assert np.isnan(p_beats(np.array([np.nan]), np.array([1.0])))  # was 1.0
     assert np.isnan(p_beats(np.array([]), np.array([1.0])))  # was a numpy ValueError
+
+
+@pytest.mark.parametrize("name", ["P@1e3", "P@-1", "P@1.5", "nDCG(gain=exp)@x"])
+def test_a_cutoff_that_is_no_integer_is_named(name):
+    from tiecore import InputError
+    from tiecore.measures import parse_measures
+
+    cutoff = name.split("@")[1]
+    # was "unknown measure 'P@1000.0'" (ir_measures' parser) or "unknown measure 'P@-1'"
+    with pytest.raises(InputError, match=f"cutoff '{re.escape(cutoff)}' is not an integer"):
+        parse_measures(name)

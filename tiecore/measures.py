@@ -22,6 +22,9 @@ _PATTERN = re.compile(
 )
 
 
+#: A known family with something after ``@`` that is no cutoff (``P@1e3``, ``P@-1``).
+_LOOSE = re.compile(r"^(?P<family>[A-Za-z][A-Za-z0-9_]*?)(?:\([^)]*\))?@(?P<cutoff>.+)$")
+
 #: ir_measures' ``IPrec@0.1`` and trec_eval's ``iprec_at_recall_0.10`` (the level is no cutoff).
 _RECALL = re.compile(r"^(?:iprec@|iprec_at_recall_)(\d*\.\d+|\d+)$", re.IGNORECASE)
 
@@ -117,6 +120,19 @@ class Measure:
             text = f"IPrec(recall={shown}{nearest})"
         match = _PATTERN.match(text.strip())
         spec = lookup(match.group("family")) if match else None
+        loose = None if match else _LOOSE.match(text.strip())
+        if loose and loose["cutoff"].strip().isdigit():  # P@ 10: ir_measures' parser takes it
+            loose = None
+        if loose and lookup(loose["family"]) is not None:  # P@1e3, P@-1, P@1.5: the cutoff
+            family = lookup(loose["family"])
+            what = "recall level" if family.name == "IPrec" else "cutoff"
+            wanted = (
+                "one of 0.0, 0.1, ..., 1.0" if what == "recall level"
+                else f"an integer from 1 to {MAX_CUTOFF}"
+            )  # fmt: skip
+            raise _Refused(
+                "measure", None, f"{text.strip()!r}: {what} {loose['cutoff']!r} is not {wanted}"
+            )
         if spec is None:
             raise InputError(
                 "measure", None, f"unknown measure {text!r}", f"one of {', '.join(FAMILIES)}"
