@@ -321,3 +321,12 @@ def test_a_cutoff_that_is_no_integer_is_named(name):
     # was "unknown measure 'P@1000.0'" (ir_measures' parser) or "unknown measure 'P@-1'"
     with pytest.raises(InputError, match=f"cutoff '{re.escape(cutoff)}' is not an integer"):
         parse_measures(name)
+
+
+def test_several_names_in_one_python_string_are_refused_as_such():
+    from tiecore import InputError
+    from tiecore.measures import parse_measures
+
+    with pytest.raises(InputError, match=re.escape("'P@1,AP' names several measures")):
+        parse_measures("P@1,AP")
+    assert [str(m) for m in parse_measures("RBP(p=0.5,gain=exp)@5")] == ["RBP(p=0.5,gain=exp)@5"]

@@ -23,7 +23,9 @@ _PATTERN = re.compile(
 
 
 #: A known family with something after ``@`` that is no cutoff (``P@1e3``, ``P@-1``).
-_LOOSE = re.compile(r"^(?P<family>[A-Za-z][A-Za-z0-9_]*?)(?:\([^)]*\))?@(?P<cutoff>.+)$")
+_LOOSE = re.compile(r"^(?P<family>[A-Za-z][A-Za-z0-9_]*?)(?:\([^)]*\))?@(?P<cutoff>[^,]+)$")
+#: A comma outside parentheses: several names in one string (``"P@10,AP"``).
+_SEVERAL = re.compile(r",(?![^(]*\))")
 
 #: ir_measures' ``IPrec@0.1`` and trec_eval's ``iprec_at_recall_0.10`` (the level is no cutoff).
 _RECALL = re.compile(r"^(?:iprec@|iprec_at_recall_)(\d*\.\d+|\d+)$", re.IGNORECASE)
@@ -120,6 +122,12 @@ class Measure:
             text = f"IPrec(recall={shown}{nearest})"
         match = _PATTERN.match(text.strip())
         spec = lookup(match.group("family")) if match else None
+        if spec is None and _SEVERAL.search(text):
+            names = [part.strip() for part in _SEVERAL.split(text)]
+            raise _Refused(
+                "measure", None, f"{text!r} names several measures in one string",
+                f"a list of names, such as {names!r}",
+            )  # fmt: skip
         loose = None if match else _LOOSE.match(text.strip())
         if loose and loose["cutoff"].strip().isdigit():  # P@ 10: ir_measures' parser takes it
             loose = None
