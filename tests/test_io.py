@@ -1071,3 +1071,21 @@ def test_arrow_numpy_converters_agree_with_pyarrow(values, start, kind):
     if array.null_count:
         with pytest.raises(ValueError):
             to_numpy(array)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.binary(max_size=40).map(lambda b: b.replace(b"x", b" ").replace(b"y", b"\t")),
+    st.integers(0, 40),
+    st.sampled_from([-1, 9, 32, 97]),
+    st.sampled_from([9, 32]),
+)
+def test_doubled_is_a_substring_search(data, end, previous, byte):
+    """The scan's numpy test for a doubled delimiter is the substring search it replaced."""
+    from tiecore.io import _doubled
+
+    end = min(end, len(data))
+    pair = bytes((byte, byte))
+    want = (end > 0 and data[0] == byte == previous) or data.find(pair, 0, end) >= 0
+    assert _doubled(bytearray(data), end, previous, byte) == want
+    assert _doubled(data, end, previous, byte) == want

@@ -456,13 +456,25 @@ class _Scan:
 
 
 def _doubled(buf: bytes | bytearray, end: int, previous: int, byte: int) -> bool:
-    """Whether ``byte`` appears twice in a row in ``buf[:end]`` (after ``previous``): a
-    substring search, at memchr speed.
+    """Whether ``byte`` appears twice in a row in ``buf[:end]`` (after ``previous``): the
+    byte pairs at even offsets, then at odd ones, compared as 16-bit words by numpy (a
+    substring search of two spaces stops at every space: ten times slower).
 
     >>> _doubled(b"a  b", 4, -1, 32), _doubled(b" a", 2, 32, 32), _doubled(b"a b ", 3, -1, 32)
     (True, True, False)
+    >>> _doubled(b"ab  ", 4, -1, 32), _doubled(bytes([97, 9, 9]), 3, -1, 9)
+    (True, True)
+    >>> _doubled(bytes([97, 32, 9]), 3, -1, 32), _doubled(b"a", 1, 32, 32), _doubled(b"", 0, 32, 32)
+    (False, False, False)
     """
-    return (end > 0 and buf[0] == byte == previous) or buf.find(bytes((byte, byte)), 0, end) >= 0
+    if end > 0 and buf[0] == byte == previous:
+        return True
+    pair = np.uint16(byte * 257)  # the byte twice, in either byte order
+    even = np.frombuffer(buf, np.uint16, count=end // 2)
+    if (even == pair).any():
+        return True
+    odd = np.frombuffer(buf, np.uint16, count=max(end - 1, 0) // 2, offset=min(end, 1))
+    return bool((odd == pair).any())
 
 
 def _scan(
