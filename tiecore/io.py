@@ -1,4 +1,4 @@
-"""Read TREC runs, TREC qrels and LETOR (svmlight) files into pandas DataFrames.
+"""Read TREC runs, TREC qrels and LETOR (svmlight) files into pandas DataFrames (or arrow).
 
 Formats
 -------
@@ -31,16 +31,22 @@ disk for big plain files) on the layout of the first line: its delimiter (the ta
 it has one, else the space) and its number of fields. Only the needed columns are
 read; the run tag is read as pyarrow's null type, the first line's tag being the only
 null value, which checks every tag for free. Meanwhile a thread (for a big text)
-scans the bytes in cache-sized windows (``memchr``-speed searches) for what would make
-pyarrow differ from splitting on whitespace: a tab or a space the first line did not
-have, a doubled delimiter (an empty field), ``\\v``, ``\\f``, a NUL byte, invalid
-UTF-8. Duplicates are found by sorting 62-bit keys of the (qid, docno) pairs: each
-qid's code (only the first row of each stretch of equal qids is looked up) mixed with
-the docno's hash, computed in numpy from a few words of each string; a run keeps the
-codes and hashes (:class:`RunIds`) for the judgments' lookup. Anything else (mixed
-whitespace, a bad value) goes to a careful vectorised tokenizer that works in batches
-of lines and keeps the line number of every record, so that the
+scans the bytes in cache-sized windows (``memchr``-speed searches, and numpy for
+pairs of bytes) for what would make pyarrow differ from splitting on whitespace: a
+tab or a space the first line did not have, a doubled delimiter (an empty field),
+``\\v``, ``\\f``, a NUL byte, invalid UTF-8. Duplicates are found by sorting 62-bit
+keys of the (qid, docno) pairs: each qid's code (only the first row of each stretch of
+equal qids is looked up) mixed with the docno's hash, computed in numpy from a few
+words of each string (in a thread, for a big run, while arrow codes the qids); a run
+keeps the codes and hashes (:class:`RunIds`) for the judgments' lookup. Anything else
+(mixed whitespace, a bad value) goes to a careful vectorised tokenizer that works in
+batches of lines and keeps the line number of every record, so that the
 :class:`~tiecore.errors.InputError` names the exact line.
+
+``tiecore eval`` evaluates the checked columns themselves (:func:`read_run_columns`,
+:func:`read_qrels_columns`) without pandas, and without :mod:`pyarrow.compute`, whose
+import wraps every kernel (:func:`kernel` calls them; :func:`to_arrow` and
+:func:`to_numpy` convert without pyarrow's pandas shim, which imports pandas).
 """
 
 from __future__ import annotations
