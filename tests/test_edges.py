@@ -330,3 +330,17 @@ def test_several_names_in_one_python_string_are_refused_as_such():
     with pytest.raises(InputError, match=re.escape("'P@1,AP' names several measures")):
         parse_measures("P@1,AP")
     assert [str(m) for m in parse_measures("RBP(p=0.5,gain=exp)@5")] == ["RBP(p=0.5,gain=exp)@5"]
+
+
+@pytest.mark.parametrize("bad", [-0.1, 1.5, np.inf])
+def test_adjust_pvalues_refuses_what_is_no_p_value(bad):
+    from tiecore import InputError
+    from tiecore.compare import adjust_pvalues
+
+    # was a "corrected" -0.2, or 1 for 1.5 and inf
+    with pytest.raises(InputError, match="is not a p-value"):
+        adjust_pvalues(np.array([bad, 0.2]), "holm")
+    got = adjust_pvalues(np.array([0.01, np.nan, 0.04]), "bh")
+    assert np.isnan(got[1]) and np.allclose(
+        got[[0, 2]], stats.false_discovery_control([0.01, 0.04])
+    )

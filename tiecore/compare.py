@@ -1114,6 +1114,11 @@ def adjust_pvalues(pvalues: np.ndarray, method: str = "holm") -> np.ndarray:
     out = np.full(p.shape, np.nan)
     defined = ~np.isnan(p)
     found = p[defined]
+    if ((found < 0) | (found > 1)).any():  # inf too: no p-value, so no corrected one
+        bad = found[(found < 0) | (found > 1)][0]
+        raise InputError(
+            "pvalues", None, f"{float(bad)!r} is not a p-value", "numbers in [0, 1] or NaN"
+        )
     m = found.size
     if method == "none" or m == 0:
         out[defined] = found
