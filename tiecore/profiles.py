@@ -242,7 +242,11 @@ def _first_aware(ranking: Ranking, judgments: Judgments, depth: int | None) -> n
     """P(first relevant doc at this position): only in the first group holding one.
 
     With ``n`` docs and ``r`` relevant ones in random order the first relevant
-    one is at 0-based position ``p`` with probability ``C(n-1-p, r-1) / C(n, r)``.
+    one is at 0-based position ``p`` with probability ``C(n-1-p, r-1) / C(n, r)``,
+    taken as the running product ``r/n * prod_{1<=i<=p} (n-r-i+1) / (n-i)`` down the
+    group (:func:`_segment_products`): each factor is rounded once, so the error is
+    a few ulp even in groups of 10^5 docs, where a difference of ``log k!`` of about
+    10^6 would lose 10^-10.
     """
     g = ranking.group
     n, r = ranking.size[g], ranking.rel_count[g]
@@ -250,15 +254,34 @@ def _first_aware(ranking: Ranking, judgments: Judgments, depth: int | None) -> n
     live = (ranking.rel_before[g] == 0) & (r > 0) & (p <= n - r)
     out = np.zeros(len(g))
     n, r, p = n[live], r[live], p[live]
-    log_factorial = _log_factorials(int(n.max(initial=0)))
-    log_p = (
-        np.log(r)
-        + log_factorial[n - p - 1]
-        + log_factorial[n - r]
-        - log_factorial[n]
-        - log_factorial[n - r - p]
-    )
-    out[live] = np.where(r == 1, 1.0 / n, np.exp(log_p))
+    with np.errstate(divide="ignore", invalid="ignore"):  # p = 0 rows take r/n
+        factor = np.where(p == 0, r / n, (n - r - p + 1) / (n - p))
+    out[live] = _segment_products(factor, np.flatnonzero(p == 0))
+    return out
+
+
+def _segment_products(factor: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Running products of ``factor`` restarted at each of ``starts`` (the first is 0).
+
+    Segments of like length (up to the next power of two) are one padded
+    ``cumprod`` along rows: at most ~20 passes, at most twice the memory.
+
+    >>> _segment_products(np.array([2.0, 3.0, 0.5, 4.0, 5.0, 0.5]), np.array([0, 3, 4])).tolist()
+    [2.0, 6.0, 3.0, 4.0, 5.0, 2.5]
+    """
+    out = np.empty(len(factor))
+    if not len(factor):
+        return out
+    length = np.diff(np.r_[starts, len(factor)])
+    bucket = np.ceil(np.log2(length)).astype(np.int64)
+    for b in np.unique(bucket):
+        chosen = np.flatnonzero(bucket == b)
+        width = int(length[chosen].max())
+        step = np.arange(width)
+        inside = step[None, :] < length[chosen][:, None]
+        index = np.where(inside, starts[chosen][:, None] + step[None, :], 0)
+        products = np.cumprod(np.where(inside, factor[index], 1.0), axis=1)
+        out[index[inside]] = products[inside]
     return out
 
 
