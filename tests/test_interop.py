@@ -54,6 +54,10 @@ def test_names():
         (nDCG(dcg="log2-unsmoothed"), r"dcg='log2-unsmoothed' has no tiecore equivalent"),
         (ir_measures.NumRet, r"^measure: NumRet: unknown measure"),
         ("nonsense@3", r"^measure: unknown measure 'nonsense@3'"),
+        # tiecore's own family with a value it refuses: said by tiecore, not a KeyError of
+        # ir_measures' parser
+        ("ERR(max_rel=0)@5", r"ERR's max_rel must be one of 1, 2"),
+        ("P@0", r"a cutoff must be an integer from 1"),
     ],
 )  # fmt: skip
 def test_refused(measure, message):

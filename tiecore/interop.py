@@ -76,13 +76,15 @@ def measure_name(measure: object, *, rel_level: int = 1) -> str:
     tiecore.errors.InputError: measure: P(rel=2)@5: rel=2, but tiecore takes one relevance \
 level for all measures (expected rel_level=2 (tiecore eval -l 2) for the evaluation, with P@5)
     """
-    from tiecore.measures import Measure
+    from tiecore.measures import Measure, _Refused
 
     if isinstance(measure, Measure):
         return str(measure)
     if isinstance(measure, str):
         try:
             return str(Measure.parse(measure))
+        except _Refused:  # tiecore's own family and parameter, a value it refuses
+            raise
         except InputError as error:
             native = error
         try:
