@@ -179,6 +179,21 @@ def test_read_a_frame_with_a_column_twice_is_an_input_error(kind, columns, twice
         read(frame)
 
 
+@pytest.mark.parametrize("kind", ["run", "qrels"])
+def test_evaluate_a_frame_with_a_column_twice_is_an_input_error(kind):
+    import tiecore
+    from tiecore import InputError
+
+    run = pd.DataFrame({"qid": ["1"], "docno": ["d1"], "score": [1.0]})
+    qrels = pd.DataFrame({"qid": ["1"], "docno": ["d1"], "level": [1]})
+    column = "score" if kind == "run" else "level"
+    frame = run if kind == "run" else qrels
+    doubled = pd.concat([frame, frame[[column]]], axis=1)
+    args = (doubled, qrels) if kind == "run" else (run, doubled)
+    with pytest.raises(InputError, match=f"column '{column}' appears more than once"):
+        tiecore.evaluate(*args, "AP")
+
+
 @pytest.mark.parametrize("measure", ["ERR@5", "nDCG(ideal=local)", "AP"])
 def test_depth_past_int64_is_an_input_error(measure):
     from tiecore import InputError, evaluate

@@ -58,6 +58,11 @@ class _Frame:
                 f"{', '.join(map(repr, missing))} (its columns: {has})",
                 f"columns {', '.join(map(repr, columns))}",
             )
+        twice = [c for c in columns if (frame.columns == c).sum() > 1]
+        if twice:
+            raise InputError(
+                where, None, f"column {twice[0]!r} appears more than once", "each column once"
+            )
         if not len(frame):
             raise InputError(where, None, "no rows (the DataFrame is empty)", "at least one row")
 
