@@ -86,9 +86,20 @@ else:
     ch.show_table(result.swaps, f"rank swaps {measure}", key="download_swaps", provenance=prov)
 close = report.closest_pairs(result.pairs, order=order)
 if close.empty:
+    nearest = report.nearest_pairs(result.pairs, count=3, order=order)
+    said = "; ".join(
+        f"{describe(row.a)} vs {describe(row.b)}: gap {abs(row.mean_diff):.4f}"
+        + (
+            f", {row.gap_in_tie_noise:.1f}× the tie noise"
+            if np.isfinite(row.gap_in_tie_noise)
+            else ", no tie noise"
+        )
+        for row in nearest.itertuples()
+    )
     st.info(
         "No pair is close: for every pair P(A beats B) under random tie-breaking is outside "
         "5–95% and the gap exceeds the tie noise, so tie-breaking alone cannot swap them."
+        + (f" Nearest to a swap: {said}." if said else "")
     )
 else:
     st.markdown(

@@ -34,7 +34,7 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 import tiecore  # noqa: E402
 from app_lib import cache, charts, data, sidebar, warm  # noqa: E402
-from tiecore import compare, spread  # noqa: E402
+from tiecore import compare, report, spread  # noqa: E402
 from tiecore.errors import InputError  # noqa: E402
 
 SAMPLE = ROOT / "sample_data"
@@ -472,6 +472,9 @@ def test_rankings_page_shows_tiecore_compare_and_is_never_silent(sample):
     else:
         assert f"{len(result.swaps)} systems change rank" in said
     assert "pairs whose order ties could decide" in said or "No pair is close" in said
+    if "No pair is close" in said:  # the nearest pair named all the same, with its gap
+        nearest = report.nearest_pairs(result.pairs, count=1, order=None).iloc[0]
+        assert f"gap {abs(nearest['mean_diff']):.4f}" in said and nearest["a"] in said
 
 
 def test_scoring_functions_rank_letor_features_like_tiecore():

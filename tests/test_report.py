@@ -9,6 +9,7 @@ scores, and pandas reading the CSV back.
 from __future__ import annotations
 
 import io
+import math
 import re
 
 import numpy as np
@@ -153,6 +154,24 @@ def test_closest_pairs_are_those_ties_could_decide(data):
     distance = (found["p_beats"] - 0.5).abs().to_numpy()
     assert np.all(np.diff(distance) >= 0)
     assert report.closest_pairs(result.pairs.iloc[:0]).empty
+
+
+def test_nearest_pairs_are_the_smallest_gaps_in_tie_noise(data):
+    runs, qrels = data
+    result = compare(runs, qrels, "P@5", samples=60, seed=1, n_resamples=50)
+    found = report.nearest_pairs(result.pairs, count=4)
+    rows = []  # one row per unordered pair, a the better; key: gap / noise, then gap
+    for row in result.pairs.reset_index().itertuples():
+        if row.mean_diff > 0 or (row.mean_diff == 0 and row.a < row.b):
+            gap = abs(row.mean_diff)
+            ratio = gap / row.tie_noise if row.tie_noise > 0 else math.inf
+            rows.append(((ratio, gap, row.a, row.b), row))
+    expected = [row for _, row in sorted(rows, key=lambda item: item[0])[:4]]
+    assert list(zip(found["a"], found["b"], strict=True)) == [(r.a, r.b) for r in expected]
+    for (_, got), row in zip(found.iterrows(), expected, strict=True):
+        ratio = abs(row.mean_diff) / row.tie_noise if row.tie_noise > 0 else math.inf
+        assert got["gap_in_tie_noise"] == ratio and got["p_beats"] == row.p_beats_sampled
+    assert report.nearest_pairs(result.pairs.iloc[:0]).empty
 
 
 def test_effect_sentence_names_both_values():

@@ -187,6 +187,11 @@ CALLS = {
         report.closest_pairs,
         {"low", "high", "width"},
     ),
+    "report.nearest_pairs": (
+        lambda _, **o: report.nearest_pairs(PAIRS, **o),
+        report.nearest_pairs,
+        {"count"},
+    ),
     "report.format_value": (
         lambda _, **o: report.format_value(0.5, **o),
         report.format_value,

@@ -603,4 +603,5 @@ REPORT = {
     "low": PROBABILITY,
     "high": PROBABILITY,
     "width": WIDTH,
+    "count": POSITIVE,
 }

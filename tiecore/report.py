@@ -518,10 +518,58 @@ def closest_pairs(
        a  b  p_beats
     0  x  y      0.7
     """
-    frame = pairs.reset_index() if "a" not in pairs.columns else pairs.copy()
-    columns = ["a", "b", "mean_diff", "tie_noise", "p_beats"]
+    frame = _unordered(pairs, order)
     if frame.empty:
-        return pd.DataFrame(columns=columns)
+        return frame
+    close = ((frame["p_beats"] > low) & (frame["p_beats"] < high)) | (
+        frame["mean_diff"].abs() <= width / 2 * frame["tie_noise"]
+    )
+    close &= frame["tie_noise"] > 0  # without tie noise no tie-break changes the pair
+    found = frame[close.fillna(False)].copy()
+    found["distance"] = (found["p_beats"] - 0.5).abs()
+    found = found.sort_values(["distance", "a", "b"], na_position="last")
+    return found[_PAIR_COLUMNS].reset_index(drop=True)
+
+
+@validate_params(pick(REPORT, "count"))
+def nearest_pairs(
+    pairs: pd.DataFrame, *, count: int = 3, order: Sequence[str] | None = None
+) -> pd.DataFrame:
+    """The ``count`` pairs of systems nearest to a swap, close or not.
+
+    Nearness is the gap of the tie-aware means in units of the tie noise,
+    ``|mean_diff| / tie_noise`` (``gap_in_tie_noise``; infinite without tie
+    noise), then the gap itself: what to show when :func:`closest_pairs` finds
+    none.  Rows as :func:`closest_pairs` gives them, nearest first.
+
+    Examples
+    --------
+    >>> pairs = pd.DataFrame({"a": ["x", "x", "y"], "b": ["y", "z", "z"],
+    ...                       "mean_diff": [0.05, 0.2, 0.15], "tie_noise": [0.01, 0.1, 0.0],
+    ...                       "p_beats_normal": [1.0, 0.99, 1.0]})
+    >>> nearest_pairs(pairs, count=2)[["a", "b", "gap_in_tie_noise"]]
+       a  b  gap_in_tie_noise
+    0  x  z               2.0
+    1  x  y               5.0
+    """
+    frame = _unordered(pairs, order)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = frame["mean_diff"].abs() / frame["tie_noise"]
+    frame["gap_in_tie_noise"] = ratio.where(frame["tie_noise"] > 0, np.inf)
+    frame["gap"] = frame["mean_diff"].abs()
+    frame = frame.sort_values(["gap_in_tie_noise", "gap", "a", "b"], na_position="last")
+    return frame[[*_PAIR_COLUMNS, "gap_in_tie_noise"]].head(count).reset_index(drop=True)
+
+
+_PAIR_COLUMNS = ["a", "b", "mean_diff", "tie_noise", "p_beats"]
+
+
+def _unordered(pairs: pd.DataFrame, order: Sequence[str] | None) -> pd.DataFrame:
+    """One row per unordered pair (``a`` the better, or first in ``order``), with
+    ``p_beats`` (sampled where given, else normal) and numeric ``tie_noise``."""
+    frame = pairs.reset_index() if "a" not in pairs.columns else pairs.copy()
+    if frame.empty:
+        return pd.DataFrame(columns=_PAIR_COLUMNS)
     p = pd.Series(np.nan, index=frame.index)
     for name in ("p_beats_normal", "p_beats_sampled"):  # sampled wins where both exist
         if name in frame:
@@ -530,23 +578,14 @@ def closest_pairs(
     frame["p_beats"] = p
     noise = pd.to_numeric(frame.get("tie_noise", pd.Series(np.nan, index=frame.index)))
     frame["tie_noise"] = noise
-    diff = pd.to_numeric(frame["mean_diff"], errors="coerce")
+    frame["mean_diff"] = diff = pd.to_numeric(frame["mean_diff"], errors="coerce")
     if order is not None:
         rank = {name: i for i, name in enumerate(order)}
         keep = frame["a"].map(rank) < frame["b"].map(rank)
     else:
         keep = diff > 0
         keep |= (diff == 0) & (frame["a"].astype(str) < frame["b"].astype(str))
-    frame = frame[keep]
-    diff = diff[keep]
-    close = ((frame["p_beats"] > low) & (frame["p_beats"] < high)) | (
-        diff.abs() <= width / 2 * frame["tie_noise"]
-    )
-    close &= frame["tie_noise"] > 0  # without tie noise no tie-break changes the pair
-    found = frame[close.fillna(False)].copy()
-    found["distance"] = (found["p_beats"] - 0.5).abs()
-    found = found.sort_values(["distance", "a", "b"], na_position="last")
-    return found[columns].reset_index(drop=True)
+    return frame[keep]
 
 
 @validate_params(pick(REPORT, "digits"))
