@@ -33,10 +33,10 @@ import re
 import sys
 import zlib
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 
 import pandas as pd
 
+from tiecore._runs import dataset_stem
 from tiecore.errors import InputError
 from tiecore.frames import check_qrels, check_run
 
@@ -179,7 +179,7 @@ def read_run(source: object, *, name: str | None = None) -> pd.DataFrame:
     elif name is None and isinstance(source, pd.DataFrame):
         name = str(source.attrs.get("name") or "run")
     elif name is None:
-        name = "run" if _is_records(source) else _stem(where)
+        name = "run" if _is_records(source) else dataset_stem(where)
     run.attrs.update(name=name, source=where, tags=tags)
     return run
 
@@ -302,16 +302,6 @@ def _text_bytes(path: object) -> bytes:
 
     data, _ = tio._load(path)
     return data
-
-
-def _stem(where: str) -> str:
-    """``runs/bm25.jsonl.gz`` -> ``bm25``; ``run=bm25.parquet`` -> ``bm25`` (as distributed)."""
-    name = Path(where).name or where
-    lower = name.lower()
-    for suffix in (".gz", ".txt", *JSONL_SUFFIXES, *PARQUET_SUFFIXES):
-        if lower.endswith(suffix) and len(name) > len(suffix):
-            name, lower = name[: -len(suffix)], lower[: -len(suffix)]
-    return name.removeprefix("run=") or name
 
 
 # ------------------------------------------------------------------- formats
