@@ -205,11 +205,17 @@ def check_group_distribution(size, rel, before, offset, slots, pairs):
 
 
 @settings(PROPERTY, max_examples=200)
-@given(group_shapes())
-def test_group_distribution_is_the_enumerated_one(shape):
+@given(group_shapes(), st.sampled_from([1, interpolated.DIAGONAL_FROM]))
+def test_group_distribution_is_the_enumerated_one(shape, diagonal_from):
     """The counting DP's ``P(M_g <= v)`` at every support point equals the count over all
-    ``C(n, r)`` placements, for several groups and levels at once."""
-    check_group_distribution(*shape)
+    ``C(n, r)`` placements, for several groups and levels at once (the DP by diagonals
+    from 1 relevant doc, or by default)."""
+    default = interpolated.DIAGONAL_FROM
+    interpolated.DIAGONAL_FROM = diagonal_from
+    try:
+        check_group_distribution(*shape)
+    finally:
+        interpolated.DIAGONAL_FROM = default
 
 
 def test_group_distribution_counts_equal_ratios_once():
@@ -223,6 +229,36 @@ def test_group_distribution_counts_equal_ratios_once():
     check_group_distribution(size, rel, [2], [2], [size], [(0, 1), (0, 3)])  # 3/6 = 4/8 ...
 
 
+@st.composite
+def fraction_cases(draw):
+    """Bounds for :func:`_fraction`: rows sorted by value as :func:`_support` gives them
+    (each bound at most the previous row's), or in any order; some entries not wanted."""
+    rel = draw(st.integers(1, 9))
+    width = draw(st.integers(0, 6))
+    rows = draw(st.integers(1, 5))
+    flat = draw(st.lists(st.integers(0, width), min_size=rows * rel, max_size=rows * rel))
+    bound = np.array(flat).reshape(rows, rel)
+    if draw(st.booleans()):
+        bound = np.minimum.accumulate(np.sort(bound, axis=1), axis=0)
+    wanted = np.array(draw(st.lists(st.booleans(), min_size=rows * rel, max_size=rows * rel)))
+    return bound, width, wanted.reshape(rows, rel)
+
+
+@settings(PROPERTY, max_examples=150)
+@given(fraction_cases(), st.sampled_from(["steps", "diagonals"]))
+def test_fraction_is_the_enumerated_share(case, method):
+    """Both ways of running the counting DP give, at every wanted ``(row, k)``, the share
+    of all nondecreasing ``j_1 <= ... <= j_r`` in ``[0, width]`` meeting the bounds from
+    ``k`` on, counted one by one."""
+    bound, width, wanted = case
+    rel = bound.shape[1]
+    found = _fraction(bound, width, wanted, method)
+    paths = list(itertools.combinations_with_replacement(range(width + 1), rel))
+    for row, k in zip(*np.nonzero(wanted), strict=True):
+        meet = sum(all(j[m] >= bound[row, m] for m in range(k, rel)) for j in paths)
+        assert found[row, k] == pytest.approx(meet / len(paths), rel=1e-13, abs=0)
+
+
 def test_fraction_rescales_past_the_float_range_exactly():
     """C(1200, 600) > 1e308, past the floats: the DP rescales, and its shares equal exact
     integer counts."""
@@ -231,7 +267,8 @@ def test_fraction_rescales_past_the_float_range_exactly():
     bound = np.clip(k * width // rel + np.array([[-20], [0]]), 0, width)  # near the mean path
     bound[:, : rel // 3] = 0  # the first third free
     assert math.comb(width + rel, rel) > 10**308
-    found = _fraction(bound, width)
+    found = _fraction(bound, width)  # by diagonals: 600 relevant docs
+    np.testing.assert_allclose(_fraction(bound, width, method="steps"), found, rtol=1e-13)
     for row in range(bound.shape[0]):
         ways = [1 if j >= bound[row, rel - 1] else 0 for j in range(width + 1)]
         shares = {}

@@ -28,7 +28,9 @@ reaches ``L_k(v) = ceil((R_g + k) / v - t_g)`` (in integers: ``(R_g + k) b <=
 a (t_g + s_k)`` for ``v = a / b``, so a ratio equal to ``v`` counts), and the
 placements meeting such lower bounds are lattice paths counted by a DP over
 ``k`` with cumulative sums, ``O(r n)`` per support point and vectorized over
-the points (:func:`_fraction`); a group's levels share it.  A group whose DP
+the points (:func:`_fraction`; from 8 relevant docs run by anti-diagonals of
+the ``(k, position)`` grid, plain adds instead of numpy's slow cumulative
+sums); a group's levels share it.  A group whose DP
 would pass :data:`BUDGET` steps is refused (InputError).  The bounds are the
 optimistic and pessimistic orders: every ``m / rank_m`` falls as ``rank_m``
 grows.
@@ -381,11 +383,18 @@ def _support(size: int, rel: int, before, offset, slots, unit, k1):
     return pair[keep], value[point[keep]], cdf[keep]
 
 
-#: Floats in one block of the counting DP (positions x rows; kept within a CPU cache).
+#: Floats in one block of the counting DP by steps (positions x rows; kept within a CPU cache).
 BLOCK = 1 << 16
+#: Floats in one block of the counting DP by diagonals (relevant docs x rows).
+DIAGONAL_BLOCK = 1 << 17
+#: Least relevant docs for which :func:`_fraction` runs by diagonals: fewer, and its
+#: ``width + r`` Python-level diagonals cost more than the ``r`` steps' slower sums.
+DIAGONAL_FROM = 8
 
 
-def _fraction(bound: np.ndarray, width: int, wanted: np.ndarray | None = None) -> np.ndarray:
+def _fraction(
+    bound: np.ndarray, width: int, wanted: np.ndarray | None = None, method: str | None = None
+) -> np.ndarray:
     """``(rows, r)``: at ``[row, k - 1]``, the share of the nondecreasing ``j_1 <= ... <=
     j_r`` in ``[0, width]`` with ``j_m >= bound[row, m - 1]`` for every ``m >= k``
     (where ``wanted``, a boolean ``(rows, r)``, says so: all by default; 0 elsewhere).
@@ -394,18 +403,29 @@ def _fraction(bound: np.ndarray, width: int, wanted: np.ndarray | None = None) -
     ``g_m(j) = [j >= bound_m] sum_{i >= j} g_{m+1}(i)``, and the count for ``k``
     is ``sum_j g_k(j) W_k(j)``, ``W_k(j) = C(j + k - 1, k - 1)`` the free choices
     of ``j_1 .. j_{k-1} <= j``: ``O(r * width)`` per row, vectorized over rows in
-    blocks (``g`` is kept as ``(positions, rows)``, reversed, so the suffix sums
-    are cumulative sums down the first axis, and only down to the block's
-    largest ``width - bound``: below, every entry is 0).  The share is the ratio to the
-    count with no bounds, ``C(width + r, r)``, taken through the same steps, and
-    both are divided by the same number whenever the unbounded count passes
-    ``1e200``, so nothing overflows.
+    blocks, by ``method`` ``"steps"`` (:func:`_fraction_steps`) or ``"diagonals"``
+    (:func:`_fraction_diagonals`; the default from :data:`DIAGONAL_FROM` relevant
+    docs): the same sums in the same order, so the same floats.  The share is the
+    ratio to the count with no bounds, ``C(width + r, r)``, taken through the same
+    steps, and both are divided by the same number whenever the unbounded count
+    passes ``1e200``, so nothing overflows.
+
+    >>> _fraction(np.array([[0, 1]]), 1).tolist()  # (0,1), (1,1) of (0,0), (0,1), (1,1)
+    [[0.6666666666666666, 0.6666666666666666]]
     """
     rows, rel = bound.shape
     wanted = np.ones((rows, rel), bool) if wanted is None else wanted
-    i = np.arange(width + 1)[:, None]
-    cut = np.ascontiguousarray((width - bound).T)  # j >= bound  <=>  i = width - j <= cut
-    # W_k over reversed positions, each scaled to at most 1
+    if method is None:
+        method = "diagonals" if rel >= DIAGONAL_FROM else "steps"
+    run = {"steps": _fraction_steps, "diagonals": _fraction_diagonals}[method]
+    return run(bound, width, wanted, *_free_counts(rel, width))
+
+
+def _free_counts(rel: int, width: int):
+    """``(free, scales, totals)`` of :func:`_fraction`: ``free[k]`` the ``W_{k+1}`` over
+    reversed positions ``i = width - j``, each scaled to at most 1; ``scales[k]`` the
+    factor step ``k`` multiplies by (1 but past ``1e200``); ``totals[k]`` the unbounded
+    count for ``k + 1`` through the same steps."""
     free = np.ones((rel, width + 1))
     for k in range(1, rel):
         free[k] = np.cumsum(free[k - 1])
@@ -421,6 +441,16 @@ def _fraction(bound: np.ndarray, width: int, wanted: np.ndarray | None = None) -
             scales[k] = 1.0 / whole[-1]
             whole *= scales[k]
         totals[k] = whole @ free[k]
+    return free, scales, totals
+
+
+def _fraction_steps(bound, width, wanted, free, scales, totals) -> np.ndarray:
+    """:func:`_fraction` one relevant doc at a time: ``g`` kept as ``(positions, rows)``,
+    reversed, so the suffix sums are cumulative sums down the first axis, and only down
+    to the block's largest ``width - bound`` (below, every entry is 0)."""
+    rows, rel = bound.shape
+    i = np.arange(width + 1)[:, None]
+    cut = np.ascontiguousarray((width - bound).T)  # j >= bound  <=>  i = width - j <= cut
     out = np.zeros((rows, rel))
     step = max(1, BLOCK // (width + 1))
     for start in range(0, rows, step):  # blocks of rows
@@ -444,6 +474,93 @@ def _fraction(bound: np.ndarray, width: int, wanted: np.ndarray | None = None) -
                 weighted = g[:live] * free[k][:live, None]
                 out[start : start + step, k] = weighted.sum(axis=0) / totals[k]
     return out
+
+
+def _fraction_diagonals(bound, width, wanted, free, scales, totals) -> np.ndarray:
+    """:func:`_fraction` by anti-diagonals: with ``D = r - 1 - k`` and ``i = width - j``,
+    cell ``(D, i)`` needs ``(D - 1, i)`` and ``(D, i - 1)`` only, so each diagonal
+    ``d = D + i`` is one vectorized step over all relevant docs and rows (numpy's
+    cumulative sum, which the steps lean on, is several times slower than an add).
+
+    ``S[D + 1]`` holds row ``D``'s running sum ``sum_{i' <= i} g``, ``S[0] = 1``; on
+    diagonal ``d`` row ``D`` adds ``g = [i <= width - bound] S[D]`` (the old ``S[D]``).
+    Row ``D`` is live up to diagonal ``last = D + width - bound``, per row; where
+    every row of the block is live, ``S[D + 1] += S[D]`` with no mask.  Rows come
+    sorted by value from :func:`_support`, so ``last`` rises along the block and a
+    row's live part is a suffix of it, added as a slice (else through a mask).
+    """
+    rows, rel = bound.shape
+    span = np.arange(rel)
+    last = (width - np.minimum(bound[:, ::-1], width + 1) + span).T  # (D, rows)
+    scale_d, free_d = scales[::-1].copy(), free[::-1]
+    out = np.zeros((rows, rel))
+    step = max(1, DIAGONAL_BLOCK // rel)
+    diagonals = np.arange(width + rel)
+    for start in range(0, rows, step):  # blocks of rows
+        record = wanted[start : start + step].any(axis=0)[::-1]  # by D
+        depth = rel - int(np.argmax(record[::-1]))  # steps D < depth
+        c = np.ascontiguousarray(last[:depth, start : start + step])
+        cols = c.shape[1]
+        end = width + depth
+        high, low = c.max(axis=1), c.min(axis=1)
+        # rows below first_of[d] are done, rows from full_of[d] on live in every column
+        first_of = np.searchsorted(np.maximum.accumulate(high), diagonals[:end])
+        full_of = np.searchsorted(np.minimum.accumulate(low[::-1])[::-1], diagonals[:end])
+        ordered = bool(np.all(c[:, 1:] >= c[:, :-1]))
+        scaled = bool(np.any(scale_d[:depth] != 1.0))
+        # ordered: on diagonal d > low[D], row D is live from column edge[D][d - low[D]]
+        edge = [np.searchsorted(c[D], np.arange(low[D], high[D] + 2)) for D in range(depth)]
+        rec = np.flatnonzero(record[:depth])
+        S = np.zeros((depth + 1, cols))
+        S[0] = 1.0
+        acc = np.zeros((rec.size, cols))
+        for d in range(end):
+            lo, hi = int(first_of[d]), min(d, depth - 1) + 1
+            if lo >= hi:
+                continue
+            p = min(max(int(full_of[d]), lo), hi)  # rows lo .. p - 1 live in part
+            r0, r1 = np.searchsorted(rec, (lo, hi))
+            if r1 > r0:  # the recorded rows' g, before S moves
+                sel = rec[r0:r1]
+                g = S[sel]
+                for r in range(r0, r1):
+                    D = int(rec[r])
+                    if D < p and ordered:
+                        g[r - r0, : _live_from(edge[D], d, low[D], cols)] = 0.0
+                    elif D < p:
+                        g[r - r0] *= c[D] >= d
+                if scaled:
+                    g *= scale_d[sel, None]
+                g *= free_d[sel, d - sel][:, None]
+                acc[r0:r1] += g
+            if hi > p and scaled:
+                S[p + 1 : hi + 1] += S[p:hi] * scale_d[p:hi, None]
+            elif hi > p:
+                S[p + 1 : hi + 1] += S[p:hi]  # numpy reads the old S[p:hi] (overlap)
+            for D in range(p - 1, lo - 1, -1):  # last first: S[D] is still the old one
+                if ordered:
+                    q = _live_from(edge[D], d, low[D], cols)
+                    if q < cols and scaled:
+                        S[D + 1, q:] += S[D, q:] * scale_d[D]
+                    elif q < cols:
+                        S[D + 1, q:] += S[D, q:]
+                else:
+                    g = S[D] * (c[D] >= d)
+                    if scaled:
+                        g *= scale_d[D]
+                    S[D + 1] += g
+        k = rel - 1 - rec
+        out[start : start + step, k] = (acc / totals[k][:, None]).T
+    return out
+
+
+def _live_from(edge, d: int, low: int, cols: int) -> int:
+    """The first column live on diagonal ``d`` of a row whose sorted ``last`` starts at
+    ``low`` (``edge``: its first column reaching each diagonal from ``low``)."""
+    if d <= low:
+        return 0
+    at = d - low
+    return int(edge[at]) if at < edge.size else cols
 
 
 def _expected_max(constant, cells, values, cdf, previous) -> tuple[np.ndarray, np.ndarray]:
