@@ -383,3 +383,25 @@ def test_first_relevant_measures_in_a_huge_tie_group_equal_exact_fractions(n, r)
     }
     for measure, value in exact.items():
         assert got[measure] == pytest.approx(float(value), rel=1e-14, abs=0), measure
+
+
+@pytest.mark.parametrize(("n", "r"), [(2_000, 5), (20_000, 37)])
+def test_first_relevant_variances_in_a_huge_tie_group_equal_exact_fractions(n, r):
+    """The exact spread's variance of RR and Success@10 on one fully tied query, against
+    exact rationals (Success@10's miss probability from log k! lost 2e-11 at n = 2000)."""
+    from tiecore import spread
+
+    run = pd.DataFrame({"qid": "1", "docno": [f"d{i}" for i in range(n)], "score": 1.0})
+    relevant = [f"d{i}" for i in range(0, n, n // r)][:r]
+    qrels = pd.DataFrame({"qid": "1", "docno": relevant, "level": 1})
+    got = spread.evaluate_spread(run, qrels, ["RR", "Success@10"]).set_index("measure")["var"]
+    total = math.comb(n, r)
+    first = [Fraction(math.comb(n - 1 - p, r - 1), total) for p in range(n - r + 1)]
+    mean = sum(f / (p + 1) for p, f in enumerate(first))
+    hit = sum(first[:10])
+    exact = {
+        "RR": sum(f / (p + 1) ** 2 for p, f in enumerate(first)) - mean**2,
+        "Success@10": hit * (1 - hit),
+    }
+    for measure, value in exact.items():
+        assert got[measure] == pytest.approx(float(value), rel=1e-13, abs=0), measure

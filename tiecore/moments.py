@@ -288,14 +288,19 @@ def first_groups(context: Context) -> np.ndarray:
 def miss_probability(context: Context, d: np.ndarray) -> np.ndarray:
     """P(no relevant doc in the first ``d`` slots) of first groups, 0 elsewhere.
 
-    ``C(n - r, d) / C(n, d)``; 1 when ``d = 0``, 0 when ``d > n - r``.
+    ``C(n - r, d) / C(n, d)``; 1 when ``d = 0``, 0 when ``d > n - r``.  Taken as the
+    running product ``prod_{i<d} (n-r-i) / (n-i)``, each factor rounded once: a
+    difference of ``log k!`` loses 10^-11 already at ``n = 2000``.
     """
     n, r = context.n, context.r
-    live = first_groups(context) & (d > 0) & (d <= n - r)
+    live = np.flatnonzero(first_groups(context) & (d > 0) & (d <= n - r))
     out = np.where(first_groups(context) & (d == 0), 1.0, 0.0)
-    n, r, dl = n[live], r[live], d[live]
-    table = context.log_factorials()
-    out[live] = np.exp(table[n - r] - table[n - r - dl] - table[n] + table[n - dl])
+    length = d[live].astype(np.int64)
+    owner, i = expand(np.zeros(live.size, np.int64), length)
+    factor = (n - r)[live][owner] - i
+    factor = factor / (n[live][owner] - i)
+    ends = np.cumsum(length)
+    out[live] = profiles._segment_products(factor, ends - length)[ends - 1]
     return out
 
 
