@@ -28,7 +28,7 @@ reaches ``L_k(v) = ceil((R_g + k) / v - t_g)`` (in integers: ``(R_g + k) b <=
 a (t_g + s_k)`` for ``v = a / b``, so a ratio equal to ``v`` counts), and the
 placements meeting such lower bounds are lattice paths counted by a DP over
 ``k`` with cumulative sums, ``O(r n)`` per support point and vectorized over
-the points (:func:`_fraction`; from 8 relevant docs run by anti-diagonals of
+the points (:func:`_fraction`; from 6 relevant docs run by anti-diagonals of
 the ``(k, position)`` grid, plain adds instead of numpy's slow cumulative
 sums); a group's levels share it.  A group whose DP
 would pass :data:`BUDGET` steps is refused (InputError).  The bounds are the
@@ -38,6 +38,7 @@ grows.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import contextvars
 import threading
@@ -389,7 +390,7 @@ BLOCK = 1 << 16
 DIAGONAL_BLOCK = 1 << 17
 #: Least relevant docs for which :func:`_fraction` runs by diagonals: fewer, and its
 #: ``width + r`` Python-level diagonals cost more than the ``r`` steps' slower sums.
-DIAGONAL_FROM = 8
+DIAGONAL_FROM = 6
 
 
 def _fraction(
@@ -504,42 +505,46 @@ def _fraction_diagonals(bound, width, wanted, free, scales, totals) -> np.ndarra
         end = width + depth
         high, low = c.max(axis=1), c.min(axis=1)
         # rows below first_of[d] are done, rows from full_of[d] on live in every column
-        first_of = np.searchsorted(np.maximum.accumulate(high), diagonals[:end])
+        first_of = np.searchsorted(np.maximum.accumulate(high), diagonals[:end]).tolist()
         full_of = np.searchsorted(np.minimum.accumulate(low[::-1])[::-1], diagonals[:end])
+        full_of = full_of.tolist()
         ordered = bool(np.all(c[:, 1:] >= c[:, :-1]))
         scaled = bool(np.any(scale_d[:depth] != 1.0))
-        # ordered: on diagonal d > low[D], row D is live from column edge[D][d - low[D]]
-        edge = [np.searchsorted(c[D], np.arange(low[D], high[D] + 2)) for D in range(depth)]
+        # ordered: on diagonal d, row D is live from column live[D][d] on
+        live = [np.searchsorted(c[D], diagonals[:end]).tolist() for D in range(depth)]
         rec = np.flatnonzero(record[:depth])
+        recs = rec.tolist()
         S = np.zeros((depth + 1, cols))
         S[0] = 1.0
         acc = np.zeros((rec.size, cols))
+        held, moved = np.empty((rec.size, cols)), np.empty((depth, cols))
         for d in range(end):
-            lo, hi = int(first_of[d]), min(d, depth - 1) + 1
+            lo, hi = first_of[d], min(d, depth - 1) + 1
             if lo >= hi:
                 continue
-            p = min(max(int(full_of[d]), lo), hi)  # rows lo .. p - 1 live in part
-            r0, r1 = np.searchsorted(rec, (lo, hi))
+            p = min(max(full_of[d], lo), hi)  # rows lo .. p - 1 live in part
+            r0, r1 = bisect.bisect_left(recs, lo), bisect.bisect_left(recs, hi)
             if r1 > r0:  # the recorded rows' g, before S moves
                 sel = rec[r0:r1]
-                g = S[sel]
+                g = np.take(S, sel, axis=0, out=held[: r1 - r0])
                 for r in range(r0, r1):
-                    D = int(rec[r])
+                    D = recs[r]
                     if D < p and ordered:
-                        g[r - r0, : _live_from(edge[D], d, low[D], cols)] = 0.0
+                        g[r - r0, : live[D][d]] = 0.0
                     elif D < p:
                         g[r - r0] *= c[D] >= d
                 if scaled:
                     g *= scale_d[sel, None]
                 g *= free_d[sel, d - sel][:, None]
-                acc[r0:r1] += g
+                np.add(acc[r0:r1], g, out=acc[r0:r1])
             if hi > p and scaled:
                 S[p + 1 : hi + 1] += S[p:hi] * scale_d[p:hi, None]
-            elif hi > p:
-                S[p + 1 : hi + 1] += S[p:hi]  # numpy reads the old S[p:hi] (overlap)
+            elif hi > p:  # through a copy: S[p + 1 : hi] are read before they move
+                np.copyto(moved[: hi - p], S[p:hi])
+                np.add(S[p + 1 : hi + 1], moved[: hi - p], out=S[p + 1 : hi + 1])
             for D in range(p - 1, lo - 1, -1):  # last first: S[D] is still the old one
                 if ordered:
-                    q = _live_from(edge[D], d, low[D], cols)
+                    q = live[D][d]
                     if q < cols and scaled:
                         S[D + 1, q:] += S[D, q:] * scale_d[D]
                     elif q < cols:
@@ -552,15 +557,6 @@ def _fraction_diagonals(bound, width, wanted, free, scales, totals) -> np.ndarra
         k = rel - 1 - rec
         out[start : start + step, k] = (acc / totals[k][:, None]).T
     return out
-
-
-def _live_from(edge, d: int, low: int, cols: int) -> int:
-    """The first column live on diagonal ``d`` of a row whose sorted ``last`` starts at
-    ``low`` (``edge``: its first column reaching each diagonal from ``low``)."""
-    if d <= low:
-        return 0
-    at = d - low
-    return int(edge[at]) if at < edge.size else cols
 
 
 def _expected_max(constant, cells, values, cdf, previous) -> tuple[np.ndarray, np.ndarray]:
