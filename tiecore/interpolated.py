@@ -484,7 +484,8 @@ def _fraction_diagonals(bound, width, wanted, free, scales, totals) -> np.ndarra
     cumulative sum, which the steps lean on, is several times slower than an add).
 
     ``S[D + 1]`` holds row ``D``'s running sum ``sum_{i' <= i} g``, ``S[0] = 1``; on
-    diagonal ``d`` row ``D`` adds ``g = [i <= width - bound] S[D]`` (the old ``S[D]``).
+    diagonal ``d`` row ``D`` adds ``g = [i <= width - bound] S[D]`` (the old ``S[D]``:
+    ``S`` is read from one buffer and written to the other, in turn).
     Row ``D`` is live up to diagonal ``last = D + width - bound``, per row; where
     every row of the block is live, ``S[D + 1] += S[D]`` with no mask.  Rows come
     sorted by value from :func:`_support`, so ``last`` rises along the block and a
@@ -514,19 +515,26 @@ def _fraction_diagonals(bound, width, wanted, free, scales, totals) -> np.ndarra
         live = [np.searchsorted(c[D], diagonals[:end]).tolist() for D in range(depth)]
         rec = np.flatnonzero(record[:depth])
         recs = rec.tolist()
-        S = np.zeros((depth + 1, cols))
-        S[0] = 1.0
+        # S read (R) and written (W) in turn; rows below `done` hold their sums in both
+        buffers = np.zeros((2, depth + 1, cols))
+        buffers[:, 0] = 1.0
         acc = np.zeros((rec.size, cols))
-        held, moved = np.empty((rec.size, cols)), np.empty((depth, cols))
+        held = np.empty((rec.size, cols))
+        done = turn = 0
         for d in range(end):
             lo, hi = first_of[d], min(d, depth - 1) + 1
             if lo >= hi:
                 continue
+            R, W = buffers[turn], buffers[1 - turn]
+            turn = 1 - turn
+            if lo > done:  # rows done .. lo - 1 are over: their sums, last written to R
+                W[done + 1 : lo + 1] = R[done + 1 : lo + 1]
+                done = lo
             p = min(max(full_of[d], lo), hi)  # rows lo .. p - 1 live in part
             r0, r1 = bisect.bisect_left(recs, lo), bisect.bisect_left(recs, hi)
-            if r1 > r0:  # the recorded rows' g, before S moves
+            if r1 > r0:  # the recorded rows' g
                 sel = rec[r0:r1]
-                g = np.take(S, sel, axis=0, out=held[: r1 - r0])
+                g = np.take(R, sel, axis=0, out=held[: r1 - r0])
                 for r in range(r0, r1):
                     D = recs[r]
                     if D < p and ordered:
@@ -538,22 +546,24 @@ def _fraction_diagonals(bound, width, wanted, free, scales, totals) -> np.ndarra
                 g *= free_d[sel, d - sel][:, None]
                 np.add(acc[r0:r1], g, out=acc[r0:r1])
             if hi > p and scaled:
-                S[p + 1 : hi + 1] += S[p:hi] * scale_d[p:hi, None]
-            elif hi > p:  # through a copy: S[p + 1 : hi] are read before they move
-                np.copyto(moved[: hi - p], S[p:hi])
-                np.add(S[p + 1 : hi + 1], moved[: hi - p], out=S[p + 1 : hi + 1])
-            for D in range(p - 1, lo - 1, -1):  # last first: S[D] is still the old one
+                np.multiply(R[p:hi], scale_d[p:hi, None], out=W[p + 1 : hi + 1])
+                np.add(W[p + 1 : hi + 1], R[p + 1 : hi + 1], out=W[p + 1 : hi + 1])
+            elif hi > p:
+                np.add(R[p + 1 : hi + 1], R[p:hi], out=W[p + 1 : hi + 1])
+            for D in range(lo, p):  # every row lo .. hi - 1 written whole
                 if ordered:
                     q = live[D][d]
+                    W[D + 1, :q] = R[D + 1, :q]
                     if q < cols and scaled:
-                        S[D + 1, q:] += S[D, q:] * scale_d[D]
+                        np.multiply(R[D, q:], scale_d[D], out=W[D + 1, q:])
+                        W[D + 1, q:] += R[D + 1, q:]
                     elif q < cols:
-                        S[D + 1, q:] += S[D, q:]
+                        np.add(R[D + 1, q:], R[D, q:], out=W[D + 1, q:])
                 else:
-                    g = S[D] * (c[D] >= d)
+                    g = R[D] * (c[D] >= d)
                     if scaled:
                         g *= scale_d[D]
-                    S[D + 1] += g
+                    np.add(R[D + 1], g, out=W[D + 1])
         k = rel - 1 - rec
         out[start : start + step, k] = (acc / totals[k][:, None]).T
     return out
