@@ -520,6 +520,10 @@ def _fraction_diagonals(bound, width, wanted, free, scales, totals) -> np.ndarra
         buffers[:, 0] = 1.0
         acc = np.zeros((rec.size, cols))
         held = np.empty((rec.size, cols))
+        # weight[r, d]: W of recorded row rec[r] at position d - rec[r] (0 off the grid)
+        weight = np.zeros((rec.size, end + 1))
+        for r, D in enumerate(recs):
+            weight[r, D : D + width + 1] = free_d[D]
         done = turn = 0
         for d in range(end):
             lo, hi = first_of[d], min(d, depth - 1) + 1
@@ -533,17 +537,15 @@ def _fraction_diagonals(bound, width, wanted, free, scales, totals) -> np.ndarra
             p = min(max(full_of[d], lo), hi)  # rows lo .. p - 1 live in part
             r0, r1 = bisect.bisect_left(recs, lo), bisect.bisect_left(recs, hi)
             if r1 > r0:  # the recorded rows' g
-                sel = rec[r0:r1]
-                g = np.take(R, sel, axis=0, out=held[: r1 - r0])
-                for r in range(r0, r1):
-                    D = recs[r]
-                    if D < p and ordered:
-                        g[r - r0, : live[D][d]] = 0.0
-                    elif D < p:
-                        g[r - r0] *= c[D] >= d
+                g = np.take(R, rec[r0:r1], axis=0, out=held[: r1 - r0])
+                for r in range(r0, bisect.bisect_left(recs, p, r0, r1)):  # rows live in part
+                    if ordered:
+                        g[r - r0, : live[recs[r]][d]] = 0.0
+                    else:
+                        g[r - r0] *= c[recs[r]] >= d
                 if scaled:
-                    g *= scale_d[sel, None]
-                g *= free_d[sel, d - sel][:, None]
+                    g *= scale_d[rec[r0:r1], None]
+                g *= weight[r0:r1, d, None]
                 np.add(acc[r0:r1], g, out=acc[r0:r1])
             if hi > p and scaled:
                 np.multiply(R[p:hi], scale_d[p:hi, None], out=W[p + 1 : hi + 1])
