@@ -579,6 +579,7 @@ def _expected_max(constant, cells, values, cdf, previous) -> tuple[np.ndarray, n
     ``E = sum v (F after the event - F before it)``.  An event moves one factor
     from ``previous`` to ``cdf``; a group's first event (``previous`` 0) lifts it
     from 0, so the product is kept as a sum of logs and a count of factors at 0.
+    Cells are swept together in buckets of like event counts (up to a power of 2).
     """
     out, square = constant.copy(), constant**2
     touched = np.unique(cells)
@@ -592,23 +593,28 @@ def _expected_max(constant, cells, values, cdf, previous) -> tuple[np.ndarray, n
     cells, values, cdf, previous = cells[order], values[order], cdf[order], previous[order]
     starts = np.flatnonzero(np.r_[True, cells[1:] != cells[:-1]])
     count = np.diff(np.r_[starts, cells.size])
-    row = np.repeat(np.arange(starts.size), count)
-    col = np.arange(cells.size) - np.repeat(starts, count)
-    shape = (starts.size, int(count.max()))
-    first = np.zeros(shape)
-    log_step = np.zeros(shape)
-    value = np.zeros(shape)
     lift = previous == 0
-    first[row, col] = lift
-    log_step[row, col] = np.log(cdf) - np.where(lift, 0.0, np.log(np.where(lift, 1.0, previous)))
-    value[row, col] = values
-    at_zero = first.sum(axis=1, keepdims=True) - np.cumsum(first, axis=1)
-    after = np.where(at_zero == 0, np.exp(np.cumsum(log_step, axis=1)), 0.0)
-    before = np.zeros(shape)
-    before[:, 1:] = after[:, :-1]
-    mass = after - before
-    out[cells[starts]] = np.sum(value * mass, axis=1)
-    square[cells[starts]] = np.sum(value**2 * mass, axis=1)
+    log_step = np.log(cdf) - np.where(lift, 0.0, np.log(np.where(lift, 1.0, previous)))
+    # cells padded to their bucket's longest sweep, not the longest of all
+    bucket = np.ceil(np.log2(count)).astype(np.int64)
+    for size in np.unique(bucket):
+        chosen = np.flatnonzero(bucket == size)
+        many = count[chosen]
+        row = np.repeat(np.arange(chosen.size), many)
+        col = np.arange(row.size) - np.repeat(np.cumsum(many) - many, many)
+        event = starts[chosen][row] + col
+        shape = (chosen.size, int(many.max()))
+        first, steps, value = np.zeros(shape), np.zeros(shape), np.zeros(shape)
+        first[row, col] = lift[event]
+        steps[row, col] = log_step[event]
+        value[row, col] = values[event]
+        at_zero = first.sum(axis=1, keepdims=True) - np.cumsum(first, axis=1)
+        after = np.where(at_zero == 0, np.exp(np.cumsum(steps, axis=1)), 0.0)
+        before = np.zeros(shape)
+        before[:, 1:] = after[:, :-1]
+        mass = after - before
+        out[cells[starts[chosen]]] = np.sum(value * mass, axis=1)
+        square[cells[starts[chosen]]] = np.sum(value**2 * mass, axis=1)
     return out, square
 
 
