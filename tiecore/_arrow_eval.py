@@ -21,7 +21,6 @@ Warnings, progress and errors come as the normal path's, in the same order
 
 from __future__ import annotations
 
-import gzip
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -42,25 +41,6 @@ def claimed(paths: Sequence[str]) -> bool:
         if path == "-" or name.endswith(_OTHER_FORMATS) or not os.path.isfile(path):
             return False
     return True
-
-
-def first_tag(path: str) -> str | None:
-    """The tag (6th field) of a run file's first record, or None: the guess of its name
-    before it is read (as :func:`tiecore._parallel.first_tag`, which loads pandas)."""
-    try:
-        with open(path, "rb") as raw:
-            magic = raw.read(2)
-            raw.seek(0)
-            handle = gzip.open(raw) if magic == b"\x1f\x8b" else raw
-            for count, line in enumerate(handle):
-                fields = line.removeprefix(b"\xef\xbb\xbf").split()
-                if fields and not fields[0].startswith(b"#"):
-                    return fields[5].decode() if len(fields) >= 6 else None
-                if count > 1000:
-                    return None
-    except (OSError, EOFError, UnicodeDecodeError, ValueError):
-        return None
-    return None
 
 
 def evaluate_files(
@@ -91,7 +71,7 @@ def evaluate_files(
     judgments = Judgments.from_columns(qrels["qid"], qrels["docno"], qrels["level"], rel_level)
     del qrels
     paths = [os.fspath(path) for path in run_paths]
-    peeked = [None if (tag := first_tag(path)) is None else [tag] for path in paths]
+    peeked = [None if (tag := _runs.first_tag(path)) is None else [tag] for path in paths]
     tags: list[list[str] | None] = [None] * len(paths)
     names = _runs.file_names(paths, peeked)
     tables: list[Table] = []

@@ -22,7 +22,6 @@ run is evaluated again under its right name (its seed depends on the name).
 
 from __future__ import annotations
 
-import gzip
 import os
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -31,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from tiecore._runs import file_names
+from tiecore._runs import file_names, first_tag
 from tiecore.errors import InputError
 
 #: ``progress(done, total, name)`` after each run; ``total`` is None for an iterator.
@@ -70,27 +69,6 @@ def _is_path(value: object) -> bool:
 
 def _is_parquet(value: object) -> bool:
     return type(value).__name__ == "ParquetRun"
-
-
-def first_tag(path: str | os.PathLike) -> str | None:
-    """The tag (6th field) of a run file's first record, or None (no tag, unreadable).
-
-    Reads only the first line that is not blank or a ``#`` comment, plain or gzip.
-    """
-    try:
-        with open(path, "rb") as raw:
-            magic = raw.read(2)
-            raw.seek(0)
-            handle = gzip.open(raw) if magic == b"\x1f\x8b" else raw
-            for count, line in enumerate(handle):
-                fields = line.removeprefix(b"\xef\xbb\xbf").split()
-                if fields and not fields[0].startswith(b"#"):
-                    return fields[5].decode() if len(fields) >= 6 else None
-                if count > 1000:
-                    return None
-    except (OSError, EOFError, UnicodeDecodeError, ValueError):
-        return None
-    return None
 
 
 def run_items(runs: object) -> Iterator[Item] | list[Item]:

@@ -1,13 +1,15 @@
 """A run's name and seed, and the summary of its per-query values (numpy only).
 
 Shared by the normal path (:mod:`tiecore.io`, :mod:`tiecore._parallel`,
-:mod:`tiecore._evaluate`, which load pandas) and ``tiecore eval``'s start-up path
-(:mod:`tiecore._small`, which must not), so that both name, seed and average a run
-the same way, bit for bit.
+:mod:`tiecore._evaluate`, which load pandas) and ``tiecore eval``'s paths without
+pandas (:mod:`tiecore._small`, :mod:`tiecore._arrow_eval`), so that all name, seed
+and average a run the same way, bit for bit.
 """
 
 from __future__ import annotations
 
+import gzip
+import os
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -44,6 +46,27 @@ def dataset_stem(display: str) -> str:
     """
     name = stem(display)
     return name.removeprefix("run=") or name
+
+
+def first_tag(path: str | os.PathLike) -> str | None:
+    """The tag (6th field) of a run file's first record, or None (no tag, unreadable).
+
+    Reads only the first line that is not blank or a ``#`` comment, plain or gzip.
+    """
+    try:
+        with open(path, "rb") as raw:
+            magic = raw.read(2)
+            raw.seek(0)
+            handle = gzip.open(raw) if magic == b"\x1f\x8b" else raw
+            for count, line in enumerate(handle):
+                fields = line.removeprefix(b"\xef\xbb\xbf").split()
+                if fields and not fields[0].startswith(b"#"):
+                    return fields[5].decode() if len(fields) >= 6 else None
+                if count > 1000:
+                    return None
+    except (OSError, EOFError, UnicodeDecodeError, ValueError):
+        return None
+    return None
 
 
 def file_names(displays: Sequence[str], tags: Sequence[list[str] | None]) -> list[str]:
