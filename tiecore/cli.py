@@ -871,6 +871,18 @@ def _all_trec_counts(runs: object, qrels: pd.DataFrame, args: argparse.Namespace
         return count_runs(runs, qrels, rel_level=args.rel_level, depth=args.depth, client=client)
 
 
+def _without_pandas(args: argparse.Namespace) -> bool:
+    """Whether ``eval``'s paths without pandas may take these arguments: TREC files in
+    aware or oblivious mode (sampled mode keeps the normal path's memory guard)."""
+    return not (
+        args.letor is not None
+        or args.spread
+        or args.dask is not None
+        or len(args.files) < 2
+        or args.ties == "sampled"
+    )
+
+
 def _small_eval(args: argparse.Namespace, measures: list, stderr: TextIO) -> str | None:
     """``eval`` on small TREC files without pandas or pyarrow (:mod:`tiecore._small`): the
     text to write, or None when the normal path must read the inputs (for anything else,
@@ -878,9 +890,7 @@ def _small_eval(args: argparse.Namespace, measures: list, stderr: TextIO) -> str
 
     Warnings and progress lines come out as the normal path prints them, in order.
     """
-    if args.letor is not None or args.spread or args.dask is not None or len(args.files) < 2:
-        return None
-    if args.ties == "sampled":  # its memory guard: the normal path's
+    if not _without_pandas(args):
         return None
     _check_files(args)  # the normal path's first check, with its messages
     from tiecore import _small
@@ -914,9 +924,7 @@ def _arrow_eval(args: argparse.Namespace, measures: list, stderr: TextIO) -> str
     """``eval`` on TREC text files of any size without pandas (:mod:`tiecore._arrow_eval`,
     aware or oblivious, not ``--spread`` or dask): the text to write, or None for the
     normal path. Warnings, progress and errors are the normal path's, in its order."""
-    if args.letor is not None or args.spread or args.dask is not None or len(args.files) < 2:
-        return None
-    if args.ties == "sampled":  # its memory guard: the normal path's
+    if not _without_pandas(args):
         return None
     from tiecore import _arrow_eval
 
