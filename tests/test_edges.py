@@ -251,18 +251,19 @@ def test_compare_labels_a_confidence_level_with_its_digits():
     assert "ci99.99999%" in text and "ci: 99.99999% bootstrap" in text and "100%" not in text
 
 
+@pytest.mark.parametrize("command", ["report", "eval"])
 @pytest.mark.parametrize("empty", ["", ","])
-def test_report_with_an_empty_measure_list_is_refused(tmp_path, capsys, empty):
+def test_an_empty_measure_list_is_refused(tmp_path, capsys, empty, command):
     from tiecore import cli
 
     run, qrels = _tiny()
     (tmp_path / "run").write_text("".join(f"{q} Q0 {d} 1 {s} r\n" for q, d, s in run.values))
     (tmp_path / "qrels").write_text("".join(f"{q} 0 {d} {v}\n" for q, d, v in qrels.values))
     files = [str(tmp_path / "qrels"), str(tmp_path / "run")]
-    assert cli.main(["report", *files, "-m", empty]) == 2  # not the default measures
+    assert cli.main([command, *files, "-m", empty]) == 2  # not the default measures
     assert "no measures given" in capsys.readouterr().err
-    assert cli.main(["report", *files]) == 0
-    assert "P@10 oblivious" in capsys.readouterr().out
+    assert cli.main([command, *files]) == 0
+    assert ("P@10 oblivious" if command == "report" else "P@10") in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(

@@ -794,7 +794,8 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
 
     from tiecore.interop import expand_all_trec, measure_name
 
-    names = split_measures(args.measures or []) or list(DEFAULT_MEASURES)
+    names = split_measures(args.measures or [])  # -m '' names none: refused, not the defaults
+    names = names if args.measures else list(DEFAULT_MEASURES)
     names = [n if n == "all_trec" else measure_name(n, rel_level=args.rel_level) for n in names]
     names, all_trec = expand_all_trec(names)  # -m all_trec: trec_eval's listing
     measures = parse_measures(names)
