@@ -537,7 +537,7 @@ def _fraction_diagonals(bound, width, wanted, free, scales, totals) -> np.ndarra
             p = min(max(full_of[d], lo), hi)  # rows lo .. p - 1 live in part
             r0, r1 = bisect.bisect_left(recs, lo), bisect.bisect_left(recs, hi)
             if r1 > r0:  # the recorded rows' g
-                g = np.take(R, rec[r0:r1], axis=0, out=held[: r1 - r0])
+                g = np.take(R, rec[r0:r1], axis=0, out=held[: r1 - r0], mode="clip")
                 for r in range(r0, bisect.bisect_left(recs, p, r0, r1)):  # rows live in part
                     if ordered:
                         g[r - r0, : live[recs[r]][d]] = 0.0
