@@ -28,9 +28,9 @@ reaches ``L_k(v) = ceil((R_g + k) / v - t_g)`` (in integers: ``(R_g + k) b <=
 a (t_g + s_k)`` for ``v = a / b``, so a ratio equal to ``v`` counts), and the
 placements meeting such lower bounds are lattice paths counted by a DP over
 ``k`` with cumulative sums, ``O(r n)`` per support point and vectorized over
-the points (:func:`_fraction`; from 6 relevant docs run by anti-diagonals of
-the ``(k, position)`` grid, plain adds instead of numpy's slow cumulative
-sums); a group's levels share it.  A group whose DP
+the points (:func:`_fraction`; from :data:`DIAGONAL_FROM` relevant docs run
+by anti-diagonals of the ``(k, position)`` grid, plain adds instead of numpy's
+slow cumulative sums); a group's levels share it.  A group whose DP
 would pass :data:`BUDGET` steps is refused (InputError).  The bounds are the
 optimistic and pessimistic orders: every ``m / rank_m`` falls as ``rank_m``
 grows.
@@ -486,10 +486,12 @@ def _fraction_diagonals(bound, width, wanted, free, scales, totals) -> np.ndarra
     ``S[D + 1]`` holds row ``D``'s running sum ``sum_{i' <= i} g``, ``S[0] = 1``; on
     diagonal ``d`` row ``D`` adds ``g = [i <= width - bound] S[D]`` (the old ``S[D]``:
     ``S`` is read from one buffer and written to the other, in turn).
-    Row ``D`` is live up to diagonal ``last = D + width - bound``, per row; where
-    every row of the block is live, ``S[D + 1] += S[D]`` with no mask.  Rows come
-    sorted by value from :func:`_support`, so ``last`` rises along the block and a
-    row's live part is a suffix of it, added as a slice (else through a mask).
+    Step ``D`` of a support point (a column of the block) is live up to diagonal
+    ``last = D + width - bound``; where every column is live, ``S[D + 1] += S[D]``
+    with no mask.  Support points come sorted by value from :func:`_support`, so
+    ``last`` rises along the block and a step's live columns are a suffix, added as
+    a slice (else through a mask).  The recorded steps' weighted sums run in the
+    steps' order, so the floats are theirs.
     """
     rows, rel = bound.shape
     span = np.arange(rel)
