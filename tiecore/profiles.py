@@ -34,7 +34,6 @@ modes side by side: ``oblivious`` and ``aware`` give one value per row of a
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -283,11 +282,6 @@ def _segment_products(factor: np.ndarray, starts: np.ndarray) -> np.ndarray:
         products = np.cumprod(np.where(inside, factor[index], 1.0), axis=1)
         out[index[inside]] = products[inside]
     return out
-
-
-def _log_factorials(largest: int) -> np.ndarray:
-    """``log(k!)`` for ``k = 0..largest``, each from ``math.lgamma`` (no summed rounding)."""
-    return np.array([math.lgamma(k + 1.0) for k in range(largest + 1)])
 
 
 def sum_min(y: np.ndarray, cap: np.ndarray) -> np.ndarray:
