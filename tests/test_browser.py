@@ -170,8 +170,8 @@ CHARTS = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')
 def wait_until_rendered(page) -> None:
     """Wait for the script run to finish: the app is idle, nothing stale, the charts drawn."""
     page.wait_for_selector('[data-testid="stApp"]', state="attached")
-    page.wait_for_function(IDLE, polling=100)
-    page.wait_for_function(CHARTS, polling=100)
+    # checked on every animation frame: the time taken is the user's wait, not a poll's
+    page.wait_for_function(f"() => ({IDLE})() && ({CHARTS})()", polling="raf")
 
 
 #: When each tab last received a message from the server (time.monotonic()), by id(tab).
