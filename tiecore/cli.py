@@ -759,7 +759,7 @@ def _run_compare(args: argparse.Namespace, stderr: TextIO) -> str:
 
     def progress(done: int, total: int, label: str) -> None:
         now = time.perf_counter()
-        print(f"tiecore: [{done}/{total}] {label} ({now - clock[0]:.2f}s)", file=stderr, flush=True)
+        _progress_line(done, total, label, now - clock[0], stderr)
         clock[0] = now
 
     try:
@@ -814,7 +814,7 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
     show = args.progress if args.progress is not None else stderr.isatty()
 
     def progress(index: int, total: int, name: str, seconds: float) -> None:
-        print(f"tiecore: [{index}/{total}] {name} ({seconds:.2f}s)", file=stderr, flush=True)
+        _progress_line(index, total, name, seconds, stderr)
 
     with _dask_client(args.dask) as client, _samples_guard():
         result, num_q = evaluate_runs(
@@ -884,6 +884,24 @@ def _without_pandas(args: argparse.Namespace) -> bool:
     )
 
 
+def _eval_options(args: argparse.Namespace) -> dict:
+    """The evaluation options of ``eval`` that both pandas-free paths take, by keyword."""
+    return {
+        "ties": args.ties,
+        "tiebreak": args.tiebreak or "trec_eval",
+        "seed": args.seed,
+        "rel_level": args.rel_level,
+        "depth": args.depth,
+        "complete": args.complete,
+        "per_query": args.per_query,
+    }
+
+
+def _progress_line(done: int, total: int, name: str, seconds: float, stderr: TextIO) -> None:
+    """``tiecore: [3/17] MU03rob01 (0.41s)``: one step of a command's progress on stderr."""
+    print(f"tiecore: [{done}/{total}] {name} ({seconds:.2f}s)", file=stderr, flush=True)
+
+
 def _small_eval(args: argparse.Namespace, measures: list, stderr: TextIO) -> str | None:
     """``eval`` on small TREC files without pandas or pyarrow (:mod:`tiecore._small`): the
     text to write, or None when the normal path must read the inputs (for anything else,
@@ -900,13 +918,7 @@ def _small_eval(args: argparse.Namespace, measures: list, stderr: TextIO) -> str
         args.files[0],
         args.files[1:],
         measures,
-        ties=args.ties,
-        tiebreak=args.tiebreak or "trec_eval",
-        seed=args.seed,
-        rel_level=args.rel_level,
-        depth=args.depth,
-        complete=args.complete,
-        per_query=args.per_query,
+        **_eval_options(args),
         trec=args.format == "trec",
     )
     if table is None:
@@ -916,8 +928,7 @@ def _small_eval(args: argparse.Namespace, measures: list, stderr: TextIO) -> str
         if kind == "warning":
             warnings.warn_explicit(event.message, event.category, event.filename, event.lineno)
         elif show:
-            done, total, name, seconds = event
-            print(f"tiecore: [{done}/{total}] {name} ({seconds:.2f}s)", file=stderr, flush=True)
+            _progress_line(*event, stderr)
     return _TEXTS[args.format](table.columns, table.num_q)
 
 
@@ -935,19 +946,13 @@ def _arrow_eval(args: argparse.Namespace, measures: list, stderr: TextIO) -> str
     show = args.progress if args.progress is not None else stderr.isatty()
 
     def progress(done: int, total: int, name: str, seconds: float) -> None:
-        print(f"tiecore: [{done}/{total}] {name} ({seconds:.2f}s)", file=stderr, flush=True)
+        _progress_line(done, total, name, seconds, stderr)
 
     table = _arrow_eval.evaluate_files(
         args.files[0],
         args.files[1:],
         measures,
-        ties=args.ties,
-        tiebreak=args.tiebreak or "trec_eval",
-        seed=args.seed,
-        rel_level=args.rel_level,
-        depth=args.depth,
-        complete=args.complete,
-        per_query=args.per_query,
+        **_eval_options(args),
         progress=progress if show else None,
     )
     columns = table.columns
