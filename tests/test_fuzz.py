@@ -15,7 +15,11 @@ Three kinds of input, all drawn by Hypothesis:
 
 No output of any command, in any format, may contain ``nan`` or ``inf``. The
 commands run in-process through ``tiecore.cli.main`` with captured streams, and a
-few in a real process. ``CI=1`` derandomizes (tests/conftest.py).
+few in a real process. ``eval`` on the legal and the malformed files runs through
+each of its three paths (:func:`run_cli_three_ways`: the small one, the arrow one
+with the small one's size limit lowered, the pandas one with the arrow one
+claiming nothing), checks which path answered and that all three print the same
+bytes. ``CI=1`` derandomizes (tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from unittest import mock
 
 import pytest
 import reference as ref
@@ -41,6 +46,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tiecore
+from tiecore import _arrow_eval, _small, cli
 from tiecore.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,6 +82,93 @@ def run_cli(*argv: object) -> tuple[int, str, str]:
         code = main([str(a) for a in argv])
     CASES["count"] += 1
     return code, out.getvalue(), err.getvalue()
+
+
+#: eval's three paths (tiecore/cli.py): the small one, the arrow one, the pandas one.
+ROUTES = ("small", "arrow", "pandas")
+
+
+def run_cli_through(route: str, *argv: object) -> tuple[int, str, str, str | None]:
+    """``tiecore ARGV`` in-process with eval's path forced, and the path that answered.
+
+    Parameters
+    ----------
+    route : str
+        ``small``: the usual routing (small inputs go to :mod:`tiecore._small`);
+        ``arrow``: the small path's size limit below any file, so
+        :mod:`tiecore._arrow_eval` takes TREC files; ``pandas``: the arrow path
+        claiming nothing too, so the normal path reads the inputs.
+    *argv : object
+        The command line.
+
+    Returns
+    -------
+    tuple
+        Exit status, stdout, stderr and the path that answered: ``small`` (its table
+        was printed), ``arrow`` (it was called), ``pandas`` (the normal path read the
+        inputs) or None (none of them: an error before any reading).
+    """
+    taken: list[str] = []
+    small_files, arrow_files, eval_inputs = (
+        _small.evaluate_files,
+        _arrow_eval.evaluate_files,
+        cli._eval_inputs,
+    )
+
+    def small_spy(*args, **kwargs):
+        table = small_files(*args, **kwargs)
+        if table is not None:
+            taken.append("small")
+        return table
+
+    def arrow_spy(*args, **kwargs):
+        taken.append("arrow")
+        return arrow_files(*args, **kwargs)
+
+    def pandas_spy(*args, **kwargs):
+        taken.append("pandas")
+        return eval_inputs(*args, **kwargs)
+
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(mock.patch.object(_small, "evaluate_files", small_spy))
+        stack.enter_context(mock.patch.object(_arrow_eval, "evaluate_files", arrow_spy))
+        stack.enter_context(mock.patch.object(cli, "_eval_inputs", pandas_spy))
+        if route != "small":
+            stack.enter_context(mock.patch.object(_small, "SMALL_BYTES", -1))
+        if route == "pandas":
+            stack.enter_context(mock.patch.object(_arrow_eval, "claimed", lambda paths: False))
+        code, out, err = run_cli(*argv)
+    assert len(taken) <= 1, taken
+    return code, out, err, taken[0] if taken else None
+
+
+def run_cli_three_ways(*argv: object, small: str = "small", sampled: bool = False) -> tuple:
+    """``tiecore ARGV`` through each of eval's three paths: the same exit status,
+    stdout and stderr, byte for byte, from each.
+
+    Parameters
+    ----------
+    *argv : object
+        The command line.
+    small : str
+        The path expected to answer under the usual routing: ``small``, or ``arrow``
+        when the small path hands the input on (an error, a query ``all`` in trec -q).
+    sampled : bool
+        Whether the options keep every route on the pandas path (sampled mode).
+
+    Returns
+    -------
+    tuple
+        Exit status, stdout and stderr (those of the pandas path).
+    """
+    expected = {"small": small, "arrow": "arrow", "pandas": "pandas"}
+    got = {route: run_cli_through(route, *argv) for route in ROUTES}
+    for route, (*_, taken) in got.items():
+        assert taken == ("pandas" if sampled else expected[route]), (route, argv)
+    normal = got["pandas"][:3]
+    for route in ("small", "arrow"):
+        assert got[route][:3] == normal, (route, argv)
+    return normal
 
 
 def assert_clean(code: int, out: str, err: str) -> None:
@@ -120,7 +213,8 @@ class Data:
 #: Exactly representable scores, with pairs that collide in float32 (trec_eval 9 ties them).
 SCORES = (-2.0, 0.0, 0.5, 1.0, 1.0000000001, 3.0, 1e300, -1e300, 5e-324, 1e-310)
 #: ids: ASCII punctuation, unicode, "all", a no-break space inside (not a separator).
-ID_CHARS = st.sampled_from([*list("abAB09-_.Z"), "é", "文", "\xa0", "🙂", "#"])
+#: U+FEFF too: at the start of a file, after the BOM (render adds one), it stays in the id.
+ID_CHARS = st.sampled_from([*list("abAB09-_.Z"), "é", "文", "\xa0", "🙂", "#", "\ufeff"])
 ids = st.text(ID_CHARS, min_size=1, max_size=3).filter(
     lambda s: not s.startswith("#") and s.strip() == s
 )
@@ -189,7 +283,8 @@ def render(draw: st.DrawFn, rows: list[list[str]], how: dict) -> bytes:
         if how["blank"] and k == 0:
             lines.append(draw(st.sampled_from(["", " ", "\t"])))
     text = how["eol"].join(lines) + (how["eol"] if how["final_eol"] else "")
-    raw = ("\ufeff" if how["bom"] else "").encode() + text.encode("utf-8")
+    bom = how["bom"] or text.startswith("\ufeff")  # else that U+FEFF would be the BOM
+    raw = ("\ufeff" if bom else "").encode() + text.encode("utf-8")
     return gzip.compress(raw) if how["gzip"] else raw
 
 
@@ -261,7 +356,7 @@ def test_legal_odd_files_give_the_reference_values(draw_data) -> None:
     with tempfile.TemporaryDirectory() as folder:
         run_path = write(folder, "run.txt.gz" if run[:2] == b"\x1f\x8b" else "run.txt", run)
         qrels_path = write(folder, "qrels.txt", qrels)
-        code, out, err = run_cli(
+        code, out, err = run_cli_three_ways(
             "eval", qrels_path, run_path, "-m", MEASURES, "--ties", ties, "-q", "--format", "json"
         )
         assert_clean(code, out, err)
@@ -281,13 +376,24 @@ def test_legal_odd_files_give_the_reference_values(draw_data) -> None:
         for name, value in zip(frame["measure"], frame["value"], strict=True):
             assert value == pytest.approx(want[(None, name)], rel=1e-12, abs=1e-12)
         # trec format: one "all" row per measure without -q; with -q only if no query is "all"
-        code, out, err = run_cli("eval", qrels_path, run_path, "-m", MEASURES, "--ties", ties)
+        code, out, err = run_cli_three_ways(
+            "eval", qrels_path, run_path, "-m", MEASURES, "--ties", ties
+        )
         assert_clean(code, out, err)
         summary = [line for line in out.splitlines() if line.split("\t")[1] == "all"]
         assert len(summary) == 2 + len(SPECS)
-        code, out, err = run_cli("eval", qrels_path, run_path, "-m", MEASURES, "-q")
+        named_all = any(key[0] == "all" for key in want)  # the small path hands it on
+        code, out, err = run_cli_three_ways(
+            "eval",
+            qrels_path,
+            run_path,
+            "-m",
+            MEASURES,
+            "-q",
+            small="arrow" if named_all else "small",
+        )
         assert_clean(code, out, err)
-        assert (code == 2) == any(key[0] == "all" for key in want), err
+        assert (code == 2) == named_all, err
 
 
 def break_run(draw: st.DrawFn, raw: bytes) -> bytes:
@@ -356,12 +462,14 @@ def test_malformed_files_fail_with_one_line(draw_data) -> None:
     source = draw(data())
     run, qrels, _ = draw(files(source))
     run, qrels = (gzip.decompress(b) if b[:2] == b"\x1f\x8b" else b for b in (run, qrels))
-    run, qrels = (b.removeprefix("\ufeff".encode()) for b in (run, qrels))
+    bom = "\ufeff".encode()
+    run, qrels = (b.removeprefix(bom) for b in (run, qrels))
     which = draw(st.sampled_from(["run", "qrels"]))
     if which == "run":
         run = break_run(draw, run)
     else:
         qrels = break_qrels(draw, qrels)
+    run, qrels = (bom + b if b.startswith(bom) else b for b in (run, qrels))  # an id's U+FEFF
     if draw(st.booleans()):
         run, qrels = gzip.compress(run), gzip.compress(qrels)
     with tempfile.TemporaryDirectory() as folder:
@@ -369,12 +477,28 @@ def test_malformed_files_fail_with_one_line(draw_data) -> None:
         ties = draw(
             st.sampled_from([[], ["--ties", "oblivious"], ["--ties", "sampled", "--samples", "3"]])
         )
-        code, out, err = run_cli("eval", paths["qrels"], paths["run"], *ties)
+        # the small path hands any defect on: the arrow path reports it, as the pandas one
+        code, out, err = run_cli_three_ways(
+            "eval", paths["qrels"], paths["run"], *ties, small="arrow", sampled="sampled" in ties
+        )
         assert_clean(code, out, err)
         assert code == 2 and f"the_{which}" in err.splitlines()[-1], err
         reader = tiecore.read_run if which == "run" else tiecore.read_qrels
         with pytest.raises(tiecore.InputError, match=f"the_{which}"):
             reader(paths[which])
+
+
+def test_a_second_bom_starts_the_first_qid_on_every_path(tmp_path) -> None:
+    """A run file starting with two BOMs: the second is U+FEFF in the first qid, an
+    unjudged query here, on all three paths (the arrow and pandas paths read 'q1':
+    pyarrow's csv reader skipped the second BOM on tiecore.io's fast path)."""
+    bom = "\ufeff".encode()
+    run = write(str(tmp_path), "run", bom + bom + b"q1 Q0 a 1 2 t\nq2 Q0 b 1 1 t\n")
+    qrels = write(str(tmp_path), "qrels", b"q1 0 a 1\nq2 0 b 0\nq2 0 c 1\n")
+    code, out, err = run_cli_three_ways("eval", qrels, run, "-m", "AP", "-q", "--format", "json")
+    assert code == 0
+    assert err == "tiecore: warning: run t: 1 queries without judgments skipped (\ufeffq1)\n"
+    assert [(r["qid"], r["value"]) for r in json.loads(out)] == [("q2", 0.0), (None, 0.0)]
 
 
 def truncated_gzip(raw: bytes) -> bytes:

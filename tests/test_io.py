@@ -499,6 +499,22 @@ def test_bom_is_skipped(stream, tmp_path):
     assert records(run) == naive_run(GOOD.encode())[0]
 
 
+@pytest.mark.parametrize("sep", [" ", "\t", "mixed"])
+def test_only_the_first_bom_is_skipped(stream, tmp_path, sep):
+    """A second BOM is U+FEFF at the start of the first qid, on every layout (pyarrow's
+    csv reader skipped it too: qid '1' on the fast path, '\\ufeff1' on the careful one)."""
+    bom = "\ufeff"
+    run_text = GOOD.replace(" ", "\t") if sep == "\t" else GOOD
+    qrels_text = "1 0 a 1\n2 0 a 0\n".replace(" ", "\t" if sep == "\t" else " ")
+    if sep == "mixed":  # the careful path
+        run_text, qrels_text = (t.replace(" ", "\t", 1) for t in (run_text, qrels_text))
+    run = read_run(write(tmp_path, (bom + bom + run_text).encode()))
+    assert records(run) == naive_run((bom + run_text).encode())[0]
+    assert run["qid"].iloc[0] == bom + "1"
+    qrels = read_qrels(write(tmp_path, (bom + bom + qrels_text).encode(), "qrels.txt"))
+    assert records(qrels, "level") == naive_qrels((bom + qrels_text).encode())
+
+
 def test_plain_file_named_gz(stream, tmp_path):
     run = read_run(write(tmp_path, GOOD.replace(" ", "\t"), "run.gz"))
     assert records(run) == naive_run(GOOD.encode())[0]

@@ -656,7 +656,9 @@ def _fast_table(
     (else pyarrow raises); ``\\v`` and ``\\f`` need the careful path. Lines end at
     ``\\n``, ``\\r\\n`` or ``\\r`` for pyarrow as for :func:`_lines`; pyarrow skips
     blank lines, so line numbers are unknown here and the caller redoes the text
-    carefully when it needs one.
+    carefully when it needs one. pyarrow also skips a BOM at the start of the text:
+    a text that still starts with one once :func:`_load` took the file's own (a first
+    field that starts with U+FEFF) is read carefully, which keeps that character.
 
     The scan runs in a thread while pyarrow parses, on what the first line tells
     (its delimiter, tab and space both, its number of fields); the scan then checks
@@ -670,7 +672,7 @@ def _fast_table(
     head, scanning, stream = text.fast_input()
     with stream:
         first = _first_line(head)
-        if not first or not (b"\t" in first or b" " in first):
+        if not first or first[:3] == _BOM or not (b"\t" in first or b" " in first):
             scanning.cancel()
             return None
         delim = b"\t" if b"\t" in first else b" "
