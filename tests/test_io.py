@@ -1044,15 +1044,21 @@ def test_run_ids_of_a_big_run_overlap_alike(tmp_path):
     st.lists(st.integers(0, 2**64 - 1), unique=True, max_size=300),
     st.lists(st.integers(0, 2**64 - 1), max_size=300),
     st.integers(0, 12),
+    st.sampled_from([1 << 19, 0]),
 )
-def test_hash_index_finds_what_a_dict_finds(keys, others, crowd):
+def test_hash_index_finds_what_a_dict_finds(keys, others, crowd, sparse_keys):
     """HashIndex.get_indexer is a dict lookup (-1 when absent), with 0, the largest key,
-    and keys crowding one home slot (equal top bits after the multiply) among them."""
+    and keys crowding one home slot (equal top bits after the multiply) among them, in
+    the sparse table and in the dense one (load up to 2/3) that large key sets get."""
+    from tiecore import io as tio
     from tiecore.io import HashIndex
 
     crowded = [(k << 40) for k in range(1, crowd + 1)]  # small multiples: close homes
     keys = list(dict.fromkeys([*keys, *crowded]))
-    index = HashIndex(np.array(keys, dtype=np.uint64))
+    with mock.patch.object(tio, "_SPARSE_KEYS", sparse_keys):
+        index = HashIndex(np.array(keys, dtype=np.uint64))
+    slots = len(index._keys)
+    assert slots >= (4 if sparse_keys else 1.5) * len(keys) - 1
     probe = [*others, *keys, *crowded, 0, 2**64 - 1]
     where = {k: i for i, k in enumerate(keys)}
     got = index.get_indexer(np.array(probe, dtype=np.uint64))

@@ -1019,12 +1019,17 @@ def docno_hashes(docno: pa.Array | pa.ChunkedArray) -> np.ndarray:
 _FIBONACCI = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / golden ratio, odd
 
 
+#: Keys below which :class:`HashIndex` keeps a load under 1/4 (2^21 slots at most).
+_SPARSE_KEYS = 1 << 19
+
+
 class HashIndex:
     """Positions of distinct uint64 keys, found by an open-addressing hash table in numpy:
     ``pandas.Index(keys).get_indexer`` without pandas.
 
     A key's home slot is the top bits of ``key * 0x9E37...`` (Fibonacci hashing); the
-    table has over 1.5 slots per key, and collisions go to the next free slot
+    table has over 4 slots per key up to :data:`_SPARSE_KEYS` keys and over 1.5 beyond
+    (a worker's memory: 1.2M qrels keys take 25 MB), and collisions go to the next free slot
     (linear probing, no wrap-around: the table ends with a free slot).  Keys are
     placed in order of their home slot, so that key ``i`` lands at ``max(home_i,
     place_{i-1} + 1)``, a running maximum.  A probe reads slots from the home slot
@@ -1041,7 +1046,10 @@ class HashIndex:
         zero = np.flatnonzero(keys == 0)
         self._zero = int(zero[0]) if zero.size else -1
         rows = np.flatnonzero(keys != 0)
-        bits = max((len(rows) + len(rows) // 2).bit_length(), 3)  # load under 2/3
+        n = len(rows)
+        # sparse (load under 1/4: short probe chains, as most probes of a run miss) while
+        # the table stays within 2^21 slots (25 MB); denser past that (load under 2/3)
+        bits = max((4 * n if n < _SPARSE_KEYS else n + n // 2).bit_length(), 3)
         self._shift = np.uint64(64 - bits)
         home = self._home(keys[rows])
         order = np.argsort(home)
