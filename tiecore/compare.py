@@ -1561,7 +1561,7 @@ def format_comparison(comparison: Comparison, fmt: str = "text") -> str:
         return _text(comparison)
     if fmt == "csv":
         return _csv_frame(comparison).to_csv(index=False)
-    return json.dumps(_records(comparison), indent=1) + "\n"
+    return _json_text(_records(comparison))
 
 
 def _ranking_table(comparison: Comparison) -> pd.DataFrame:
@@ -1794,6 +1794,33 @@ def _csv_frame(comparison: Comparison) -> pd.DataFrame:
     out = pd.concat(parts, ignore_index=True)[["table", "run", "other", "field", "value"]]
     out.insert(0, "measure", str(comparison.measure))
     return out
+
+
+def _json_text(document: dict) -> str:
+    """``document`` as JSON with one key a line and one record a line of each table.
+
+    ``json.dumps(indent=...)`` takes the pure-Python encoder: 2.5 s for the 14,280
+    pairs of 120 runs, most of ``compare``'s output time.  Encoding each record
+    on its own takes the C encoder.
+
+    >>> print(_json_text({"measure": "AP", "pairs": [{"a": "x", "p": None}], "empty": []}), end="")
+    {
+     "measure": "AP",
+     "pairs": [
+      {"a": "x", "p": null}
+     ],
+     "empty": []
+    }
+    """
+    lines = []
+    for key, value in document.items():
+        head = f" {json.dumps(key)}: "
+        if isinstance(value, list) and value:
+            body = ",\n".join(f"  {json.dumps(item)}" for item in value)
+            lines.append(f"{head}[\n{body}\n ]")
+        else:
+            lines.append(head + json.dumps(value))
+    return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
 def _records(comparison: Comparison) -> dict:
