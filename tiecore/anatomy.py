@@ -336,14 +336,14 @@ def _ideal_dcg(levels: np.ndarray, k: int | None, gain: str) -> float:
 
 
 def _log_comb(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``log C(a, b)``, ``-inf`` where ``b < 0`` or ``b > a``."""
-    from scipy.special import gammaln
+    """``log C(a, b)`` (:func:`tiecore._binomial.log_choose`), ``-inf`` where ``b < 0`` or
+    ``b > a``."""
+    from tiecore._binomial import log_choose
 
     a, b = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64))
     valid = (b >= 0) & (b <= a)
     out = np.full(a.shape, -np.inf)
-    av, bv = a[valid], b[valid]
-    out[valid] = gammaln(av + 1) - gammaln(bv + 1) - gammaln(av - bv + 1)
+    out[valid] = log_choose(a[valid], b[valid])
     return out
 
 

@@ -60,8 +60,8 @@ Examples
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import gammaln
 
+from tiecore._binomial import log_choose
 from tiecore.errors import InputError
 from tiecore.judgments import Judgments, gain_of
 from tiecore.ranking import Ranking
@@ -296,7 +296,7 @@ def _over_compositions(at, context, fixed, prefix, gain) -> dict[str, np.ndarray
     mean_a, var_a, max_a, min_a, shift_a = (x[at] for x in fixed)
     owner, a = _compositions(tied_n, m_q)
     n_l = tied_n[owner]
-    log_p = np.sum(gammaln(n_l + 1.0) - gammaln(a + 1.0) - gammaln(n_l - a + 1.0), axis=1)
+    log_p = np.sum(log_choose(n_l, a), axis=1)
     starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
     log_p -= np.maximum.reduceat(log_p, starts)[owner]
     p = np.exp(log_p)
