@@ -133,18 +133,11 @@ class Context:
         index[self.selected] = np.arange(len(self.selected))
         return index[group]
 
-    def log_choose(self, n: np.ndarray, k: np.ndarray) -> np.ndarray:
-        """``log C(n, k)`` for ``0 <= k <= n`` (:func:`tiecore._binomial.log_choose`: to a
-        few ulp of the value, where ``log k!`` differences lose 1e-10 in 10^5-doc groups)."""
-        return log_choose(n, k)
-
     def hypergeom_pmf(self, k, total, good, draws) -> np.ndarray:
         """P(``k`` good in ``draws`` of ``total`` with ``good`` good): ``C(good, k)
         C(total - good, draws - k) / C(total, draws)``, for ``k`` in the support."""
         return np.exp(
-            self.log_choose(good, k)
-            + self.log_choose(total - good, draws - k)
-            - self.log_choose(total, draws)
+            log_choose(good, k) + log_choose(total - good, draws - k) - log_choose(total, draws)
         )
 
     def values(self, key: str) -> np.ndarray:
