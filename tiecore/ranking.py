@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -36,6 +37,8 @@ if TYPE_CHECKING:  # pandas and pyarrow load with the first build (tiecore eval'
 
 #: Policies that compare scores as trec_eval 9 stores them (C float).
 FLOAT32_POLICIES = ("trec_eval",)
+#: Policies that break ties by docno (byte order).
+DOCNO_POLICIES = ("trec_eval", "trec_eval_double", "docno_asc")
 
 
 def float32_scores(score: np.ndarray) -> np.ndarray:
@@ -290,8 +293,9 @@ class Ranking:
                 self.level[order], self.judged[order], self.rel[order], self.nonrel[order],
                 _take(self.docno, order), self.row[order], self.skipped, float32_ties,
             )  # fmt: skip
-        keys = {"group": (self.group, "ascending")}
-        order = _order(keys, self.docno, self.level, self.rel, tiebreak, seed, row=self.row)
+        order = self._within_groups(tiebreak, seed)
+        if order is None:
+            return replace(self, float32_ties=float32_ties)
         return replace(
             self,
             level=self.level[order],
@@ -303,6 +307,51 @@ class Ranking:
             docno=_take(self.docno, order),
             float32_ties=float32_ties,
         )
+
+    def _within_groups(self, tiebreak: str, seed) -> np.ndarray | None:
+        """Row order with each tie group sorted by ``tiebreak``; None when no row moves.
+
+        Rows alone in their group stay, so only the tied rows are sorted (most
+        of them on runs with few ties), except under ``random``, whose seeded
+        permutation covers every row.  The docno policies share one sort
+        (:attr:`_by_docno`).
+        """
+        if tiebreak in DOCNO_POLICIES:
+            order = self._by_docno
+            if order is None or tiebreak != "docno_asc":
+                return order
+            # a query's docnos are distinct: ascending is descending reversed in each group
+            start = self.group_start[self.group]
+            return order[2 * start + self.size[self.group] - 1 - np.arange(len(order))]
+        return self._sorted_within(tiebreak, seed)
+
+    @cached_property
+    def _by_docno(self) -> np.ndarray | None:
+        """:meth:`_within_groups` of the docno descending policies (kept for the others)."""
+        return self._sorted_within("trec_eval", None)
+
+    def _sorted_within(self, tiebreak: str, seed) -> np.ndarray | None:
+        """Row order with each tie group sorted by ``tiebreak`` (see :meth:`_within_groups`)."""
+        n = len(self.query)
+        if tiebreak == "random":
+            tied = np.arange(n)
+        else:
+            tied = np.flatnonzero(self.size[self.group] > 1)
+            if tied.size == 0:
+                return None
+        fields = self.group, self.docno, self.level, self.rel, self.row
+        if tied.size < n:
+            fields = (self.group[tied], _take(self.docno, tied), self.level[tied],
+                      self.rel[tied], self.row[tied])  # fmt: skip
+        group, docno, level, rel, row = fields
+        # (distinct docnos leave no tie for the row to break)
+        row = None if tiebreak in DOCNO_POLICIES else row
+        inside = _order({"group": (group, "ascending")}, docno, level, rel, tiebreak, seed, row=row)
+        if tied.size == n:
+            return inside
+        order = np.arange(n)
+        order[tied] = tied[inside]
+        return order
 
     @classmethod
     def _from_sorted(
@@ -465,7 +514,7 @@ def _order(keys, docno, level, rel, tiebreak, seed, row=None) -> np.ndarray:
     """
     columns = {name: values for name, (values, _) in keys.items()}
     sort_keys = [(name, direction) for name, (_, direction) in keys.items()]
-    if tiebreak in ("trec_eval", "trec_eval_double", "docno_asc"):
+    if tiebreak in DOCNO_POLICIES:
         columns["docno"] = docno
         sort_keys.append(("docno", "ascending" if tiebreak == "docno_asc" else "descending"))
     elif tiebreak == "random":
@@ -478,7 +527,9 @@ def _order(keys, docno, level, rel, tiebreak, seed, row=None) -> np.ndarray:
     if row is not None:
         columns["row"] = row
         sort_keys.append(("row", "ascending"))
-    if isinstance(docno, np.ndarray):  # build_small: numpy's stable lexsort, same order
+    if isinstance(docno, np.ndarray) or "docno" not in columns:
+        # numpy's stable lexsort, same order (and faster on numbers alone); numpy docnos
+        # come from build_small
         if "docno" in columns:  # str order is code point order, UTF-8's byte order
             code = {d: i for i, d in enumerate(sorted(set(docno.tolist())))}
             columns["docno"] = np.fromiter(map(code.__getitem__, docno), np.int64, len(docno))

@@ -423,7 +423,7 @@ def draw(layout: _Layout, words: _Words, first: int, size: int) -> tuple[np.ndar
         position[:, fill] = _fill(layout, words, fill, first, size, taken, low_bits)
     placed = np.flatnonzero(layout.kind != WHOLE)
     keys[:, placed] = high[placed] + position[:, placed]
-    order = np.argsort(keys, axis=1)
+    order = np.argsort(keys, axis=1, kind="stable")  # runs of columns: timsort's best case
     doc = layout.docs[order]
     slot = np.where(
         layout.kind == WHOLE,
@@ -442,7 +442,7 @@ def _fill(layout, words, columns, first, size, taken, low_bits) -> np.ndarray:
     """
     high = layout.compact[columns].astype(np.int64) << low_bits
     noise = words.grid(columns, first, size, 0) >> np.uint64(64 - low_bits)
-    order = np.argsort(high + noise.astype(np.int64), axis=1)
+    order = np.argsort(high + noise.astype(np.int64), axis=1, kind="stable")
     # the slots of the filling groups, group after group, and which are free per sample
     starts = np.flatnonzero(
         np.r_[True, layout.compact[columns][1:] != layout.compact[columns][:-1]]
@@ -471,10 +471,11 @@ def _place(
     """
     count = columns.size
     n = layout.size[columns]
+    n32 = n.astype(np.uint32)  # (32-bit division: the words have 32 bits)
     limit = (1 << 32) - (1 << 32) % n
-    out = np.empty((size, count), dtype=np.int64)
-    sample = np.repeat(np.arange(size), count)
-    column = np.tile(np.arange(count), size)
+    base = layout.base[columns]
+    out = np.empty(size * count, dtype=np.int64)
+    cell = np.arange(size * count)  # sample * count + column, the draws still to place
     # the earliest draw of each slot wins: np.minimum.at over the slots, or, when the
     # slots outnumber the draws (an array of them would cost more), a stable sort
     sparse = taken.size > SPARSE * size * count
@@ -483,33 +484,38 @@ def _place(
         nobody = np.iinfo(index).max
         claim = np.full(taken.size, nobody, dtype=index)
     round_ = 0
-    while sample.size:
-        if round_ == 0:
-            word = words.grid(columns, first, size, 0).ravel()
+    while cell.size:
+        if round_ == 0:  # every draw: (size, count) by broadcasting
+            word = (words.grid(columns, first, size, 0) >> np.uint64(32)).astype(np.uint32)
+            spot = (word % n32).astype(np.int64)
+            code = (np.arange(size)[:, None] * layout.slots + base + spot).ravel()
+            kept, spot = (word < limit).ravel(), spot.ravel()
         else:
+            sample, column = np.divmod(cell, count)
             word = words.pairs(columns[column], first + sample, round_)
-        word = (word >> np.uint64(32)).astype(np.int64)
-        spot = word % n[column]
-        code = sample * layout.slots + layout.base[columns[column]] + spot
-        free = np.flatnonzero((word < limit[column]) & ~taken[code])
+            word = (word >> np.uint64(32)).astype(np.uint32)
+            spot = (word % n32[column]).astype(np.int64)
+            code = sample * layout.slots + base[column] + spot
+            kept = word < limit[column]
+        free = np.flatnonzero(kept & ~taken[code])
         wanted = code[free]
         if sparse:
             order = np.argsort(wanted, kind="stable")
             ordered = wanted[order]
             earliest = np.ones(ordered.size, dtype=bool)  # of each slot drawn
             earliest[1:] = ordered[1:] != ordered[:-1]
-            placed = free[np.sort(order[earliest])]
+            placed = free[order[earliest]]  # (any order: what follows scatters)
         else:
             np.minimum.at(claim, wanted, free.astype(index))
             placed = free[claim[wanted] == free]
             claim[wanted] = nobody
         taken[code[placed]] = True
-        out[sample[placed], column[placed]] = spot[placed]
-        left = np.ones(sample.size, dtype=bool)
+        out[cell[placed]] = spot[placed]
+        left = np.ones(cell.size, dtype=bool)
         left[placed] = False
-        sample, column = sample[left], column[left]
+        cell = cell[left]
         round_ += 1
-    return out
+    return out.reshape(size, count)
 
 
 def tally(
