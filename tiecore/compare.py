@@ -1827,7 +1827,17 @@ def _records(comparison: Comparison) -> dict:
     """JSON-ready tables (undefined values as null)."""
 
     def records(frame: pd.DataFrame) -> list[dict]:
-        return json.loads(frame.to_json(orient="records", double_precision=15))
+        # plain Python values: json writes a float's repr, which reads back exactly
+        # (pandas' to_json keeps 15 decimals of 1.2345678901234567e-10: 1.23457e-10)
+        names = [str(c) for c in frame.columns]
+        rows = zip(*(frame[c].tolist() for c in frame.columns), strict=True)
+        return [
+            {
+                c: None if isinstance(v, float) and math.isnan(v) else v
+                for c, v in zip(names, row, strict=True)
+            }
+            for row in rows
+        ]
 
     return {
         "measure": str(comparison.measure),
