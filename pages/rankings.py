@@ -12,6 +12,7 @@ from app_lib import charts as ch
 from app_lib import sidebar as sb
 from tiecore import report
 from tiecore._validation import CORRECTIONS
+from tiecore.compare import format_pvalue
 
 dataset, settings = sb.context()
 st.title("System rankings")
@@ -317,12 +318,14 @@ for significant, part in upper.groupby("significant"):
                 [
                     part["a"].map(describe),
                     part["b"].map(describe),
-                    part[["t_pvalue_adj", "randomization_pvalue", column]].to_numpy(dtype=object),
+                    part["t_pvalue_adj"].map(format_pvalue),  # (an underflowed tail: <1e-300)
+                    part["randomization_pvalue"].map(format_pvalue),
+                    part[column].to_numpy(dtype=object),
                 ]
             ),
             hovertemplate="%{customdata[0]} vs %{customdata[1]}<br>|mean difference| %{y:.4f}<br>"
-            "tie noise %{x:.4f}<br>t-test p (corrected) %{customdata[2]:.3g}, randomization p "
-            "%{customdata[3]:.3g}<br>P(a beats b) %{customdata[4]:.3f}<extra></extra>",
+            "tie noise %{x:.4f}<br>t-test p (corrected) %{customdata[2]}, randomization p "
+            "%{customdata[3]}<br>P(a beats b) %{customdata[4]:.3f}<extra></extra>",
         )
     )
 edge = float(np.nanmax([upper["tie_noise"].max(), 1e-6])) * 1.2

@@ -6,6 +6,8 @@ Every number the page shows is recomputed here with :func:`tiecore.compare.compa
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from test_app import (  # noqa: F401  (navigation_only, no_warm_up: autouse fixtures)
     QRELS_FILE,
@@ -50,6 +52,16 @@ def test_rankings_page_shows_corrections_noise_and_help_hurt(reference):
         "tie_sd", "topic_sd", "diff_low", "diff_high",
     ):  # fmt: skip
         assert close(pairs[column], expected[column]), column
+    hovered = 0  # the scatter's hover prints p-values as compare's text does (<1e-300 floor)
+    for chart in at.get("plotly_chart"):
+        for trace in json.loads(chart.proto.spec)["data"]:
+            if "t-test p" in trace.get("hovertemplate", ""):
+                for a, b, t_p, rand_p, *_ in trace["customdata"]:
+                    row = reviewed.pairs.loc[(a, b)]
+                    assert t_p == compare.format_pvalue(row["t_pvalue_adj"])
+                    assert rand_p == compare.format_pvalue(row["randomization_pvalue"])
+                    hovered += 1
+    assert hovered > 0
     systems = table(at, columns={"system", "tie_sd", "topic_sd", "ci_low", "ci_high"})
     assert len(systems) == len(runs)
     expected = reviewed.systems.loc[systems["system"]]

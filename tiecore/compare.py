@@ -1592,12 +1592,12 @@ def _pair_table(comparison: Comparison) -> pd.DataFrame:
 SHOWN_BELOW = 1e-300
 
 
-def _p(value: float) -> str:
+def format_pvalue(value: float) -> str:
     """A p-value for text: three significant digits, scientific when small; never 0, and
     ``<1e-300`` below :data:`SHOWN_BELOW` (where the floor stands for an underflowed tail).
 
-    >>> _p(0.01234), _p(SMALLEST_P), _p(4 * SMALLEST_P), _p(float("nan"))
-    ('0.0123', '<1e-300', '<1e-300', 'undefined')
+    >>> [format_pvalue(p) for p in (0.01234, SMALLEST_P, 4 * SMALLEST_P, float("nan"))]
+    ['0.0123', '<1e-300', '<1e-300', 'undefined']
     """
     if value is not None and value < SHOWN_BELOW:
         return f"<{SHOWN_BELOW:g}"
@@ -1704,10 +1704,10 @@ def _neighbour_lines(comparison: Comparison, order: pd.Index) -> list[str]:
             "tie_noise": pairs["tie_noise"].map(_show).to_numpy(),
             "p_beats": pairs["p_beats_sampled"].map(_show).to_numpy(),
             "p_normal": pairs["p_beats_normal"].map(_show).to_numpy(),
-            "t_p": pairs["t_pvalue"].map(_p).to_numpy(),
-            "rand_p": pairs["randomization_pvalue"].map(_p).to_numpy(),
-            "wilcoxon_p": pairs["wilcoxon_pvalue"].map(_p).to_numpy(),
-            "t_p_adj": pairs["t_pvalue_adj"].map(_p).to_numpy(),
+            "t_p": pairs["t_pvalue"].map(format_pvalue).to_numpy(),
+            "rand_p": pairs["randomization_pvalue"].map(format_pvalue).to_numpy(),
+            "wilcoxon_p": pairs["wilcoxon_pvalue"].map(format_pvalue).to_numpy(),
+            "t_p_adj": pairs["t_pvalue_adj"].map(format_pvalue).to_numpy(),
             "effect": pairs["effect_size"].map(lambda v: _show(v, "{:.3f}")).to_numpy(),
             "tie_sd": pairs["tie_sd"].map(lambda v: _show(v, "{:.2e}")).to_numpy(),
             "topic_sd": pairs["topic_sd"].map(lambda v: _show(v, "{:.2e}")).to_numpy(),
@@ -1720,7 +1720,9 @@ def _neighbour_lines(comparison: Comparison, order: pd.Index) -> list[str]:
     )
     if comparison.tukey is not None:
         frame.insert(
-            9, "tukey_p", comparison.tukey.loc[pairs.index, "tukey_pvalue"].map(_p).to_numpy()
+            9,
+            "tukey_p",
+            comparison.tukey.loc[pairs.index, "tukey_pvalue"].map(format_pvalue).to_numpy(),
         )
     exact = pairs["randomization_exact"]
     how = (
@@ -1755,8 +1757,8 @@ def _help_hurt_lines(comparison: Comparison) -> list[str]:
             "mean_diff": counts["mean_diff"].map(_show).to_numpy(),
             "tie_sd": counts["tie_sd"].map(lambda v: _show(v, "{:.2e}")).to_numpy(),
             "topic_sd": counts["topic_sd"].map(lambda v: _show(v, "{:.2e}")).to_numpy(),
-            "t_p_adj": counts["t_pvalue_adj"].map(_p).to_numpy(),
-            "wilcoxon_p_adj": counts["wilcoxon_pvalue_adj"].map(_p).to_numpy(),
+            "t_p_adj": counts["t_pvalue_adj"].map(format_pvalue).to_numpy(),
+            "wilcoxon_p_adj": counts["wilcoxon_pvalue_adj"].map(format_pvalue).to_numpy(),
         }
     )
     return [
