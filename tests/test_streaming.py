@@ -20,6 +20,7 @@ import pytest
 import tiecore
 from tiecore import _parallel, cli
 from tiecore import io as tio
+from tiecore.compare import compare
 from tiecore.errors import InputError
 from tiecore.spread import evaluate_spread
 
@@ -362,3 +363,62 @@ def test_query_partitions_name_rows_of_the_whole_run() -> None:
         tiecore.evaluate({"run": pieces[-1]}, qrels, "AP")
     assert part.value.problem == whole.value.problem
     assert "row 6: docno 'a' appears twice for query '3' (first at row 4)" in part.value.problem
+
+
+# ------------------------------------------------------------------------- compare
+
+
+def test_compare_of_paths_is_compare_of_read_runs(collection) -> None:
+    """compare reads run files one at a time, names them as read_runs does (d, guessed
+    "one" from its first line, is scored as "d") and gives every number as if all runs
+    were loaded first, from a list or an iterator."""
+    paths, qrels_path = collection
+    qrels = tiecore.read_qrels(qrels_path)
+    options = {"samples": 30, "seed": 4, "n_resamples": 200, "n_bootstrap": 200}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        eager = compare(tiecore.read_runs(paths), qrels, "AP", **options)
+        calls = []
+        streamed = compare(paths, qrels, "AP", progress=lambda *a: calls.append(a), **options)
+        from_iterator = compare(iter(paths), qrels, "AP", baseline="alpha-2", **options)
+    for name in ("scores", "sample_scores", "per_query", "pairs", "agreement", "systems"):
+        pd.testing.assert_frame_equal(getattr(streamed, name), getattr(eager, name), obj=name)
+        pd.testing.assert_frame_equal(getattr(from_iterator, name), getattr(eager, name))
+    assert list(streamed.scores.index) == list(tiecore.read_runs(paths))
+    total = len(paths) + 2
+    assert calls[-2:] == [(total - 1, total, "pairs"), (total, total, "agreement")]
+    assert from_iterator.help_hurt is not None and "alpha-2" not in from_iterator.help_hurt.index
+
+
+def test_compare_refuses_a_baseline_that_no_run_is_named(collection) -> None:
+    paths, qrels_path = collection
+    qrels = tiecore.read_qrels(qrels_path)
+    with pytest.raises(InputError, match="'beta' is not one of the runs"):
+        compare(paths, qrels, "AP", baseline="beta")
+    with (
+        pytest.raises(InputError, match="'beta' is not one of the runs"),
+        warnings.catch_warnings(),
+    ):
+        warnings.simplefilter("ignore")
+        compare(iter(paths), qrels, "AP", baseline="beta", samples=10)
+    with pytest.raises(ValueError, match="at least two runs"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compare(iter(paths[:1]), qrels, "AP", samples=10)
+
+
+def test_compare_cli_holds_one_run_at_a_time(collection, capsys, monkeypatch) -> None:
+    """``tiecore compare`` keeps no run it has scored; reading every run up front (the
+    former way) is caught by the same spy."""
+    paths, qrels = collection
+    live, _ = _count_live_runs(monkeypatch)
+    line = ["compare", qrels, *paths, "-m", "AP", "--samples", "20", "--format", "json"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert cli.main(line) == 0
+        streamed = capsys.readouterr().out
+        assert live == [0] * len(paths)
+        live.clear()
+        monkeypatch.setattr(cli, "_eval_inputs", cli._read_inputs)
+        assert cli.main(line) == 0
+    assert live == list(range(len(paths)))
+    assert capsys.readouterr().out == streamed

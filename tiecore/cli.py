@@ -545,7 +545,8 @@ def _samples_guard() -> Iterator[None]:
 
 
 def _eval_inputs(args: argparse.Namespace) -> tuple[object, pd.DataFrame, dict[str, str] | None]:
-    """Runs, qrels and sources for ``eval``: run files stay paths, read one at a time."""
+    """Runs, qrels and sources for ``eval`` and ``compare``: run files stay paths, read
+    one at a time."""
     if args.letor is not None:
         return _read_inputs(args)
     import tiecore
@@ -746,14 +747,9 @@ def _run_compare(args: argparse.Namespace, stderr: TextIO) -> str:
     measures = parse_measures(split_measures(args.measures or ["AP"]))
     if len(measures) != 1:
         raise _UsageError("compare takes one measure")
-    runs, qrels, _ = _read_inputs(args)
+    runs, qrels, _ = _eval_inputs(args)  # run files are read one at a time, as scored
     if len(runs) < 2:
         raise _UsageError("compare needs at least two runs (or two --features)")
-    if args.baseline is not None and args.baseline not in runs:
-        raise _UsageError(
-            f"--baseline: {args.baseline!r} is not one of the runs (expected one of "
-            f"{', '.join(runs)})"
-        )
     show = args.progress if args.progress is not None else stderr.isatty()
     clock = [time.perf_counter()]
 
@@ -786,6 +782,10 @@ def _run_compare(args: argparse.Namespace, stderr: TextIO) -> str:
             )
     except TooLarge as error:
         raise _UsageError(f"--samples: {error}") from None
+    except InputError as error:
+        if error.source != "baseline":
+            raise
+        raise _UsageError(f"--baseline: {error.problem} (expected {error.expected})") from None
     return format_comparison(comparison, args.format)
 
 

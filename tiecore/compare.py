@@ -46,7 +46,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sized
 from dataclasses import dataclass, field, replace
 from functools import partial
 
@@ -54,8 +54,9 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from tiecore._evaluate import as_run_dict, query_values, run_seed
-from tiecore._parallel import map_runs
+from tiecore._evaluate import RunsOrFiles, as_run_dict, query_values, run_seed
+from tiecore._parallel import map_runs, run_items
+from tiecore._runs import stem
 from tiecore._validation import (
     BOOL,
     CI_METHOD,
@@ -273,7 +274,7 @@ class Comparison:
 
 @validate_params(COMPARE)
 def compare(
-    runs: pd.DataFrame | Mapping[str, pd.DataFrame],
+    runs: RunsOrFiles,
     qrels: pd.DataFrame,
     measure: str | Measure,
     *,
@@ -297,9 +298,11 @@ def compare(
 
     Parameters
     ----------
-    runs : mapping of name to DataFrame
+    runs : mapping of name to DataFrame, or run files
         At least two runs (columns ``qid, docno, score``), or LETOR feature
-        columns from :func:`tiecore.read_letor`.
+        columns from :func:`tiecore.read_letor`; or what :func:`tiecore.evaluate`
+        takes (paths, a generator, ...): files are read one at a time and named as
+        :func:`tiecore.read_runs` names them.
     qrels : DataFrame
         Columns ``qid, docno, level``.
     measure : str or Measure
@@ -383,20 +386,23 @@ def compare(
         ``confidence`` outside (0, 1), or a ``baseline`` that is not a run.
     """
     measure = _one_measure(measure)
-    runs = as_run_dict(runs)
-    if len(runs) < 2:
-        raise ValueError(f"compare needs at least two runs, got {len(runs)}")
-    if baseline is not None and baseline not in runs:
-        raise InputError(
-            "baseline", None, f"{baseline!r} is not one of the runs", "one of " + ", ".join(runs)
-        )
+    in_memory = isinstance(runs, pd.DataFrame) or (
+        isinstance(runs, Mapping) and all(isinstance(r, pd.DataFrame) for r in runs.values())
+    )
+    # frames are checked up front; files are read one at a time as they are scored
+    runs = as_run_dict(runs) if in_memory else run_items(runs)
+    count = len(runs) if isinstance(runs, Sized) else None
+    if count is not None:  # (a file's name may still change, to its stem: both may do here)
+        known = list(runs) if in_memory else [i.name for i in runs]
+        stems = [] if in_memory else [stem(i.display) for i in runs if i.file]
+        _check_runs(count, known, baseline if baseline not in stems else None)
     judgments = Judgments.from_qrels(qrels, rel_level)
-    check_memory(samples, len(runs), len(judgments.qids))
-    total = len(runs) + 2
+    if count is not None:
+        check_memory(samples, count, len(judgments.qids))
 
-    def step(done: int, _total: int, label: str) -> None:
-        if progress is not None:
-            progress(done, total, label)
+    def step(done: int, runs_total: int | None, label: str) -> None:
+        if progress is not None:  # the runs, then the pairs and the agreement
+            progress(done, None if runs_total is None else runs_total + 2, label)
 
     work = partial(
         score_run,
@@ -410,7 +416,8 @@ def compare(
     bootstrap = {"confidence": confidence, "ci_method": ci_method, "n_bootstrap": n_bootstrap}
     options = {**bootstrap, "zero_method": zero_method}
     found = map_runs(work, runs, client=client, progress=step)
-    names = pd.Index(list(runs), name="run")
+    names = pd.Index([f.name for f in found], name="run")  # files' names are final now
+    _check_runs(len(found), list(names), baseline)
     scores = pd.DataFrame(
         {o: [f.scores[o] for f in found] for o in ORDERINGS}, index=names, dtype=np.float64
     )
@@ -447,9 +454,9 @@ def compare(
         options,
     )
     systems = system_table(per_query, tie_var, seed=seed, **bootstrap)
-    step(len(runs) + 1, total, "pairs")
+    step(len(found) + 1, len(found), "pairs")
     agreement = _agreement(scores, sample_scores)
-    step(total, total, "agreement")
+    step(len(found) + 2, len(found), "agreement")
     comparison = Comparison(
         measure=measure,
         scores=scores,
@@ -531,6 +538,7 @@ class RunScores:
     whether the query counts in the run's mean.
     """
 
+    name: str
     scores: dict[str, float]
     samples: np.ndarray  # (samples,) mean over the chosen queries
     aware: np.ndarray
@@ -570,7 +578,12 @@ def score_run(
         scores[tiebreak] = _mean(found[measure][chosen])
     means = drawn[:, chosen].mean(axis=1) if chosen.any() else np.zeros(samples)
     return RunScores(
-        scores=scores, samples=means, aware=aware, var=spread["var"].to_numpy(), chosen=chosen
+        name=name,
+        scores=scores,
+        samples=means,
+        aware=aware,
+        var=spread["var"].to_numpy(),
+        chosen=chosen,
     )
 
 
@@ -1866,6 +1879,16 @@ def _records(comparison: Comparison) -> dict:
 
 
 # --------------------------------------------------------------------------- checks
+
+
+def _check_runs(count: int, names: list[str], baseline: str | None) -> None:
+    """At least two runs, and the baseline one of them."""
+    if count < 2:
+        raise ValueError(f"compare needs at least two runs, got {count}")
+    if baseline is not None and baseline not in names:
+        raise InputError(
+            "baseline", None, f"{baseline!r} is not one of the runs", "one of " + ", ".join(names)
+        )
 
 
 def _one_measure(measure: str | Measure) -> Measure:
