@@ -386,8 +386,10 @@ def compare(
         ``confidence`` outside (0, 1), or a ``baseline`` that is not a run.
     """
     measure = _one_measure(measure)
-    in_memory = isinstance(runs, pd.DataFrame) or (
-        isinstance(runs, Mapping) and all(isinstance(r, pd.DataFrame) for r in runs.values())
+    in_memory = (
+        isinstance(runs, pd.DataFrame)
+        or (isinstance(runs, Mapping) and all(isinstance(r, pd.DataFrame) for r in runs.values()))
+        or (isinstance(runs, Sized) and len(runs) == 0)  # refused as evaluate refuses it
     )
     # frames are checked up front; files are read one at a time as they are scored
     runs = as_run_dict(runs) if in_memory else run_items(runs)
