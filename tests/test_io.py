@@ -273,6 +273,7 @@ def stream(request, monkeypatch):
     """Read path sources into memory, or scan them in chunks and parse from disk."""
     if request.param == "from disk":
         monkeypatch.setattr("tiecore.io._STREAM", 0)
+        monkeypatch.setattr("tiecore.io._INFLATE", 0)  # gzip inflated while parsed
         monkeypatch.setattr("tiecore.io._CHUNK", 7)  # chunk borders everywhere
         monkeypatch.setattr("tiecore.io._SCAN", 5)  # and window borders of the scan
     return request.param
@@ -1111,3 +1112,71 @@ def test_doubled_is_a_substring_search(data, end, previous, byte):
     want = (end > 0 and data[0] == byte == previous) or data.find(pair, 0, end) >= 0
     assert _doubled(bytearray(data), end, previous, byte) == want
     assert _doubled(data, end, previous, byte) == want
+
+
+# ------------------------------------------------------------- gzip inflated while parsed
+
+
+def read_both_ways(path: Path, block: int):
+    """read_run of a gzip file inflated in a thread while parsed (blocks of ``block``
+    bytes), and of the same bytes loaded whole: the frame, or the InputError."""
+
+    def read(source):
+        try:
+            return read_run(source)
+        except InputError as err:
+            return err
+
+    with mock.patch("tiecore.io._INFLATE", 0), mock.patch("tiecore.io._INFLATE_BLOCK", block):
+        inflated = read(path)
+    loaded = read(io.BytesIO(path.read_bytes()))
+    if isinstance(loaded, InputError):
+        assert isinstance(inflated, InputError)
+        assert (inflated.line, inflated.problem, inflated.expected) == (
+            loaded.line,
+            loaded.problem,
+            loaded.expected,
+        )
+    else:
+        assert same_frames(inflated, loaded)
+        assert inflated.attrs["tags"] == loaded.attrs["tags"]
+    return inflated
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(run_files(), st.sampled_from([64, 4096, 1 << 20]), st.sampled_from([None, 0, 1, 2]))
+def test_inflated_gzip_reads_as_loaded(tmp_path_factory, generated, block, defect):
+    """A gzip run parsed while inflated reads as the loaded text; so do a bad byte, a
+    duplicate, a second gzip member (trailing garbage) and a truncated member."""
+    data, _ = generated
+    if defect == 0:
+        data += b"\n1 Q0 d 1 1.0 t\n1 Q0 d 2 1.0 t\xff\n"
+    raw = gzip.compress(data)
+    if defect == 1:
+        raw += gzip.compress(b"\n") if data.endswith((b"\n", b"\r")) else b"junk"
+    elif defect == 2:
+        raw = raw[: len(raw) // 2 + 5]
+    path = tmp_path_factory.mktemp("runs") / "my.run.gz"
+    path.write_bytes(raw)
+    read_both_ways(path, block)
+
+
+@pytest.mark.parametrize("block", [64, 1 << 20])
+def test_inflated_gzip_is_the_fast_path(tmp_path, block):
+    """A plain gzip run never loads its text whole; a bad one names its line as loaded."""
+    text = "".join(f"{q} Q0 d{i} {i} {i / 7} tag\n" for q in range(50) for i in range(100))
+    path = write(tmp_path, gzip.compress(text.encode()), "run.gz")
+    with mock.patch("tiecore.io._load", side_effect=AssertionError("loaded")):
+        with mock.patch("tiecore.io._INFLATE", 0), mock.patch("tiecore.io._INFLATE_BLOCK", block):
+            run = read_run(path)
+    assert records(run) == naive_run(text.encode())[0]
+    assert run.attrs["tags"] == ["tag"]
+    for bad in (text.replace("d7 7", "d6 7", 1), text.replace("Q0 d9 ", "Q0 d\x009 ", 1)):
+        path.write_bytes(gzip.compress(bad.encode()))
+        assert isinstance(read_both_ways(path, block), InputError)
+    path.write_bytes(gzip.compress(text[:3000].encode()) + gzip.compress(text[3000:].encode()))
+    assert records(read_both_ways(path, block)) == naive_run(text.encode())[0]
+    crc = bytearray(gzip.compress(text.encode()))
+    crc[-5] ^= 1
+    path.write_bytes(bytes(crc))
+    assert "gzip" in read_both_ways(path, block).problem

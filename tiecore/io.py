@@ -125,6 +125,9 @@ _OVERLAP = 1 << 18  # rows from which docnos are hashed while the qids are coded
 _THREADED_PIECES = 64  # pieces from which hashing runs on several threads (their memory
 # arenas keep the temporaries: below that, the peak memory of a read matters more)
 _STREAM = 1 << 25  # plain files from this size on are parsed by pyarrow from disk
+_INFLATE = 1 << 20  # gzip files that inflate to this size on are parsed while inflated
+_INFLATE_BLOCK = 1 << 20  # bytes per block of pyarrow's parser for an inflated text
+_INFLATE_AHEAD = 4  # blocks inflated ahead of pyarrow's reads (the memory in flight)
 _SCAN_THREAD = 1 << 22  # texts from this size on are scanned in a thread during the parse
 _BATCH = 1 << 18  # lines per batch on the careful path
 _FIRST_LINE = 1 << 20  # a longer first line sends the text to the careful path
@@ -581,6 +584,7 @@ class _Text:
         self.source = source
         self.where = where or _display_name(source)
         self._data = data
+        self._inflated = False  # the fast path inflated the gzip file in a thread
 
     def data(self) -> bytes:
         if self._data is None:
@@ -589,7 +593,7 @@ class _Text:
 
     def reopen(self) -> pa.NativeFile:
         """The text again, for a second pass of pyarrow."""
-        if self._data is None:
+        if self._data is None and not self._inflated:
             return pa.OSFile(os.fspath(self.source))
         return pa.BufferReader(pa.py_buffer(self._data))
 
@@ -604,18 +608,140 @@ class _Text:
         scanning = _Scanning(lambda: _copied(data), False, threaded=len(data) >= _SCAN_THREAD)
         return data[: _FIRST_LINE + 1], scanning, pa.BufferReader(pa.py_buffer(data))
 
-    def _stream(self) -> tuple[bytes, _Scanning, pa.NativeFile] | None:
+    def _stream(self) -> tuple[bytes, _Scanning | _Inflating, pa.NativeFile] | None:
         path = os.fspath(self.source)
         try:
-            if os.path.getsize(path) < _STREAM:
-                return None
+            size = os.path.getsize(path)
             with open(path, "rb") as fh:
-                head = fh.read(_FIRST_LINE + 1)
-            if head[:2] == _GZIP_MAGIC or head[:3] == _BOM:  # _load: decompress, strip
+                head = fh.read(_FIRST_LINE + 1 if size >= _STREAM else 2)
+            if head[:2] == _GZIP_MAGIC:
+                return self._inflate(path)
+            if size < _STREAM or head[:3] == _BOM:  # _load: strip the BOM
                 return None
             return head, _Scanning(lambda: _read_windows(path), True), pa.OSFile(path)
         except (OSError, pa.ArrowException):  # _load will say what is wrong
             return None
+
+    def _inflate(self, path: str) -> tuple[bytes, _Inflating, pa.NativeFile] | None:
+        """A big gzip file inflated in a thread while pyarrow parses it (the thread scans
+        it as well): the inflating and the parse overlap, and the whole text never sits
+        in memory. ``None`` (load the text) for a small one, a BOM or bad data."""
+        raw = Path(path).read_bytes()
+        if len(raw) < 18 or int.from_bytes(raw[-4:], "little") < _INFLATE:  # ISIZE, mod 2^32
+            return None
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)  # gzip: checks CRC and size
+        head, tail = b"", raw
+        try:  # the first line, in steps (the rest is inflated in the thread)
+            while tail and not (b"\n" in head or b"\r" in head or len(head) > _FIRST_LINE):
+                head += inflater.decompress(tail, 1 << 16)
+                tail = inflater.unconsumed_tail
+        except zlib.error:
+            return None
+        if head[:3] == _BOM:
+            return None
+        self._inflated = True
+        inflating = _Inflating(inflater, tail, head)
+        return head[: _FIRST_LINE + 1], inflating, pa.PythonFile(inflating, mode="r")
+
+
+class _Inflating:
+    """A gzip member inflated in a thread, block by block, for a reader (pyarrow, through
+    :class:`pyarrow.PythonFile`) while the thread scans every block as :func:`_scan` does;
+    :meth:`result` is the scan, ``None`` too when the gzip data is bad or has more than
+    one member (then :func:`_load` reads the file, or says what is wrong). At most
+    ``_INFLATE_AHEAD`` blocks wait for the reader; once the reader is closed, the thread
+    only scans."""
+
+    def __init__(self, inflater: zlib._Decompress, tail: bytes, head: bytes) -> None:
+        self._blocks: list[bytes] = []
+        self._done = self._closed = False
+        self._ready = threading.Condition()
+        self._stop = threading.Event()
+        self._result: _Scan | None = None
+        self._thread = threading.Thread(target=self._run, args=(inflater, tail, head), daemon=True)
+        self._thread.start()
+
+    def _inflated(self, inflater: zlib._Decompress, tail: bytes, head: bytes) -> Iterator[bytes]:
+        """The blocks of the text; a :class:`zlib.error` unless it is one whole member."""
+        yield head
+        size = _INFLATE_BLOCK - len(head) % _INFLATE_BLOCK  # then reads take whole blocks
+        while not inflater.eof:
+            block = inflater.decompress(tail, size)
+            size = _INFLATE_BLOCK
+            tail = inflater.unconsumed_tail
+            if block:
+                yield block
+            elif not tail:
+                break  # the data ends within the member
+        if not inflater.eof or inflater.unused_data:
+            raise zlib.error("not one whole gzip member")
+
+    def _run(self, inflater: zlib._Decompress, tail: bytes, head: bytes) -> None:
+        def windows() -> Iterator[tuple[bytearray, int]]:
+            for block in self._inflated(inflater, tail, head):
+                self._put(block)
+                yield from _copied(block)
+
+        try:
+            self._result = _scan(windows(), check_text=True, stop=self._stop)
+        except (zlib.error, EOFError):
+            self._result = None
+        finally:
+            with self._ready:
+                self._done = True
+                self._ready.notify_all()
+
+    def _put(self, block: bytes) -> None:
+        with self._ready:
+            while len(self._blocks) >= _INFLATE_AHEAD and not self._closed:
+                self._ready.wait()
+            if not self._closed:
+                self._blocks.append(block)
+                self._ready.notify_all()
+
+    # the file object pyarrow reads
+    closed = False
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        """The next ``size`` bytes of the text (all the rest if negative), fewer only at
+        its end: pyarrow's parser fails when a line straddles more than two reads."""
+        parts: list[bytes] = []
+        wanted = size if size >= 0 else float("inf")
+        with self._ready:
+            while wanted:
+                while not self._blocks and not self._done:
+                    self._ready.wait()
+                if not self._blocks:
+                    break
+                block = self._blocks[0]
+                if wanted < len(block):
+                    self._blocks[0] = block[wanted:]
+                    block = block[:wanted]
+                else:
+                    self._blocks.pop(0)
+                    self._ready.notify_all()
+                parts.append(block)
+                wanted -= len(block)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
+
+    def close(self) -> None:
+        with self._ready:
+            self.closed = self._closed = True
+            self._blocks.clear()
+            self._ready.notify_all()
+
+    # as _Scanning
+    def result(self) -> _Scan | None:
+        self.close()
+        self._thread.join()
+        return self._result
+
+    def cancel(self) -> None:
+        self._stop.set()
+        self.result()
 
 
 def _copied(data: bytes) -> Iterator[tuple[bytearray, int]]:
@@ -782,7 +908,13 @@ def _csv(
         stream,
         read_options=pacsv.ReadOptions(
             column_names=[f"f{j}" for j in range(n_fields)],
-            block_size=_BLOCK if isinstance(stream, pa.OSFile) else _MEMORY_BLOCK,
+            block_size=(
+                _BLOCK
+                if isinstance(stream, pa.OSFile)
+                else _INFLATE_BLOCK
+                if isinstance(stream, pa.PythonFile)
+                else _MEMORY_BLOCK
+            ),
         ),
         parse_options=pacsv.ParseOptions(delimiter=delim.decode(), quote_char=False),
         convert_options=pacsv.ConvertOptions(
