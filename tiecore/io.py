@@ -27,8 +27,9 @@ the (decompressed) file.
 Strategy
 --------
 Speed comes from :mod:`pyarrow.csv`, which parses the text in parallel (straight from
-disk for big plain files) on the layout of the first line: its delimiter (the tab if
-it has one, else the space) and its number of fields. Only the needed columns are
+disk for big plain files, while a thread inflates it block by block for big gzip files)
+on the layout of the first line: its delimiter (the tab if it has one, else the space)
+and its number of fields. Only the needed columns are
 read; the run tag is read as pyarrow's null type, the first line's tag being the only
 null value, which checks every tag for free. Meanwhile a thread (for a big text)
 scans the bytes in cache-sized windows (``memchr``-speed searches, and numpy for
