@@ -1180,3 +1180,17 @@ def test_inflated_gzip_is_the_fast_path(tmp_path, block):
     crc[-5] ^= 1
     path.write_bytes(bytes(crc))
     assert "gzip" in read_both_ways(path, block).problem
+
+
+@pytest.mark.parametrize("block", [64, 1 << 20])
+def test_inflated_gzip_read_twice(tmp_path, block):
+    """A second pass over an inflated gzip run (a second tag after the first lines, or
+    tabs among the spaces after them) loads the text: the same run as loaded whole."""
+    lines = [f"{q} Q0 d{i} {i} {i / 7} {'one' if q < 25 else 'two'}\n" for q in range(50)
+             for i in range(100)]  # fmt: skip
+    mixed = [line.replace(" ", "\t", 1) if i > 2000 else line for i, line in enumerate(lines)]
+    for text in ("".join(lines), "".join(mixed)):
+        path = write(tmp_path, gzip.compress(text.encode()), "run.gz")
+        run = read_both_ways(path, block)
+        assert records(run) == naive_run(text.encode())[0]
+        assert run.attrs["tags"] == ["one", "two"]

@@ -593,10 +593,11 @@ class _Text:
         return self._data
 
     def reopen(self) -> pa.NativeFile:
-        """The text again, for a second pass of pyarrow."""
+        """The text again, for a second pass of pyarrow (an inflated gzip file is loaded
+        now: its first pass kept no text)."""
         if self._data is None and not self._inflated:
             return pa.OSFile(os.fspath(self.source))
-        return pa.BufferReader(pa.py_buffer(self._data))
+        return pa.BufferReader(pa.py_buffer(self.data()))
 
     def fast_input(self) -> tuple[bytes, _Scanning, pa.NativeFile]:
         """The first bytes of the text, its scan (started) and a stream for pyarrow."""
