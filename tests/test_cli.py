@@ -999,20 +999,12 @@ def test_dev_null_is_a_readable_empty_input(files, capsys) -> None:
 @pytest.mark.parametrize("which", ["qrels", "run", "gzipped run", "letor"])
 def test_fifo_inputs(files, capsys, tmp_path, which) -> None:
     """A named pipe (or ``<(zcat run.gz)``) cannot seek nor tell its size; it still reads."""
-    import threading
+    from named_pipes import fed_pipe
 
     fifo = tmp_path / "pipe"
-    os.mkfifo(fifo)
     source = {"qrels": "qrels", "run": "a", "gzipped run": "a", "letor": "letor"}[which]
     data = files[source].read_bytes()
     data = gzip.compress(data) if which == "gzipped run" else data
-
-    def feed() -> None:
-        with open(fifo, "wb") as fh:
-            fh.write(data)
-
-    writer = threading.Thread(target=feed, daemon=True)
-    writer.start()
     inputs = {
         "qrels": [fifo, files["a"]],
         "run": [files["qrels"], fifo],
@@ -1025,8 +1017,8 @@ def test_fifo_inputs(files, capsys, tmp_path, which) -> None:
         "gzipped run": [files["qrels"], files["a"]],
         "letor": ["--letor", files["letor"]],
     }[which]
-    code, out, err = run_main(capsys, "eval", *inputs, "-q", "--format", "csv")
-    writer.join(timeout=30)
+    with fed_pipe(fifo, data):
+        code, out, err = run_main(capsys, "eval", *inputs, "-q", "--format", "csv")
     assert code == 0, err
     _, want, _ = run_main(capsys, "eval", *plain, "-q", "--format", "csv")
     assert out == want.replace(str(files["letor"]), str(fifo))

@@ -1194,3 +1194,18 @@ def test_inflated_gzip_read_twice(tmp_path, block):
         run = read_both_ways(path, block)
         assert records(run) == naive_run(text.encode())[0]
         assert run.attrs["tags"] == ["one", "two"]
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+def test_a_named_pipe_is_read_once(stream, tmp_path, compressed):
+    """A named pipe (``<(zcat run.gz)``) yields its text once: it is read as loaded,
+    never opened again to sniff, stream or inflate it."""
+    from named_pipes import fed_pipe
+
+    text = "".join(f"{q} Q0 d{i} {i} {i / 7} tag\n" for q in range(50) for i in range(100))
+    data = gzip.compress(text.encode()) if compressed else text.encode()
+    with fed_pipe(tmp_path / "pipe", data) as pipe:
+        run = read_run(pipe)
+    assert records(run) == naive_run(text.encode())[0]
+    with fed_pipe(tmp_path / "qrels", b"1 0 d1 1\n2 0 d3 0\n") as pipe:
+        assert read_qrels(pipe).shape[0] == 2

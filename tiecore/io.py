@@ -56,6 +56,7 @@ import codecs
 import gzip
 import os
 import re
+import stat
 import threading
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -613,7 +614,10 @@ class _Text:
     def _stream(self) -> tuple[bytes, _Scanning | _Inflating, pa.NativeFile] | None:
         path = os.fspath(self.source)
         try:
-            size = os.path.getsize(path)
+            info = os.stat(path)
+            if not stat.S_ISREG(info.st_mode):  # a pipe reads once: _load reads it
+                return None
+            size = info.st_size
             with open(path, "rb") as fh:
                 head = fh.read(_FIRST_LINE + 1 if size >= _STREAM else 2)
             if head[:2] == _GZIP_MAGIC:
