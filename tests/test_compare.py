@@ -37,7 +37,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 from shared_data import ROBUST_QRELS, ROBUST_RUNS
-from strategies import cases, depths, rel_levels
+from strategies import FLOAT32_COLLIDING, SCORES, cases, depths, rel_levels
 
 import tiecore
 from tiecore.compare import (
@@ -298,6 +298,19 @@ def precision_runs(per_query: dict[str, list[int]]) -> tuple[dict, pd.DataFrame]
     return runs, qrels
 
 
+def test_trec_eval_and_its_double_differ_where_float32_merges_scores():
+    """Scores 1 + 1e-9 and 1 are one float32: trec_eval breaks that tie by docno
+    descending, the doubles' order (trec_eval_double) keeps 1 + 1e-9 first."""
+    qrels = pd.DataFrame({"qid": ["q"] * 2, "docno": ["a", "b"], "level": [1, 0]})
+    runs = {
+        name: pd.DataFrame({"qid": ["q"] * 2, "docno": ["a", "b"], "score": scores})
+        for name, scores in {"merged": [1.0 + 1e-9, 1.0], "apart": [1.0 + 1e-6, 1.0]}.items()
+    }
+    result = compare(runs, qrels, "RR", samples=2)
+    assert result.scores.loc["merged", ["trec_eval", "trec_eval_double"]].tolist() == [0.5, 1.0]
+    assert result.scores.loc["apart", ["trec_eval", "trec_eval_double"]].tolist() == [1.0, 1.0]
+
+
 def test_means_equal_up_to_rounding_are_tied():
     """P@10 of 0.1, 0.2, 0.3 and of 0.3, 0.2, 0.1: equal means, different rounding."""
     runs, qrels = precision_runs({"A": [1, 2, 3], "B": [3, 2, 1], "C": [0, 1, 0]})
@@ -349,7 +362,9 @@ def test_a_constant_difference_has_no_t_test_and_an_exact_randomization_p():
 
 @PROPERTY
 @given(
-    cases(max_queries=3, max_docs=7),
+    st.sampled_from([SCORES, FLOAT32_COLLIDING]).flatmap(
+        lambda pool: cases(max_queries=3, max_docs=7, score_pool=pool)
+    ),
     st.sampled_from(MEASURES),
     rel_levels,
     depths,

@@ -80,7 +80,7 @@ from tiecore._validation import ZERO_METHODS as ZERO_METHODS
 from tiecore.errors import InputError
 from tiecore.judgments import Judgments
 from tiecore.measures import Measure, parse_measures
-from tiecore.ranking import TIEBREAKS, Ranking
+from tiecore.ranking import TIEBREAKS, Ranking, extra_float32_ties
 from tiecore.registry import refuse_inexact
 from tiecore.spread import query_spread
 
@@ -574,7 +574,12 @@ def score_run(
         base, judgments, [measure], ties="sampled", depth=depth, samples=samples, rng=rng
     )[measure]
     scores = {"aware": _mean(aware[chosen])}
+    # without float32 merges trec_eval's groups are the doubles': the same order
+    same_groups = not extra_float32_ties(base.query, base.score)[0]
     for tiebreak in OBLIVIOUS:
+        if tiebreak == "trec_eval_double" and same_groups:
+            scores[tiebreak] = scores["trec_eval"]
+            continue
         ranking = base if tiebreak == "file_order" else base.retie(tiebreak)
         found = query_values(ranking, judgments, [measure], ties="oblivious", depth=depth)
         scores[tiebreak] = _mean(found[measure][chosen])
