@@ -81,7 +81,7 @@ from tiecore._validation import ZERO_METHODS as ZERO_METHODS
 from tiecore.errors import InputError
 from tiecore.judgments import Judgments
 from tiecore.measures import Measure, parse_measures
-from tiecore.ranking import TIEBREAKS, Ranking, extra_float32_ties
+from tiecore.ranking import TIEBREAKS, Ranking
 from tiecore.registry import refuse_inexact
 from tiecore.spread import query_spread
 
@@ -575,10 +575,8 @@ def score_run(
         base, judgments, [measure], ties="sampled", depth=depth, samples=samples, rng=rng
     )[measure]
     scores = {"aware": _mean(aware[chosen])}
-    # without float32 merges trec_eval's groups are the doubles': the same order
-    same_groups = not extra_float32_ties(base.query, base.score)[0]
     for tiebreak in OBLIVIOUS:
-        if tiebreak == "trec_eval_double" and same_groups:
+        if tiebreak == "trec_eval_double" and not base.float32_merges:  # trec_eval's order
             scores[tiebreak] = scores["trec_eval"]
             continue
         ranking = base if tiebreak == "file_order" else base.retie(tiebreak)
@@ -1582,7 +1580,7 @@ def format_comparison(comparison: Comparison, fmt: str = "text") -> str:
         return _text(comparison)
     if fmt == "csv":
         return _csv_frame(comparison).to_csv(index=False)
-    return _json_text(_records(comparison))
+    return _json_text(_document(comparison))
 
 
 def _ranking_table(comparison: Comparison) -> pd.DataFrame:
@@ -1841,17 +1839,17 @@ def _json_text(document: dict) -> str:
         head = f" {json.dumps(key)}: "
         if isinstance(value, pd.DataFrame):
             rows = json_rows(value)
+        elif isinstance(value, list):
+            rows = [json.dumps(item) for item in value]
         else:
-            rows = [json.dumps(item) for item in value] if isinstance(value, list) else None
-        if rows:
-            body = ",\n".join(f"  {row}" for row in rows)
-            lines.append(f"{head}[\n{body}\n ]")
-        else:
-            lines.append(head + ("[]" if rows is not None else json.dumps(value)))
+            lines.append(head + json.dumps(value))
+            continue
+        body = ",\n".join(f"  {row}" for row in rows)
+        lines.append(f"{head}[\n{body}\n ]" if rows else f"{head}[]")
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
-def _records(comparison: Comparison) -> dict:
+def _document(comparison: Comparison) -> dict:
     """The JSON document: settings, and the tables as DataFrames (one record a row)."""
     return {
         "measure": str(comparison.measure),

@@ -284,7 +284,7 @@ class Ranking:
         """
         check("tiebreak", tiebreak, TIEBREAK)
         float32_ties = tiebreak in FLOAT32_POLICIES
-        if float32_ties != self.float32_ties and extra_float32_ties(self.query, self.score)[0]:
+        if float32_ties != self.float32_ties and self.float32_merges:
             key = tie_key(self.score, tiebreak)
             keys = {"query": (self.query, "ascending"), "score": (key, "descending")}
             order = _order(keys, self.docno, self.level, self.rel, tiebreak, seed, row=self.row)
@@ -324,6 +324,12 @@ class Ranking:
             start = self.group_start[self.group]
             return order[2 * start + self.size[self.group] - 1 - np.arange(len(order))]
         return self._sorted_within(tiebreak, seed)
+
+    @cached_property
+    def float32_merges(self) -> bool:
+        """Whether float32 rounding ties scores that differ as given: only then do the
+        groups of ``trec_eval`` (float32) and ``trec_eval_double`` differ."""
+        return extra_float32_ties(self.query, self.score)[0] > 0
 
     @cached_property
     def _by_docno(self) -> np.ndarray | None:
