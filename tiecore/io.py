@@ -620,8 +620,12 @@ class _Text:
             size = info.st_size
             with open(path, "rb") as fh:
                 head = fh.read(_FIRST_LINE + 1 if size >= _STREAM else 2)
-            if head[:2] == _GZIP_MAGIC:
-                return self._inflate(path)
+                inflated = -1  # gzip's trailer ends with ISIZE, the text's size mod 2^32
+                if head[:2] == _GZIP_MAGIC and size >= 18:  # (a header and a trailer)
+                    fh.seek(-4, os.SEEK_END)
+                    inflated = int.from_bytes(fh.read(4), "little")
+            if head[:2] == _GZIP_MAGIC:  # a small one is left to _load, read once
+                return self._inflate(path) if inflated >= _INFLATE else None
             if size < _STREAM or head[:3] == _BOM:  # _load: strip the BOM
                 return None
             return head, _Scanning(lambda: _read_windows(path), True), pa.OSFile(path)
@@ -631,10 +635,8 @@ class _Text:
     def _inflate(self, path: str) -> tuple[bytes, _Inflating, pa.NativeFile] | None:
         """A big gzip file inflated in a thread while pyarrow parses it (the thread scans
         it as well): the inflating and the parse overlap, and the whole text never sits
-        in memory. ``None`` (load the text) for a small one, a BOM or bad data."""
+        in memory. ``None`` (load the text) for a BOM or bad data."""
         raw = Path(path).read_bytes()
-        if len(raw) < 18 or int.from_bytes(raw[-4:], "little") < _INFLATE:  # ISIZE, mod 2^32
-            return None
         inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)  # gzip: checks CRC and size
         head, tail = b"", raw
         try:  # the first line, in steps (the rest is inflated in the thread)
