@@ -1116,6 +1116,9 @@ def test_doubled_is_a_substring_search(data, end, previous, byte):
 
 # ------------------------------------------------------------- gzip inflated while parsed
 
+#: A plain run of 50 queries x 100 docs (127 KB), one tag.
+RUN_5000 = "".join(f"{q} Q0 d{i} {i} {i / 7} tag\n" for q in range(50) for i in range(100))
+
 
 def read_both_ways(path: Path, block: int):
     """read_run of a gzip file inflated in a thread while parsed (blocks of ``block``
@@ -1164,7 +1167,7 @@ def test_inflated_gzip_reads_as_loaded(tmp_path_factory, generated, block, defec
 @pytest.mark.parametrize("block", [64, 1 << 20])
 def test_inflated_gzip_is_the_fast_path(tmp_path, block):
     """A plain gzip run never loads its text whole; a bad one names its line as loaded."""
-    text = "".join(f"{q} Q0 d{i} {i} {i / 7} tag\n" for q in range(50) for i in range(100))
+    text = RUN_5000
     path = write(tmp_path, gzip.compress(text.encode()), "run.gz")
     with mock.patch("tiecore.io._load", side_effect=AssertionError("loaded")):
         with mock.patch("tiecore.io._INFLATE", 0), mock.patch("tiecore.io._INFLATE_BLOCK", block):
@@ -1202,7 +1205,7 @@ def test_a_named_pipe_is_read_once(stream, tmp_path, compressed):
     never opened again to sniff, stream or inflate it."""
     from named_pipes import fed_pipe
 
-    text = "".join(f"{q} Q0 d{i} {i} {i / 7} tag\n" for q in range(50) for i in range(100))
+    text = RUN_5000
     data = gzip.compress(text.encode()) if compressed else text.encode()
     with fed_pipe(tmp_path / "pipe", data) as pipe:
         run = read_run(pipe)
