@@ -8,7 +8,6 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 import warnings
 import weakref
 from pathlib import Path
@@ -16,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from named_pipes import fed_pipe
 
 import tiecore
 from tiecore import _parallel, cli
@@ -187,16 +187,11 @@ def test_a_pipe_is_read_once(tmp_path) -> None:
     rng = np.random.default_rng(2)
     source = tmp_path / "source.txt"
     _write_run(source, rng, "piped")
-    fifo = tmp_path / "fifo"
-    os.mkfifo(fifo)
-    writer = threading.Thread(target=lambda: fifo.write_bytes(source.read_bytes()))
-    writer.start()
     qrels = pd.DataFrame({"qid": "q1", "docno": [f"d{i}" for i in range(10)], "level": 1})
-    with warnings.catch_warnings():
+    with fed_pipe(tmp_path / "fifo", source.read_bytes()) as fifo, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         piped = tiecore.evaluate([str(fifo)], qrels, MEASURES, ties="sampled", samples=5)
         direct = tiecore.evaluate([str(source)], qrels, MEASURES, ties="sampled", samples=5)
-    writer.join(timeout=30)
     pd.testing.assert_frame_equal(piped, direct, check_exact=True)
 
 
@@ -274,15 +269,11 @@ def test_all_trec_reads_a_pipe_once(collection, capsys, tmp_path) -> None:
     """A run that cannot be read twice (a named pipe) makes -m all_trec read every run
     once, up front: the same listing as from the file."""
     paths, qrels = collection
-    fifo = tmp_path / "fifo"
-    os.mkfifo(fifo)
-    writer = threading.Thread(target=lambda: fifo.write_bytes(Path(paths[0]).read_bytes()))
-    writer.start()
-    with warnings.catch_warnings():
+    data = Path(paths[0]).read_bytes()
+    with fed_pipe(tmp_path / "fifo", data) as fifo, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         piped = _all_trec(capsys, qrels, [str(fifo), *paths[1:]], "--ties", "oblivious")
         direct = _all_trec(capsys, qrels, paths, "--ties", "oblivious")
-    writer.join(timeout=30)
     assert piped == direct  # the pipe's run is named by its tag, as its file is
 
 
