@@ -363,6 +363,29 @@ def test_cli_dask_errors_are_one_line(tmp_path) -> None:
         assert done.stderr.count("\n") == 1
 
 
+def test_cli_bad_run_on_local_workers_is_one_line(data, tmp_path) -> None:
+    """A bad line in one of many runs on ``--dask local:2``: the error of that file and
+    line, and nothing else (no worker log of a failed task, none of the tasks that the
+    shutdown cancels)."""
+    runs, qrels = data
+    qrels_path = tmp_path / "qrels.txt"
+    qrels_path.write_text("".join(f"{q} 0 {d} {lv}\n" for q, d, lv in qrels.itertuples(False)))
+    rows = list(runs["bm25"].itertuples(False))
+    lines = [f"{q} Q0 {d}-{c} 0 {s} r\n" for c in range(40) for q, d, s in rows]
+    files = []
+    for k in range(12):
+        files.append(tmp_path / f"run{k}.txt")
+        files[-1].write_text("".join(lines))
+    bad = tmp_path / "bad.txt"
+    bad.write_text("".join([*lines[:5], "q1 Q0 dx 0 high r\n", *lines[5:]]))
+    argv = ["eval", str(qrels_path), str(bad), *map(str, files), "--dask", "local:2"]
+    code = f"import sys; from tiecore.cli import main; sys.exit(main({argv!r}))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    expected = f"tiecore: error: {bad}, line 6: score 'high' is not a number"
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith(expected) and done.stderr.count("\n") == 1, done.stderr
+
+
 @pytest.mark.parametrize("samples", [7, 3000])  # one batch of draws, and several
 def test_sampled_values_do_not_depend_on_the_split(data, samples) -> None:
     """Without a cluster: a query's sampled values are the same whichever queries share

@@ -385,6 +385,9 @@ def _on_cluster(fn, entries, client, progress, merge, split_rows) -> list[tuple[
     def collect(futures: list) -> None:
         nonlocal done_runs
         for task, outcome in (pair for chunk in client.gather(futures) for pair in chunk):
+            if isinstance(outcome.result, InputError):  # bad input: drop the others
+                pending.clear()
+                raise outcome.result
             parts.setdefault(task.index, {})[task.part] = outcome
             if len(parts[task.index]) < counts[task.index]:
                 continue
@@ -448,9 +451,19 @@ def _on_cluster(fn, entries, client, progress, merge, split_rows) -> list[tuple[
 
 
 def _remote(fn: Callable, tasks: list[_Task], data: list) -> list[tuple[_Task, _Done]]:
-    """A task's body on a worker: runs one after the other (scattered frames as values)."""
-    pairs = zip(tasks, data, strict=True)
-    return [(task, _call(fn, task, capture=True, data=frame)) for task, frame in pairs]
+    """A task's body on a worker: runs one after the other (scattered frames as values).
+
+    Bad input ends the task with its :class:`~tiecore.errors.InputError` as the
+    result, not raised: the client raises it, and the worker does not log it as a
+    failed computation with a traceback.
+    """
+    out = []
+    for task, frame in zip(tasks, data, strict=True):
+        try:
+            out.append((task, _call(fn, task, capture=True, data=frame)))
+        except InputError as error:
+            return [(task, _Done(error, None))]
+    return out
 
 
 #: A chunk of small runs sent as one task holds at most this much (rows, or file bytes / 40).

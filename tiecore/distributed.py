@@ -287,10 +287,22 @@ def connect(spec: str | None) -> Iterator[object]:
     if spec.startswith("local:"):
         count = spec.partition(":")[2]
         with local_cluster(int(count)) as cluster, Client(cluster) as client:
-            yield client
+            try:
+                yield client
+            except BaseException:  # closing cancels running tasks: not news for the user
+                with contextlib.suppress(Exception):
+                    client.run(_quiet)
+                raise
     else:
         with Client(spec) as client:
             yield client
+
+
+def _quiet() -> None:
+    """On a worker: log only dask's errors (not the warnings of cancelled tasks)."""
+    import logging
+
+    logging.getLogger("distributed").setLevel(logging.ERROR)
 
 
 def local_cluster(workers: int, **options: object) -> object:
