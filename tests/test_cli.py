@@ -454,6 +454,11 @@ def bad_cases(files: dict[str, Path], tmp: Path) -> dict[str, tuple[list[object]
     stranger.write_text("q7 Q0 z1 1 1 other\nq8 Q0 z2 1 1 other\n")
     bad_letor = tmp / "bad.letor"
     bad_letor.write_text(LETOR + "1 10 1:2\n")
+    broken = tmp / "broken.parquet"
+    broken.write_bytes(b"PAR1 not a Parquet file PAR1")
+    folder = tmp / "runs"
+    folder.mkdir(exist_ok=True)
+    (folder / "bm25.parquet").write_bytes(b"")
     q, a = files["qrels"], files["a"]
     return {
         "missing qrels": (["eval", tmp / "nope.qrels", a], ["nope.qrels"]),
@@ -482,6 +487,8 @@ def bad_cases(files: dict[str, Path], tmp: Path) -> dict[str, tuple[list[object]
         "unknown command": (["score", q, a], ["score"]),
         "unwritable output": (["eval", q, a, "-o", tmp / "no" / "dir.txt"], ["dir.txt"]),
         "output is a directory": (["eval", q, a, "-o", tmp], [str(tmp)]),
+        "broken parquet run": (["eval", q, broken], ["broken.parquet", "cannot read Parquet"]),
+        "directory of parquet runs": (["eval", q, folder], ["is a directory", "runs/*.parquet"]),
     }
 
 
@@ -512,6 +519,8 @@ BAD_NAMES = [
     "unknown command",
     "unwritable output",
     "output is a directory",
+    "broken parquet run",
+    "directory of parquet runs",
 ]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import subprocess
 import sys
@@ -256,6 +257,42 @@ def test_parquet_without_sorted_queries_is_one_part(tmp_path) -> None:
     pq.write_table(pa.table({"qid": ["1"]}), tmp_path / "bad.parquet")
     with pytest.raises(InputError, match="missing columns"):
         read_parquet_runs(tmp_path / "bad.parquet")
+
+
+def test_parquet_errors_name_the_file_and_the_row_of_the_whole_run(client, tmp_path) -> None:
+    """A broken Parquet file, and a bad row in any partition, locally and on the cluster."""
+    qrels = pd.DataFrame({"qid": ["q9"], "docno": ["a"], "level": [1]})
+    (tmp_path / "broken.parquet").write_bytes(b"PAR1 not really")
+    for runs in ([str(tmp_path / "broken.parquet")], {"b": str(tmp_path / "broken.parquet")}):
+        with pytest.raises(InputError, match=r"broken.parquet: cannot read Parquet \("):
+            tiecore.evaluate(runs, qrels, "AP")
+    qid = np.repeat([f"q{q}" for q in range(10)], 4)
+    docno = np.tile(list("abcd"), 10)
+    docno[38] = "b"  # q9's second "b": row 38 of the run, in its last row group
+    table = pa.table({"qid": qid, "docno": docno, "score": np.arange(40.0)})
+    path = tmp_path / "dup.parquet"
+    pq.write_table(table, path, row_group_size=8)
+    run = ParquetRun.of(path)
+    assert [p.read().index[0] for p in run.parts] == [0, 8, 16, 24, 32]
+    assert [p.read().index[0] for p in run.partitions(14)] == [0, 16, 32]
+    expected = (
+        rf"^{path} \(run dup\): row 38: docno 'b' appears twice for query 'q9' \(first at row 37\)"
+    )
+    with pytest.raises(InputError, match=expected):
+        tiecore.evaluate([str(path)], qrels, "AP")
+    with _parallel_split(8), pytest.raises(InputError, match=expected):
+        tiecore.evaluate([run], qrels, "AP", client=client)
+
+
+@contextlib.contextmanager
+def _parallel_split(rows: int):
+    """Runs above ``rows`` rows cut into query partitions on a cluster."""
+    before = _parallel.SPLIT_ROWS
+    _parallel.SPLIT_ROWS = rows
+    try:
+        yield
+    finally:
+        _parallel.SPLIT_ROWS = before
 
 
 def test_spread_and_compare_on_the_cluster(client, data) -> None:

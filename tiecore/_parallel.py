@@ -104,11 +104,9 @@ def _named(entries: Iterable) -> Iterator[Item]:
             item = _pair(*entry)
         elif isinstance(entry, pd.DataFrame):
             item = Item(_unique(str(entry.attrs.get("name") or "run"), taken), entry)
-        elif _is_parquet(entry):
-            item = Item(_unique(entry.name, taken), entry)
-        elif _is_parquet_path(entry):
-            run = _parquet(entry)
-            item = Item(_unique(run.name, taken), run)
+        elif _is_parquet(entry) or _is_parquet_path(entry):
+            run = entry if _is_parquet(entry) else _parquet(entry)
+            item = Item(_unique(run.name, taken), run, display=run.path)
         elif _is_path(entry):  # from an iterator: guess from the files so far
             item = _file_item(entry)
             seen.append(item)
@@ -126,8 +124,9 @@ def _named(entries: Iterable) -> Iterator[Item]:
 
 def _pair(name: object, value: object) -> Item:
     """A run named by the caller: a frame, a run file or Parquet."""
-    if _is_parquet_path(value):
-        return Item(str(name), _parquet(value, str(name)))
+    if _is_parquet_path(value) or _is_parquet(value):
+        run = value if _is_parquet(value) else _parquet(value, str(name))
+        return Item(str(name), run, display=run.path)
     return Item(str(name), value, display=os.fspath(value) if _is_path(value) else "")
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import csv
+import glob
 import io
 import json
 import math
@@ -425,7 +426,10 @@ def _check_files(args: argparse.Namespace) -> None:
         if path == "-":  # stdin: TREC text, JSON Lines or Parquet (tiecore.sources)
             continue
         if os.path.isdir(path):
-            raise InputError(path, None, "is a directory", "a readable file")
+            parts = os.path.join(path, "*.parquet")
+            found = glob.glob(os.path.join(glob.escape(path), "*.parquet"))
+            hint = f"; for its Parquet runs, {parts}" if found else ""
+            raise InputError(path, None, "is a directory", f"a readable file{hint}")
         if not os.path.exists(path):
             raise InputError(path, None, "no such file", "a readable file")
         if not os.access(path, os.R_OK):

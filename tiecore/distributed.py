@@ -46,10 +46,15 @@ COLUMNS = ("qid", "docno", "score")
 
 @dataclass(frozen=True)
 class ParquetPart:
-    """Row groups of one run that hold whole queries: ``((file, (group, ...)), ...)``."""
+    """Row groups of one run that hold whole queries: ``((file, (group, ...)), ...)``.
+
+    ``first`` is the run's row number of the part's first row (the rows' index
+    starts there, so that an error names the row of the whole run).
+    """
 
     pieces: tuple[tuple[str, tuple[int, ...]], ...]
     rows: int
+    first: int = 0
 
     def read(self) -> pd.DataFrame:
         """The rows, columns ``qid, docno, score``, in stored order."""
@@ -64,7 +69,10 @@ class ParquetPart:
                 raise InputError(path, None, f"cannot read Parquet ({error})") from None
             tables.append(table)
         table = pa.concat_tables(tables) if len(tables) != 1 else tables[0]
-        return table.to_pandas()
+        frame = table.to_pandas()
+        if self.first:
+            frame.index = pd.RangeIndex(self.first, self.first + len(frame))
+        return frame
 
 
 @dataclass(frozen=True)
@@ -73,10 +81,12 @@ class ParquetRun:
 
     Consecutive row groups are one part unless the qid statistics prove that no
     query spans the cut between them (all qids before it sort below all after).
+    ``path`` is the file or directory it was found at (for error messages).
     """
 
     name: str
     parts: tuple[ParquetPart, ...]
+    path: str = ""
 
     @property
     def rows(self) -> int:
@@ -99,12 +109,14 @@ class ParquetRun:
         for value in np.unique(label):
             chosen = [self.parts[i] for i in np.flatnonzero(label == value)]
             pieces = _join([piece for part in chosen for piece in part.pieces])
-            out.append(ParquetPart(pieces, sum(part.rows for part in chosen)))
+            rows = sum(part.rows for part in chosen)
+            out.append(ParquetPart(pieces, rows, chosen[0].first))
         return out
 
     @classmethod
     def of(cls, path: str | os.PathLike, name: str | None = None) -> ParquetRun:
         """A run from one Parquet file or a directory of them (read in name order)."""
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
         path = Path(path)
@@ -115,7 +127,7 @@ class ParquetRun:
         for file in files:
             try:
                 meta = pq.ParquetFile(file).metadata
-            except OSError as error:
+            except (OSError, pa.ArrowException) as error:
                 raise InputError(str(file), None, f"cannot read Parquet ({error})") from None
             names = meta.schema.names
             missing = [c for c in COLUMNS if c not in names]
@@ -129,7 +141,7 @@ class ParquetRun:
                 groups.append((str(file), g, group.num_rows, bounds))
         if name is None:
             name = dataset_stem(str(path))
-        return cls(name, _units(groups))
+        return cls(name, _units(groups), str(path))
 
 
 def _join(pieces: list[tuple[str, tuple[int, ...]]]) -> tuple[tuple[str, tuple[int, ...]], ...]:
@@ -156,8 +168,13 @@ def _units(groups: list[tuple]) -> tuple[ParquetPart, ...]:
         lowest = np.minimum.accumulate(np.array([b[0] for b in bounds], dtype=object)[::-1])[::-1]
         cut_after = [k for k in range(len(groups) - 1) if highest[k] < lowest[k + 1]]
     edges = [0, *(k + 1 for k in cut_after), len(groups)]
+    before = np.cumsum([0, *(entry[2] for entry in groups)])
     return tuple(
-        ParquetPart(_join([(e[0], (e[1],)) for e in groups[a:b]]), sum(e[2] for e in groups[a:b]))
+        ParquetPart(
+            _join([(e[0], (e[1],)) for e in groups[a:b]]),
+            int(before[b] - before[a]),
+            int(before[a]),
+        )
         for a, b in itertools.pairwise(edges)
     )
 
