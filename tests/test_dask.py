@@ -330,6 +330,21 @@ def test_a_worker_error_names_the_file(client, data, tmp_path) -> None:
     assert str(caught.value).startswith(f"{bad} (run nothing): none of its queries")
 
 
+def test_a_named_pipe_keeps_its_tag_on_the_cluster(client, data, tmp_path) -> None:
+    """A pipe (``<(zcat run.gz)``) is read by the client and its frame sent to a worker:
+    named by its tag there too, as locally, not by the pipe's file name."""
+    from named_pipes import fed_pipe
+
+    runs, qrels = data
+    text = "".join(f"{q} Q0 {d} 0 {s} bm25\n" for q, d, s in runs["bm25"].itertuples(False))
+    found = []
+    for target in (None, client):
+        with fed_pipe(tmp_path / f"pipe{len(found)}", text.encode()) as pipe:
+            found.append(tiecore.evaluate([str(pipe)], qrels, "AP", client=target))
+    assert found[0]["run"].tolist() == ["bm25"]
+    pd.testing.assert_frame_equal(found[1], found[0], check_exact=True)
+
+
 def test_cli_dask_address_gives_the_same_output(client, data, tmp_path) -> None:
     runs, qrels = data
     qrels_path = tmp_path / "qrels.txt"

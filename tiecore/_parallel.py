@@ -410,7 +410,7 @@ def _on_cluster(fn, entries, client, progress, merge, split_rows) -> list[tuple[
                 data = next(scattered)
                 task = _Task(
                     task.index,
-                    Item(task.item.name, None, False, task.item.display),
+                    Item(task.item.name, None, False, task.item.display, task.item.tags),
                     task.part,
                     task.parts,
                 )
