@@ -580,6 +580,36 @@ def test_the_verdict_counts_the_corrected_significant_pairs(reviewed):
     )
 
 
+def test_the_verdict_says_when_the_randomization_floor_hides_every_difference():
+    """16 runs, each ahead of the next on all 20 queries: no sign flip is as extreme, so
+    every randomization p-value is at its floor 1/(N+1), which Holm over 120 pairs lifts
+    to 0.06 with N = 2000 (the verdict says why it finds none) but not with N = 5000."""
+    queries, runs = 20, {}
+    qrels = pd.DataFrame({"qid": [f"q{q}" for q in range(queries)], "docno": "rel", "level": 1})
+    for k in range(16):
+        rows = []
+        for q in range(queries):
+            rank = 3 * k + q % 3  # the relevant doc's rank: later for later runs, always
+            docs = [f"d{i}" for i in range(rank)] + ["rel"]
+            rows += [(f"q{q}", doc, float(60 - i)) for i, doc in enumerate(docs)]
+        runs[f"r{k:02d}"] = pd.DataFrame(rows, columns=["qid", "docno", "score"])
+    floor = compare(runs, qrels, "RR", samples=2)
+    upper = floor.pairs[floor.pairs["mean_diff"] > 0]
+    assert len(upper) == 120 and (upper["randomization_pvalue"] == 1 / 2001).all()
+    verdict = floor.verdict()
+    assert "randomization 0" in verdict and "t 120" in verdict
+    assert verdict.endswith(
+        "; randomization cannot find any: with N = 2000 sign flips its p-values are at least "
+        "1/(N+1) = 0.0005, and the 120 pairs at that floor stay at or above alpha once "
+        "holm-corrected: raise the resamples (--resamples)"
+    )
+    assert (
+        floor.with_options(correction="none").verdict().endswith("randomization 120, wilcoxon 120")
+    )
+    finer = compare(runs, qrels, "RR", samples=2, n_resamples=5000)
+    assert finer.verdict().endswith("randomization 120, wilcoxon 120")
+
+
 @pytest.mark.parametrize(
     ("option", "message"),
     [

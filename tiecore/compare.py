@@ -1639,9 +1639,31 @@ def _verdict(comparison: Comparison, alpha: float = ALPHA) -> str:
         return (
             f"no pair of runs differs significantly at alpha = {alpha:g} ({how} p-values "
             f"over {len(upper)} pairs; tests: {', '.join(found)})"
-        )
+        ) + _resolution_note(comparison, upper, alpha, how)
     counts = ", ".join(f"{label} {k}" for label, k in found.items())
-    return f"pairs significant at alpha = {alpha:g} ({how}, of {len(upper)}): {counts}"
+    note = _resolution_note(comparison, upper, alpha, how) if not found["randomization"] else ""
+    return f"pairs significant at alpha = {alpha:g} ({how}, of {len(upper)}): {counts}" + note
+
+
+def _resolution_note(comparison: Comparison, upper: pd.DataFrame, alpha: float, how: str) -> str:
+    """Why the randomization test finds nothing when its resamples are too few to.
+
+    With ``N`` random sign flips its p-value is at least ``1 / (N + 1)``; pairs
+    that reach that floor (no flip as extreme) are the clearest differences, and
+    if even they stay at or above ``alpha`` once corrected, only more flips can
+    tell: say so, rather than let 0 read as "no difference".
+    """
+    floor = 1.0 / (comparison.n_resamples + 1)
+    p = upper["randomization_pvalue"].to_numpy()
+    at_floor = ~upper["randomization_exact"].to_numpy(bool) & (p <= floor * (1 + 1e-9))
+    if not at_floor.any() or (upper["randomization_pvalue_adj"].to_numpy()[at_floor] < alpha).any():
+        return ""
+    return (
+        f"; randomization cannot find any: with N = {comparison.n_resamples} sign flips its "
+        f"p-values are at least 1/(N+1) = {floor:.2g}, and the {int(at_floor.sum())} pairs at "
+        f"that floor stay at or above alpha{'' if how == 'uncorrected' else ' once ' + how}: "
+        "raise the resamples (--resamples)"
+    )
 
 
 def _percent(confidence: float) -> str:
