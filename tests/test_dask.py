@@ -7,6 +7,7 @@ import gzip
 import subprocess
 import sys
 import warnings
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -119,6 +120,37 @@ def test_a_run_split_by_query_equals_it_whole(client, data, monkeypatch, ties) -
         **options,
     )
     pd.testing.assert_frame_equal(remote, local, check_exact=True)
+
+
+def test_spread_and_compare_of_a_run_split_by_query_equal_it_whole(client, data, monkeypatch):
+    """evaluate_spread and compare cut a big run into query partitions as evaluate does
+    (one of them without any judged query): the same values and warnings, bit for bit."""
+    runs, qrels = data
+    number = runs["bm25"]["qid"].str[1:].astype(int).to_numpy()
+    run = runs["bm25"].iloc[np.argsort(number, kind="stable")].reset_index(drop=True)
+    both = {"bm25": run, "dense": runs["dense"]}
+    monkeypatch.setattr(_parallel, "SPLIT_ROWS", -(-len(run) // 6))  # 6 partitions each
+
+    def spread(**options):
+        return evaluate_spread(both, qrels, ["AP", "P@5", "nDCG@10"], per_query=True, **options)
+
+    def compared(**options):
+        return format_comparison(compare(both, qrels, "AP", samples=20, seed=3, **options), "json")
+
+    def counted(call, client, **options):
+        """(result, tasks on the cluster): 0 tasks locally."""
+        if client is None:
+            return call(**options), 0
+        return _cluster_tasks(client, lambda: call(client=client, **options))
+
+    for call in (spread, compared):
+        for complete in (False, True):
+            local, remote = _both(partial(counted, call), client=client, complete=complete)
+            assert remote[1] >= 12  # the partitions of both runs went as tasks of their own
+            if call is spread:
+                pd.testing.assert_frame_equal(remote[0], local[0], check_exact=True)
+            else:
+                assert remote[0] == local[0]
 
 
 @pytest.fixture(scope="module")

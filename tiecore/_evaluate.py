@@ -275,25 +275,10 @@ class _RunJob:
     per_query: bool = False
 
     def __call__(self, name: str, run: pd.DataFrame) -> _Rows | _PartValues:
-        part = run.attrs.get("part")
-        if part is None:
+        if run.attrs.get("part") is None:
             ranking, found = self.values(name, run)
             return self.tidy(name, ranking.counts > 0, found)
-        qid = as_arrow_strings(run["qid"])
-        judged = pc.is_in(qid, value_set=pa.array(self.judgments.qids, pa.string()))
-        if not pc.any(judged).as_py():  # a partition without judged queries: nothing to do
-            skipped = np.unique(np.asarray(qid.to_numpy(zero_copy_only=False), dtype=object))
-            return _PartValues(np.zeros(len(self.judgments.qids), bool), {}, skipped)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            ranking, found = self.values(name, run)
-        for warning in caught:  # merge() reports the skipped queries of all partitions at once
-            if not str(warning.message).startswith(_skipped_message(name, ranking.skipped)):
-                warnings.warn_explicit(
-                    warning.message, warning.category, warning.filename, warning.lineno
-                )
-        present = ranking.counts > 0
-        return _PartValues(present, {m: v[..., present] for m, v in found.items()}, ranking.skipped)
+        return part_values(name, run, self.judgments, self.values)
 
     def values(self, name: str, run: pd.DataFrame) -> tuple[Ranking, dict[Measure, np.ndarray]]:
         """The run's ranking and per-query values (seeded by the seed and the run name)."""
@@ -319,25 +304,8 @@ class _RunJob:
 
     def merge(self, name: str, parts: list[_PartValues]) -> _Rows:
         """One run's tidy rows from its query partitions (disjoint sets of queries)."""
-        nq = len(self.judgments.qids)
-        present = np.zeros(nq, bool)
-        for part in parts:
-            present |= part.present
-        skipped = np.unique(np.concatenate([p.skipped for p in parts]))
-        if not present.any():
-            raise InputError(
-                f"run {name}",
-                None,
-                "none of its queries has judgments in the qrels",
-                "query ids that match the qrels",
-            )
-        if skipped.size:
-            warnings.warn(_skipped_message(name, skipped), TieCoreWarning, stacklevel=2)
         shape = () if self.ties != "sampled" else (self.samples,)
-        found = {m: np.zeros((*shape, nq)) for m in self.measures}
-        for part in parts:
-            for measure, value in part.values.items():
-                found[measure][..., part.present] = value
+        present, found = merge_parts(name, parts, {m: shape for m in self.measures})
         return self.tidy(name, present, found)
 
 
@@ -346,8 +314,68 @@ class _PartValues:
     """One query partition's values: the queries it holds and their per-query values."""
 
     present: np.ndarray  # (queries,) bool, the judgments' order
-    values: dict  # measure -> (..., present queries)
+    values: dict  # key -> (..., present queries)
     skipped: np.ndarray  # its queries without judgments
+
+
+def part_values(
+    name: str,
+    run: pd.DataFrame,
+    judgments: Judgments,
+    compute: Callable[[str, pd.DataFrame], tuple[Ranking, dict[object, np.ndarray]]],
+) -> _PartValues:
+    """One query partition of a run (``run.attrs["part"]``) as :class:`_PartValues`.
+
+    ``compute(name, run)`` gives the partition's ranking and per-query arrays
+    (queries last, the judgments' order); what a query gets depends on its own
+    rows only, so :func:`merge_parts` puts together the arrays of the whole run.
+    The warning about queries without judgments is left to :func:`merge_parts`
+    (one for the run, not one per partition).
+    """
+    qid = as_arrow_strings(run["qid"])
+    judged = pc.is_in(qid, value_set=pa.array(judgments.qids, pa.string()))
+    if not pc.any(judged).as_py():  # a partition without judged queries: nothing to do
+        skipped = np.unique(np.asarray(qid.to_numpy(zero_copy_only=False), dtype=object))
+        return _PartValues(np.zeros(len(judgments.qids), bool), {}, skipped)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ranking, found = compute(name, run)
+    for warning in caught:
+        if not str(warning.message).startswith(_skipped_message(name, ranking.skipped)):
+            warnings.warn_explicit(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
+    present = ranking.counts > 0
+    return _PartValues(present, {k: v[..., present] for k, v in found.items()}, ranking.skipped)
+
+
+def merge_parts(
+    name: str, parts: list[_PartValues], shapes: dict[object, tuple[int, ...]]
+) -> tuple[np.ndarray, dict[object, np.ndarray]]:
+    """The queries present in any partition and every key's per-query array ``(*shape,
+    queries)`` put together (0 for the queries of no partition), as computed whole.
+
+    Raises the error, and gives the warning, that :meth:`Ranking.build` gives a whole run.
+    """
+    nq = len(parts[0].present)
+    present = np.zeros(nq, bool)
+    for part in parts:
+        present |= part.present
+    skipped = np.unique(np.concatenate([p.skipped for p in parts]))
+    if not present.any():
+        raise InputError(
+            f"run {name}",
+            None,
+            "none of its queries has judgments in the qrels",
+            "query ids that match the qrels",
+        )
+    if skipped.size:
+        warnings.warn(_skipped_message(name, skipped), TieCoreWarning, stacklevel=3)
+    found = {key: np.zeros((*shape, nq)) for key, shape in shapes.items()}
+    for part in parts:
+        for key, value in part.values.items():
+            found[key][..., part.present] = value
+    return present, found
 
 
 def _skipped_message(name: str, skipped: np.ndarray) -> str:

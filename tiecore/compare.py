@@ -54,7 +54,15 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from tiecore._evaluate import RunsOrFiles, as_run_dict, query_values, run_seed
+from tiecore._evaluate import (
+    RunsOrFiles,
+    _PartValues,
+    as_run_dict,
+    merge_parts,
+    part_values,
+    query_values,
+    run_seed,
+)
 from tiecore._json import json_rows
 from tiecore._parallel import map_runs, run_items
 from tiecore._runs import stem
@@ -329,7 +337,9 @@ def compare(
         name), after the pairwise tests (``"pairs"``) and after the rank
         correlations (``"agreement"``).
     client : dask.distributed.Client, optional
-        Scores the runs on a cluster (:func:`tiecore._parallel.map_runs`).
+        Scores the runs on a cluster (:func:`tiecore._parallel.map_runs`), a big
+        run in query partitions as :func:`tiecore.evaluate` splits it; the
+        result is the local one, bit for bit.
     correction : {"holm", "none", "bonferroni", "bh"}
         Multiple-comparison correction of the pairs' p-values
         (:func:`adjust_pvalues`), over the ``R (R - 1) / 2`` unordered pairs
@@ -418,7 +428,8 @@ def compare(
     )
     bootstrap = {"confidence": confidence, "ci_method": ci_method, "n_bootstrap": n_bootstrap}
     options = {**bootstrap, "zero_method": zero_method}
-    found = map_runs(work, runs, client=client, progress=step)
+    merge = partial(merge_scores, samples=samples, complete=complete)
+    found = map_runs(work, runs, client=client, progress=step, merge=merge)
     names = pd.Index([f.name for f in found], name="run")  # files' names are final now
     _check_runs(len(found), list(names), baseline)
     scores = pd.DataFrame(
@@ -559,36 +570,75 @@ def score_run(
     seed: int,
     depth: int | None,
     complete: bool = False,
-) -> RunScores:
+) -> RunScores | _PartValues:
     """One run under every ordering; aware, oblivious and sampled exactly as :func:`evaluate`.
 
     A top-level function of ``(name, run)`` plus keywords, so that
     ``functools.partial`` of it pickles and can be sent to other processes.
-    Queries missing from the run score 0 with ``complete`` (and vary not).
+    Queries missing from the run score 0 with ``complete`` (and vary not).  A
+    query partition of a run (``run.attrs["part"]``, on a cluster) gives its
+    per-query arrays, which :func:`merge_scores` puts together.
     """
+    compute = partial(
+        _score_arrays, judgments=judgments, measure=measure, samples=samples, seed=seed, depth=depth
+    )
+    if run.attrs.get("part") is not None:
+        return part_values(name, run, judgments, compute)
+    base, arrays = compute(name, run)
+    return _run_scores(name, base.counts > 0, arrays, complete)
+
+
+def merge_scores(
+    name: str, parts: list[_PartValues], *, samples: int, complete: bool = False
+) -> RunScores:
+    """:func:`score_run` of a whole run from its query partitions' per-query arrays."""
+    shapes = dict.fromkeys(("aware", "var", *OBLIVIOUS), ()) | {"samples": (samples,)}
+    return _run_scores(name, *merge_parts(name, parts, shapes), complete)
+
+
+def _score_arrays(
+    name: str,
+    run: pd.DataFrame,
+    *,
+    judgments: Judgments,
+    measure: Measure,
+    samples: int,
+    seed: int,
+    depth: int | None,
+) -> tuple[Ranking, dict[str, np.ndarray]]:
+    """The run's ranking and per-query arrays (the judgments' order): ``aware``, ``var``,
+    one per oblivious tie-break, and ``samples`` ``(samples, queries)``."""
     rng = run_seed(seed, name)
     base = Ranking.build(run, judgments, tiebreak="file_order", seed=rng, name=name)
-    chosen = np.ones(len(judgments.qids), bool) if complete else base.counts > 0
     spread = query_spread(base, judgments, [measure], depth=depth)[measure]
-    aware = spread["value"].to_numpy()
-    drawn = query_values(
+    arrays = {"aware": spread["value"].to_numpy(), "var": spread["var"].to_numpy()}
+    arrays["samples"] = query_values(
         base, judgments, [measure], ties="sampled", depth=depth, samples=samples, rng=rng
     )[measure]
-    scores = {"aware": _mean(aware[chosen])}
     for tiebreak in OBLIVIOUS:
         if tiebreak == "trec_eval_double" and not base.float32_merges:  # trec_eval's order
-            scores[tiebreak] = scores["trec_eval"]
+            arrays[tiebreak] = arrays["trec_eval"]
             continue
         ranking = base if tiebreak == "file_order" else base.retie(tiebreak)
         found = query_values(ranking, judgments, [measure], ties="oblivious", depth=depth)
-        scores[tiebreak] = _mean(found[measure][chosen])
-    means = drawn[:, chosen].mean(axis=1) if chosen.any() else np.zeros(samples)
+        arrays[tiebreak] = found[measure]
+    return base, arrays
+
+
+def _run_scores(
+    name: str, present: np.ndarray, arrays: dict[str, np.ndarray], complete: bool
+) -> RunScores:
+    """Means over the run's queries (every qrels query with ``complete``) of its arrays."""
+    chosen = np.ones(len(present), bool) if complete else present
+    scores = {key: _mean(arrays[key][chosen]) for key in ("aware", *OBLIVIOUS)}
+    drawn = arrays["samples"]
+    means = drawn[:, chosen].mean(axis=1) if chosen.any() else np.zeros(len(drawn))
     return RunScores(
         name=name,
         scores=scores,
         samples=means,
-        aware=aware,
-        var=spread["var"].to_numpy(),
+        aware=arrays["aware"],
+        var=arrays["var"],
         chosen=chosen,
     )
 

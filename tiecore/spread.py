@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from tiecore import kernels
-from tiecore._evaluate import Runs, _Rows
+from tiecore._evaluate import Runs, _PartValues, _Rows, merge_parts, part_values
 from tiecore._parallel import map_runs
 from tiecore._validation import DEPTH, GAINS, SPREAD, TIE_GROUPS, TIE_PROFILE, validate_params
 from tiecore.errors import TieCoreWarning
@@ -29,6 +29,9 @@ from tiecore.measures import Measure, parse_measures
 from tiecore.moments import Context, group_sum
 from tiecore.ranking import Ranking, extra_float32_ties
 from tiecore.registry import FAMILIES, refuse_inexact
+
+#: The per-query columns of :func:`query_spread`.
+SPREAD_COLUMNS = ("value", "var", "min", "max")
 
 #: Measure families whose exact distribution :func:`distribution` gives.
 DISTRIBUTION_FAMILIES = tuple(name for name, f in FAMILIES.items() if f.distribution)
@@ -80,15 +83,31 @@ def evaluate_spread(
     refuse_inexact(measures, "evaluate_spread (its value is the tie-aware mean)")
     judgments = Judgments.from_qrels(qrels, rel_level)
 
-    def one_run(name: str, run: pd.DataFrame) -> pd.DataFrame:
+    keys = [(measure, column) for measure in measures for column in SPREAD_COLUMNS]
+
+    def arrays(name: str, run: pd.DataFrame) -> tuple[Ranking, dict]:
         run = check_run(run, name)  # the rules of the loaders (tiecore.frames)
         ranking = Ranking.build(run, judgments, tiebreak="file_order", name=name)
         found = _spread_arrays(ranking, judgments, measures, depth)
-        chosen = np.ones(len(judgments.qids), bool) if complete else ranking.counts > 0
+        return ranking, {(m, c): np.asarray(found[m][c]) for m, c in keys}
+
+    def tidy(name: str, present: np.ndarray, flat: dict) -> _Rows:
+        chosen = np.ones(len(judgments.qids), bool) if complete else present
+        found = {m: {c: flat[m, c] for c in SPREAD_COLUMNS} for m in measures}
         return _spread_rows(name, judgments.qids[chosen], found, chosen, per_query)
 
-    # One run at a time (paths read and dropped), or one task per run on a dask client.
-    rows = map_runs(one_run, runs, client=client, progress=progress)
+    def one_run(name: str, run: pd.DataFrame) -> _Rows | _PartValues:
+        if run.attrs.get("part") is not None:  # a query partition, on a cluster
+            return part_values(name, run, judgments, arrays)
+        ranking, flat = arrays(name, run)
+        return tidy(name, ranking.counts > 0, flat)
+
+    def merge(name: str, parts: list[_PartValues]) -> _Rows:
+        return tidy(name, *merge_parts(name, parts, dict.fromkeys(keys, ())))
+
+    # One run at a time (paths read and dropped), or one task per run (or per query
+    # partition of a big run) on a dask client.
+    rows = map_runs(one_run, runs, client=client, progress=progress, merge=merge)
     if not rows:
         raise ValueError("no runs to evaluate")
     frame = _Rows.frame(rows)
@@ -390,7 +409,7 @@ def _spread_rows(name, qids, found, chosen, per_query) -> _Rows:
     """Rows ``qid, measure, value, var, min, max``: queries, then the summary (``qid``
     NA); :func:`evaluate_spread` makes one DataFrame of all runs' rows."""
     count = int(chosen.sum())
-    columns: dict[str, list] = {key: [] for key in ("value", "var", "min", "max")}
+    columns: dict[str, list] = {key: [] for key in SPREAD_COLUMNS}
     for frame in found.values():
         for key, parts in columns.items():
             column = np.asarray(frame[key])[chosen]
