@@ -524,6 +524,25 @@ BAD_NAMES = [
 ]
 
 
+def test_the_first_bad_run_in_file_order_is_reported(files, capsys, tmp_path) -> None:
+    """tiecore eval reads the next run while it evaluates one: still the error of the
+    first bad file, whether its reading or its evaluation fails, and nothing after it."""
+    bad_line = [tmp_path / f"bad{k}.txt" for k in range(2)]
+    for path in bad_line:
+        path.write_text(RUN_A.replace("q1 Q0 d3 3 0.5 alpha", "q1 Q0 d3 3 abc alpha"))
+    stranger = tmp_path / "stranger.txt"  # read fine; its evaluation fails
+    stranger.write_text("q7 Q0 z1 1 1 other\nq8 Q0 z2 1 1 other\n")
+    q, a = files["qrels"], files["a"]
+    cases = [
+        ([a, *bad_line], f"{bad_line[0]}, line 3: score 'abc'"),
+        ([a, stranger, *bad_line], f"{stranger} (run other): none of its queries"),
+        ([bad_line[1], stranger], f"{bad_line[1]}, line 3: score 'abc'"),
+    ]
+    for runs, message in cases:
+        code, out, err = run_main(capsys, "eval", q, *runs)
+        assert (code, out) == (2, "") and err.startswith(f"tiecore: error: {message}"), err
+
+
 def test_bad_cases_are_all_run(files, tmp_path) -> None:
     assert list(bad_cases(files, tmp_path)) == BAD_NAMES
 
