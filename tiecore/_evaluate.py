@@ -19,11 +19,10 @@ from tiecore._runs import mean as _mean
 from tiecore._runs import run_seed
 from tiecore._validation import DEPTH, EVALUATE, check, validate_params
 from tiecore._validation import MODES as MODES  # the tie modes, declared there
-from tiecore.errors import InputError, TieCoreWarning
 from tiecore.frames import check_run, check_runs
 from tiecore.judgments import Judgments, as_arrow_strings
 from tiecore.measures import Measure, parse_measures
-from tiecore.ranking import Ranking
+from tiecore.ranking import Ranking, check_known, skipped_message
 from tiecore.registry import refuse_inexact
 from tiecore.sampling import sample_values
 
@@ -341,7 +340,7 @@ def part_values(
         warnings.simplefilter("always")
         ranking, found = compute(name, run)
     for warning in caught:
-        if not str(warning.message).startswith(_skipped_message(name, ranking.skipped)):
+        if not str(warning.message).startswith(skipped_message(name, ranking.skipped)):
             warnings.warn_explicit(
                 warning.message, warning.category, warning.filename, warning.lineno
             )
@@ -361,27 +360,12 @@ def merge_parts(
     present = np.zeros(nq, bool)
     for part in parts:
         present |= part.present
-    skipped = np.unique(np.concatenate([p.skipped for p in parts]))
-    if not present.any():
-        raise InputError(
-            f"run {name}",
-            None,
-            "none of its queries has judgments in the qrels",
-            "query ids that match the qrels",
-        )
-    if skipped.size:
-        warnings.warn(_skipped_message(name, skipped), TieCoreWarning, stacklevel=3)
+    check_known(name, present, np.unique(np.concatenate([p.skipped for p in parts])))
     found = {key: np.zeros((*shape, nq)) for key, shape in shapes.items()}
     for part in parts:
         for key, value in part.values.items():
             found[key][..., part.present] = value
     return present, found
-
-
-def _skipped_message(name: str, skipped: np.ndarray) -> str:
-    """The warning of :meth:`Ranking.build` about run queries without judgments."""
-    shown = ", ".join(map(str, skipped[:5])) + (" ..." if skipped.size > 5 else "")
-    return f"run {name}: {skipped.size} queries without judgments skipped ({shown})"
 
 
 @dataclass

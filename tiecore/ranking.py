@@ -200,7 +200,7 @@ class Ranking:
         skipped = np.empty(int(absent.sum()), dtype=object)
         skipped[:] = kernel("filter", ids.qids, to_arrow(absent)).to_pylist()
         skipped = np.unique(skipped)
-        _check_known(name, known, skipped)
+        check_known(name, known, skipped)
         hashes = ids.docno_hash
         if skipped.size:
             keep = np.flatnonzero(known)
@@ -237,7 +237,7 @@ class Ranking:
         known = query_or_null >= 0
         unknown = sorted({q for q, k in zip(qid, known.tolist(), strict=True) if not k})
         skipped = np.array(unknown, dtype=object)  # np.unique's result (without numpy.ma)
-        _check_known(name, known, skipped)
+        check_known(name, known, skipped)
         docnos = np.array(docno, dtype=object)
         score = np.asarray(score, dtype=np.float64)
         if skipped.size:
@@ -438,7 +438,7 @@ def _exclusive_within(counts: np.ndarray, first: np.ndarray) -> np.ndarray:
     return total - total[first]
 
 
-def _check_known(name: str, known: np.ndarray, skipped: np.ndarray) -> None:
+def check_known(name: str, known: np.ndarray, skipped: np.ndarray) -> None:
     """A run without any judged query is an error; its unjudged queries, a warning."""
     if not known.any():
         raise InputError(
@@ -448,12 +448,13 @@ def _check_known(name: str, known: np.ndarray, skipped: np.ndarray) -> None:
             "query ids that match the qrels",
         )
     if skipped.size:
-        warnings.warn(
-            f"run {name}: {skipped.size} queries without judgments skipped "
-            f"({', '.join(map(str, skipped[:5]))}{' ...' if skipped.size > 5 else ''})",
-            TieCoreWarning,
-            stacklevel=3,
-        )
+        warnings.warn(skipped_message(name, skipped), TieCoreWarning, stacklevel=3)
+
+
+def skipped_message(name: str, skipped: np.ndarray) -> str:
+    """The warning of :func:`check_known` about run queries without judgments."""
+    shown = ", ".join(map(str, skipped[:5])) + (" ..." if skipped.size > 5 else "")
+    return f"run {name}: {skipped.size} queries without judgments skipped ({shown})"
 
 
 #: :func:`_stretch_order` of rows already in order.
