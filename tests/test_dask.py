@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import gzip
 import subprocess
 import sys
@@ -99,12 +98,17 @@ def test_runs_as_tasks_equal_local(client, data, options) -> None:
     pd.testing.assert_frame_equal(remote, local, check_exact=True)
 
 
+def _by_query(run: pd.DataFrame) -> pd.DataFrame:
+    """``run``'s rows by query number (q1, q2, ... q30), file order inside a query."""
+    number = run["qid"].str[1:].astype(int).to_numpy()
+    return run.iloc[np.argsort(number, kind="stable")].reset_index(drop=True)
+
+
 @pytest.mark.parametrize("ties", ["aware", "sampled", "random"])
 def test_a_run_split_by_query_equals_it_whole(client, data, monkeypatch, ties) -> None:
     """One run cut into query partitions (one without any judged query) on the cluster."""
     runs, qrels = data
-    number = runs["bm25"]["qid"].str[1:].astype(int).to_numpy()
-    run = runs["bm25"].iloc[np.argsort(number, kind="stable")].reset_index(drop=True)
+    run = _by_query(runs["bm25"])
     run.attrs["name"] = "bm25"
     monkeypatch.setattr(_parallel, "SPLIT_ROWS", -(-len(run) // 6))  # 6 partitions
     pieces = _parallel.split_by_query(run, 6)
@@ -126,8 +130,7 @@ def test_spread_and_compare_of_a_run_split_by_query_equal_it_whole(client, data,
     """evaluate_spread and compare cut a big run into query partitions as evaluate does
     (one of them without any judged query): the same values and warnings, bit for bit."""
     runs, qrels = data
-    number = runs["bm25"]["qid"].str[1:].astype(int).to_numpy()
-    run = runs["bm25"].iloc[np.argsort(number, kind="stable")].reset_index(drop=True)
+    run = _by_query(runs["bm25"])
     both = {"bm25": run, "dense": runs["dense"]}
     monkeypatch.setattr(_parallel, "SPLIT_ROWS", -(-len(run) // 6))  # 6 partitions each
 
@@ -291,7 +294,9 @@ def test_parquet_without_sorted_queries_is_one_part(tmp_path) -> None:
         read_parquet_runs(tmp_path / "bad.parquet")
 
 
-def test_parquet_errors_name_the_file_and_the_row_of_the_whole_run(client, tmp_path) -> None:
+def test_parquet_errors_name_the_file_and_the_row_of_the_whole_run(
+    client, tmp_path, monkeypatch
+) -> None:
     """A broken Parquet file, and a bad row in any partition, locally and on the cluster."""
     qrels = pd.DataFrame({"qid": ["q9"], "docno": ["a"], "level": [1]})
     (tmp_path / "broken.parquet").write_bytes(b"PAR1 not really")
@@ -312,19 +317,9 @@ def test_parquet_errors_name_the_file_and_the_row_of_the_whole_run(client, tmp_p
     )
     with pytest.raises(InputError, match=expected):
         tiecore.evaluate([str(path)], qrels, "AP")
-    with _parallel_split(8), pytest.raises(InputError, match=expected):
+    monkeypatch.setattr(_parallel, "SPLIT_ROWS", 8)  # runs above 8 rows in query partitions
+    with pytest.raises(InputError, match=expected):
         tiecore.evaluate([run], qrels, "AP", client=client)
-
-
-@contextlib.contextmanager
-def _parallel_split(rows: int):
-    """Runs above ``rows`` rows cut into query partitions on a cluster."""
-    before = _parallel.SPLIT_ROWS
-    _parallel.SPLIT_ROWS = rows
-    try:
-        yield
-    finally:
-        _parallel.SPLIT_ROWS = before
 
 
 def test_spread_and_compare_on_the_cluster(client, data) -> None:
