@@ -105,7 +105,7 @@ def _named(entries: Iterable) -> Iterator[Item]:
         elif isinstance(entry, pd.DataFrame):
             item = Item(_unique(str(entry.attrs.get("name") or "run"), taken), entry)
         elif _is_parquet(entry) or _is_parquet_path(entry):
-            run = entry if _is_parquet(entry) else _parquet(entry)
+            run = _parquet(entry)
             item = Item(_unique(run.name, taken), run, display=run.path)
         elif _is_path(entry):  # from an iterator: guess from the files so far
             item = _file_item(entry)
@@ -125,7 +125,7 @@ def _named(entries: Iterable) -> Iterator[Item]:
 def _pair(name: object, value: object) -> Item:
     """A run named by the caller: a frame, a run file or Parquet."""
     if _is_parquet_path(value) or _is_parquet(value):
-        run = value if _is_parquet(value) else _parquet(value, str(name))
+        run = _parquet(value, str(name))
         return Item(str(name), run, display=run.path)
     return Item(str(name), value, display=os.fspath(value) if _is_path(value) else "")
 
@@ -136,10 +136,13 @@ def _is_parquet_path(value: object) -> bool:
     )
 
 
-def _parquet(path: str | os.PathLike, name: str | None = None) -> object:
+def _parquet(source: object, name: str | None = None) -> object:
+    """A :class:`~tiecore.distributed.ParquetRun`: ``source`` itself, or found at that path."""
+    if _is_parquet(source):
+        return source
     from tiecore.distributed import ParquetRun
 
-    return ParquetRun.of(path, name)
+    return ParquetRun.of(source, name)
 
 
 def _file_item(path: str | os.PathLike) -> Item | object:
