@@ -574,6 +574,15 @@ class _Scanning:
             self._thread.join()
 
 
+def gzip_size(handle: IO[bytes], size: int) -> int:
+    """The uncompressed size (mod 2^32) that a gzip file of ``size`` bytes records in
+    its trailer (ISIZE, its last 4 bytes); -1 when it is too short to have one."""
+    if size < 18:  # a header and a trailer
+        return -1
+    handle.seek(-4, os.SEEK_END)
+    return int.from_bytes(handle.read(4), "little")
+
+
 class _Text:
     """One input text, loaded lazily.
 
@@ -620,10 +629,7 @@ class _Text:
             size = info.st_size
             with open(path, "rb") as fh:
                 head = fh.read(_FIRST_LINE + 1 if size >= _STREAM else 2)
-                inflated = -1  # gzip's trailer ends with ISIZE, the text's size mod 2^32
-                if head[:2] == _GZIP_MAGIC and size >= 18:  # (a header and a trailer)
-                    fh.seek(-4, os.SEEK_END)
-                    inflated = int.from_bytes(fh.read(4), "little")
+                inflated = gzip_size(fh, size) if head[:2] == _GZIP_MAGIC else -1
             if head[:2] == _GZIP_MAGIC:  # a small one is left to _load, read once
                 return self._inflate(path) if inflated >= _INFLATE else None
             if size < _STREAM or head[:3] == _BOM:  # _load: strip the BOM
