@@ -250,15 +250,47 @@ def _count_live_runs(monkeypatch) -> tuple[list[int], list[weakref.ref]]:
     return live, frames
 
 
+def _read_ahead(count: int) -> list[int]:
+    """The live runs the spy sees when ``count`` runs are read ahead: none before the first
+    read, then the one being evaluated while the next is read."""
+    return [0] + [1] * (count - 1)
+
+
+@pytest.mark.parametrize("api", ["evaluate_spread", "compare", "sampled"])
+def test_read_ahead_keeps_errors_in_file_order(tmp_path, api) -> None:
+    """With the next run read while this one is evaluated, the first bad file in the
+    given order is the one named, whichever of the later ones is read first."""
+    good = "1 Q0 a 1 2.0 g\n1 Q0 b 2 1.0 g\n"
+    texts = {
+        "good.txt": good,
+        "twice.txt": "1 Q0 a 1 2.0 t\n1 Q0 a 2 1.0 t\n",
+        "word.txt": "1 Q0 a 1 2.0 w\n1 Q0 b 2 x w\n",
+    }
+    for name, text in texts.items():
+        (tmp_path / name).write_text(text)
+    qrels = pd.DataFrame({"qid": ["1"], "docno": ["a"], "level": [1]})
+    call = {
+        "evaluate_spread": lambda runs: evaluate_spread(runs, qrels, "AP"),
+        "compare": lambda runs: compare(runs, qrels, "AP", samples=5),
+        "sampled": lambda runs: tiecore.evaluate(runs, qrels, "AP", ties="sampled", samples=5),
+    }[api]
+    for order in (["good.txt", "twice.txt", "word.txt"], ["good.txt", "word.txt", "twice.txt"]):
+        with pytest.raises(InputError) as caught:
+            call([str(tmp_path / name) for name in order])
+        assert Path(caught.value.source).name == order[1]
+        assert caught.value.line == 2
+
+
 def test_all_trec_holds_one_run_at_a_time(collection, capsys, monkeypatch) -> None:
-    """No run read before is alive when the next one is read, in either pass; reading
-    every run up front (the former way) is caught by the same spy."""
+    """When a run is read, in either pass, only the one being evaluated meanwhile is
+    alive (the next run is read ahead); reading every run up front (the former way) is
+    caught by the same spy."""
     paths, qrels = collection
     live, _ = _count_live_runs(monkeypatch)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         _all_trec(capsys, qrels, paths, "--ties", "oblivious")
-        assert live == [0] * (2 * len(paths))  # values, then counts
+        assert live == _read_ahead(len(paths)) * 2  # values, then counts
         live.clear()
         monkeypatch.setattr(cli, "_all_trec_inputs", cli._read_inputs)
         _all_trec(capsys, qrels, paths, "--ties", "oblivious")
@@ -398,8 +430,9 @@ def test_compare_refuses_a_baseline_that_no_run_is_named(collection) -> None:
 
 
 def test_compare_cli_holds_one_run_at_a_time(collection, capsys, monkeypatch) -> None:
-    """``tiecore compare`` keeps no run it has scored; reading every run up front (the
-    former way) is caught by the same spy."""
+    """``tiecore compare`` keeps no run it has scored (only the one being scored is alive
+    while the next is read); reading every run up front (the former way) is caught by the
+    same spy."""
     paths, qrels = collection
     live, _ = _count_live_runs(monkeypatch)
     line = ["compare", qrels, *paths, "-m", "AP", "--samples", "20", "--format", "json"]
@@ -407,7 +440,7 @@ def test_compare_cli_holds_one_run_at_a_time(collection, capsys, monkeypatch) ->
         warnings.simplefilter("ignore")
         assert cli.main(line) == 0
         streamed = capsys.readouterr().out
-        assert live == [0] * len(paths)
+        assert live == _read_ahead(len(paths))
         live.clear()
         monkeypatch.setattr(cli, "_eval_inputs", cli._read_inputs)
         assert cli.main(line) == 0

@@ -181,8 +181,8 @@ def evaluate(
         Each run has columns ``qid``, ``docno``, ``score`` (see :func:`tiecore.read_run`).
         A mapping of names to runs, or to run files; an iterable (a generator
         too) of runs, run files or ``(name, run)`` pairs. Files are read one at a
-        time and dropped once evaluated, so memory is bounded by the largest run;
-        they are named as :func:`tiecore.read_runs` names them.
+        time (the next while one is evaluated) and dropped once evaluated, so memory
+        is bounded by two runs; they are named as :func:`tiecore.read_runs` names them.
     qrels : DataFrame
         Columns ``qid``, ``docno``, ``level`` (see :func:`tiecore.read_qrels`).
     measures : str, Measure or list of them

@@ -4,8 +4,9 @@ Everything that evaluates many runs (:func:`tiecore.evaluate`,
 :func:`tiecore.spread.evaluate_spread`, :func:`tiecore.compare.compare`) hands each
 run to one function ``fn(name, run)`` through :func:`map_runs`:
 
-* locally, a run given as a path is read just before ``fn`` and dropped just
-  after, so memory is bounded by the largest run, not by the collection;
+* locally, a run given as a path (or Parquet) is read while the run before it is
+  evaluated and dropped once ``fn`` is done with it, so memory is bounded by two runs,
+  not by the collection;
 * with a ``dask.distributed`` client, each run is a task and its file is read
   by the worker; a run too big for one task is cut into query partitions
   (Parquet row groups, or slices of an in-memory frame) whose small per-query
@@ -24,7 +25,9 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -181,7 +184,15 @@ def _unique(name: str, taken: set[str]) -> str:
 
 def load(item: Item) -> pd.DataFrame:
     """The run of ``item`` as a DataFrame (read here when it is a file)."""
-    source = item.source
+    frame = _read(item.source)
+    if _is_path(item.source):
+        item.tags = list(frame.attrs.get("tags", []))
+    return frame
+
+
+def _read(source: object) -> pd.DataFrame:
+    """The run at ``source``: a DataFrame as it is, a Parquet run or a file read (no
+    warnings, no state: safe in the read-ahead thread)."""
     if isinstance(source, pd.DataFrame):
         return source
     if _is_parquet(source):
@@ -189,9 +200,7 @@ def load(item: Item) -> pd.DataFrame:
     if _is_path(source):
         from tiecore.io import read_run
 
-        frame = read_run(source)
-        item.tags = list(frame.attrs.get("tags", []))
-        return frame
+        return read_run(source)
     raise TypeError(f"cannot read a {type(source).__name__} as a run")
 
 
@@ -277,7 +286,7 @@ def map_runs(
         frames, paths, :class:`~tiecore.distributed.ParquetRun` or ``(name, run)``.
     client : dask.distributed.Client, optional
         Run the calls as tasks on this cluster; ``None`` is a plain loop that holds
-        one run in memory at a time.
+        two runs in memory at a time (the next one is read meanwhile).
     progress : callable, optional
         ``progress(done, total, name)`` after each run.
     merge : callable, optional
@@ -320,13 +329,49 @@ def _local(fn, entries, progress, *, final: bool = False) -> list[tuple[Item, _D
     files = [item for item in entries if item.file] if sized and not final else None
     total = len(entries) if sized else None
     out = []
-    for count, item in enumerate(entries, start=1):
-        settle = _settler(item, files) if files else None
-        task = _Task(count - 1, item)
-        out.append((item, _call(fn, task, capture=item.file and not sized, settle=settle)))
-        if progress is not None:
-            progress(count, total, item.name)
+    with _ReadAhead(entries if sized else []) as ahead:
+        for count, item in enumerate(entries, start=1):
+            settle = _settler(item, files) if files else None
+            task = _Task(count - 1, item)
+            data = ahead.next(item)
+            done = _call(fn, task, capture=item.file and not sized, data=data, settle=settle)
+            del data  # before the next read is started: two runs in memory, not three
+            out.append((item, done))
+            if progress is not None:
+                progress(count, total, item.name)
     return out
+
+
+class _ReadAhead:
+    """Reads the next run to be read (a file or Parquet) in a thread while this one is
+    evaluated: reading runs mostly outside the GIL, so the two overlap (two runs in
+    memory at most).  Errors come when their run's turn comes, as without it."""
+
+    def __init__(self, items: list[Item]):
+        self._queue = deque(item for item in items if not isinstance(item.source, pd.DataFrame))
+        self._pool = None
+        self._ahead = None  # the read of the queue's first run, once started
+
+    def __enter__(self) -> _ReadAhead:
+        if len(self._queue) > 1:
+            self._pool = ThreadPoolExecutor(1)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def next(self, item: Item) -> pd.DataFrame | None:
+        """``item``'s run (None: read it as usual), the run after it being read meanwhile."""
+        if self._pool is None or not self._queue or item is not self._queue[0]:
+            return None
+        self._queue.popleft()
+        future = self._ahead or self._pool.submit(_read, item.source)
+        self._ahead = self._pool.submit(_read, self._queue[0].source) if self._queue else None
+        frame = future.result()
+        if _is_path(item.source):
+            item.tags = list(frame.attrs.get("tags", []))
+        return frame
 
 
 def _settler(item: Item, files: list[Item]) -> Callable[[], None] | None:

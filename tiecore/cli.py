@@ -475,7 +475,7 @@ def evaluate_runs(
     """Evaluate all runs per query in one call, and count each run's queries.
 
     ``runs`` is a mapping of names to runs or a list of run files, which are read
-    one at a time (memory bounded by the largest run) or, with a dask ``client``,
+    one at a time (memory bounded by two runs) or, with a dask ``client``,
     by the workers.
 
     Returns the tidy result (per-query rows and the summary rows -- the mean
