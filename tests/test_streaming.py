@@ -21,7 +21,7 @@ import tiecore
 from tiecore import _parallel, cli
 from tiecore import io as tio
 from tiecore.compare import compare
-from tiecore.errors import InputError
+from tiecore.errors import InputError, TieCoreWarning
 from tiecore.spread import evaluate_spread
 
 REPO = Path(__file__).resolve().parents[1]
@@ -281,6 +281,64 @@ def test_read_ahead_keeps_errors_in_file_order(tmp_path, api) -> None:
         assert caught.value.line == 2
 
 
+def _slow_and_warning(name: str, run: pd.DataFrame) -> tuple[str, int, list]:
+    """A map_runs function whose first runs take longest (later ones finish first on
+    threads), warning twice per run, and failing on a run named ``bad``."""
+    import time
+
+    time.sleep(0.02 * (name < "c"))
+    warnings.warn(f"{name}: one", TieCoreWarning, stacklevel=1)
+    warnings.warn(f"{name}: two", UserWarning, stacklevel=1)
+    if name == "bad":
+        raise InputError(f"run {name}", 1, "bad on purpose", "a good run")
+    return name, len(run), sorted(run["docno"])[:2]
+
+
+def test_threads_give_the_loop_s_results_warnings_and_progress(collection) -> None:
+    """map_runs on threads: the same results, names (files renamed by a shared tag), held
+    warnings in input order and progress in order, as the plain loop."""
+    paths, _ = collection
+    frames = {"f1": pd.DataFrame({"qid": ["1"], "docno": ["x"], "score": [1.0]})}
+    seen = {}
+    for threads in (1, 3):
+        calls = []
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            found = _parallel.map_runs(
+                _slow_and_warning,
+                [*paths, *frames.items()],
+                progress=lambda *a, calls=calls: calls.append(a),
+                threads=threads,
+            )
+        said = [(str(w.message), w.category) for w in caught]
+        seen[threads] = found, said, calls
+    assert seen[3] == seen[1]
+    names = [name for name, *_ in seen[1][0]]
+    assert names == [*tiecore.read_runs(paths), "f1"]
+    assert [message for message, _ in seen[1][1]][:2] == ["alpha: one", "alpha: two"]
+    assert [count for count, *_ in seen[1][2]] == list(range(1, len(paths) + 2))
+
+
+def test_threads_give_the_first_error_in_input_order(tmp_path) -> None:
+    """A run's error comes before those of later runs, though a later one (read ahead, or
+    finished first on another thread) failed first, and the run is named by its file."""
+    good = "1 Q0 a 1 2.0 {}\n1 Q0 b 2 1.0 {}\n"
+    for name in ("a", "bad", "c", "d"):
+        (tmp_path / f"{name}.txt").write_text(good.format(name, name))
+    (tmp_path / "word.txt").write_text("1 Q0 a 1 x w\n")
+    paths = [str(tmp_path / f"{name}.txt") for name in ("a", "bad", "word", "c")]
+    for threads in (1, 2, 4):
+        with pytest.raises(InputError) as caught, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _parallel.map_runs(_slow_and_warning, paths, threads=threads)
+        assert caught.value.source == f"{paths[1]} (run bad)"
+    paths = [str(tmp_path / f"{name}.txt") for name in ("a", "c", "word", "bad")]
+    with pytest.raises(InputError) as caught, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _parallel.map_runs(_slow_and_warning, paths, threads=2)
+    assert caught.value.source == paths[2] and caught.value.line == 1
+
+
 def test_all_trec_holds_one_run_at_a_time(collection, capsys, monkeypatch) -> None:
     """When a run is read, in either pass, only the one being evaluated meanwhile is
     alive (the next run is read ahead); reading every run up front (the former way) is
@@ -429,10 +487,10 @@ def test_compare_refuses_a_baseline_that_no_run_is_named(collection) -> None:
         compare(iter(paths[:1]), qrels, "AP", samples=10)
 
 
-def test_compare_cli_holds_one_run_at_a_time(collection, capsys, monkeypatch) -> None:
-    """``tiecore compare`` keeps no run it has scored (only the one being scored is alive
-    while the next is read); reading every run up front (the former way) is caught by the
-    same spy."""
+def test_compare_cli_holds_a_few_runs_at_a_time(collection, capsys, monkeypatch) -> None:
+    """``tiecore compare`` keeps no run it has scored: while the next run is read, only
+    those being scored (one per thread) are alive, however many runs there are; reading
+    every run up front (the former way) is caught by the same spy."""
     paths, qrels = collection
     live, _ = _count_live_runs(monkeypatch)
     line = ["compare", qrels, *paths, "-m", "AP", "--samples", "20", "--format", "json"]
@@ -440,7 +498,7 @@ def test_compare_cli_holds_one_run_at_a_time(collection, capsys, monkeypatch) ->
         warnings.simplefilter("ignore")
         assert cli.main(line) == 0
         streamed = capsys.readouterr().out
-        assert live == _read_ahead(len(paths))
+        assert live[0] == 0 and max(live) <= max(_parallel.THREADS, 1)
         live.clear()
         monkeypatch.setattr(cli, "_eval_inputs", cli._read_inputs)
         assert cli.main(line) == 0

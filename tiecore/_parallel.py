@@ -23,7 +23,9 @@ run is evaluated again under its right name (its seed depends on the name).
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -44,6 +46,10 @@ SPLIT_ROWS = 2_000_000
 
 #: Tasks kept in flight per worker thread when the runs come from an iterator.
 IN_FLIGHT = 2
+
+#: Threads of the local loop for heavy per-run work (:func:`tiecore.compare.compare`):
+#: the cores, at most 4 (each holds a run and its samples).
+THREADS = min(4, os.cpu_count() or 1)
 
 
 # ------------------------------------------------------------------------ items
@@ -271,6 +277,7 @@ def map_runs(
     progress: Progress | None = None,
     merge: Callable[[str, list], object] | None = None,
     split_rows: int | None = None,
+    threads: int = 1,
 ) -> list:
     """``[fn(name, run) for each run]`` in input order, locally or on a dask cluster.
 
@@ -294,6 +301,10 @@ def map_runs(
         Parquet runs whose row groups are cut at query boundaries) are split into
         query partitions, ``fn`` sees each partition (``run.attrs["part"] == (i,
         n)``) and ``merge(name, results)`` combines the partitions' results.
+    threads : int
+        Without a client: evaluate up to this many runs at once, on threads (for an
+        ``fn`` whose work is mostly numpy's, which releases the GIL); results are the
+        same and come in order, warnings are held back until every run is done.
 
     Returns
     -------
@@ -309,7 +320,7 @@ def map_runs(
     entries = run_items(items)
     split_rows = SPLIT_ROWS if split_rows is None else split_rows
     if client is None:
-        done = _local(fn, entries, progress)
+        done = _local(fn, entries, progress, threads=threads)
     else:
         done = _on_cluster(fn, entries, client, progress, merge, split_rows)
     done = _rename(fn, done, client, merge, split_rows)
@@ -319,13 +330,17 @@ def map_runs(
     return [outcome.result for _, outcome in done]
 
 
-def _local(fn, entries, progress, *, final: bool = False) -> list[tuple[Item, _Done]]:
+def _local(
+    fn, entries, progress, *, final: bool = False, threads: int = 1
+) -> list[tuple[Item, _Done]]:
     """One run after the other; a file's name is settled as soon as it is read.
 
     From an iterator, a later file may still rename an earlier one (a shared tag):
     the warnings of files are then held back until every name is final.
     """
     sized = isinstance(entries, list)
+    if threads > 1 and sized and len(entries) > 1 and not final:
+        return _threaded(fn, entries, progress, threads)
     files = [item for item in entries if item.file] if sized and not final else None
     total = len(entries) if sized else None
     out = []
@@ -340,6 +355,76 @@ def _local(fn, entries, progress, *, final: bool = False) -> list[tuple[Item, _D
             if progress is not None:
                 progress(count, total, item.name)
     return out
+
+
+def _threaded(fn, entries: list[Item], progress, threads: int) -> list[tuple[Item, _Done]]:
+    """:func:`_local` with ``fn`` on ``threads`` threads (numpy releases the GIL in most
+    of a run's work): runs are read (ahead) and named in order, at most ``threads`` are
+    evaluated at once, and results, errors and progress come in input order.  Warnings
+    are held back and given in input order once every run is done, as on a cluster."""
+    files = [item for item in entries if item.file]
+    out: list[tuple[Item, _Done]] = []
+    running: deque = deque()
+
+    def finish() -> None:
+        item, future = running.popleft()
+        out.append((item, future.result()))
+        if progress is not None:
+            progress(len(out), len(entries), item.name)
+
+    with _ReadAhead(entries) as ahead, ThreadPoolExecutor(threads) as pool, _held_warnings():
+        for item in entries:
+            if len(running) == threads:
+                finish()
+            try:
+                data = ahead.next(item)
+                data = load(item) if data is None else data
+            except BaseException:
+                while running:  # an earlier run's error comes first
+                    finish()
+                raise
+            settle = _settler(item, files)
+            if settle is not None:
+                settle()
+            running.append((item, pool.submit(_held_call, fn, item, data)))
+            del data
+        while running:
+            finish()
+    return out
+
+
+#: The warnings of the run this thread evaluates (:func:`_threaded`).
+_held = threading.local()
+
+
+@contextlib.contextmanager
+def _held_warnings() -> Iterator[None]:
+    """While open, a warning raised in :func:`_held_call` is kept in its run's list
+    instead of shown (``warnings.catch_warnings`` is not thread-safe before Python 3.14,
+    so one hook serves every thread); elsewhere it is shown as usual."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")  # each run's own, as a worker keeps them
+        show = warnings.showwarning
+
+        def hold(message, category, filename, lineno, file=None, line=None) -> None:
+            caught = getattr(_held, "caught", None)
+            if caught is None:
+                show(message, category, filename, lineno, file, line)
+            else:
+                caught.append((str(message), category))
+
+        warnings.showwarning = hold
+        yield
+
+
+def _held_call(fn: Callable, item: Item, run: pd.DataFrame) -> _Done:
+    """``fn(name, run)`` in a thread of :func:`_threaded`, its warnings kept."""
+    _held.caught = caught = []
+    try:
+        result = _named_errors(fn, item, run)
+    finally:
+        _held.caught = None
+    return _Done(result, item.tags, caught)
 
 
 class _ReadAhead:

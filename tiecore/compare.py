@@ -64,7 +64,7 @@ from tiecore._evaluate import (
     run_seed,
 )
 from tiecore._json import json_rows
-from tiecore._parallel import map_runs, run_items
+from tiecore._parallel import THREADS, map_runs, run_items
 from tiecore._runs import stem
 from tiecore._validation import (
     BOOL,
@@ -311,7 +311,9 @@ def compare(
         At least two runs (columns ``qid, docno, score``), or LETOR feature
         columns from :func:`tiecore.read_letor`; or what :func:`tiecore.evaluate`
         takes (paths, a generator, ...): files are read one at a time and named as
-        :func:`tiecore.read_runs` names them.
+        :func:`tiecore.read_runs` names them.  Without a ``client``, up to
+        :data:`tiecore._parallel.THREADS` runs are scored at once, on threads (the
+        same numbers; runs' warnings come once all are scored).
     qrels : DataFrame
         Columns ``qid, docno, level``.
     measure : str or Measure
@@ -429,7 +431,7 @@ def compare(
     bootstrap = {"confidence": confidence, "ci_method": ci_method, "n_bootstrap": n_bootstrap}
     options = {**bootstrap, "zero_method": zero_method}
     merge = partial(merge_scores, samples=samples, complete=complete)
-    found = map_runs(work, runs, client=client, progress=step, merge=merge)
+    found = map_runs(work, runs, client=client, progress=step, merge=merge, threads=THREADS)
     names = pd.Index([f.name for f in found], name="run")  # files' names are final now
     _check_runs(len(found), list(names), baseline)
     scores = pd.DataFrame(

@@ -627,11 +627,12 @@ def _log_factorials(top: int) -> np.ndarray:
     """``log(n!)`` for ``n = 0 .. top`` at least (``math.lgamma``, kept and extended;
     no scipy import on the sampling path)."""
     global _LOG_FACTORIALS
-    have = _LOG_FACTORIALS.size
+    table = _LOG_FACTORIALS  # this thread's copy: another may replace the global meanwhile
+    have = table.size
     if top >= have:
         more = [math.lgamma(n + 1.0) for n in range(have, max(top + 1, 2 * have))]
-        _LOG_FACTORIALS = np.concatenate([_LOG_FACTORIALS, more])
-    return _LOG_FACTORIALS
+        table = _LOG_FACTORIALS = np.concatenate([table, more])
+    return table
 
 
 @dataclass
