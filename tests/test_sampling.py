@@ -182,18 +182,23 @@ def test_sampled_values_do_not_depend_on_batches_or_other_queries(monkeypatch):
     pd.testing.assert_frame_equal(alone[alone["qid"] == "q2"].reset_index(drop=True), expected)
 
 
-def test_collisions_found_by_sorting_or_by_a_slot_array_give_the_same_draws(monkeypatch):
+def test_collisions_found_by_sorting_by_a_slot_array_or_by_layers_give_the_same_draws(
+    monkeypatch,
+):
     """:func:`sampling._place` keeps the earliest draw of a slot either way (and
-    some round finds every draw rejected)."""
+    some round finds every draw rejected); its first round by layers
+    (:func:`sampling._first_round`, ``LAYERS = 0``: never) changes no draw."""
     run, qrels = tie_heavy(13)
     measures = ["AP", "Bpref", "Judged@10", "nDCG@10"]
     draws = []
-    for sparse in (0, 10**9):
+    for sparse, layers in ((0, 0), (10**9, 0), (0, 10**9), (10**9, 10**9), (0, 3)):
         monkeypatch.setattr(sampling, "SPARSE", sparse)
+        monkeypatch.setattr(sampling, "LAYERS", layers)
         draws.append(
             tiecore.evaluate(run, qrels, measures, ties="sampled", samples=400, per_query=True)
         )
-    pd.testing.assert_frame_equal(*draws)
+    for other in draws[1:]:
+        pd.testing.assert_frame_equal(draws[0], other)
 
 
 # ---------------------------------------------------------------- staged draws

@@ -69,6 +69,8 @@ from tiecore.seeding import mix, stream_key, string_hashes
 BATCH_CELLS = 2_000_000
 #: Slots per placed doc above which :func:`_place` finds a round's collisions by sorting.
 SPARSE = 16
+#: :func:`_place`'s first round goes layer by layer up to this many placed docs per group.
+LAYERS = 32
 #: Kinds of drawn columns (:class:`_Layout`).
 WHOLE, FIRST, SECOND, FILL = 0, 1, 2, 3
 #: Components :meth:`_Layout.for_components` knows which docs they tell apart (and ``gain:*``).
@@ -475,7 +477,9 @@ def _place(
     limit = (1 << 32) - (1 << 32) % n
     base = layout.base[columns]
     out = np.empty(size * count, dtype=np.int64)
-    cell = np.arange(size * count)  # sample * count + column, the draws still to place
+    # sample * count + column: the draws still to place (round 0 done unless None)
+    cell = _first_round(layout, words, columns, first, size, taken, out)
+    cell, round_ = (np.arange(size * count), 0) if cell is None else (cell, 1)
     # the earliest draw of each slot wins: np.minimum.at over the slots, or, when the
     # slots outnumber the draws (an array of them would cost more), a stable sort
     sparse = taken.size > SPARSE * size * count
@@ -483,7 +487,6 @@ def _place(
         index = np.int32 if size * count < 2**31 else np.int64
         nobody = np.iinfo(index).max
         claim = np.full(taken.size, nobody, dtype=index)
-    round_ = 0
     while cell.size:
         if round_ == 0:  # every draw: (size, count) by broadcasting
             word = (words.grid(columns, first, size, 0) >> np.uint64(32)).astype(np.uint32)
@@ -516,6 +519,38 @@ def _place(
         cell = cell[left]
         round_ += 1
     return out.reshape(size, count)
+
+
+def _first_round(layout, words, columns, first, size, taken, out) -> np.ndarray | None:
+    """:func:`_place`'s round 0 layer by layer, without its sort: the cells still to place
+    (as :func:`_place` numbers them), or None when a group has more than
+    :data:`LAYERS` placed columns (then :func:`_place` sorts).
+
+    Layer ``k`` holds each group's ``k``-th placed column; a sample's draws in one layer
+    fall in distinct groups, so they never collide with each other, and a draw taken by
+    an earlier layer is exactly one an earlier column drew in this round (the earliest
+    keeps a slot): the same slots as the sort finds.
+    """
+    count = columns.size
+    group = layout.compact[columns]
+    heads = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    layer = np.arange(count) - np.repeat(heads, np.diff(np.r_[heads, count]))
+    if count == 0 or layer.max() >= LAYERS:
+        return None
+    n = layout.size[columns]
+    word = (words.grid(columns, first, size, 0) >> np.uint64(32)).astype(np.uint32)
+    spot = (word % n.astype(np.uint32)).astype(np.int64)
+    code = np.arange(size)[:, None] * layout.slots + layout.base[columns] + spot
+    placed = word < ((1 << 32) - (1 << 32) % n)
+    for k in range(int(layer.max()) + 1):
+        at = np.flatnonzero(layer == k)
+        codes = code[:, at]
+        free = placed[:, at] & ~taken[codes]
+        taken[codes[free]] = True
+        placed[:, at] = free
+    cells = np.flatnonzero(placed)
+    out[cells] = spot.ravel()[cells]
+    return np.flatnonzero(~placed.ravel())
 
 
 def tally(
