@@ -43,10 +43,12 @@ from the spread between topics).
 
 from __future__ import annotations
 
+import contextvars
 import itertools
 import json
 import math
 from collections.abc import Callable, Mapping, Sized
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import partial
 
@@ -1070,6 +1072,23 @@ def _shared_tests(
     spread = magnitude.sum(axis=0)
     mean, sd, total = np.zeros(pairs), np.zeros(pairs), np.zeros(pairs)
     wilcoxon = np.full(pairs, np.nan)
+    # the bootstrap intervals on a thread meanwhile (their sorts release the GIL), in this
+    # context (numpy's error state)
+    bootstrap = ThreadPoolExecutor(1)
+    intervals = bootstrap.submit(
+        contextvars.copy_context().run,
+        partial(
+            bootstrap_intervals,
+            x,
+            li,
+            lj,
+            confidence=options["confidence"],
+            method=options["ci_method"],
+            n_resamples=options["n_bootstrap"],
+            seed=seed,
+        ),
+    )
+    bootstrap.shutdown(wait=False)
     step = max(1, CHUNK_CELLS // max(n, 1))
     for start in range(0, pairs, step):
         part = slice(start, start + step)
@@ -1080,15 +1099,6 @@ def _shared_tests(
             wilcoxon[part] = wilcoxon_pvalues(d, options["zero_method"], scale[part])
         if n > 1:
             sd[part] = d.std(axis=0, ddof=1)
-    low, high = bootstrap_intervals(
-        x,
-        li,
-        lj,
-        confidence=options["confidence"],
-        method=options["ci_method"],
-        n_resamples=options["n_bootstrap"],
-        seed=seed,
-    )
     varies = (n > 1) & (sd > RTOL * scale)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = mean / (sd / math.sqrt(max(n, 1)))
@@ -1104,6 +1114,7 @@ def _shared_tests(
         rows = 2**n if exact else n_resamples
         hits = _sign_flip_counts(x, li, lj, threshold, columns, n_columns, seed, rows, exact)
         r_p = hits / rows if exact else (hits + 1.0) / (rows + 1.0)
+    low, high = intervals.result()
     return {
         "t_pvalue": t_p,
         "randomization_pvalue": r_p,
