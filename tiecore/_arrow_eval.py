@@ -23,10 +23,10 @@ Warnings, progress and errors come as the normal path's, in the same order
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 
 from tiecore import _runs, io
 from tiecore._small import _OTHER_FORMATS, Table, add_rows
@@ -81,11 +81,9 @@ def evaluate_files(
     options = dict(judgments=judgments, measures=measures, ties=ties, tiebreak=tiebreak,
                    seed=seed, depth=depth, complete=complete, per_query=per_query)  # fmt: skip
     clock = time.perf_counter()
-    with ThreadPoolExecutor(1) as reader:  # the next run is read while this one is evaluated
-        ahead = reader.submit(io.read_run_columns, paths[0]) if paths else None
+    with contextlib.closing(_runs.read_ahead(io.read_run_columns, paths)) as reads:
         for i, path in enumerate(paths):
-            run = ahead.result()
-            ahead = reader.submit(io.read_run_columns, paths[i + 1]) if i + 1 < len(paths) else None
+            run = next(reads)  # (not through zip: its reused tuple would keep the last run)
             tags[i] = list(run.tags)
             if tags[i] != peeked[i]:  # settled as soon as read (tiecore._parallel._settler)
                 known = [t if t is not None else p for t, p in zip(tags, peeked, strict=True)]

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from tiecore._runs import file_names, first_tag
+from tiecore._runs import file_names, first_tag, read_ahead
 from tiecore.errors import InputError
 
 #: ``progress(done, total, name)`` after each run; ``total`` is None for an iterator.
@@ -188,9 +188,10 @@ def _unique(name: str, taken: set[str]) -> str:
     return key
 
 
-def load(item: Item) -> pd.DataFrame:
-    """The run of ``item`` as a DataFrame (read here when it is a file)."""
-    frame = _read(item.source)
+def load(item: Item, frame: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The run of ``item`` as a DataFrame: ``frame`` when it was read ahead, else read
+    here when it is a file."""
+    frame = _read(item.source) if frame is None else frame
     if _is_path(item.source):
         item.tags = list(frame.attrs.get("tags", []))
     return frame
@@ -344,11 +345,11 @@ def _local(
     files = [item for item in entries if item.file] if sized and not final else None
     total = len(entries) if sized else None
     out = []
-    with _ReadAhead(entries if sized else []) as ahead:
+    with _read_ahead(entries if sized else []) as reads:
         for count, item in enumerate(entries, start=1):
             settle = _settler(item, files) if files else None
             task = _Task(count - 1, item)
-            data = ahead.next(item)
+            data = load(item, next(reads)) if sized and _on_disk(item) else None
             done = _call(fn, task, capture=item.file and not sized, data=data, settle=settle)
             del data  # before the next read is started: two runs in memory, not three
             out.append((item, done))
@@ -372,13 +373,12 @@ def _threaded(fn, entries: list[Item], progress, threads: int) -> list[tuple[Ite
         if progress is not None:
             progress(len(out), len(entries), item.name)
 
-    with _ReadAhead(entries) as ahead, ThreadPoolExecutor(threads) as pool, _held_warnings():
+    with _read_ahead(entries) as reads, ThreadPoolExecutor(threads) as pool, _held_warnings():
         for item in entries:
             if len(running) == threads:
                 finish()
             try:
-                data = ahead.next(item)
-                data = load(item) if data is None else data
+                data = load(item, next(reads) if _on_disk(item) else None)
             except BaseException:
                 while running:  # an earlier run's error comes first
                     finish()
@@ -427,36 +427,15 @@ def _held_call(fn: Callable, item: Item, run: pd.DataFrame) -> _Done:
     return _Done(result, item.tags, caught)
 
 
-class _ReadAhead:
-    """Reads the next run to be read (a file or Parquet) in a thread while this one is
-    evaluated: reading runs mostly outside the GIL, so the two overlap (two runs in
-    memory at most).  Errors come when their run's turn comes, as without it."""
+def _read_ahead(items: list[Item]) -> contextlib.closing[Iterator[pd.DataFrame]]:
+    """The runs of the ``items`` on disk (files, Parquet), in order, each read while the
+    one before it is evaluated (:func:`tiecore._runs.read_ahead`)."""
+    return contextlib.closing(read_ahead(_read, [i.source for i in items if _on_disk(i)]))
 
-    def __init__(self, items: list[Item]):
-        self._queue = deque(item for item in items if not isinstance(item.source, pd.DataFrame))
-        self._pool = None
-        self._ahead = None  # the read of the queue's first run, once started
 
-    def __enter__(self) -> _ReadAhead:
-        if len(self._queue) > 1:
-            self._pool = ThreadPoolExecutor(1)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-
-    def next(self, item: Item) -> pd.DataFrame | None:
-        """``item``'s run (None: read it as usual), the run after it being read meanwhile."""
-        if self._pool is None or not self._queue or item is not self._queue[0]:
-            return None
-        self._queue.popleft()
-        future = self._ahead or self._pool.submit(_read, item.source)
-        self._ahead = self._pool.submit(_read, self._queue[0].source) if self._queue else None
-        frame = future.result()
-        if _is_path(item.source):
-            item.tags = list(frame.attrs.get("tags", []))
-        return frame
+def _on_disk(item: Item) -> bool:
+    """Whether ``item``'s run must be read (a file or Parquet, not a frame in memory)."""
+    return not isinstance(item.source, pd.DataFrame)
 
 
 def _settler(item: Item, files: list[Item]) -> Callable[[], None] | None:

@@ -1,9 +1,10 @@
-"""A run's name and seed, and the summary of its per-query values (numpy only).
+"""A run's name and seed, the summary of its per-query values (numpy only), and
+runs read one ahead.
 
 Shared by the normal path (:mod:`tiecore.io`, :mod:`tiecore._parallel`,
 :mod:`tiecore._evaluate`, which load pandas) and ``tiecore eval``'s paths without
 pandas (:mod:`tiecore._small`, :mod:`tiecore._arrow_eval`), so that all name, seed
-and average a run the same way, bit for bit.
+and average a run the same way, bit for bit, and read runs ahead alike.
 """
 
 from __future__ import annotations
@@ -11,12 +12,17 @@ from __future__ import annotations
 import gzip
 import os
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
 from tiecore.geomean import gmap
+
+Source = TypeVar("Source")
+Run = TypeVar("Run")
 
 #: Endings a run file's name loses (``.gz`` first: ``run.txt.gz`` -> ``run``); the
 #: formats of :mod:`tiecore.sources` too.
@@ -94,6 +100,30 @@ def file_names(displays: Sequence[str], tags: Sequence[list[str] | None]) -> lis
             used.add(key)
         names.append(key)
     return names
+
+
+def read_ahead(read: Callable[[Source], Run], sources: Sequence[Source]) -> Iterator[Run]:
+    """``read(source)`` of each source in order, the next one read in a thread while the
+    caller works on this one: reading runs mostly outside the GIL, the two overlap.
+
+    At most two runs are alive (the caller's and the next); an error comes when its
+    source's turn comes.  Close the iterator (``contextlib.closing``) to stop early:
+    a read not started yet is then cancelled.
+
+    >>> list(read_ahead(str.upper, ["a", "b", "c"]))
+    ['A', 'B', 'C']
+    """
+    if not sources:
+        return
+    pool = ThreadPoolExecutor(1)
+    try:
+        ahead = pool.submit(read, sources[0])
+        for i in range(len(sources)):
+            done = ahead  # (the caller's last run is dropped here, before the next read)
+            ahead = pool.submit(read, sources[i + 1]) if i + 1 < len(sources) else None
+            yield done.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def run_seed(seed: int, name: str) -> np.random.Generator:
