@@ -489,10 +489,8 @@ def _place(
         claim = np.full(taken.size, nobody, dtype=index)
     while cell.size:
         if round_ == 0:  # every draw: (size, count) by broadcasting
-            word = (words.grid(columns, first, size, 0) >> np.uint64(32)).astype(np.uint32)
-            spot = (word % n32).astype(np.int64)
-            code = (np.arange(size)[:, None] * layout.slots + base + spot).ravel()
-            kept, spot = (word < limit).ravel(), spot.ravel()
+            drawn = _first_draws(layout, words, columns, first, size)
+            spot, code, kept = (a.ravel() for a in drawn)
         else:
             sample, column = np.divmod(cell, count)
             word = words.pairs(columns[column], first + sample, round_)
@@ -521,6 +519,17 @@ def _place(
     return out.reshape(size, count)
 
 
+def _first_draws(layout, words, columns, first, size) -> tuple[np.ndarray, ...]:
+    """Round 0 of :func:`_place`, every ``(sample, column)``: ``spot`` (the drawn slot in
+    its group), ``code`` (``sample * slots + base + spot``) and ``kept`` (the word is below
+    the largest multiple of the group size), each ``(size, columns)``."""
+    n = layout.size[columns]
+    word = (words.grid(columns, first, size, 0) >> np.uint64(32)).astype(np.uint32)
+    spot = (word % n.astype(np.uint32)).astype(np.int64)
+    code = np.arange(size)[:, None] * layout.slots + layout.base[columns] + spot
+    return spot, code, word < (1 << 32) - (1 << 32) % n
+
+
 def _first_round(layout, words, columns, first, size, taken, out) -> np.ndarray | None:
     """:func:`_place`'s round 0 layer by layer, without its sort: the cells still to place
     (as :func:`_place` numbers them), or None when a group has more than
@@ -537,11 +546,7 @@ def _first_round(layout, words, columns, first, size, taken, out) -> np.ndarray 
     layer = np.arange(count) - np.repeat(heads, np.diff(np.r_[heads, count]))
     if count == 0 or layer.max() >= LAYERS:
         return None
-    n = layout.size[columns]
-    word = (words.grid(columns, first, size, 0) >> np.uint64(32)).astype(np.uint32)
-    spot = (word % n.astype(np.uint32)).astype(np.int64)
-    code = np.arange(size)[:, None] * layout.slots + layout.base[columns] + spot
-    placed = word < ((1 << 32) - (1 << 32) % n)
+    spot, code, placed = _first_draws(layout, words, columns, first, size)
     for k in range(int(layer.max()) + 1):
         at = np.flatnonzero(layer == k)
         codes = code[:, at]
