@@ -7,6 +7,8 @@ run to one function ``fn(name, run)`` through :func:`map_runs`:
 * locally, a run given as a path (or Parquet) is read while the run before it is
   evaluated and dropped once ``fn`` is done with it, so memory is bounded by two runs,
   not by the collection;
+* with ``threads=N`` (:func:`tiecore.compare.compare`'s heavy scoring), N threads
+  each read a run and evaluate it, so that N runs are alive;
 * with a ``dask.distributed`` client, each run is a task and its file is read
   by the worker; a run too big for one task is cut into query partitions
   (Parquet row groups, or slices of an in-memory frame) whose small per-query
@@ -27,7 +29,6 @@ import contextlib
 import os
 import threading
 import warnings
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -359,37 +360,26 @@ def _local(
 
 
 def _threaded(fn, entries: list[Item], progress, threads: int) -> list[tuple[Item, _Done]]:
-    """:func:`_local` with ``fn`` on ``threads`` threads (numpy releases the GIL in most
-    of a run's work): runs are read (ahead) and named in order, at most ``threads`` are
-    evaluated at once, and results, errors and progress come in input order.  Warnings
-    are held back and given in input order once every run is done, as on a cluster."""
+    """:func:`_local` with ``fn`` on ``threads`` threads, each of which reads its run
+    and evaluates it (pyarrow's parser and numpy release the GIL in most of that work):
+    at most ``threads`` runs are alive, a thread starts on the next run as soon as it is
+    done with one (whether or not the runs before are done), and results, errors and
+    progress come in input order.  Warnings are held back and given in input order once
+    every run is done, as on a cluster.  A file is named as soon as it is read, from the
+    tags read so far; :func:`_rename` evaluates again any run whose name changes later."""
     files = [item for item in entries if item.file]
     out: list[tuple[Item, _Done]] = []
-    running: deque = deque()
-
-    def finish() -> None:
-        item, future = running.popleft()
-        out.append((item, future.result()))
-        if progress is not None:
-            progress(len(out), len(entries), item.name)
-
-    with _read_ahead(entries) as reads, ThreadPoolExecutor(threads) as pool, _held_warnings():
-        for item in entries:
-            if len(running) == threads:
-                finish()
-            try:
-                data = load(item, next(reads) if _on_disk(item) else None)
-            except BaseException:
-                while running:  # an earlier run's error comes first
-                    finish()
-                raise
-            settle = _settler(item, files)
-            if settle is not None:
-                settle()
-            running.append((item, pool.submit(_held_call, fn, item, data)))
-            del data
-        while running:
-            finish()
+    with ThreadPoolExecutor(threads) as pool, _held_warnings():
+        futures = [pool.submit(_held_call, fn, item, files) for item in entries]
+        try:
+            for item, future in zip(entries, futures, strict=True):
+                out.append((item, future.result()))
+                if progress is not None:
+                    progress(len(out), len(entries), item.name)
+        except BaseException:  # the first error in input order: nothing else starts
+            for future in futures:
+                future.cancel()
+            raise
     return out
 
 
@@ -417,10 +407,15 @@ def _held_warnings() -> Iterator[None]:
         yield
 
 
-def _held_call(fn: Callable, item: Item, run: pd.DataFrame) -> _Done:
-    """``fn(name, run)`` in a thread of :func:`_threaded`, its warnings kept."""
+def _held_call(fn: Callable, item: Item, files: list[Item]) -> _Done:
+    """Read ``item``'s run and apply ``fn`` in a thread of :func:`_threaded`, its
+    warnings kept."""
     _held.caught = caught = []
     try:
+        run = load(item, None if _on_disk(item) else item.source)
+        settle = _settler(item, files)
+        if settle is not None:
+            settle()
         result = _named_errors(fn, item, run)
     finally:
         _held.caught = None
