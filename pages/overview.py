@@ -37,7 +37,7 @@ st.caption(
 varies = table["tie_sd"] > 0
 flagged = table[table["flagged"]].assign(size=lambda t: t["z"].abs())
 flagged = flagged.sort_values("size", ascending=False)
-if not varies.any():
+if not varies.any() and flagged.empty:
     st.success(
         "No system has ties that matter for these measures: every tie-break gives the same "
         "values, so oblivious, aware and sampled agree exactly.",
@@ -122,7 +122,9 @@ def heat_figure() -> dict:
         "zmin": -4,
         "zmax": 4,
         "colorscale": "RdBu_r",
-        "text": np.where(np.isnan(z), "", np.char.mod("%+.1f", np.nan_to_num(z))),
+        "text": np.where(
+            np.isnan(z), "", np.char.mod("%+.1f", np.nan_to_num(z, posinf=np.inf, neginf=-np.inf))
+        ),
         "texttemplate": "%{text}",
         "customdata": hover,
         "hovertemplate": "%{customdata}<extra></extra>",

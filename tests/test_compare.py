@@ -523,3 +523,22 @@ def test_robust03_has_a_pair_that_tie_breaking_reorders(robust):
     assert shifts.sum() == 0  # ranks are a permutation under both orderings
     for fmt in ("text", "csv", "json"):
         assert not NON_NUMBER.search(format_comparison(result, fmt))
+
+
+def test_runs_over_different_queries_are_warned_of_unless_complete():
+    """Run a has queries 1 and 2, run b only 1: a's mean (and mean_diff) is over a query b
+    lacks while the paired tests use query 1 alone, so compare warns, naming the run with
+    fewest queries; with complete, or with the same queries, it does not."""
+    qrels = pd.DataFrame({"qid": ["1", "1", "1", "2"], "docno": ["d1", "d2", "d3", "d1"]})
+    qrels["level"] = [1, 0, 2, 1]
+    a = pd.DataFrame({"qid": ["1", "1", "1", "2"], "docno": ["d1", "d2", "d3", "d1"]})
+    a["score"] = 1.0
+    b = pd.DataFrame({"qid": ["1"] * 3, "docno": ["d3", "d2", "d1"], "score": [3.0, 2, 1]})
+    with pytest.warns(tiecore.TieCoreWarning, match=r"different queries \(b: 1 of 2\)") as w:
+        result = compare({"a": a, "b": b}, qrels, "AP", samples=10)
+    assert w[0].filename == __file__  # where compare was called
+    assert set(result.pairs["n_queries"]) == {1}  # the shared query alone
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compare({"a": a, "b": b}, qrels, "AP", samples=10, complete=True)
+        compare({"a": a, "b": a.assign(score=[3.0, 2, 1, 1])}, qrels, "AP", samples=10)

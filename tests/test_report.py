@@ -127,6 +127,23 @@ def test_latex_and_markdown_tables_show_every_cell_with_marks(data):
     assert "\nx\\_\\&\\_y & " in report.to_latex(renamed)
 
 
+def test_a_float32_tie_that_doubles_do_not_see_is_flagged():
+    """trec_eval ties 1.00000001 and 1.0 (equal as float32) and puts d2 first (docno
+    descending), so RR is 0.5; as doubles the scores differ, so every ordering of the
+    tie-aware groups gives 1 with no tie sd: the shift is beyond every ordering, flagged."""
+    qrels = pd.DataFrame({"qid": ["1"] * 3, "docno": ["d1", "d2", "d3"], "level": [1, 0, 2]})
+    run = pd.DataFrame(
+        {"qid": ["1"] * 3, "docno": ["d1", "d2", "d3"], "score": [1.00000001, 1.0, -5.0]}
+    )
+    table = report.modes_table({"rf": run}, qrels, "RR").iloc[0]
+    assert (table["oblivious"], table["aware"], table["tie_sd"]) == (0.5, 1.0, 0.0)
+    assert table["z"] == -math.inf and table["flagged"]
+    assert "0.5000†" in report.to_markdown(report.modes_table({"rf": run}, qrels, "RR"))
+    assert "float32 ties" in report.effect_sentence(table)
+    doubles = report.modes_table({"rf": run}, qrels, "RR", tiebreak="trec_eval_double")
+    assert doubles.loc[0, "z"] == 0.0 and not doubles.loc[0, "flagged"]
+
+
 def test_csv_has_provenance_and_no_float_noise():
     frame = pd.DataFrame({"run": ["x"], "value": [0.26799999999999996], "other": [1 / 3]})
     text = report.to_csv(frame, report.provenance(data_set="Robust03", seed=3))

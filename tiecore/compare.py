@@ -47,6 +47,7 @@ import contextvars
 import itertools
 import json
 import math
+import warnings
 from collections.abc import Callable, Mapping, Sized
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -88,7 +89,7 @@ from tiecore._validation import (
 from tiecore._validation import CI_METHODS as CI_METHODS  # re-exported, declared there
 from tiecore._validation import CORRECTIONS as CORRECTIONS
 from tiecore._validation import ZERO_METHODS as ZERO_METHODS
-from tiecore.errors import InputError
+from tiecore.errors import InputError, TieCoreWarning
 from tiecore.judgments import Judgments
 from tiecore.measures import Measure, parse_measures
 from tiecore.ranking import TIEBREAKS, Ranking
@@ -443,6 +444,7 @@ def compare(
     sample_scores.index.name = "sample"
     chosen = np.array([f.chosen for f in found])  # (runs, queries)
     covered = chosen.any(axis=0)
+    _warn_unequal_queries(names, chosen)
     values = np.where(chosen, np.array([f.aware for f in found]), np.nan)[:, covered].T
     per_query = pd.DataFrame(
         values, index=pd.Index(judgments.qids[covered], name="qid"), columns=names
@@ -496,6 +498,24 @@ def compare(
         zero_method=zero_method,
     )
     return comparison.with_options(correction=correction, baseline=baseline or "")
+
+
+def _warn_unequal_queries(names: pd.Index, chosen: np.ndarray) -> None:
+    """Warn when the runs' means are over different queries (``chosen``: runs x
+    queries): a run's mean and the pairs' mean differences then compare different
+    query sets, while the paired tests use the queries both runs have."""
+    counts = chosen.sum(axis=1)
+    if (chosen == chosen[0]).all():
+        return
+    fewest = int(np.argmin(counts))
+    warnings.warn(
+        f"the runs retrieved for different queries ({names[fewest]}: {counts[fewest]} of "
+        f"{int(chosen.any(axis=0).sum())}): a run's score and mean_diff use each run's own "
+        "queries, the paired tests only the shared ones; complete (-c) scores a missing "
+        "query 0 and averages over every qrels query",
+        TieCoreWarning,
+        stacklevel=4,  # compare's caller
+    )
 
 
 def _tukey(values: np.ndarray, names: pd.Index, confidence: float) -> pd.DataFrame:

@@ -78,9 +78,12 @@ def combine_modes(
     DataFrame
         :data:`COLUMNS`: ``tie_sd = sqrt(var)``; ``delta = oblivious - aware``
         (0 below :data:`NOISE`);
-        ``z = delta / tie_sd`` (0 when the tie sd is 0: then every ordering
-        gives one value); ``position = (oblivious - min) / (max - min)`` (NaN
-        when ``min == max``); ``flagged = |z| > 2``.
+        ``z = delta / tie_sd``: 0 when both are 0 (every ordering gives one
+        value), +-inf when only the tie sd is 0 (then the tie-break compared
+        scores as float32, as trec_eval 9 does, and tied scores that differ as
+        doubles: no ordering of the tie-aware groups gives its value);
+        ``position = (oblivious - min) / (max - min)`` (NaN when ``min ==
+        max``); ``flagged = |z| > 2``.
 
     Examples
     --------
@@ -90,6 +93,10 @@ def combine_modes(
     >>> combine_modes(obl, spr)[["oblivious", "aware", "tie_sd", "z", "position", "flagged"]]
        oblivious  aware  tie_sd    z  position  flagged
     0        1.0    0.5     0.5  1.0       1.0    False
+    >>> flat = spr.assign(value=1.0, var=0.0, min=1.0, max=1.0)  # no tie in float64
+    >>> combine_modes(obl.assign(value=0.5), flat)[["z", "flagged"]]  # but one in float32
+         z  flagged
+    0 -inf     True
     """
     keys = ["run", "measure"]
 
@@ -116,8 +123,9 @@ def combine_modes(
     delta = (table["oblivious"] - table["aware"]).to_numpy(np.float64, copy=True)
     delta[np.abs(delta) < NOISE] = 0.0  # summation-order noise, not a tie effect
     sd = table["tie_sd"].to_numpy(np.float64)
-    z = np.zeros(len(table))
+    z = np.copysign(np.inf, delta)  # no tie sd: a shift beyond every ordering, or none
     np.divide(delta, sd, out=z, where=sd > 0)
+    z[(sd <= 0) & (delta == 0)] = 0.0
     width = (table["max"] - table["min"]).to_numpy(np.float64)
     position = np.full(len(table), np.nan)
     np.divide(
@@ -613,7 +621,12 @@ def effect_sentence(row: Mapping, tiebreak: str = "trec_eval") -> str:
     'x P@10: trec_eval 0.2680 vs tie-aware 0.2630 (+2.9 tie sd)'
     """
     z = float(row["z"])
-    shift = f"{z:+.1f} tie sd" if math.isfinite(z) else "no tie noise"
+    if math.isfinite(z):
+        shift = f"{z:+.1f} tie sd"
+    elif math.isinf(z):  # (combine_modes)
+        shift = "no ordering of the tie-aware ties gives it: float32 ties"
+    else:
+        shift = "no tie noise"
     return (
         f"{row['run']} {row['measure']}: {tiebreak} {format_value(row['oblivious'])} vs "
         f"tie-aware {format_value(row['aware'])} ({shift})"
