@@ -324,7 +324,8 @@ def spread_table(
     measures: Sequence[str] | None = None,
     per_query: bool = False,
 ) -> pd.DataFrame:
-    """:func:`tiecore.spread.evaluate_spread`: the exact variance, min and max over tie-breaks.
+    """:func:`tiecore.spread.evaluate_spread`: the exact variance, min and max over tie-breaks,
+    of the measures that have them (:attr:`tiecore.measures.Measure.exact_spread`).
 
     The per-query table holds the ``all`` rows too, so one computation serves both;
     its first computation shows a progress bar (one step per system).
@@ -332,6 +333,7 @@ def spread_table(
     from tiecore import spread
 
     measures = tuple(measures or settings.measures)
+    measures = tuple(m for m in measures if Measure.parse(m).exact_spread)  # not GMAP
     wide = computed_measures(dataset, measures)
     key = (dataset.key, wide, settings.rel_level)
 

@@ -255,10 +255,48 @@ def need_measures(settings: Settings) -> None:
         st.stop()
 
 
-def pick_measure(settings: Settings, key: str, label: str = "Measure") -> str:
-    """One of the sidebar's measures for a page that looks at one measure."""
+#: What a page needs of a measure: its test (a property of Measure) and why one fails it.
+NEEDS = {
+    "spread": (
+        "exact_spread",
+        "no exact tie-aware value, variance, min and max (the mean over orderings of a "
+        "geometric mean needs every query's whole distribution); the Playground samples it",
+    ),
+    "groups": (
+        "has_tie_groups",
+        "a variance that does not split by tie group (its per-doc terms depend on the docs "
+        "above, or it has no exact spread)",
+    ),
+}
+
+
+def measures_for(settings: Settings, need: str) -> tuple[str, ...]:
+    """The sidebar's measures that a page needing ``need`` (:data:`NEEDS`) can show; a
+    caption names the others and why, and the page stops with a hint when none is left."""
     need_measures(settings)
-    return st.selectbox(label, settings.measures, key=key)
+    test, why = NEEDS[need]
+    kept = tuple(m for m in settings.measures if getattr(Measure.parse(m), test))
+    left_out = [m for m in settings.measures if m not in kept]
+    if left_out and kept:
+        st.caption(f"Not on this page: {', '.join(left_out)}, with {why}.")
+    elif left_out:
+        st.info(
+            f"This page has nothing to show for {', '.join(left_out)}: {why}. Choose another "
+            "measure in the sidebar.",
+            icon=":material/info:",
+        )
+        st.stop()
+    return kept
+
+
+def pick_measure(
+    settings: Settings, key: str, label: str = "Measure", *, need: str | None = None
+) -> str:
+    """One of the sidebar's measures for a page that looks at one measure (only those
+    that meet ``need``, see :func:`measures_for`)."""
+    need_measures(settings)
+    choices = settings.measures if need is None else measures_for(settings, need)
+    return st.selectbox(label, choices, key=key)
 
 
 def pick_run(

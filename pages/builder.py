@@ -46,7 +46,7 @@ with left:
         help="each feature is scaled to 0–1 within each query, then weighted",
     )
 with right:
-    measure = sb.pick_measure(settings, key="builder_measure")
+    measure = sb.pick_measure(settings, key="builder_measure", need="spread")
 if not chosen:
     st.info("Choose at least one feature to build a scoring function.")
     st.stop()

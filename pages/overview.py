@@ -24,6 +24,7 @@ sampled = st.toggle(
     help="The tie-aware value and its sd are exact; sampling only estimates them, and takes "
     "a few seconds per system on large runs.",
 )
+sb.measures_for(settings, "spread")  # says which measures the table leaves out, and why
 table = cache.modes(dataset, settings, sampled=sampled)
 describe = dataset.describe
 
@@ -321,7 +322,7 @@ def _report(kind: str) -> str:
         tiecore.evaluate,
         dict(dataset.runs),
         dataset.qrels,
-        list(settings.measures),
+        list(dict.fromkeys(table["measure"])),  # those with an exact tie-aware value
         rel_level=settings.rel_level,
         per_query=True,
     )

@@ -30,7 +30,7 @@ if len(dataset.runs) < 2:
 
 left, right = st.columns([1, 2])
 with left:
-    measure = sb.pick_measure(settings, key="rankings_measure")
+    measure = sb.pick_measure(settings, key="rankings_measure", need="spread")
 aware = cache.spread_table(dataset, settings, measures=[measure])
 best = aware.sort_values("value", ascending=False, kind="stable")["run"].tolist()
 with right:

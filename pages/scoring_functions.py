@@ -35,7 +35,7 @@ if len(dataset.runs) < 2:
 
 left, right = st.columns(2)
 with left:
-    measure = sb.pick_measure(settings, key="features_measure")
+    measure = sb.pick_measure(settings, key="features_measure", need="spread")
 with right:
     k = st.number_input(
         "Top-k features for selection",

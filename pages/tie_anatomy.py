@@ -23,7 +23,7 @@ st.caption(
 
 left, middle, right = st.columns(3)
 with middle:
-    measure = sb.pick_measure(settings, key="anatomy_measure")
+    measure = sb.pick_measure(settings, key="anatomy_measure", need="groups")
 spread = cache.spread_table(dataset, settings, measures=[measure], per_query=True)
 overall = spread[spread["qid"].isna()].set_index("run")["var"].reindex(dataset.names).fillna(0)
 noisy = overall[overall > 0].sort_values(ascending=False)

@@ -10,6 +10,7 @@ from app_lib import cache
 from app_lib import charts as ch
 from app_lib import sidebar as sb
 from tiecore import report
+from tiecore.measures import Measure
 
 dataset, settings = sb.context()
 st.title("Variance from tie-breaking")
@@ -21,7 +22,7 @@ st.caption(
 
 left, right = st.columns(2)
 with right:
-    measure = sb.pick_measure(settings, key="variance_measure")
+    measure = sb.pick_measure(settings, key="variance_measure", need="spread")
 spread = cache.spread_table(dataset, settings, measures=[measure], per_query=True)
 overall = spread[spread["qid"].isna()].set_index("run")["var"].reindex(dataset.names).fillna(0)
 order = overall.sort_values(ascending=False, kind="stable").index.tolist()
@@ -291,8 +292,17 @@ st.caption(
 
 # --- which tie groups the variance comes from
 st.subheader("Queries ordered by tie variance, split by tie group")
-groups = cache.tie_groups(dataset, dataset.key, run, measure, settings.rel_level, None)
-if {"qid", "var_share", "start_rank"} <= set(groups.columns):
+if not Measure.parse(measure).has_tie_groups:
+    st.info(
+        f"{measure}'s variance does not split by tie group: its per-doc terms depend on the "
+        "docs above, so a group's order matters only together with the others'. The "
+        "per-query table below gives each query's whole tie variance.",
+        icon=":material/info:",
+    )
+    groups = None
+else:
+    groups = cache.tie_groups(dataset, dataset.key, run, measure, settings.rel_level, None)
+if groups is not None and {"qid", "var_share", "start_rank"} <= set(groups.columns):
     groups = groups[groups["qid"].isin(chosen) & (groups["var_share"] > 0)].copy()
     groups["var_part"] = groups["qid"].map(exact["var"]) * groups["var_share"]
     groups["ordinal"] = groups.groupby("qid").cumcount() + 1

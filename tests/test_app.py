@@ -410,6 +410,34 @@ def test_a_typed_measure_is_used_and_a_bad_one_is_reported():
     assert set(shown["measure"]) == {"P@7"}
 
 
+def test_measures_without_an_exact_spread_or_tie_groups_leave_no_page_broken():
+    """GMAP (no exact spread), ERR@10 and infAP (no split by tie group) typed in the
+    sidebar: every page runs; the pages that need the exact spread leave GMAP out and
+    say so, the tie anatomy offers only the measures whose variance splits by group,
+    and the variance page shows infAP without its split, saying why."""
+    at = new_app()
+    at.sidebar.multiselect(key="measures").set_value(["GMAP", "ERR@10", "infAP", "AP"]).run()
+    visit_all(at, "hooked measures")
+    goto(at, "overview")
+    shown = table(at, columns={"aware"})
+    assert set(shown["measure"]) == {"ERR@10", "infAP", "AP"}
+    assert any("Not on this page: GMAP" in c.value for c in at.caption)
+    goto(at, "tie_anatomy")
+    assert at.selectbox(key="anatomy_measure").options == ["AP"]
+    assert any("Not on this page: GMAP, ERR@10, infAP" in c.value for c in at.caption)
+    goto(at, "rankings")
+    assert "GMAP" not in at.selectbox(key="rankings_measure").options
+    goto(at, "variance")
+    at.selectbox(key="variance_measure").set_value("infAP").run()
+    assert_clean(at)
+    assert any("does not split by tie group" in m.value for m in at.info)
+    at.sidebar.multiselect(key="measures").set_value(["GMAP"]).run()
+    for page in ("overview", "tie_anatomy", "variance", "rankings"):
+        goto(at, page)
+        assert_clean(at)
+        assert any("nothing to show for GMAP" in m.value for m in at.info), page
+
+
 def test_tie_anatomy_opens_on_tie_variance_and_shows_the_paper_formula(sample):
     runs, qrels = sample
     at = goto(new_app(), "tie_anatomy")

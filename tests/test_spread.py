@@ -415,6 +415,22 @@ def test_tie_groups_of_one_query_and_bad_options():
         spread.evaluate_spread(run, qrels, "XY@3")
 
 
+def test_tie_groups_takes_the_head_sums_and_refuses_the_others():
+    """Measure.has_tie_groups is the reference's head sums (ERR and GMAP are none: ERR's
+    terms depend on the docs above, GMAP has no exact spread); tie_groups refuses the
+    others by name, as evaluate_spread refuses GMAP."""
+    for spec in ref.all_specs(cutoffs=(1, 5)):
+        assert Measure.parse(spec.name).has_tie_groups == ref.is_head_sum(spec), spec.name
+    run, qrels = small_case()
+    for name in ("ERR@10", "ERR", "infAP", "nDCG(ideal=local)@5", "GMAP"):
+        assert not Measure.parse(name).has_tie_groups
+        with pytest.raises(tiecore.InputError, match="does not split by tie group"):
+            spread.tie_groups(run, qrels, name)
+    assert not Measure.parse("GMAP").exact_spread and Measure.parse("infAP").exact_spread
+    with pytest.raises(tiecore.InputError, match="GMAP has no exact value"):
+        spread.evaluate_spread(run, qrels, "GMAP")
+
+
 def test_several_runs_get_their_own_rows():
     run, qrels = small_case()
     shifted = run.assign(score=run["score"] * 0 + 1.0)

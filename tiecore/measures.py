@@ -104,6 +104,28 @@ class Measure:
         """The family's declaration (:class:`tiecore.registry.Family`)."""
         return FAMILIES[self.family]
 
+    @property
+    def exact_spread(self) -> bool:
+        """Whether the tie-aware value, its variance, min and max are exact: all but a
+        geometric mean over queries (GMAP), whose mean over orderings needs every
+        query's whole distribution.
+
+        >>> Measure.parse("AP").exact_spread, Measure.parse("GMAP").exact_spread
+        (True, False)
+        """
+        return self.spec.aggregate != "geometric"
+
+    @property
+    def has_tie_groups(self) -> bool:
+        """Whether the variance splits by tie group (:func:`tiecore.spread.tie_groups`):
+        a sum over ranks of per-doc terms with an exact spread, not ERR, infAP or
+        ``nDCG(ideal=local)``, whose terms depend on the docs above.
+
+        >>> Measure.parse("nDCG@10").has_tie_groups, Measure.parse("ERR@10").has_tie_groups
+        (True, False)
+        """
+        return self.exact_spread and not self.spec.hooked(self)
+
     def param(self, name: str) -> str:
         """The value of parameter ``name`` (its default when not given)."""
         if name == "gain":

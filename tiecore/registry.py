@@ -400,7 +400,7 @@ def refuse_inexact(measures: Iterable[Measure], where: str) -> None:
     """
     from tiecore.errors import InputError
 
-    inexact = [str(m) for m in measures if m.spec.aggregate == "geometric"]
+    inexact = [str(m) for m in measures if not m.exact_spread]
     if inexact:
         raise InputError(
             "measure",

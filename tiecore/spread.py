@@ -22,7 +22,7 @@ from tiecore import kernels
 from tiecore._evaluate import Runs, _PartValues, _Rows, merge_parts, part_values
 from tiecore._parallel import map_runs
 from tiecore._validation import DEPTH, GAINS, SPREAD, TIE_GROUPS, TIE_PROFILE, validate_params
-from tiecore.errors import TieCoreWarning
+from tiecore.errors import InputError, TieCoreWarning
 from tiecore.frames import check_run
 from tiecore.judgments import Judgments, gain_of
 from tiecore.measures import Measure, parse_measures
@@ -211,6 +211,14 @@ def tie_groups(
     1           2     2              True  0.0625
     """
     measure = parse_measures(measure)[0]
+    if not measure.has_tie_groups:
+        raise InputError(
+            "measure",
+            None,
+            f"{measure}'s variance does not split by tie group (no sum of per-doc terms "
+            "with an exact spread)",
+            "a measure such as P@k, R@k, AP, RR, nDCG@k, DCG, RBP (Measure.has_tie_groups)",
+        )
     judgments = Judgments.from_qrels(qrels, rel_level)
     if qid is not None:
         qid = str(qid)
