@@ -924,8 +924,9 @@ def bench_dask(ds: Dataset, measures, repeat: int) -> list[Result]:
             rep["dask"],
             "info",
             note=(
-                f"the same clusters unpinned: one worker inflates gzip runs in a thread, "
-                f"so it uses more than a core (CPU {rep['one_cpu']:.1f}s in {rep['one']:.2f}s; "
+                f"the same clusters unpinned: one worker may use part of a second core (a "
+                f"gzip run is inflated in a thread) (CPU {rep['one_cpu']:.1f}s in "
+                f"{rep['one']:.2f}s; "
                 f"2 workers: {rep['dask_cpu']:.1f}s in {rep['dask']:.2f}s)"
             ),
         ),
