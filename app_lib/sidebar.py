@@ -15,6 +15,7 @@ from app_lib import data
 from app_lib.charts import GLOSSARY, TIEBREAK_HELP
 from app_lib.data import Dataset
 from tiecore._validation import GAINS, SAMPLES, SEED, TIEBREAKS  # the API's options, declared once
+from tiecore.cli import split_measures
 from tiecore.errors import InputError
 from tiecore.measures import DEFAULT_MEASURES, Measure
 
@@ -181,6 +182,14 @@ def _settings_sidebar(dataset: Dataset) -> tuple[Settings, list[str], list[str]]
         key="measures",
         help="ir_measures names; type another cutoff such as P@7 or nDCG@3 and press Enter.",
     )
+    more = st.text_input(
+        "More measures",
+        key="more_measures",
+        placeholder="e.g. DCG@5, CG, ERR@10",
+        help="any ir_measures names, comma separated, exactly as written (the box above "
+        "picks the highlighted offer on Enter, so DCG@5 there becomes nDCG@5)",
+    )
+    typed = list(dict.fromkeys([*typed, *split_measures([more])]))
     gain = st.radio(
         "nDCG gain",
         GAINS,
@@ -207,6 +216,11 @@ def _settings_sidebar(dataset: Dataset) -> tuple[Settings, list[str], list[str]]
             f"document would count as relevant and every measure would be 0. Using level {top}."
         )
         rel_level = top
+    if not len(dataset.qrels) or int(dataset.qrels["level"].max()) < 1:
+        warnings.append(
+            "These qrels judge no document relevant (no level of 1 or more): every measure "
+            "is 0 under every tie-break, so no page has a tie effect to show."
+        )
     tiebreak = st.selectbox(
         "Tie-break (oblivious mode)",
         TIEBREAKS,

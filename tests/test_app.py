@@ -410,6 +410,34 @@ def test_a_typed_measure_is_used_and_a_bad_one_is_reported():
     assert set(shown["measure"]) == {"P@7"}
 
 
+def test_qrels_without_a_relevant_document_are_said_to_give_zeros():
+    """Every qrels level 0: the sidebar says every measure is 0 under every tie-break,
+    on every page, and the pages still run."""
+    files, (name, text) = synthetic_trec()
+    flat = "\n".join(line.rsplit(" ", 1)[0] + " 0" for line in text.decode().splitlines())
+    dataset = data.dataset_from_trec(files, (name, (flat + "\n").encode()))
+    at = new_app(uploaded_trec=dataset)
+    at.sidebar.radio(key="source").set_value("trec").run()
+    visit_all(at, "no relevant document")
+    assert any("judge no document relevant" in w.value for w in at.warning)
+    sample = goto(new_app(), "overview")
+    assert not any("judge no document relevant" in w.value for w in sample.warning)
+
+
+def test_measures_typed_in_the_text_box_are_taken_as_written():
+    """The multiselect turns a typed DCG@5 into the highlighted nDCG@5 on Enter; the text
+    box takes DCG@5, CG and RBP(p=0.5,gain=exp) as written (commas inside parentheses
+    kept), the same list as the CLI's -m, and reports a bad name."""
+    at = goto(new_app(), "overview")
+    at.sidebar.multiselect(key="measures").set_value(["AP"]).run()
+    at.sidebar.text_input(key="more_measures").set_value("DCG@5, CG,RBP(p=0.5,gain=exp)").run()
+    assert_clean(at)
+    shown = table(at, columns={"aware"})
+    assert list(dict.fromkeys(shown["measure"])) == ["AP", "DCG@5", "CG", "RBP(p=0.5,gain=exp)"]
+    at.sidebar.text_input(key="more_measures").set_value("DCG@5, nonsense@3").run()
+    assert any("nonsense@3" in e.value for e in at.error)
+
+
 def test_measures_without_an_exact_spread_or_tie_groups_leave_no_page_broken():
     """GMAP (no exact spread), ERR@10 and infAP (no split by tie group) typed in the
     sidebar: every page runs; the pages that need the exact spread leave GMAP out and
