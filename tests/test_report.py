@@ -144,6 +144,23 @@ def test_a_float32_tie_that_doubles_do_not_see_is_flagged():
     assert doubles.loc[0, "z"] == 0.0 and not doubles.loc[0, "flagged"]
 
 
+def test_significance_over_different_query_sets_is_warned_of():
+    """b lacks query 3, so its mean (and so which run is best) is over other queries than
+    a's while the t-test pairs queries 1 and 2: a warning names b; none for equal sets."""
+    import warnings
+
+    rows = pd.DataFrame(
+        {"run": ["a"] * 3 + ["b"] * 2, "qid": ["1", "2", "3", "1", "2"], "measure": "AP"}
+    ).assign(value=[0.2, 0.3, 0.0, 0.5, 0.4])
+    with pytest.warns(tiecore.TieCoreWarning, match=r"different queries \(b: 2 of 3\)") as w:
+        marks = report.significance_vs_best(rows)
+    assert w[0].filename == __file__
+    assert marks["best"].tolist() == ["b", "b"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        report.significance_vs_best(rows[rows["qid"] != "3"])
+
+
 def test_csv_has_provenance_and_no_float_noise():
     frame = pd.DataFrame({"run": ["x"], "value": [0.26799999999999996], "other": [1 / 3]})
     text = report.to_csv(frame, report.provenance(data_set="Robust03", seed=3))

@@ -48,7 +48,7 @@ import itertools
 import json
 import math
 import warnings
-from collections.abc import Callable, Mapping, Sized
+from collections.abc import Callable, Mapping, Sequence, Sized
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -444,7 +444,7 @@ def compare(
     sample_scores.index.name = "sample"
     chosen = np.array([f.chosen for f in found])  # (runs, queries)
     covered = chosen.any(axis=0)
-    _warn_unequal_queries(names, chosen)
+    warn_unequal_queries(names, chosen, stacklevel=3)  # compare's caller
     values = np.where(chosen, np.array([f.aware for f in found]), np.nan)[:, covered].T
     per_query = pd.DataFrame(
         values, index=pd.Index(judgments.qids[covered], name="qid"), columns=names
@@ -500,21 +500,30 @@ def compare(
     return comparison.with_options(correction=correction, baseline=baseline or "")
 
 
-def _warn_unequal_queries(names: pd.Index, chosen: np.ndarray) -> None:
+def warn_unequal_queries(names: Sequence[str], chosen: np.ndarray, stacklevel: int = 2) -> None:
     """Warn when the runs' means are over different queries (``chosen``: runs x
-    queries): a run's mean and the pairs' mean differences then compare different
-    query sets, while the paired tests use the queries both runs have."""
-    counts = chosen.sum(axis=1)
-    if (chosen == chosen[0]).all():
+    queries): each run's mean (and a difference of means) is then over its own
+    queries, while the paired tests use the queries both runs have.
+
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_unequal_queries(["a", "b"], np.array([[True, True], [True, False]]))
+    >>> str(caught[0].message)[:46]
+    'the runs retrieved for different queries (b: 1'
+    """
+    chosen = np.asarray(chosen, bool)
+    if len(chosen) == 0 or (chosen == chosen[0]).all():
         return
+    counts = chosen.sum(axis=1)
     fewest = int(np.argmin(counts))
     warnings.warn(
         f"the runs retrieved for different queries ({names[fewest]}: {counts[fewest]} of "
-        f"{int(chosen.any(axis=0).sum())}): a run's score and mean_diff use each run's own "
-        "queries, the paired tests only the shared ones; complete (-c) scores a missing "
-        "query 0 and averages over every qrels query",
+        f"{int(chosen.any(axis=0).sum())}): each run's mean (and mean_diff) is over its own "
+        "queries, the paired tests over the queries both runs have; complete (-c) scores a "
+        "missing query 0 and averages over every qrels query",
         TieCoreWarning,
-        stacklevel=4,  # compare's caller
+        stacklevel=stacklevel + 1,
     )
 
 

@@ -213,7 +213,8 @@ def significance_vs_best(per_query: pd.DataFrame, alpha: float = 0.05) -> pd.Dat
     -------
     DataFrame
         ``run, measure, best, p_value, significant``: ``best`` is the run with the
-        highest mean; the test pairs the queries both runs have (``p_value``
+        highest mean (over its own queries: runs that retrieved for different
+        queries are warned of); the test pairs the queries both runs have (``p_value``
         NaN for the best run itself, with fewer than two shared queries, or
         when the differences do not vary: their sd at most
         :data:`tiecore.compare.RTOL` times the largest ``|value|``, as
@@ -232,9 +233,13 @@ def significance_vs_best(per_query: pd.DataFrame, alpha: float = 0.05) -> pd.Dat
     """
     from scipy import stats
 
-    from tiecore.compare import RTOL, SMALLEST_P
+    from tiecore.compare import RTOL, SMALLEST_P, warn_unequal_queries
 
     rows = per_query[per_query["qid"].notna()]
+    if len(rows):  # the runs' query sets (the same under every measure)
+        first = rows[rows["measure"] == rows["measure"].iloc[0]]
+        present = first.pivot(index="qid", columns="run", values="value").notna()
+        warn_unequal_queries(list(present.columns), present.to_numpy().T, stacklevel=3)
     out = []
     for measure, part in rows.groupby("measure", sort=False):
         wide = part.pivot(index="qid", columns="run", values="value")
