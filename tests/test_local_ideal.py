@@ -285,5 +285,5 @@ def test_names_and_the_commands_accept_it(tmp_path):
     other = run.assign(score=np.arange(400.0))
     comparison = compare({"a": run, "b": other}, qrels, "nDCG(ideal=local)@5", samples=50)
     assert comparison is not None
-    with pytest.raises(ValueError, match="no head sum"):
+    with pytest.raises(tiecore.InputError, match="does not split by tie group"):
         spread.tie_groups(run, qrels, "nDCG(ideal=local)@5")
