@@ -244,20 +244,31 @@ def _call(
 
     ``data`` is the run's (or the partition's) frame when the client sent it.
     """
-    item = task.item
     with warnings.catch_warnings(record=capture) as caught:
         if capture:
             warnings.simplefilter("always")
-        if task.parts > 1:
-            run = data if data is not None else task.source.read()
-            run.attrs.update(name=item.name, part=(task.part, task.parts))
-        else:
-            run = data if data is not None else load(item)
-        if settle is not None:
-            settle()
-        result = _named_errors(fn, item, run)
+        result = _apply(fn, task, data, settle)
     kept = [(str(w.message), w.category) for w in caught or []]
-    return _Done(result, item.tags, kept)
+    return _Done(result, task.item.tags, kept)
+
+
+def _apply(
+    fn: Callable,
+    task: _Task,
+    data: pd.DataFrame | None = None,
+    settle: Callable[[], None] | None = None,
+) -> object:
+    """``fn`` of the task's run (or partition): ``data``, else read here; the file's
+    name settled first (``settle``), so that ``fn`` sees it."""
+    item = task.item
+    if task.parts > 1:
+        run = data if data is not None else task.source.read()
+        run.attrs.update(name=item.name, part=(task.part, task.parts))
+    else:
+        run = data if data is not None else load(item)
+    if settle is not None:
+        settle()
+    return _named_errors(fn, item, run)
 
 
 def _named_errors(fn: Callable, item: Item, run: pd.DataFrame) -> object:
@@ -412,11 +423,7 @@ def _held_call(fn: Callable, item: Item, files: list[Item]) -> _Done:
     warnings kept."""
     _held.caught = caught = []
     try:
-        run = load(item, None if _on_disk(item) else item.source)
-        settle = _settler(item, files)
-        if settle is not None:
-            settle()
-        result = _named_errors(fn, item, run)
+        result = _apply(fn, _Task(0, item), settle=_settler(item, files))
     finally:
         _held.caught = None
     return _Done(result, item.tags, caught)
