@@ -16,6 +16,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from app_lib.glossary import TERMS
 from tiecore import report
 
 MODE_COLORS = {"oblivious": "#8c8c8c", "aware": "#1f77b4", "sampled": "#ff7f0e"}
@@ -30,56 +31,8 @@ TIEBREAK_HELP = {
     "pessimistic": "relevant (higher-gain) documents last inside each tie",
     "random": "a random order inside each tie (seeded)",
 }
-#: One line for each term the pages use, shown where the term appears.
-GLOSSARY = {
-    "oblivious": "the value under one tie-break (one arbitrary order inside each tie), as "
-    "evaluation tools report it",
-    "aware": "tie-aware: the exact mean over every order of the tied documents "
-    "(McSherry & Najork 2008)",
-    "sampled": "the mean over random tie-breaks (Monte Carlo); it estimates the tie-aware value",
-    "tie_sd": "tie sd: the exact standard deviation of the system's mean score over uniformly "
-    "random tie-breaks — how much the tie-break alone can move it",
-    "z": "(oblivious − aware) / tie sd: how many tie sd the one tie-break moved the reported "
-    "value; beyond ±2 it is flagged",
-    "position": "where the oblivious value sits between the lowest (0) and highest (1) mean any "
-    "tie-break can give",
-    "min": "the lowest mean any order of the tied documents gives (relevant documents last)",
-    "max": "the highest mean any order of the tied documents gives (relevant documents first)",
-    "flagged": "|z| > 2: the tie-break moved the value by more than 2 tie sd",
-    "tie_noise": "tie noise: 2 × the exact sd of the difference of two systems' means over "
-    "random tie-breaks; gaps smaller than it can be produced by tie-breaking alone",
-    "within_tie_noise": "the gap of the tie-aware means is smaller than the tie noise",
-    "p_beats_sampled": "P(A beats B): share of pairs of random tie-breaks in which A scores "
-    "above B (equal scores count half)",
-    "p_beats_normal": "P(A beats B) from a normal approximation: Φ(mean difference / √(var_A + "
-    "var_B)) with the exact tie variances — no sampling noise",
-    "p_beats": "probability that A scores above B under random tie-breaking",
-    "t_pvalue": "paired t-test p-value on the tie-aware per-query values",
-    "randomization_pvalue": "paired randomization (sign-flip) test p-value on the tie-aware "
-    "per-query values",
-    "effect_size": "mean per-query difference / its standard deviation",
-    "mean_diff": "tie-aware mean of A − tie-aware mean of B",
-    "n_queries": "queries both systems retrieved for",
-    "kendall_tau": "Kendall's τ (tau-b) between two rankings of the systems: 1 = the same order",
-    "tau_ap": "τ_AP (Yilmaz et al. 2008): like Kendall's τ but swaps near the top count more; "
-    "row judged against column",
-    "tau_ap_sym": "τ_AP averaged over both directions (row against column and column against "
-    "row), so the matrix is symmetric",
-    "share_tied_rows": "share of rows whose score another document of the same query shares",
-    "largest_group": "size of the largest tie group (documents of one query with one score)",
-    "tie_groups": "number of tie groups with two or more documents",
-    "group": "tie group #k: the k-th group of tied documents whose order can change the value, "
-    "counted from the top of the ranked list",
-    "two_sd_band": "±2 sd/√n: where 95% of sampled means of n random tie-breaks should fall "
-    "around the exact tie-aware value (sd = exact tie sd of the mean)",
-    "mu_axis": "µ = the measure's mean over the queries",
-    "value_squared": "variance is in squared units of the measure (value²): e.g. an sd of 0.01 is "
-    "a variance of 0.0001",
-    "samples": "random tie-breaks drawn per system in sampled mode",
-    "seed": "seed of the random tie-breaks (sampled mode and the 'random' tie-break)",
-    "rank_range": "worst minus best rank over the tie-breaks trec_eval, docno_asc, file_order",
-    "levels": "number of equal-width score levels the built score is quantised to",
-}
+#: The glossary's terms (:data:`app_lib.glossary.TERMS`), under the name pages have used.
+GLOSSARY = TERMS
 
 
 def tiebreak_help(name: str) -> str:

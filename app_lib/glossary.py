@@ -1,0 +1,308 @@
+"""What the words mean: plain definitions of the measures and terms the pages use.
+
+:func:`define` explains a measure by name with its cutoff filled in
+(``define("P@5")`` speaks of the top 5 documents); :func:`term` explains a word
+of the pages (oblivious, tie-aware, tie sd, z, ...).  :data:`TERMS` is keyed by
+the table columns too, so a column's help is ``TERMS.get(column)``.  An entry
+never repeats its key: pages write ``**tie sd**: {term("tie_sd")}``.
+"""
+
+from __future__ import annotations
+
+from tiecore.measures import Measure
+
+#: One line for each term the pages use (keys are also table columns), shown where it appears.
+TERMS = {
+    "tie": "documents of one query that the system gave exactly the same score; their order "
+    "in the ranked list is not decided by the system",
+    "tie_group": "the documents of one query that share one score",
+    "tiebreak": "the rule that puts tied documents in some order (trec_eval: by document id, "
+    "descending); the system had no say in it",
+    "oblivious": "the value under one tie-break (one arbitrary order inside each tie), as "
+    "evaluation tools report it",
+    "aware": "the exact mean over every order of the tied documents (McSherry & Najork 2008): "
+    "what the system earned, whatever the tie-break",
+    "sampled": "the mean over random tie-breaks (Monte Carlo); it estimates the tie-aware value",
+    "tie_sd": "the exact standard deviation of the system's mean score over uniformly random "
+    "tie-breaks: how much the tie-break alone can move it",
+    "delta": "oblivious − tie-aware: how far the one tie-break moved the reported value (its "
+    "shift), in the measure's own units",
+    "shift": "oblivious − tie-aware: how far the one tie-break moved the reported value, in the "
+    "measure's own units (e.g. +0.0050)",
+    "visible": "the shift changes the value as printed with 4 decimals",
+    "z": "(oblivious − tie-aware) / tie sd: how many tie sd the one tie-break moved the reported "
+    "value; beyond ±2 it is flagged",
+    "position": "where the oblivious value sits between the lowest (0) and highest (1) mean any "
+    "tie-break can give",
+    "min": "the lowest mean any order of the tied documents gives (relevant documents last)",
+    "max": "the highest mean any order of the tied documents gives (relevant documents first)",
+    "flagged": "|z| > 2: the tie-break moved the value by more than 2 tie sd",
+    "base_rate": "how many flags to expect by chance alone if the tie-break were a fair coin; "
+    "many more than that point to a tie-break that favours or hurts the system",
+    "trec_eval": "the standard TREC evaluation tool; version 9 compares scores as 32-bit floats "
+    "(so scores that differ only in later digits tie too) and breaks ties by document id, "
+    "descending",
+    "float32": "32-bit floating-point numbers, about 7 significant digits: scores such as "
+    "0.123456789 and 0.123456780 become equal",
+    "tie_noise": "2 × the exact sd of the difference of two systems' means over random "
+    "tie-breaks; gaps smaller than it can be produced by tie-breaking alone",
+    "within_tie_noise": "the gap of the tie-aware means is smaller than the tie noise",
+    "p_beats_sampled": "P(A beats B): share of pairs of random tie-breaks in which A scores "
+    "above B (equal scores count half)",
+    "p_beats_normal": "P(A beats B) from a normal approximation: Φ(mean difference / √(var_A + "
+    "var_B)) with the exact tie variances — no sampling noise",
+    "p_beats": "probability that A scores above B under random tie-breaking",
+    "t_pvalue": "paired t-test p-value on the tie-aware per-query values",
+    "randomization_pvalue": "paired randomization (sign-flip) test p-value on the tie-aware "
+    "per-query values",
+    "effect_size": "mean per-query difference / its standard deviation",
+    "mean_diff": "tie-aware mean of A − tie-aware mean of B",
+    "n_queries": "queries both systems retrieved for",
+    "kendall_tau": "Kendall's τ (tau-b) between two rankings of the systems: 1 = the same order",
+    "tau_ap": "τ_AP (Yilmaz et al. 2008): like Kendall's τ but swaps near the top count more; "
+    "row judged against column",
+    "tau_ap_sym": "τ_AP averaged over both directions (row against column and column against "
+    "row), so the matrix is symmetric",
+    "share_tied_rows": "share of rows whose score another document of the same query shares",
+    "largest_group": "size of the largest tie group (documents of one query with one score)",
+    "tie_groups": "number of tie groups with two or more documents",
+    "group": "#k in the legend is the k-th group of tied documents whose order can change the "
+    "value, counted from the top of the ranked list",
+    "two_sd_band": "±2 sd/√n: where 95% of sampled means of n random tie-breaks should fall "
+    "around the exact tie-aware value (sd = exact tie sd of the mean)",
+    "mu_axis": "µ = the measure's mean over the queries",
+    "value_squared": "variance is in squared units of the measure (value²): e.g. an sd of 0.01 is "
+    "a variance of 0.0001",
+    "samples": "random tie-breaks drawn per system in sampled mode",
+    "seed": "seed of the random tie-breaks (sampled mode and the 'random' tie-break)",
+    "rank_range": "worst minus best rank over the tie-breaks trec_eval, docno_asc, file_order",
+    "levels": "number of equal-width score levels the built score is quantised to",
+}
+#: Other spellings :func:`term` accepts.
+ALIASES = {
+    "tie-aware": "aware",
+    "tie aware": "aware",
+    "tie-oblivious": "oblivious",
+    "tie-break": "tiebreak",
+    "tie break": "tiebreak",
+    "tie sd": "tie_sd",
+    "tie group": "tie_group",
+    "base rate": "base_rate",
+    "tie noise": "tie_noise",
+}
+
+#: Per family: (name with a cutoff, text with a cutoff, name without, text without).
+#: ``{k}`` is the cutoff, ``{top}`` "the top k documents" or "the whole ranked list",
+#: ``{gain}`` what a document's gain is, ``{p}`` and ``{recall}`` the parameters.
+_FAMILIES: dict[str, tuple[str | None, str | None, str | None, str | None]] = {
+    "P": (
+        "precision at {k}",
+        "the share of the top {k} documents that are relevant (relevant documents in the top "
+        "{k}, divided by {k})",
+        None,
+        None,
+    ),
+    "R": (
+        "recall at {k}",
+        "the share of the query's relevant documents that appear in the top {k}",
+        None,
+        None,
+    ),
+    "F1": (
+        "F1 at {k}",
+        "the harmonic mean of precision and recall at {k}: 2 × (relevant in the top {k}) / "
+        "({k} + the query's number of relevant documents)",
+        None,
+        None,
+    ),
+    "AP": (
+        "average precision over the top {k}",
+        "the precision at the rank of each relevant document in the top {k}, summed and divided "
+        "by the query's number of relevant documents (a relevant document below rank {k} adds 0)",
+        "average precision",
+        "the precision at the rank of each relevant document, summed and divided by the "
+        "query's number of relevant documents (one not retrieved adds 0); its mean over "
+        "queries is MAP",
+    ),
+    "RR": (
+        "reciprocal rank within the top {k}",
+        "1 / the rank of the first relevant document (1 when it is first, 1/2 when second, ...), "
+        "or 0 when none is in the top {k}",
+        "reciprocal rank",
+        "1 / the rank of the first relevant document (1 when it is first, 1/2 when second, ...), "
+        "or 0 when none is retrieved; its mean over queries is MRR",
+    ),
+    "Success": (
+        "success at {k}",
+        "a query scores 1 when at least one relevant document is in the top {k}, else 0",
+        None,
+        None,
+    ),
+    "Rprec": (
+        None,
+        None,
+        "R-precision",
+        "the precision at rank R, where R is the query's number of relevant documents: the "
+        "share of the top R documents that are relevant (a perfect ranking scores 1)",
+    ),
+    "Bpref": (
+        None,
+        None,
+        "binary preference",
+        "for each relevant document retrieved, 1 minus the share of judged non-relevant "
+        "documents ranked above it (at most R of them count, R = the query's number of relevant "
+        "documents), summed and divided by R; documents without a judgment are skipped",
+    ),
+    "nDCG": (
+        "normalised discounted cumulative gain of the top {k} documents",
+        "each document's gain ({gain}) divided by log2(rank + 1), summed over the top {k}, and "
+        "divided by the same sum for the best possible order (1 = the ideal order)",
+        "normalised discounted cumulative gain",
+        "each document's gain ({gain}) divided by log2(rank + 1), summed over the whole ranked "
+        "list, and divided by the same sum for the best possible order (1 = the ideal order)",
+    ),
+    "DCG": (
+        "discounted cumulative gain of the top {k} documents",
+        "each document's gain ({gain}) divided by log2(rank + 1), summed over the top {k} (not "
+        "normalised)",
+        "discounted cumulative gain",
+        "each document's gain ({gain}) divided by log2(rank + 1), summed over the whole ranked "
+        "list (not normalised)",
+    ),
+    "CG": (
+        "cumulative gain of the top {k} documents",
+        "each document's gain ({gain}), summed over the top {k}",
+        "cumulative gain",
+        "each document's gain ({gain}), summed over all retrieved documents",
+    ),
+    "Judged": (
+        "judged share of the top {k}",
+        "the share of the top {k} documents that have a relevance judgment",
+        "judged share",
+        "the share of the retrieved documents that have a relevance judgment",
+    ),
+    "RBP": (
+        "rank-biased precision of the top {k} (persistence {p})",
+        "each document's gain ({gain}) times (1 − {p}) × {p}^(rank − 1), summed over the top "
+        "{k}: a reader goes on to the next document with probability {p}",
+        "rank-biased precision (persistence {p})",
+        "each document's gain ({gain}) times (1 − {p}) × {p}^(rank − 1), summed over the "
+        "ranked list: a reader goes on to the next document with probability {p}",
+    ),
+    "RBP_residual": (
+        "RBP's residual over the top {k} (persistence {p})",
+        "how much RBP could still grow: the weight of the unjudged documents in the top {k} "
+        "plus all the weight below rank {k}",
+        "RBP's residual (persistence {p})",
+        "how much RBP could still grow: the weight of the unjudged retrieved documents plus "
+        "all the weight below the last one",
+    ),
+    "ERR": (
+        "expected reciprocal rank within the top {k}",
+        "a reader scans the top {k} and stops at each document with a probability that grows "
+        "with its relevance level; the value is the expected 1 / rank where the reader stops",
+        "expected reciprocal rank",
+        "a reader scans the ranked list and stops at each document with a probability that "
+        "grows with its relevance level; the value is the expected 1 / rank where they stop",
+    ),
+    "IPrec": (
+        None,
+        None,
+        "interpolated precision at recall {recall}",
+        "the highest precision reached at any rank where recall is at least {recall} "
+        "(trec_eval's iprec_at_recall); 0 when recall {recall} is never reached",
+    ),
+    "infAP": (
+        None,
+        None,
+        "inferred average precision",
+        "an estimate of average precision when only a random sample of the pooled documents "
+        "was judged (Yilmaz & Aslam): the unjudged pooled documents are inferred from the "
+        "judged ones",
+    ),
+    "GMAP": (
+        "geometric mean of average precision over the top {k}",
+        "average precision over the top {k} of each query, averaged over the queries with a "
+        "geometric mean (AP floored at 0.00001), so queries with low values weigh more",
+        "geometric mean of average precision",
+        "average precision of each query, averaged over the queries with a geometric mean (AP "
+        "floored at 0.00001), so queries with low values weigh more",
+    ),
+}
+_GAINS = {
+    "linear": "its relevance level",
+    "exp": "2^level − 1 for relevance level 'level'",
+    "binary": "1 when relevant, else 0",
+}
+_IDEAL = {
+    "max": "; the best order puts the qrels' top gain at every rank",
+    "local": "; the best order is the ranking's own documents sorted by gain",
+}
+
+
+def define(measure_name: str) -> str:
+    """A plain-words definition of a measure, its cutoff and parameters filled in.
+
+    Parameters
+    ----------
+    measure_name : str
+        Any name :meth:`tiecore.measures.Measure.parse` accepts (``"nDCG@10"``, ``"P_5"``,
+        ``"IPrec@0.3"``).
+
+    Returns
+    -------
+    str
+        ``"<name>: <what the name stands for>: <how it is computed>."``
+
+    Raises
+    ------
+    tiecore.errors.InputError
+        When tiecore does not know the name.
+
+    Examples
+    --------
+    >>> define("P@5")
+    'P@5: precision at 5: the share of the top 5 documents that are relevant (relevant documents in the top 5, divided by 5).'
+    """  # noqa: E501
+    measure = Measure.parse(measure_name)
+    title_k, text_k, title, text = _FAMILIES[measure.family]
+    if measure.cutoff is not None and title_k is not None:
+        title, text = title_k, text_k
+    fields = {
+        "k": measure.cutoff,
+        "gain": _GAINS.get(measure.gain, measure.gain),
+        "p": _param(measure, "p"),
+        "recall": _param(measure, "recall"),
+    }
+    body = text.format(**fields)
+    if measure.family == "nDCG":
+        body += _IDEAL.get(_param(measure, "ideal") or "global", "")
+    if _param(measure, "denom") == "min":  # AP, GMAP: min(k, R) instead of R
+        smaller = f"the smaller of {measure.cutoff} and " if measure.cutoff else ""
+        body = body.replace("by the query's number", f"by {smaller}the query's number")
+    return f"{measure_name.strip()}: {title.format(**fields)}: {body}."
+
+
+def _param(measure: Measure, name: str) -> str | None:
+    """The value of parameter ``name`` of ``measure`` (None when its family has none)."""
+    return measure.param(name) if name in measure.spec.params else None
+
+
+def term(name: str) -> str:
+    """The definition of a term of the pages (``"tie_sd"``, ``"tie sd"``, ``"tie-aware"``).
+
+    Raises
+    ------
+    KeyError
+        When the glossary has no such term.
+
+    Examples
+    --------
+    >>> term("tie sd") == TERMS["tie_sd"]
+    True
+    """
+    key = name.strip()
+    key = ALIASES.get(key.lower(), key)
+    if key not in TERMS:
+        raise KeyError(f"no glossary entry {name!r}; known terms: {', '.join(sorted(TERMS))}")
+    return TERMS[key]
