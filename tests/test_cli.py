@@ -336,6 +336,22 @@ def test_output_file(files, capsys, tmp_path) -> None:
     assert target.read_text() == to_stdout
 
 
+@pytest.mark.parametrize("command", ["eval", "compare", "report"])
+@pytest.mark.parametrize("which", ["run", "qrels", "link to the run"])
+def test_output_naming_an_input_is_refused(files, capsys, tmp_path, command, which) -> None:
+    """``-o`` naming an input (or a link to one) would overwrite it: refused, input intact."""
+    inputs = [files["qrels"], files["a"], files["b"]]
+    target = {"run": files["a"], "qrels": files["qrels"]}.get(which)
+    if target is None:
+        target = tmp_path / "link"
+        target.symlink_to(files["a"])
+    before = {path: Path(path).read_bytes() for path in inputs}
+    code, out, err = run_main(capsys, command, *inputs, "-o", target)
+    assert code == 2 and out == ""
+    assert str(target) in err and "would destroy it" in err
+    assert {path: Path(path).read_bytes() for path in inputs} == before
+
+
 def test_closed_pipe_ends_quietly(files, monkeypatch, capsys) -> None:
     class ClosedPipe(io.StringIO):
         def write(self, text: str) -> int:

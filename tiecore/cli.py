@@ -419,7 +419,7 @@ def _check_files(args: argparse.Namespace) -> None:
             raise _UsageError("expected QRELS and at least one RUN file (or --letor FILE)")
         paths = args.files
     if args.output is not None:
-        _check_output(args.output)
+        _check_output(args.output, paths)
     if paths.count("-") > 1:
         raise _UsageError("at most one input may be '-' (stdin)")
     for path in paths:
@@ -436,10 +436,21 @@ def _check_files(args: argparse.Namespace) -> None:
             raise InputError(path, None, "permission denied", "a readable file")
 
 
-def _check_output(path: str) -> None:
-    """``-o PATH`` must name a file (new or writable) in an existing, writable directory."""
+def _check_output(path: str, inputs: Sequence[str] = ()) -> None:
+    """``-o PATH`` must name a file (new or writable) in an existing, writable directory,
+    and none of the ``inputs``: writing the results there would destroy an input (a link
+    to one, or another name for it, is the same file)."""
     if os.path.isdir(path):
         raise InputError(path, None, "is a directory", "-o FILE, a file to write")
+    for source in inputs:
+        if source != "-" and os.path.exists(path) and os.path.exists(source):
+            if os.path.samefile(path, source):
+                raise InputError(
+                    path,
+                    None,
+                    f"is the input {source}: writing there would destroy it",
+                    "-o FILE, a file that is none of the inputs",
+                )
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise InputError(path, None, f"its directory {folder} does not exist", "a writable path")
