@@ -74,7 +74,8 @@ TERMS = {
     "value_squared": "variance is in squared units of the measure (value²): e.g. an sd of 0.01 is "
     "a variance of 0.0001",
     "samples": "random tie-breaks drawn per system in sampled mode",
-    "seed": "seed of the random tie-breaks (sampled mode and the 'random' tie-break)",
+    "seed": "the starting number of the random tie-breaks (sampled mode and the 'random' "
+    "tie-break): the same seed draws the same tie-breaks",
     "rank_range": "worst minus best rank over the tie-breaks trec_eval, docno_asc, file_order",
     "levels": "number of equal-width score levels the built score is quantised to",
 }

@@ -11,10 +11,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # app_lib lives next to app.py
 
-from app_lib import charts, glossary, sidebar  # noqa: E402
-from tiecore.errors import InputError  # noqa: E402
-from tiecore.measures import DEFAULT_MEASURES, Measure  # noqa: E402
-from tiecore.registry import FAMILIES  # noqa: E402
+from app_lib import charts, glossary, sidebar
+from tiecore.errors import InputError
+from tiecore.measures import DEFAULT_MEASURES, Measure
+from tiecore.registry import FAMILIES
 
 OFFERED = sorted({*sidebar.MEASURE_CHOICES, *DEFAULT_MEASURES})
 #: A word, then (after spaces or punctuation) the same word: "aware: aware", "the the".
