@@ -17,32 +17,26 @@ Screenshots go to ``screenshots/`` (git-ignored).
 
 from __future__ import annotations
 
-import os
 import re
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import app_edge_data as edge
 import pytest
+from browser_kit import (
+    ROOT,
+    TIMINGS,
+    error_messages,
+    launch,
+    new_tab,
+    page_text,
+    screenshot,
+    serve,
+    timed,
+    wait_until_rendered,
+    write_timings,
+)
 from playwright import sync_api
 
-ROOT = Path(__file__).resolve().parents[1]
-SHOTS = ROOT / "screenshots"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--headless",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 #: url path -> what the page's title says.
 PAGES = {
     "": "Overview",
@@ -53,209 +47,28 @@ PAGES = {
     "builder": "Build a scoring function",
     "playground": "Playground",
 }
-#: First visits compute (sampling, 136 LETOR features); later ones hit the cache.
-RENDER_TIMEOUT_MS = 240_000
 SAMPLE = ROOT / "sample_data" / "robust03"
-#: What a user waits for: label -> (seconds, 1-minute load average, progress shown, seconds
-#: until the script run finished), filled by the timing test and written to ``timings.md``
-#: after each step; what follows the script run is the browser drawing the page.
-TIMINGS: dict[str, tuple[float, float, bool, float]] = {}
-
-assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: apt-get install -y chromium"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def server():
     """``streamlit run app.py`` on a free port; yields its base URL, then stops it."""
-    port = _free_port()
-    SHOTS.mkdir(exist_ok=True)
-    log = open(SHOTS / "streamlit.log", "w")  # closed after the server stops
-    process = subprocess.Popen(
-        [
-            sys.executable, "-m", "streamlit", "run", "app.py",
-            "--server.headless", "true", "--server.port", str(port),
-            "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-            "--server.fileWatcherType", "none",
-        ],
-        cwd=ROOT,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    try:
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
-                    if reply.status == 200:
-                        break
-            except OSError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"streamlit did not start (see {log.name})")
-            time.sleep(0.3)
+    with serve() as url:
         yield url
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-        log.close()
 
 
 @pytest.fixture(scope="module")
 def browser():
-    with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
-        )
+    with launch() as chromium:
         yield chromium
-        chromium.close()
 
 
 @pytest.fixture
 def page(browser):
     """A fresh tab (its own Streamlit session) per test."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    tab = context.new_page()
-    watch_messages(tab)
-    tab.set_default_timeout(RENDER_TIMEOUT_MS)
+    context, tab = new_tab(browser)
     yield tab
     context.close()
-
-
-#: Records every change of the app's script state with the browser's clock, and when a
-#: progress bar or spinner was on the page.
-WATCH = """() => {
-    if (window.__states) return;
-    window.__states = [];
-    window.__progress = [];
-    const app = document.querySelector('[data-testid="stApp"]');
-    // a fast rerun may go running -> notRunning before the callback: keep the old values too
-    new MutationObserver(changes => {
-        for (const c of changes) {
-            const now = performance.now();
-            if (c.oldValue) window.__states.push([now, c.oldValue]);
-            window.__states.push([now, c.target.getAttribute('data-test-script-state')]);
-        }
-    }).observe(app, {attributes: true, attributeOldValue: true,
-                     attributeFilter: ['data-test-script-state']});
-    new MutationObserver(() => {
-        if (document.querySelector('[data-testid="stProgress"], [data-testid="stSpinner"]'))
-            window.__progress.push(performance.now());
-    }).observe(app, {childList: true, subtree: true});
-}"""
-IDLE = """() => {
-    const app = document.querySelector('[data-testid="stApp"]');
-    const busy = document.querySelector(
-        '[data-testid="stSpinner"], [data-testid="stProgress"], [data-stale="true"], '
-        + '[data-testid="stStatusWidget"], [data-testid="stSkeleton"]');
-    const main = document.querySelector('[data-testid="stMain"]');
-    return app && app.getAttribute('data-test-script-state') === 'notRunning'
-        && !busy && main && main.innerText.trim().length > 0;
-}"""
-CHARTS = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
-                   .every(chart => chart.querySelector('.main-svg'))"""
-
-
-def wait_until_rendered(page) -> None:
-    """Wait for the script run to finish: the app is idle, nothing stale, the charts drawn."""
-    page.wait_for_selector('[data-testid="stApp"]', state="attached")
-    # checked on every animation frame: the time taken is the user's wait, not a poll's
-    page.wait_for_function(f"() => ({IDLE})() && ({CHARTS})()", polling="raf")
-
-
-#: When each tab last received a message from the server (time.monotonic()), by id(tab).
-RECEIVED: dict[int, float] = {}
-
-
-def watch_messages(tab) -> None:
-    """Note every websocket message the server sends ``tab`` (a rerun always sends some)."""
-
-    def on_socket(socket) -> None:
-        socket.on("framereceived", lambda _: RECEIVED.__setitem__(id(tab), time.monotonic()))
-
-    tab.on("websocket", on_socket)
-
-
-def wait_for_rerun(page, start: float, sent: float, changed: str) -> bool:
-    """Until the page shows a rerun begun after ``start`` (its clock) / ``sent`` (monotonic).
-
-    The script state going to ``running`` shows it (True).  A quick rerun (a fragment's,
-    or one that redraws nothing) can finish within one frame, so that the state never
-    changes on the page: ``changed()`` true also counts (True), and so do messages from
-    the server after ``sent`` with the page still idle a second later (False).
-    """
-    running = f"() => window.__states.some(([t, s]) => t > {start} && s === 'running')"
-    deadline = time.monotonic() + RENDER_TIMEOUT_MS / 1000
-    while True:
-        try:
-            page.wait_for_function(f"() => ({running})() || ({changed})()", polling=20, timeout=250)
-            return True
-        except sync_api.TimeoutError:
-            now = time.monotonic()
-            if RECEIVED.get(id(page), -1.0) > sent and now > sent + 1.0:
-                return False
-            if now > deadline:
-                raise
-
-
-def timed(page, action, label: str | None = None, changed: str = "() => false") -> float:
-    """Seconds from ``action`` until the rerun it starts has finished and its charts are drawn.
-
-    The rerun is recognised by :func:`wait_for_rerun`; ``changed`` (a JavaScript
-    predicate on the page, e.g. a chart's new title) also counts as the rerun begun.
-    """
-    page.wait_for_selector('[data-testid="stApp"]', state="attached")
-    page.evaluate(WATCH)
-    start = page.evaluate("() => performance.now()")
-    sent = time.monotonic()
-    action()
-    seen = wait_for_rerun(page, start, sent, changed)
-    wait_until_rendered(page)
-    seconds = (page.evaluate("() => performance.now()") - start) / 1000
-    if not seen:  # the rerun finished unseen: until its last message, not the grace second
-        seconds = RECEIVED[id(page)] - sent
-    if label:
-        shown = page.evaluate(f"() => window.__progress.some(t => t > {start})")
-        ran = page.evaluate(
-            f"""() => Math.max(...window.__states
-                .filter(([t, s]) => t > {start} && s === 'notRunning').map(([t]) => t))"""
-        )
-        ran = (ran - start) / 1000 if ran > start else float("nan")  # not seen: a fragment
-        TIMINGS[label] = (seconds, os.getloadavg()[0], shown, ran)
-        write_timings()
-    return seconds
-
-
-def error_messages(page) -> list[str]:
-    """Text of exception elements and of error alerts on the page."""
-    found = [e.inner_text() for e in page.query_selector_all('[data-testid="stException"]')]
-    for alert in page.query_selector_all('[data-testid="stAlert"]'):
-        if alert.query_selector('[data-testid="stAlertContentError"]') is not None:
-            found.append(alert.inner_text())
-    return found
-
-
-def screenshot(page, name: str) -> None:
-    """The whole page: the main area scrolls inside the window, so grow the window to fit it."""
-    height = page.evaluate(
-        """() => document.querySelector('[data-testid="stMain"]').scrollHeight"""
-    )
-    size = page.viewport_size
-    page.set_viewport_size({"width": size["width"], "height": min(max(height, 600), 16_000)})
-    page.wait_for_timeout(800)  # let the charts resize
-    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
-    page.set_viewport_size(size)
 
 
 def go_to(page, path: str) -> None:
@@ -278,10 +91,6 @@ def upload(page, runs: list[Path] | None, qrels: Path | None, letor: Path | None
         return
     timed(page, lambda: inputs.nth(1).set_input_files(str(qrels)))
     timed(page, lambda: inputs.nth(0).set_input_files([str(p) for p in runs]))
-
-
-def page_text(page) -> str:
-    return page.locator('[data-testid="stMain"]').inner_text()
 
 
 #: Pages that draw the uploaded TREC runs (the scoring-function pages show a LETOR file, the
@@ -433,18 +242,6 @@ def test_uploaded_real_runs_every_page_and_timings(server, page):
     for name in computing:
         seconds, _, shown, _ = TIMINGS[name]
         assert seconds < 5 or shown, (name, seconds, "no progress bar or spinner")
-
-
-def write_timings() -> None:
-    lines = [
-        "| what | seconds | script run done at (s) | load (1 min) | progress shown |",
-        "|---|---:|---:|---:|---|",
-    ]
-    lines += [
-        f"| {name} | {seconds:.2f} | {ran:.2f} | {load:.1f} | {'yes' if shown else 'no'} |"
-        for name, (seconds, load, shown, ran) in TIMINGS.items()
-    ]
-    (SHOTS / "timings.md").write_text("\n".join(lines) + "\n")
 
 
 # ----------------------------------------------------------------------------- edge data

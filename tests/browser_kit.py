@@ -1,0 +1,332 @@
+"""What the browser tests share: a Streamlit server, Debian's Chromium, and waits that time
+what a user waits for.
+
+``serve()`` starts ``streamlit run app.py`` on a free port of 127.0.0.1 (its log in
+``screenshots/``); ``launch()`` starts Chromium through Playwright (no browser download);
+``timed()`` measures an action until the rerun it starts is drawn, and ``TIMINGS`` keeps
+every figure for ``screenshots/timings.md``.  The checks a page must pass as a user would
+read it (``page_problems``) are here too, so that every browser test applies the same ones.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+from playwright import sync_api
+
+ROOT = Path(__file__).resolve().parents[1]
+SHOTS = ROOT / "screenshots"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--headless",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+#: First visits compute (sampling, 136 LETOR features); later ones hit the cache.
+RENDER_TIMEOUT_MS = 240_000
+#: What a user waits for: label -> (seconds, 1-minute load average, progress shown, seconds
+#: until the script run finished), filled by the timing tests and written to ``timings.md``
+#: after each step; what follows the script run is the browser drawing the page.
+TIMINGS: dict[str, tuple[float, float, bool, float]] = {}
+
+assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: apt-get install -y chromium"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextlib.contextmanager
+def serve(log_name: str = "streamlit.log") -> Iterator[str]:
+    """``streamlit run app.py`` on a free port; yields its base URL, then stops it."""
+    port = _free_port()
+    SHOTS.mkdir(exist_ok=True)
+    log = open(SHOTS / log_name, "w")  # closed after the server stops
+    process = subprocess.Popen(
+        [
+            sys.executable, "-m", "streamlit", "run", "app.py",
+            "--server.headless", "true", "--server.port", str(port),
+            "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+            "--server.fileWatcherType", "none",
+        ],
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    try:
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
+                    if reply.status == 200:
+                        break
+            except OSError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"streamlit did not start (see {log.name})")
+            time.sleep(0.3)
+        yield url
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        log.close()
+
+
+@contextlib.contextmanager
+def launch() -> Iterator[sync_api.Browser]:
+    """Debian's Chromium, headless, through Playwright."""
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def new_tab(browser, width: int = 1400, height: int = 1000):
+    """A fresh context (its own Streamlit session) and its tab -> (context, tab)."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    tab = context.new_page()
+    watch_messages(tab)
+    tab.set_default_timeout(RENDER_TIMEOUT_MS)
+    return context, tab
+
+
+#: Records every change of the app's script state with the browser's clock, and when a
+#: progress bar or spinner was on the page.
+WATCH = """() => {
+    if (window.__states) return;
+    window.__states = [];
+    window.__progress = [];
+    const app = document.querySelector('[data-testid="stApp"]');
+    // a fast rerun may go running -> notRunning before the callback: keep the old values too
+    new MutationObserver(changes => {
+        for (const c of changes) {
+            const now = performance.now();
+            if (c.oldValue) window.__states.push([now, c.oldValue]);
+            window.__states.push([now, c.target.getAttribute('data-test-script-state')]);
+        }
+    }).observe(app, {attributes: true, attributeOldValue: true,
+                     attributeFilter: ['data-test-script-state']});
+    new MutationObserver(() => {
+        if (document.querySelector('[data-testid="stProgress"], [data-testid="stSpinner"]'))
+            window.__progress.push(performance.now());
+    }).observe(app, {childList: true, subtree: true});
+}"""
+IDLE = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    const busy = document.querySelector(
+        '[data-testid="stSpinner"], [data-testid="stProgress"], [data-stale="true"], '
+        + '[data-testid="stStatusWidget"], [data-testid="stSkeleton"]');
+    const main = document.querySelector('[data-testid="stMain"]');
+    return app && app.getAttribute('data-test-script-state') === 'notRunning'
+        && !busy && main && main.innerText.trim().length > 0;
+}"""
+CHARTS = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
+                   .every(chart => chart.querySelector('.main-svg'))"""
+
+
+def wait_until_rendered(page) -> None:
+    """Wait for the script run to finish: the app is idle, nothing stale, the charts drawn."""
+    page.wait_for_selector('[data-testid="stApp"]', state="attached")
+    # checked on every animation frame: the time taken is the user's wait, not a poll's
+    page.wait_for_function(f"() => ({IDLE})() && ({CHARTS})()", polling="raf")
+
+
+#: When each tab last received a message from the server (time.monotonic()), by id(tab).
+RECEIVED: dict[int, float] = {}
+
+
+def watch_messages(tab) -> None:
+    """Note every websocket message the server sends ``tab`` (a rerun always sends some)."""
+
+    def on_socket(socket) -> None:
+        socket.on("framereceived", lambda _: RECEIVED.__setitem__(id(tab), time.monotonic()))
+
+    tab.on("websocket", on_socket)
+
+
+def wait_for_rerun(page, start: float, sent: float, changed: str) -> bool:
+    """Until the page shows a rerun begun after ``start`` (its clock) / ``sent`` (monotonic).
+
+    The script state going to ``running`` shows it (True).  A quick rerun (a fragment's,
+    or one that redraws nothing) can finish within one frame, so that the state never
+    changes on the page: ``changed()`` true also counts (True), and so do messages from
+    the server after ``sent`` with the page still idle a second later (False).
+    """
+    running = f"() => window.__states.some(([t, s]) => t > {start} && s === 'running')"
+    deadline = time.monotonic() + RENDER_TIMEOUT_MS / 1000
+    while True:
+        try:
+            page.wait_for_function(f"() => ({running})() || ({changed})()", polling=20, timeout=250)
+            return True
+        except sync_api.TimeoutError:
+            now = time.monotonic()
+            if RECEIVED.get(id(page), -1.0) > sent and now > sent + 1.0:
+                return False
+            if now > deadline:
+                raise
+
+
+def timed(page, action, label: str | None = None, changed: str = "() => false") -> float:
+    """Seconds from ``action`` until the rerun it starts has finished and its charts are drawn.
+
+    The rerun is recognised by :func:`wait_for_rerun`; ``changed`` (a JavaScript
+    predicate on the page, e.g. a chart's new title) also counts as the rerun begun.
+    """
+    page.wait_for_selector('[data-testid="stApp"]', state="attached")
+    page.evaluate(WATCH)
+    start = page.evaluate("() => performance.now()")
+    sent = time.monotonic()
+    action()
+    seen = wait_for_rerun(page, start, sent, changed)
+    wait_until_rendered(page)
+    seconds = (page.evaluate("() => performance.now()") - start) / 1000
+    if not seen:  # the rerun finished unseen: until its last message, not the grace second
+        seconds = RECEIVED[id(page)] - sent
+    if label:
+        shown = page.evaluate(f"() => window.__progress.some(t => t > {start})")
+        ran = page.evaluate(
+            f"""() => Math.max(...window.__states
+                .filter(([t, s]) => t > {start} && s === 'notRunning').map(([t]) => t))"""
+        )
+        ran = (ran - start) / 1000 if ran > start else float("nan")  # not seen: a fragment
+        TIMINGS[label] = (seconds, os.getloadavg()[0], shown, ran)
+        write_timings()
+    return seconds
+
+
+def error_messages(page) -> list[str]:
+    """Text of exception elements and of error alerts on the page."""
+    found = [e.inner_text() for e in page.query_selector_all('[data-testid="stException"]')]
+    for alert in page.query_selector_all('[data-testid="stAlert"]'):
+        if alert.query_selector('[data-testid="stAlertContentError"]') is not None:
+            found.append(alert.inner_text())
+    return found
+
+
+def screenshot(page, name: str) -> None:
+    """The whole page: the main area scrolls inside the window, so grow the window to fit it."""
+    height = page.evaluate(
+        """() => document.querySelector('[data-testid="stMain"]').scrollHeight"""
+    )
+    size = page.viewport_size
+    page.set_viewport_size({"width": size["width"], "height": min(max(height, 600), 16_000)})
+    page.wait_for_timeout(800)  # let the charts resize
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+    page.set_viewport_size(size)
+
+
+def write_timings() -> None:
+    SHOTS.mkdir(exist_ok=True)
+    lines = [
+        "| what | seconds | script run done at (s) | load (1 min) | progress shown |",
+        "|---|---:|---:|---:|---|",
+    ]
+    lines += [
+        f"| {name} | {seconds:.2f} | {ran:.2f} | {load:.1f} | {'yes' if shown else 'no'} |"
+        for name, (seconds, load, shown, ran) in TIMINGS.items()
+    ]
+    (SHOTS / "timings.md").write_text("\n".join(lines) + "\n")
+
+
+# ----------------------------------------------------------------------------- what a user reads
+
+#: Raw tokens that must never reach a reader: Python's and pandas' missing values.
+RAW = r"(?<![\w.])(None|nan|NaN|NaT|<NA>|inf|-inf)(?![\w.])"
+
+#: Layout faults as a reader meets them, found in the page itself -> list of descriptions.
+LAYOUT = """() => {
+    const faults = [];
+    const width = window.innerWidth;
+    const main = document.querySelector('[data-testid="stMain"]');
+    if (document.documentElement.scrollWidth > width + 1)
+        faults.push(`page ${document.documentElement.scrollWidth} px wide in ${width} px`);
+    if (main && main.scrollWidth > main.clientWidth + 1)
+        faults.push(`main area ${main.scrollWidth} px wide in ${main.clientWidth} px`);
+    // a table whose columns do not fit: its scroller is wider than its box
+    for (const frame of document.querySelectorAll('[data-testid="stDataFrame"]')) {
+        const scroller = frame.querySelector('.dvn-scroller');
+        if (scroller && scroller.scrollWidth > scroller.clientWidth + 2) {
+            const head = frame.closest('[data-testid="stVerticalBlock"]');
+            faults.push(`table cut on the right (${scroller.scrollWidth} px in `
+                + `${scroller.clientWidth} px)`);
+        }
+    }
+    // chart text (titles, labels, annotations) outside its chart
+    for (const chart of document.querySelectorAll('[data-testid="stPlotlyChart"]')) {
+        const svg = chart.querySelector('.main-svg');
+        if (!svg) continue;
+        const box = svg.getBoundingClientRect();
+        for (const text of chart.querySelectorAll('text')) {
+            const r = text.getBoundingClientRect();
+            if (!text.textContent.trim() || r.width === 0) continue;
+            if (r.left < box.left - 2 || r.right > box.right + 2)
+                faults.push(`chart text cut: "${text.textContent.slice(0, 40)}"`);
+        }
+    }
+    return faults;
+}"""
+
+
+def page_problems(page) -> list[str]:
+    """What a reader would stumble on: errors, raw None/nan, things cut off or too wide."""
+    import re
+
+    found = [f"error: {message[:200]}" for message in error_messages(page)]
+    if page.locator('[data-testid="stException"]').count():
+        found.append("exception box")
+    text = page_text(page)
+    for match in re.finditer(RAW, text):
+        around = text[max(0, match.start() - 40) : match.end() + 40].replace("\n", " ")
+        found.append(f"raw {match.group(1)!r}: ...{around}...")
+    found += page.evaluate(LAYOUT)
+    return found
+
+
+def page_text(page) -> str:
+    """The visible text of the main area."""
+    return page.locator('[data-testid="stMain"]').inner_text()
+
+
+def record_requests(context) -> list[str]:
+    """Every URL the context requests (filled as it goes): to find requests leaving the host."""
+    urls: list[str] = []
+    context.on("request", lambda request: urls.append(request.url))
+    return urls
+
+
+def outside(urls) -> list[str]:
+    """The URLs that go to another host than this machine's loopback."""
+    from urllib.parse import urlsplit
+
+    local = {"127.0.0.1", "localhost", "::1", ""}
+    return [
+        u
+        for u in urls
+        if urlsplit(u).scheme in ("http", "https", "ws", "wss")
+        and urlsplit(u).hostname not in local
+    ]

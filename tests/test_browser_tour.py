@@ -1,0 +1,244 @@
+"""The explorer as first-time users meet it, in Chromium, on a server of its own.
+
+- A fresh server: how long the first visitor waits for the first words on the page
+  and for a usable Overview, then a new visitor on the warm server (the goals:
+  1 s, 4 s and 2 s on the 2-core development machine; the figures go to
+  ``screenshots/timings.md``).
+- Every page at 1440 and 390 px on the bundled sample, then at 1440 px on the MSLR
+  sample and on five uploaded runs: a screenshot of each (``tour_<data>_<width>_<page>.png``),
+  and what a reader would stumble on (:func:`browser_kit.page_problems`: errors, raw
+  None/nan, a page wider than the window, a table or chart text cut off).
+- The rankings chart names every system of the sample.
+- Two visitors who upload different runs never see each other's run names.
+- No request leaves the machine (the icon and every asset are served locally).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from browser_kit import (
+    ROOT,
+    TIMINGS,
+    launch,
+    new_tab,
+    outside,
+    page_problems,
+    record_requests,
+    screenshot,
+    serve,
+    timed,
+    wait_until_rendered,
+    write_timings,
+)
+from playwright import sync_api
+
+from app_lib import data
+
+#: The pages by url path (the landing page has none).
+PATHS = (
+    "",
+    "overview",
+    "tie_anatomy",
+    "variance",
+    "rankings",
+    "scoring_functions",
+    "builder",
+    "precision",
+    "playground",
+)
+SAMPLE = ROOT / "sample_data" / "robust03"
+#: The goals of a first visit (seconds), on the 2-core development machine.
+FIRST_CONTENT = 1.0
+OVERVIEW_USABLE = 4.0
+WARM_VISITOR = 2.0
+#: Every request the tour's browser contexts made (checked at the end of each test).
+REQUESTS: list[str] = []
+
+#: Installed before any script of the page runs: when the main area first shows words
+#: (a title), and when the page is first idle with every chart drawn, on the page's clock
+#: (milliseconds since the navigation started).
+CLOCK = """
+window.__seen = {};
+const tick = () => {
+    const main = document.querySelector('[data-testid="stMain"]');
+    const app = document.querySelector('[data-testid="stApp"]');
+    const now = performance.now();
+    if (!window.__seen.content && main && main.querySelector('h1')
+        && main.innerText.trim().length > 0) window.__seen.content = now;
+    if (app && app.getAttribute('data-test-script-state') === 'running') window.__seen.ran = true;
+    const busy = document.querySelector(
+        '[data-testid="stSpinner"], [data-testid="stProgress"], [data-stale="true"], '
+        + '[data-testid="stSkeleton"]');
+    const charts = [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
+        .every(chart => chart.querySelector('.main-svg'));
+    if (window.__seen.ran && !window.__seen.usable && main && !busy && charts
+        && app.getAttribute('data-test-script-state') === 'notRunning'
+        && main.innerText.trim().length > 0) window.__seen.usable = now;
+    if (!window.__seen.usable) requestAnimationFrame(tick);
+};
+requestAnimationFrame(tick);
+"""
+
+
+@pytest.fixture(scope="module")
+def server():
+    with serve("streamlit_tour.log") as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with launch() as chromium:
+        yield chromium
+
+
+def visitor(browser, width: int = 1440):
+    """A new visitor: a browser context of its own (a Streamlit session), requests recorded."""
+    context, tab = new_tab(browser, width=width, height=900)
+    urls = record_requests(context)
+    context.on("close", lambda _: REQUESTS.extend(urls))
+    return context, tab
+
+
+def first_visit(tab, url: str, label: str) -> tuple[float, float]:
+    """Open ``url`` in a fresh tab -> (seconds to the first words, seconds to usable)."""
+    tab.add_init_script(CLOCK)
+    tab.goto(url)
+    tab.wait_for_function("() => window.__seen && window.__seen.usable", polling=100)
+    wait_until_rendered(tab)
+    content, usable = tab.evaluate("() => [window.__seen.content, window.__seen.usable]")
+    load = os.getloadavg()[0]
+    TIMINGS[f"{label}: first words"] = (content / 1000, load, True, float("nan"))
+    TIMINGS[f"{label}: usable"] = (usable / 1000, load, True, float("nan"))
+    write_timings()
+    return content / 1000, usable / 1000
+
+
+def no_outside_requests() -> None:
+    assert outside(REQUESTS) == [], sorted(set(outside(REQUESTS)))[:10]
+
+
+# ----------------------------------------------------------------------------- start-up
+
+
+def test_fresh_server_then_a_new_visitor(server, browser):
+    """The first visitor of a fresh server opens the Overview; later visitors find it warm.
+
+    Each figure must meet its goal, scaled by the load beyond the machine's two cores
+    (a busy CI machine), and is written to ``timings.md`` as measured.
+    """
+    scale = max(1.0, os.getloadavg()[0] / 2)
+    context, tab = visitor(browser)
+    content, usable = first_visit(tab, f"{server}/overview", "fresh server, Overview")
+    context.close()
+    for path, label in (("", "warm server, landing page"), ("overview", "warm server, Overview")):
+        context, tab = visitor(browser)
+        warm_content, warm_usable = first_visit(tab, f"{server}/{path}", label)
+        assert not page_problems(tab), (label, page_problems(tab))
+        context.close()
+        assert warm_content < FIRST_CONTENT * scale, (label, warm_content)
+        assert warm_usable < WARM_VISITOR * scale, (label, warm_usable)
+    assert content < FIRST_CONTENT * scale, ("fresh server: first words", content)
+    assert usable < OVERVIEW_USABLE * scale, ("fresh server: Overview usable", usable)
+    no_outside_requests()
+
+
+# ----------------------------------------------------------------------------- every page
+
+
+def tour(tab, label: str, width: int) -> dict[str, list[str]]:
+    """Every page through the sidebar's links (one session): screenshots, problems found."""
+    problems = {}
+    for path in PATHS:
+        if path:
+            link = tab.locator(f'[data-testid="stSidebarNav"] a[href$="/{path}"]').first
+            if not link.is_visible():  # 390 px: the sidebar is folded away
+                tab.goto(tab.url.split("/", 3)[0] + "//" + tab.url.split("/", 3)[2] + "/" + path)
+                wait_until_rendered(tab)
+            else:
+                timed(tab, link.click, f"{label}: {path}" if width == 1440 else None)
+        found = page_problems(tab)
+        if found:
+            problems[path or "landing"] = found
+        screenshot(tab, f"tour_{label}_{width}_{path or 'landing'}")
+    return problems
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+def test_every_page_on_the_sample(server, browser, width):
+    context, tab = visitor(browser, width)
+    tab.goto(server)
+    wait_until_rendered(tab)
+    problems = tour(tab, "sample", width)
+    context.close()
+    assert problems == {}
+    no_outside_requests()
+
+
+def choose_source(tab, text: str) -> None:
+    """Pick a data source in the sidebar (a radio button labelled ``text``)."""
+    label = tab.locator('[data-testid="stSidebar"] label').filter(has_text=text).first
+    if not label.locator("input").is_checked():
+        timed(tab, label.click)
+
+
+def upload_runs(tab, runs, qrels) -> None:
+    choose_source(tab, "Upload TREC runs and qrels")
+    inputs = tab.locator('[data-testid="stFileUploaderDropzoneInput"]')
+    timed(tab, lambda: inputs.nth(1).set_input_files(str(qrels)))
+    timed(tab, lambda: inputs.nth(0).set_input_files([str(p) for p in runs]))
+
+
+def test_every_page_on_mslr_and_on_uploaded_runs(server, browser):
+    context, tab = visitor(browser)
+    tab.goto(server)
+    wait_until_rendered(tab)
+    choose_source(tab, "MSLR-WEB10K sample")
+    mslr = tour(tab, "mslr", 1440)
+    upload_runs(tab, sorted((SAMPLE / "runs").glob("*.gz")), SAMPLE / "qrels.txt.gz")
+    sync_api.expect(tab.locator('[data-testid="stMain"]')).to_contain_text("5 uploaded runs")
+    uploaded = tour(tab, "uploaded", 1440)
+    context.close()
+    assert mslr == {}
+    assert uploaded == {}
+    no_outside_requests()
+
+
+def test_the_rankings_chart_names_every_system(server, browser):
+    sample = data.robust03_sample()
+    context, tab = visitor(browser)
+    tab.goto(f"{server}/rankings")
+    wait_until_rendered(tab)
+    chart = tab.locator('[data-testid="stPlotlyChart"]').first
+    drawn = chart.locator("text").all_text_contents()
+    context.close()
+    missing = [name for name in sample.names if not any(name in t for t in drawn)]
+    assert missing == [], (missing, drawn[:40])
+
+
+# ----------------------------------------------------------------------------- two users
+
+
+def test_two_visitors_never_see_each_others_uploads(server, browser):
+    """Visitor A uploads two runs, visitor B the other three: each sees only their own."""
+    runs = sorted((SAMPLE / "runs").glob("*.gz"))
+    tags = {path: path.name.removeprefix("input.").removesuffix(".gz") for path in runs}
+    first, second = runs[:2], runs[2:]
+    (context_a, a), (context_b, b) = visitor(browser), visitor(browser)
+    for tab in (a, b):
+        tab.goto(f"{server}/overview")
+        wait_until_rendered(tab)
+    upload_runs(a, first, SAMPLE / "qrels.txt.gz")
+    upload_runs(b, second, SAMPLE / "qrels.txt.gz")
+    for tab, mine, theirs in ((a, first, second), (b, second, first)):
+        # a rerun after the other's upload: the page and its charts, with every text they hold
+        link = tab.locator('[data-testid="stSidebarNav"] a[href$="/overview"]').first
+        timed(tab, link.click)
+        text = tab.locator('[data-testid="stApp"]').text_content()
+        assert [tags[p] for p in mine if tags[p] not in text] == []
+        assert [tags[p] for p in theirs if tags[p] in text] == []
+    context_a.close()
+    context_b.close()
+    no_outside_requests()
