@@ -645,6 +645,7 @@ def _sweep(
     rel_level: int,
     tiebreak: str,
     _features: pd.DataFrame,
+    others: tuple[str, ...] = (),
 ) -> pd.DataFrame:
     return quiet(
         builder.sweep,
@@ -665,10 +666,13 @@ def sweep(
     weights: dict[str, float],
     levels: Sequence[int | None],
     measure: str,
+    *,
+    exclude: Sequence[str] = (),
 ) -> pd.DataFrame:
-    """:func:`tiecore.builder.sweep` of the chosen features, ranked against all of them."""
+    """:func:`tiecore.builder.sweep` of the chosen features, ranked against all of them
+    (but ``exclude``: a run coarsened is ranked against the other runs)."""
     tiebreak = settings.tiebreak if settings.tiebreak in anatomy.POLICIES else "trec_eval"
-    features = policy_table(dataset, settings, measure)
+    features = policy_table(dataset, settings, measure).drop(index=list(exclude))
     return _sweep(
         dataset,
         dataset.key,
@@ -678,6 +682,7 @@ def sweep(
         settings.rel_level,
         tiebreak,
         features,
+        tuple(exclude),
     )
 
 

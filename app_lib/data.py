@@ -70,9 +70,14 @@ class Dataset:
         return list(self.runs)
 
     def describe(self, name: str) -> str:
-        """``f128 · in-link number`` for a feature, the name itself for a run."""
+        """``f16 · IDF (Inverse document frequency), body`` for a feature, the name for a run."""
         text = self.descriptions.get(name)
         return f"{name} · {text}" if text else name
+
+    @property
+    def noun(self) -> tuple[str, str]:
+        """What a system is here, singular and plural: features of a LETOR file, else runs."""
+        return ("feature", "features") if self.kind == "letor" else ("run", "runs")
 
 
 def content_key(files: Sequence[tuple[str, bytes]], *extra: object) -> str:
@@ -226,10 +231,22 @@ def parse_features(text: str, available: Sequence[int]) -> list[int]:
     return sorted(chosen)
 
 
-def select_features(dataset: Dataset, features: str) -> Dataset:
-    """Keep the chosen features (``"all"`` or ranges) of a LETOR dataset as its systems."""
+def select_features(dataset: Dataset, features: str | Sequence[str]) -> Dataset:
+    """Keep the chosen features of a LETOR dataset as its systems.
+
+    ``features`` is text (``"all"`` or ranges such as ``"1-5,128"``) or the chosen
+    feature names (``["f16", "f128"]``, as the sidebar's list gives them).
+    """
     numbers = {feature_number(name): name for name in dataset.runs}
-    chosen = parse_features(features, [n for n in numbers if n is not None])
+    if isinstance(features, str):
+        chosen = parse_features(features, [n for n in numbers if n is not None])
+    else:
+        unknown = [name for name in features if name not in dataset.runs]
+        if unknown:
+            raise InputError(
+                "features", None, f"feature {unknown[0]} is not in the file", "its features"
+            )
+        chosen = sorted(feature_number(name) for name in dict.fromkeys(features))
     if not chosen:
         raise InputError("features", None, "no feature chosen", "at least one feature")
     runs = {numbers[n]: dataset.runs[numbers[n]] for n in chosen}
@@ -239,13 +256,23 @@ def select_features(dataset: Dataset, features: str) -> Dataset:
     return replace(dataset, key=content_key([], dataset.key, tuple(chosen)), label=label, runs=runs)
 
 
+def tidy_feature_name(text: str) -> str:
+    """``IDF(Inverse document frequency): body`` -> ``IDF (Inverse document frequency), body``.
+
+    The file's ``kind: stream`` reads as one phrase once the colon is a comma
+    (a colon after ``f16 ·`` reads as a second label).
+    """
+    text = re.sub(r"(\w)\(", r"\1 (", text.strip())
+    return re.sub(r"\s*:\s*", ", ", text)
+
+
 def feature_names(path: Path = SAMPLE / "mslr" / "feature_names.txt") -> dict[int, str]:
-    """``{128: "in-link number", ...}`` from lines ``128: in-link number``."""
+    """``{16: "IDF (Inverse document frequency), body", ...}`` from lines ``16: IDF(...): body``."""
     out = {}
     for line in path.read_text().splitlines():
         number, _, text = line.partition(":")
         if number.strip().isdigit():
-            out[int(number)] = text.strip()
+            out[int(number)] = tidy_feature_name(text)
     return out
 
 

@@ -162,15 +162,17 @@ def _letor_uploads(errors: list[str]) -> Dataset | None:
 
 
 def _features_chooser(full: Dataset) -> Dataset:
-    numbers = sorted(n for n in map(data.feature_number, full.runs) if n is not None)
-    text = st.text_input(
+    """The features used as systems: a searchable list by name; none chosen keeps them all."""
+    chosen = st.multiselect(
         "Features as systems",
-        value="all",
+        full.names,
         key=f"features_{full.key}",
-        help=f"'all' or numbers and ranges, e.g. 1-5,128 (the file has {len(numbers)} features, "
-        f"{numbers[0]}-{numbers[-1]})",
+        format_func=full.describe,
+        placeholder=f"All {len(full.names)} features; type a name or number to pick some",
+        help="leave empty to use every feature of the file; type e.g. 'BM25', 'click' or "
+        "'f128' to find one",
     )
-    return data.select_features(full, text)
+    return data.select_features(full, chosen or "all")
 
 
 def _settings_sidebar(dataset: Dataset) -> tuple[Settings, list[str], list[str]]:

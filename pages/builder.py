@@ -1,4 +1,5 @@
-"""Build a scoring function from LETOR features, coarsen its scores, and watch ties appear."""
+"""Build a scoring function from LETOR features (or take a run), coarsen its scores, and watch
+ties appear."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from app_lib import cache, data
+from app_lib import cache
 from app_lib import charts as ch
 from app_lib import sidebar as sb
 from tiecore import anatomy, report
@@ -17,50 +18,66 @@ LEVELS = (None, 1000, 300, 100, 30, 10, 5, 3, 2)
 PREFERRED = ("f110", "f134")
 
 dataset, settings = sb.context()
+one, many = dataset.noun
 st.title("Build a scoring function")
-if dataset.kind != "letor":
-    dataset = data.mslr_sample()
-    st.info(
-        "This page combines the features of a LETOR file. The sidebar's source holds TREC runs, "
-        "so it uses the bundled MSLR-WEB10K sample; upload a LETOR file to use yours."
-    )
 ch.dataset_caption(dataset)
-st.caption(
-    "Coarse scores tie: in-link and click counts, term counts, model scores rounded to a few "
-    "levels. Build a weighted sum of features, then cut its scores to fewer and fewer levels: "
-    "ties appear, the tie-break starts to decide the reported number, and the function's place "
-    "among the given features starts to depend on document names (McSherry & Najork 2008)."
-)
+if dataset.kind == "letor":
+    st.caption(
+        "Coarse scores tie: in-link and click counts, term counts, model scores rounded to a few "
+        "levels. Build a weighted sum of features, then cut its scores to fewer and fewer levels: "
+        "ties appear, the tie-break starts to decide the reported number, and the function's "
+        "place among the given features starts to depend on document names (McSherry & Najork "
+        "2008)."
+    )
+else:
+    st.caption(
+        "Coarse scores tie: model outputs rounded for serving, scores bucketed into a few grades. "
+        "Take one run and cut its scores to fewer and fewer levels (within each query, between "
+        "its lowest and highest score): ties appear, the tie-break starts to decide the reported "
+        "number, and the run's place among the other runs starts to depend on document names "
+        "(McSherry & Najork 2008). The Precision what-if page rounds to bf16, fp16 or decimals "
+        "instead."
+    )
 
 names = dataset.names
-default = [f for f in PREFERRED if f in names] or names[: min(3, len(names))]
 left, right = st.columns([2, 1])
-with left:
-    chosen = st.multiselect(
-        "Features to combine",
-        names,
-        default=default,
-        key=f"builder_features_{dataset.key}",
-        format_func=dataset.describe,
-        max_selections=8,
-        help="each feature is scaled to 0–1 within each query, then weighted",
-    )
-with right:
-    measure = sb.pick_measure(settings, key="builder_measure", need="spread")
-if not chosen:
-    st.info("Choose at least one feature to build a scoring function.")
-    st.stop()
-weights = {}
-columns = st.columns(min(len(chosen), 4))
-for i, feature in enumerate(chosen):
-    weights[feature] = columns[i % len(columns)].slider(
-        f"weight of {ch.short(dataset.describe(feature), 30)}",
-        0.0,
-        1.0,
-        1.0,
-        0.05,
-        key=f"builder_weight_{feature}",
-    )
+if dataset.kind == "letor":
+    default = [f for f in PREFERRED if f in names] or names[: min(3, len(names))]
+    with left:
+        chosen = st.multiselect(
+            "Features to combine",
+            names,
+            default=default,
+            key=f"builder_features_{dataset.key}",
+            format_func=dataset.describe,
+            max_selections=8,
+            placeholder="type a name or number to find a feature",
+            help="each feature is scaled to 0–1 within each query, then weighted",
+        )
+    with right:
+        measure = sb.pick_measure(settings, key="builder_measure", need="spread")
+    if not chosen:
+        st.info("Choose at least one feature to build a scoring function.")
+        st.stop()
+    weights = {}
+    columns = st.columns(min(len(chosen), 4))
+    for i, feature in enumerate(chosen):
+        weights[feature] = columns[i % len(columns)].slider(
+            f"weight of {dataset.describe(feature)}",
+            0.0,
+            1.0,
+            1.0,
+            0.05,
+            key=f"builder_weight_{feature}",
+        )
+    others: list[str] = []  # ranked among all the given features
+else:
+    with left:
+        run = sb.pick_run(dataset, key="builder_run", label="Run to coarsen")
+    with right:
+        measure = sb.pick_measure(settings, key="builder_measure", need="spread")
+    weights = {run: 1.0}
+    others = [run]  # ranked among the other runs
 if not any(weights.values()):
     st.info("Every weight is 0: give at least one feature a weight.")
     st.stop()
@@ -75,12 +92,14 @@ level = st.select_slider(
     help=ch.GLOSSARY["levels"],
 )
 shown_tiebreak = settings.tiebreak if settings.tiebreak in anatomy.POLICIES else "trec_eval"
-found = cache.sweep(dataset, settings, {f: w for f, w in weights.items() if w}, LEVELS, measure)
+found = cache.sweep(
+    dataset, settings, {f: w for f, w in weights.items() if w}, LEVELS, measure, exclude=others
+)
 found = found.assign(label=[label[n] for n in LEVELS])
 row = found.iloc[list(LEVELS).index(level)]
 continuous = found.iloc[0]
 
-cols = st.columns(6)
+cols = [*st.columns(3), *st.columns(3)]  # two rows: a range of 4 decimals needs the width
 cols[0].metric(
     "share of tied rows",
     f"{row['share_tied_rows']:.1%}",
@@ -97,7 +116,7 @@ cols[2].metric("aware", report.format_value(row["aware"]), help=ch.GLOSSARY["awa
 cols[3].metric("tie sd", f"{row['tie_sd']:.4f}", help=ch.GLOSSARY["tie_sd"])
 cols[4].metric(
     "range",
-    f"{row['min']:.2f}–{row['max']:.2f}",
+    f"{report.format_value(row['min'])} … {report.format_value(row['max'])}",
     help="the lowest and highest mean any tie-break gives (min … max)",
 )
 cols[5].metric(
@@ -105,7 +124,9 @@ cols[5].metric(
     f"{int(row['rank_aware'])} of {int(row['features']) + 1}",
     delta=f"{int(row['rank_oblivious'])} under {shown_tiebreak}",
     delta_color="off",
-    help="among the given features: 1 + the number of features scoring higher",
+    help="among the given features: 1 + the number of features scoring higher"
+    if dataset.kind == "letor"
+    else "among the other runs (as given): 1 + the number of runs scoring higher",
 )
 
 x = found["label"].tolist()
@@ -187,7 +208,8 @@ with right:
         rank,
         "builder_rank",
         height=320,
-        title="rank among the given features (1 = best)",
+        title=f"rank among the {'given features' if dataset.kind == 'letor' else 'other runs'}"
+        " (1 = best)",
         xaxis={"type": "category"},
         yaxis={"autorange": "reversed", "rangemode": "tozero"},
     )
@@ -207,6 +229,32 @@ ch.show_table(
         ties="oblivious, aware",
         features=", ".join(f"{f}×{w:g}" for f, w in weights.items()),
     ),
+    column_config={
+        "levels": st.column_config.TextColumn("score levels"),
+        "distinct_scores": st.column_config.NumberColumn(
+            "most distinct scores in a query", format="%d"
+        ),
+        "share_tied_rows": st.column_config.NumberColumn(
+            "share tied", format="percent", help=ch.GLOSSARY["share_tied_rows"]
+        ),
+        "largest_group": st.column_config.NumberColumn(
+            "largest tie group", format="%d", help=ch.GLOSSARY["largest_group"]
+        ),
+        "oblivious": st.column_config.NumberColumn(
+            f"oblivious ({shown_tiebreak})", format="%.4f", help=ch.GLOSSARY["oblivious"]
+        ),
+        "aware": st.column_config.NumberColumn(
+            "tie-aware", format="%.4f", help=ch.GLOSSARY["aware"]
+        ),
+        "min": st.column_config.NumberColumn("min", format="%.4f", help=ch.GLOSSARY["min"]),
+        "max": st.column_config.NumberColumn("max", format="%.4f", help=ch.GLOSSARY["max"]),
+        "tie_sd": st.column_config.NumberColumn(
+            "tie sd", format="%.4f", help=ch.GLOSSARY["tie_sd"]
+        ),
+        "rank_aware": st.column_config.NumberColumn("rank (tie-aware)", format="%d"),
+        "rank_oblivious": st.column_config.NumberColumn(f"rank ({shown_tiebreak})", format="%d"),
+        "features": st.column_config.NumberColumn(f"{many} compared", format="%d"),
+    },
 )
 if np.isclose(found["tie_sd"].max(), 0):
     st.info(

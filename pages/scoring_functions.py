@@ -1,4 +1,4 @@
-"""Scoring functions side by side: LETOR features as systems, the paper's feature-selection case."""
+"""Scoring functions side by side: runs or LETOR features as systems (the paper's Section 5)."""
 
 from __future__ import annotations
 
@@ -6,30 +6,33 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from app_lib import cache, data
+from app_lib import cache
 from app_lib import charts as ch
 from app_lib import sidebar as sb
 from tiecore import anatomy, report
 
 dataset, settings = sb.context()
+one, many = dataset.noun
 st.title("Scoring functions side by side")
-if dataset.kind != "letor":
-    dataset = data.mslr_sample()
-    st.info(
-        "This page ranks the features of a LETOR file. The sidebar's source holds TREC runs, so it "
-        "shows the bundled MSLR-WEB10K sample (all features); choose that sample or upload a LETOR "
-        "file in the sidebar to pick the features."
-    )
 ch.dataset_caption(dataset)
-st.caption(
-    "Each feature column used alone as a score is a ranking function. Most features are discrete "
-    "(counts, flags), so many documents tie, and the tie-break decides much of their value — "
-    "and which features look best (McSherry & Najork 2008, Section 5)."
-)
+if dataset.kind == "letor":
+    st.caption(
+        "Each feature column used alone as a score is a ranking function. Most features are "
+        "discrete (counts, flags), so many documents tie, and the tie-break decides much of their "
+        "value — and which features look best (McSherry & Najork 2008, Section 5). Pick the "
+        "features in the sidebar's 'Features as systems'."
+    )
+else:
+    st.caption(
+        "Each run is a scoring function: its scores rank the documents of every query. Where "
+        "scores tie (rounded model outputs, low-precision serving, counts), the tie-break decides "
+        "part of a run's value — and perhaps its place among the others (McSherry & Najork 2008)."
+    )
 if len(dataset.runs) < 2:
+    where = "the sidebar's 'Features as systems'" if dataset.kind == "letor" else "the sidebar"
     st.info(
-        f"Only one feature ({dataset.describe(dataset.names[0])}) is chosen: ranking features "
-        "needs at least two. Choose more in the sidebar's 'Features as systems'."
+        f"Only one {one} ({dataset.describe(dataset.names[0])}) is loaded: comparing needs at "
+        f"least two. Choose more in {where}."
     )
     st.stop()
 
@@ -38,12 +41,12 @@ with left:
     measure = sb.pick_measure(settings, key="features_measure", need="spread")
 with right:
     k = st.number_input(
-        "Top-k features for selection",
+        f"Top-k {many} for selection",
         1,
         len(dataset.runs),
-        min(10, len(dataset.runs)),
+        min(10, max(1, len(dataset.runs) // 2)),
         key="features_k",
-        help="a feature whose membership of the top k depends on the tie-break is flagged",
+        help=f"a {one} whose place in the top k depends on the tie-break is flagged",
     )
 
 values = cache.policy_table(dataset, settings, measure)
@@ -51,13 +54,14 @@ profile, _ = cache.tie_profiles(dataset, dataset.key)
 profile = profile.set_index("run")
 ranges = anatomy.rank_ranges(values, anatomy.ARBITRARY, top=int(k))
 table = values.copy()
-table.insert(0, "name", [dataset.descriptions.get(f, "") for f in table.index])
-table.insert(1, "share_tied_rows", profile.loc[table.index, "share_tied_rows"])
+if dataset.descriptions:
+    table.insert(0, "name", [dataset.descriptions.get(f, "") for f in table.index])
+table["share_tied_rows"] = profile.loc[table.index, "share_tied_rows"]
+RANKS = [f"rank_{policy}" for policy in ("aware", *anatomy.ARBITRARY)]
 table = table.join(
     ranges[
         [
-            "rank_aware",
-            "rank_trec_eval",
+            *RANKS,
             "best_rank",
             "worst_rank",
             "rank_range",
@@ -73,24 +77,22 @@ table["trec_eval_minus_aware"] = difference.where(difference.abs() >= report.NOI
 depends = int(table["rank_depends_on_tiebreak"].sum())
 flip = table[table["top_k_depends_on_tiebreak"]]
 cols = st.columns(4)
-cols[0].metric("features", len(table))
+cols[0].metric(many, len(table))
 cols[1].metric("rank depends on the tie-break", depends, help=ch.GLOSSARY["rank_range"])
-cols[2].metric("largest rank change", f"{table['rank_range'].max():g} places")
+cols[2].metric("largest rank change", f"{int(table['rank_range'].max())} places")
 cols[3].metric(f"in or out of the top {k} by tie-break", len(flip))
 st.caption(
     f"Tie-breaks compared: {', '.join(anatomy.ARBITRARY)} — the arbitrary orders evaluation tools "
     "use. Optimistic and pessimistic are bounds, shown as the grey bars below."
 )
 if len(flip):
-    st.markdown(
-        f"**Features whose place in the top {k} depends on tie-breaking:** "
-        + ", ".join(dataset.describe(f) for f in flip.index)
-    )
+    st.markdown(f"**{many.capitalize()} whose place in the top {k} depends on tie-breaking:**")
+    st.text(", ".join(dataset.describe(f) for f in flip.index))  # users' names, as text
 
-# --- value range per feature (top N, sorted)
-st.subheader(f"{measure} of each feature: tie-aware, trec_eval and the range over tie-breaks")
+# --- value range per system (top N, sorted)
+st.subheader(f"{measure} of each {one}: tie-aware, trec_eval and the range over tie-breaks")
 sort_by = st.radio(
-    "Sort features by",
+    f"Sort {many} by",
     ["tie-aware value", "|trec_eval − aware|", "share of tied rows"],
     horizontal=True,
     key="features_sort",
@@ -101,7 +103,9 @@ key_of = {
     "share of tied rows": table["share_tied_rows"],
 }
 ordered = table.loc[key_of[sort_by].sort_values(ascending=False, kind="stable").index]
-top = ch.top_slider(len(ordered), "features_top", "Features in the chart", 40, unit="features")
+top = ch.top_slider(
+    len(ordered), "features_top", f"{many.capitalize()} in the chart", 40, unit=many
+)
 part = ordered.head(top)
 labels = part.index.tolist()
 names = [dataset.describe(f) for f in labels]
@@ -122,9 +126,9 @@ figure.add_trace(
 )
 # the difference that matters: a red segment from tie-aware to trec_eval
 segment_x, segment_y = [], []
-for feature, a, t in zip(labels, part["aware"], part["trec_eval"], strict=True):
+for name, a, t in zip(labels, part["aware"], part["trec_eval"], strict=True):
     segment_x += [a, t, None]
-    segment_y += [feature, feature, None]
+    segment_y += [name, name, None]
 figure.add_trace(
     go.Scatter(
         x=segment_x,
@@ -160,10 +164,11 @@ ch.show(
     yaxis={
         "autorange": "reversed",
         "type": "category",
-        "title": f"feature (by {sort_by})",
+        "title": f"{one} (by {sort_by})",
         "tickmode": "array",
         "tickvals": labels,
-        "ticktext": ch.short_labels(names, 34),
+        "ticktext": ch.short_labels(names, 48),
+        "automargin": True,
     },
 )
 st.caption(
@@ -218,25 +223,66 @@ ch.show(
     xaxis={"tickformat": ".0%"},
 )
 st.caption(
-    "Red: features whose rank changes with the tie-break; the bigger the dot, the more places it "
-    "moves. Far from the dashed line, trec_eval's score owes much to docno order, not to the "
-    "feature."
+    f"Red: {many} whose rank changes with the tie-break; the bigger the dot, the more places it "
+    f"moves. Far from the dashed line, trec_eval's score owes much to docno order, not to the "
+    f"{one}."
 )
 
+st.subheader(f"Every {one}")
+st.caption(
+    "Bias = trec_eval − tie-aware: how far the number trec_eval prints is from the mean over every "
+    "order of the tied documents. Range: the lowest and highest value any tie-break gives. "
+    "Ranks: 1 = best; equal values share a rank."
+)
+number = {"format": "%.4f"}
+#: The tie-breaks' names as column labels (trec_eval is a tool's name).
+POLICY = {"aware": "tie-aware", "trec_eval": "trec_eval", "docno_asc": "docno ascending",
+          "file_order": "file order"}  # fmt: skip
+LABELS = {
+    "run": st.column_config.TextColumn(one),
+    "name": st.column_config.TextColumn("name"),
+    "share_tied_rows": st.column_config.ProgressColumn(
+        "share tied",
+        format="percent",
+        min_value=0.0,
+        max_value=1.0,
+        help=ch.GLOSSARY["share_tied_rows"],
+    ),
+    "aware": st.column_config.NumberColumn("tie-aware", help=ch.GLOSSARY["aware"], **number),
+    "trec_eval_minus_aware": st.column_config.NumberColumn(
+        "bias (trec_eval − aware)", format="%+.4f"
+    ),
+    "pessimistic": st.column_config.NumberColumn("min (relevant last)", **number),
+    "optimistic": st.column_config.NumberColumn("max (relevant first)", **number),
+    "best_rank": st.column_config.NumberColumn("best rank", format="%d"),
+    "worst_rank": st.column_config.NumberColumn("worst rank", format="%d"),
+    "rank_range": st.column_config.NumberColumn(
+        "rank range", format="%d", help=ch.GLOSSARY["rank_range"]
+    ),
+    "rank_depends_on_tiebreak": st.column_config.CheckboxColumn("rank depends on tie-break"),
+    "top_k_depends_on_tiebreak": st.column_config.CheckboxColumn(f"top {k} depends on tie-break"),
+    **{
+        policy: st.column_config.NumberColumn(
+            POLICY[policy], help=ch.tiebreak_help(policy), **number
+        )
+        for policy in anatomy.ARBITRARY
+    },
+    **{
+        f"rank_{policy}": st.column_config.NumberColumn(f"rank ({POLICY[policy]})", format="%d")
+        for policy in ("aware", *anatomy.ARBITRARY)
+    },
+}
+shown = ["name"] * bool(dataset.descriptions) + [
+    "share_tied_rows", "trec_eval", "aware", "trec_eval_minus_aware", "pessimistic", "optimistic",
+    "docno_asc", "file_order", *RANKS, "rank_range", "rank_depends_on_tiebreak",
+    "top_k_depends_on_tiebreak", "best_rank", "worst_rank",
+]  # fmt: skip
 ch.show_table(
-    table.reset_index(),
-    f"features {measure}",
+    table[shown].reset_index(),
+    f"{many} {measure}",
     key="download_features",
     provenance=cache.provenance(
         dataset, settings, measure=measure, ties="aware and every deterministic tie-break"
     ),
-    column_config={
-        "share_tied_rows": st.column_config.ProgressColumn(
-            "share tied",
-            format="percent",
-            min_value=0.0,
-            max_value=1.0,
-            help=ch.GLOSSARY["share_tied_rows"],
-        )
-    },
+    column_config=LABELS,
 )
