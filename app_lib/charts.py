@@ -109,7 +109,12 @@ def show(
         store[memo] = spec  # most recently used last
         while len(store) > FIGURES_KEPT:
             store.pop(next(iter(store)))
-    st.plotly_chart(_Drawn(spec), key=key, config={"displaylogo": False})
+    st.plotly_chart(_Drawn(spec), key=key, config=_config(key))
+
+
+def _config(key: str) -> dict:
+    """The modebar: no plotly logo; the camera saves an SVG (vector, for papers) named ``key``."""
+    return {"displaylogo": False, "toImageButtonOptions": {"format": "svg", "filename": key}}
 
 
 def _shared_layout(height, title, legend, top) -> dict:
