@@ -8,19 +8,25 @@ change IR evaluation.  It opens on the bundled ``sample_data/``; the sidebar
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from app_lib import sidebar, warm
 
-st.set_page_config(page_title="tiecore explorer", page_icon=":material/balance:", layout="wide")
+#: The tab's icon, an SVG shipped with the app (sent inline: nothing is fetched from a font host).
+ICON = Path(__file__).parent / "app_lib" / "icon.svg"
+st.set_page_config(page_title="tiecore explorer", page_icon=str(ICON), layout="wide")
 
 PAGES = [
-    st.Page("pages/overview.py", title="Overview", icon=":material/bar_chart:", default=True),
+    st.Page("pages/start.py", title="Start here", icon=":material/school:", default=True),
+    st.Page("pages/overview.py", title="Overview", icon=":material/bar_chart:"),
     st.Page("pages/tie_anatomy.py", title="Tie anatomy", icon=":material/biotech:"),
     st.Page("pages/variance.py", title="Variance", icon=":material/casino:"),
     st.Page("pages/rankings.py", title="System rankings", icon=":material/leaderboard:"),
     st.Page("pages/scoring_functions.py", title="Scoring functions", icon=":material/functions:"),
     st.Page("pages/builder.py", title="Build a scoring function", icon=":material/tune:"),
+    st.Page("pages/precision.py", title="Precision what-if", icon=":material/target:"),
     st.Page("pages/playground.py", title="Playground", icon=":material/toys:"),
 ]
 

@@ -1,0 +1,180 @@
+"""Start here: what a tie is, the classic three-document example, the effect on the data loaded
+now, and a map of the pages.  Every number comes from tiecore."""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+import pandas as pd
+import streamlit as st
+
+import tiecore
+from app_lib import cache, glossary
+from app_lib import charts as ch
+from app_lib import sidebar as sb
+from tiecore import anatomy, report
+from tiecore.errors import InputError
+
+st.title("Start here: ties in IR evaluation")
+st.page_link("pages/overview.py", label="Skip to the data →", icon=":material/fast_forward:")
+st.markdown(
+    "A search system gives each document a score and ranks the documents by it. Sometimes "
+    "it gives several documents exactly the same score: they are **tied**, and the system "
+    "has said nothing about their order. An evaluation tool still has to put them in some "
+    "order before it can count anything, and each tool has its own rule, for example "
+    "alphabetical by document id. So the same run can get different results from different "
+    "tools, decided by document ids rather than by the system. **Tie-aware** evaluation "
+    "instead averages over every order of the tied documents: what the system earned, "
+    "whatever the rule."
+)
+
+# --- the classic example: one query, three tied documents, one relevant
+st.subheader("An example: three tied documents")
+RELEVANT = "d1"
+#: The run file lists the tied documents d2, d1, d3; only d1 is relevant.
+RUN = pd.DataFrame({"qid": "q1", "docno": ["d2", "d1", "d3"], "score": [1.0, 1.0, 1.0]})
+QRELS = pd.DataFrame({"qid": "q1", "docno": ["d1", "d2", "d3"], "level": [1, 0, 0]})
+#: Tie-break policy -> how a tool following it is described.
+TOOLS = {
+    "trec_eval": ("trec_eval", "document id, descending"),
+    "docno_asc": ("a tool that sorts ties", "document id, ascending"),
+    "file_order": ("a tool that keeps the run file's order", "as written in the run file"),
+}
+
+
+def fraction(value: float) -> str:
+    """A value as the small fraction it is (``1/3``, ``1``), for the three-document example."""
+    return str(Fraction(float(value)).limit_denominator(100))
+
+
+def listing(docnos) -> str:
+    """A ranked list as text, the relevant document marked."""
+    return "  ".join(f"{d} ✓" if d == RELEVANT else d for d in docnos)
+
+
+st.markdown(
+    "One query, three documents. The system gives all three the same score, 1.0; only "
+    f"**{RELEVANT}** is relevant. The run file lists them in this order:"
+)
+st.code("\n".join(f"q1 Q0 {d} {i} 1.0 mysystem" for i, d in enumerate(RUN["docno"], 1)))
+st.markdown(
+    "The measure is **RR**, "
+    + glossary.define("RR").partition(": ")[2].removesuffix(".")
+    + ". Three tools, three tie rules, three answers for the same run:"
+)
+rows = []
+for policy, (tool, rule) in TOOLS.items():
+    value = tiecore.evaluate(RUN, QRELS, "RR", ties="oblivious", tiebreak=policy)["value"]
+    ranked = anatomy.ranked_list(RUN, QRELS, "q1", tiebreak=policy)
+    rows.append(
+        {
+            "Tool": tool,
+            "Order of tied documents": rule,
+            "Ranked list it scores": listing(ranked["docno"]),
+            f"Rank of {RELEVANT}": int(ranked.loc[ranked["docno"] == RELEVANT, "rank"].iloc[0]),
+            "RR": f"{fraction(value.iloc[0])} = {report.format_value(value.iloc[0])}",
+        }
+    )
+st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+
+orders = anatomy.orderings(RUN["score"].to_numpy())
+query = anatomy.QueryList.from_docs(
+    RUN.merge(QRELS, on=["qid", "docno"])[["docno", "score", "level"]]
+)
+values = anatomy.ordering_values(query, orders, "RR")
+aware = float(tiecore.evaluate(RUN, QRELS, "RR", ties="aware")["value"].iloc[0])
+st.markdown(
+    f"**Tie-aware** RR takes every order of the tied documents, {len(orders)} here, "
+    "as equally likely and averages their RR:"
+)
+left, right = st.columns([3, 2])
+with left:
+    st.dataframe(
+        pd.DataFrame(
+            {
+                "Order": range(1, len(orders) + 1),
+                "Ranked list": [listing(RUN["docno"].to_numpy()[o]) for o in orders],
+                "RR": [fraction(v) for v in values],
+            }
+        ),
+        hide_index=True,
+        width="stretch",
+    )
+with right:
+    st.metric(
+        f"Tie-aware RR (mean of {len(orders)} orders)",
+        f"{fraction(aware)} ≈ {report.format_value(aware)}",
+        help=glossary.term("aware"),
+    )
+    st.caption(
+        f"({' + '.join(fraction(v) for v in values)}) / {len(orders)} = {fraction(aware)}. "
+        "No document id decides it, and it is the same for every tool."
+    )
+
+# --- the page map (drawn before the data part below, which takes a moment the first time)
+st.subheader("Where to go next")
+PAGES = (
+    ("pages/overview.py", "Overview", "every system and measure on the loaded data: "
+     "the reported value beside the tie-aware one, and which moved most"),
+    ("pages/tie_anatomy.py", "Tie anatomy", "one query of one system taken apart into its tie "
+     "groups, with the paper's formula"),
+    ("pages/variance.py", "Variance", "how much random tie-breaking moves a value, per query "
+     "and overall"),
+    ("pages/rankings.py", "System rankings", "whether ties can swap the order of two systems"),
+    ("pages/scoring_functions.py", "Scoring functions", "learning-to-rank features as systems: "
+     "coarse features tie a lot"),
+    ("pages/builder.py", "Build a scoring function", "combine features and watch ties appear as "
+     "the score gets coarser"),
+    ("pages/precision.py", "Precision what-if", "what the tie effect does at the precision a "
+     "paper prints"),
+    ("pages/playground.py", "Playground", "try it yourself: edit a small ranked list and see "
+     "every order of its ties"),
+)  # fmt: skip
+for path, title, what in PAGES:
+    st.page_link(path, label=f"{title}: {what}")
+
+# --- the same effect on the data loaded now
+st.subheader("On the data loaded now")
+dataset, settings = sb.context()
+
+
+def plain(text: str) -> str:
+    """A user's name (run tag, file name) safe inside Markdown: special characters escaped."""
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$:])", r"\\\1", str(text))
+
+
+if not settings.measures:
+    st.info("Choose at least one measure in the sidebar to see the effect on this data.")
+    st.stop()
+with st.spinner("Measuring the tie effect on the loaded data ..."):
+    try:
+        table = cache.modes(dataset, settings)
+    except InputError as error:
+        table = None
+        st.info(f"The tie effect could not be measured on this data: {error.problem}.")
+if table is not None and len(table):
+    tool = "trec_eval" if settings.tiebreak == "trec_eval" else f"the {settings.tiebreak} tie-break"
+    moved = table[table["delta"] != 0]
+    data_words = f"On the data loaded now, {plain(dataset.label)},"
+    if moved.empty:
+        st.markdown(
+            f"{data_words} no tie-break moves any of the {len(table)} values: every order of "
+            "the tied documents gives the same numbers."
+        )
+    else:
+        row = table.loc[table["delta"].abs().idxmax()]
+        seen = (
+            f"{int(table['visible'].sum())} of {len(table)} values change at 4 decimals"
+            if "visible" in table
+            else f"{len(moved)} of {len(table)} values move"
+        )
+        st.markdown(
+            f"{data_words} the largest shift: {tool} reports {row['measure']} of "
+            f"{plain(dataset.describe(row['run']))} as "
+            f"**{report.format_value(row['oblivious'])}**, the tie-aware value is "
+            f"**{report.format_value(row['aware'])}**, a shift of {row['delta']:+.4f}. "
+            f"Over all systems and measures, {seen}."
+        )
+        st.caption(f"**{row['measure']}**: {glossary.define(row['measure']).partition(': ')[2]}")
+    ch.dataset_caption(dataset)

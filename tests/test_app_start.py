@@ -1,0 +1,99 @@
+"""The "Start here" page, driven by ``streamlit.testing.v1.AppTest``.
+
+The app opens on it; it shows the three-document example's RR under three tools'
+tie rules and the tie-aware mean over every order, each recomputed here with
+:func:`tiecore.evaluate` (never typed in), links to every page, and says the
+tie effect on the loaded data with the numbers of :func:`app_lib.cache.modes`'
+source, :func:`tiecore.report.combine_modes`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+from test_app import (  # noqa: F401  (navigation_only, no_warm_up: autouse fixtures)
+    QRELS_FILE,
+    ROOT,
+    RUN_FILES,
+    assert_clean,
+    navigation_only,
+    new_app,
+    no_warm_up,
+    table,
+)
+
+import tiecore
+from tiecore import report, spread
+
+#: The page's example, as the page builds it: tied d2 d1 d3 in the file, d1 relevant.
+RUN = pd.DataFrame({"qid": "q1", "docno": ["d2", "d1", "d3"], "score": [1.0, 1.0, 1.0]})
+QRELS = pd.DataFrame({"qid": "q1", "docno": ["d1", "d2", "d3"], "level": [1, 0, 0]})
+
+
+def fraction(value: float) -> str:
+    return str(Fraction(float(value)).limit_denominator(100))
+
+
+def rr(ties: str, tiebreak: str = "trec_eval") -> float:
+    return float(tiecore.evaluate(RUN, QRELS, "RR", ties=ties, tiebreak=tiebreak)["value"].iloc[0])
+
+
+def test_the_app_opens_on_the_start_page_and_it_shows_the_example_from_tiecore():
+    at = new_app()
+    assert at.title[0].value.startswith("Start here")
+    shown = table(at, columns={"Tool", "RR"}).set_index("Tool")
+    expected = {
+        "trec_eval": rr("oblivious", "trec_eval"),
+        "a tool that sorts ties": rr("oblivious", "docno_asc"),
+        "a tool that keeps the run file's order": rr("oblivious", "file_order"),
+    }
+    for tool, value in expected.items():
+        assert shown.loc[tool, "RR"] == f"{fraction(value)} = {report.format_value(value)}"
+    assert len({round(v, 9) for v in expected.values()}) == 3  # three tools, three answers
+    # the relevant document's rank is the reciprocal of each RR
+    assert np.allclose(1 / shown["Rank of d1"].to_numpy(float), list(expected.values()))
+
+    aware = rr("aware")
+    orders = [list(p) for p in itertools.permutations(range(3))]  # brute force, independent
+    by_hand = np.mean([1 / (1 + order.index(1)) for order in orders])  # d1 is row 1 of RUN
+    assert np.isclose(aware, by_hand)
+    assert fraction(aware) == str(Fraction(1 + 1 + Fraction(1, 2) * 2 + Fraction(1, 3) * 2) / 6)
+    metric = next(m for m in at.metric if m.label.startswith("Tie-aware RR"))
+    assert metric.value == f"{fraction(aware)} ≈ {report.format_value(aware)}"
+    every = table(at, columns={"Order", "Ranked list", "RR"})
+    assert len(every) == len(orders)
+    listed = [Fraction(v) for v in every["RR"]]
+    assert sum(listed) / len(listed) == Fraction(fraction(aware))
+
+
+def test_the_start_page_links_every_page_and_skips_to_the_data():
+    at = new_app()
+    links = at.get("page_link")
+    targets = [link.proto.page for link in links]
+    labels = [link.proto.label for link in links]
+    assert labels[0] == "Skip to the data →"
+    app_pages = re.findall(r'st\.Page\("pages/([a-z_]+)\.py"', (ROOT / "app.py").read_text())
+    assert app_pages[0] == "start" and len(app_pages) == 9
+    assert targets[0] == "overview" and targets[1:] == app_pages[1:]  # each page once, in order
+    assert any(label.startswith("Playground: try it yourself") for label in labels)
+
+
+def test_the_start_page_says_the_effect_on_the_loaded_data_from_tiecore():
+    at = new_app()
+    runs = tiecore.read_runs(RUN_FILES)
+    qrels = tiecore.read_qrels(QRELS_FILE)
+    measures = list(tiecore.measures.DEFAULT_MEASURES)
+    oblivious = tiecore.evaluate(runs, qrels, measures, ties="oblivious")
+    combined = report.combine_modes(oblivious, spread.evaluate_spread(runs, qrels, measures))
+    row = combined.loc[combined["delta"].abs().idxmax()]
+    said = " ".join(m.value for m in at.markdown)
+    assert f"as **{report.format_value(row['oblivious'])}**" in said
+    assert f"tie-aware value is **{report.format_value(row['aware'])}**" in said
+    assert f"a shift of {row['delta']:+.4f}" in said
+    assert str(row["measure"]) in said and str(row["run"]) in said
+    if "visible" in combined:
+        assert f"{int(combined['visible'].sum())} of {len(combined)} values change" in said
