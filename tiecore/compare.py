@@ -93,6 +93,8 @@ from tiecore.errors import InputError, TieCoreWarning
 from tiecore.judgments import Judgments
 from tiecore.measures import Measure, parse_measures
 from tiecore.ranking import TIEBREAKS, Ranking
+from tiecore.ranks import RTOL as RTOL  # declared there, with tie_levels
+from tiecore.ranks import tie_levels as tie_levels
 from tiecore.registry import refuse_inexact
 from tiecore.spread import query_spread
 
@@ -106,8 +108,6 @@ ORDERING = Options(*ORDERINGS)
 RANDOM = "random"
 #: ``within_tie_noise``: ``|mu_A - mu_B| <= NOISE_WIDTH * sqrt(var_A + var_B)``.
 NOISE_WIDTH = 2.0
-#: Relative tolerance of equality: values within ``RTOL * max |value|`` are tied.
-RTOL = 1e-12
 #: Cells of the temporary arrays built at once (resamples x pairs, samples x runs x runs).
 CHUNK_CELLS = 1 << 21
 #: Bytes the random tie-breaks may take (``samples x (runs + queries)`` doubles).
@@ -682,29 +682,6 @@ def _mean(values: np.ndarray) -> float:
 
 
 # --------------------------------------------------------------------------- ties and ranks
-
-
-def tie_levels(values: np.ndarray, rtol: float = RTOL) -> np.ndarray:
-    """Integer tie levels along the last axis: higher value, higher level; ties share one.
-
-    Sorted values closer than ``rtol * max |value|`` (of their row) to their
-    neighbour are one tie group, so rounding noise does not break a tie.
-
-    >>> tie_levels(np.array([0.3, 0.1 + 0.2, 0.5, 0.1])).tolist()
-    [1, 1, 2, 0]
-    """
-    values = np.asarray(values, np.float64)
-    order = np.argsort(values, axis=-1, kind="stable")
-    ordered = np.take_along_axis(values, order, axis=-1)
-    scale = np.abs(values).max(axis=-1, keepdims=True) if values.shape[-1] else 0.0
-    step = np.diff(ordered, axis=-1) > rtol * scale
-    level = np.concatenate(
-        [np.zeros((*values.shape[:-1], min(values.shape[-1], 1)), np.int64), np.cumsum(step, -1)],
-        axis=-1,
-    )
-    out = np.empty_like(level)
-    np.put_along_axis(out, order, level, axis=-1)
-    return out
 
 
 def _ranks(values: np.ndarray) -> np.ndarray:
