@@ -315,3 +315,28 @@ def cached_trec(key: str, _runs: Sequence, _qrels) -> Dataset:
 def cached_letor(key: str, _file) -> Dataset:
     """An uploaded LETOR file -> dataset, once per content."""
     return dataset_from_letor(_file.name, _file.getvalue())
+
+
+@st.cache_resource(show_spinner="Rounding the scores ...", max_entries=16)
+def _coarsened(_dataset: Dataset, key: str, precision: str | int, names: tuple[str, ...]):
+    from tiecore.precision import coarsen_run, precision_label
+
+    runs = {name: coarsen_run(_dataset.runs[name], precision) for name in names}
+    return replace(
+        _dataset,
+        key=content_key([], key, "precision", precision, names),
+        label=f"{_dataset.label}, {len(names)} of {len(_dataset.runs)} systems at "
+        f"{precision_label(precision)}",
+        runs=runs,
+        notes=(),
+    )
+
+
+def coarsened(dataset: Dataset, precision: str | int, names: Sequence[str]) -> Dataset:
+    """The systems ``names`` of ``dataset`` with their scores at ``precision``
+    (:func:`tiecore.precision.coarsen_run`), once per content, precision and choice.
+
+    Its key is the original's key with the precision and the names, so every cached
+    result of the coarsened runs is keyed by content (never by a label).
+    """
+    return _coarsened(dataset, dataset.key, precision, tuple(names))

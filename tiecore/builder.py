@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from tiecore._validation import BUILDER, LEVEL_LIST, LEVELS, validate_params
-from tiecore.errors import TieCoreWarning
+from tiecore.errors import InputError, TieCoreWarning
 
 #: Columns of :func:`sweep`.
 COLUMNS = (
@@ -210,3 +210,147 @@ def sweep(
 
 def _name(levels: int | None) -> str:
     return "continuous" if levels is None else f"levels={int(levels)}"
+
+
+# ----------------------------------------------------------------------------- precision what-if
+
+#: Columns of :func:`tie_change`, each ``<name>_before`` and ``<name>_after``.
+TIE_COLUMNS = ("tie_groups", "tied_rows", "share_tied_rows", "largest_group")
+
+
+def tie_change(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
+    """How tied each run is before and after its scores were coarsened.
+
+    Parameters
+    ----------
+    before, after : DataFrame
+        Profiles from :func:`tiecore.anatomy.tie_profiles` (``run, rows,
+        share_tied_rows, largest_group, tie_groups``); ``after`` may hold only
+        the runs that were coarsened.
+
+    Returns
+    -------
+    DataFrame
+        Indexed by run (those of ``after``): ``rows`` and, for each of
+        :data:`TIE_COLUMNS`, ``<name>_before`` and ``<name>_after``.
+        ``tied_rows = share_tied_rows * rows`` (rows whose score another row of
+        the query shares), an integer; tie groups hold two or more rows.
+
+    Examples
+    --------
+    >>> from tiecore.anatomy import tie_profiles
+    >>> run = pd.DataFrame({"qid": "1", "docno": list("abc"), "score": [1.0, 1.001, 2.0]})
+    >>> before, _ = tie_profiles({"x": run})
+    >>> after, _ = tie_profiles({"x": run.assign(score=[1.0, 1.0, 2.0])})
+    >>> change = tie_change(before, after)
+    >>> change.loc["x", ["tied_rows_before", "tied_rows_after", "tie_groups_after"]].tolist()
+    [0, 2, 1]
+    """
+    old = before.set_index("run")
+    new = after.set_index("run")
+    missing = [run for run in new.index if run not in old.index]
+    if missing:
+        raise InputError(
+            "tie profiles", None, f"run {missing[0]} has no profile before coarsening",
+            "the runs of the profile after among those before",
+        )  # fmt: skip
+    old = old.loc[new.index]
+    out = pd.DataFrame({"rows": new["rows"].astype(np.int64)}, index=new.index)
+    for column in TIE_COLUMNS:
+        for suffix, frame in (("before", old), ("after", new)):
+            if column == "tied_rows":
+                tied = np.rint(frame["share_tied_rows"] * frame["rows"]).astype(np.int64)
+                out[f"tied_rows_{suffix}"] = tied
+            elif column == "share_tied_rows":
+                out[f"{column}_{suffix}"] = frame[column].astype(np.float64)
+            else:
+                out[f"{column}_{suffix}"] = frame[column].astype(np.int64)
+    return out
+
+
+def before_after(
+    before: pd.DataFrame, after: pd.DataFrame, on: Sequence[str], columns: Sequence[str]
+) -> pd.DataFrame:
+    """The rows of ``after`` beside the same rows of ``before``, with the change.
+
+    Returns ``on``, then for each column ``<c>_before``, ``<c>_after`` and
+    ``<c>_change = after - before`` (0 when below :data:`tiecore.report.NOISE`,
+    summation-order noise), in ``after``'s row order.
+
+    Examples
+    --------
+    >>> old = pd.DataFrame({"run": ["x", "y"], "aware": [0.5, 0.25]})
+    >>> new = pd.DataFrame({"run": ["y"], "aware": [0.375]})
+    >>> before_after(old, new, ["run"], ["aware"])
+      run  aware_before  aware_after  aware_change
+    0   y          0.25        0.375         0.125
+    """
+    from tiecore.report import NOISE
+
+    keys = list(on)
+    old = before[[*keys, *columns]].rename(columns={c: f"{c}_before" for c in columns})
+    new = after[[*keys, *columns]].rename(columns={c: f"{c}_after" for c in columns})
+    table = new.merge(old, on=keys, how="left", validate="one_to_one")
+    out = table[keys].copy()
+    for column in columns:
+        out[f"{column}_before"] = table[f"{column}_before"]
+        out[f"{column}_after"] = table[f"{column}_after"]
+        change = (table[f"{column}_after"] - table[f"{column}_before"]).to_numpy(
+            np.float64, copy=True
+        )
+        change[np.abs(change) < NOISE] = 0.0
+        out[f"{column}_change"] = change
+    return out
+
+
+def leaderboard_change(before: pd.Series, after: pd.Series) -> pd.DataFrame:
+    """Each system's value and rank before and after some of them were coarsened.
+
+    Parameters
+    ----------
+    before : Series
+        Run -> value of every system as given.
+    after : Series
+        Run -> value of the coarsened systems; the others keep their value.
+
+    Returns
+    -------
+    DataFrame
+        Indexed by run, in ``before``'s order: ``before``, ``after``,
+        ``change`` (after - before, 0 below :data:`tiecore.report.NOISE`),
+        ``rank_before`` and ``rank_after`` (competition ranks, 1 = best, equal
+        values share the best rank: :func:`tiecore.ranks.competition_ranks`),
+        their labels ``label_before`` and ``label_after`` (``"=2"`` for a shared
+        rank), ``places`` (rank after - rank before: negative moved up,
+        :func:`tiecore.ranks.rank_change`) and ``moved`` (the rank changed).
+
+    Examples
+    --------
+    >>> before = pd.Series({"x": 0.5, "y": 0.4, "z": 0.3})
+    >>> found = leaderboard_change(before, pd.Series({"x": 0.4}))
+    >>> found[["label_before", "label_after", "places"]].to_dict("list")
+    {'label_before': ['1', '2', '3'], 'label_after': ['=1', '=1', '3'], 'places': [0, -1, 0]}
+    """
+    from tiecore.ranks import competition_ranks, rank_change, rank_labels
+    from tiecore.report import NOISE
+
+    unknown = [run for run in after.index if run not in before.index]
+    if unknown:
+        raise InputError(
+            "leaderboard", None, f"run {unknown[0]} has no value before coarsening",
+            "the coarsened runs among the runs before",
+        )  # fmt: skip
+    old = before.astype(np.float64)
+    new = old.copy()
+    new.loc[after.index] = after.astype(np.float64).to_numpy()
+    change = (new - old).to_numpy(copy=True)
+    change[np.abs(change) < NOISE] = 0.0
+    out = pd.DataFrame({"before": old, "after": old + change, "change": change}, index=old.index)
+    for suffix in ("before", "after"):
+        ranks = competition_ranks(out[suffix].to_numpy())  # equal within rounding noise
+        out[f"rank_{suffix}"] = ranks
+        out[f"label_{suffix}"] = rank_labels(ranks)
+    out["places"] = rank_change(out["rank_before"], out["rank_after"])
+    out["moved"] = out["places"] != 0
+    out.index.name = "run"
+    return out
