@@ -41,6 +41,7 @@ SAMPLE = ROOT / "sample_data"
 RUN_FILES = sorted((SAMPLE / "robust03" / "runs").glob("*.gz"))
 QRELS_FILE = SAMPLE / "robust03" / "qrels.txt.gz"
 PAGES = (
+    "start",
     "overview",
     "tie_anatomy",
     "variance",
@@ -83,12 +84,17 @@ def navigation_only(monkeypatch):
     monkeypatch.setattr(pages_manager.PagesManager, "__init__", init)
 
 
-def new_app(**state) -> AppTest:
-    """The app, run once, with ``state`` put into session state before the first run."""
+def new_app(page: str | None = "overview", **state) -> AppTest:
+    """The app, run once, with ``state`` put into session state before the first run, then
+    switched to ``page`` (the Overview unless told; None stays on the "Start here" page it
+    opens on)."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     for key, value in state.items():
         at.session_state[key] = value
     at.run()
+    if page is not None:
+        at.switch_page(f"pages/{page}.py")
+        at.run()
     assert_clean(at)
     return at
 
@@ -270,8 +276,10 @@ def test_136_letor_features_upload_and_every_page():
 
 
 def test_the_app_opens_on_the_sample_without_any_upload():
-    at = new_app()
+    at = new_app(page=None)
     assert at.sidebar.radio(key="source").value == "robust03"
+    assert at.title[0].value.startswith("Start here")  # the on-ramp (tests/test_app_start.py)
+    goto(at, "overview")
     assert at.title[0].value == "Overview"
     assert len(at.get("plotly_chart")) >= 2
 

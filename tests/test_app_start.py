@@ -43,7 +43,7 @@ def rr(ties: str, tiebreak: str = "trec_eval") -> float:
 
 
 def test_the_app_opens_on_the_start_page_and_it_shows_the_example_from_tiecore():
-    at = new_app()
+    at = new_app(page=None)
     assert at.title[0].value.startswith("Start here")
     shown = table(at, columns={"Tool", "RR"}).set_index("Tool")
     expected = {
@@ -71,7 +71,7 @@ def test_the_app_opens_on_the_start_page_and_it_shows_the_example_from_tiecore()
 
 
 def test_the_start_page_links_every_page_and_skips_to_the_data():
-    at = new_app()
+    at = new_app(page=None)
     links = at.get("page_link")
     targets = [link.proto.page for link in links]
     labels = [link.proto.label for link in links]
@@ -83,7 +83,7 @@ def test_the_start_page_links_every_page_and_skips_to_the_data():
 
 
 def test_the_start_page_says_the_effect_on_the_loaded_data_from_tiecore():
-    at = new_app()
+    at = new_app(page=None)
     runs = tiecore.read_runs(RUN_FILES)
     qrels = tiecore.read_qrels(QRELS_FILE)
     measures = list(tiecore.measures.DEFAULT_MEASURES)
