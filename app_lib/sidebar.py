@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 
 import streamlit as st
 
-from app_lib import data
+from app_lib import data, glossary
 from app_lib.charts import GLOSSARY, TIEBREAK_HELP
 from app_lib.data import Dataset
 from tiecore._validation import GAINS, SAMPLES, SEED, TIEBREAKS  # the API's options, declared once
@@ -200,6 +200,10 @@ def _settings_sidebar(dataset: Dataset) -> tuple[Settings, list[str], list[str]]
         help="linear: the qrels level; exp: 2**level - 1",
     )
     measures, errors = with_gain(typed, gain)
+    if measures:
+        with st.expander("What do these measures mean?"):
+            for name in measures:
+                st.caption(glossary.define(name))
     top = dataset.top_level
     asked = st.number_input(
         "Relevance level",

@@ -27,6 +27,7 @@ from test_app import (  # noqa: F401  (navigation_only, no_warm_up: autouse fixt
 )
 
 import tiecore
+from app_lib import glossary
 from tiecore import report, spread
 
 #: The page's example, as the page builds it: tied d2 d1 d3 in the file, d1 relevant.
@@ -97,3 +98,14 @@ def test_the_start_page_says_the_effect_on_the_loaded_data_from_tiecore():
     assert str(row["measure"]) in said and str(row["run"]) in said
     if "visible" in combined:
         assert f"{int(combined['visible'].sum())} of {len(combined)} values change" in said
+
+
+def test_the_sidebar_defines_the_chosen_measures():
+    at = new_app(page=None)
+    said = [c.value for c in at.sidebar.caption]
+    for name in tiecore.measures.DEFAULT_MEASURES:
+        assert glossary.define(name) in said, name
+    at.sidebar.multiselect(key="measures").set_value(["P@7"]).run()
+    assert "P@7: precision at 7: the share of the top 7 documents" in " ".join(
+        c.value for c in at.sidebar.caption
+    )
