@@ -1,5 +1,306 @@
-"""Precision what-if (a placeholder until its page lands)."""
+"""Precision what-if: a run's scores at bfloat16, float16, float32 or k decimals.
+
+The conversion is :func:`tiecore.precision.coarsen_run`; the ties, values,
+ranges and ranks shown come from tiecore (``cache.tie_profiles``,
+``cache.modes``, :func:`tiecore.builder.tie_change`, ``before_after`` and
+``leaderboard_change``) on the data set with the chosen runs rounded, keyed by
+content (the data's key, the precision and the runs rounded).
+"""
+
+from __future__ import annotations
+
+import re
 
 import streamlit as st
 
+from app_lib import cache, data
+from app_lib import charts as ch
+from app_lib import sidebar as sb
+from tiecore import builder, report
+from tiecore.precision import PRECISIONS, precision_label
+
+#: One plain sentence on each precision (bits as IEEE 754 and bfloat16 define them).
+MEANING = {
+    "bf16": "bfloat16 keeps 8 significant bits (about 2–3 decimal digits) with float32's range, "
+    "so scores that agree in their first 2–3 digits become equal: many new ties.",
+    "fp16": "float16 keeps 11 significant bits (about 3–4 decimal digits) and a range up to "
+    "65,504, so scores that agree in their first 3–4 digits become equal.",
+    "fp32": "float32 keeps 24 significant bits (about 7 decimal digits); trec_eval 9 already "
+    "compares scores as float32, so its number cannot change here, but the tie-aware value "
+    "(which takes the scores as given) can.",
+    "decimals": "k decimals rounds every score to k decimal places, as a run file written "
+    "with k digits after the point: scores closer than about 10⁻ᵏ become equal.",
+}
+CHOICES = (*[p for p in ("bf16", "fp16", "fp32") if p in PRECISIONS], "decimals")
+CHOICE_LABEL = {"bf16": "bf16", "fp16": "fp16", "fp32": "fp32", "decimals": "k decimals"}
+DASH = "—"
+
+
+def plain(text: str) -> str:
+    """A user's name for Markdown: punctuation escaped, so it shows as typed."""
+    return re.sub(r"([\\`*_{}\[\]()<>#+\-.!|~:$])", r"\\\1", str(text))
+
+
+def value(x: float) -> str:
+    """``0.2680``; ``—`` when undefined."""
+    text = report.format_value(x)
+    return DASH if text in ("–", "nan") else text
+
+
+def signed(x: float) -> str:
+    """``+0.0050`` / ``−0.0050`` / ``±0`` (no change); a change too small for 4 decimals
+    gets 6 (``−0.000021``), so no change reads as ``−0.0000``."""
+    if x == 0:
+        return "±0"
+    text = f"{x:+.4f}" if abs(x) >= 0.00005 else f"{x:+.6f}"
+    return text.replace("-", "−")
+
+
+def count(before: int, after: int) -> str:
+    return f"{int(before):,} → {int(after):,}"
+
+
+dataset, settings = sb.context()
+one, many = dataset.noun
 st.title("Precision what-if")
+ch.dataset_caption(dataset)
+st.markdown(
+    "Dense retrievers served in **bfloat16** or **float16** round their scores, so documents "
+    "that the float32 model kept apart can get equal scores — new ties, which the tie-break then "
+    "orders arbitrarily (Yang et al., ACL 2026). Pick a system and a precision: this page rounds "
+    "its scores and shows how many ties appear, how each measure's value and range move, and "
+    "whether the leaderboard changes."
+)
+with st.expander("What the precisions mean", expanded=False):
+    for key in CHOICES:
+        st.markdown(f"- **{CHOICE_LABEL[key]}**: {MEANING[key]}")
+
+left, middle, right = st.columns([2, 2, 1])
+with left:
+    run = sb.pick_run(dataset, key="precision_run", label=f"{one.capitalize()} to round")
+with middle:
+    choice = st.segmented_control(
+        "Precision",
+        CHOICES,
+        default="bf16",
+        key="precision_choice",
+        format_func=CHOICE_LABEL.get,
+        required=True,
+        help=" ".join(MEANING[k] for k in CHOICES),
+    )
+with right:
+    decimals = st.number_input(
+        "Decimals (k)",
+        0,
+        15,
+        3,
+        key="precision_decimals",
+        disabled=choice != "decimals",
+        help="used when the precision is 'k decimals'",
+    )
+every = st.toggle(
+    f"Round every {one}, not only the chosen one",
+    key="precision_every",
+    help="off: your system served at this precision against the others as given; on: every "
+    "system served at it (does the whole leaderboard change?)",
+)
+precision = int(decimals) if choice == "decimals" else choice
+label = precision_label(precision)
+st.caption(
+    MEANING[choice]
+    if choice != "decimals"
+    else f"{label.capitalize()}: every score rounded to {precision} decimal places, as a run "
+    f"file written with {precision} digits after the point."
+)
+
+rounded = dataset.names if every else [run]
+coarse = data.coarsened(dataset, precision, rounded)
+
+# --- ties
+before_profile, _ = cache.tie_profiles(dataset, dataset.key)
+after_profile, _ = cache.tie_profiles(coarse, coarse.key)
+ties = builder.tie_change(before_profile, after_profile)
+row = ties.loc[run]
+st.subheader(f"Ties at {label}")
+new_groups = int(row["tie_groups_after"]) - int(row["tie_groups_before"])
+st.markdown(
+    f"At {label}, **{plain(run)}** has **{int(row['tie_groups_after']):,} tie groups** (was "
+    f"{int(row['tie_groups_before']):,}); **{int(row['tied_rows_after']):,} of its "
+    f"{int(row['rows']):,} rows** share their score with another document of the same query "
+    f"(**{row['share_tied_rows_after']:.1%}**, was {int(row['tied_rows_before']):,}, "
+    f"{row['share_tied_rows_before']:.1%}). A tie group is two or more documents of one query "
+    "with the same score."
+    if new_groups or row["tied_rows_after"] != row["tied_rows_before"]
+    else f"At {label}, **{plain(run)}** gets no new tie: its {int(row['tie_groups_before']):,} "
+    f"tie groups and {int(row['tied_rows_before']):,} tied rows "
+    f"({row['share_tied_rows_before']:.1%}) stay as they were."
+)
+cols = st.columns(3)
+cols[0].metric("tie groups", count(row["tie_groups_before"], row["tie_groups_after"]),
+               help=ch.GLOSSARY["tie_groups"])  # fmt: skip
+cols[1].metric("tied rows", count(row["tied_rows_before"], row["tied_rows_after"]),
+               help=ch.GLOSSARY["share_tied_rows"])  # fmt: skip
+cols[2].metric(
+    "share of tied rows",
+    f"{row['share_tied_rows_before']:.1%} → {row['share_tied_rows_after']:.1%}",
+    help=ch.GLOSSARY["share_tied_rows"],
+)
+if every and len(ties) > 1:
+    with st.expander(f"Ties of every {one}, before → after", expanded=False):
+        frame = ties.reset_index()
+        frame["system"] = [dataset.describe(n) for n in frame["run"]]
+        st.dataframe(
+            frame[
+                [
+                    "system",
+                    "rows",
+                    "tie_groups_before",
+                    "tie_groups_after",
+                    "tied_rows_before",
+                    "tied_rows_after",
+                    "share_tied_rows_before",
+                    "share_tied_rows_after",
+                ]
+            ],
+            hide_index=True,
+            width="stretch",
+            column_config={
+                "system": st.column_config.TextColumn(one),
+                "rows": st.column_config.NumberColumn("rows", format="%d"),
+                "tie_groups_before": st.column_config.NumberColumn(
+                    "tie groups before", format="%d"
+                ),
+                "tie_groups_after": st.column_config.NumberColumn("tie groups after", format="%d"),
+                "tied_rows_before": st.column_config.NumberColumn("tied rows before", format="%d"),
+                "tied_rows_after": st.column_config.NumberColumn("tied rows after", format="%d"),
+                "share_tied_rows_before": st.column_config.NumberColumn(
+                    "share tied before", format="percent"
+                ),
+                "share_tied_rows_after": st.column_config.NumberColumn(
+                    "share tied after", format="percent"
+                ),
+            },
+        )
+
+# --- measures
+measures = sb.measures_for(settings, "spread")
+tiebreak = settings.tiebreak
+shown_tiebreak = "trec_eval" if tiebreak == "trec_eval" else f"tie-break {tiebreak}"
+before_modes = cache.modes(dataset, settings)
+after_modes = cache.modes(coarse, settings)
+pick = after_modes[(after_modes["run"] == run) & after_modes["measure"].isin(measures)]
+effect = builder.before_after(
+    before_modes, pick, ["run", "measure"], ["oblivious", "aware", "min", "max", "tie_sd"]
+)
+st.subheader(f"What happens to {plain(run)}'s measures")
+st.caption(
+    f"{shown_tiebreak.capitalize()}: the value an evaluation tool prints (one arbitrary order "
+    "inside each tie). Tie-aware: the exact mean over every order of the tied documents. Range: "
+    "the lowest and highest value any order of the tied documents gives."
+)
+lines = []
+for item in effect.itertuples(index=False):
+    lines.append(
+        f"- **{item.measure}**: {shown_tiebreak} {value(item.oblivious_before)} → "
+        f"{value(item.oblivious_after)} ({signed(item.oblivious_change)}); tie-aware "
+        f"{value(item.aware_before)} → {value(item.aware_after)} ({signed(item.aware_change)}); "
+        f"range {value(item.min_before)} … {value(item.max_before)} → "
+        f"{value(item.min_after)} … {value(item.max_after)}."
+    )
+st.markdown("\n".join(lines))
+table = effect.assign(
+    range_before=[f"{value(a)} … {value(b)}" for a, b in zip(effect["min_before"],
+                                                              effect["max_before"], strict=True)],
+    range_after=[f"{value(a)} … {value(b)}" for a, b in zip(effect["min_after"],
+                                                            effect["max_after"], strict=True)],
+)  # fmt: skip
+four = {"format": "%.4f"}
+st.dataframe(
+    table[["measure", "oblivious_before", "oblivious_after", "oblivious_change", "aware_before",
+           "aware_after", "aware_change", "range_before", "range_after"]],
+    hide_index=True,
+    width="stretch",
+    column_config={
+        "measure": st.column_config.TextColumn("measure"),
+        "oblivious_before": st.column_config.NumberColumn(f"{shown_tiebreak} before", **four),
+        "oblivious_after": st.column_config.NumberColumn(f"{shown_tiebreak} after", **four),
+        "oblivious_change": st.column_config.NumberColumn("change", format="%+.4f"),
+        "aware_before": st.column_config.NumberColumn("tie-aware before", **four),
+        "aware_after": st.column_config.NumberColumn("tie-aware after", **four),
+        "aware_change": st.column_config.NumberColumn("change ", format="%+.4f"),
+        "range_before": st.column_config.TextColumn("range before (min … max)"),
+        "range_after": st.column_config.TextColumn("range after (min … max)"),
+    },
+)  # fmt: skip
+
+# --- leaderboard
+st.subheader("Does the leaderboard change?")
+if len(dataset.runs) < 2:
+    st.info(f"Only one {one} is loaded: there is no leaderboard to change.")
+    st.stop()
+measure = sb.pick_measure(settings, key="precision_measure", label="Rank by", need="spread")
+columns = {}
+for mode in ("oblivious", "aware"):
+    before = before_modes[before_modes["measure"] == measure].set_index("run")[mode]
+    after = after_modes[after_modes["measure"] == measure].set_index("run")[mode]
+    columns[mode] = builder.leaderboard_change(before, after)
+sentences = []
+for mode, name in (("oblivious", shown_tiebreak), ("aware", "tie-aware")):
+    found = columns[mode]
+    moved = found[found["moved"]]
+    when = f"every {one} is at {label}" if every else f"{plain(run)} is at {label}"
+    if moved.empty:
+        sentences.append(f"- **{name}**: no {one} changes place when {when}.")
+    else:
+        shown = [
+            f"{plain(n)} {r.label_before} → {r.label_after}"
+            for n, r in zip(moved.index[:8], moved.itertuples(), strict=False)
+        ]
+        more = f" and {len(moved) - 8} more" if len(moved) > 8 else ""
+        sentences.append(
+            f"- **{name}**: {len(moved)} of {len(found)} {many} change place when {when}: "
+            f"{', '.join(shown)}{more}."
+        )
+st.markdown("\n".join(sentences))
+st.caption("Ranks: 1 = best; =2 means a place shared by equal values.")
+oblivious, aware = columns["oblivious"], columns["aware"]
+board = oblivious[["label_before", "label_after", "before", "after"]].join(
+    aware[["label_before", "label_after", "before", "after"]].add_suffix("_aware")
+)
+board.insert(0, "system", [dataset.describe(n) for n in board.index])
+board = board.iloc[aware["rank_after"].to_numpy().argsort(kind="stable")]
+st.dataframe(
+    board,
+    hide_index=True,
+    width="stretch",
+    column_config={
+        "system": st.column_config.TextColumn(one),
+        "label_before": st.column_config.TextColumn(f"rank before ({shown_tiebreak})"),
+        "label_after": st.column_config.TextColumn(f"rank after ({shown_tiebreak})"),
+        "before": st.column_config.NumberColumn(f"{shown_tiebreak} before", **four),
+        "after": st.column_config.NumberColumn(f"{shown_tiebreak} after", **four),
+        "label_before_aware": st.column_config.TextColumn("rank before (tie-aware)"),
+        "label_after_aware": st.column_config.TextColumn("rank after (tie-aware)"),
+        "before_aware": st.column_config.NumberColumn("tie-aware before", **four),
+        "after_aware": st.column_config.NumberColumn("tie-aware after", **four),
+    },
+)
+st.download_button(
+    f"Download the leaderboard at {label} (CSV)",
+    lambda: report.to_csv(
+        board.reset_index(drop=True),
+        cache.provenance(
+            dataset,
+            settings,
+            measure=measure,
+            ties="oblivious, aware",
+            precision=label,
+            rounded=", ".join(rounded),
+        ),
+    ),
+    file_name=f"leaderboard_{precision}.csv",
+    mime="text/csv",
+    key="download_precision",
+    on_click="ignore",
+    icon=":material/download:",
+)
