@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -12,18 +15,191 @@ from app_lib import charts as ch
 from app_lib import sidebar as sb
 from tiecore import report
 from tiecore._validation import CORRECTIONS
-from tiecore.compare import format_pvalue
+from tiecore.ranks import competition_ranks, rank_change, rank_labels
+
+#: The orderings as readers know them (compare's column names on the left).
+ORDERING_NAMES = {
+    "trec_eval": "trec_eval",
+    "aware": "tie-aware",
+    "trec_eval_double": "trec_eval 10",
+    "docno_asc": "docno ascending",
+    "file_order": "file order",
+    "optimistic": "optimistic",
+    "pessimistic": "pessimistic",
+    "random": "random (mean)",
+}
+#: Lines of the systems that move in the slope chart; the others are grey.
+MOVER_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
+                "#17becf", "#bcbd22", "#7f7f7f")  # fmt: skip
+STILL_COLOR = "#b5b5b5"
+DASH = "—"
+#: Names longer than this are cut in the slope chart (while they stay distinct).
+NAME_LIMIT = 20
+
+
+def plain(text: str) -> str:
+    """A user's name for Markdown: punctuation escaped, so it shows as typed (no emphasis)."""
+    return re.sub(r"([\\`*_{}\[\]()<>#+\-.!|~:$])", r"\\\1", str(text))
+
+
+def svg_text(text: str) -> str:
+    """A name for a plotly text label: its ``<``, ``>`` and ``&`` shown, not read as tags."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def change(delta: int) -> str:
+    """A rank change (:func:`tiecore.ranks.rank_change`, negative: up): ``↑ 2``, ``↓ 1``, ``=``."""
+    return f"↑ {-delta}" if delta < 0 else f"↓ {delta}" if delta > 0 else "="
+
+
+def as_shown(frame: pd.DataFrame, config: Mapping) -> pd.DataFrame:
+    """``frame`` as the table shows it: human headers, numbers in their printf format, — for
+    undefined values, yes/no for flags (the LaTeX download)."""
+    out = {}
+    for column in frame.columns:
+        spec = config.get(column) or {}
+        values = frame[column]
+        fmt = (spec.get("type_config") or {}).get("format")
+        if pd.api.types.is_bool_dtype(values.dtype):
+            values = values.map({True: "yes", False: "no"})
+        elif fmt and pd.api.types.is_numeric_dtype(values.dtype):
+            values = values.map(lambda v, f=fmt: DASH if pd.isna(v) else f % v)
+        else:
+            values = values.map(lambda v: DASH if v is None or v is pd.NA or v != v else v)
+        out[spec.get("label") or column] = values.to_numpy()
+    return pd.DataFrame(out)
+
+
+def table(
+    shown: pd.DataFrame,
+    name: str,
+    *,
+    key: str,
+    caption: str,
+    provenance: Mapping[str, object],
+    config: Mapping,
+    numbers: pd.DataFrame | None = None,
+) -> None:
+    """A table with human headers, and its CSV (``numbers``, full precision) and LaTeX (as
+    shown, :func:`tiecore.report.frame_to_latex`) downloads."""
+    st.dataframe(shown, column_config=dict(config), hide_index=True, width="stretch")
+    slug = re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_")
+    left, right, _ = st.columns([1, 1, 2])
+    left.download_button(
+        "CSV",
+        lambda: report.to_csv(shown if numbers is None else numbers, provenance),
+        file_name=f"{slug}.csv",
+        mime="text/csv",
+        key=f"{key}_csv",
+        on_click="ignore",
+        icon=":material/download:",
+        help=f"{name}: full-precision numbers, with the settings behind them as # lines",
+    )
+    right.download_button(
+        "LaTeX",
+        lambda: report.frame_to_latex(
+            as_shown(shown, config), caption=caption, label=f"tab:{slug}", provenance=provenance
+        ),
+        file_name=f"{slug}.tex",
+        mime="text/x-tex",
+        key=f"{key}_tex",
+        on_click="ignore",
+        icon=":material/download:",
+        help=f"{name} as shown, a booktabs table with its caption and the settings behind it",
+    )
+
+
+def columns_config(correction: str, level: str, ci_method: str) -> dict:
+    """Human headers, help and number formats of every column the tables on this page show."""
+    fix = "Holm" if correction == "holm" else CORRECTION_NAMES[correction].split(" (")[0]
+    number, text = st.column_config.NumberColumn, st.column_config.TextColumn
+    adjusted = f"corrected over all pairs ({CORRECTION_NAMES[correction]})"
+    return {
+        "system": text("System"),
+        "a": text("System A"),
+        "b": text("System B"),
+        "mean_diff": number("Difference (A − B)", help=ch.GLOSSARY["mean_diff"], format="%+.4f"),
+        "tie_noise": number("Tie noise", help=ch.GLOSSARY["tie_noise"], format="%.4f"),
+        "within_tie_noise": st.column_config.CheckboxColumn(
+            "Within tie noise", help=ch.GLOSSARY["within_tie_noise"]
+        ),
+        "tie_sd": number("Tie sd", help=HELP["tie_sd"], format="%.4f"),
+        "topic_sd": number("Topic sd", help=HELP["topic_sd"], format="%.4f"),
+        "p_beats": number("P(A beats B)", help=ch.GLOSSARY["p_beats"], format="%.3f"),
+        "p_beats_sampled": number(
+            "P(A beats B)", help=ch.GLOSSARY["p_beats_sampled"], format="%.3f"
+        ),
+        "p_beats_normal": number(
+            "P(A beats B), normal approx.", help=ch.GLOSSARY["p_beats_normal"], format="%.3f"
+        ),
+        "t_pvalue": text("t-test p", help=ch.GLOSSARY["t_pvalue"]),
+        "t_pvalue_adj": text(f"t-test p ({fix})", help=f"paired t-test p-value, {adjusted}"),
+        "randomization_pvalue": text("Randomization p", help=ch.GLOSSARY["randomization_pvalue"]),
+        "randomization_pvalue_adj": text(
+            f"Randomization p ({fix})", help=f"randomization test p-value, {adjusted}"
+        ),
+        "wilcoxon_pvalue": text("Wilcoxon p", help=HELP["wilcoxon_pvalue"]),
+        "wilcoxon_pvalue_adj": text(
+            f"Wilcoxon p ({fix})", help=f"Wilcoxon signed-rank p-value, {adjusted}"
+        ),
+        "tukey_pvalue": text("Tukey HSD p", help=HELP["tukey_pvalue"]),
+        "diff_low": number(
+            f"Difference, {level} CI low",
+            help=f"{level} {ci_method} bootstrap interval of the mean difference, low end",
+            format="%+.4f",
+        ),
+        "diff_high": number(
+            f"Difference, {level} CI high",
+            help=f"{level} {ci_method} bootstrap interval of the mean difference, high end",
+            format="%+.4f",
+        ),
+        "tukey_low": number(f"Tukey {level} low", help=HELP["tukey_low"], format="%+.4f"),
+        "tukey_high": number(f"Tukey {level} high", help=HELP["tukey_high"], format="%+.4f"),
+        "effect_size": number("Effect size", help=ch.GLOSSARY["effect_size"], format="%.2f"),
+        "n_queries": number("Queries", help=ch.GLOSSARY["n_queries"], format="%d"),
+        "mean": number(f"Tie-aware mean ({measure})", help=ch.GLOSSARY["aware"], format="%.4f"),
+        "ci_low": number(
+            f"{level} CI low",
+            help=f"{level} {ci_method} bootstrap interval of the mean, low end",
+            format="%.4f",
+        ),
+        "ci_high": number(
+            f"{level} CI high",
+            help=f"{level} {ci_method} bootstrap interval of the mean, high end",
+            format="%.4f",
+        ),
+        "help": number("Queries helped", help=HELP["help"], format="%d"),
+        "hurt": number("Queries hurt", help=HELP["hurt"], format="%d"),
+        "equal": number("Queries equal", help=HELP["equal"], format="%d"),
+        "within_tie_noise_count": number(
+            "Within tie noise", help=HELP["within_tie_noise"], format="%d"
+        ),
+    }
+
+
+def readable(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its p-values as text (``< 0.001``, — when undefined) and systems named."""
+    out = frame.copy()
+    for column in out.columns:
+        if "pvalue" in column:
+            out[column] = out[column].map(report.format_pvalue)
+    for column in ("a", "b", "system"):
+        if column in out.columns:
+            out[column] = out[column].map(describe)
+    return out
+
 
 dataset, settings = sb.context()
 st.title("System rankings")
 ch.dataset_caption(dataset)
 st.caption(
-    "Systems ranked by one measure under every oblivious tie-break, tie-aware, and the random "
-    "tie-breaks; then compared pair by pair (tiecore.compare)."
+    "Systems ranked by one measure under every tie-break, and tie-aware (the exact mean over "
+    "every order of the tied documents); then compared pair by pair. Rank 1 is the best; "
+    "“=3” is a rank shared by systems with equal scores."
 )
 if len(dataset.runs) < 2:
     st.info(
-        f"Rankings need at least two systems; this data set has one ({dataset.names[0]}). "
+        f"Rankings need at least two systems; this data set has one ({plain(dataset.names[0])}). "
         "Upload more runs, or choose a sample in the sidebar."
     )
     st.stop()
@@ -49,47 +225,109 @@ if len(names) < 2:
 
 result = cache.comparison(dataset, settings, measure, names)
 describe = dataset.describe
-ranks = result.ranks.copy()
-sample_scores = result.sample_scores[ranks.index]
-ranks["sampled (mean rank)"] = sample_scores.rank(axis=1, ascending=False).mean().to_numpy()
-orderings = [
-    c
-    for c in (
-        "pessimistic",
-        "trec_eval",
-        "trec_eval_double",
-        "docno_asc",
-        "file_order",
-        "optimistic",
-        "aware",
-    )
-    if c in ranks.columns
-]
-columns = [*orderings, "sampled (mean rank)"]
-order = ranks.sort_values(["aware", "trec_eval"], kind="stable").index.tolist()
+orderings = [c for c in ORDERING_NAMES if c in result.scores.columns]
+# integer competition ranks (1, =2, =2, 4) with compare's tie tolerance, per ordering
+rank_of = pd.DataFrame(
+    {c: competition_ranks(result.scores[c].to_numpy()) for c in orderings},
+    index=result.scores.index,
+)
+label_of = pd.DataFrame(
+    {c: rank_labels(rank_of[c].to_numpy()) for c in orderings}, index=rank_of.index
+)
+order = rank_of.sort_values(["aware", "trec_eval"], kind="stable").index.tolist()
+sample_scores = result.sample_scores[order]
+mean_rank = sample_scores.rank(axis=1, ascending=False).mean()
 prov = cache.provenance(
     dataset, settings, measure=measure, ties="all orderings", systems=len(names)
 )
+CORRECTION_NAMES = {
+    "holm": "Holm (family-wise error)",
+    "bonferroni": "Bonferroni (family-wise error)",
+    "bh": "Benjamini-Hochberg (false discovery rate)",
+    "none": "none",
+}
+HELP = {
+    "tie_sd": "tie noise: the exact sd over random tie-breaking (of the mean, or of the "
+    "difference of two means), from the per-query tie variances",
+    "topic_sd": "topic noise: the sd of the per-query values (or differences) / sqrt(queries), "
+    "the standard error from the spread between topics",
+    "wilcoxon_pvalue": "Wilcoxon signed-rank test on the per-query differences (scipy; exact "
+    "where scipy is; zero differences dropped)",
+    "tukey_pvalue": "Tukey's HSD p-value (already family-wise; ignores the pairing by query)",
+    "tukey_low": "Tukey's simultaneous interval of the difference, low end",
+    "tukey_high": "Tukey's simultaneous interval of the difference, high end",
+    "help": "queries where the system scores above the baseline (tie-aware values)",
+    "hurt": "queries where the system scores below the baseline",
+    "equal": "queries where both score the same",
+    "within_tie_noise": "helped or hurt queries whose difference is within 2 tie sd of that "
+    "query: tie-breaking alone could reverse them",
+}
 
-# --- the verdict first: swaps, or the closest pairs
+# --- the verdict first: who moves, in words and in a table
 st.subheader("Does the tie-break reorder the systems?")
-if result.swaps.empty:
+moved = [run for run in order if rank_of.loc[run, "trec_eval"] != rank_of.loc[run, "aware"]]
+if not moved:
     st.success(
         f"No system changes rank between trec_eval's order and tie-aware for {measure}.",
         icon=":material/check_circle:",
     )
 else:
+    shift = pd.Series(
+        rank_change(rank_of.loc[moved, "trec_eval"], rank_of.loc[moved, "aware"]), index=moved
+    )
+    moved = sorted(moved, key=lambda run: -abs(int(shift[run])))  # largest moves first
+    said = [
+        f"{plain(describe(run))} from {label_of.loc[run, 'trec_eval']} to "
+        f"{label_of.loc[run, 'aware']}"
+        for run in moved[:5]
+    ]
+    more = f", and {len(moved) - 5} more (table below)" if len(moved) > 5 else ""
     st.warning(
-        f"**{len(result.swaps)} systems change rank between trec_eval's order and tie-aware for "
-        f"{measure}.**",
+        f"**{len(moved)} {'system changes' if len(moved) == 1 else 'systems change'} rank "
+        f"for {measure}** when tied documents are averaged over every order (tie-aware) "
+        f"instead of broken by docno as trec_eval does: {'; '.join(said)}{more}.",
         icon=":material/swap_vert:",
     )
-    ch.show_table(result.swaps, f"rank swaps {measure}", key="download_swaps", provenance=prov)
+    swaps = pd.DataFrame(
+        {
+            "system": moved,
+            "rank_trec_eval": rank_of.loc[moved, "trec_eval"].to_numpy(),
+            "rank_aware": rank_of.loc[moved, "aware"].to_numpy(),
+            "rank_change": shift[moved].to_numpy(),
+        }
+    )
+    shown = swaps.assign(
+        system=swaps["system"].map(describe),
+        rank_trec_eval=label_of.loc[moved, "trec_eval"].to_numpy(),
+        rank_aware=label_of.loc[moved, "aware"].to_numpy(),
+        rank_change=swaps["rank_change"].map(change),
+    )
+    table(
+        shown,
+        f"rank changes {measure}",
+        key="download_swaps",
+        caption=f"Systems whose rank by {measure} differs between trec_eval's tie-break and "
+        "tie-aware scoring (=3: a shared rank; ↑: climbs under tie-aware scoring).",
+        provenance=prov,
+        numbers=swaps,
+        config={
+            "system": st.column_config.TextColumn("System"),
+            "rank_trec_eval": st.column_config.TextColumn(
+                "Rank (trec_eval)", help=ch.tiebreak_help("trec_eval")
+            ),
+            "rank_aware": st.column_config.TextColumn(
+                "Rank (tie-aware)", help=ch.GLOSSARY["aware"]
+            ),
+            "rank_change": st.column_config.TextColumn(
+                "Change", help="places gained (↑) or lost (↓) under tie-aware scoring"
+            ),
+        },
+    )
 close = report.closest_pairs(result.pairs, order=order)
 if close.empty:
     nearest = report.nearest_pairs(result.pairs, count=3, order=order)
     said = "; ".join(
-        f"{describe(row.a)} vs {describe(row.b)}: gap {abs(row.mean_diff):.4f}"
+        f"{plain(describe(row.a))} vs {plain(describe(row.b))}: gap {abs(row.mean_diff):.4f}"
         + (
             f", {row.gap_in_tie_noise:.1f}× the tie noise"
             if np.isfinite(row.gap_in_tie_noise)
@@ -104,136 +342,298 @@ if close.empty:
     )
 else:
     st.markdown(
-        f"**{len(close)} pairs whose order ties could decide** (0.05 < P(A beats B) < 0.95, or "
-        "gap within the tie noise), closest to a coin toss first:"
+        f"**{len(close)} {'pair' if len(close) == 1 else 'pairs'} whose order ties could "
+        "decide** (0.05 < P(A beats B) < 0.95, or gap within the tie noise), closest to a coin "
+        "toss first:"
     )
-    ch.show_table(
-        close.assign(a=close["a"].map(describe), b=close["b"].map(describe)),
+    config = columns_config("holm", "95%", "bootstrap")
+    close_config = {c: config[c] for c in close.columns if c in config}
+    if "gap_in_tie_noise" in close.columns:
+        close_config["gap_in_tie_noise"] = st.column_config.NumberColumn(
+            "Gap / tie noise",
+            help="the gap of the tie-aware means in units of tie noise",
+            format="%.2f",
+        )
+    table(
+        readable(close),
         f"closest pairs {measure}",
         key="download_close",
+        caption=f"Pairs of systems whose order by {measure} tie-breaking could decide.",
         provenance=prov,
-        column_config={
-            "p_beats": st.column_config.NumberColumn(
-                "P(A beats B)", help=ch.GLOSSARY["p_beats"], format="%.3f"
-            )
-        },
+        config=close_config,
+        numbers=close,
     )
 
-# --- bump chart
+# --- the slope chart: every system named at both ends
 st.subheader("Ranks under each tie treatment")
-bump = go.Figure()
-sample_mean = sample_scores.mean()
-for run in order[:40]:
-    scores = [*result.scores.loc[run, orderings], sample_mean[run]]
-    bump.add_trace(
-        go.Scatter(
-            x=columns,
-            y=ranks.loc[run, columns],
-            mode="lines+markers",
-            name=ch.short(describe(run)),
-            customdata=np.array(scores),
-            hovertemplate=f"<b>{describe(run)}</b><br>%{{x}}: rank %{{y:g}}<br>{measure} "
-            "%{customdata:.4f}<extra></extra>",
+n = len(order)
+left, right = st.columns([1, 2])
+with left:
+    top = (
+        int(
+            st.number_input(
+                "Systems drawn (best tie-aware first)",
+                min_value=2,
+                max_value=n,
+                value=n if n <= 12 else 10,
+                step=1,
+                key=f"rankings_slope_top_{dataset.key}_{n}",
+                help=f"all {n} systems are in the table below",
+            )
         )
+        if n > 2
+        else n
     )
+differ = [  # the other document-order tie-breaks that rank some system differently
+    c
+    for c in ("trec_eval_double", "docno_asc", "file_order")
+    if c in orderings
+    and not (rank_of[c].equals(rank_of["trec_eval"]) and rank_of[c].equals(rank_of["aware"]))
+]
+with right:
+    middle = st.multiselect(
+        "More tie-breaks between trec_eval and tie-aware",
+        [c for c in orderings if c not in ("trec_eval", "aware")],
+        default=differ,
+        format_func=lambda c: f"{ORDERING_NAMES[c]}: {ch.tiebreak_help(c)}",
+        key=f"rankings_slope_middle_{dataset.key}_{measure}_{n}",
+        help="by default the other document-order tie-breaks that rank some system "
+        "differently; optimistic and pessimistic are the extremes (relevant documents first, "
+        "last)",
+    )
+axis = ["trec_eval", *middle, "aware"]
+drawn = order[:top]
+names_drawn = [str(run) for run in drawn]
+cut = [ch.short(name, NAME_LIMIT) for name in names_drawn]
+labels = cut if len(set(cut)) == len(cut) else names_drawn  # cut only while they stay distinct
+ranks_drawn = rank_of.loc[drawn, axis].to_numpy()
+movers = ranks_drawn.max(axis=1) > ranks_drawn.min(axis=1)
+# each system's slot (1..top) in each ordering: equal ranks side by side, tie-aware order first
+slots = np.empty_like(ranks_drawn)
+for j in range(len(axis)):
+    sorted_rows = np.lexsort((np.arange(top), ranks_drawn[:, j]))
+    slots[sorted_rows, j] = np.arange(1, top + 1)
+colors = {}
+for k, run in enumerate(r for r, m in zip(drawn, movers, strict=True) if m):
+    colors[run] = MOVER_COLORS[k % len(MOVER_COLORS)]
+x = list(range(len(axis)))
+traces, notes = [], []
+for i in [*np.flatnonzero(~movers), *np.flatnonzero(movers)]:  # movers drawn on top
+    run = drawn[i]
+    color = colors.get(run, STILL_COLOR)
+    shown_labels = label_of.loc[run, axis].tolist()
+    scores = result.scores.loc[run, axis].to_numpy(np.float64)
+    traces.append(
+        {
+            "type": "scatter",
+            "x": x,
+            "y": slots[i].tolist(),
+            "mode": "lines+markers",
+            "line": {"color": color, "width": 3.5 if movers[i] else 1.5},
+            "marker": {"color": color, "size": 9 if movers[i] else 6},
+            "customdata": [
+                [ORDERING_NAMES[c], lab, report.format_value(s)]
+                for c, lab, s in zip(axis, shown_labels, scores, strict=True)
+            ],
+            "hovertemplate": f"<b>{svg_text(describe(run))}</b><br>%{{customdata[0]}}: rank "
+            f"%{{customdata[1]}}<br>{svg_text(measure)} %{{customdata[2]}}<extra></extra>",
+        }
+    )
+    font = {"color": color if movers[i] else "#6b6b6b", "size": 13 if movers[i] else 12}
+    name = svg_text(labels[i])
+    for end, text, anchor, nudge in (
+        (0, f"{name}  {shown_labels[0]}", "right", -10),
+        (len(axis) - 1, f"{shown_labels[-1]}  {name}", "left", 10),
+    ):
+        notes.append(
+            {
+                "x": end,
+                "y": int(slots[i, end]),
+                "xref": "x",
+                "yref": "y",
+                "text": f"<b>{text}</b>" if movers[i] else text,
+                "xanchor": anchor,
+                "xshift": nudge,
+                "showarrow": False,
+                "font": font,
+                "hovertext": svg_text(describe(run)),
+            }
+        )
+widest = max(len(label) for label in labels) + 5  # the name, two spaces and "=12"
+side = int(7.5 * widest) + 16
 ch.show(
-    bump,
+    {"data": traces, "layout": {"annotations": notes}},
     "rankings_bump",
-    height=ch.row_height(min(len(order), 40), per_row=26, least=360),
+    height=ch.row_height(top, per_row=30, least=280),
     legend=False,
-    x_title="tie treatment (oblivious policies, then aware and random tie-breaks)",
-    y_title="rank (1 = best)",
-    yaxis={"autorange": "reversed", "dtick": 1 if len(order) <= 40 else None},
+    top=48,
+    margin={"l": side, "r": side, "t": 48, "b": 16},
+    xaxis={
+        "tickvals": x,
+        "ticktext": [ORDERING_NAMES[c] for c in axis],
+        "side": "top",
+        "range": [-0.08, len(axis) - 0.92],
+        "showgrid": True,
+        "zeroline": False,
+        "fixedrange": True,
+    },
+    yaxis={
+        "range": [top + 0.6, 0.4],
+        "showticklabels": False,
+        "showgrid": False,
+        "zeroline": False,
+        "fixedrange": True,
+    },
 )
+moving = int(movers.sum())
 st.caption(
-    "Crossing lines are systems whose order depends on how ties are broken; equal scores share "
-    "their average rank. Hover for the names"
-    + (
-        f" (the {min(len(order), 40)} best tie-aware systems are drawn)."
-        if len(order) > 40
-        else "."
+    (
+        f"{moving} of the {top} systems drawn change rank (coloured, thick); the grey ones keep "
+        "theirs. "
+        if moving
+        else f"None of the {top} systems drawn changes rank between these tie treatments. "
     )
+    + "Each line joins a system's rank under trec_eval's tie-break (score, then docno "
+    "descending) on the left to its tie-aware rank on the right; =3 is a rank shared by equal "
+    "scores. Hover a line for the full name and the score."
+    + (f" The {top} best tie-aware systems of {n} are drawn." if top < n else "")
 )
-scores = result.scores.copy()
-scores["sampled_mean"] = sample_mean.reindex(scores.index).to_numpy()
-scores["sampled_sd"] = sample_scores.std(ddof=1).reindex(scores.index).to_numpy()
-with st.expander("Scores under each ordering (table)"):
-    ch.show_table(
-        scores.loc[order],
-        f"scores by ordering {measure}",
-        key="download_rank_scores",
+
+# --- every rank, as a table
+rankings = pd.DataFrame({"system": order})
+for c in orderings:
+    rankings[f"rank_{c}"] = rank_of.loc[order, c].to_numpy()
+rankings["mean_rank_sampled"] = mean_rank.loc[order].to_numpy()
+rankings["aware_value"] = result.scores.loc[order, "aware"].to_numpy()
+rankings["trec_eval_value"] = result.scores.loc[order, "trec_eval"].to_numpy()
+shown = rankings.assign(system=rankings["system"].map(describe))
+for c in orderings:
+    shown[f"rank_{c}"] = label_of.loc[order, c].to_numpy()
+rank_config = {"system": st.column_config.TextColumn("System")}
+for c in orderings:
+    rank_config[f"rank_{c}"] = st.column_config.TextColumn(
+        f"Rank ({ORDERING_NAMES[c]})",
+        help=ch.GLOSSARY["aware"] if c == "aware" else ch.tiebreak_help(c),
+    )
+rank_config["mean_rank_sampled"] = st.column_config.NumberColumn(
+    "Mean rank (random tie-breaks)",
+    help=f"the system's rank averaged over the {result.sample_scores.shape[0]} random "
+    "tie-breaks (a mean, so not a whole number)",
+    format="%.1f",
+)
+rank_config["aware_value"] = st.column_config.NumberColumn(
+    f"{measure} (tie-aware)", help=ch.GLOSSARY["aware"], format="%.4f"
+)
+rank_config["trec_eval_value"] = st.column_config.NumberColumn(
+    f"{measure} (trec_eval)", help=ch.tiebreak_help("trec_eval"), format="%.4f"
+)
+with st.expander("Every rank and score (table)", expanded=n > top):
+    table(
+        shown,
+        f"rankings {measure}",
+        key="download_rankings",
+        caption=f"Ranks of the systems by {measure} under each tie treatment (1 = best; =3: "
+        "a shared rank; mean rank: averaged over random tie-breaks).",
         provenance=prov,
+        config=rank_config,
+        numbers=rankings,
     )
 
 # --- agreement of orderings
+labels = [c for c in [*orderings, "random"] if c in set(result.agreement.index.get_level_values(0))]
+statistics = list(result.agreement.columns)  # kendall_tau, tau_ap, ... as compare names them
+matrices = {
+    s: pd.to_numeric(result.agreement[s], errors="coerce")
+    .unstack(-1)
+    .reindex(index=labels, columns=labels)
+    .to_numpy(np.float64)
+    for s in statistics
+}
+same = all(
+    np.allclose(m[~np.eye(len(labels), dtype=bool)], 1.0, rtol=0, atol=1e-9)
+    for m in matrices.values()
+)
 left, right = st.columns(2)
 with left:
     st.subheader("Agreement between orderings")
-    statistics = list(result.agreement.columns)  # kendall_tau, tau_ap, ... as compare names them
-    statistic = st.radio(
-        "Statistic",
-        statistics,
-        horizontal=True,
-        key="rankings_stat",
-        help=" · ".join(f"{s}: {ch.GLOSSARY.get(s, '')}" for s in statistics),
-    )
-    st.caption(f"**{statistic}**: {ch.GLOSSARY.get(statistic, '')}")
-    matrix = pd.to_numeric(result.agreement[statistic], errors="coerce").unstack(-1)
-    labels = [c for c in [*orderings, "random"] if c in matrix.index]
-    if matrix.reindex(index=labels, columns=labels).isna().all().all():
-        st.info(
-            f"{statistic} is undefined for every pair of orderings: each ordering gives all "
-            "chosen systems the same score, so there is no order to compare."
+    if same:
+        st.success(
+            "All orderings rank the systems identically (Kendall's τ = 1 for every pair of "
+            "tie-breaks, and τ_AP too, random tie-breaks included): how ties are broken does "
+            f"not change the order of these systems by {measure}.",
+            icon=":material/check_circle:",
         )
-    matrix = matrix.reindex(index=labels, columns=labels)
-    values = matrix.to_numpy(np.float64)
-    heat = go.Figure(
-        go.Heatmap(
-            z=values,
-            x=labels,
-            y=labels,
-            zmin=-1,
-            zmax=1,
-            colorscale="RdBu",
-            text=np.where(np.isnan(values), "–", np.char.mod("%.2f", np.nan_to_num(values))),
-            texttemplate="%{text}",
-            colorbar={"title": statistic},
-            hovertemplate="%{y} vs %{x}: %{z:.3f}<extra></extra>",
+    else:
+        statistic = st.radio(
+            "Statistic",
+            statistics,
+            horizontal=True,
+            key="rankings_stat",
+            format_func=lambda s: {
+                "kendall_tau": "Kendall's τ",
+                "tau_ap": "τ_AP",
+                "tau_ap_sym": "τ_AP (symmetric)",
+            }.get(s, s),
+            help=" · ".join(f"{ch.GLOSSARY.get(s, s)}" for s in statistics),
         )
-    )
-    ch.show(
-        heat,
-        "rankings_agreement",
-        height=460,
-        legend=False,
-        x_title="reference ordering",
-        y_title="ordering",
-        yaxis={"autorange": "reversed"},
-        top=20,
-    )
-    st.caption(
-        "1 = the same ranking of systems. 'random': the mean over the random tie-breaks. "
-        "–: undefined (e.g. every system scores the same under one ordering)."
-    )
+        st.caption(ch.GLOSSARY.get(statistic, ""))
+        values = matrices[statistic]
+        if np.isnan(values).all():
+            st.info(
+                "This statistic is undefined for every pair of orderings: each ordering gives "
+                "all chosen systems the same score, so there is no order to compare."
+            )
+        names_axis = [ORDERING_NAMES[c] for c in labels]
+        heat = go.Figure(
+            go.Heatmap(
+                z=values,
+                x=names_axis,
+                y=names_axis,
+                zmin=-1,
+                zmax=1,
+                colorscale="RdBu",
+                text=np.where(np.isnan(values), DASH, np.char.mod("%.2f", np.nan_to_num(values))),
+                texttemplate="%{text}",
+                colorbar={"thickness": 12},
+                hovertemplate="%{y} vs %{x}: %{z:.3f}<extra></extra>",
+            )
+        )
+        ch.show(
+            heat,
+            "rankings_agreement",
+            height=440,
+            legend=False,
+            yaxis={"autorange": "reversed"},
+            xaxis={"tickangle": -45},
+            top=20,
+        )
+        st.caption(
+            "Row ordering against column ordering; 1 = the same ranking of systems. 'random "
+            "(mean)': the mean over the random tie-breaks. —: undefined (every system scores "
+            "the same under one ordering)."
+        )
 
 with right:
     st.subheader("P(row system beats column system)")
-    top = ch.top_slider(len(order), "rankings_top", "Systems in the heat map (best first)", 25)
-    shown = order[:top]
+    top_heat = ch.top_slider(len(order), "rankings_top", "Systems in the heat map (best first)", 25)
+    chosen = order[:top_heat]
     pairs = result.pairs.reset_index()
     column = "p_beats_sampled" if "p_beats_sampled" in pairs else "p_beats_normal"
-    beats = pairs.pivot(index="a", columns="b", values=column).reindex(index=shown, columns=shown)
-    full = [describe(r) for r in shown]
-    hover = np.array([[f"P({a} beats {b})" for b in full] for a in full], dtype=object)
+    beats = pairs.pivot(index="a", columns="b", values=column).reindex(index=chosen, columns=chosen)
+    full = [describe(r) for r in chosen]
+    hover = np.array(
+        [[f"P({svg_text(a)} beats {svg_text(b)})" for b in full] for a in full], dtype=object
+    )
+    names_axis = [svg_text(str(r)) for r in chosen]
     heat = go.Figure(
         go.Heatmap(
             z=beats.to_numpy(np.float64),
-            x=ch.short_labels(full, 18),
-            y=ch.short_labels(full, 24),
+            x=ch.short_labels(names_axis, 14),
+            y=ch.short_labels(names_axis, 20),
             zmin=0,
             zmax=1,
             colorscale="RdBu",
-            colorbar={"title": "P(beats)"},
+            colorbar={"thickness": 12},
             customdata=hover,
             hovertemplate="%{customdata} = %{z:.3f}<extra></extra>",
         )
@@ -241,27 +641,21 @@ with right:
     ch.show(
         heat,
         "rankings_beats",
-        height=max(460, 18 * top + 160),
+        height=max(440, 18 * top_heat + 160),
         legend=False,
         x_title="column system",
         y_title="row system (best first)",
         top=20,
-        yaxis={"autorange": "reversed", "type": "category", "showticklabels": top <= 60},
-        xaxis={"type": "category", "tickangle": -60, "showticklabels": top <= 60},
+        yaxis={"autorange": "reversed", "type": "category", "showticklabels": top_heat <= 60},
+        xaxis={"type": "category", "tickangle": -60, "showticklabels": top_heat <= 60},
     )
     st.caption(
         f"{ch.GLOSSARY['p_beats_sampled']}. Near 0.5 (white): the order of the pair is decided by "
-        "tie-breaking. Names are cut on the axes; hover for the full names."
+        "tie-breaking. Hover for the full names."
     )
 
 # --- significance next to tie noise
 st.subheader("Significance, with tie noise beside it")
-CORRECTION_NAMES = {
-    "holm": "Holm (family-wise error)",
-    "bonferroni": "Bonferroni (family-wise error)",
-    "bh": "Benjamini-Hochberg (false discovery rate)",
-    "none": "none",
-}
 left, middle, right = st.columns(3)
 with left:
     alpha = st.select_slider(
@@ -292,171 +686,144 @@ tukey = st.checkbox(
     "range takes seconds for 20 systems",
 )
 reviewed = result.with_options(correction=correction, baseline=baseline, tukey=tukey)
+level = f"{reviewed.confidence:.0%}"
+config = columns_config(correction, level, reviewed.ci_method)
 verdict = reviewed.verdict(alpha)
 if verdict.startswith("no pair"):
     st.info(f"Nothing is significant: {verdict}.", icon=":material/info:")
 else:
     st.markdown(f"**{verdict[0].upper()}{verdict[1:]}.**")
 
-rank_of = {run: i for i, run in enumerate(order)}
+position = {run: i for i, run in enumerate(order)}
 pairs = reviewed.pairs.reset_index()
 if reviewed.tukey is not None:
     pairs = pairs.merge(reviewed.tukey.reset_index(), on=["a", "b"])
-upper = pairs[pairs["a"].map(rank_of) < pairs["b"].map(rank_of)].copy()
+upper = pairs[pairs["a"].map(position) < pairs["b"].map(position)].copy()
 upper["significant"] = pd.to_numeric(upper["t_pvalue_adj"], errors="coerce") < alpha
 upper["abs_diff"] = upper["mean_diff"].abs()
-scatter = go.Figure()
-for significant, part in upper.groupby("significant"):
+fix = config["t_pvalue_adj"]["label"]
+if len(upper) == 1:  # one dot says nothing a sentence cannot
+    row = upper.iloc[0]
+    inside = row["abs_diff"] <= row["tie_noise"]
+    st.markdown(
+        f"One pair: {plain(describe(row['a']))} vs {plain(describe(row['b']))}. The tie-aware "
+        f"means differ by {report.format_value(row['abs_diff'])}; the tie noise is "
+        f"{report.format_value(row['tie_noise'])}, so the difference is "
+        + (
+            "**within** what tie-breaking alone can produce"
+            if inside
+            else "**larger** than what tie-breaking alone can produce"
+        )
+        + f". {fix}: {report.format_pvalue(row['t_pvalue_adj'])}."
+    )
+else:
+    scatter = go.Figure()
+    for significant, part in upper.groupby("significant"):
+        scatter.add_trace(
+            go.Scatter(
+                x=part["tie_noise"],
+                y=part["abs_diff"],
+                mode="markers",
+                name=f"{fix} {'<' if significant else '≥'} {alpha}",
+                marker={"size": 9, "color": ch.FLAG_COLOR if significant else "#7f7f7f"},
+                customdata=np.column_stack(
+                    [
+                        part["a"].map(lambda r: svg_text(describe(r))),
+                        part["b"].map(lambda r: svg_text(describe(r))),
+                        part["t_pvalue_adj"].map(report.format_pvalue),
+                        part["randomization_pvalue"].map(report.format_pvalue),
+                        part[column].map(report.format_value).to_numpy(dtype=object),
+                    ]
+                ),
+                hovertemplate="%{customdata[0]} vs %{customdata[1]}<br>|mean difference| "
+                f"%{{y:.4f}}<br>tie noise %{{x:.4f}}<br>{fix}: %{{customdata[2]}}, "
+                "randomization p %{customdata[3]}<br>P(A beats B) %{customdata[4]}"
+                "<extra></extra>",
+            )
+        )
+    edge = float(np.nanmax([upper["tie_noise"].max(), 1e-6])) * 1.2
     scatter.add_trace(
         go.Scatter(
-            x=part["tie_noise"],
-            y=part["abs_diff"],
-            mode="markers",
-            name=f"paired t-test p ({correction}) {'<' if significant else '≥'} {alpha}",
-            marker={"size": 9, "color": ch.FLAG_COLOR if significant else "#7f7f7f"},
-            customdata=np.column_stack(
-                [
-                    part["a"].map(describe),
-                    part["b"].map(describe),
-                    part["t_pvalue_adj"].map(format_pvalue),  # (an underflowed tail: <1e-300)
-                    part["randomization_pvalue"].map(format_pvalue),
-                    part[column].to_numpy(dtype=object),
-                ]
-            ),
-            hovertemplate="%{customdata[0]} vs %{customdata[1]}<br>|mean difference| %{y:.4f}<br>"
-            "tie noise %{x:.4f}<br>t-test p (corrected) %{customdata[2]}, randomization p "
-            "%{customdata[3]}<br>P(a beats b) %{customdata[4]:.3f}<extra></extra>",
+            x=[0, edge],
+            y=[0, edge],
+            mode="lines",
+            name="difference = tie noise",
+            line={"dash": "dash", "color": "black"},
+            hoverinfo="skip",
         )
     )
-edge = float(np.nanmax([upper["tie_noise"].max(), 1e-6])) * 1.2
-scatter.add_trace(
-    go.Scatter(
-        x=[0, edge],
-        y=[0, edge],
-        mode="lines",
-        name="difference = tie noise",
-        line={"dash": "dash", "color": "black"},
-        hoverinfo="skip",
+    ch.show(
+        scatter,
+        "rankings_significance",
+        height=420,
+        x_title=f"tie noise ({measure})",
+        y_title=f"|difference of means| ({measure})",
+        xaxis={"range": [0, edge]},
     )
-)
-ch.show(
-    scatter,
-    "rankings_significance",
-    height=420,
-    x_title=f"tie noise: 2 sd of the difference over tie-breaks ({measure})",
-    y_title=f"|difference of tie-aware means| ({measure})",
-    xaxis={"range": [0, edge]},
-)
-st.caption(
-    f"One dot per pair of systems. **Tie noise**: {ch.GLOSSARY['tie_noise']}. Below the dashed "
-    "line the difference is within what tie-breaking alone can produce — a 'significant' red dot "
-    "there is an artefact of how ties were broken."
-)
-level = f"{reviewed.confidence:.0%}"
-HELP = {
-    "tie_sd": "tie noise: the exact sd over random tie-breaking (of the mean, or of the "
-    "difference of two means), from the per-query tie variances",
-    "topic_sd": "topic noise: the sd of the per-query values (or differences) / sqrt(queries), "
-    "the standard error from the spread between topics",
-    "t_pvalue_adj": f"paired t-test p-value, {correction}-corrected over all pairs",
-    "randomization_pvalue_adj": f"randomization test p-value, {correction}-corrected",
-    "wilcoxon_pvalue": "Wilcoxon signed-rank test on the per-query differences (scipy; exact "
-    "where scipy is; zero differences dropped)",
-    "wilcoxon_pvalue_adj": f"Wilcoxon p-value, {correction}-corrected over all pairs",
-    "diff_low": f"{level} {reviewed.ci_method} bootstrap interval of the mean difference, low",
-    "diff_high": f"{level} {reviewed.ci_method} bootstrap interval of the mean difference, high",
-    "tukey_pvalue": "Tukey's HSD p-value (already family-wise; ignores the pairing by query)",
-    "tukey_low": f"Tukey's {level} simultaneous interval of the difference, low",
-    "tukey_high": f"Tukey's {level} simultaneous interval of the difference, high",
-    "ci_low": f"{level} {reviewed.ci_method} bootstrap interval of the mean, low",
-    "ci_high": f"{level} {reviewed.ci_method} bootstrap interval of the mean, high",
-    "help": "queries where the system scores above the baseline (tie-aware values)",
-    "hurt": "queries where the system scores below the baseline",
-    "equal": "queries where both score the same",
-    "within_tie_noise": "helped or hurt queries whose difference is within 2 tie sd of that "
-    "query: tie-breaking alone could reverse them",
-}
-
-
-def configure(frame: pd.DataFrame) -> dict:
-    """Column help for the columns this page adds (the glossary covers the others)."""
-    config = {}
-    for name, text in HELP.items():
-        if name in frame.columns:
-            numeric = pd.api.types.is_float_dtype(frame[name].dtype)
-            spec = "%.2e" if "pvalue" in name or name.endswith("_sd") else "%.4f"
-            config[name] = (
-                st.column_config.NumberColumn(help=text, format=spec)
-                if numeric
-                else st.column_config.Column(help=text)
-            )
-    return config
-
+    st.caption(
+        f"One dot per pair of systems: the gap of their tie-aware means against the tie noise "
+        f"({ch.GLOSSARY['tie_noise']}). Below the dashed line the difference is within what "
+        "tie-breaking alone can produce — a significant (red) dot there is an artefact of how "
+        "ties were broken."
+    )
 
 wanted = [
-    "a",
-    "b",
-    "mean_diff",
-    "tie_noise",
-    "within_tie_noise",
-    "tie_sd",
-    "topic_sd",
-    "p_beats_sampled",
-    "p_beats_normal",
-    "t_pvalue",
-    "t_pvalue_adj",
-    "randomization_pvalue",
-    "randomization_pvalue_adj",
-    "wilcoxon_pvalue",
-    "wilcoxon_pvalue_adj",
-    "tukey_pvalue",
-    "diff_low",
-    "diff_high",
-    "tukey_low",
-    "tukey_high",
-    "effect_size",
-    "n_queries",
-]
-table = upper[[c for c in wanted if c in upper.columns]]
-table = table.assign(a=table["a"].map(describe), b=table["b"].map(describe))
-ch.show_table(
-    table,
+    "a", "b", "mean_diff", "tie_noise", "within_tie_noise", "tie_sd", "topic_sd",
+    "p_beats_sampled", "p_beats_normal", "t_pvalue", "t_pvalue_adj", "randomization_pvalue",
+    "randomization_pvalue_adj", "wilcoxon_pvalue", "wilcoxon_pvalue_adj", "tukey_pvalue",
+    "diff_low", "diff_high", "tukey_low", "tukey_high", "effect_size", "n_queries",
+]  # fmt: skip
+numbers = upper[[c for c in wanted if c in upper.columns]].reset_index(drop=True)
+table(
+    readable(numbers),
     f"pairs {measure}",
     key="download_pairs",
+    caption=f"Every pair of systems by {measure}: difference of tie-aware means, tie noise, "
+    f"P(A beats B) under random tie-breaking and paired tests ({CORRECTION_NAMES[correction]} "
+    "correction).",
     provenance=prov,
-    column_config=configure(table),
+    config={c: config[c] for c in numbers.columns},
+    numbers=numbers,
 )
 
 # --- each system: tie noise beside topic noise
 st.subheader("Each system: tie noise beside topic noise")
 systems = reviewed.systems.loc[order].copy()
-systems.insert(0, "system", [describe(r) for r in systems.index])
+systems.insert(0, "system", list(order))
 systems = systems.reset_index(drop=True)
-ch.show_table(
-    systems,
+table(
+    readable(systems),
     f"systems {measure}",
     key="download_systems",
+    caption=f"Each system's tie-aware mean {measure} with its tie sd and topic sd.",
     provenance=prov,
-    column_config=configure(systems),
+    config={c: config[c] for c in systems.columns if c in config},
+    numbers=systems,
 )
 st.caption(
-    "tie_sd: how much the mean moves when ties are broken at random (exact); topic_sd: how "
-    "much it would move with another sample of topics (standard error). When tie_sd is a "
-    "sizeable share of topic_sd, ties matter as much as the choice of topics."
+    "Tie sd: how much the mean moves when ties are broken at random (exact); topic sd: how "
+    "much it would move with another sample of topics (standard error). When the tie sd is a "
+    "sizeable share of the topic sd, ties matter as much as the choice of topics."
 )
 
 # --- help and hurt against the baseline
 if reviewed.baseline is not None:
     st.subheader(f"Per-query help and hurt against {describe(reviewed.baseline)}")
     counts = reviewed.help_hurt.copy()
-    counts.insert(0, "system", [describe(r) for r in counts.index])
+    counts.insert(0, "system", list(counts.index))
     counts = counts.reset_index(drop=True)
-    ch.show_table(
-        counts,
+    count_config = {c: config[c] for c in counts.columns if c in config}
+    if "within_tie_noise" in counts.columns:
+        count_config["within_tie_noise"] = config["within_tie_noise_count"]
+    table(
+        readable(counts),
         f"help hurt {measure}",
         key="download_help_hurt",
+        caption=f"Queries each system helps and hurts against {describe(reviewed.baseline)} "
+        f"({measure}, tie-aware values).",
         provenance=prov,
-        column_config=configure(counts),
+        config=count_config,
+        numbers=counts,
     )
     with st.expander("Every query (help, hurt, equal)"):
         queries = reviewed.help_hurt_queries.assign(

@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import json
 
+import app_edge_data as edge
+import numpy as np
 import pytest
+from scipy import stats
+from streamlit.runtime.media_file_manager import MediaFileManager
 from test_app import (  # noqa: F401  (navigation_only, no_warm_up: autouse fixtures)
     QRELS_FILE,
     RUN_FILES,
     assert_clean,
+    chart_specs,
     close,
     goto,
     navigation_only,
@@ -22,7 +27,8 @@ from test_app import (  # noqa: F401  (navigation_only, no_warm_up: autouse fixt
 )
 
 import tiecore
-from tiecore import compare
+from app_lib import data
+from tiecore import compare, report
 
 
 @pytest.fixture(scope="module")
@@ -47,19 +53,20 @@ def test_rankings_page_shows_corrections_noise_and_help_hurt(reference):
     pairs = table(at, columns={"a", "b", "t_pvalue_adj", "wilcoxon_pvalue", "tie_sd"})
     shown = list(zip(pairs["a"], pairs["b"], strict=True))  # runs are shown by their names
     expected = reviewed.pairs.loc[shown]
-    for column in (
-        "t_pvalue_adj", "randomization_pvalue_adj", "wilcoxon_pvalue", "wilcoxon_pvalue_adj",
-        "tie_sd", "topic_sd", "diff_low", "diff_high",
-    ):  # fmt: skip
+    for column in ("tie_sd", "topic_sd", "diff_low", "diff_high"):
         assert close(pairs[column], expected[column]), column
+    for column in (  # p-values as papers print them: "< 0.001", three digits, "—"
+        "t_pvalue_adj", "randomization_pvalue_adj", "wilcoxon_pvalue", "wilcoxon_pvalue_adj",
+    ):  # fmt: skip
+        assert list(pairs[column]) == [report.format_pvalue(p) for p in expected[column]], column
     hovered = 0  # the scatter's hover prints p-values as compare's text does (<1e-300 floor)
     for chart in at.get("plotly_chart"):
         for trace in json.loads(chart.proto.spec)["data"]:
             if "t-test p" in trace.get("hovertemplate", ""):
                 for a, b, t_p, rand_p, *_ in trace["customdata"]:
                     row = reviewed.pairs.loc[(a, b)]
-                    assert t_p == compare.format_pvalue(row["t_pvalue_adj"])
-                    assert rand_p == compare.format_pvalue(row["randomization_pvalue"])
+                    assert t_p == report.format_pvalue(row["t_pvalue_adj"])
+                    assert rand_p == report.format_pvalue(row["randomization_pvalue"])
                     hovered += 1
     assert hovered > 0
     systems = table(at, columns={"system", "tie_sd", "topic_sd", "ci_low", "ci_high"})
@@ -98,5 +105,104 @@ def test_rankings_page_adds_tukey_on_request(reference):
     pairs = table(at, columns={"a", "b", "tukey_pvalue", "tukey_low", "tukey_high"})
     expected = reference[1].with_options(tukey=True).tukey
     expected = expected.loc[list(zip(pairs["a"], pairs["b"], strict=True))]
-    for column in ("tukey_pvalue", "tukey_low", "tukey_high"):
+    for column in ("tukey_low", "tukey_high"):
         assert close(pairs[column], expected[column]), column
+    assert list(pairs["tukey_pvalue"]) == [
+        report.format_pvalue(p) for p in expected["tukey_pvalue"]
+    ]
+
+
+# ----------------------------------------------------------------------------- readable rankings
+
+
+def rank_numbers(labels) -> np.ndarray:
+    """``["1", "=2", "=2", "4"]`` as the integers ``[1, 2, 2, 4]``."""
+    return np.array([int(label.removeprefix("=")) for label in labels])
+
+
+def test_the_slope_chart_names_every_system_at_both_ends(reference):
+    runs, _ = reference
+    at = goto(new_app(), "rankings")
+    assert_clean(at)
+    bump = chart_specs(at)["rankings_bump"]
+    texts = [note["text"] for note in bump["layout"]["annotations"]]
+    for name in runs:  # every system named on the left and on the right, in the SVG's text
+        assert sum(name in text for text in texts) == 2, (name, texts)
+    assert len(bump["data"]) == len(runs)
+    ticks = bump["layout"]["xaxis"]["ticktext"]
+    assert ticks[0] == "trec_eval" and ticks[-1] == "tie-aware"
+
+
+def test_ranks_are_whole_numbers_with_ties_marked(reference):
+    _, result = reference
+    at = goto(new_app(), "rankings")
+    shown = table(at, columns={"system", "rank_aware", "rank_trec_eval", "mean_rank_sampled"})
+    aware = result.scores.loc[shown["system"], "aware"].to_numpy()
+    expected = stats.rankdata(-np.round(aware, 10), method="min")
+    assert (rank_numbers(shown["rank_aware"]) == expected).all()
+    shared = np.array([(expected == r).sum() > 1 for r in expected])
+    assert (shown["rank_aware"].str.startswith("=").to_numpy() == shared).all()
+    mean_rank = result.sample_scores.rank(axis=1, ascending=False).mean()
+    assert close(shown["mean_rank_sampled"], mean_rank.loc[shown["system"]])
+
+
+@pytest.fixture
+def latex_downloads(monkeypatch):
+    """The page's deferred downloads by file name (their data is built when asked for)."""
+    found = {}
+    original = MediaFileManager.add_deferred
+
+    def spy(self, data_callable, mimetype, coordinates, file_name=None, **kwargs):
+        found[file_name] = data_callable
+        return original(self, data_callable, mimetype, coordinates, file_name, **kwargs)
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", spy)
+    return found
+
+
+def test_rankings_download_as_latex_and_csv_with_every_system(reference, latex_downloads):
+    runs, _ = reference
+    at = goto(new_app(), "rankings")
+    assert_clean(at)
+    latex = latex_downloads["rankings_P_10.tex"]()
+    assert r"\begin{tabular}" in latex and r"\toprule" in latex
+    for name in runs:
+        assert name in latex, name
+    csv = latex_downloads["rankings_P_10.csv"]()
+    for name in runs:
+        assert name in csv, name
+    assert {"pairs_P_10.tex", "pairs_P_10.csv", "systems_P_10.tex"} <= set(latex_downloads)
+
+
+def edge_app(name: str):
+    files, qrels = edge.TREC_SETS[name]()
+    at = new_app(uploaded_trec=data.dataset_from_trec(files, qrels))
+    at.sidebar.radio(key="source").set_value("trec").run()
+    return goto(at, "rankings")
+
+
+def test_orderings_that_all_agree_are_said_in_a_sentence():
+    """No ties at all: every tie-break gives one ranking; a sentence, not a matrix of 1.00."""
+    at = edge_app("no_ties")
+    at.selectbox(key="rankings_measure").set_value("AP").run()  # P@10: both runs score alike
+    assert_clean(at)
+    said = " ".join(m.value for m in at.success)
+    assert "All orderings rank the systems identically" in said
+    assert "rankings_agreement" not in chart_specs(at)
+    assert "rankings_significance" not in chart_specs(at)  # one pair: said in words
+    assert "One pair:" in " ".join(m.value for m in at.markdown)
+
+
+def test_orderings_that_differ_get_the_matrix():
+    """Tie-heavy runs whose tie-breaks disagree: the matrix of Kendall's tau is drawn."""
+    from test_app import synthetic_trec
+
+    files, qrels = synthetic_trec()
+    at = new_app(uploaded_trec=data.dataset_from_trec(files, qrels))
+    at.sidebar.radio(key="source").set_value("trec").run()
+    goto(at, "rankings")
+    assert_clean(at)
+    heat = chart_specs(at)["rankings_agreement"]["data"][0]
+    cells = np.array(heat["text"], dtype=object)  # the values as the cells print them
+    assert set(np.diag(cells)) == {"1.00"} and set(cells.ravel()) - {"1.00", "—"}
+    assert "All orderings rank" not in " ".join(m.value for m in at.success)
