@@ -243,8 +243,8 @@ def _decimals(x: np.ndarray, k: int) -> np.ndarray:
         lo = ((x_hi * s_hi - hi) + x_hi * s_lo + x_lo * s_hi) + x_lo * s_lo
         n = np.rint(hi)
         half = hi - n
-        n += ((half == 0.5) & (lo > 0)).astype(np.float64)
-        n -= ((half == -0.5) & (lo < 0)).astype(np.float64)
+        n = np.where((half == 0.5) & (lo > 0), n + 1, n)  # np.where keeps -0.0
+        n = np.where((half == -0.5) & (lo < 0), n - 1, n)
         coarse = np.spacing(np.abs(x)) >= 10.0**-k
         return np.where(coarse, x, n / scale)
 
