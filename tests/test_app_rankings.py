@@ -204,5 +204,5 @@ def test_orderings_that_differ_get_the_matrix():
     assert_clean(at)
     heat = chart_specs(at)["rankings_agreement"]["data"][0]
     cells = np.array(heat["text"], dtype=object)  # the values as the cells print them
-    assert set(np.diag(cells)) == {"1.00"} and set(cells.ravel()) - {"1.00", "—"}
+    assert cells.shape[0] >= 2 and set(cells.ravel()) - {"1.00", "—"}  # some pair disagrees
     assert "All orderings rank" not in " ".join(m.value for m in at.success)
