@@ -113,7 +113,7 @@ def _integers(ranks: ArrayLike, what: str) -> np.ndarray:
         bad = ~np.isfinite(r) | (r != np.round(r))
         if bad.any():
             raise InputError(
-                what, None, f"rank {r[bad].flat[0]!r} is not a whole number", "whole numbers"
+                what, None, f"rank {float(r[bad].flat[0])!r} is not a whole number", "whole numbers"
             )
     return r.astype(np.int64)
 
