@@ -8,6 +8,7 @@ the ties counted with pandas, the values with :func:`tiecore.evaluate` and
 
 from __future__ import annotations
 
+import app_edge_data as edge
 import numpy as np
 import pandas as pd
 import pytest
@@ -131,3 +132,16 @@ def test_tie_change_and_leaderboard_change_agree_with_direct_counts(sample):
     assert board["places"].tolist() == [1, 1, 1, -3] and board["moved"].all()
     with pytest.raises(tiecore.InputError, match="run e has no value before"):
         builder.leaderboard_change(before, pd.Series({"e": 0.1}))
+
+
+@pytest.mark.parametrize("name", list(edge.TREC_SETS))
+def test_the_page_on_every_edge_data_set(name):
+    """No ties, one run, an unjudged run, 120 runs ...: the page says what it finds."""
+    files, qrels = edge.TREC_SETS[name]()
+    at = new_app(uploaded_trec=data.dataset_from_trec(files, qrels))
+    at.sidebar.radio(key="source").set_value("trec").run()
+    at = goto(at, "precision")
+    assert_clean(at)
+    assert at.metric and "Ties at bfloat16" in [h.value for h in at.subheader]
+    at.toggle(key="precision_every").set_value(True).run()
+    assert_clean(at)
