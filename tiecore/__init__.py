@@ -24,7 +24,7 @@ _LAZY = {
     "Comparison": "tiecore.compare",
 }
 #: Public submodules, also imported on first access.
-_LAZY_MODULES = ("compare", "distributed", "interop", "metrics", "spread")
+_LAZY_MODULES = ("compare", "distributed", "interop", "metrics", "precision", "ranks", "spread")
 
 
 def __getattr__(name: str) -> object:
@@ -52,6 +52,8 @@ __all__ = [
     "evaluate_spread",
     "interop",
     "metrics",
+    "precision",
+    "ranks",
     "read_letor",
     "read_qrels",
     "read_run",
