@@ -263,7 +263,7 @@ def test_an_empty_measure_list_is_refused(tmp_path, capsys, empty, command):
     assert cli.main([command, *files, "-m", empty]) == 2  # not the default measures
     assert "no measures given" in capsys.readouterr().err
     assert cli.main([command, *files]) == 0
-    assert ("P@10 oblivious" if command == "report" else "P@10") in capsys.readouterr().out
+    assert ("| system | P@10 |" if command == "report" else "P@10") in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(

@@ -67,7 +67,13 @@ def test_modes_table_holds_each_mode_and_the_exact_tie_sd(data):
         table["tie_sd"] > 0, delta / table["tie_sd"].where(table["tie_sd"] > 0), 0
     )
     assert np.allclose(table["z"], expected_z)
-    assert (table["flagged"] == (np.abs(expected_z) > 2)).all()
+    assert np.allclose(table["delta"], delta.where(delta.abs() >= 1e-12, 0.0), atol=0)
+    # visible: the two values as a paper prints them (Python's format) differ
+    shows = [
+        f"{o:.4f}" != f"{a:.4f}" for o, a in zip(table["oblivious"], table["aware"], strict=True)
+    ]
+    assert (table["visible"] == (np.array(shows) & (delta.abs() >= 1e-12))).all()
+    assert (table["flagged"] == (table["visible"] & (np.abs(expected_z) > 2))).all()
     inside = table["max"] > table["min"]
     position = (table["oblivious"] - table["min"]) / (table["max"] - table["min"])
     assert np.allclose(table.loc[inside, "position"], position[inside])
@@ -79,52 +85,120 @@ def test_modes_table_holds_each_mode_and_the_exact_tie_sd(data):
     assert without["sampled"].isna().all()
 
 
-def test_significance_marks_follow_a_paired_t_test(data):
+def _holm(p: dict) -> dict:
+    """Holm's step-down correction, written out: the i-th smallest of m p-values times
+    m - i + 1, made monotone, capped at 1."""
+    ordered = sorted(p, key=p.get)
+    out, running = {}, 0.0
+    for i, key in enumerate(ordered):
+        running = max(running, min(1.0, (len(p) - i) * p[key]))
+        out[key] = running
+    return out
+
+
+def test_significance_marks_follow_a_holm_corrected_paired_t_test(data):
+    """Every pair of runs by scipy's paired t-test, Holm over all pairs of the measure
+    (written out above), the rows those with the best run; and the Rankings page's
+    verdict (tiecore.compare, Holm by default) is the same."""
     runs, qrels = data
     per_query = tiecore.evaluate(runs, qrels, MEASURES, per_query=True)
     found = report.significance_vs_best(per_query, alpha=0.1).set_index(["run", "measure"])
+    names = list(runs)
     for measure in MEASURES:
         wide = per_query[(per_query["measure"] == measure) & (per_query["qid"].notna())]
         wide = wide.pivot(index="qid", columns="run", values="value")
         best = wide.mean().idxmax()
+        raw = {}
+        for i, a in enumerate(names):
+            for b in names[i + 1 :]:
+                if (wide[a] - wide[b]).std() > 1e-12:
+                    raw[(a, b)] = stats.ttest_rel(wide[a], wide[b]).pvalue
+        holm = _holm(raw)
+        result = compare(runs, qrels, measure, samples=20, n_resamples=20, n_bootstrap=20)
         for run in runs:
             row = found.loc[(run, measure)]
             assert row["best"] == best
-            if run == best:
+            key = (best, run) if names.index(best) < names.index(run) else (run, best)
+            if run == best or key not in raw:
                 assert np.isnan(row["p_value"]) and not row["significant"]
-            else:
-                p = stats.ttest_rel(wide[best], wide[run]).pvalue
-                assert row["p_value"] == pytest.approx(p, rel=1e-12)
-                assert row["significant"] == (p < 0.1)
+                continue
+            assert row["p_value"] == pytest.approx(raw[key], rel=1e-12)
+            assert row["p_value_adj"] == pytest.approx(holm[key], rel=1e-12)
+            assert row["significant"] == (holm[key] < 0.1)
+            rankings = result.pairs.loc[(best, run), "t_pvalue_adj"]
+            assert row["p_value_adj"] == pytest.approx(rankings, rel=1e-9)
+    plain = report.significance_vs_best(per_query, correction="none")
+    assert plain["p_value_adj"].equals(plain["p_value"]) and plain.attrs["correction"] == "none"
 
 
-def test_latex_and_markdown_tables_show_every_cell_with_marks(data):
+def _tabular(latex: str) -> tuple[str, list[list[str]]]:
+    """The column spec and the rows (cells split at ``&``) of the one tabular in ``latex``."""
+    spec = re.search(r"\\begin\{tabular\}\{([lrc]+)\}", latex).group(1)
+    inner = latex[latex.index("\\toprule") : latex.index("\\bottomrule")]
+    rows = [line.removesuffix(" \\\\").split(" & ") for line in inner.splitlines()]
+    return spec, [row for row in rows if row[0] not in ("\\toprule", "\\midrule")]
+
+
+def _balanced(text: str) -> bool:
+    """Unescaped braces pair up (escaped ones, \\{ and \\}, are text)."""
+    depth = 0
+    for brace in re.sub(r"\\[{}]", "", text):
+        depth += {"{": 1, "}": -1}.get(brace, 0)
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def test_latex_and_markdown_tables_show_one_column_per_measure_with_marks(data):
     runs, qrels = data
     table = report.modes_table(runs, qrels, MEASURES, samples=20)
     table.loc[0, "flagged"] = True  # a flag to print
     per_query = tiecore.evaluate(runs, qrels, MEASURES, per_query=True)
-    significance = report.significance_vs_best(per_query, alpha=0.5)
+    significance = report.significance_vs_best(per_query, alpha=0.5, correction="none")
     latex = report.to_latex(table, significance, alpha=0.5, provenance={"data set": "t_x"})
-    assert latex.startswith("% data set: t_x\n\\begin{table}")
-    for command in ("\\toprule", "\\midrule", "\\bottomrule", "\\cmidrule(lr){2-4}"):
+    assert latex.startswith("% data set: t_x\n% needs \\usepackage{booktabs} and ")
+    assert "\\usepackage{graphicx}" in latex.splitlines()[1]  # the package \resizebox needs
+    for command in ("\\toprule", "\\midrule", "\\bottomrule", "\\resizebox{\\columnwidth}{!}{"):
         assert command in latex
-    body = latex[latex.index("\\midrule") : latex.index("\\bottomrule")].splitlines()[1:]
-    assert [line.split(" & ")[0] for line in body] == list(runs)
-    assert all(len(line.split(" & ")) == 1 + 3 * len(MEASURES) for line in body)
+    assert _balanced(latex)
+    spec, rows = _tabular(latex)
+    assert spec == "l" + "r" * len(MEASURES)  # one column per measure: it fits a column
+    assert rows[0] == ["System", *MEASURES]
+    assert [row[0] for row in rows[1:]] == list(runs)
+    assert all(len(row) == len(spec) for row in rows)
     first = table.iloc[0]
-    assert f"{first['oblivious']:.4f}\\textsuperscript{{\\dag}}" in latex
+    cell = rows[1 + list(runs).index(first["run"])][1 + MEASURES.index(first["measure"])]
+    assert cell.endswith("\\dag}") and f"{first['aware']:.4f} $\\pm$ {first['tie_sd']:.4f}" in cell
     stars = significance["significant"].sum()
-    assert latex.count("\\textsuperscript{*}") == stars
+    assert 0 < stars < len(significance)  # marks and no marks to print
+    assert latex.count("\\textsuperscript{*") == stars
     assert latex.count("\\textbf{") == len(MEASURES)
+    assert latex.count("\\dag}") == table["flagged"].sum()
+    caption = latex[latex.index("\\caption{") :]
+    assert "paired t-test vs the best system, uncorrected" in caption
+    assert "p $<$ 0.5" in caption
+    holm = report.to_latex(table, report.significance_vs_best(per_query))
+    assert "paired t-test vs the best system, Holm-corrected over all pairs" in holm
     markdown = report.to_markdown(table, significance, alpha=0.5)
-    rows = [line for line in markdown.splitlines() if line.startswith("| ") and "---" not in line]
-    assert len(rows) == 1 + len(runs)
+    lines = [line for line in markdown.splitlines() if line.startswith("| ")]
+    assert lines[0] == "| system | " + " | ".join(MEASURES) + " |"
+    assert len(lines) == 1 + len(runs)
     assert markdown.count("†") == table["flagged"].sum() + 1  # the flags and the legend
-    assert latex.count("\\textsuperscript{\\dag}") == table["flagged"].sum()
+    assert "uncorrected" in markdown and "p < 0.5" in markdown
     aware = table.set_index(["run", "measure"]).loc[("b", "AP")]
     assert f"{aware['aware']:.4f} ± {aware['tie_sd']:.4f}" in markdown
     renamed = table.replace({"run": {"a": "x_&_y"}})
     assert "\nx\\_\\&\\_y & " in report.to_latex(renamed)
+    # a choice of measures, in the order asked, and no \resizebox when not asked
+    chosen = report.to_latex(table, significance, measures=["RR", "P@5"], resize=False)
+    spec, rows = _tabular(chosen)
+    assert spec == "lrr" and rows[0] == ["System", "RR", "P@5"]
+    assert "resizebox" not in chosen and "graphicx" not in chosen and _balanced(chosen)
+    assert "| system | AP |" in report.to_markdown(table, measures="AP")
+    with pytest.raises(tiecore.InputError, match="not in the table: nDCG"):
+        report.to_latex(table, measures=["AP", "nDCG"])
+    unmarked = report.to_markdown(table)  # no significance given: no sentence about it
+    assert "t-test" not in unmarked and "*" not in unmarked.replace("**", "")
 
 
 def test_a_float32_tie_that_doubles_do_not_see_is_flagged():
@@ -138,8 +212,12 @@ def test_a_float32_tie_that_doubles_do_not_see_is_flagged():
     table = report.modes_table({"rf": run}, qrels, "RR").iloc[0]
     assert (table["oblivious"], table["aware"], table["tie_sd"]) == (0.5, 1.0, 0.0)
     assert table["z"] == -math.inf and table["flagged"]
-    assert "0.5000†" in report.to_markdown(report.modes_table({"rf": run}, qrels, "RR"))
-    assert "float32 ties" in report.effect_sentence(table)
+    assert table["visible"] and table["delta"] == -0.5
+    assert "**1.0000 ± 0.0000**†" in report.to_markdown(
+        report.modes_table({"rf": run}, qrels, "RR")
+    )
+    sentence = report.effect_sentence(table)
+    assert "a shift of -0.5000" in sentence and "float32 ties" in sentence
     doubles = report.modes_table({"rf": run}, qrels, "RR", tiebreak="trec_eval_double")
     assert doubles.loc[0, "z"] == 0.0 and not doubles.loc[0, "flagged"]
 
@@ -208,10 +286,20 @@ def test_nearest_pairs_are_the_smallest_gaps_in_tie_noise(data):
     assert report.nearest_pairs(result.pairs.iloc[:0]).empty
 
 
-def test_effect_sentence_names_both_values():
+def test_effect_sentence_names_both_values_and_the_shift_first():
     row = {"run": "MU03rob01", "measure": "P@10", "oblivious": 0.268, "aware": 0.263, "z": 2.5}
     assert report.effect_sentence(row) == (
-        "MU03rob01 P@10: trec_eval 0.2680 vs tie-aware 0.2630 (+2.5 tie sd)"
+        "MU03rob01 P@10: trec_eval 0.2680 vs tie-aware 0.2630, a shift of +0.0050 (+2.5 tie sd)"
+    )
+    tiny = {"run": "BITEM_stem", "measure": "nDCG", "oblivious": 0.389178, "aware": 0.3892,
+            "delta": -2.2e-5, "z": -1.8}  # fmt: skip
+    assert report.effect_sentence(tiny, "trec_eval") == (
+        "BITEM_stem nDCG: trec_eval 0.3892 vs tie-aware 0.3892, a shift of -0.00002 "
+        "(-1.8 tie sd; both print as 0.3892)"
+    )
+    flat = {"run": "x", "measure": "AP", "oblivious": 0.25, "aware": 0.25, "delta": 0.0, "z": 0}
+    assert report.effect_sentence(flat, digits=2).endswith(
+        "0.25 vs tie-aware 0.25, a shift of 0.00 (no shift: every tie-break gives this value)"
     )
 
 
@@ -314,6 +402,6 @@ def test_the_report_command_prints_the_table_of_the_api(data, tmp_path, capsys):
     assert markdown.startswith(body.split("\n\n")[0])
     assert cli.main(["report", *args, "--format", "latex", "--samples", "20"]) == 0
     latex = capsys.readouterr().out
-    assert latex.count("{") == latex.count("}") and "sampled" in latex
+    assert _balanced(latex) and "% samples: 20" in latex and "Holm-corrected" in latex
     assert cli.main(["report", *args, "--samples", "1"]) == 2
     assert "--samples: 1 is out of range (expected an integer >= 2" in capsys.readouterr().err

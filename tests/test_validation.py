@@ -153,7 +153,7 @@ CALLS = {
             (
                 "report.modes_table",
                 report.modes_table,
-                {"tiebreak", "samples", "seed", "rel_level", "depth"},
+                {"tiebreak", "samples", "seed", "rel_level", "depth", "digits"},
                 {},
             ),
             ("spread.tie_groups", spread.tie_groups, {"rel_level", "depth"}, {}),
@@ -170,7 +170,12 @@ CALLS = {
     "report.significance_vs_best": (
         lambda _, **o: report.significance_vs_best(PER_QUERY, **o),
         report.significance_vs_best,
-        {"alpha"},
+        {"alpha", "correction"},
+    ),
+    "report.expected_flags": (
+        lambda _, **o: report.expected_flags(report.modes_table(RUNS, QRELS, "P@2"), **o),
+        report.expected_flags,
+        {"digits"},
     ),
     **{
         f"report.{function.__name__}": (

@@ -4,12 +4,18 @@
 tie-break), tie-aware (the exact mean over all orderings) and, optionally,
 sampled; beside them the exact standard deviation of the run's mean over random
 tie-breaks (the *tie sd*, from :func:`tiecore.spread.evaluate_spread`) and the
-min and max over all orderings.  ``z = (oblivious - aware) / tie_sd`` says how
-far the one tie-break moved the reported number, in units of the tie noise;
-``|z| > 2`` is flagged.  :func:`to_latex` (booktabs) and :func:`to_markdown`
-print it with ``± tie sd`` and significance marks; :func:`to_csv` writes any
-table with its provenance as ``#`` comment lines and without float noise.
-:func:`closest_pairs` lists the pairs of systems whose order ties could decide.
+min and max over all orderings.  ``delta = oblivious - aware`` is how far the one
+tie-break moved the reported number, in the measure's own units (what a paper
+prints), and ``z = delta / tie_sd`` the same in units of the tie noise.  A value
+is flagged when the shift shows at the decimals a paper prints *and* exceeds 2 tie
+sd; :func:`expected_flags` says how many flags random tie-breaking alone would
+raise (the base rate to hold the count against).  :func:`to_latex` (booktabs) and
+:func:`to_markdown` print one column per measure, tie-aware ``± tie sd`` with
+marks (the significance is :func:`significance_vs_best`: the Rankings page's paired
+t-test and Holm correction); :func:`frame_to_latex` typesets any small table;
+:func:`to_csv` writes any table with its provenance as ``#`` comment lines and
+without float noise.  :func:`closest_pairs` lists the pairs of systems whose order
+ties could decide.
 """
 
 from __future__ import annotations
@@ -22,12 +28,23 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from tiecore._validation import FIXED_TIEBREAKS, REPORT, SEED, cli_type, pick, validate_params
+from tiecore._validation import (
+    CORRECTION,
+    FIXED_TIEBREAKS,
+    REPORT,
+    SEED,
+    cli_type,
+    pick,
+    validate_params,
+)
 from tiecore._validation import MODES as MODES  # the tie modes, declared there
-from tiecore.errors import TieCoreWarning
+from tiecore.errors import InputError, TieCoreWarning
 
-#: ``|z|`` beyond this is flagged: the tie-break moved the value by more than 2 tie sd.
+#: ``|z|`` beyond this (and a shift that shows when printed) is flagged: the tie-break
+#: moved the value by more than 2 tie sd.
 FLAG_Z = 2.0
+#: Decimals a paper prints by default (trec_eval prints 4).
+PRINTED_DIGITS = 4
 #: Differences below this are float noise (sums in another order), shown as 0.
 NOISE = 1e-12
 #: Significant digits kept in CSV output (float noise such as 0.26799999999999996 goes).
@@ -46,6 +63,7 @@ COLUMNS = (
     "delta",
     "z",
     "position",
+    "visible",
     "flagged",
 )
 
@@ -56,10 +74,40 @@ def _quiet(function, *args, **kwargs):
         return function(*args, **kwargs)
 
 
+def printed(values: np.ndarray | Sequence[float], digits: int = PRINTED_DIGITS) -> np.ndarray:
+    """``values`` as a paper prints them: ``digits`` decimals, as C's and Python's ``%f`` do.
+
+    The decimal is that of the double's exact binary value (trec_eval's ``printf``
+    and Python's ``format`` agree), so comparing these strings asks whether two
+    numbers *look* different in a table.  ``-0.0000`` is written ``0.0000`` (a
+    rounding residue below zero is no other number); NaN is ``nan``.
+
+    Examples
+    --------
+    >>> printed([0.26799999999999996, -1e-17, 0.5], 4).tolist()
+    ['0.2680', '0.0000', '0.5000']
+    """
+    fmt = f"%.{int(digits)}f"
+    out = np.char.mod(fmt, np.asarray(values, np.float64))
+    zero = fmt % 0.0
+    out[out == "-" + zero] = zero
+    return out
+
+
+def _visible(oblivious: np.ndarray, aware: np.ndarray, delta: np.ndarray, digits: int):
+    """Where the shift shows at ``digits`` decimals: a real shift (``delta != 0``; below
+    :data:`NOISE` it is summation-order noise, which can straddle a rounding boundary
+    without being a shift) whose two values print differently."""
+    real = np.isfinite(delta) & (delta != 0)
+    return real & (printed(oblivious, digits) != printed(aware, digits))
+
+
+@validate_params(pick(REPORT, "digits"))
 def combine_modes(
     oblivious: pd.DataFrame,
     aware_spread: pd.DataFrame,
     sampled: pd.DataFrame | None = None,
+    digits: int = PRINTED_DIGITS,
 ) -> pd.DataFrame:
     """Merge the modes' summary rows (``qid`` NA) into one row per run and measure,
     with the tie effect.
@@ -72,31 +120,41 @@ def combine_modes(
         :func:`tiecore.spread.evaluate_spread` output (``value`` is the aware value).
     sampled : DataFrame, optional
         :func:`tiecore.evaluate` output in sampled mode (``value, std``).
+    digits : int
+        Decimals a paper prints (trec_eval prints 4): a shift that does not show at
+        them is not flagged.
 
     Returns
     -------
     DataFrame
-        :data:`COLUMNS`: ``tie_sd = sqrt(var)``; ``delta = oblivious - aware``
-        (0 below :data:`NOISE`);
+        :data:`COLUMNS`: ``tie_sd = sqrt(var)``; ``delta = oblivious - aware``,
+        the absolute shift (0 below :data:`NOISE`);
         ``z = delta / tie_sd``: 0 when both are 0 (every ordering gives one
         value), +-inf when only the tie sd is 0 (then the tie-break compared
         scores as float32, as trec_eval 9 does, and tied scores that differ as
         doubles: no ordering of the tie-aware groups gives its value);
         ``position = (oblivious - min) / (max - min)`` (NaN when ``min ==
-        max``); ``flagged = |z| > 2``.
+        max``); ``visible``: the shift shows at ``digits`` decimals
+        (``delta != 0`` and the two values :func:`printed` differ);
+        ``flagged = visible & (|z| > 2)`` (a float32 shift, ``z = +-inf``,
+        counts when visible).
 
     Examples
     --------
     >>> keys = {"run": ["x"], "qid": [None], "measure": ["P@1"]}
     >>> obl = pd.DataFrame({**keys, "value": [1.0]})
     >>> spr = pd.DataFrame({**keys, "value": [0.5], "var": [0.25], "min": [0.0], "max": [1.0]})
-    >>> combine_modes(obl, spr)[["oblivious", "aware", "tie_sd", "z", "position", "flagged"]]
-       oblivious  aware  tie_sd    z  position  flagged
-    0        1.0    0.5     0.5  1.0       1.0    False
+    >>> combine_modes(obl, spr)[["delta", "tie_sd", "z", "position", "visible", "flagged"]]
+       delta  tie_sd    z  position  visible  flagged
+    0    0.5     0.5  1.0       1.0     True    False
     >>> flat = spr.assign(value=1.0, var=0.0, min=1.0, max=1.0)  # no tie in float64
-    >>> combine_modes(obl.assign(value=0.5), flat)[["z", "flagged"]]  # but one in float32
-         z  flagged
-    0 -inf     True
+    >>> combine_modes(obl.assign(value=0.5), flat)[["z", "visible", "flagged"]]  # but float32
+         z  visible  flagged
+    0 -inf     True     True
+    >>> tiny = spr.assign(value=0.38921, var=1e-10)  # 3 tie sd, but both print 0.3892
+    >>> combine_modes(obl.assign(value=0.38924), tiny)[["z", "visible", "flagged"]].round(1)
+         z  visible  flagged
+    0  3.0    False    False
     """
     keys = ["run", "measure"]
 
@@ -120,7 +178,9 @@ def combine_modes(
         table["sampled"] = np.nan
         table["sampled_sd"] = np.nan
     table["tie_sd"] = np.sqrt(np.maximum(table.pop("var").to_numpy(np.float64), 0.0))
-    delta = (table["oblivious"] - table["aware"]).to_numpy(np.float64, copy=True)
+    obl = table["oblivious"].to_numpy(np.float64)
+    aware = table["aware"].to_numpy(np.float64)
+    delta = obl - aware
     delta[np.abs(delta) < NOISE] = 0.0  # summation-order noise, not a tie effect
     sd = table["tie_sd"].to_numpy(np.float64)
     z = np.copysign(np.inf, delta)  # no tie sd: a shift beyond every ordering, or none
@@ -137,11 +197,67 @@ def combine_modes(
     table["delta"] = delta
     table["z"] = z
     table["position"] = np.clip(position, 0.0, 1.0)
-    table["flagged"] = np.abs(z) > FLAG_Z
+    table["visible"] = _visible(obl, aware, delta, digits)
+    table["flagged"] = table["visible"] & (np.abs(z) > FLAG_Z)
     return table[list(COLUMNS)].reset_index(drop=True)
 
 
-@validate_params(pick(REPORT, "tiebreak", "samples", "seed", "rel_level", "depth"))
+@validate_params(pick(REPORT, "digits"))
+def expected_flags(table: pd.DataFrame, digits: int = PRINTED_DIGITS) -> float:
+    """How many of ``table``'s values random tie-breaking alone would flag: the base rate.
+
+    Were the oblivious value one uniformly random tie-break instead of a fixed
+    rule, it would be ``X = mean over queries`` of independent per-query
+    tie-breaks, with mean ``aware`` and sd ``tie_sd`` (both exact).  A mean over
+    many independent queries is close to normal (central limit theorem), so
+    ``X ~ Normal(aware, tie_sd^2)``; with few tied queries this is an
+    approximation (the true ``X`` is discrete).  :func:`combine_modes` flags
+    ``X`` when it prints differently from ``aware`` at ``digits`` decimals (it
+    leaves the rounding cell ``[c - h, c + h]`` of ``c``, ``aware`` as printed,
+    ``h = 10^-digits / 2``) and ``|X - aware| > 2 tie_sd``, so per row
+
+    ``P = Phi((min(c - h, aware - 2 sd) - aware) / sd)
+    + 1 - Phi((max(c + h, aware + 2 sd) - aware) / sd)``,
+
+    summed over the rows with ``tie_sd > 0`` (rows without tie noise give 0).
+    Without rounding (``h -> 0``) each row gives ``2 (1 - Phi(2)) = 0.0455``.
+
+    Parameters
+    ----------
+    table : DataFrame
+        :func:`combine_modes` or :func:`modes_table` output (``aware, tie_sd``).
+    digits : int
+        The decimals of :func:`combine_modes`'s ``visible``.
+
+    Returns
+    -------
+    float
+        The expected number of flagged values.
+
+    Examples
+    --------
+    >>> table = pd.DataFrame({"aware": [0.3, 0.3, 0.5], "tie_sd": [0.01, 1e-5, 0.0]})
+    >>> round(expected_flags(table, 4), 4)  # 0.0455 + (2 sd = 2e-5 < the cell's 5e-5) + 0
+    0.0455
+    >>> round(expected_flags(table, 12), 4)  # no rounding: 2 x 0.0455
+    0.091
+    """
+    from scipy.stats import norm
+
+    aware = table["aware"].to_numpy(np.float64)
+    sd = table["tie_sd"].to_numpy(np.float64)
+    noisy = np.isfinite(aware) & np.isfinite(sd) & (sd > 0)
+    a, s = aware[noisy], sd[noisy]
+    if not a.size:
+        return 0.0
+    center = printed(a, digits).astype(np.float64)
+    half = 0.5 * 10.0 ** -float(digits)
+    lower = np.minimum(center - half, a - FLAG_Z * s)
+    upper = np.maximum(center + half, a + FLAG_Z * s)
+    return float((norm.cdf((lower - a) / s) + norm.sf((upper - a) / s)).sum())
+
+
+@validate_params(pick(REPORT, "tiebreak", "samples", "seed", "rel_level", "depth", "digits"))
 def modes_table(
     runs: Mapping[str, pd.DataFrame] | pd.DataFrame,
     qrels: pd.DataFrame,
@@ -152,11 +268,13 @@ def modes_table(
     seed: int = 0,
     rel_level: int = 1,
     depth: int | None = None,
+    digits: int = PRINTED_DIGITS,
 ) -> pd.DataFrame:
     """Every run and measure in the three modes with the exact tie sd (see :func:`combine_modes`).
 
     ``samples=None`` skips the sampled mode (its columns stay NaN); ``depth`` cuts
-    every ranking first (trec_eval ``-M``).
+    every ranking first (trec_eval ``-M``); ``digits``: the decimals a paper prints
+    (a shift that does not show at them is not flagged).
 
     Examples
     --------
@@ -195,32 +313,53 @@ def modes_table(
             rel_level=rel_level,
             depth=depth,
         )
-    return combine_modes(oblivious, spread, sampled)
+    return combine_modes(oblivious, spread, sampled, digits)
 
 
-@validate_params(pick(REPORT, "alpha"))
-def significance_vs_best(per_query: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
-    """Per measure, a paired t-test of every run against the best run (tie-aware values).
+#: What the significance marks mean, per correction (the legends' words).
+CORRECTION_NAMES = {
+    "holm": "Holm-corrected",
+    "bonferroni": "Bonferroni-corrected",
+    "bh": "Benjamini-Hochberg-corrected",
+    "none": "uncorrected",
+}
+
+
+@validate_params({**pick(REPORT, "alpha"), "correction": CORRECTION})
+def significance_vs_best(
+    per_query: pd.DataFrame, alpha: float = 0.05, correction: str = "holm"
+) -> pd.DataFrame:
+    """Per measure, is every run significantly below the best run (tie-aware values)?
+
+    The test and correction of the Rankings page and ``tiecore compare`` by
+    default, so a star here and a significant pair there are one verdict: a
+    paired t-test on the per-query values of the queries both runs have, ``t =
+    mean(d) / (sd(d) / sqrt(n))`` with ``n - 1`` degrees of freedom, for every
+    unordered pair of the measure's runs; the p-values are corrected over those
+    pairs by :func:`tiecore.compare.adjust_pvalues` (Holm by default); the rows
+    are the pairs of each run with the best.
 
     Parameters
     ----------
     per_query : DataFrame
         :func:`tiecore.evaluate` output with ``per_query=True`` (tie-aware).
     alpha : float
-        Significance level.
+        Significance level of the corrected p-value.
+    correction : {"holm", "bonferroni", "bh", "none"}
+        The multiple-comparison correction over a measure's pairs.
 
     Returns
     -------
     DataFrame
-        ``run, measure, best, p_value, significant``: ``best`` is the run with the
-        highest mean (over its own queries: runs that retrieved for different
-        queries are warned of); the test pairs the queries both runs have (``p_value``
-        NaN for the best run itself, with fewer than two shared queries, or
-        when the differences do not vary: their sd at most
-        :data:`tiecore.compare.RTOL` times the largest ``|value|``, as
-        ``tiecore compare`` decides, so rounding noise in a constant difference
-        is no significance); ``p_value`` is at least
-        :data:`tiecore.compare.SMALLEST_P`.
+        ``run, measure, best, p_value, p_value_adj, significant``: ``best`` is
+        the run with the highest mean (over its own queries: runs that retrieved
+        for different queries are warned of); ``p_value`` is NaN for the best
+        run itself, with fewer than two shared queries, or when the differences
+        do not vary (their sd at most :data:`tiecore.compare.RTOL` times the
+        largest ``|value|``, as ``tiecore compare`` decides, so rounding noise
+        in a constant difference is no significance), and at least
+        :data:`tiecore.compare.SMALLEST_P`; ``significant = p_value_adj <
+        alpha``.  ``attrs["correction"]`` names the correction.
 
     Examples
     --------
@@ -231,9 +370,7 @@ def significance_vs_best(per_query: pd.DataFrame, alpha: float = 0.05) -> pd.Dat
     0   a    a        False
     1   b    a         True
     """
-    from scipy import stats
-
-    from tiecore.compare import RTOL, SMALLEST_P, warn_unequal_queries
+    from tiecore.compare import adjust_pvalues, warn_unequal_queries
 
     rows = per_query[per_query["qid"].notna()]
     if len(rows):  # the runs' query sets (the same under every measure)
@@ -246,26 +383,63 @@ def significance_vs_best(per_query: pd.DataFrame, alpha: float = 0.05) -> pd.Dat
         order = list(dict.fromkeys(part["run"]))
         means = wide.mean()
         best = str(means.idxmax()) if len(means) else None
+        i, j = np.triu_indices(wide.shape[1], 1)
+        p = _t_pvalues(wide.to_numpy(np.float64), i, j)
+        adjusted = adjust_pvalues(p, correction)
+        at = wide.columns.get_loc(best) if best is not None else -1
+        with_best = {}
+        for k in np.flatnonzero((i == at) | (j == at)):
+            other = wide.columns[j[k] if i[k] == at else i[k]]
+            with_best[other] = (p[k], adjusted[k])
         for run in order:
-            p = np.nan
-            if run != best:
-                both = wide[[best, run]].dropna().to_numpy(np.float64)
-                diff = both[:, 0] - both[:, 1]
-                scale = float(np.abs(both).max(initial=0.0))
-                if len(diff) >= 2 and diff.std(ddof=1) > RTOL * scale:
-                    t = diff.mean() / (diff.std(ddof=1) / math.sqrt(len(diff)))
-                    p = max(2.0 * float(stats.t.sf(abs(t), len(diff) - 1)), SMALLEST_P)
-            out.append({"run": run, "measure": measure, "best": best, "p_value": p})
-    table = pd.DataFrame(out, columns=["run", "measure", "best", "p_value"])
-    table["significant"] = table["p_value"] < alpha
+            found = with_best.get(run, (np.nan, np.nan))
+            out.append({"run": run, "measure": measure, "best": best, "p_value": found[0],
+                        "p_value_adj": found[1]})  # fmt: skip
+    columns = ["run", "measure", "best", "p_value", "p_value_adj"]
+    table = pd.DataFrame(out, columns=columns)
+    table["significant"] = table["p_value_adj"] < alpha
+    table.attrs["correction"] = correction
     return table
+
+
+def _t_pvalues(values: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """Two-sided paired t-test p-values of columns ``i[k]`` vs ``j[k]`` of ``values``
+    (``queries x runs``, NaN where a run lacks a query), as :func:`tiecore.compare.
+    paired_tests` computes them, over the queries both have; in chunks of pairs."""
+    from scipy import stats
+
+    from tiecore.compare import CHUNK_CELLS, RTOL, SMALLEST_P
+
+    out = np.full(len(i), np.nan)
+    step = max(1, CHUNK_CELLS // max(len(values), 1))
+    for start in range(0, len(i), step):
+        part = slice(start, start + step)
+        x, y = values[:, i[part]], values[:, j[part]]
+        d = x - y  # NaN where either lacks the query
+        shared = ~np.isnan(d)
+        n = shared.sum(axis=0)
+        d = np.where(shared, d, 0.0)
+        mean = d.sum(axis=0) / np.maximum(n, 1)
+        centred = np.where(shared, d - mean, 0.0)
+        sd = np.sqrt((centred**2).sum(axis=0) / np.maximum(n - 1, 1))
+        scale = np.where(shared, np.maximum(np.abs(x), np.abs(y)), 0.0).max(axis=0, initial=0.0)
+        varies = (n >= 2) & (sd > RTOL * scale)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = mean / (sd / np.sqrt(n))
+            p = 2.0 * stats.t.sf(np.abs(t), np.maximum(n - 1, 1))
+        out[part] = np.where(varies, np.maximum(p, SMALLEST_P), np.nan)
+    return out
 
 
 # ----------------------------------------------------------------------------- formatting
 
 
+#: An undefined value in a table: an em dash (LaTeX types it ``---``).
+MISSING = "—"
+
+
 def _fmt(value: float, digits: int) -> str:
-    return "–" if value is None or not np.isfinite(value) else f"{value:.{digits}f}"
+    return MISSING if value is None or not np.isfinite(value) else f"{value:.{digits}f}"
 
 
 def _best(aware: pd.Series) -> set:
@@ -283,14 +457,33 @@ def _best(aware: pd.Series) -> set:
     return set(aware.index[aware >= top - RTOL * abs(top)])
 
 
+def _chosen(table: pd.DataFrame, measures: str | Sequence[str] | None) -> list[str]:
+    """The measures to print, in the order asked (all of the table's by default)."""
+    present = list(dict.fromkeys(table["measure"]))
+    if measures is None:
+        return present
+    asked = [measures] if isinstance(measures, str) else list(measures)
+    missing = [m for m in asked if m not in present]
+    if missing or not asked:
+        raise InputError(
+            "measures",
+            asked,
+            f"not in the table: {', '.join(map(str, missing))}" if missing else "none named",
+            f"some of {', '.join(present)}",
+        )
+    return list(dict.fromkeys(asked))
+
+
 def _cells(
-    table: pd.DataFrame, significance: pd.DataFrame | None, digits: int, latex: bool
-) -> tuple[list[str], list[str], list[list[str]]]:
-    """Rows of formatted cells: per measure oblivious, aware ± tie sd, sampled ± sd."""
-    measures = list(dict.fromkeys(table["measure"]))
+    table: pd.DataFrame,
+    significance: pd.DataFrame | None,
+    digits: int,
+    latex: bool,
+    measures: list[str],
+) -> list[list[str]]:
+    """Rows of formatted cells: the system, then per measure ``aware ± tie sd`` and marks
+    (bold: best; ``*``: significantly below it; ``†``: the tie-break's value flagged)."""
     runs = list(dict.fromkeys(table["run"]))
-    sampled = bool(table["sampled"].notna().any())
-    modes = [mode for mode in MODES if sampled or mode != "sampled"]  # the table's order
     indexed = table.set_index(["run", "measure"])
     marks = (
         significance.set_index(["run", "measure"])["significant"]
@@ -304,36 +497,81 @@ def _cells(
         cells = [run]
         for measure in measures:
             if (run, measure) not in indexed.index:
-                cells += ["–"] * len(modes)
+                cells.append("---" if latex else MISSING)
                 continue
             row = indexed.loc[(run, measure)]
-            oblivious = _fmt(row["oblivious"], digits)
-            if row["flagged"]:
-                oblivious += r"\textsuperscript{\dag}" if latex else "†"
             aware = _fmt(row["aware"], digits) + pm + _fmt(row["tie_sd"], digits)
             if run in best[measure]:
                 aware = rf"\textbf{{{aware}}}" if latex else f"**{aware}**"
-            elif bool(marks.get((run, measure), False)):
-                aware += r"\textsuperscript{*}" if latex else "*"
-            cells += [oblivious, aware]
-            if sampled:
-                cells.append(_fmt(row["sampled"], digits) + pm + _fmt(row["sampled_sd"], digits))
+            mark = "*" if bool(marks.get((run, measure), False)) else ""
+            if row["flagged"]:
+                mark += r"\dag" if latex else "†"
+            if mark:
+                aware += rf"\textsuperscript{{{mark}}}" if latex else mark
+            cells.append(aware.replace("—", "---") if latex else aware)
         rows.append(cells)
-    return measures, modes, rows
+    return rows
 
 
-def _legend(tiebreak: str, alpha: float, sampled: bool, latex: bool) -> str:
+def _legend(tiebreak: str, alpha: float, digits: int, correction: str | None, latex: bool) -> str:
+    """What the cells and marks mean; the significance sentence only when marks are given."""
     pm = r"$\pm$" if latex else "±"
     name = _latex_escape(tiebreak) if latex else tiebreak
     dag = r"\dag" if latex else "†"
-    return (
-        f"oblivious: one tie-break ({name}); aware: exact mean over all orderings of tied "
-        f"documents {pm} its exact standard deviation over random tie-breaks (tie sd)"
-        + (f"; sampled: mean {pm} sd over random tie-breaks" if sampled else "")
-        + f". {dag}: the tie-break moved the value by more than {FLAG_Z:g} tie sd. "
-        f"Bold: best tie-aware value; *: significantly below it "
-        f"(paired t-test on tie-aware per-query values, p < {alpha:g})."
+    text = (
+        f"Tie-aware value: the exact mean over all orderings of tied documents {pm} its exact "
+        f"standard deviation over random tie-breaks (tie sd). {dag}: the value reported under "
+        f"one tie-break ({name}) differs from it at {digits} decimals by more than "
+        f"{FLAG_Z:g} tie sd. Bold: best tie-aware value"
     )
+    if correction is None:
+        return text + "."
+    less = "$<$" if latex else "<"
+    return (
+        text + f"; *: significantly below it (paired t-test vs the best system, "
+        f"{CORRECTION_NAMES[correction]} over all pairs of systems, p {less} {alpha:g}; "
+        f"on tie-aware per-query values)."
+    )
+
+
+def _correction(significance: pd.DataFrame | None) -> str | None:
+    if significance is None:
+        return None
+    return str(significance.attrs.get("correction", "holm"))
+
+
+#: The packages the LaTeX tables need, said in a comment line above them.
+_LATEX_NEEDS = "% needs \\usepackage{booktabs}"
+_RESIZE_NEEDS = " and \\usepackage{graphicx} (\\resizebox)"
+
+
+def _table_lines(
+    spec: str,
+    head: list[str],
+    body: list[list[str]],
+    caption: str,
+    *,
+    label: str | None,
+    provenance: Mapping[str, object] | None,
+    resize: bool,
+) -> str:
+    """A booktabs ``table`` environment around already typeset cells."""
+    lines = [f"% {k}: {v}" for k, v in (provenance or {}).items()]
+    lines.append(_LATEX_NEEDS + (_RESIZE_NEEDS if resize else ""))
+    lines += [r"\begin{table}", r"\centering"]
+    if resize:  # shrinks (or widens) the table to the column's width
+        lines.append(r"\resizebox{\columnwidth}{!}{%")
+    lines += [rf"\begin{{tabular}}{{{spec}}}", r"\toprule", " & ".join(head) + r" \\"]
+    lines.append(r"\midrule")
+    lines += [" & ".join(cells) + r" \\" for cells in body]
+    lines += [r"\bottomrule", r"\end{tabular}" + ("%" if resize else "")]
+    if resize:
+        lines.append("}")
+    lines.append(rf"\caption{{{caption}}}")
+    if label:
+        lines.append(rf"\label{{{label}}}")
+    lines.append(r"\end{table}")
+    return "\n".join(lines) + "\n"
 
 
 @validate_params(pick(REPORT, "digits", "tiebreak", "alpha"))
@@ -346,51 +584,151 @@ def to_latex(
     alpha: float = 0.05,
     caption: str | None = None,
     provenance: Mapping[str, object] | None = None,
+    measures: str | Sequence[str] | None = None,
+    resize: bool = True,
 ) -> str:
-    r"""A booktabs table: one row per system, per measure the modes' columns.
+    r"""A booktabs table a paper can use: one row per system, one column per measure.
+
+    Each cell is the tie-aware value ± tie sd, bold for the best system, ``*``
+    where :func:`significance_vs_best` finds a system significantly below it,
+    ``†`` where :func:`combine_modes` flagged the tie-break's value; the caption
+    (unless given) says what each mark means, including the test and correction.
+
+    Parameters
+    ----------
+    table : DataFrame
+        :func:`modes_table` (or :func:`combine_modes`) output.
+    significance : DataFrame, optional
+        :func:`significance_vs_best` output; without it no ``*`` marks.
+    measures : str or sequence of str, optional
+        The measures to print, in this order (default: all of the table's).
+    resize : bool
+        Wrap the tabular in ``\resizebox{\columnwidth}{!}{...}`` (needs the
+        graphicx package), so that it fits a column however many measures.
 
     Examples
     --------
     >>> keys = {"run": ["x"], "qid": [None], "measure": ["P@1"]}
     >>> obl = pd.DataFrame({**keys, "value": [1.0]})
     >>> spr = pd.DataFrame({**keys, "value": [0.5], "var": [0.25], "min": [0.0], "max": [1.0]})
-    >>> print("\n".join(to_latex(combine_modes(obl, spr)).splitlines()[3:9]))
+    >>> print("\n".join(to_latex(combine_modes(obl, spr), resize=False).splitlines()[3:8]))
+    \begin{tabular}{lr}
     \toprule
-    System & \multicolumn{2}{c}{P@1} \\
-    \cmidrule(lr){2-3}
-     & oblivious & aware \\
+    System & P@1 \\
     \midrule
-    x & 1.0000 & \textbf{0.5000 $\pm$ 0.5000} \\
+    x & \textbf{0.5000 $\pm$ 0.5000} \\
     """
-    measures, modes, rows = _cells(table, significance, digits, latex=True)
-    sampled = "sampled" in modes
-    width = len(modes)
-    lines = [f"% {k}: {v}" for k, v in (provenance or {}).items()]
-    lines += [
-        r"\begin{table}",
-        r"\centering",
-        r"\begin{tabular}{l" + "r" * width * len(measures) + "}",
-        r"\toprule",
-    ]
-    lines.append(
-        "System & "
-        + " & ".join(rf"\multicolumn{{{width}}}{{c}}{{{_latex_escape(m)}}}" for m in measures)
-        + r" \\"
+    chosen = _chosen(table, measures)
+    rows = _cells(table, significance, digits, True, chosen)
+    body = [[_latex_escape(cells[0]), *cells[1:]] for cells in rows]
+    head = ["System", *(_latex_escape(m) for m in chosen)]
+    text = caption or _legend(tiebreak, alpha, digits, _correction(significance), latex=True)
+    spec = "l" + "r" * len(chosen)
+    return _table_lines(spec, head, body, text, label=None, provenance=provenance, resize=resize)
+
+
+def frame_to_latex(
+    frame: pd.DataFrame,
+    *,
+    caption: str,
+    label: str | None = None,
+    provenance: Mapping | None = None,
+    resize: bool = True,
+) -> str:
+    r"""Any small table (rankings, swaps, pairs) as a booktabs LaTeX table.
+
+    Text (column names, cells, the caption) is escaped to typeset as itself;
+    integers print as integers, other numbers with 4 decimals, p-values (columns
+    whose name holds ``pvalue``, ``p_value``, ``p-value`` or ``p value``) by
+    :func:`format_pvalue` (``$<$ 0.001`` below 0.001), booleans as yes/no and
+    undefined values (NaN, None) as an em dash (``---``).  A named index (or a
+    MultiIndex) becomes leading columns.  Numeric columns are right-aligned.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The table as shown.
+    caption : str
+        Plain text (escaped).
+    label : str, optional
+        A ``\label`` key.
+    provenance : mapping, optional
+        Settings behind it, written as ``%`` comment lines first.
+    resize : bool
+        Wrap the tabular in ``\resizebox{\columnwidth}{!}{...}`` (needs graphicx).
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"run_a": ["x&y"], "rank": [2], "mean": [0.25], "t_pvalue": [1e-5],
+    ...                       "p_beats": [float("nan")]})
+    >>> print("\n".join(frame_to_latex(frame, caption="Runs", resize=False).splitlines()[3:9]))
+    \begin{tabular}{lrrrr}
+    \toprule
+    run\_a & rank & mean & t\_pvalue & p\_beats \\
+    \midrule
+    x\&y & 2 & 0.2500 & $<$ 0.001 & --- \\
+    \bottomrule
+    """
+    if frame.index.name is not None or isinstance(frame.index, pd.MultiIndex):
+        frame = frame.reset_index()
+    spec, columns = "", []
+    for name in frame.columns:
+        column = frame[name]
+        numeric = pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column)
+        spec += "r" if numeric else "l"
+        columns.append([_latex_cell(v, _is_pvalue(str(name))) for v in column.tolist()])
+    head = [_latex_escape(str(name)) for name in frame.columns]
+    body = [list(cells) for cells in zip(*columns, strict=True)] if columns else []
+    return _table_lines(
+        spec or "l",
+        head,
+        body,
+        _latex_escape(caption),
+        label=label,
+        provenance=provenance,
+        resize=resize,
     )
-    rules = [
-        f"\\cmidrule(lr){{{2 + i * width}-{1 + (i + 1) * width}}}" for i in range(len(measures))
-    ]
-    lines.append(" ".join(rules))
-    lines.append(" & " + " & ".join(modes * len(measures)) + r" \\")
-    lines.append(r"\midrule")
-    for cells in rows:
-        lines.append(_latex_escape(cells[0]) + " & " + " & ".join(cells[1:]) + r" \\")
-    lines.append(r"\bottomrule")
-    lines.append(r"\end{tabular}")
-    text = caption or _legend(tiebreak, alpha, sampled, latex=True)
-    lines.append(rf"\caption{{{text}}}")
-    lines.append(r"\end{table}")
-    return "\n".join(lines) + "\n"
+
+
+_PVALUE_NAME = re.compile(r"p[ _-]?value", re.IGNORECASE)
+
+
+def _is_pvalue(name: str) -> bool:
+    return bool(_PVALUE_NAME.search(name))
+
+
+def _latex_cell(value: object, pvalue: bool) -> str:
+    """One cell of :func:`frame_to_latex`."""
+    if value is None or (isinstance(value, float | np.floating) and not np.isfinite(value)):
+        return "---" if value is None or np.isnan(value) else f"${'-' if value < 0 else ''}\\infty$"
+    if isinstance(value, bool | np.bool_):
+        return "yes" if value else "no"
+    if isinstance(value, int | np.integer):
+        return str(int(value))
+    if isinstance(value, float | np.floating):
+        if pvalue:
+            return format_pvalue(float(value)).replace("<", "$<$").replace(MISSING, "---")
+        return f"{float(value):.4f}"
+    if value is pd.NA or value is pd.NaT:
+        return "---"
+    return _latex_escape(str(value))
+
+
+def format_pvalue(value: float | None) -> str:
+    """A p-value as pages and papers print it: ``< 0.001`` below 0.001, else 3 significant
+    digits; ``—`` when undefined.
+
+    (:func:`tiecore.compare.format_pvalue` keeps the full resolution for the command
+    line's text output; this one is for tables read by people.)
+
+    Examples
+    --------
+    >>> [format_pvalue(p) for p in (0.0495, 0.5, 0.00012, float("nan"), None)]
+    ['0.0495', '0.5', '< 0.001', '—', '—']
+    """
+    if value is None or not np.isfinite(value):
+        return MISSING
+    return "< 0.001" if value < 0.001 else f"{value:.3g}"
 
 
 #: LaTeX's special characters as text, replaced in one pass (a replacement's own braces
@@ -406,6 +744,9 @@ _LATEX_SPECIALS = {
     "}": r"\}",
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
+    "<": r"\textless{}",  # OT1 fonts type < > | in text as other glyphs
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
 }
 _LATEX_SPECIAL = re.compile("|".join(map(re.escape, _LATEX_SPECIALS)))
 
@@ -433,6 +774,7 @@ def to_markdown(
     tiebreak: str = "trec_eval",
     alpha: float = 0.05,
     provenance: Mapping[str, object] | None = None,
+    measures: str | Sequence[str] | None = None,
 ) -> str:
     """The same table as :func:`to_latex` in GitHub Markdown, the legend below it.
 
@@ -441,17 +783,20 @@ def to_markdown(
     >>> keys = {"run": ["x"], "qid": [None], "measure": ["P@1"]}
     >>> obl = pd.DataFrame({**keys, "value": [1.0]})
     >>> spr = pd.DataFrame({**keys, "value": [0.5], "var": [0.25], "min": [0.0], "max": [1.0]})
-    >>> print(to_markdown(combine_modes(obl, spr)).splitlines()[2])
-    | x | 1.0000 | **0.5000 ± 0.5000** |
+    >>> print("\\n".join(to_markdown(combine_modes(obl, spr)).splitlines()[:3]))
+    | system | P@1 |
+    |---|---:|
+    | x | **0.5000 ± 0.5000** |
     """
-    measures, modes, rows = _cells(table, significance, digits, latex=False)
-    header = ["system"] + [f"{m} {mode}" for m in measures for mode in modes]
+    chosen = _chosen(table, measures)
+    rows = _cells(table, significance, digits, False, chosen)
+    header = ["system", *(_MARKDOWN_SPECIAL.sub(r"\\\g<0>", m) for m in chosen)]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" + "---:|" * (len(header) - 1)]
     for cells in rows:
         name = _MARKDOWN_SPECIAL.sub(r"\\\g<0>", cells[0])  # a name as itself, not emphasis
         lines.append("| " + " | ".join([name, *cells[1:]]) + " |")
     lines.append("")
-    lines.append(_legend(tiebreak, alpha, "sampled" in modes, latex=False))
+    lines.append(_legend(tiebreak, alpha, digits, _correction(significance), latex=False))
     if provenance:
         lines.append("")
         lines += [f"- {k}: {v}" for k, v in provenance.items()]
@@ -603,39 +948,115 @@ def _unordered(pairs: pd.DataFrame, order: Sequence[str] | None) -> pd.DataFrame
 
 @validate_params(pick(REPORT, "digits"))
 def format_value(value: float, digits: int = 4) -> str:
-    """``0.2680`` for a number, ``–`` for NaN or None.
+    """``0.2680`` for a number, ``—`` for NaN or None.
 
     Examples
     --------
     >>> format_value(0.26799999999999996), format_value(float("nan"))
-    ('0.2680', '–')
+    ('0.2680', '—')
     """
     try:
         return _fmt(float(value), digits)
     except (TypeError, ValueError):
-        return "–"
+        return MISSING
 
 
-def effect_sentence(row: Mapping, tiebreak: str = "trec_eval") -> str:
-    """``MU03rob01 P@10: trec_eval 0.2680 vs tie-aware 0.2630 (+2.9 tie sd)``.
+def format_shift(delta: float, digits: int = PRINTED_DIGITS) -> str:
+    """A signed shift in the measure's units: ``+0.0050`` at ``digits`` decimals; one that
+    rounds to zero there keeps one significant digit (``-0.00002``), so it is not ``0``.
+
+    Examples
+    --------
+    >>> format_shift(0.005), format_shift(-2.1e-5), format_shift(0.0), format_shift(None)
+    ('+0.0050', '-0.00002', '0.0000', '—')
+    """
+    try:
+        delta = float(delta)
+    except (TypeError, ValueError):
+        return MISSING
+    if not math.isfinite(delta):
+        return MISSING
+    if delta == 0:
+        return f"{0.0:.{digits}f}"
+    if abs(delta) >= 0.5 * 10.0**-digits:
+        return f"{delta:+.{digits}f}"
+    return np.format_float_positional(delta, precision=1, fractional=False, sign=True)
+
+
+def effect_sentence(row: Mapping, tiebreak: str = "trec_eval", digits: int = PRINTED_DIGITS) -> str:
+    """``x P@10: trec_eval 0.2680 vs tie-aware 0.2630, a shift of +0.0050 (+2.9 tie sd)``.
+
+    The absolute shift first (``delta``, else ``oblivious - aware``), in the units a
+    paper prints; then the same in tie sd (``z``); a shift that does not show at
+    ``digits`` decimals says so.
 
     Examples
     --------
     >>> effect_sentence({"run": "x", "measure": "P@10", "oblivious": 0.268, "aware": 0.263,
     ...                  "z": 2.94})
-    'x P@10: trec_eval 0.2680 vs tie-aware 0.2630 (+2.9 tie sd)'
+    'x P@10: trec_eval 0.2680 vs tie-aware 0.2630, a shift of +0.0050 (+2.9 tie sd)'
+    >>> effect_sentence({"run": "y", "measure": "nDCG", "oblivious": 0.38918, "aware": 0.3892,
+    ...                  "z": -1.8}).split(", ")[-1]
+    'a shift of -0.00002 (-1.8 tie sd; both print as 0.3892)'
     """
+    oblivious, aware = float(row["oblivious"]), float(row["aware"])
+    delta = float(row["delta"]) if "delta" in row else oblivious - aware
     z = float(row["z"])
-    if math.isfinite(z):
-        shift = f"{z:+.1f} tie sd"
+    if math.isfinite(z) and delta != 0:
+        size = f"{z:+.1f} tie sd"
+    elif math.isfinite(z):
+        size = "no shift: every tie-break gives this value" if z == 0 else f"{z:+.1f} tie sd"
     elif math.isinf(z):  # (combine_modes)
-        shift = "no ordering of the tie-aware ties gives it: float32 ties"
+        size = (
+            "beyond every ordering of the tied documents: the tie-break compared the scores "
+            "as float32 ties"
+        )
     else:
-        shift = "no tie noise"
+        size = "no tie noise"
+    shown = printed([oblivious, aware], digits)
+    if delta != 0 and math.isfinite(delta) and shown[0] == shown[1]:
+        size += f"; both print as {shown[0]}"
     return (
-        f"{row['run']} {row['measure']}: {tiebreak} {format_value(row['oblivious'])} vs "
-        f"tie-aware {format_value(row['aware'])} ({shift})"
+        f"{row['run']} {row['measure']}: {tiebreak} {format_value(oblivious, digits)} vs "
+        f"tie-aware {format_value(aware, digits)}, a shift of {format_shift(delta, digits)} "
+        f"({size})"
     )
+
+
+def flag_verdict(flagged: int, expected: float) -> tuple[float, str]:
+    """How surprising ``flagged`` flags are when random tie-breaking alone expects
+    ``expected`` (:func:`expected_flags`), in plain words.
+
+    The flags of random tie-breaks are independent rare events, so their count is
+    close to Poisson with mean ``expected``; ``p = P(N >= flagged)`` is how often
+    random tie-breaking alone would flag at least as many.
+
+    Returns
+    -------
+    (float, str)
+        ``p`` and a verdict: more than random tie-breaking explains (``p < 0.05``),
+        fewer than it would give, or about as many.
+
+    Examples
+    --------
+    >>> p, words = flag_verdict(12, 2.5)
+    >>> p < 0.001, words
+    (True, 'more than random tie-breaking explains: the fixed tie-break moves these values')
+    >>> flag_verdict(3, 2.5)[1]
+    'about what random tie-breaking alone gives: these flags may be chance'
+    """
+    from scipy.stats import poisson
+
+    flagged = int(flagged)
+    p = float(poisson.sf(flagged - 1, expected)) if flagged > 0 else 1.0
+    if p < 0.05:
+        return p, "more than random tie-breaking explains: the fixed tie-break moves these values"
+    if flagged < expected and float(poisson.cdf(flagged, expected)) < 0.05:
+        return (
+            p,
+            "fewer than random tie-breaking would give: the fixed tie-break lands near the mean",
+        )
+    return p, "about what random tie-breaking alone gives: these flags may be chance"
 
 
 # ----------------------------------------------------------------------------- command line
@@ -649,9 +1070,11 @@ Score every run (or LETOR feature) by every measure tie-oblivious (one tie-break
 tie-aware (the exact mean over all orderings of tied documents, with its exact
 standard deviation over random tie-breaks: the tie sd) and, with --samples,
 sampled; print systems x measures as a Markdown or LaTeX (booktabs) table or as
-CSV, with the settings behind it.  Marks: a dagger where the tie-break moved the
-value by more than 2 tie sd; bold for the best tie-aware value; * where a system
-is significantly below it (paired t-test on tie-aware per-query values)."""
+CSV, with the settings behind it.  The tables print one column per measure, the
+tie-aware value +- tie sd.  Marks: a dagger where the tie-break's value differs from
+it at 4 decimals by more than 2 tie sd; bold for the best tie-aware value; * where a
+system is significantly below it (paired t-test vs the best system on tie-aware
+per-query values, Holm-corrected over all pairs of systems, as tiecore compare)."""
 
 
 def add_command(commands, add_inputs, add_options, read_inputs) -> None:
