@@ -37,9 +37,9 @@ RUN = pd.DataFrame({"qid": "q1", "docno": ["d2", "d1", "d3"], "score": [1.0, 1.0
 QRELS = pd.DataFrame({"qid": "q1", "docno": ["d1", "d2", "d3"], "level": [1, 0, 0]})
 #: Tie-break policy -> how a tool following it is described.
 TOOLS = {
-    "trec_eval": ("trec_eval", "document id, descending"),
-    "docno_asc": ("a tool that sorts ties", "document id, ascending"),
-    "file_order": ("a tool that keeps the run file's order", "as written in the run file"),
+    "trec_eval": ("trec_eval", "by document id, descending"),
+    "docno_asc": ("id-ascending tool", "by document id, ascending"),
+    "file_order": ("file-order tool", "as written in the run file"),
 }
 
 
@@ -48,16 +48,33 @@ def fraction(value: float) -> str:
     return str(Fraction(float(value)).limit_denominator(100))
 
 
+def approx(value: float) -> str:
+    """``1/3 ≈ 0.3333``; a whole number alone (``1``)."""
+    exact = fraction(value)
+    return exact if "/" not in exact else f"{exact} ≈ {report.format_value(value)}"
+
+
 def listing(docnos) -> str:
     """A ranked list as text, the relevant document marked."""
     return "  ".join(f"{d} ✓" if d == RELEVANT else d for d in docnos)
 
 
 st.markdown(
-    "One query, three documents. The system gives all three the same score, 1.0; only "
-    f"**{RELEVANT}** is relevant. The run file lists them in this order:"
+    "One query, three documents. The system gives all three the same score; only "
+    f"**{RELEVANT}** is relevant. Its run file lists them in this order:"
 )
-st.code("\n".join(f"q1 Q0 {d} {i} 1.0 mysystem" for i, d in enumerate(RUN["docno"], 1)))
+st.dataframe(
+    pd.DataFrame(
+        {
+            "Line of the run file": range(1, len(RUN) + 1),
+            "Document": RUN["docno"],
+            "Score": RUN["score"],
+            "Relevant": ["yes ✓" if d == RELEVANT else "no" for d in RUN["docno"]],
+        }
+    ),
+    hide_index=True,
+    column_config={"Score": st.column_config.NumberColumn(format="%.1f")},
+)
 st.markdown(
     "The measure is **RR**, "
     + glossary.define("RR").partition(": ")[2].removesuffix(".")
@@ -70,10 +87,10 @@ for policy, (tool, rule) in TOOLS.items():
     rows.append(
         {
             "Tool": tool,
-            "Order of tied documents": rule,
+            "RR": approx(value.iloc[0]),
             "Ranked list it scores": listing(ranked["docno"]),
             f"Rank of {RELEVANT}": int(ranked.loc[ranked["docno"] == RELEVANT, "rank"].iloc[0]),
-            "RR": f"{fraction(value.iloc[0])} = {report.format_value(value.iloc[0])}",
+            "Its order for tied documents": rule,
         }
     )
 st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
@@ -104,7 +121,7 @@ with left:
 with right:
     st.metric(
         f"Tie-aware RR (mean of {len(orders)} orders)",
-        f"{fraction(aware)} ≈ {report.format_value(aware)}",
+        approx(aware),
         help=glossary.term("aware"),
     )
     st.caption(
@@ -114,25 +131,30 @@ with right:
 
 # --- the page map (drawn before the data part below, which takes a moment the first time)
 st.subheader("Where to go next")
+#: The map: (page, title, icon, what it shows); titles and icons as in app.py's navigation.
 PAGES = (
-    ("pages/overview.py", "Overview", "every system and measure on the loaded data: "
-     "the reported value beside the tie-aware one, and which moved most"),
-    ("pages/tie_anatomy.py", "Tie anatomy", "one query of one system taken apart into its tie "
-     "groups, with the paper's formula"),
-    ("pages/variance.py", "Variance", "how much random tie-breaking moves a value, per query "
-     "and overall"),
-    ("pages/rankings.py", "System rankings", "whether ties can swap the order of two systems"),
-    ("pages/scoring_functions.py", "Scoring functions", "learning-to-rank features as systems: "
-     "coarse features tie a lot"),
-    ("pages/builder.py", "Build a scoring function", "combine features and watch ties appear as "
-     "the score gets coarser"),
-    ("pages/precision.py", "Precision what-if", "what the tie effect does at the precision a "
-     "paper prints"),
-    ("pages/playground.py", "Playground", "try it yourself: edit a small ranked list and see "
-     "every order of its ties"),
+    ("overview", "Overview", "bar_chart",
+     "every system and measure on the loaded data: the reported value beside the tie-aware "
+     "one, and which moved most"),
+    ("tie_anatomy", "Tie anatomy", "biotech",
+     "one query of one system taken apart into its tie groups, with the paper's formula"),
+    ("variance", "Variance", "casino",
+     "how much random tie-breaking moves a value, per query and overall"),
+    ("rankings", "System rankings", "leaderboard",
+     "whether ties can swap the order of two systems"),
+    ("scoring_functions", "Scoring functions", "functions",
+     "learning-to-rank features as systems: coarse features tie a lot"),
+    ("builder", "Build a scoring function", "tune",
+     "combine features and watch ties appear as the score gets coarser"),
+    ("precision", "Precision what-if", "target",
+     "what the tie effect does at the precision a paper prints"),
+    ("playground", "Playground", "toys",
+     "try it yourself: edit a small ranked list and see every order of its ties"),
 )  # fmt: skip
-for path, title, what in PAGES:
-    st.page_link(path, label=f"{title}: {what}")
+for name, title, icon, what in PAGES:
+    with st.container(gap=None):  # the link, its line just below (wraps on a phone)
+        st.page_link(f"pages/{name}.py", label=title, icon=f":material/{icon}:")
+        st.caption(what)
 
 # --- the same effect on the data loaded now
 st.subheader("On the data loaded now")
