@@ -136,15 +136,22 @@ st.markdown(
     f"({row['share_tied_rows_before']:.1%}) stay as they were."
 )
 cols = st.columns(3)
-cols[0].metric("tie groups", count(row["tie_groups_before"], row["tie_groups_after"]),
-               help=ch.GLOSSARY["tie_groups"])  # fmt: skip
-cols[1].metric("tied rows", count(row["tied_rows_before"], row["tied_rows_after"]),
-               help=ch.GLOSSARY["share_tied_rows"])  # fmt: skip
-cols[2].metric(
-    "share of tied rows",
-    f"{row['share_tied_rows_before']:.1%} → {row['share_tied_rows_after']:.1%}",
-    help=ch.GLOSSARY["share_tied_rows"],
-)
+for col, name, after, before, help_key in (
+    (cols[0], "tie groups", f"{int(row['tie_groups_after']):,}",
+     f"{int(row['tie_groups_before']):,}", "tie_groups"),
+    (cols[1], "tied rows", f"{int(row['tied_rows_after']):,}",
+     f"{int(row['tied_rows_before']):,}", "share_tied_rows"),
+    (cols[2], "share of tied rows", f"{row['share_tied_rows_after']:.1%}",
+     f"{row['share_tied_rows_before']:.1%}", "share_tied_rows"),
+):  # fmt: skip
+    col.metric(
+        f"{name} at {label}",
+        after,
+        delta=f"was {before}",
+        delta_color="off",
+        delta_arrow="off",
+        help=ch.GLOSSARY[help_key],
+    )
 if every and len(ties) > 1:
     with st.expander(f"Ties of every {one}, before → after", expanded=False):
         frame = ties.reset_index()
@@ -209,6 +216,8 @@ for item in effect.itertuples(index=False):
     )
 st.markdown("\n".join(lines))
 table = effect.assign(
+    oblivious_shift=[signed(x) for x in effect["oblivious_change"]],
+    aware_shift=[signed(x) for x in effect["aware_change"]],
     range_before=[f"{value(a)} … {value(b)}" for a, b in zip(effect["min_before"],
                                                               effect["max_before"], strict=True)],
     range_after=[f"{value(a)} … {value(b)}" for a, b in zip(effect["min_after"],
@@ -216,18 +225,18 @@ table = effect.assign(
 )  # fmt: skip
 four = {"format": "%.4f"}
 st.dataframe(
-    table[["measure", "oblivious_before", "oblivious_after", "oblivious_change", "aware_before",
-           "aware_after", "aware_change", "range_before", "range_after"]],
+    table[["measure", "oblivious_before", "oblivious_after", "oblivious_shift", "aware_before",
+           "aware_after", "aware_shift", "range_before", "range_after"]],
     hide_index=True,
     width="stretch",
     column_config={
         "measure": st.column_config.TextColumn("measure"),
         "oblivious_before": st.column_config.NumberColumn(f"{shown_tiebreak} before", **four),
         "oblivious_after": st.column_config.NumberColumn(f"{shown_tiebreak} after", **four),
-        "oblivious_change": st.column_config.NumberColumn("change", format="%+.4f"),
+        "oblivious_shift": st.column_config.TextColumn("change"),
         "aware_before": st.column_config.NumberColumn("tie-aware before", **four),
         "aware_after": st.column_config.NumberColumn("tie-aware after", **four),
-        "aware_change": st.column_config.NumberColumn("change ", format="%+.4f"),
+        "aware_shift": st.column_config.TextColumn("change "),
         "range_before": st.column_config.TextColumn("range before (min … max)"),
         "range_after": st.column_config.TextColumn("range after (min … max)"),
     },
@@ -262,27 +271,38 @@ for mode, name in (("oblivious", shown_tiebreak), ("aware", "tie-aware")):
             f"{', '.join(shown)}{more}."
         )
 st.markdown("\n".join(sentences))
-st.caption("Ranks: 1 = best; =2 means a place shared by equal values.")
+st.caption(
+    "Ranks: 1 = best; =2 means a place shared by equal values; 2 → 1 means the place before → "
+    "after rounding."
+)
 oblivious, aware = columns["oblivious"], columns["aware"]
 board = oblivious[["label_before", "label_after", "before", "after"]].join(
     aware[["label_before", "label_after", "before", "after"]].add_suffix("_aware")
 )
 board.insert(0, "system", [dataset.describe(n) for n in board.index])
+for suffix, found in (("", oblivious), ("_aware", aware)):
+    board[f"rank{suffix}"] = [
+        f"{b} → {a}" if b != a else b
+        for b, a in zip(found["label_before"], found["label_after"], strict=True)
+    ]
 board = board.iloc[aware["rank_after"].to_numpy().argsort(kind="stable")]
 st.dataframe(
     board,
     hide_index=True,
     width="stretch",
+    column_order=["system", "before", "after", "rank", "before_aware", "after_aware", "rank_aware"],
     column_config={
         "system": st.column_config.TextColumn(one),
-        "label_before": st.column_config.TextColumn(f"rank before ({shown_tiebreak})"),
-        "label_after": st.column_config.TextColumn(f"rank after ({shown_tiebreak})"),
         "before": st.column_config.NumberColumn(f"{shown_tiebreak} before", **four),
         "after": st.column_config.NumberColumn(f"{shown_tiebreak} after", **four),
-        "label_before_aware": st.column_config.TextColumn("rank before (tie-aware)"),
-        "label_after_aware": st.column_config.TextColumn("rank after (tie-aware)"),
+        "rank": st.column_config.TextColumn(
+            f"rank ({shown_tiebreak})", help="before → after; 1 = best, =2 a shared place"
+        ),
         "before_aware": st.column_config.NumberColumn("tie-aware before", **four),
         "after_aware": st.column_config.NumberColumn("tie-aware after", **four),
+        "rank_aware": st.column_config.TextColumn(
+            "rank (tie-aware)", help="before → after; 1 = best, =2 a shared place"
+        ),
     },
 )
 st.download_button(
