@@ -311,6 +311,10 @@ def column_config(frame: pd.DataFrame, **overrides) -> dict:
         elif text:
             config[column] = st.column_config.Column(help=text)
     config.update(overrides)
+    for column in frame.columns:  # human headers: tie_sd -> "tie sd" (the CSV keeps the names)
+        name, given = str(column), config.get(column, {})
+        if "_" in name and isinstance(given, dict) and "label" not in given:
+            config[column] = {**given, "label": name.replace("_", " ")}
     return config
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -108,7 +110,7 @@ try:
         ].iloc[0]
     )
 except InputError as error:
-    st.error(str(error))
+    st.error(f"{measure} cannot be computed for this list: {error.problem}.")
     st.stop()
 prov = cache.provenance(dataset, settings, measure=measure, ties="every ordering")
 prov["data set"] = "the playground's list: " + " ".join(
@@ -256,4 +258,9 @@ st.dataframe(
     width="content",
 )
 st.code("1 Q0 b 1 1.0 tied\n1 Q0 a 2 1.0 tied\n1 Q0 c 3 1.0 tied", language="text")
-st.caption("RR = 1/3, 1 and 1/2: the same run. Tie-aware gives (1 + 1/2 + 1/3)/3 = 11/18 ≈ 0.611.")
+said = {p: str(Fraction(float(example[p])).limit_denominator(100)) for p in example.index}
+st.caption(
+    f"RR = {said['trec_eval']}, {said['docno_asc']} and {said['file_order']}: the same run. "
+    f"Tie-aware gives their mean over every order of the tie, {said['aware']} ≈ "
+    f"{report.format_value(example['aware'])}."
+)

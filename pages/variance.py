@@ -118,10 +118,12 @@ def interpolated_precision(run: str) -> None:
             "documents; band: the lowest and highest mean any order gives."
         )
     else:
+        # tiecore's reason without its "(expected ties=...)" advice, which names API arguments
+        reason = curve["refused"].split(" (expected ")[0]
         st.warning(
             f"There is no exact tie-aware curve for {dataset.describe(run)}: a tie group has "
             "too many orders of its relevant and non-relevant documents to enumerate for "
-            f"interpolated precision, so tiecore refuses rather than guess ({curve['refused']}). "
+            f"interpolated precision, so tiecore refuses rather than guess ({reason}). "
             f"Shown instead: the sampled mean over {curve['samples']} random tie-breaks "
             f"(an estimate of the tie-aware curve), beside {order}.",
             icon=":material/info:",
