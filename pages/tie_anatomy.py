@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from app_lib import cache
+from app_lib import cache, glossary
 from app_lib import charts as ch
 from app_lib import sidebar as sb
 from tiecore import report
@@ -24,6 +24,7 @@ st.caption(
 left, middle, right = st.columns(3)
 with middle:
     measure = sb.pick_measure(settings, key="anatomy_measure", need="groups")
+    st.caption(glossary.define(measure))
 spread = cache.spread_table(dataset, settings, measures=[measure], per_query=True)
 overall = spread[spread["qid"].isna()].set_index("run")["var"].reindex(dataset.names).fillna(0)
 noisy = overall[overall > 0].sort_values(ascending=False)

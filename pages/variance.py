@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from app_lib import cache
+from app_lib import cache, glossary
 from app_lib import charts as ch
 from app_lib import sidebar as sb
 from tiecore import report
@@ -23,6 +23,7 @@ st.caption(
 left, right = st.columns(2)
 with right:
     measure = sb.pick_measure(settings, key="variance_measure", need="spread")
+    st.caption(glossary.define(measure))
 spread = cache.spread_table(dataset, settings, measures=[measure], per_query=True)
 overall = spread[spread["qid"].isna()].set_index("run")["var"].reindex(dataset.names).fillna(0)
 order = overall.sort_values(ascending=False, kind="stable").index.tolist()
