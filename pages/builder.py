@@ -105,6 +105,7 @@ cols[0].metric(
     f"{row['share_tied_rows']:.1%}",
     delta=f"{row['share_tied_rows'] - continuous['share_tied_rows']:+.1%} vs continuous",
     delta_color="off",
+    delta_arrow="off",
     help=ch.GLOSSARY["share_tied_rows"],
 )
 cols[1].metric(
@@ -124,6 +125,7 @@ cols[5].metric(
     f"{int(row['rank_aware'])} of {int(row['features']) + 1}",
     delta=f"{int(row['rank_oblivious'])} under {shown_tiebreak}",
     delta_color="off",
+    delta_arrow="off",
     help="among the given features: 1 + the number of features scoring higher"
     if dataset.kind == "letor"
     else "among the other runs (as given): 1 + the number of runs scoring higher",
@@ -232,16 +234,16 @@ ch.show_table(
     column_config={
         "levels": st.column_config.TextColumn("score levels"),
         "distinct_scores": st.column_config.NumberColumn(
-            "most distinct scores in a query", format="%d"
+            "distinct scores", format="%d", help="the most distinct scores of one query"
         ),
         "share_tied_rows": st.column_config.NumberColumn(
             "share tied", format="percent", help=ch.GLOSSARY["share_tied_rows"]
         ),
         "largest_group": st.column_config.NumberColumn(
-            "largest tie group", format="%d", help=ch.GLOSSARY["largest_group"]
+            "largest group", format="%d", help=ch.GLOSSARY["largest_group"]
         ),
         "oblivious": st.column_config.NumberColumn(
-            f"oblivious ({shown_tiebreak})", format="%.4f", help=ch.GLOSSARY["oblivious"]
+            shown_tiebreak, format="%.4f", help=ch.GLOSSARY["oblivious"]
         ),
         "aware": st.column_config.NumberColumn(
             "tie-aware", format="%.4f", help=ch.GLOSSARY["aware"]
@@ -251,10 +253,10 @@ ch.show_table(
         "tie_sd": st.column_config.NumberColumn(
             "tie sd", format="%.4f", help=ch.GLOSSARY["tie_sd"]
         ),
-        "rank_aware": st.column_config.NumberColumn("rank (tie-aware)", format="%d"),
+        "rank_aware": st.column_config.NumberColumn("rank (aware)", format="%d"),
         "rank_oblivious": st.column_config.NumberColumn(f"rank ({shown_tiebreak})", format="%d"),
-        "features": st.column_config.NumberColumn(f"{many} compared", format="%d"),
     },
+    column_order=[c for c in found.columns if c not in ("label", "features")],  # N in the metric
 )
 if np.isclose(found["tie_sd"].max(), 0):
     st.info(

@@ -277,12 +277,32 @@ shown = ["name"] * bool(dataset.descriptions) + [
     "docno_asc", "file_order", *RANKS, "rank_range", "rank_depends_on_tiebreak",
     "top_k_depends_on_tiebreak", "best_rank", "worst_rank",
 ]  # fmt: skip
-ch.show_table(
-    table[shown].reset_index(),
+every = table[shown].reset_index()
+ch.show_table(  # the values; the download holds every column of both tables
+    every,
     f"{many} {measure}",
     key="download_features",
     provenance=cache.provenance(
         dataset, settings, measure=measure, ties="aware and every deterministic tie-break"
     ),
     column_config=LABELS,
-)
+    column_order=["run", *["name"] * bool(dataset.descriptions), "share_tied_rows", "trec_eval",
+                  "aware", "trec_eval_minus_aware", "pessimistic", "optimistic"],
+)  # fmt: skip
+st.markdown(f"**Rank of each {one} under each tie-break** (1 = best)")
+st.dataframe(
+    every.assign(run=[dataset.describe(n) for n in every["run"]]),
+    hide_index=True,
+    width="stretch",
+    column_order=["run", *RANKS, "rank_range", "rank_depends_on_tiebreak",
+                  "top_k_depends_on_tiebreak"],
+    column_config={
+        **LABELS,
+        **{f"rank_{p}": st.column_config.NumberColumn(POLICY[p], format="%d",
+                                                      help=ch.tiebreak_help(p))
+           for p in ("aware", *anatomy.ARBITRARY)},
+        "rank_aware": st.column_config.NumberColumn(
+            "tie-aware", format="%d", help=ch.GLOSSARY["aware"]
+        ),
+    },
+)  # fmt: skip
