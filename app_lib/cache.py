@@ -352,7 +352,9 @@ def spread_table(
     return frame if per_query else summary_rows(frame)
 
 
-def modes_key(dataset: Dataset, settings: Settings, *, sampled: bool = False) -> tuple:
+def modes_key(
+    dataset: Dataset, settings: Settings, *, sampled: bool = False, digits: int = 4
+) -> tuple:
     """What :func:`modes` depends on: a key for it and for the charts drawn from it."""
     return (
         dataset.key,
@@ -360,22 +362,27 @@ def modes_key(dataset: Dataset, settings: Settings, *, sampled: bool = False) ->
         settings.rel_level,
         tuple(sorted(_mode_args("oblivious", settings).items())),
         tuple(sorted(_mode_args("sampled", settings).items())) if sampled else None,
+        digits,
     )
 
 
-def modes(dataset: Dataset, settings: Settings, *, sampled: bool = False) -> pd.DataFrame:
-    """:func:`tiecore.report.combine_modes`: oblivious, aware, tie sd, min, max, z (and sampled).
+def modes(
+    dataset: Dataset, settings: Settings, *, sampled: bool = False, digits: int = 4
+) -> pd.DataFrame:
+    """:func:`tiecore.report.combine_modes`: oblivious, aware, tie sd, min, max, z (and sampled);
+    ``digits``: the decimals a paper prints (a shift that does not show at them is not flagged).
 
     Kept per data set and the settings that change it, so a re-render (a seed
     change with the sampled mode off, another page and back) combines nothing.
     Callers must not change the frame in place.
     """
-    key = modes_key(dataset, settings, sampled=sampled)
+    key = modes_key(dataset, settings, sampled=sampled, digits=digits)
 
     def compute() -> pd.DataFrame:
         oblivious = evaluate(dataset, settings, "oblivious")
         drawn = evaluate(dataset, settings, "sampled") if sampled else None
-        return report.combine_modes(oblivious, spread_table(dataset, settings), drawn)
+        spread = spread_table(dataset, settings)
+        return report.combine_modes(oblivious, spread, drawn, digits=digits)
 
     return memo("modes", key, compute, size=64)
 

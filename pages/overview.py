@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -18,26 +20,64 @@ st.title("Overview")
 ch.dataset_caption(dataset)
 sb.need_measures(settings)
 
-sampled = st.toggle(
+left, right = st.columns([3, 1])
+sampled = left.toggle(
     f"Also draw the sampled mode ({settings.samples} random tie-breaks per system)",
     key="overview_sampled",
     help="The tie-aware value and its sd are exact; sampling only estimates them, and takes "
     "a few seconds per system on large runs.",
 )
+digits = int(
+    right.number_input(
+        "Decimals a paper prints",
+        min_value=1,
+        max_value=8,
+        value=report.PRINTED_DIGITS,
+        step=1,
+        key="overview_digits",
+        help="A shift is flagged only when it changes the value as printed with this many "
+        "decimals (trec_eval prints 4) and is larger than 2 tie sd.",
+    )
+)
 sb.measures_for(settings, "spread")  # says which measures the table leaves out, and why
-table = cache.modes(dataset, settings, sampled=sampled)
+table = cache.modes(dataset, settings, sampled=sampled, digits=digits)
 describe = dataset.describe
+#: What the page's words mean where they appear (flags depend on the decimals chosen).
+SHOWS = f"the shift changes the value as printed with {digits} decimals"
+FLAGGED = f"the shift is larger than 2 tie sd and shows at {digits} decimals"
+BASE_RATE = (
+    "how many values random tie-breaking alone would flag: were the reported value one "
+    "random tie-break, it would shift by more than 2 tie sd and show at "
+    f"{digits} decimals in about this many of them (normal approximation over the queries)"
+)
+
+
+def said(row) -> str:
+    """One value's effect as a sentence, the names as text (not Markdown)."""
+    named = {
+        **row,
+        "run": report.escape_markdown(describe(row["run"])),
+        "measure": report.escape_markdown(str(row["measure"])),
+    }
+    return report.effect_sentence(named, settings.tiebreak, digits)
+
 
 # --- the effect, in words
 st.subheader("What the tie-break does to the reported numbers")
 st.caption(
     f"**oblivious**: the value under one tie-break, {settings.tiebreak} "
-    f"({ch.tiebreak_help(settings.tiebreak)}). **aware**: {ch.GLOSSARY['aware']}. "
-    f"**tie sd**: {ch.GLOSSARY['tie_sd']}. **z** = {ch.GLOSSARY['z']}."
+    f"({ch.tiebreak_help(settings.tiebreak)}). **tie-aware**: {ch.GLOSSARY['aware']}. "
+    f"**shift**: {ch.GLOSSARY['shift']}. **tie sd**: {ch.GLOSSARY['tie_sd']}; the shift in "
+    f"tie sd says whether tie noise alone could explain it. **flagged**: {FLAGGED}. "
+    f"**base rate**: {BASE_RATE}."
 )
 varies = table["tie_sd"] > 0
-flagged = table[table["flagged"]].assign(size=lambda t: t["z"].abs())
-flagged = flagged.sort_values("size", ascending=False)
+size = table["delta"].abs().fillna(0.0)
+flagged = table.assign(size=size)[table["flagged"]].sort_values("size", ascending=False)
+expected = report.expected_flags(table, digits)
+_, verdict = report.flag_verdict(len(flagged), expected)
+about = f"{expected:.0f}" if expected >= 1 else f"{expected:.1f}"
+counted = f"{len(flagged):,} of {len(table):,} values"
 if not varies.any() and flagged.empty:
     st.success(
         "No system has ties that matter for these measures: every tie-break gives the same "
@@ -45,44 +85,51 @@ if not varies.any() and flagged.empty:
         icon=":material/check_circle:",
     )
 elif flagged.empty:
-    largest = table.loc[table["z"].abs().idxmax()]
+    largest = table.loc[size.idxmax()]
     st.info(
-        f"No reported value moved by more than 2 tie sd. {int(varies.sum())} of {len(table)} "
-        f"values carry tie noise; the largest shift: "
-        f"{report.effect_sentence(largest, settings.tiebreak)}.",
+        f"No reported value moved by more than the tie noise (2 tie sd) in a way that shows at "
+        f"{digits} decimals. {int(varies.sum()):,} of {len(table):,} values carry tie noise; "
+        f"random tie-breaking alone would flag about {about} of them (the base rate). The "
+        f"largest shift: {said(largest)}.",
         icon=":material/info:",
     )
 else:
-    lines = [
-        f"- {report.effect_sentence(row, settings.tiebreak)}"
-        for _, row in flagged.head(6).iterrows()
-    ]
+    lines = [f"- {said(row)}" for _, row in flagged.head(6).iterrows()]
     more = f"\n- ... and {len(flagged) - 6} more (table below)" if len(flagged) > 6 else ""
     st.warning(
-        f"**{len(flagged)} of {len(table)} values moved by more than 2 tie sd** — the number a "
-        f"paper would report differs from the tie-aware value by more than tie noise:\n"
-        + "\n".join(lines)
-        + more,
+        f"**{counted} moved by more than the tie noise and show at {digits} decimals**: the "
+        f"number a paper would print differs from the tie-aware value by more than 2 tie sd. "
+        f"Random tie-breaking alone would flag about {about} of them (the base rate), so "
+        f"{len(flagged):,} is {verdict}. Largest shifts first:\n" + "\n".join(lines) + more,
         icon=":material/warning:",
     )
-cols = st.columns(4)
+cols = st.columns(5)
 cols[0].metric(
-    "values with tie noise", f"{int(varies.sum())} of {len(table)}", help=ch.GLOSSARY["tie_sd"]
+    "values with tie noise",
+    f"{int(varies.sum()):,} of {len(table):,}",
+    help=ch.GLOSSARY["tie_sd"],
 )
-cols[1].metric("beyond 2 tie sd", len(flagged), help=ch.GLOSSARY["flagged"])
-cols[2].metric("largest |z|", f"{table['z'].abs().max():.1f}", help=ch.GLOSSARY["z"])
-cols[3].metric("largest tie sd", f"{table['tie_sd'].max():.4f}", help=ch.GLOSSARY["tie_sd"])
+cols[1].metric("flagged", f"{len(flagged):,}", help=FLAGGED)
+cols[2].metric("flagged by chance (base rate)", about, help=BASE_RATE)
+cols[3].metric(
+    "largest shift",
+    report.format_shift(table.loc[size.idxmax(), "delta"] if len(table) else None, digits),
+    help=ch.GLOSSARY["shift"],
+)
+cols[4].metric(
+    "largest tie sd", report.format_value(table["tie_sd"].max()), help=ch.GLOSSARY["tie_sd"]
+)
 
-# --- z heat map: systems x measures
+# --- shift heat map: systems x measures
 measures = list(dict.fromkeys(table["measure"]))
-worst = table.assign(size=table["z"].abs()).groupby("run", sort=False)["size"].max()
+worst = table.assign(size=size).groupby("run", sort=False)["size"].max()
 order = worst.sort_values(ascending=False, kind="stable").index.tolist()
 shown_count = ch.top_slider(
     len(order), "overview_top", "Systems in the charts (most affected first)"
 )
 chosen = order[:shown_count]
 #: What the charts below draw: the table's key, the systems shown, the tie-break named.
-drawn = (cache.modes_key(dataset, settings, sampled=sampled), tuple(chosen))
+drawn = (cache.modes_key(dataset, settings, sampled=sampled, digits=digits), tuple(chosen))
 
 
 def grids(frame, columns: tuple[str, ...]) -> dict[str, np.ndarray]:
@@ -98,54 +145,63 @@ def grids(frame, columns: tuple[str, ...]) -> dict[str, np.ndarray]:
     return out
 
 
+def in_tie_sd(z: float) -> str:
+    """The shift in tie sd for the hover (no tie sd: beyond every ordering, or none)."""
+    if np.isfinite(z):
+        return f"{z:+.1f} tie sd"
+    return "no tie sd: beyond every ordering (float32 ties)" if np.isinf(z) else "—"
+
+
 def heat_figure() -> dict:
-    """The z heat map (systems x measures), hover text with the values (plotly JSON)."""
-    cells = grids(table, ("oblivious", "aware", "tie_sd", "z", "min", "max"))
-    ob, aw, sd, zz, lo, hi = cells.values()
-    hover = np.empty(zz.shape, dtype=object)
+    """The shift heat map (systems x measures), hover text with the values (plotly JSON)."""
+    cells = grids(table, ("oblivious", "aware", "tie_sd", "delta", "z", "min", "max", "flagged"))
+    ob, aw, sd, dd, zz, lo, hi, fl = cells.values()
+    hover = np.empty(dd.shape, dtype=object)
+    text = np.empty(dd.shape, dtype=object)
     for i, run in enumerate(chosen):
         for j, measure in enumerate(measures):
+            if np.isnan(aw[i, j]):  # no such row
+                hover[i, j] = text[i, j] = ""
+                continue
+            shift = report.format_shift(dd[i, j], digits)
+            text[i, j] = shift + ("†" if fl[i, j] == 1 else "")
             hover[i, j] = (
-                ""
-                if np.isnan(aw[i, j])  # no such row
-                else f"<b>{describe(run)}</b> · {measure}<br>{settings.tiebreak} "
-                f"{report.format_value(ob[i, j])} vs aware "
-                f"{report.format_value(aw[i, j])} ± {sd[i, j]:.4f}<br>"
-                f"z = {zz[i, j]:+.2f} · all tie-breaks: {lo[i, j]:.4f} … {hi[i, j]:.4f}"
+                f"<b>{html.escape(describe(run))}</b> · {html.escape(measure)}<br>"
+                f"{settings.tiebreak} {report.format_value(ob[i, j], digits)} vs tie-aware "
+                f"{report.format_value(aw[i, j], digits)} ± {report.format_value(sd[i, j])}<br>"
+                f"shift {shift} ({in_tie_sd(zz[i, j])})"
+                f"{' · flagged' if fl[i, j] == 1 else ''}<br>"
+                f"all tie-breaks: {report.format_value(lo[i, j])} … "
+                f"{report.format_value(hi[i, j])}"
             )
-    z = zz
+    top = float(np.nanmax(np.abs(dd))) if np.isfinite(dd).any() else 0.0
+    top = top if top > 0 else 1.0  # no shift at all: a flat white map
     heat = {
         "type": "heatmap",
-        "z": np.clip(z, -4, 4),
+        "z": dd,
         "x": measures,
         "y": ch.short_labels([describe(r) for r in chosen]),
         "zmid": 0,
-        "zmin": -4,
-        "zmax": 4,
+        "zmin": -top,
+        "zmax": top,
         "colorscale": "RdBu_r",
-        "text": np.where(
-            np.isnan(z), "", np.char.mod("%+.1f", np.nan_to_num(z, posinf=np.inf, neginf=-np.inf))
-        ),
+        "text": text,
         "texttemplate": "%{text}",
         "customdata": hover,
         "hovertemplate": "%{customdata}<extra></extra>",
-        "colorbar": {
-            "title": {"text": "z (tie sd)"},
-            "tickvals": [-4, -2, 0, 2, 4],
-            "ticktext": ["≤ −4", "−2", "0", "+2", "≥ +4"],
-        },
+        "colorbar": {"title": {"text": "shift"}, "tickformat": "+.4f"},
     }
     return {"data": [heat], "layout": {}}
 
 
-if varies.any():
+if varies.any() or (table["delta"] != 0).any():
     ch.show(
         heat_figure,
         "overview_z",
         cache=drawn,
         height=ch.row_height(len(chosen), per_row=24),
         legend=False,
-        title=f"{settings.tiebreak} − tie-aware, in tie sd (red: the tie-break flatters it)",
+        title=f"{settings.tiebreak} − tie-aware (red: the tie-break flatters the system)",
         yaxis={
             "autorange": "reversed",
             "type": "category",
@@ -155,9 +211,10 @@ if varies.any():
         xaxis={"side": "top", "title": ""},
     )
     st.caption(
-        "Each cell: (oblivious − aware) / tie sd for one system and measure; |z| > 2 (dark cells) "
-        "means the tie-break alone moved the reported value by more than 2 tie sd. Hover for the "
-        "values. Systems without tie noise show 0."
+        "Each cell: the shift, oblivious − tie-aware, for one system and measure, in the "
+        "measure's own units (darker: larger); † marks a flagged value (larger than 2 tie sd "
+        f"and showing at {digits} decimals). Hover for the values and the shift in tie sd. "
+        "Systems without tie noise show 0."
     )
 
 # --- one measure at a time: range over tie-breaks, aware ± sd, oblivious (and sampled)
@@ -220,7 +277,7 @@ def modes_figure(measure: str, order_by: str) -> dict:
             **common,
             "x": values["oblivious"],
             "mode": "markers",
-            "name": f"oblivious ({settings.tiebreak}); red: |z| > 2",
+            "name": f"oblivious ({settings.tiebreak}); red: flagged",
             "marker": {
                 "symbol": "x",
                 "size": 10,
@@ -291,33 +348,58 @@ def modes_chart() -> None:
     )
     st.caption(
         f"Grey bar: every mean a tie-break can give. Diamond: tie-aware ± 1 tie sd. ×: "
-        f"{settings.tiebreak}'s value, red when it lies more than 2 tie sd from tie-aware. "
+        f"{settings.tiebreak}'s value, red when flagged ({FLAGGED}). "
         f"{ch.GLOSSARY['mu_axis']}. Hover a row for the system's full name and values."
     )
 
 
 modes_chart()
 
-shown = table.assign(run=table["run"].map(describe))
-if not sampled:
-    shown = shown.drop(columns=["sampled", "sampled_sd"])
+#: The table's columns in the order shown (the sampled ones only when drawn).
+SHOWN = ["run", "measure", "oblivious", "aware", "delta", "tie_sd", "z", "visible", "flagged"]
+SHOWN += ["min", "max", "position"] + (["sampled", "sampled_sd"] if sampled else [])
+shown = table[SHOWN].assign(
+    run=table["run"].map(describe),
+    position=report.printed(table["position"], 2),  # undefined (min = max): a dash, not nan
+)
+shown["position"] = shown["position"].where(table["position"].notna(), report.MISSING)
 prov = cache.provenance(
     dataset, settings, ties="oblivious, aware" + (", sampled" if sampled else "")
 )
+
+
+def number(label: str, help: str, fmt: str = "%.4f"):
+    return st.column_config.NumberColumn(label, help=help, format=fmt)
+
+
 ch.show_table(
     shown,
     "scores by mode",
     key="download_modes",
     provenance=prov,
     column_config={
-        "position": st.column_config.NumberColumn(help=ch.GLOSSARY["position"], format="%.2f"),
-        "z": st.column_config.NumberColumn(help=ch.GLOSSARY["z"], format="%+.2f"),
+        "run": st.column_config.TextColumn("system"),
+        "oblivious": number(f"{settings.tiebreak} (oblivious)", ch.GLOSSARY["oblivious"]),
+        "aware": number("tie-aware", ch.GLOSSARY["aware"]),
+        "delta": number("shift", ch.GLOSSARY["shift"], "%+.4f"),
+        "tie_sd": number("tie sd", ch.GLOSSARY["tie_sd"]),
+        "z": number("shift in tie sd", ch.GLOSSARY["z"], "%+.2f"),
+        "visible": st.column_config.CheckboxColumn(f"shows at {digits} decimals", help=SHOWS),
+        "flagged": st.column_config.CheckboxColumn("flagged", help=FLAGGED),
+        "min": number("min over tie-breaks", ch.GLOSSARY["min"]),
+        "max": number("max over tie-breaks", ch.GLOSSARY["max"]),
+        "position": st.column_config.TextColumn(
+            "position in that range", help=ch.GLOSSARY["position"]
+        ),
+        "sampled": number("sampled", ch.GLOSSARY["sampled"]),
+        "sampled_sd": number("sampled sd", "the sd of the sampled values over the tie-breaks"),
     },
 )
 
 
-def _report(kind: str) -> str:
-    """The results report, built on click (tie-aware per-query values for the significance)."""
+def _report(kind: str, chosen_measures: list[str]) -> str:
+    """The results report, built on click (tie-aware per-query values for the significance:
+    the paired t-test vs the best system, Holm-corrected, as on the Rankings page)."""
     per_query = cache.quiet(
         tiecore.evaluate,
         dict(dataset.runs),
@@ -327,21 +409,33 @@ def _report(kind: str) -> str:
         per_query=True,
     )
     marks = report.significance_vs_best(per_query)
-    write = report.to_latex if kind == "latex" else report.to_markdown
-    return write(table, marks, tiebreak=settings.tiebreak, provenance=prov)
+    options = {"tiebreak": settings.tiebreak, "provenance": prov, "digits": digits}
+    if kind == "latex":
+        return report.to_latex(table, marks, measures=chosen_measures, **options)
+    return report.to_markdown(table, marks, measures=chosen_measures, **options)
 
 
+in_report = st.multiselect(
+    "Measures in the report",
+    measures,
+    default=measures,
+    key="overview_report_measures",
+    help="One column per measure; the LaTeX table is scaled to the width of a column "
+    "(\\resizebox, graphicx package).",
+)
 left, right = st.columns(2)
 for column, kind, suffix in ((left, "latex", "tex"), (right, "markdown", "md")):
     column.download_button(
         f"Download the results report ({'LaTeX, booktabs' if kind == 'latex' else 'Markdown'})",
-        lambda kind=kind: _report(kind),
+        lambda kind=kind: _report(kind, in_report),
         file_name=f"tiecore_report.{suffix}",
         key=f"download_report_{kind}",
         on_click="ignore",
         icon=":material/description:",
-        help="systems × measures in the modes shown, aware ± tie sd, † beyond 2 tie sd, * "
-        "significantly below the best system (paired t-test, p < 0.05); also `tiecore report`",
+        disabled=not in_report,
+        help="systems × measures: tie-aware ± tie sd; bold: the best system; *: significantly "
+        "below it (paired t-test vs the best system, Holm-corrected over all pairs, p < 0.05, "
+        f"as on the Rankings page); †: flagged ({FLAGGED}). Also `tiecore report`.",
     )
 
 # --- tie profile

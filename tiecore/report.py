@@ -761,8 +761,17 @@ def _latex_escape(text: str) -> str:
 
 
 #: Markdown's inline syntax in a system name, backslash-escaped (``*bm25*`` is no emphasis,
-#: ``a|b`` no extra cell).
-_MARKDOWN_SPECIAL = re.compile(r"[\\`*_\[\]<>|~$]")
+#: ``a|b`` no extra cell, ``#1`` no heading, ``$x$`` no formula).
+_MARKDOWN_SPECIAL = re.compile(r"[\\`*_\[\]<>|~$#]")
+
+
+def escape_markdown(text: str) -> str:
+    """``text`` shown as itself in Markdown (a run named ``*bm25*`` is not emphasis).
+
+    >>> print(escape_markdown("*bm25*_v1 [x] $5"))
+    \\*bm25\\*\\_v1 \\[x\\] \\$5
+    """
+    return _MARKDOWN_SPECIAL.sub(r"\\\g<0>", text)
 
 
 @validate_params(pick(REPORT, "digits", "tiebreak", "alpha"))
@@ -790,10 +799,10 @@ def to_markdown(
     """
     chosen = _chosen(table, measures)
     rows = _cells(table, significance, digits, False, chosen)
-    header = ["system", *(_MARKDOWN_SPECIAL.sub(r"\\\g<0>", m) for m in chosen)]
+    header = ["system", *map(escape_markdown, chosen)]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" + "---:|" * (len(header) - 1)]
     for cells in rows:
-        name = _MARKDOWN_SPECIAL.sub(r"\\\g<0>", cells[0])  # a name as itself, not emphasis
+        name = escape_markdown(cells[0])  # a name as itself, not emphasis
         lines.append("| " + " | ".join([name, *cells[1:]]) + " |")
     lines.append("")
     lines.append(_legend(tiebreak, alpha, digits, _correction(significance), latex=False))
