@@ -12,8 +12,6 @@ from pathlib import Path
 
 import streamlit as st
 
-from app_lib import sidebar, warm
-
 #: The tab's icon, an SVG shipped with the app (sent inline: nothing is fetched from a font host).
 ICON = Path(__file__).parent / "app_lib" / "icon.svg"
 st.set_page_config(page_title="tiecore explorer", page_icon=str(ICON), layout="wide")
@@ -31,6 +29,15 @@ PAGES = [
 ]
 
 page = st.navigation(PAGES)
-warm.start()  # once per server: the MSLR sample's first view, computed ahead
-sidebar.sidebar()
+# The page's name at once, before the app layer is imported (pandas, plotly, tiecore: about
+# a second on a fresh server) and before the sidebar reads the data; the page's own title
+# takes its place.
+heading = st.empty()
+heading.title(page.title)
+with st.spinner("Loading the data ..."):
+    from app_lib import sidebar, warm  # after the first words (see above)
+
+    warm.start()  # once per server: the MSLR sample's first view, computed ahead
+    sidebar.sidebar()  # its messages (a bad upload, say) stay at the top of the page
+heading.empty()
 page.run()

@@ -31,7 +31,7 @@ import streamlit as st
 ROOT = Path(__file__).resolve().parents[1]
 ENV = "TIECORE_APP_WARM"
 #: Niceness added to the warm-up process (a page that waits for it lowers it to the server's).
-NICE = 0
+NICE = 10
 #: Longest wait for a planned result, in seconds (then the page computes it itself).
 WAIT = 120.0
 

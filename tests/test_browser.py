@@ -3,7 +3,7 @@
 Starts ``streamlit run app.py`` on a free port of 127.0.0.1 and drives Debian's
 Chromium through Playwright (no browser download).  It
 
-- opens on the bundled sample (screenshot ``sample_overview.png``);
+- opens on the bundled sample (screenshots ``sample_start.png``, ``sample_overview.png``);
 - uploads the five Robust03 sample runs and their qrels through the real file
   inputs, visits every page (full-page screenshots ``uploaded_<page>.png``) and
   times what a user waits for (:data:`TIMINGS`, written to
@@ -39,12 +39,14 @@ from playwright import sync_api
 
 #: url path -> what the page's title says.
 PAGES = {
-    "": "Overview",
+    "": "Start here",
+    "overview": "Overview",
     "tie_anatomy": "Tie anatomy",
     "variance": "Variance from tie-breaking",
     "rankings": "System rankings",
     "scoring_functions": "Scoring functions side by side",
     "builder": "Build a scoring function",
+    "precision": "Precision what-if",
     "playground": "Playground",
 }
 SAMPLE = ROOT / "sample_data" / "robust03"
@@ -95,29 +97,31 @@ def upload(page, runs: list[Path] | None, qrels: Path | None, letor: Path | None
 
 #: Pages that draw the uploaded TREC runs (the scoring-function pages show a LETOR file, the
 #: MSLR sample when TREC runs are loaded; the playground draws its own list).
-TREC_PAGES = ("", "tie_anatomy", "variance", "rankings")
+TREC_PAGES = (
+    "overview",
+    "tie_anatomy",
+    "variance",
+    "rankings",
+    "scoring_functions",
+    "builder",
+    "precision",
+)
 #: Pages that draw an uploaded LETOR file.
-LETOR_PAGES = ("", "tie_anatomy", "variance", "rankings", "scoring_functions", "builder")
+LETOR_PAGES = TREC_PAGES
 
 
 def visit_every_page(page, label: str, paths=tuple(PAGES), shots: bool = False) -> None:
     for path in paths:
-        if path:
-            go_to(page, path)
+        go_to(page, path)
         errors = error_messages(page)
-        assert errors == [], f"{label} {path or 'overview'}: {errors}"
+        assert errors == [], f"{label} {path}: {errors}"
         assert page.locator('[data-testid="stException"]').count() == 0
         text = page_text(page)
         charts = page.locator('[data-testid="stPlotlyChart"]').count()
         assert charts >= 1 or len(text) > 200, f"{label} {path}: nothing shown"
         if shots:
-            screenshot(page, f"{label}_{path or 'overview'}")
-    go_to_overview(page)
-
-
-def go_to_overview(page) -> None:
-    link = page.locator('[data-testid="stSidebarNav"] a').first
-    timed(page, link.click)
+            screenshot(page, f"{label}_{path}")
+    go_to(page, "overview")
 
 
 # ----------------------------------------------------------------------------- the sample
@@ -126,9 +130,11 @@ def go_to_overview(page) -> None:
 def test_the_app_opens_on_the_sample(server, page):
     page.goto(server)
     wait_until_rendered(page)
-    assert "Overview" in page.locator("h1").first.inner_text()
+    assert "Start here" in page.locator("h1").first.inner_text()
     assert page.locator('[data-testid="stSidebar"]').is_visible()
     assert "Robust03 sample" in page_text(page)
+    screenshot(page, "sample_start")
+    go_to(page, "overview")
     assert "What the tie-break does to the reported numbers" in page_text(page)
     screenshot(page, "sample_overview")
     assert error_messages(page) == []
@@ -140,7 +146,7 @@ def test_the_app_opens_on_the_sample(server, page):
 
 def test_uploaded_real_runs_every_page_and_timings(server, page):
     """The five Robust03 runs uploaded; each page screenshot; what a user waits for, timed."""
-    page.goto(server)
+    page.goto(f"{server}/overview")
     wait_until_rendered(page)
     runs = sorted((SAMPLE / "runs").glob("*.gz"))
     qrels = SAMPLE / "qrels.txt.gz"
@@ -211,7 +217,7 @@ def test_uploaded_real_runs_every_page_and_timings(server, page):
             link = page.locator(f'[data-testid="stSidebarNav"] a[href$="/{path}"]').first
             timed(page, link.click, f"first visit: {PAGES[path]}")
         assert error_messages(page) == [], path
-        screenshot(page, f"uploaded_{path or 'overview'}")
+        screenshot(page, f"uploaded_{path or 'start'}")
     go_to(page, "variance")
     timed(page, number("Samples", 2000), "2,000 samples on Variance")
     timed(page, number("Samples", 200), "back to 200 samples")
@@ -271,7 +277,7 @@ def edge_files(tmp_path_factory):
 
 @pytest.mark.parametrize("name", [*edge.TREC_SETS, "letor_136"])
 def test_edge_data_uploaded_every_page(server, page, edge_files, name):
-    page.goto(server)
+    page.goto(f"{server}/overview")
     wait_until_rendered(page)
     runs, path = edge_files[name]
     if name == "letor_136":
@@ -290,7 +296,7 @@ def test_edge_data_uploaded_every_page(server, page, edge_files, name):
 
 def test_bad_upload_shows_message_and_keeps_data(server, page, tmp_path):
     """A run file with a bad score line: the page names file and line and keeps working."""
-    page.goto(server)
+    page.goto(f"{server}/overview")
     wait_until_rendered(page)
     bad = tmp_path / "broken.run"
     bad.write_text("303 Q0 doc1 1 1.5 tag\n303 Q0 doc2 2 oops tag\n")
