@@ -143,11 +143,13 @@ PAGES = (
     ("rankings", "System rankings", "leaderboard",
      "whether ties can swap the order of two systems"),
     ("scoring_functions", "Scoring functions", "functions",
-     "learning-to-rank features as systems: coarse features tie a lot"),
+     "your runs or learning-to-rank features as scoring functions: how often each ties, "
+     "and how far that moves its numbers"),
     ("builder", "Build a scoring function", "tune",
-     "combine features and watch ties appear as the score gets coarser"),
+     "coarsen a run's scores, or combine features, and watch ties appear"),
     ("precision", "Precision what-if", "target",
-     "what the tie effect does at the precision a paper prints"),
+     "a run served in bfloat16, float16 or k decimals: the ties that appear and what they "
+     "do to each measure and to the ranking"),
     ("playground", "Playground", "toys",
      "try it yourself: edit a small ranked list and see every order of its ties"),
 )  # fmt: skip
