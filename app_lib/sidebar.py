@@ -168,7 +168,7 @@ def _features_chooser(full: Dataset) -> Dataset:
         full.names,
         key=f"features_{full.key}",
         format_func=full.describe,
-        placeholder=f"All {len(full.names)} features; type a name or number to pick some",
+        placeholder=f"All {len(full.names)} features (type to pick)",
         help="leave empty to use every feature of the file; type e.g. 'BM25', 'click' or "
         "'f128' to find one",
     )

@@ -201,7 +201,7 @@ effect = builder.before_after(
 )
 st.subheader(f"What happens to {plain(run)}'s measures")
 st.caption(
-    f"{shown_tiebreak.capitalize()}: the value an evaluation tool prints (one arbitrary order "
+    f"{shown_tiebreak} value: what an evaluation tool prints (one arbitrary order "
     "inside each tie). Tie-aware: the exact mean over every order of the tied documents. Range: "
     "the lowest and highest value any order of the tied documents gives."
 )

@@ -167,7 +167,7 @@ ch.show(
         "title": f"{one} (by {sort_by})",
         "tickmode": "array",
         "tickvals": labels,
-        "ticktext": ch.short_labels(names, 48),
+        "ticktext": ch.short_labels(names, 60),
         "automargin": True,
     },
 )
@@ -240,7 +240,7 @@ POLICY = {"aware": "tie-aware", "trec_eval": "trec_eval", "docno_asc": "docno as
           "file_order": "file order"}  # fmt: skip
 LABELS = {
     "run": st.column_config.TextColumn(one),
-    "name": st.column_config.TextColumn("name"),
+    "name": st.column_config.TextColumn("name", width="large"),
     "share_tied_rows": st.column_config.ProgressColumn(
         "share tied",
         format="percent",
@@ -250,17 +250,21 @@ LABELS = {
     ),
     "aware": st.column_config.NumberColumn("tie-aware", help=ch.GLOSSARY["aware"], **number),
     "trec_eval_minus_aware": st.column_config.NumberColumn(
-        "bias (trec_eval − aware)", format="%+.4f"
+        "bias", format="%+.4f", help="trec_eval − tie-aware"
     ),
-    "pessimistic": st.column_config.NumberColumn("min (relevant last)", **number),
-    "optimistic": st.column_config.NumberColumn("max (relevant first)", **number),
+    "pessimistic": st.column_config.NumberColumn("min", help=ch.GLOSSARY["min"], **number),
+    "optimistic": st.column_config.NumberColumn("max", help=ch.GLOSSARY["max"], **number),
     "best_rank": st.column_config.NumberColumn("best rank", format="%d"),
     "worst_rank": st.column_config.NumberColumn("worst rank", format="%d"),
     "rank_range": st.column_config.NumberColumn(
         "rank range", format="%d", help=ch.GLOSSARY["rank_range"]
     ),
-    "rank_depends_on_tiebreak": st.column_config.CheckboxColumn("rank depends on tie-break"),
-    "top_k_depends_on_tiebreak": st.column_config.CheckboxColumn(f"top {k} depends on tie-break"),
+    "rank_depends_on_tiebreak": st.column_config.CheckboxColumn(
+        "rank moves", help="the rank differs between the tie-breaks"
+    ),
+    "top_k_depends_on_tiebreak": st.column_config.CheckboxColumn(
+        f"top {k} moves", help=f"in the top {k} under some tie-breaks, out under others"
+    ),
     **{
         policy: st.column_config.NumberColumn(
             POLICY[policy], help=ch.tiebreak_help(policy), **number
