@@ -1050,7 +1050,7 @@ def flag_verdict(flagged: int, expected: float) -> tuple[float, str]:
     --------
     >>> p, words = flag_verdict(12, 2.5)
     >>> p < 0.001, words
-    (True, 'more than random tie-breaking explains: the fixed tie-break moves these values')
+    (True, 'more than random tie-breaking explains: the fixed tie-break itself shifts them')
     >>> flag_verdict(3, 2.5)[1]
     'about what random tie-breaking alone gives: these flags may be chance'
     """
@@ -1059,11 +1059,11 @@ def flag_verdict(flagged: int, expected: float) -> tuple[float, str]:
     flagged = int(flagged)
     p = float(poisson.sf(flagged - 1, expected)) if flagged > 0 else 1.0
     if p < 0.05:
-        return p, "more than random tie-breaking explains: the fixed tie-break moves these values"
+        return p, "more than random tie-breaking explains: the fixed tie-break itself shifts them"
     if flagged < expected and float(poisson.cdf(flagged, expected)) < 0.05:
-        return (
-            p,
-            "fewer than random tie-breaking would give: the fixed tie-break lands near the mean",
+        return p, (
+            "fewer than random tie-breaking alone would give: no sign that the fixed tie-break "
+            "favours or hurts these values beyond chance"
         )
     return p, "about what random tie-breaking alone gives: these flags may be chance"
 
