@@ -271,9 +271,10 @@ for mode, name in (("oblivious", shown_tiebreak), ("aware", "tie-aware")):
             f"{', '.join(shown)}{more}."
         )
 st.markdown("\n".join(sentences))
+short = f"at {CHOICE_LABEL[choice] if choice != 'decimals' else label}"
 st.caption(
-    "Ranks: 1 = best; =2 means a place shared by equal values; 2 → 1 means the place before → "
-    "after rounding."
+    f"Each measure's value as given, then {short}, then the rank: 1 = best; =2 means a place "
+    "shared by equal values; 2 → 1 means the place before → after rounding."
 )
 oblivious, aware = columns["oblivious"], columns["aware"]
 board = oblivious[["label_before", "label_after", "before", "after"]].join(
@@ -293,15 +294,17 @@ st.dataframe(
     column_order=["system", "before", "after", "rank", "before_aware", "after_aware", "rank_aware"],
     column_config={
         "system": st.column_config.TextColumn(one),
-        "before": st.column_config.NumberColumn(f"{shown_tiebreak} before", **four),
-        "after": st.column_config.NumberColumn(f"{shown_tiebreak} after", **four),
+        "before": st.column_config.NumberColumn(shown_tiebreak, help="as given", **four),
+        "after": st.column_config.NumberColumn(short, help=f"{shown_tiebreak} at {label}", **four),
         "rank": st.column_config.TextColumn(
-            f"rank ({shown_tiebreak})", help="before → after; 1 = best, =2 a shared place"
+            "rank", help=f"by {shown_tiebreak}: before → after; 1 = best, =2 a shared place"
         ),
-        "before_aware": st.column_config.NumberColumn("tie-aware before", **four),
-        "after_aware": st.column_config.NumberColumn("tie-aware after", **four),
+        "before_aware": st.column_config.NumberColumn("tie-aware", help="as given", **four),
+        "after_aware": st.column_config.NumberColumn(
+            f"{short} ", help=f"tie-aware at {label}", **four
+        ),
         "rank_aware": st.column_config.TextColumn(
-            "rank (tie-aware)", help="before → after; 1 = best, =2 a shared place"
+            "rank ", help="by tie-aware value: before → after; 1 = best, =2 a shared place"
         ),
     },
 )
