@@ -36,8 +36,9 @@ TERMS = {
     "tie-break can give",
     "min": "the lowest mean any order of the tied documents gives (relevant documents last)",
     "max": "the highest mean any order of the tied documents gives (relevant documents first)",
-    "flagged": "|z| > 2: the tie-break moved the value by more than 2 tie sd",
-    "base_rate": "how many flags to expect by chance alone if the tie-break were a fair coin; "
+    "flagged": "the tie-break moved the value by more than 2 tie sd (|z| > 2) and the shift "
+    "shows in the value as a paper prints it (4 decimals unless set otherwise)",
+    "base_rate": "how many flags to expect by chance alone if the tie-break were random; "
     "many more than that point to a tie-break that favours or hurts the system",
     "trec_eval": "the standard TREC evaluation tool; version 9 compares scores as 32-bit floats "
     "(so scores that differ only in later digits tie too) and breaks ties by document id, "
