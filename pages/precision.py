@@ -248,13 +248,15 @@ if len(dataset.runs) < 2:
     st.info(f"Only one {one} is loaded: there is no leaderboard to change.")
     st.stop()
 measure = sb.pick_measure(settings, key="precision_measure", label="Rank by", need="spread")
+#: The two columns compared, each with the name a reader knows it by.
+compared = {"oblivious": shown_tiebreak, "aware": "tie-aware"}
 columns = {}
-for mode in ("oblivious", "aware"):
+for mode in compared:
     before = before_modes[before_modes["measure"] == measure].set_index("run")[mode]
     after = after_modes[after_modes["measure"] == measure].set_index("run")[mode]
     columns[mode] = builder.leaderboard_change(before, after)
 sentences = []
-for mode, name in (("oblivious", shown_tiebreak), ("aware", "tie-aware")):
+for mode, name in compared.items():
     found = columns[mode]
     moved = found[found["moved"]]
     when = f"every {one} is at {label}" if every else f"{plain(run)} is at {label}"
