@@ -84,7 +84,7 @@ def table(
     shown, :func:`tiecore.report.frame_to_latex`) downloads."""
     st.dataframe(shown, column_config=dict(config), hide_index=True, width="stretch")
     slug = re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_")
-    left, right, _ = st.columns([1, 1, 2])
+    left, right, _ = st.columns([1, 1, 6], gap="small")
     left.download_button(
         "CSV",
         lambda: report.to_csv(shown if numbers is None else numbers, provenance),
@@ -774,17 +774,29 @@ wanted = [
     "diff_low", "diff_high", "tukey_low", "tukey_high", "effect_size", "n_queries",
 ]  # fmt: skip
 numbers = upper[[c for c in wanted if c in upper.columns]].reset_index(drop=True)
+main = [  # what fits 1440 px; every column is in the table under it and in the downloads
+    "a", "b", "mean_diff", "tie_noise", "within_tie_noise", column, "t_pvalue_adj",
+    "randomization_pvalue_adj", "wilcoxon_pvalue_adj", "tukey_pvalue",
+]  # fmt: skip
+brief = numbers[[c for c in main if c in numbers.columns]]
 table(
-    readable(numbers),
+    readable(brief),
     f"pairs {measure}",
     key="download_pairs",
-    caption=f"Every pair of systems by {measure}: difference of tie-aware means, tie noise, "
+    caption=f"Pairs of systems by {measure}: difference of tie-aware means, tie noise, "
     f"P(A beats B) under random tie-breaking and paired tests ({CORRECTION_NAMES[correction]} "
     "correction).",
     provenance=prov,
-    config={c: config[c] for c in numbers.columns},
-    numbers=numbers,
+    config={c: config[c] for c in brief.columns},
+    numbers=numbers,  # the CSV: every column
 )
+with st.expander("Every column: uncorrected p-values, tie sd and topic sd, intervals, effect size"):
+    st.dataframe(
+        readable(numbers),
+        column_config={c: config[c] for c in numbers.columns},
+        hide_index=True,
+        width="stretch",
+    )
 
 # --- each system: tie noise beside topic noise
 st.subheader("Each system: tie noise beside topic noise")
