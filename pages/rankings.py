@@ -395,11 +395,13 @@ with right:
         "More tie-breaks between trec_eval and tie-aware",
         [c for c in orderings if c not in ("trec_eval", "aware")],
         default=differ,
-        format_func=lambda c: f"{ORDERING_NAMES[c]}: {ch.tiebreak_help(c)}",
+        format_func=ORDERING_NAMES.get,
         key=f"rankings_slope_middle_{dataset.key}_{measure}_{n}",
         help="by default the other document-order tie-breaks that rank some system "
-        "differently; optimistic and pessimistic are the extremes (relevant documents first, "
-        "last)",
+        "differently. "
+        + " · ".join(
+            f"{ORDERING_NAMES[c]}: {ch.tiebreak_help(c)}" for c in orderings if c != "aware"
+        ),
     )
 axis = ["trec_eval", *middle, "aware"]
 drawn = order[:top]
@@ -509,23 +511,29 @@ rankings["trec_eval_value"] = result.scores.loc[order, "trec_eval"].to_numpy()
 shown = rankings.assign(system=rankings["system"].map(describe))
 for c in orderings:
     shown[f"rank_{c}"] = label_of.loc[order, c].to_numpy()
-rank_config = {"system": st.column_config.TextColumn("System")}
+rank_config = {  # narrow columns: every ordering fits 1440 px (long names: hover the cell)
+    "system": st.column_config.TextColumn("System", width="medium")
+}
 for c in orderings:
     rank_config[f"rank_{c}"] = st.column_config.TextColumn(
-        f"Rank ({ORDERING_NAMES[c]})",
-        help=ch.GLOSSARY["aware"] if c == "aware" else ch.tiebreak_help(c),
+        ORDERING_NAMES[c],
+        help="rank under "
+        + (ch.GLOSSARY["aware"] if c == "aware" else ch.tiebreak_help(c))
+        + " (1 = best; =3: a shared rank)",
+        width="small",
     )
 rank_config["mean_rank_sampled"] = st.column_config.NumberColumn(
-    "Mean rank (random tie-breaks)",
+    "Mean rank (random)",
     help=f"the system's rank averaged over the {result.sample_scores.shape[0]} random "
     "tie-breaks (a mean, so not a whole number)",
     format="%.1f",
+    width="small",
 )
 rank_config["aware_value"] = st.column_config.NumberColumn(
-    f"{measure} (tie-aware)", help=ch.GLOSSARY["aware"], format="%.4f"
+    f"{measure} tie-aware", help=ch.GLOSSARY["aware"], format="%.4f", width="small"
 )
 rank_config["trec_eval_value"] = st.column_config.NumberColumn(
-    f"{measure} (trec_eval)", help=ch.tiebreak_help("trec_eval"), format="%.4f"
+    f"{measure} trec_eval", help=ch.tiebreak_help("trec_eval"), format="%.4f", width="small"
 )
 with st.expander("Every rank and score (table)", expanded=n > top):
     table(
