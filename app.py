@@ -16,16 +16,21 @@ import streamlit as st
 ICON = Path(__file__).parent / "app_lib" / "icon.svg"
 st.set_page_config(page_title="tiecore explorer", page_icon=str(ICON), layout="wide")
 
+# The pages live in app_pages/: a folder named pages/ beside this file would switch Streamlit
+# to its legacy multipage mode for a visitor who opens a page's address directly (that page
+# run without this file: narrow, its file names as the page list, no shared sidebar).
 PAGES = [
-    st.Page("pages/start.py", title="Start here", icon=":material/school:", default=True),
-    st.Page("pages/overview.py", title="Overview", icon=":material/bar_chart:"),
-    st.Page("pages/tie_anatomy.py", title="Tie anatomy", icon=":material/biotech:"),
-    st.Page("pages/variance.py", title="Variance", icon=":material/casino:"),
-    st.Page("pages/rankings.py", title="System rankings", icon=":material/leaderboard:"),
-    st.Page("pages/scoring_functions.py", title="Scoring functions", icon=":material/functions:"),
-    st.Page("pages/builder.py", title="Build a scoring function", icon=":material/tune:"),
-    st.Page("pages/precision.py", title="Precision what-if", icon=":material/target:"),
-    st.Page("pages/playground.py", title="Playground", icon=":material/toys:"),
+    st.Page("app_pages/start.py", title="Start here", icon=":material/school:", default=True),
+    st.Page("app_pages/overview.py", title="Overview", icon=":material/bar_chart:"),
+    st.Page("app_pages/tie_anatomy.py", title="Tie anatomy", icon=":material/biotech:"),
+    st.Page("app_pages/variance.py", title="Variance", icon=":material/casino:"),
+    st.Page("app_pages/rankings.py", title="System rankings", icon=":material/leaderboard:"),
+    st.Page(
+        "app_pages/scoring_functions.py", title="Scoring functions", icon=":material/functions:"
+    ),
+    st.Page("app_pages/builder.py", title="Build a scoring function", icon=":material/tune:"),
+    st.Page("app_pages/precision.py", title="Precision what-if", icon=":material/target:"),
+    st.Page("app_pages/playground.py", title="Playground", icon=":material/toys:"),
 ]
 
 page = st.navigation(PAGES)

@@ -1,4 +1,4 @@
-"""The Streamlit explorer's app layer (``app.py`` and ``pages/``), split by concern.
+"""The Streamlit explorer's app layer (``app.py`` and ``app_pages/``), split by concern.
 
 - :mod:`app_lib.data`: data sets (bundled samples and uploads) as :class:`~app_lib.data.Dataset`;
 - :mod:`app_lib.sidebar`: the shared sidebar -> :class:`~app_lib.sidebar.Settings`;

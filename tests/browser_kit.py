@@ -255,8 +255,9 @@ def write_timings() -> None:
 
 # ----------------------------------------------------------------------------- what a user reads
 
-#: Raw tokens that must never reach a reader: Python's and pandas' missing values.
-RAW = r"(?<![\w.])(None|nan|NaN|NaT|<NA>|inf|-inf)(?![\w.])"
+#: Raw tokens that must never reach a reader: Python's and pandas' missing values and
+#: infinities ("None of the systems" is English, not a token).
+RAW = r"(?<![\w.])(None(?! of\b)|nan|NaN|NaT|<NA>|inf|-inf)(?![\w.])"
 
 #: Layout faults as a reader meets them, found in the page itself -> list of descriptions.
 LAYOUT = """() => {
@@ -271,17 +272,19 @@ LAYOUT = """() => {
     for (const frame of document.querySelectorAll('[data-testid="stDataFrame"]')) {
         const scroller = frame.querySelector('.dvn-scroller');
         if (scroller && scroller.scrollWidth > scroller.clientWidth + 2) {
-            const head = frame.closest('[data-testid="stVerticalBlock"]');
             faults.push(`table cut on the right (${scroller.scrollWidth} px in `
                 + `${scroller.clientWidth} px)`);
         }
     }
-    // chart text (titles, labels, annotations) outside its chart
+    // chart text a reader should see (titles, tick labels, annotations, legend) outside its
+    // chart; text in the plot area is clipped by plotly on purpose and not counted
+    const shown = 'text.gtitle, text.xtitle, text.ytitle, .xtick text, .ytick text, '
+        + '.annotation text, text.legendtext, .cbtitle text, .cbaxis text';
     for (const chart of document.querySelectorAll('[data-testid="stPlotlyChart"]')) {
         const svg = chart.querySelector('.main-svg');
         if (!svg) continue;
         const box = svg.getBoundingClientRect();
-        for (const text of chart.querySelectorAll('text')) {
+        for (const text of chart.querySelectorAll(shown)) {
             const r = text.getBoundingClientRect();
             if (!text.textContent.trim() || r.width === 0) continue;
             if (r.left < box.left - 2 || r.right > box.right + 2)

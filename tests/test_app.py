@@ -64,26 +64,6 @@ def no_warm_up(monkeypatch):
     monkeypatch.setenv(warm.ENV, "0")
 
 
-@pytest.fixture(autouse=True)
-def navigation_only(monkeypatch):
-    """Run app.py as a server does after its first run: st.navigation, no legacy pages/ mode.
-
-    A ``pages/`` folder next to the entry script switches Streamlit to its legacy
-    multipage mode until ``st.navigation`` is called, which switches it off for
-    good.  AppTest resets that switch before every run, so each rerun would take
-    the legacy path and lose the sidebar's widgets; keep it off, as on a server.
-    """
-    from streamlit.runtime import pages_manager
-
-    original = pages_manager.PagesManager.__init__
-
-    def init(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        pages_manager.PagesManager.uses_pages_directory = False
-
-    monkeypatch.setattr(pages_manager.PagesManager, "__init__", init)
-
-
 def new_app(page: str | None = "overview", **state) -> AppTest:
     """The app, run once, with ``state`` put into session state before the first run, then
     switched to ``page`` (the Overview unless told; None stays on the "Start here" page it
@@ -93,7 +73,7 @@ def new_app(page: str | None = "overview", **state) -> AppTest:
         at.session_state[key] = value
     at.run()
     if page is not None:
-        at.switch_page(f"pages/{page}.py")
+        at.switch_page(f"app_pages/{page}.py")
         at.run()
     assert_clean(at)
     return at
@@ -105,7 +85,7 @@ def assert_clean(at: AppTest) -> None:
 
 
 def goto(at: AppTest, page: str) -> AppTest:
-    at.switch_page(f"pages/{page}.py")
+    at.switch_page(f"app_pages/{page}.py")
     at.run()
     return at
 
@@ -801,7 +781,7 @@ def test_playground_names_duplicate_and_incomplete_rows_and_shows_nothing_stale(
 def playground_default() -> pd.DataFrame:
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("_pg", ROOT / "pages" / "playground.py")
+    spec = importlib.util.spec_from_file_location("_pg", ROOT / "app_pages" / "playground.py")
     source = spec.loader.get_source("_pg")
     start = source.index("DEFAULT = pd.DataFrame(")
     end = source.index("\n)\n", start) + 2
@@ -915,7 +895,7 @@ def test_no_page_computes_a_measure_itself():
         r"tiecore\.(kernels|profiles|sampling|ranking|judgments)|import (kernels|profiles|sampling)"
         r"|\bquery_values\b|Ranking\.build|math\.comb"
     )
-    for path in (ROOT / "pages").glob("*.py"):
+    for path in (ROOT / "app_pages").glob("*.py"):
         found = re.findall(forbidden, path.read_text())
         assert not found, (path.name, found)
 

@@ -15,12 +15,11 @@ from fractions import Fraction
 
 import numpy as np
 import pandas as pd
-from test_app import (  # noqa: F401  (navigation_only, no_warm_up: autouse fixtures)
+from test_app import (  # noqa: F401  (no_warm_up: an autouse fixture)
     QRELS_FILE,
     ROOT,
     RUN_FILES,
     assert_clean,
-    navigation_only,
     new_app,
     no_warm_up,
     table,
@@ -79,7 +78,7 @@ def test_the_start_page_links_every_page_and_skips_to_the_data():
     targets = [link.proto.page for link in links]
     labels = [link.proto.label for link in links]
     assert labels[0] == "Skip to the data →"
-    app_pages = re.findall(r'st\.Page\("pages/([a-z_]+)\.py"', (ROOT / "app.py").read_text())
+    app_pages = re.findall(r'st\.Page\(\s*"app_pages/([a-z_]+)\.py"', (ROOT / "app.py").read_text())
     assert app_pages[0] == "start" and len(app_pages) == 9
     assert targets[0] == "overview" and targets[1:] == app_pages[1:]  # each page once, in order
     assert labels[1:] == [
@@ -115,3 +114,9 @@ def test_the_sidebar_defines_the_chosen_measures():
     assert "P@7: precision at 7: the share of the top 7 documents" in " ".join(
         c.value for c in at.sidebar.caption
     )
+
+
+def test_no_legacy_pages_folder() -> None:
+    """A ``pages/`` folder beside app.py switches Streamlit to its legacy multipage mode for
+    a visitor who opens a page's address directly (checked in the browser tour too)."""
+    assert not (ROOT / "pages").exists()

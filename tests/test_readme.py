@@ -132,9 +132,9 @@ def test_test_extra_provides_every_import() -> None:
         *ROOT.glob("tiecore/**/*.py"),
         *ROOT.glob("app*.py"),
         *ROOT.glob("app_lib/**/*.py"),
-        *ROOT.glob("pages/*.py"),
+        *ROOT.glob("app_pages/*.py"),
     ]
-    local = {p.stem for p in sources} | {"tiecore", "app_lib", "pages", "tests"}
+    local = {p.stem for p in sources} | {"tiecore", "app_lib", "app_pages", "tests"}
     owners = metadata.packages_distributions()
     missing = {}
     for path in sources:

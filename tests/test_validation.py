@@ -706,7 +706,7 @@ def test_the_sidebar_takes_its_choices_and_bounds_from_the_declarations() -> Non
 
 
 def test_the_rankings_page_takes_the_corrections_from_the_declarations() -> None:
-    source = ast.parse((REPO / "pages/rankings.py").read_text())
+    source = ast.parse((REPO / "app_pages/rankings.py").read_text())
     imported = {
         alias.name
         for node in ast.walk(source)
@@ -747,7 +747,7 @@ OPTION_FILES = [
     "tiecore/_small.py",
     "app.py",
     *sorted(str(p.relative_to(REPO)) for p in (REPO / "app_lib").glob("*.py")),
-    *sorted(str(p.relative_to(REPO)) for p in (REPO / "pages").glob("*.py")),
+    *sorted(str(p.relative_to(REPO)) for p in (REPO / "app_pages").glob("*.py")),
 ]
 
 

@@ -17,7 +17,7 @@ from tiecore import anatomy, report
 from tiecore.errors import InputError
 
 st.title("Start here: ties in IR evaluation")
-st.page_link("pages/overview.py", label="Skip to the data →", icon=":material/fast_forward:")
+st.page_link("app_pages/overview.py", label="Skip to the data →", icon=":material/fast_forward:")
 st.markdown(
     "A search system gives each document a score and ranks the documents by it. Sometimes "
     "it gives several documents exactly the same score: they are **tied**, and the system "
@@ -155,7 +155,7 @@ PAGES = (
 )  # fmt: skip
 for name, title, icon, what in PAGES:
     with st.container(gap=None):  # the link, its line just below (wraps on a phone)
-        st.page_link(f"pages/{name}.py", label=title, icon=f":material/{icon}:")
+        st.page_link(f"app_pages/{name}.py", label=title, icon=f":material/{icon}:")
         st.caption(what)
 
 # --- the same effect on the data loaded now
