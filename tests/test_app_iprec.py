@@ -15,13 +15,12 @@ import json
 
 import numpy as np
 import pytest
-from test_app import (  # noqa: F401  (navigation_only, no_warm_up: autouse fixtures)
+from test_app import (  # noqa: F401  (no_warm_up: an autouse fixture)
     QRELS_FILE,
     RUN_FILES,
     assert_clean,
     close,
     goto,
-    navigation_only,
     new_app,
     no_warm_up,
     table,

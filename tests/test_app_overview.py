@@ -13,7 +13,7 @@ import re
 import numpy as np
 import pytest
 from streamlit.runtime.media_file_manager import MediaFileManager
-from test_app import (  # noqa: F401  (navigation_only, no_warm_up: autouse fixtures)
+from test_app import (  # noqa: F401  (no_warm_up: an autouse fixture)
     MEASURES,
     QRELS_FILE,
     RUN_FILES,
@@ -22,7 +22,6 @@ from test_app import (  # noqa: F401  (navigation_only, no_warm_up: autouse fixt
     close,
     goto,
     metric,
-    navigation_only,
     new_app,
     no_warm_up,
     table,

@@ -13,14 +13,13 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
-from test_app import (  # noqa: F401  (navigation_only, no_warm_up: autouse fixtures)
+from test_app import (  # noqa: F401  (no_warm_up: an autouse fixture)
     MEASURES,
     QRELS_FILE,
     RUN_FILES,
     assert_clean,
     close,
     goto,
-    navigation_only,
     new_app,
     no_warm_up,
     table,

@@ -13,14 +13,13 @@ import numpy as np
 import pytest
 from scipy import stats
 from streamlit.runtime.media_file_manager import MediaFileManager
-from test_app import (  # noqa: F401  (navigation_only, no_warm_up: autouse fixtures)
+from test_app import (  # noqa: F401  (no_warm_up: an autouse fixture)
     QRELS_FILE,
     RUN_FILES,
     assert_clean,
     chart_specs,
     close,
     goto,
-    navigation_only,
     new_app,
     no_warm_up,
     table,

@@ -10,13 +10,12 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 from scipy import stats
-from test_app import (  # noqa: F401  (navigation_only, no_warm_up: autouse fixtures)
+from test_app import (  # noqa: F401  (no_warm_up: an autouse fixture)
     QRELS_FILE,
     RUN_FILES,
     assert_clean,
     close,
     goto,
-    navigation_only,
     new_app,
     no_warm_up,
     table,
