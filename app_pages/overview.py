@@ -64,13 +64,14 @@ def said(row) -> str:
 
 # --- the effect, in words
 st.subheader("What the tie-break does to the reported numbers")
-st.caption(
-    f"**oblivious**: the value under one tie-break, {settings.tiebreak} "
-    f"({ch.tiebreak_help(settings.tiebreak)}). **tie-aware**: {ch.GLOSSARY['aware']}. "
-    f"**shift**: {ch.GLOSSARY['shift']}. **tie sd**: {ch.GLOSSARY['tie_sd']}; the shift in "
-    f"tie sd says whether tie noise alone could explain it. **flagged**: {FLAGGED}. "
-    f"**base rate**: {BASE_RATE}."
-)
+with st.expander("What the words on this page mean"):
+    st.markdown(
+        f"**oblivious**: the value under one tie-break, {settings.tiebreak} "
+        f"({ch.tiebreak_help(settings.tiebreak)}). **tie-aware**: {ch.GLOSSARY['aware']}. "
+        f"**shift**: {ch.GLOSSARY['shift']}. **tie sd**: {ch.GLOSSARY['tie_sd']}; the shift in "
+        f"tie sd says whether tie noise alone could explain it. **flagged**: {FLAGGED}. "
+        f"**base rate**: {BASE_RATE}."
+    )
 varies = table["tie_sd"] > 0
 size = table["delta"].abs().fillna(0.0)
 flagged = table.assign(size=size)[table["flagged"]].sort_values("size", ascending=False)
@@ -363,6 +364,11 @@ shown = table[SHOWN].assign(
     position=report.printed(table["position"], 2),  # undefined (min = max): a dash, not nan
 )
 shown["position"] = shown["position"].where(table["position"].notna(), report.MISSING)
+# z as a paper prints it: +inf (a float32 tie no ordering of the tie-aware groups gives) as ∞
+shown["z"] = [
+    report.MISSING if np.isnan(z) else f"{z:+.2f}" if np.isfinite(z) else ("+∞" if z > 0 else "−∞")
+    for z in table["z"].to_numpy(np.float64)
+]
 prov = cache.provenance(
     dataset, settings, ties="oblivious, aware" + (", sampled" if sampled else "")
 )
@@ -383,7 +389,7 @@ ch.show_table(
         "aware": number("tie-aware", ch.GLOSSARY["aware"]),
         "delta": number("shift", ch.GLOSSARY["shift"], "%+.4f"),
         "tie_sd": number("tie sd", ch.GLOSSARY["tie_sd"]),
-        "z": number("shift in tie sd", ch.GLOSSARY["z"], "%+.2f"),
+        "z": st.column_config.TextColumn("shift in tie sd", help=ch.GLOSSARY["z"]),
         "visible": st.column_config.CheckboxColumn(f"shows at {digits} decimals", help=SHOWS),
         "flagged": st.column_config.CheckboxColumn("flagged", help=FLAGGED),
         "min": number("min over tie-breaks", ch.GLOSSARY["min"]),
@@ -394,6 +400,8 @@ ch.show_table(
         "sampled": number("sampled", ch.GLOSSARY["sampled"]),
         "sampled_sd": number("sampled sd", "the sd of the sampled values over the tie-breaks"),
     },
+    # what fits the page; the CSV keeps every column (shows at N decimals, position)
+    column_order=[c for c in SHOWN if c not in ("visible", "position")],
 )
 
 
