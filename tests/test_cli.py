@@ -1082,3 +1082,47 @@ def test_resource_warnings_are_not_shown(files, capsys, monkeypatch) -> None:
     monkeypatch.setitem(cli._TEXTS, "csv", formatter)  # small inputs (tiecore._small)
     code, out, err = run_main(capsys, "eval", files["qrels"], files["a"], "--format", "csv")
     assert code == 0 and out == "text\n" and err == ""
+
+
+@pytest.mark.parametrize("failure", ["full disk", "interrupted"])
+def test_output_is_replaced_whole_or_not_at_all(files, capsys, monkeypatch, tmp_path, failure):
+    """``-o`` writes a temporary file beside the target and renames it into place: a write
+    that fails (a full disk) or is interrupted leaves the old file byte for byte, and no
+    temporary file behind."""
+    from tiecore import cli
+
+    (tmp_path / "out").mkdir()
+    target = tmp_path / "out" / "result.txt"
+    target.write_bytes(b"the old results\n")
+    if failure == "full disk":
+
+        def no_space(descriptor: int) -> None:
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(cli.os, "fsync", no_space)
+    else:
+
+        def interrupted(*args) -> None:
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(cli.os, "replace", interrupted)
+    code, out, err = run_main(capsys, "eval", files["qrels"], files["a"], "-o", target)
+    assert code == (2 if failure == "full disk" else 130) and out == ""
+    assert err.count("\n") == 1 and ("No space" in err or "interrupted" in err)
+    assert target.read_bytes() == b"the old results\n"
+    assert sorted(path.name for path in target.parent.iterdir()) == ["result.txt"]
+
+
+def test_output_through_a_link_replaces_its_target(files, capsys, tmp_path) -> None:
+    """A link named by ``-o`` stays a link: the file it points to gets the results, with
+    the permissions it had."""
+    target = tmp_path / "target.txt"
+    target.write_text("old\n")
+    target.chmod(0o640)
+    link = tmp_path / "link.txt"
+    link.symlink_to(target)
+    code, out, _ = run_main(capsys, "eval", files["qrels"], files["a"], "-o", link)
+    assert code == 0 and out == "" and link.is_symlink()
+    assert target.read_text().startswith("runid") and (target.stat().st_mode & 0o777) == 0o640
+    code, _, _ = run_main(capsys, "eval", files["qrels"], files["a"], "-o", os.devnull)
+    assert code == 0 and Path(os.devnull).exists() and not Path(os.devnull).is_file()

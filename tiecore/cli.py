@@ -18,6 +18,7 @@ import json
 import math
 import os
 import re
+import stat
 import sys
 import textwrap
 import time
@@ -1108,6 +1109,42 @@ def _write_all(stream: TextIO, text: str) -> None:
     buffer.flush()
 
 
+def _write_output(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all: into a temporary file beside it,
+    flushed to disk, then renamed over it (a rename within a directory is atomic), so an
+    interrupted run or a full disk leaves no half-written output and the old file intact.
+    A link is followed (its target is replaced); an existing non-regular file (a device
+    such as /dev/null, a named pipe) is written in place, as it cannot be replaced."""
+    import tempfile  # only for -o (its import pulls in random and shutil)
+
+    target = os.path.realpath(path)
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        Path(target).write_text(text, encoding="utf-8")
+        return
+    if mode is None:  # a new file gets the permissions open() would give it
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    handle, temporary = tempfile.mkstemp(
+        prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=os.path.dirname(target)
+    )
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.chmod(temporary, stat.S_IMODE(mode))
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status.
 
@@ -1173,7 +1210,7 @@ def _main(argv: Sequence[str] | None, stderr: _Stream) -> int:
                 return EXIT_BROKEN_PIPE
             _write_all(stdout, text)
         else:
-            Path(args.output).write_text(text, encoding="utf-8")
+            _write_output(args.output, text)
     except BrokenPipeError:
         # The reader went away (``| head``): stop quietly, without a second error at exit.
         _to_devnull(stdout)
