@@ -15,7 +15,7 @@ from app_lib import charts as ch
 from app_lib import sidebar as sb
 from tiecore import report
 from tiecore._validation import CORRECTIONS
-from tiecore.ranks import competition_ranks, rank_change, rank_labels
+from tiecore.ranks import competition_ranks, mean_ranks, rank_change, rank_labels
 
 #: The orderings as readers know them (compare's column names on the left).
 ORDERING_NAMES = {
@@ -236,7 +236,7 @@ label_of = pd.DataFrame(
 )
 order = rank_of.sort_values(["aware", "trec_eval"], kind="stable").index.tolist()
 sample_scores = result.sample_scores[order]
-mean_rank = sample_scores.rank(axis=1, ascending=False).mean()
+mean_rank = pd.Series(mean_ranks(sample_scores.to_numpy()), index=sample_scores.columns)
 prov = cache.provenance(
     dataset, settings, measure=measure, ties="all orderings", systems=len(names)
 )

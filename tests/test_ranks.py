@@ -26,7 +26,14 @@ from scipy import stats
 
 from tiecore import compare
 from tiecore.errors import InputError
-from tiecore.ranks import RTOL, competition_ranks, rank_change, rank_labels, tie_levels
+from tiecore.ranks import (
+    RTOL,
+    competition_ranks,
+    mean_ranks,
+    rank_change,
+    rank_labels,
+    tie_levels,
+)
 
 #: Multiples of 1/8: exact, so equal values are equal and unequal ones far apart.
 EIGHTHS = st.integers(-80, 80).map(lambda i: i / 8)
@@ -153,3 +160,28 @@ def test_ranks_does_not_import_compare():
     code = "import sys, tiecore.ranks; print('tiecore.compare' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@given(
+    st.integers(1, 6).flatmap(
+        lambda items: st.lists(
+            st.lists(EIGHTHS, min_size=items, max_size=items), min_size=1, max_size=20
+        )
+    )
+)
+def test_mean_ranks_equal_scipy_averaged(rows):
+    """Exact values: scipy's average ranks per row (1 = highest), averaged over the rows."""
+    expected = stats.rankdata(-np.asarray(rows), method="average", axis=1).mean(axis=0)
+    assert np.allclose(mean_ranks(rows), expected, rtol=0, atol=1e-12)
+
+
+def test_mean_ranks_tie_within_the_tolerance():
+    """0.3 and 0.1 + 0.2 tie, as compare ties them (scipy alone would split them)."""
+    rows = [[0.3, 0.1 + 0.2, 0.5], [0.5, 0.3, 0.1]]
+    # row 1: 0.5 first, the two 0.3s share places 2 and 3; row 2: 0.5, 0.3, 0.1
+    assert mean_ranks(rows).tolist() == [(2.5 + 1) / 2, (2.5 + 2) / 2, (1 + 3) / 2]
+
+
+def test_mean_ranks_refuse_a_vector():
+    with pytest.raises(InputError, match="matrix"):
+        mean_ranks([0.1, 0.2])

@@ -174,3 +174,48 @@ def rank_change(before: ArrayLike, after: ArrayLike) -> np.ndarray:
         raise InputError(
             "rank change", None, f"ranks of shapes {b.shape} and {a.shape}", "one rank per item"
         ) from None
+
+
+def mean_ranks(scores: ArrayLike, rtol: float = RTOL) -> np.ndarray:
+    """Each column's rank averaged over the rows: the mean rank of each item over draws.
+
+    ``scores`` holds one row per draw (e.g. a random tie-break) and one column per
+    item (a system).  Within a row, 1 is the highest score and items tied (within
+    ``rtol`` as :func:`tie_levels` decides, so rounding noise does not break a tie)
+    share the mean of the places they occupy (``1, 2.5, 2.5, 4``: scipy's
+    ``rankdata(method="average")``); the result averages each column over the rows.
+
+    Parameters
+    ----------
+    scores : array_like
+        ``(draws, items)`` scores.
+    rtol : float
+        Relative tolerance of equality within a row.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 mean rank of each item, between 1 and the number of items.
+
+    Examples
+    --------
+    >>> mean_ranks([[0.5, 0.3, 0.3], [0.1, 0.3, 0.2]]).tolist()
+    [2.0, 1.75, 2.25]
+    """
+    values = np.asarray(scores, np.float64)
+    if values.ndim != 2:
+        raise InputError(
+            "mean ranks", None, f"scores of shape {values.shape}", "a (draws, items) matrix"
+        )
+    draws, items = values.shape
+    if not draws or not items:
+        return np.full(items, np.nan)
+    level = tie_levels(values, rtol)  # 0 .. items - 1 within each row
+    # one sorted run of every row's levels, rows kept apart by an offset of `items` each
+    keyed = level + items * np.arange(draws)[:, None]
+    flat = np.sort(keyed, axis=None)
+    below_or_equal = np.searchsorted(flat, keyed, side="right") - items * np.arange(draws)[:, None]
+    below = np.searchsorted(flat, keyed, side="left") - items * np.arange(draws)[:, None]
+    above = items - below_or_equal  # strictly higher scores in the row
+    rank = above + (below_or_equal - below + 1) / 2.0  # the mean of the places the tie holds
+    return rank.mean(axis=0)
