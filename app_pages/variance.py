@@ -34,6 +34,8 @@ with left:
         names=order,
         label="System (most tie variance first)",
     )
+#: The system's name as text in sentences (a run tag may look like Markdown).
+run_said = report.escape_markdown(dataset.describe(run))
 
 
 def interpolated_precision(run: str) -> None:
@@ -122,7 +124,7 @@ def interpolated_precision(run: str) -> None:
         # tiecore's reason without its "(expected ties=...)" advice, which names API arguments
         reason = curve["refused"].split(" (expected ")[0]
         st.warning(
-            f"There is no exact tie-aware curve for {dataset.describe(run)}: a tie group has "
+            f"There is no exact tie-aware curve for {run_said}: a tie group has "
             "too many orders of its relevant and non-relevant documents to enumerate for "
             f"interpolated precision, so tiecore refuses rather than guess ({reason}). "
             f"Shown instead: the sampled mean over {curve['samples']} random tie-breaks "
@@ -163,16 +165,16 @@ def interpolated_precision(run: str) -> None:
 
 exact = spread[(spread["run"] == run) & (spread["qid"].notna())].set_index("qid")
 if exact.empty:
-    st.warning(f"{dataset.describe(run)} has no judged queries: there is nothing to sample.")
+    st.warning(f"{run_said} has no judged queries: there is nothing to sample.")
     st.stop()
 exact = exact.assign(sd=np.sqrt(np.maximum(exact["var"], 0)))
 tied = exact[exact["var"] > 0].sort_values("var", ascending=False)
 if tied.empty:
     st.info(
-        f"No query of {dataset.describe(run)} has tie variance for {measure}: every tie-break "
+        f"No query of {run_said} has tie variance for {measure}: every tie-break "
         "gives the same value, so there is nothing to sample."
         + (
-            f" {dataset.describe(order[0])} has the most."
+            f" {report.escape_markdown(dataset.describe(order[0]))} has the most."
             if overall.max() > 0
             else " No system has any."
         )

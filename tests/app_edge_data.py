@@ -152,6 +152,18 @@ def letor_136(seed: int = 9) -> tuple[str, bytes]:
 
 
 #: The TREC edge sets by name.
+def markdown_names(seed: int = 10) -> tuple[Files, tuple[str, bytes]]:
+    """Two tie-heavy runs whose tags are Markdown (a link, emphasis): to be shown as text."""
+    rng = np.random.default_rng(seed)
+    queries, docs = ["101", "102", "103"], 8
+    runs = []
+    for file, tag in (("link.run", "[click](http://x.test)"), ("bold.run", "**bold**_x_")):
+        rows = [(q, f"{q}-d{i}", float(rng.integers(1, 3))) for q in queries for i in range(docs)]
+        _, content = _run(tag, rows)
+        runs.append((file, content))
+    return runs, _qrels(_judged(queries, docs, rng))
+
+
 TREC_SETS = {
     "no_ties": no_ties,
     "single_tied_query": single_tied_query,

@@ -181,6 +181,24 @@ def test_every_page_runs_on_the_sample_data(page):
         assert "Robust03 sample" in captions
 
 
+def test_user_names_are_shown_as_text_not_markdown():
+    """Run tags written as Markdown reach every page's words escaped: never a live link or
+    emphasis (st.markdown, captions, alerts; widget options and tables show text anyway)."""
+    files, qrels = edge.markdown_names()
+    at = new_app(uploaded_trec=data.dataset_from_trec(files, qrels))
+    at.sidebar.radio(key="source").set_value("trec").run()
+    raw = {}
+    for page in PAGES:
+        goto(at, page)
+        assert_clean(at)
+        kinds = (at.markdown, at.caption, at.info, at.warning, at.success, at.subheader, at.title)
+        said = [element.value for kind in kinds for element in kind]
+        found = [text for text in said if "[click](http" in text or "**bold**" in text]
+        if found:
+            raw[page] = found
+    assert raw == {}
+
+
 @pytest.mark.parametrize("name", list(edge.TREC_SETS))
 def test_every_page_on_an_edge_data_set(name):
     """Each edge set, put into session state as the uploader does; every page renders."""
