@@ -152,7 +152,7 @@ def _spread_arrays(
     out = {}
     for measure in measures:
         if measure.spec.hooked(measure):
-            out[measure] = measure.spec.spread(measure, ranking, judgments, depth)
+            out[measure] = _within_bounds(measure.spec.spread(measure, ranking, judgments, depth))
             continue
         recipe = kernels.plan(measure, judgments, depth, ranking)
         component = context.profile.component(recipe.component)
@@ -169,13 +169,31 @@ def _spread_arrays(
             kernels.finish(recipe, fixed + np.bincount(tied.group_query, weights=e, minlength=nq))
             for e in (worst, best)
         )
-        out[measure] = {
-            "value": kernels.finish(recipe, sums),
-            "var": variance.astype(np.float64),
-            "min": np.minimum(low, high),
-            "max": np.maximum(low, high),
-        }
+        out[measure] = _within_bounds(
+            {
+                "value": kernels.finish(recipe, sums),
+                "var": variance.astype(np.float64),
+                "min": np.minimum(low, high),
+                "max": np.maximum(low, high),
+            }
+        )
     return out
+
+
+def _within_bounds(spread: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Bounds that hold the value: ``min <= value <= max`` exactly, as printed.
+
+    The mean over orderings lies in ``[min, max]``, but value, min and max are float sums
+    taken in different orders: where no order moves the value (variance 0, ``min = value
+    = max`` in exact arithmetic) they may differ by a few ulp.  The bounds widen to the
+    value (by no more than that), so the value stays bit for bit the aware value of
+    :func:`tiecore.evaluate`; the summary's means keep the order (rounded sums are
+    monotone).
+    """
+    value = np.asarray(spread["value"], dtype=np.float64)
+    low = np.minimum(np.asarray(spread["min"], dtype=np.float64), value)
+    high = np.maximum(np.asarray(spread["max"], dtype=np.float64), value)
+    return {**spread, "value": value, "min": low, "max": high}
 
 
 @validate_params(TIE_GROUPS)
