@@ -9,6 +9,7 @@ tiecore version) and no float noise (:func:`tiecore.report.to_csv`).
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
@@ -117,14 +118,33 @@ def _config(key: str) -> dict:
     return {"displaylogo": False, "toImageButtonOptions": {"format": "svg", "filename": key}}
 
 
+#: Characters per line of a chart's title: what a phone's 390 px holds.  Plotly does not wrap
+#: text, so :func:`wrap` breaks longer titles between words.
+TITLE_LINE = 44
+
+
+def wrap(text: str, width: int = TITLE_LINE) -> str:
+    """``text`` with plotly's line breaks (``<br>``) between words, no line over ``width``.
+
+    >>> wrap("trec_eval − tie-aware (red: the tie-break flatters the system)", 30)
+    'trec_eval − tie-aware (red:<br>the tie-break flatters the<br>system)'
+    """
+    return "<br>".join(textwrap.wrap(text, width)) if len(text) > width else text
+
+
 def _shared_layout(height, title, legend, top) -> dict:
+    title = wrap(title) if title else title
+    lines = title.count("<br>") + 1 if title else 0
     shared: dict = {
-        "height": int(height),
-        "margin": {"t": top + (24 if title else 0), "l": 10, "r": 10, "b": 10},
+        "height": int(height) + 20 * max(lines - 1, 0),
+        "margin": {"t": top + 24 * lines, "l": 10, "r": 10, "b": 10},
         "hoverlabel": {"namelength": -1},
     }
-    if title:
-        shared["title"] = {"text": title, "x": 0, "xanchor": "left"}
+    if title:  # from the top of the figure down, above the legend and the plot
+        shared["title"] = {
+            "text": title, "x": 0, "xanchor": "left", "y": 1, "yanchor": "top",
+            "yref": "container", "pad": {"t": 10},
+        }  # fmt: skip
     if legend:
         shared["legend"] = {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0}
         if isinstance(legend, str):
@@ -191,7 +211,7 @@ def stacked_layout(
         if row < len(titles):
             layout["annotations"].append(
                 {
-                    "text": titles[row],
+                    "text": wrap(titles[row]),
                     "x": 0.5,
                     "xref": "paper",
                     "xanchor": "center",
