@@ -85,7 +85,11 @@ def run_items(runs: object) -> Iterator[Item] | list[Item]:
     """The runs as named :class:`Item` objects, in order (a list when ``runs`` is sized).
 
     Files are not read here: their names are guessed from their first line's tag.
+    ranx and trectools runs are converted (:func:`tiecore.interop.peer_frame`).
     """
+    from tiecore.interop import peer_frame
+
+    runs = peer_frame(runs, "run")
     if isinstance(runs, pd.DataFrame):
         return [Item(str(runs.attrs.get("name") or "run"), runs)]
     if _is_path(runs) or _is_parquet(runs):
@@ -100,6 +104,8 @@ def run_items(runs: object) -> Iterator[Item] | list[Item]:
 
 def _named(entries: Iterable) -> Iterator[Item]:
     """Items of an iterable of frames, paths, Parquet runs or (name, run) pairs."""
+    from tiecore.interop import peer_frame
+
     taken: set[str] = set()
     if isinstance(entries, Sequence):  # every file's first tag up front: right names at once
         entries = [_file_item(e) if _is_path(e) else e for e in entries]
@@ -108,6 +114,7 @@ def _named(entries: Iterable) -> Iterator[Item]:
             item.name = name
     seen: list[Item] = []
     for entry in entries:
+        entry = peer_frame(entry, "run")
         if isinstance(entry, Item):
             item = entry
         elif isinstance(entry, tuple) and len(entry) == 2:
@@ -134,6 +141,9 @@ def _named(entries: Iterable) -> Iterator[Item]:
 
 def _pair(name: object, value: object) -> Item:
     """A run named by the caller: a frame, a run file or Parquet."""
+    from tiecore.interop import peer_frame
+
+    value = peer_frame(value, "run")  # ranx, trectools
     if _is_parquet_path(value) or _is_parquet(value):
         run = _parquet(value, str(name))
         return Item(str(name), run, display=run.path)

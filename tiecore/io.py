@@ -1531,7 +1531,9 @@ def read_run(source: Source, *, name: str | None = None) -> pd.DataFrame:
     'bm25'
     """
     from tiecore import sources as _sources  # Parquet, JSON Lines, stdin, frames, records
+    from tiecore.interop import peer_frame  # ranx and trectools runs
 
+    source = peer_frame(source, "run")
     if _sources.claims(source):
         return _sources.read_run(source, name=name)
     text = _Text(source)
@@ -1560,7 +1562,9 @@ def read_runs(sources: Iterable[Source] | Source) -> dict[str, pd.DataFrame]:
         by its file name instead, with a suffix ``-2``, ``-3``... when that name is a
         tag or an earlier file name. ``attrs["name"]`` equals the key.
     """
-    if isinstance(sources, (str, os.PathLike)) or hasattr(sources, "read"):
+    from tiecore.interop import is_peer
+
+    if isinstance(sources, (str, os.PathLike)) or hasattr(sources, "read") or is_peer(sources):
         sources = [sources]
     from tiecore import sources as _sources
 
@@ -1653,7 +1657,9 @@ def read_qrels(source: Source) -> pd.DataFrame:
         judged twice (trec_eval refuses it too), an empty or binary file.
     """
     from tiecore import sources as _sources  # Parquet, JSON Lines, stdin, frames, records
+    from tiecore.interop import peer_frame  # ranx and trectools qrels
 
+    source = peer_frame(source, "qrels")
     if _sources.claims(source):
         return _sources.read_qrels(source)
     frame = _parse_qrels(_Text(source))

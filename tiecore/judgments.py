@@ -170,9 +170,12 @@ class Judgments:
     def from_qrels(cls, qrels: pd.DataFrame, rel_level: int = 1) -> Judgments:
         """Summarise ``qrels``; a docno judged twice for one query is an error."""
         from tiecore.frames import check_qrels
+        from tiecore.interop import peer_frame
 
         check("rel_level", rel_level, REL_LEVEL)
-        qrels = check_qrels(qrels)  # the rules of the loaders (tiecore.frames)
+        qrels = check_qrels(
+            peer_frame(qrels, "qrels")
+        )  # ranx / trectools qrels too  # the rules of the loaders (tiecore.frames)
         missing = {"qid", "docno", "level"} - set(qrels.columns)
         if missing:
             raise InputError(
