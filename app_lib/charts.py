@@ -10,6 +10,7 @@ tiecore version) and no float noise (:func:`tiecore.report.to_csv`).
 from __future__ import annotations
 
 import textwrap
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
@@ -111,11 +112,57 @@ def show(
         while len(store) > FIGURES_KEPT:
             store.pop(next(iter(store)))
     st.plotly_chart(_Drawn(spec), key=key, config=_config(key))
+    if _browser() is not None:  # the PNG is drawn on click only, by kaleido in that browser
+        st.download_button(
+            "PNG",
+            lambda: png(spec),
+            file_name=f"{key}.png",
+            mime="image/png",
+            key=f"{key}_png",
+            on_click="ignore",
+            type="tertiary",
+            icon=":material/image:",
+            help="this figure as a PNG image; the camera above the chart saves it as SVG",
+        )
 
 
 def _config(key: str) -> dict:
     """The modebar: no plotly logo; the camera saves an SVG (vector, for papers) named ``key``."""
     return {"displaylogo": False, "toImageButtonOptions": {"format": "svg", "filename": key}}
+
+
+#: Browsers kaleido can draw a PNG in (it drives an installed Chrome or Chromium).
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
+
+
+def _browser() -> str | None:
+    """The installed browser kaleido would use (None: no PNG button, the SVG camera stays)."""
+    import importlib.util
+    import shutil
+
+    if importlib.util.find_spec("kaleido") is None:
+        return None
+    return next((path for name in BROWSERS if (path := shutil.which(name))), None)
+
+
+@st.cache_resource(show_spinner=False)
+def _image_server() -> bool:
+    """kaleido's browser, started once per server: a PNG then takes ~0.3 s instead of ~4 s."""
+    import kaleido
+
+    kaleido.start_sync_server(silence_warnings=True)
+    return True
+
+
+def png(spec: dict, width: int = 1000, scale: float = 2.0) -> bytes:
+    """A drawn figure (plotly JSON) as PNG bytes, ``width`` CSS pixels at ``scale``."""
+    import plotly.io as pio
+
+    _image_server()
+    height = int(spec.get("layout", {}).get("height", 450))
+    with warnings.catch_warnings():  # plotly's note that a running server ignores its options
+        warnings.filterwarnings("ignore", "The kopts argument is ignored", UserWarning)
+        return pio.to_image(go.Figure(spec), format="png", width=width, height=height, scale=scale)
 
 
 #: Characters per line of a chart's title: what a phone's 390 px holds.  Plotly does not wrap

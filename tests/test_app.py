@@ -985,6 +985,18 @@ def test_a_kept_figure_is_built_once_and_drawn_from_its_dict(monkeypatch):
     assert len(built) == 2
 
 
+def test_a_chart_downloads_as_png_of_its_size():
+    """The PNG button's bytes: a PNG (its signature) whose header gives the figure's size at
+    twice the resolution (read with struct, not with the code that wrote it)."""
+    import struct
+
+    assert charts._browser() is not None  # Debian's chromium (scripts/test.sh installs it)
+    spec = {"data": [{"type": "bar", "x": [1, 2], "y": [3, 4]}], "layout": {"height": 300}}
+    image = charts.png(spec, width=500, scale=2)
+    assert image[:8] == b"\x89PNG\r\n\x1a\n" and image[12:16] == b"IHDR"
+    assert struct.unpack(">II", image[16:24]) == (1000, 600)
+
+
 def chart_specs(at: AppTest) -> dict[str, dict]:
     """The page's plotly charts as plotly JSON, by key."""
     import json
