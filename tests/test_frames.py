@@ -143,9 +143,7 @@ def test_integer_and_other_id_columns_read_as_strings(qid):
     assert checked["score"].dtype == np.float64
 
 
-@pytest.mark.parametrize(
-    "score", [[2, 1, 1, 1], np.array([2, 1, 1, 1], np.float32), [True, False, True, True]]
-)
+@pytest.mark.parametrize("score", [[2, 1, 1, 1], np.array([2, 1, 1, 1], np.float32)])
 def test_numeric_scores_become_float64(score):
     checked = check_run(RUN.assign(score=score))
     assert checked["score"].dtype == np.float64

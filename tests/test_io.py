@@ -144,9 +144,10 @@ def run_files(draw: st.DrawFn) -> tuple[bytes, list[int]]:
         if tagged:
             fields.append(tag)
         if junk:  # trec_eval ignores fields after the tag, as many as the line likes,
-            # once the first line has some (its own results.trunc)
+            # once the first line and another have some (its own results.trunc)
+            some = not numbers or rank == len(pairs) - 1
             fields += draw(
-                st.lists(st.sampled_from(["junk", "more"]), min_size=int(not numbers), max_size=3)
+                st.lists(st.sampled_from(["junk", "more"]), min_size=int(some), max_size=3)
             )
         if style == "uniform":
             text = sep_choice.join(fields)

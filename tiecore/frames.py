@@ -5,7 +5,8 @@ The DataFrame API (:func:`tiecore.evaluate`, :func:`tiecore.evaluate_spread`,
 with the rules of :mod:`tiecore.io`: the columns exist; ``qid`` and ``docno`` are
 non-empty strings (integers are accepted and read as their decimal strings, so
 qid ``301`` equals ``"301"``); a score is a finite number; a level is an integer
-(``2.0`` is, ``2.9`` is not: it is never truncated); nothing is missing (None,
+(``2.0`` is, ``2.9`` is not: it is never truncated); a boolean is neither (``True``
+is refused, not read as 1); nothing is missing (None,
 NaN, NA); a (qid, docno) pair appears once. A problem raises
 :class:`~tiecore.errors.InputError` naming the run (or ``qrels``), the row (its
 index label), the value and what was expected.
@@ -145,9 +146,11 @@ class _Frame:
         series = self.frame[column]
         dtype = series.dtype
         expected = "an integer level" if integer else "a finite number"
+        if pd.api.types.is_bool_dtype(dtype):  # True is no score or level (nor 1)
+            self.fail(0, f"{column} {_describe(series.iloc[0])} (a {dtype} column)", expected)
         if isinstance(dtype, pd.CategoricalDtype) or pd.api.types.is_object_dtype(dtype):
             values = self._object_numbers(column, series, expected)
-        elif isinstance(dtype, np.dtype) and dtype.kind in "biuf":
+        elif isinstance(dtype, np.dtype) and dtype.kind in "iuf":
             values = series.to_numpy()
         elif pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype):
             missing = self.first(series.isna().to_numpy())
@@ -156,8 +159,6 @@ class _Frame:
             values = series.to_numpy(dtype=np.float64 if dtype.kind == "f" else None)
         else:
             self.fail(0, f"{column} {_describe(series.iloc[0])} (a {dtype} column)", expected)
-        if values.dtype.kind == "b":
-            values = values.astype(np.int64)
         if values.dtype.kind == "f":
             bad = self.first(~np.isfinite(values))
             if bad is not None:
@@ -179,10 +180,11 @@ class _Frame:
         return values.astype(np.int64, copy=False)
 
     def _object_numbers(self, column: str, series: pd.Series, expected: str) -> np.ndarray:
-        """Python numbers (int, float, bool, Decimal); anything else fails (error path)."""
+        """Python numbers (int, float, Decimal); anything else, a bool included, fails
+        (error path)."""
         kind = pd.api.types.infer_dtype(series, skipna=False)
         try:
-            if kind in ("integer", "boolean"):
+            if kind == "integer":
                 return np.asarray(series.to_numpy(), dtype=np.int64)
             if kind in ("floating", "mixed-integer-float", "decimal"):
                 return np.asarray(series.to_numpy(), dtype=np.float64)
@@ -246,6 +248,8 @@ def _is_utf8(value: object) -> bool:
 
 
 def _is_number(value: object) -> bool:
+    if isinstance(value, (bool, np.bool_)):  # a Real to Python, but no score or level
+        return False
     return isinstance(value, (Real, Decimal)) and not _is_na(value)
 
 

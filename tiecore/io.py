@@ -9,14 +9,18 @@ run
     of fields and every line must have as many: a docno or tag with a space would
     otherwise be read shifted, as trec_eval silently does. Fields after the tag are
     ignored, as trec_eval does, and may vary once the first line has some (as in
-    trec_eval's own ``results.trunc``). A docno may appear only once per query.
+    trec_eval's own ``results.trunc``) and another line has some too: a first line
+    alone with more fields is refused, as such a line is anywhere else. A docno may
+    appear only once per query.
 qrels
-    ``qid iter docno level``: exactly 4 fields, an integer ``level`` (negative levels
-    allowed), one judgment per (qid, docno). A run given as qrels, or qrels given
+    ``qid iter docno level``: exactly 4 fields, an integer ``level`` written in decimal
+    (negative levels allowed, a leading ``+`` read as trec_eval's ``atol`` reads it;
+    ``0x1`` refused), one judgment per (qid, docno). A run given as qrels, or qrels given
     as a run, is named as such in the error.
 LETOR / svmlight
-    ``label qid:Q i:v i:v ... # comment`` with an integer label and strictly increasing
-    1-based feature indexes; a missing feature counts as 0; some line must have one.
+    ``label qid:Q i:v i:v ... # comment`` with a non-negative integer label (a grade)
+    and strictly increasing 1-based decimal feature indexes; a missing feature counts
+    as 0; some line must have one. A ``#`` anywhere starts a comment, as in svmlight.
 
 Every format: plain text or gzip (recognised by its magic bytes, not by the name),
 UTF-8; a line ends at ``\\n``, ``\\r\\n`` or a lone ``\\r`` (old Mac files), and
@@ -438,6 +442,24 @@ def _cast(values: pa.Array | pa.ChunkedArray, typ: pa.DataType) -> tuple[pa.Arra
         else:
             lo = mid
     return values, lo
+
+
+_DECIMAL = r"^[+-]?[0-9]+$"  # an integer in decimal: what trec_eval's atol reads whole
+
+
+def _decimal_levels(text: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, int | None]:
+    """Integer levels written in decimal (an optional sign, digits), as int64; on failure
+    the index of the first bad value. Arrow's cast also reads ``0x1f`` as hexadecimal,
+    which trec_eval's ``atol`` reads as 0: such a level is refused, not read either way.
+    A leading ``+`` is read as trec_eval reads it (``+1`` is 1)."""
+    decimal = kernel("match_substring_regex", text, options=Kernels.MatchSubstringOptions(_DECIMAL))
+    if not kernel("all", decimal).as_py():
+        return text, int(np.flatnonzero(~to_numpy(decimal, False))[0])
+    if kernel(
+        "any", kernel("starts_with", text, options=Kernels.MatchSubstringOptions("+"))
+    ).as_py():
+        text = kernel("utf8_ltrim", text, options=Kernels.TrimOptions("+"))
+    return _cast(text, pa.int64())
 
 
 @dataclass
@@ -1355,13 +1377,18 @@ def _careful_run(text: _Text) -> tuple[dict[str, pa.ChunkedArray], _Locator]:
     With 5 or 6 fields every line must have as many: another count is a docno or tag
     with a space, or a missing field, which trec_eval would silently read shifted.
     A first line with fields after the tag declares trec_eval's ignored trailing
-    fields (its own ``results.trunc``): then every line needs at least 6.
+    fields (its own ``results.trunc``): then every line needs at least 6, and some
+    other line must have trailing fields too; a first line that alone has more than 6
+    is refused as a 7-field line among 6-field lines is anywhere else.
     """
     parts: list[dict[str, pa.Array]] = []
     lines: list[np.ndarray] = []
     first_count = first_line = 0
+    trailing = others = 0  # lines after the first: with fields after the tag, in all
     for tokens, rows, loc in _batches(text):
         count = tokens.count[rows]
+        trailing += int(np.count_nonzero(count[1 if not parts else 0 :] > 6))
+        others += len(count) - (not parts)
         if not parts:
             first_count, first_line = int(count[0]), loc.line(0)
             if first_count < 5:
@@ -1395,6 +1422,15 @@ def _careful_run(text: _Text) -> tuple[dict[str, pa.ChunkedArray], _Locator]:
         lines.append(loc.lines)
     if not parts:
         raise InputError(text.where, None, "no run lines (the file is empty)", RUN_FIELDS)
+    if (
+        first_count > 6 and others and not trailing
+    ):  # the first line alone has more: as anywhere else
+        raise InputError(
+            text.where,
+            first_line,
+            f"{_fields(first_count)} but every other line has 6 (a space inside a docno or a tag?)",
+            RUN_FIELDS + ", as many on every line",
+        )
     fields = {key: pa.chunked_array([part[key] for part in parts]) for key in parts[0]}
     return fields, _Locator(text.where, np.concatenate(lines))
 
@@ -1578,7 +1614,7 @@ def read_runs(sources: Iterable[Source] | Source) -> dict[str, pd.DataFrame]:
 
 # --------------------------------------------------------------------------- qrels
 
-_QRELS_TYPES = {0: _TEXT, 2: _TEXT, 3: pa.int64()}
+_QRELS_TYPES = {0: _TEXT, 2: _TEXT, 3: _TOKEN}  # the level as text: decimal is checked
 
 
 def _careful_qrels(text: _Text) -> tuple[dict[str, pa.ChunkedArray], _Locator]:
@@ -1595,9 +1631,9 @@ def _careful_qrels(text: _Text) -> tuple[dict[str, pa.ChunkedArray], _Locator]:
                 problem += ": this looks like a TREC run, not qrels"
             loc.fail(k, problem, QRELS_FIELDS)
         level_text = tokens.field(rows, 3)
-        level, k = _cast(level_text, pa.int64())
+        level, k = _decimal_levels(level_text)
         if k is not None:
-            loc.fail(k, f"level {level_text[k].as_py()!r} is not an integer", "an integer")
+            loc.fail(k, f"level {level_text[k].as_py()!r} is not an integer", "a decimal integer")
         parts.append({"qid": tokens.field(rows, 0), "docno": tokens.field(rows, 2), "level": level})
         lines.append(loc.lines)
     if not parts:
@@ -1612,8 +1648,11 @@ def _parse_qrels_columns(text: _Text, *, fast: bool = True) -> dict[str, pa.Chun
     parsed = _fast_table(text, _QRELS_TYPES, 4, 4) if fast else None
     if parsed is not None:
         table = parsed[0]
-        fields = {"qid": table["f0"], "docno": table["f2"], "level": table["f3"]}
+        level, bad = _decimal_levels(table["f3"])
+        fields = {"qid": table["f0"], "docno": table["f2"], "level": level}
         try:
+            if bad is not None:
+                raise _NeedLines  # the careful path names the line
             _check_unique(fields["qid"], fields["docno"], _Locator(text.where, None), "qrels")
         except _NeedLines:
             pass
@@ -1671,6 +1710,16 @@ def read_qrels(source: Source) -> pd.DataFrame:
 
 # --------------------------------------------------------------------------- LETOR
 
+#: The largest feature index read without a choice of features: LETOR sets number theirs
+#: from 1 (MSLR-WEB 136, Yahoo! 700, Istella 220); an index of 10^15 is a typo or another
+#: format, not 10^15 features to evaluate.
+MAX_FEATURE_INDEX = 100_000
+#: The most distinct features evaluated without a choice of features (each is a run: its
+#: scores, its measures); 3,000 took 5.6 s, which a file with stray indexes should not cost.
+MAX_FEATURES = 1_000
+#: The most features one choice may name (as the command line's ``--features``).
+MAX_CHOSEN_FEATURES = 100_000
+
 
 def _ragged_take(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Concatenation of ``arange(s, s + n)`` for every start ``s`` and length ``n``."""
@@ -1687,10 +1736,15 @@ def read_letor(
     Parameters
     ----------
     source : str, path or file object
-        Lines ``label qid:Q i:v i:v ... # comment``; the label must be an integer
-        (``2`` or ``2.0``), indexes 1-based and strictly increasing within a line.
+        Lines ``label qid:Q i:v i:v ... # comment``; the label must be a non-negative
+        integer (``2`` or ``2.0``: a relevance grade, so svmlight's ``-1`` class is
+        refused), indexes 1-based, in decimal and strictly increasing within a line.
+        As in svmlight, a ``#`` anywhere starts a comment that runs to the end of the
+        line: ``qid:1#x`` is query ``1`` followed by the comment ``x``.
     features : iterable of int, optional
-        1-based feature indexes to turn into runs; default every index that occurs.
+        1-based feature indexes to turn into runs, at most :data:`MAX_CHOSEN_FEATURES`;
+        default every index that occurs, which must then be at most
+        :data:`MAX_FEATURE_INDEX`, and at most :data:`MAX_FEATURES` distinct ones.
 
     Returns
     -------
@@ -1704,8 +1758,9 @@ def read_letor(
     Raises
     ------
     InputError
-        A malformed line (with its number), a file without any feature, or a
-        requested feature absent from the file.
+        A malformed line (with its number), a file without any feature, a
+        requested feature absent from the file, too many features or too large an
+        index without a choice of features.
     """
     import pandas as pd
 
@@ -1730,6 +1785,14 @@ def read_letor(
         bad = int(wrong[0]) if len(wrong) else None
     if bad is not None:
         loc.fail(bad, f"label {label_text[bad].as_py()!r} is not an integer", "an integer label")
+    negative = np.flatnonzero(label_np < 0)
+    if len(negative):  # svmlight's -1/+1 classes are no LETOR grades (trec_eval's would be)
+        k = int(negative[0])
+        loc.fail(
+            k,
+            f"label {label_text[k].as_py()!r} is negative",
+            "a relevance grade 0, 1, 2, ... (svmlight's -1/+1 classes are no LETOR grades)",
+        )
 
     qid_text = tokens.field(rows, 1)
     ok = pc.and_(pc.starts_with(qid_text, "qid:"), pc.greater(pc.binary_length(qid_text), 4))
@@ -1754,7 +1817,13 @@ def read_letor(
         )
     index_text = pc.list_element(parts, 0)
     value_text = pc.list_element(parts, 1)
-    index, bad = _cast(index_text, pa.int64())
+    digits = kernel(
+        "match_substring_regex", index_text, options=Kernels.MatchSubstringOptions(r"^[0-9]+$")
+    )
+    if kernel("all", digits).as_py():  # decimal digits only: arrow's cast reads 0x2 as 2
+        index, bad = _cast(index_text, pa.int64())
+    else:
+        bad = int(np.flatnonzero(~to_numpy(digits, False))[0])
     index_np = index.to_numpy() if bad is None else None
     if bad is None:
         small = np.flatnonzero(index_np < 1)
@@ -1794,15 +1863,37 @@ def read_letor(
     present = np.unique(index_np)
     if features is None:
         chosen = present
+        if present[-1] > MAX_FEATURE_INDEX:
+            k = int(np.flatnonzero(index_np > MAX_FEATURE_INDEX)[0])
+            loc.fail(
+                int(pair_record[k]),
+                f"feature index {index_np[k]:,} is above {MAX_FEATURE_INDEX:,}, the largest "
+                "evaluated without a choice of features",
+                "feature indexes up to that, or a choice of features (--features)",
+            )
+        if len(present) > MAX_FEATURES:
+            raise InputError(
+                where,
+                None,
+                f"{len(present):,} distinct feature indexes, each one a run to evaluate",
+                f"at most {MAX_FEATURES:,} features at once: choose some (--features)",
+            )
     else:
-        chosen_list: list[int] = []
+        chosen_set: dict[int, None] = {}  # unique, in order, in linear time
         for f in features:
             if isinstance(f, bool) or not isinstance(f, (int, np.integer)) or f < 1:
                 raise InputError(
                     where, None, f"feature {f!r} is not a 1-based index", "an int >= 1"
                 )
-            chosen_list.append(int(f))
-        chosen_list = list(dict.fromkeys(chosen_list))  # unique, in order, in linear time
+            chosen_set[int(f)] = None
+            if len(chosen_set) > MAX_CHOSEN_FEATURES:  # stops a range(1, 10**11) early
+                raise InputError(
+                    where,
+                    None,
+                    f"more than {MAX_CHOSEN_FEATURES:,} features chosen",
+                    f"at most {MAX_CHOSEN_FEATURES:,} features at once",
+                )
+        chosen_list = list(chosen_set)
         missing = sorted(set(chosen_list) - set(present.tolist()))
         if missing:
             raise InputError(

@@ -349,11 +349,16 @@ def _jsonl(kind: str, data: bytes, where: str) -> pd.DataFrame:
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
+                record = json.loads(line, object_pairs_hook=_object)
             except json.JSONDecodeError as error:
                 raise InputError(
                     where, number, f"not valid JSON ({error.msg})", "one JSON object per line"
                 ) from None
+            except _TwiceError as error:
+                raise InputError(
+                    where, number, f"key {error.key!r} appears twice in the object",
+                    "each key once per object",
+                ) from None  # fmt: skip
             if not isinstance(record, dict):
                 raise InputError(
                     where, number, f"a JSON {type(record).__name__}", "one JSON object per line"
@@ -362,9 +367,46 @@ def _jsonl(kind: str, data: bytes, where: str) -> pd.DataFrame:
             lines.append(number)
         if not rows:
             raise InputError(where, None, "no records (the file is empty)", _EXPECTED[kind])
-        frame = pd.DataFrame.from_records(rows, index=lines)
+        try:
+            frame = pd.DataFrame.from_records(rows, index=lines)
+        except UnicodeEncodeError:  # a lone surrogate ("\\ud800"), which pandas' str refuses
+            _unencodable(rows, lines, where)
+            raise
     frame.attrs["rows"] = "line"
     return frame
+
+
+def _unencodable(rows: list[dict], lines: list[int], where: str) -> None:
+    """Fail on the first string that UTF-8 cannot encode, naming its line and key (the
+    error path: a JSON escape such as ``"\\ud800"`` gives Python a lone surrogate)."""
+    for record, number in zip(rows, lines, strict=True):
+        for key, value in record.items():
+            if isinstance(value, str):
+                try:
+                    value.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise InputError(
+                        where, number,
+                        f"{key} {value!r} is not valid text (a lone surrogate)",
+                        "text that UTF-8 can encode",
+                    ) from None  # fmt: skip
+
+
+class _TwiceError(ValueError):
+    """A JSON object names a key twice (``json`` would keep the last value silently)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _object(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """A JSON object's dict, refusing a key given twice (``{"score": 1, "score": 5}``)."""
+    record = dict(pairs)
+    if len(record) < len(pairs):
+        seen: set[str] = set()
+        raise _TwiceError(next(k for k, _ in pairs if k in seen or seen.add(k)))
+    return record
 
 
 def _records(kind: str, source: Iterable, where: str) -> pd.DataFrame:
