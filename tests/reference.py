@@ -323,15 +323,21 @@ def judged_share(labels: Sequence[Label], k: int | None) -> float:
     return sum(label is not None for label in top) / len(top) if top else 0.0
 
 
-def rbp(labels: Sequence[Label], k: int | None, p: float, kind: str, rel_level: int) -> float:
-    """RBP(p)(@k) = sum over ranks j <= k of g_j (1 - p) p^(j-1); g binary or a gain."""
+def rbp(
+    labels: Sequence[Label], k: int | None, p: float, kind: str, rel_level: int, top_level: int = 0
+) -> float:
+    """RBP(p)(@k) = sum over ranks j <= k of g_j (1 - p) p^(j-1); g binary or a gain
+    (``scaled``: the level / ``top_level``, the qrels' largest level; 0 when that is <= 0)."""
+
+    def g(label: Label) -> float:
+        if kind == "binary":
+            return float(is_relevant(label, rel_level))
+        if kind == "scaled":
+            return gain(label, "linear") / top_level if top_level > 0 else 0.0
+        return gain(label, kind)
+
     top = labels if k is None else labels[:k]
-    return math.fsum(
-        (float(is_relevant(label, rel_level)) if kind == "binary" else gain(label, kind))
-        * (1 - p)
-        * p ** (j - 1)
-        for j, label in enumerate(top, start=1)
-    )
+    return math.fsum(g(label) * (1 - p) * p ** (j - 1) for j, label in enumerate(top, start=1))
 
 
 def rbp_residual(labels: Sequence[Label], k: int | None, p: float) -> float:
@@ -413,6 +419,7 @@ def all_specs(cutoffs: Iterable[int] = range(1, 11)) -> list[Spec]:
     specs += [Spec("Rprec"), Spec("Bpref")]
     specs += [Spec("CG"), Spec("DCG", None, "exp"), Spec("Judged"), Spec("RBP")]
     specs += [Spec("RBP", None, "binary", (("p", "0.5"),)), Spec("RBP_residual")]
+    specs += [Spec("RBP", None, "scaled", (("p", "0.5"),))]
     specs += [Spec("infAP")]
     for k in cutoffs:
         specs += [Spec(family, k) for family in ("P", "R", "F1", "AP", "RR", "nDCG", "Success")]
@@ -426,6 +433,7 @@ def all_specs(cutoffs: Iterable[int] = range(1, 11)) -> list[Spec]:
         specs += [
             Spec("RBP", k, "exp", (("p", "0.9"),)),
             Spec("RBP_residual", k, params=(("p", "0.5"),)),
+            Spec("RBP", k, "scaled", (("p", "0.5"),)),
         ]
         specs += [Spec("nDCG", k, gain, (("ideal", "local"),)) for gain in ("linear", "exp")]
     specs += [Spec("nDCG", None, gain, (("ideal", "local"),)) for gain in ("linear", "exp")]
@@ -481,7 +489,8 @@ def measure(
         case "Judged":
             return judged_share(labels, k)
         case "RBP":
-            return rbp(labels, k, float(spec.param("p", "0.8")), spec.gain, rel_level)
+            top = max(levels, default=0) if top_level is None else top_level
+            return rbp(labels, k, float(spec.param("p", "0.8")), spec.gain, rel_level, top)
         case "RBP_residual":
             return rbp_residual(labels, k, float(spec.param("p", "0.8")))
         case "infAP":

@@ -22,6 +22,10 @@ _PATTERN = re.compile(
 )
 
 
+#: trec-style RBP names (rbp_eval's, as TREC-COVID printed them): ``rbp.p=0.5`` is
+#: ``RBP(p=0.5,gain=scaled)``, the level / the qrels' largest level as gain.
+_TREC_RBP = re.compile(r"^rbp\.p=(?P<p>[^@,()]+)(?:@(?P<cutoff>\d+))?$", re.IGNORECASE)
+
 #: A known family with something after ``@`` that is no cutoff (``P@1e3``, ``P@-1``).
 _LOOSE = re.compile(r"^(?P<family>[A-Za-z][A-Za-z0-9_]*?)(?:\([^)]*\))?@(?P<cutoff>[^,]+)$")
 #: A comma outside parentheses: several names in one string (``"P@10,AP"``).
@@ -134,7 +138,8 @@ class Measure:
 
     @classmethod
     def parse(cls, text: str) -> Measure:
-        """Parse ``P@10``, ``nDCG(gain=exp)@10``, ``AP``, ``P_10`` or ``ndcg_cut_10``."""
+        """Parse ``P@10``, ``nDCG(gain=exp)@10``, ``AP``, ``P_10``, ``ndcg_cut_10`` or
+        ``rbp.p=0.5`` (``RBP(p=0.5,gain=scaled)``, rbp_eval's graded gain)."""
         recall = _RECALL.match(text.strip())  # IPrec@0.1, iprec_at_recall_0.10
         if recall:  # trec_eval's name: the later trec_eval's rounding (tiecore.interpolated)
             nearest = ",round=nearest" if recall.group(0).lower().startswith("iprec_") else ""
@@ -142,6 +147,10 @@ class Measure:
             # a level off trec_eval's 0.1 steps stays as given, to be refused (0.15 is no 0.1)
             shown = f"{level:.1f}" if abs(level * 10 - round(level * 10)) < 1e-9 else recall[1]
             text = f"IPrec(recall={shown}{nearest})"
+        trec_rbp = _TREC_RBP.match(text.strip())
+        if trec_rbp:  # rbp.p=0.5: rbp_eval's graded gain (tiecore.registry's RBP)
+            cut = f"@{trec_rbp['cutoff']}" if trec_rbp["cutoff"] else ""
+            text = f"RBP(p={trec_rbp['p'].strip()},gain=scaled){cut}"
         match = _PATTERN.match(text.strip())
         spec = lookup(match.group("family")) if match else None
         if spec is None and _SEVERAL.search(text):

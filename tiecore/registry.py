@@ -244,7 +244,23 @@ def _unscaled_gain_component(measure: Measure) -> str:
 
 
 def _rbp_component(measure: Measure) -> str:
-    return "rel" if measure.gain == "binary" else _unscaled_gain_component(measure)
+    """Binary: relevant or not; ``scaled``: the level (divided by :func:`rbp_denominator`)."""
+    if measure.gain == "binary":
+        return "rel"
+    return "gain:linear" if measure.gain == "scaled" else _unscaled_gain_component(measure)
+
+
+def rbp_denominator(measure, judgments, ranking, cut) -> np.ndarray:
+    """1, or with ``gain=scaled`` the largest level of the whole qrels (every query).
+
+    ``gain=scaled`` is rbp_eval's graded gain, which TREC-COVID published: ``level /
+    top`` with ``top`` the qrels' largest level, so every gain is in ``[0, 1]`` and
+    RBP at most 1 (a qrels without a positive level scores 0, as its gains are 0).
+    """
+    if measure.gain == "scaled":
+        top = max(int(judgments._levels.max(initial=0)), 0)
+        return np.full(len(judgments.qids), float(top))
+    return ones(measure, judgments, ranking, cut)
 
 
 def _rbp_divisor(measure: Measure) -> Divisor:
@@ -371,9 +387,12 @@ for _family in (
     ),
     Family(
         "RBP", "sum over ranks j <= k of gain (1 - p) p^(j-1); gain the level (linear, "
-        "ir_measures'), 2^level - 1 (exp) or relevant (binary, Moffat & Zobel's)",
-        params={"p": PERSISTENCE, "gain": Param("linear", (*GAINS, "binary"))},
-        component=_rbp_component, divisor=_rbp_divisor, denominator=ones, **_LINEAR,
+        "ir_measures'), 2^level - 1 (exp), relevant (binary, Moffat & Zobel's) or the level "
+        "/ the qrels' largest level (scaled, rbp_eval's and TREC-COVID's; trec-style name "
+        "rbp.p=0.5)",
+        params={"p": PERSISTENCE, "gain": Param("linear", (*GAINS, "binary", "scaled"))},
+        component=_rbp_component, divisor=_rbp_divisor, denominator=rbp_denominator,
+        **_LINEAR,
     ),
     Family(
         "RBP_residual", "RBP's residual: the weight (1 - p) p^(j-1) of the unjudged ranks "
