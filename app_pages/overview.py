@@ -375,7 +375,7 @@ prov = cache.provenance(
 
 
 def number(label: str, help: str, fmt: str = "%.4f"):
-    return st.column_config.NumberColumn(label, help=help, format=fmt)
+    return st.column_config.NumberColumn(label, help=help, format=fmt, width="small")
 
 
 ch.show_table(
@@ -384,16 +384,17 @@ ch.show_table(
     key="download_modes",
     provenance=prov,
     column_config={
-        "run": st.column_config.TextColumn("system"),
-        "oblivious": number(f"{settings.tiebreak} (oblivious)", ch.GLOSSARY["oblivious"]),
+        "run": st.column_config.TextColumn("system", width="medium"),
+        "measure": st.column_config.TextColumn("measure", width="small"),
+        "oblivious": number(settings.tiebreak, ch.GLOSSARY["oblivious"]),
         "aware": number("tie-aware", ch.GLOSSARY["aware"]),
         "delta": number("shift", ch.GLOSSARY["shift"], "%+.4f"),
         "tie_sd": number("tie sd", ch.GLOSSARY["tie_sd"]),
-        "z": st.column_config.TextColumn("shift in tie sd", help=ch.GLOSSARY["z"]),
+        "z": st.column_config.TextColumn("z (tie sd)", help=ch.GLOSSARY["z"], width="small"),
         "visible": st.column_config.CheckboxColumn(f"shows at {digits} decimals", help=SHOWS),
-        "flagged": st.column_config.CheckboxColumn("flagged", help=FLAGGED),
-        "min": number("min over tie-breaks", ch.GLOSSARY["min"]),
-        "max": number("max over tie-breaks", ch.GLOSSARY["max"]),
+        "flagged": st.column_config.CheckboxColumn("flagged", help=FLAGGED, width="small"),
+        "min": number("min", ch.GLOSSARY["min"]),
+        "max": number("max", ch.GLOSSARY["max"]),
         "position": st.column_config.TextColumn(
             "position in that range", help=ch.GLOSSARY["position"]
         ),
@@ -453,7 +454,7 @@ st.caption(
     "query's rows with one score."
 )
 profile, sizes = cache.tie_profiles(dataset, dataset.key)
-left, right = st.columns([1, 1])
+left, right = st.columns([3, 2])  # the table's five columns need the wider side
 with left:
     ch.show_table(
         profile.assign(run=profile["run"].map(describe)),
@@ -461,12 +462,21 @@ with left:
         key="download_profile",
         provenance=cache.provenance(dataset, settings, measure="(none)", ties="(none)"),
         column_config={
+            "run": st.column_config.TextColumn("run", width="medium"),
+            "rows": st.column_config.NumberColumn("rows", width="small"),
             "share_tied_rows": st.column_config.ProgressColumn(
                 "share tied",
                 format="percent",
                 min_value=0.0,
                 max_value=1.0,
                 help=ch.GLOSSARY["share_tied_rows"],
+                width="small",
+            ),
+            "largest_group": st.column_config.NumberColumn(
+                "largest group", help=ch.GLOSSARY["largest_group"], width="small"
+            ),
+            "tie_groups": st.column_config.NumberColumn(
+                "tie groups", help=ch.GLOSSARY["tie_groups"], width="small"
             ),
         },
     )
