@@ -264,3 +264,51 @@ def test_a_hash_starts_a_comment_anywhere_as_in_svmlight(comment):
     assert {k: r.values.tolist() for k, r in runs.items()} == {
         k: r.values.tolist() for k, r in plain_runs.items()
     }
+
+
+# ------------------------------------------------------------------ options at their edges
+
+
+def _cli(capsys, *args: object) -> tuple[int, str, str]:
+    from tiecore.cli import main
+
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def small_files(tmp_path) -> tuple[Path, Path]:
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q 0 a 2\nq 0 b 0\nq 0 c 1\n")
+    run = tmp_path / "run.txt"
+    run.write_text("q Q0 a 1 1 t\nq Q0 b 2 0.5 t\nq Q0 c 3 0.2 t\n")
+    return qrels, run
+
+
+def test_a_relevance_level_past_int64_is_refused(capsys, small_files):
+    code, out, err = _cli(capsys, "eval", *small_files, "-l", "99999999999999999999")
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "99999999999999999999 is out of range (at most 9223372036854775807)" in err
+
+
+@pytest.mark.parametrize("level", [3, 9223372036854775807])
+def test_a_relevance_level_above_every_judgment_is_said(capsys, small_files, level):
+    """Every document non-relevant: the values are right (0) and a warning says why."""
+    code, out, err = _cli(capsys, "eval", *small_files, "-l", level, "-m", "AP,P@2")
+    assert code == 0 and "0.0000" in out
+    assert err == (
+        f"tiecore: warning: relevance level {level} is above every level in the qrels "
+        "(the largest is 2): no document counts as relevant\n"
+    )
+    code, _, err = _cli(capsys, "eval", *small_files, "-l", 2, "-m", "AP")
+    assert code == 0 and err == ""
+
+
+@pytest.mark.parametrize("alpha", ["1", "0", "1.5"])
+def test_a_significance_level_is_strictly_between_0_and_1(capsys, small_files, alpha):
+    """At alpha = 1 every p-value is below it and every difference would be starred."""
+    qrels, run = small_files
+    code, out, err = _cli(capsys, "report", qrels, run, run, "--alpha", alpha)
+    assert code == 2 and out == ""
+    assert f"{float(alpha)} is not a significance level (expected a number in (0, 1))" in err

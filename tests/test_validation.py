@@ -672,7 +672,9 @@ def test_the_cli_choices_are_the_declared_ones() -> None:
         ("eval", "dask", "local:1", "local:0"),
         ("report", "samples", "2", "1"),
         ("report", "seed", "0", "-1"),
-        ("report", "alpha", "1", "0"),
+        ("report", "alpha", "0.99", "0"),
+        ("report", "alpha", "0.05", "1"),
+        ("eval", "rel_level", "9223372036854775807", "99999999999999999999"),
         ("report", "depth", "1", "0"),
     ],
 )

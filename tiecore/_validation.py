@@ -436,7 +436,8 @@ COMPARE_FORMAT = Options(*COMPARE_FORMATS)
 SAMPLES = Interval(Integral, 2, None, note="a std needs at least 2 samples")
 #: Seeds of numpy's generators are non-negative.
 SEED = Interval(Integral, 0, None)
-REL_LEVEL = Interval(Integral, None, None)
+#: A relevance level: an integer a qrels level (int64) can reach (above, none is relevant).
+REL_LEVEL = Interval(Integral, None, 2**63 - 1, quiet_high=True)
 #: The largest depth and cutoff (trec_eval's are C ints; past int64 numpy cannot hold one,
 #: and ``-M 99999999999999999999`` raised an OverflowError): ``tiecore.measures.MAX_CUTOFF``.
 LARGEST_CUT = 2**31 - 1
@@ -453,8 +454,8 @@ PROBABILITY = Interval(Real, 0, 1)
 WIDTH = Interval(Real, 0, None)
 #: Confidence level of intervals.
 CONFIDENCE = Interval(Real, 0, 1, "neither", noun="level")
-#: Significance level of verdicts.
-SIGNIFICANCE = Interval(Real, 0, 1, "right", noun="significance level")
+#: Significance level of verdicts: 0 < alpha < 1 (at 1 every p-value is below it).
+SIGNIFICANCE = Interval(Real, 0, 1, "neither", noun="significance level")
 BOOL = Boolean()
 #: A run's name (:func:`tiecore.compare.compare`'s ``baseline``; the runs check the rest).
 RUN_NAME = Satisfies(lambda value: isinstance(value, str), "a run's name")

@@ -275,6 +275,17 @@ class Judgments:
         nq = len(qids)
         rel = relevant(levels, rel_level)
         nonrel = (levels >= 0) & ~rel
+        if rel_level > 1 and len(levels) and rel_level > levels.max():
+            import warnings
+
+            from tiecore.errors import TieCoreWarning
+
+            warnings.warn(
+                f"relevance level {rel_level} is above every level in the qrels (the largest "
+                f"is {levels.max()}): no document counts as relevant",
+                TieCoreWarning,
+                stacklevel=3,
+            )
         judgments = cls(
             qids=qids,
             num_rel=np.bincount(query, weights=rel, minlength=nq).astype(np.int64),
