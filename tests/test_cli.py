@@ -97,13 +97,23 @@ def run_main(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, st
 
 def parse_csv(text: str) -> list[dict[str, object]]:
     """CSV rows with the numbers parsed by ``float`` (exact for repr-written floats);
-    the empty qid of a summary row becomes None, as in JSON."""
+    the empty qid of a summary row becomes None, as in JSON (so does an empty tiebreak)."""
     rows = list(csv.DictReader(io.StringIO(text)))
     for row in rows:
         row["qid"] = row["qid"] or None
+        if "tiebreak" in row:
+            row["tiebreak"] = row["tiebreak"] or None
         for key in ("value", "std", "stderr"):
             if key in row:
                 row[key] = float(row[key])
+    return rows
+
+
+def mode_of(rows: list[dict[str, object]], options: dict) -> list[dict[str, object]]:
+    """The rows without their ``ties`` and ``tiebreak`` fields, which must name the mode."""
+    ties = options.get("ties", "aware")
+    tiebreak = options.get("tiebreak", "trec_eval") if ties == "oblivious" else None
+    assert {(row.pop("ties"), row.pop("tiebreak")) for row in rows} == {(ties, tiebreak)}
     return rows
 
 
@@ -184,7 +194,8 @@ def test_measure_option_forms(files, capsys) -> None:
     )
     assert code == 0
     names = [line.split("\t")[0].strip() for line in out.splitlines()[2:]]
-    assert names == ["P@5", "P@10", "AP", "nDCG(gain=exp)@10", "nDCG@3"]
+    # trec_eval's names come out as typed (AP, typed first as AP, stays AP)
+    assert names == ["P@5", "P@10", "AP", "nDCG(gain=exp)@10", "ndcg_cut_3"]
 
 
 # --- every mode and option agrees with tiecore.evaluate ---------------------------------------
@@ -230,14 +241,14 @@ def test_csv_agrees_with_evaluate(files, capsys, argv, options) -> None:
         *argv,
     )
     assert code == 0, err
-    rows = parse_csv(out)
+    rows = mode_of(parse_csv(out), options)
     expected = records(reference(files, ["a", "b"], **options))
     assert canonical(rows) == expected
     header = out.splitlines()[0].split(",")
     if options.get("ties") == "sampled":
-        assert header == ["run", "qid", "measure", "value", "std", "stderr"]
+        assert header == ["run", "qid", "measure", "value", "std", "stderr", "ties", "tiebreak"]
     else:
-        assert header == ["run", "qid", "measure", "value"]
+        assert header == ["run", "qid", "measure", "value", "ties", "tiebreak"]
 
 
 @pytest.mark.parametrize(("argv", "options"), OPTION_CASES[::3], ids=lambda x: " ".join(x))
@@ -257,7 +268,7 @@ def test_json_agrees_with_evaluate(files, capsys, argv, options) -> None:
     assert code == 0, err
     rows = json.loads(out)
     assert isinstance(rows, list)
-    assert canonical(rows) == records(reference(files, ["a", "b"], **options))
+    assert canonical(mode_of(rows, options)) == records(reference(files, ["a", "b"], **options))
 
 
 @pytest.mark.parametrize(("argv", "options"), OPTION_CASES, ids=lambda x: " ".join(x))
@@ -392,7 +403,7 @@ def test_letor_input(files, capsys) -> None:
     assert code == 0, err
     runs, qrels = tiecore.read_letor(files["letor"], features=[1, 2])
     expected = tiecore.evaluate(runs, qrels, ["P@2", "nDCG@3", "AP"], per_query=True)
-    assert canonical(parse_csv(out)) == records(expected)
+    assert canonical(mode_of(parse_csv(out), {})) == records(expected)
     assert list(dict.fromkeys(row["run"] for row in parse_csv(out))) == ["f1", "f2"]
     _, ranged, _ = run_main(capsys, *argv, "--features", "1-2")
     assert ranged == out
@@ -661,7 +672,17 @@ def test_spread_adds_exact_var_min_max(files, capsys) -> None:
     )
     assert code == 0, err
     rows = list(csv.DictReader(io.StringIO(out)))
-    assert list(rows[0]) == ["run", "qid", "measure", "value", "var", "min", "max"]
+    assert list(rows[0]) == [
+        "run",
+        "qid",
+        "measure",
+        "value",
+        "var",
+        "min",
+        "max",
+        "ties",
+        "tiebreak",
+    ]
     qrels = tiecore.read_qrels(files["qrels"])
     want = evaluate_spread(tiecore.read_runs([files["a"]]), qrels, ["P@2", "AP"], per_query=True)
     assert len(rows) == len(want)
@@ -975,7 +996,7 @@ def test_reader_going_away_ends_quietly(tmp_path) -> None:
     paths = _tie_heavy(tmp_path, 3000, 2, 1)
     argv = [sys.executable, "-m", "tiecore", "eval", *map(str, paths), "-q", "--format", "csv"]
     child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env())
-    assert child.stdout.readline() == b"run,qid,measure,value\n"
+    assert child.stdout.readline() == b"run,qid,measure,value,ties,tiebreak\n"
     child.stdout.close()  # far more than a pipe buffer is still to come
     err = child.stderr.read()
     assert child.wait(timeout=120) == 141 and err == b""
@@ -984,7 +1005,7 @@ def test_reader_going_away_ends_quietly(tmp_path) -> None:
     done = subprocess.run(
         ["bash", "-c", f"set -o pipefail; {line} | head -1"], capture_output=True, env=_env()
     )
-    assert done.stdout == b"run,qid,measure,value\n" and done.stderr == b""
+    assert done.stdout == b"run,qid,measure,value,ties,tiebreak\n" and done.stderr == b""
     assert done.returncode == 141
 
 

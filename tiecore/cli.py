@@ -163,12 +163,21 @@ def _feature_list(text: str) -> list[int]:
 def split_measures(texts: Sequence[str]) -> list[str]:
     """Split each ``-m`` value on commas that sit outside parentheses.
 
-    >>> split_measures(["P@5,P@10", "nDCG(gain=exp)@10"])
-    ['P@5', 'P@10', 'nDCG(gain=exp)@10']
+    A bare number continues trec_eval's parameter list (``P.5,10`` is ``P.5`` and ``P.10``).
+
+    >>> split_measures(["P@5,P@10", "nDCG(gain=exp)@10", "P.5,10"])
+    ['P@5', 'P@10', 'nDCG(gain=exp)@10', 'P.5', 'P.10']
     """
     names: list[str] = []
     for text in texts:
-        names.extend(p.strip() for p in re.split(r",(?![^(]*\))", text) if p.strip())
+        for part in (p.strip() for p in re.split(r",(?![^(]*\))", text)):
+            if (
+                names
+                and re.fullmatch(r"[A-Za-z_]+\.[0-9.]+", names[-1])
+                and re.fullmatch(r"[0-9.]+", part)
+            ):
+                part = names[-1].split(".", 1)[0] + "." + part  # trec_eval's P.5,10
+            names.extend([part] if part else [])
     return names
 
 
@@ -672,6 +681,46 @@ def json_text(columns: dict[str, list], num_q: dict[str, int]) -> str:
     return "[\n" + ",\n".join(json.dumps(r) for r in records) + ("\n]\n" if records else "]\n")
 
 
+#: trec_eval's measure names (``-m`` takes ``P.5``; trec_eval prints ``P_5``).
+_TREC_NAME = re.compile(
+    r"(map|gm_map|Rprec|bpref|recip_rank|ndcg|infAP|P|recall|ndcg_cut|map_cut|success|"
+    r"iprec_at_recall|Rprec_mult|set_P|set_recall|set_F)([._][0-9.]+)?"
+)
+
+
+def trec_names(typed: Sequence[str], names: Sequence[str]) -> dict[str, str]:
+    """tiecore's name -> the name to print, for the measures typed with trec_eval's names.
+
+    A measure asked for as trec_eval names it (``map``, ``P.5``, ``ndcg_cut.10``) is
+    printed as trec_eval prints it (``map``, ``P_5``, ``ndcg_cut_10``), so scripts that
+    parse trec_eval's output keep working; tiecore's names (``P@5``) stay as they are.
+
+    >>> trec_names(["map", "P.5", "nDCG@10", "ndcg_cut_20"], ["AP", "P@5", "nDCG@10", "nDCG@20"])
+    {'AP': 'map', 'P@5': 'P_5', 'nDCG@20': 'ndcg_cut_20'}
+    """
+    printed: dict[str, str] = {}
+    for text, name in zip(typed, names, strict=True):
+        if name != "all_trec" and name not in printed:  # the first spelling of a measure
+            trec = _TREC_NAME.fullmatch(text) and text != name
+            printed[name] = re.sub(r"\.", "_", text, count=1) if trec else name
+    return {k: v for k, v in printed.items() if k != v}
+
+
+def _text(args: argparse.Namespace, columns: dict[str, list], num_q: dict[str, int]) -> str:
+    """The output text of ``eval``: measures under the names typed (:func:`trec_names`);
+    csv and json name the mode in columns ``ties`` and ``tiebreak`` (the oblivious
+    ordering; empty for aware and sampled, which average over orderings); trec format
+    stays trec_eval's."""
+    printed = getattr(args, "printed", None) or {}
+    if printed:
+        columns = {**columns, "measure": [printed.get(m, m) for m in columns["measure"]]}
+    if args.format != "trec":
+        rows = len(columns["run"])
+        tiebreak = (args.tiebreak or "trec_eval") if args.ties == "oblivious" else None
+        columns = {**columns, "ties": [args.ties] * rows, "tiebreak": [tiebreak] * rows}
+    return _TEXTS[args.format](columns, num_q)
+
+
 _FORMATTERS: dict[str, Callable[[pd.DataFrame, dict[str, int]], str]] = {
     "trec": format_trec,
     "csv": format_csv,
@@ -812,7 +861,9 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
 
     names = split_measures(args.measures or [])  # -m '' names none: refused, not the defaults
     names = names if args.measures else list(DEFAULT_MEASURES)
+    typed = names
     names = [n if n == "all_trec" else measure_name(n, rel_level=args.rel_level) for n in names]
+    args.printed = trec_names(typed, names)  # trec_eval's names out when they came in
     names, all_trec = expand_all_trec(names)  # -m all_trec: trec_eval's listing
     measures = parse_measures(names)
     if all_trec is not None and (args.ties == "aware" or args.spread):
@@ -866,7 +917,7 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
         from tiecore.interop import format_all_trec
 
         return format_all_trec(full, counts, all_trec, per_query=args.per_query)
-    return _FORMATTERS[args.format](result, num_q)
+    return _text(args, _plain_columns(result), num_q)
 
 
 def _all_trec_inputs(args: argparse.Namespace) -> tuple[object, pd.DataFrame, dict | None]:
@@ -945,7 +996,7 @@ def _small_eval(args: argparse.Namespace, measures: list, stderr: TextIO) -> str
             warnings.warn_explicit(event.message, event.category, event.filename, event.lineno)
         elif show:
             _progress_line(*event, stderr)
-    return _TEXTS[args.format](table.columns, table.num_q)
+    return _text(args, table.columns, table.num_q)
 
 
 def _arrow_eval(args: argparse.Namespace, measures: list, stderr: TextIO) -> str | None:
@@ -990,7 +1041,7 @@ def _arrow_eval(args: argparse.Namespace, measures: list, stderr: TextIO) -> str
             f"{columns['value'][i]}: the computation overflowed",
             "qrels levels that keep every gain finite (2**level overflows above 1023)",
         )
-    return _TEXTS[args.format](columns, table.num_q)
+    return _text(args, columns, table.num_q)
 
 
 def _without_inexact(measures: list, printed: dict[str, str], stderr: TextIO) -> list:
