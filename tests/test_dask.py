@@ -430,7 +430,7 @@ def test_cli_dask_errors_are_one_line(tmp_path) -> None:
         "local:0": (start, "argument --dask: 'local:0' is not valid (expected local:N with N >= 1"),
         "local:1": (
             "import sys; sys.modules['distributed'] = None; from tiecore.cli import main; ",
-            'dask is not installed: pip install "tiecore[dask]"',
+            'dask is not installed: pip install "dask[distributed]"',
         ),
     }
     for spec, (prefix, message) in cases.items():

@@ -363,7 +363,7 @@ def _add_dask(parser: argparse.ArgumentParser) -> None:
         type=_dask_spec,
         metavar="ADDRESS",
         help="run on a dask.distributed cluster: a scheduler address (tcp://host:8786), or "
-        "local:N to start N local worker processes; needs pip install 'tiecore[dask]'",
+        "local:N to start N local worker processes; needs pip install 'dask[distributed]'",
     )
 
 

@@ -299,7 +299,8 @@ def connect(spec: str | None) -> Iterator[object]:
         from distributed import Client
     except ImportError:
         raise ImportError(
-            'dask is not installed: pip install "tiecore[dask]" (dask[distributed])'
+            'dask is not installed: pip install "dask[distributed]" (or, installing tiecore, '
+            'pip install "tiecore[dask]"; from a checkout, pip install -e ".[dask]")'
         ) from None
     if spec.startswith("local:"):
         count = spec.partition(":")[2]
