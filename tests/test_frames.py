@@ -272,7 +272,9 @@ def test_runs_of_the_wrong_kind():
     with pytest.raises(TypeError, match="runs must be a DataFrame or a mapping"):
         check_runs([RUN, RUN])
     assert list(check_runs({1: RUN, "x": RUN})) == ["1", "x"]
-    assert error_of(check_runs, {1: RUN, "1": RUN}).problem == "two runs share a name"
+    assert error_of(check_runs, {1: RUN, "1": RUN}).problem == (
+        "the keys 1 and '1' both name a run '1'"
+    )
 
 
 @pytest.mark.parametrize("measures", [[], ()])

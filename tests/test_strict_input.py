@@ -312,3 +312,28 @@ def test_a_significance_level_is_strictly_between_0_and_1(capsys, small_files, a
     code, out, err = _cli(capsys, "report", qrels, run, run, "--alpha", alpha)
     assert code == 2 and out == ""
     assert f"{float(alpha)} is not a significance level (expected a number in (0, 1))" in err
+
+
+# ------------------------------------------------------------------ run names
+
+
+@pytest.mark.parametrize("call", ["evaluate", "evaluate_spread", "compare", "check_runs"])
+def test_run_keys_that_print_alike_are_refused(call):
+    """``{1: run, "1": run}`` gave two runs both named ``1``."""
+    from tiecore.compare import compare
+    from tiecore.frames import check_runs
+
+    run = pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "b"], "score": [1.0, 2.0]})
+    qrels = pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "b"], "level": [1, 0]})
+    calls = {
+        "evaluate": lambda runs: tiecore.evaluate(runs, qrels, ["AP"]),
+        "evaluate_spread": lambda runs: tiecore.evaluate_spread(runs, qrels, ["AP"]),
+        "compare": lambda runs: compare(runs, qrels, "AP"),
+        "check_runs": check_runs,
+    }
+    with pytest.raises(InputError) as caught:
+        calls[call]({1: run, "1": run})
+    assert str(caught.value) == (
+        "runs: the keys 1 and '1' both name a run '1' (expected a distinct name for each run)"
+    )
+    assert calls[call]({1: run, "2": run.assign(score=[2.0, 1.0])}) is not None

@@ -95,11 +95,27 @@ def run_items(runs: object) -> Iterator[Item] | list[Item]:
     if _is_path(runs) or _is_parquet(runs):
         runs = [runs]
     if isinstance(runs, Mapping):
-        return [_pair(name, value) for name, value in runs.items()]
+        items = [_pair(name, value) for name, value in runs.items()]
+        _distinct_names(list(runs), items)
+        return items
     if not isinstance(runs, Iterable):
         raise TypeError(f"runs must be a DataFrame, a mapping or an iterable, got {type(runs)}")
     items = _named(runs)
     return list(items) if isinstance(runs, Sequence) else items
+
+
+def _distinct_names(keys: list, items: list[Item]) -> None:
+    """Two keys that print alike (``1`` and ``"1"``) would give two runs one name."""
+    first: dict[str, object] = {}
+    for key, item in zip(keys, items, strict=True):
+        if item.name in first:
+            raise InputError(
+                "runs",
+                None,
+                f"the keys {first[item.name]!r} and {key!r} both name a run {item.name!r}",
+                "a distinct name for each run",
+            )
+        first[item.name] = key
 
 
 def _named(entries: Iterable) -> Iterator[Item]:

@@ -404,7 +404,14 @@ def check_runs(runs: Mapping[str, pd.DataFrame] | Iterable) -> dict[str, pd.Data
             ) from None
     if not runs:
         raise InputError("runs", None, "no runs given (the mapping is empty)", "at least one run")
-    checked = {str(name): check_run(run, str(name)) for name, run in runs.items()}
-    if len(checked) < len(runs):
-        raise InputError("runs", None, "two runs share a name", "distinct run names")
-    return checked
+    first: dict[str, object] = {}
+    for key in runs:  # 1 and "1" print alike: two runs would get one name
+        if str(key) in first:
+            raise InputError(
+                "runs",
+                None,
+                f"the keys {first[str(key)]!r} and {key!r} both name a run {str(key)!r}",
+                "a distinct name for each run",
+            )
+        first[str(key)] = key
+    return {str(name): check_run(run, str(name)) for name, run in runs.items()}
