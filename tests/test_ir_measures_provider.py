@@ -18,6 +18,7 @@ from shared_data import ROBUST_QRELS, TREC_EVAL, robust_run
 import tiecore
 from tiecore.ir_measures_provider import (
     TiecoreProvider,
+    as_default,
     tiecore_aware,
     tiecore_oblivious,
     tiecore_sampled,
@@ -122,3 +123,25 @@ def test_unsupported_measures_said_the_ir_measures_way():
         tiecore_aware.evaluator([P @ 5, SetP], [ir_measures.Qrel("1", "c", 1)])
     with pytest.raises(tiecore.InputError, match="unknown tie mode"):
         TiecoreProvider("optimistic")
+
+
+def test_as_default_is_what_pyterrier_calls():
+    """pt.Experiment computes its eval_metrics with ir_measures.iter_calc (PyTerrier 1.1's
+    pyterrier/_evaluation/_execution.py): within as_default that call gives tiecore's
+    values, and measures tiecore lacks still come from ir_measures' own providers."""
+    qrels, run = ir_inputs(*CASES[2])
+    measures = [nDCG @ 10, AP, SetP]
+    plain = per_query(ir_measures.iter_calc(measures, qrels, run))
+    with as_default() as provider:
+        assert provider is tiecore_aware
+        found = per_query(ir_measures.iter_calc(measures, qrels, run))
+    aware = per_query(tiecore_aware.iter_calc([nDCG @ 10, AP], qrels, run))
+    assert {k: v for k, v in found.items() if k[0] != SetP} == aware
+    assert {k: v for k, v in found.items() if k[0] == SetP} == {
+        k: v for k, v in plain.items() if k[0] == SetP
+    }
+    assert any(aware[k] != plain[k] for k in aware)  # the ties matter on this run
+    assert tiecore_aware not in ir_measures.DefaultPipeline.providers  # restored
+    with as_default("oblivious"):
+        again = per_query(ir_measures.iter_calc([nDCG @ 10, AP], qrels, run))
+    assert again == pytest.approx({k: v for k, v in plain.items() if k[0] != SetP}, rel=1e-12)

@@ -17,7 +17,14 @@ They take ir_measures' measure objects, qrels and runs (namedtuples, DataFrames,
     from tiecore.ir_measures_provider import tiecore_aware
     tiecore_aware.calc_aggregate([ir_measures.nDCG @ 10, ir_measures.AP], qrels, run)
 
-Other settings: ``TiecoreProvider(ties="sampled", samples=200, seed=1)``.  As with
+Other settings: ``TiecoreProvider(ties="sampled", samples=200, seed=1)``.
+:func:`as_default` puts a provider first in ``ir_measures.DefaultPipeline``, which
+``ir_measures.iter_calc`` / ``calc_aggregate`` / ``evaluator`` use, and so does
+PyTerrier's ``pt.Experiment`` (it calls ``ir_measures.iter_calc``)::
+
+    with as_default():  # tie-aware values for every measure tiecore has
+        pt.Experiment([bm25], topics, qrels, eval_metrics=[ir_measures.nDCG @ 10])
+  As with
 every ir_measures provider, a query of the qrels that the run lacks scores the
 measure's default (0) in ``iter_calc`` and the aggregate averages over every qrels
 query (tiecore's ``complete=True``); queries only the run has are ignored.
@@ -32,6 +39,7 @@ ir_measures' providers do.  A measure's ``rel`` is the evaluation's relevance le
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Iterator
 from typing import ClassVar
 
@@ -46,6 +54,7 @@ from tiecore.errors import InputError
 __all__ = [
     "TiecoreEvaluator",
     "TiecoreProvider",
+    "as_default",
     "tiecore_aware",
     "tiecore_oblivious",
     "tiecore_sampled",
@@ -190,6 +199,42 @@ class TiecoreEvaluator(Evaluator):
             ):
                 for measure in names[name]:
                     yield Metric(query_id=qid, measure=measure, value=float(value))
+
+
+@contextlib.contextmanager
+def as_default(provider: str | TiecoreProvider = "aware") -> Iterator[TiecoreProvider]:
+    """Within the block, ir_measures' default pipeline asks ``provider`` first.
+
+    ``ir_measures.iter_calc``, ``calc_aggregate``, ``calc`` and ``evaluator`` (and
+    PyTerrier's ``pt.Experiment``, which calls them) then take every measure this
+    provider supports from tiecore, and the others from ir_measures' usual providers.
+
+    Parameters
+    ----------
+    provider : {"aware", "oblivious", "sampled"} or TiecoreProvider
+        A tie mode (the registered provider) or a provider of your own settings.
+
+    Examples
+    --------
+    >>> import ir_measures
+    >>> qrels = [ir_measures.Qrel("1", "c", 1)]
+    >>> run = [ir_measures.ScoredDoc("1", d, 1.0) for d in "abc"]
+    >>> with as_default():
+    ...     ir_measures.calc_aggregate([ir_measures.P @ 1], qrels, run)
+    {P@1: 0.3333333333333333}
+    >>> ir_measures.calc_aggregate([ir_measures.P @ 1], qrels, run)  # pytrec_eval's again
+    {P@1: 1.0}
+    """
+    if isinstance(provider, str):
+        if provider not in _NAMES:
+            raise InputError("provider", provider, "unknown tie mode", " or ".join(_NAMES))
+        provider = ir_measures.providers.registry[_NAMES[provider]]
+    providers = ir_measures.DefaultPipeline.providers
+    providers.insert(0, provider)
+    try:
+        yield provider
+    finally:
+        providers.remove(provider)
 
 
 def _qrels_frame(qrels: object) -> pd.DataFrame:
