@@ -20,6 +20,16 @@ level is ``>= rel_level``; AP divides by the number of relevant candidates; nDCG
 gain is the level (``gain="exp"``: ``2**level - 1``), its ideal is the row's own
 best ordering; a query without relevant candidates scores 0.
 
+With ``spread=True`` every function returns a :class:`Spread` instead of a number: the
+exact tie-aware value with its variance, minimum and maximum over all orderings of the
+tied scores (:func:`tiecore.spread.evaluate_spread`), the tie-oblivious value of the
+``tiebreak`` order and its bias (oblivious minus aware), per query or (``average=True``)
+for the mean over queries.
+
+Any array-like is taken: lists, numpy arrays, and objects with ``__array__`` (torch,
+JAX, CuPy... tensors; a bfloat16 or GPU tensor is turned into float32 numbers on the CPU
+first, which keeps every bfloat16 value, so its ties, exactly).
+
 A NaN score leaves its cell out altogether (not ranked, not counted as relevant;
 its ``y_true`` may be NaN too): padding of rows of different lengths, or the
 *filtered* setting of link prediction, where the other known true entities are
@@ -44,14 +54,17 @@ random order of the tied candidates, exactly:
 
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
+
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from tiecore._validation import METRICS, METRICS_AT_K, pick, validate_params
+from tiecore._validation import BOOL, METRICS, METRICS_AT_K, pick, validate_params
 from tiecore.errors import InputError
 
 __all__ = [
+    "Spread",
     "average_precision",
     "hits_at_k",
     "ndcg",
@@ -62,16 +75,75 @@ __all__ = [
 
 #: The options each metric checks (tiecore._validation, sklearn-style): one message naming
 #: the option, the value and what was expected.
-_OPTIONS = pick(METRICS, "k", "ties", "tiebreak", "rel_level", "average")
+_OPTIONS = pick(METRICS, "k", "ties", "tiebreak", "rel_level", "average") | {"spread": BOOL}
 _OPTIONS_AT_K = pick(METRICS_AT_K, "k", "ties", "tiebreak", "rel_level", "average")
+_OPTIONS_AT_K |= {"spread": BOOL}
+
+
+@dataclass(frozen=True)
+class Spread:
+    """A metric under random tie-breaking, per query (arrays) or for the mean (floats).
+
+    Attributes
+    ----------
+    value
+        The tie-aware value: the exact mean over all orderings of the tied scores.
+    var
+        Its exact variance over those orderings.  For the mean over ``Q`` queries,
+        ``sum of the queries' variances / Q**2`` (each query's ties are broken
+        independently).
+    min, max
+        The smallest and largest value any ordering gives (for the mean: the means of
+        the queries' min and max, which the best and worst orders reach together).
+    oblivious
+        The value of the one order ``tiebreak`` gives (``file_order``: the columns'
+        order inside a tie), as a tie-oblivious evaluation reports it.
+    bias
+        ``oblivious - value``: how far that one order is from the mean over orders.
+
+    ``min <= value <= max`` and ``min <= oblivious <= max`` hold; :attr:`std` is
+    ``sqrt(var)``; :meth:`to_frame` gives a table (one row per query, or one row).
+    """
+
+    value: float | np.ndarray
+    var: float | np.ndarray
+    min: float | np.ndarray
+    max: float | np.ndarray
+    oblivious: float | np.ndarray
+    bias: float | np.ndarray
+
+    @property
+    def std(self) -> float | np.ndarray:
+        """Standard deviation over orderings, ``sqrt(var)``."""
+        return np.sqrt(self.var)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The fields as columns: one row per query, or one row for the mean."""
+        columns = {f.name: np.atleast_1d(getattr(self, f.name)) for f in fields(self)}
+        return pd.DataFrame(columns)
 
 
 # ---------------------------------------------------------------- validation
 
 
+def _as_array(values: ArrayLike) -> np.ndarray:
+    """``np.asarray``, and tensors numpy cannot take as they are (bfloat16, on a GPU):
+    their ``float()`` (float32 holds every bfloat16 and float16 value) on the CPU."""
+    try:
+        return np.asarray(values)
+    except (TypeError, RuntimeError):  # torch: "Got unsupported ScalarType BFloat16", CUDA
+        tensor = values
+        for method in ("detach", "cpu", "float"):
+            if callable(getattr(tensor, method, None)):
+                tensor = getattr(tensor, method)()
+        if tensor is values:
+            raise
+        return np.asarray(tensor)
+
+
 def _numbers(values: ArrayLike, name: str) -> np.ndarray:
     try:
-        array = np.asarray(values)
+        array = _as_array(values)
     except ValueError:  # ragged nested lists
         raise InputError(
             name, None, "rows of different lengths", "a 2-D array, or 1-D arrays with qid="
@@ -110,7 +182,7 @@ def _prepare(
     else:
         if true.ndim != 1:
             raise InputError("y_true", None, f"a {true.ndim}-D array with qid=", "1-D arrays")
-        labels = np.asarray(qid)
+        labels = _as_array(qid)
         if labels.shape != true.shape:
             raise InputError(
                 "qid", None, f"shape {labels.shape} differs from y_true's {true.shape}",
@@ -182,10 +254,19 @@ def _values(
     tiebreak: str,
     rel_level: int,
     average: bool,
-) -> float | np.ndarray:
-    """``measure`` per query via :func:`tiecore.evaluate`; their mean when ``average``."""
+    spread: bool = False,
+) -> float | np.ndarray | Spread:
+    """``measure`` per query via :func:`tiecore.evaluate`; their mean when ``average``;
+    with ``spread`` a :class:`Spread` (:func:`tiecore.spread.evaluate_spread` and the
+    oblivious evaluation)."""
     from tiecore import evaluate
 
+    if spread and ties != "aware":
+        raise InputError(
+            "ties", None, f"ties={ties!r} with spread=True",
+            "ties='aware' (the spread gives the tie-aware value and the oblivious one of "
+            "the tiebreak order together)",
+        )  # fmt: skip
     levels, scores, codes, position, queries = _prepare(y_true, y_score, qid)
     run = pd.DataFrame({"qid": codes, "docno": position, "score": scores})
     # Every query gets a judgment (its first candidate, with its own level), so that a
@@ -198,15 +279,60 @@ def _values(
     # With rel_level <= 0 a level-0 candidate is relevant, so it must be judged too.
     judged = first | (levels != 0) | (rel_level <= 0)
     qrels = pd.DataFrame({"qid": codes[judged], "docno": position[judged], "level": levels[judged]})
+    if spread:
+        return _spread(run, qrels, measure, queries, tiebreak, rel_level, average)
     result = evaluate(
         run, qrels, measure, ties=ties, tiebreak=tiebreak, rel_level=rel_level, per_query=True
     )
-    rows = result[result["qid"].notna()]
-    values = np.empty(queries)
-    values[rows["qid"].astype(np.int64).to_numpy()] = rows["value"].to_numpy()
+    values = _per_query(result, ["value"], queries)["value"]
     if average:
         return float(result.loc[result["qid"].isna(), "value"].iloc[0])
     return values
+
+
+def _per_query(result: pd.DataFrame, columns: list[str], queries: int) -> dict[str, np.ndarray]:
+    """Columns of a per-query result in row order (``qid`` holds the row numbers)."""
+    rows = result[result["qid"].notna()]
+    order = rows["qid"].astype(np.int64).to_numpy()
+    out = {}
+    for column in columns:
+        values = np.empty(queries)
+        values[order] = rows[column].to_numpy(dtype=np.float64)
+        out[column] = values
+    return out
+
+
+def _spread(
+    run: pd.DataFrame,
+    qrels: pd.DataFrame,
+    measure: str,
+    queries: int,
+    tiebreak: str,
+    rel_level: int,
+    average: bool,
+) -> Spread:
+    """The aware value, its exact variance and bounds, and the oblivious value and bias."""
+    from tiecore import evaluate
+    from tiecore.spread import evaluate_spread
+
+    found = evaluate_spread(run, qrels, measure, rel_level=rel_level, per_query=True)
+    oblivious = evaluate(
+        run, qrels, measure, ties="oblivious", tiebreak=tiebreak, rel_level=rel_level,
+        per_query=True,
+    )  # fmt: skip
+    columns = _per_query(found, ["value", "var", "min", "max"], queries)
+    one = _per_query(oblivious, ["value"], queries)["value"]
+    # one order lies within [min, max]; float sums in other orders may put it an ulp out
+    low, high = np.minimum(columns["min"], one), np.maximum(columns["max"], one)
+    if not average:
+        value = columns["value"]
+        return Spread(value, columns["var"], low, high, one, one - value)
+    value = float(found.loc[found["qid"].isna(), "value"].iloc[0])
+    one = float(oblivious.loc[oblivious["qid"].isna(), "value"].iloc[0])
+    var = float(found.loc[found["qid"].isna(), "var"].iloc[0])
+    low = min(float(low.mean()), value, one)
+    high = max(float(high.mean()), value, one)
+    return Spread(value, var, low, high, one, one - value)
 
 
 def _cut(family: str, k: int | None, params: str = "") -> str:
@@ -227,7 +353,8 @@ def average_precision(
     rel_level: int = 1,
     qid: ArrayLike | None = None,
     average: bool = True,
-) -> float | np.ndarray:
+    spread: bool = False,
+) -> float | np.ndarray | Spread:
     """Average precision (AP, or AP@k as trec_eval's ``map_cut``) of each query.
 
     ``sum over relevant ranks r <= k of P@r, divided by the number of relevant
@@ -253,10 +380,14 @@ def average_precision(
     average : bool
         Return the mean over queries (True) or each query's value, in row order
         (ragged: in order of first appearance in ``qid``).
+    spread : bool
+        Return a :class:`Spread`: the aware value with its exact variance, min and max
+        over orderings, the oblivious value of ``tiebreak``'s order and its bias
+        (floats for the mean, or arrays per query with ``average=False``).
 
     Returns
     -------
-    float or ndarray of shape (n_queries,)
+    float or ndarray of shape (n_queries,), or Spread
 
     Examples
     --------
@@ -268,7 +399,7 @@ def average_precision(
     """
     return _values(
         _cut("AP", k), y_true, y_score, qid=qid, ties=ties, tiebreak=tiebreak,
-        rel_level=rel_level, average=average,
+        rel_level=rel_level, average=average, spread=spread,
     )  # fmt: skip
 
 
@@ -283,7 +414,8 @@ def reciprocal_rank(
     rel_level: int = 1,
     qid: ArrayLike | None = None,
     average: bool = True,
-) -> float | np.ndarray:
+    spread: bool = False,
+) -> float | np.ndarray | Spread:
     """Reciprocal rank of the first relevant candidate (0 past ``k``); its mean is MRR.
 
     Tie-aware: the first relevant candidate of a tie group of ``n`` holding ``r``
@@ -297,11 +429,11 @@ def reciprocal_rank(
     """
     return _values(
         _cut("RR", k), y_true, y_score, qid=qid, ties=ties, tiebreak=tiebreak,
-        rel_level=rel_level, average=average,
+        rel_level=rel_level, average=average, spread=spread,
     )  # fmt: skip
 
 
-@validate_params(pick(METRICS, "k", "gain", "ties", "tiebreak", "average"))
+@validate_params(pick(METRICS, "k", "gain", "ties", "tiebreak", "average") | {"spread": BOOL})
 def ndcg(
     y_true: ArrayLike,
     y_score: ArrayLike,
@@ -312,7 +444,8 @@ def ndcg(
     tiebreak: str = "file_order",
     qid: ArrayLike | None = None,
     average: bool = True,
-) -> float | np.ndarray:
+    spread: bool = False,
+) -> float | np.ndarray | Spread:
     """Normalised discounted cumulative gain (nDCG, nDCG@k) of each query.
 
     ``DCG@k / ideal DCG@k`` with ``DCG@k = sum_{r <= k} gain_r / log2(r + 1)``; the gain
@@ -330,7 +463,7 @@ def ndcg(
     params = "(gain=exp)" if gain == "exp" else ""
     return _values(
         _cut("nDCG", k, params), y_true, y_score, qid=qid, ties=ties, tiebreak=tiebreak,
-        rel_level=1, average=average,
+        rel_level=1, average=average, spread=spread,
     )  # fmt: skip
 
 
@@ -345,7 +478,8 @@ def hits_at_k(
     rel_level: int = 1,
     qid: ArrayLike | None = None,
     average: bool = True,
-) -> float | np.ndarray:
+    spread: bool = False,
+) -> float | np.ndarray | Spread:
     """Hits@k (ir_measures' Success@k): 1 when a relevant candidate is in the top ``k``.
 
     Tie-aware: the probability of it, under a random order of the tied candidates.
@@ -358,7 +492,7 @@ def hits_at_k(
     """
     return _values(
         _cut("Success", k), y_true, y_score, qid=qid, ties=ties, tiebreak=tiebreak,
-        rel_level=rel_level, average=average,
+        rel_level=rel_level, average=average, spread=spread,
     )  # fmt: skip
 
 
@@ -373,7 +507,8 @@ def precision_at_k(
     rel_level: int = 1,
     qid: ArrayLike | None = None,
     average: bool = True,
-) -> float | np.ndarray:
+    spread: bool = False,
+) -> float | np.ndarray | Spread:
     """P@k: relevant candidates in the top ``k``, divided by ``k`` (trec_eval).
 
     Parameters as in :func:`average_precision`.
@@ -385,7 +520,7 @@ def precision_at_k(
     """
     return _values(
         _cut("P", k), y_true, y_score, qid=qid, ties=ties, tiebreak=tiebreak,
-        rel_level=rel_level, average=average,
+        rel_level=rel_level, average=average, spread=spread,
     )  # fmt: skip
 
 
@@ -400,7 +535,8 @@ def recall_at_k(
     rel_level: int = 1,
     qid: ArrayLike | None = None,
     average: bool = True,
-) -> float | np.ndarray:
+    spread: bool = False,
+) -> float | np.ndarray | Spread:
     """R@k: relevant candidates in the top ``k``, divided by all relevant ones.
 
     Parameters as in :func:`average_precision`.
@@ -412,5 +548,5 @@ def recall_at_k(
     """
     return _values(
         _cut("R", k), y_true, y_score, qid=qid, ties=ties, tiebreak=tiebreak,
-        rel_level=rel_level, average=average,
+        rel_level=rel_level, average=average, spread=spread,
     )  # fmt: skip
