@@ -1,6 +1,6 @@
 """The README is true as written: its examples run, and its install facts hold.
 
-Every ```python block runs, in order and in one namespace, from the repository root;
+Every ```python block runs on its own, in a namespace of its own, from the repository root;
 every line of a ```bash block that starts with ``tiecore `` runs through the command
 line in-process (globs expanded as a shell would). The test extra must provide every
 package that the tests, the package and the app import, so that the README's test
@@ -47,12 +47,15 @@ def test_readme_has_examples() -> None:
     assert len(commands()) >= 5
 
 
-def test_python_examples_run(monkeypatch) -> None:
+PYTHON = [body for lang, body in BLOCKS if lang == "python"]
+
+
+@pytest.mark.parametrize("k", range(len(PYTHON)))
+def test_python_examples_run_each_on_its_own(monkeypatch, k) -> None:
+    """Each block runs alone, in a namespace of its own: a reader may copy any one."""
     monkeypatch.chdir(ROOT)
     namespace: dict[str, object] = {"__name__": "readme"}
-    for k, (lang, body) in enumerate(BLOCKS):
-        if lang == "python":
-            exec(compile(body, f"README.md python block {k}", "exec"), namespace)
+    exec(compile(PYTHON[k], f"README.md python block {k}", "exec"), namespace)
 
 
 @pytest.mark.parametrize("line", commands())
