@@ -115,9 +115,10 @@ def columns_config(correction: str, level: str, ci_method: str) -> dict:
     number, text = st.column_config.NumberColumn, st.column_config.TextColumn
     adjusted = f"corrected over all pairs ({CORRECTION_NAMES[correction]})"
     return {
-        "system": text("System"),
-        "a": text("System A"),
-        "b": text("System B"),
+        # names get a fixed share of the width (long feature names: hover the cell)
+        "system": text("System", width=180),
+        "a": text("System A", width=180),
+        "b": text("System B", width=180),
         "mean_diff": number("Difference (A − B)", help=ch.GLOSSARY["mean_diff"], format="%+.4f"),
         "tie_noise": number("Tie noise", help=ch.GLOSSARY["tie_noise"], format="%.4f"),
         "within_tie_noise": st.column_config.CheckboxColumn(
@@ -512,7 +513,7 @@ shown = rankings.assign(system=rankings["system"].map(describe))
 for c in orderings:
     shown[f"rank_{c}"] = label_of.loc[order, c].to_numpy()
 rank_config = {  # narrow columns: every ordering fits 1440 px (long names: hover the cell)
-    "system": st.column_config.TextColumn("System", width="medium")
+    "system": st.column_config.TextColumn("System", width=180)
 }
 for c in orderings:
     rank_config[f"rank_{c}"] = st.column_config.TextColumn(
@@ -795,7 +796,8 @@ table(
     f"P(A beats B) under random tie-breaking and paired tests ({CORRECTION_NAMES[correction]} "
     "correction).",
     provenance=prov,
-    config={c: config[c] for c in brief.columns},
+    # narrow number columns (their headers in full on hover): the table fits 1440 px
+    config={c: config[c] if c in ("a", "b") else {**config[c], "width": "small"} for c in brief},
     numbers=numbers,  # the CSV: every column
 )
 with st.expander("Every column: uncorrected p-values, tie sd and topic sd, intervals, effect size"):

@@ -272,10 +272,15 @@ LAYOUT = """() => {
     // table may scroll sideways inside its box: the page itself must still fit)
     const frames = document.querySelectorAll('[data-testid="stDataFrame"]');
     for (const frame of width < 800 ? [] : frames) {
+        if (!frame.checkVisibility()) continue;  // in a folded expander: not seen
         const scroller = frame.querySelector('.dvn-scroller');
         if (scroller && scroller.scrollWidth > scroller.clientWidth + 2) {
+            const fold = frame.closest('[data-testid="stExpander"]');
+            const heads = [...frame.querySelectorAll('[role="columnheader"]')]
+                .map(h => h.textContent.trim()).filter(t => t).slice(0, 4).join(', ')
+                + (fold ? ` in "${fold.querySelector('summary').innerText.trim()}"` : '');
             faults.push(`table cut on the right (${scroller.scrollWidth} px in `
-                + `${scroller.clientWidth} px)`);
+                + `${scroller.clientWidth} px; columns ${heads})`);
         }
     }
     // chart text a reader should see (titles, tick labels, annotations, legend) outside its
