@@ -24,7 +24,16 @@ _LAZY = {
     "Comparison": "tiecore.compare",
 }
 #: Public submodules, also imported on first access.
-_LAZY_MODULES = ("compare", "distributed", "interop", "metrics", "precision", "ranks", "spread")
+_LAZY_MODULES = (
+    "compare",
+    "distributed",
+    "interop",
+    "ir_measures_provider",  # needs ir_measures: imported only when named
+    "metrics",
+    "precision",
+    "ranks",
+    "spread",
+)
 
 
 def __getattr__(name: str) -> object:
@@ -51,6 +60,7 @@ __all__ = [
     "evaluate",
     "evaluate_spread",
     "interop",
+    "ir_measures_provider",
     "metrics",
     "precision",
     "ranks",
