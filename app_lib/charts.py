@@ -336,7 +336,8 @@ def pick_one(
                 successor = None
         fallback = default if default in options else options[0]
         st.session_state[key] = successor if successor in options else fallback
-    return st.segmented_control(label, options, key=key, required=True, help=help)
+    # wrap: many measures take several lines instead of running off the right edge
+    return st.segmented_control(label, options, key=key, required=True, help=help, wrap=True)
 
 
 def size_bins(sizes: pd.DataFrame) -> pd.DataFrame:
