@@ -6,17 +6,22 @@
 * ``min <= value <= max`` and ``min <= oblivious <= max`` exactly, ``bias = oblivious - value``;
 * nDCG's value equals ``sklearn.metrics.ndcg_score`` (ties averaged), and without ties its
   oblivious value equals ``ndcg_score(ignore_ties=True)``;
+* every field equals trm's (tie-aware-retrieval-metrics, Yang et al., ACL 2026) where the
+  two overlap: binary levels, at least ``k`` candidates (trm divides P@k by the
+  candidates shown), and Hits@k only with at most one relevant candidate (trm counts them);
 * array-likes: lists, objects with ``__array__``, tensors numpy cannot take as they are
-  (bfloat16: an object whose ``__array__`` fails, with ``detach``/``cpu``/``float``), and
-  torch's own tensors where torch is installed.
+  (torch's bfloat16: ``__array__`` fails, ``detach``/``cpu``/``float`` give float32), and
+  ml_dtypes' (JAX's) bfloat16 arrays.
 """
 
 from __future__ import annotations
 
 import math
 
+import ml_dtypes
 import numpy as np
 import pytest
+import trm
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import Spec, label_sequences, measure, reference_oblivious
@@ -137,19 +142,14 @@ class BFloat16Like:
 
 
 def tensors(y_true: np.ndarray, y_score: np.ndarray) -> list[tuple]:
-    """The same data as several array-likes; torch's tensors (bfloat16 too) where installed."""
-    found = [
+    """The same data as several array-likes: lists, ``__array__``, a tensor as torch's
+    bfloat16 behaves, and ml_dtypes' bfloat16 arrays (JAX's)."""
+    return [
         (y_true.tolist(), y_score.tolist()),
         (ArrayLike(y_true), ArrayLike(y_score)),
         (y_true, BFloat16Like(y_score)),
+        (y_true, y_score.astype(ml_dtypes.bfloat16)),
     ]
-    try:
-        import torch
-    except ImportError:  # the array-likes above stand in for it
-        return found
-    found.append((torch.tensor(y_true), torch.tensor(y_score, dtype=torch.bfloat16)))
-    found.append((torch.tensor(y_true), torch.tensor(y_score, dtype=torch.float32)))
-    return found
 
 
 def test_array_likes_and_tensors_give_the_numpy_values():
@@ -163,6 +163,39 @@ def test_array_likes_and_tensors_give_the_numpy_values():
         for field in FIELDS:
             assert np.array_equal(getattr(got, field), getattr(expected, field)), type(score)
         assert metrics.average_precision(true, score) == metrics.average_precision(y_true, bf16)
+
+
+TRM = {  # tiecore.metrics function -> trm's name of the same metric
+    metrics.ndcg: "ndcg",
+    metrics.reciprocal_rank: "mrr",
+    metrics.average_precision: "map",
+    metrics.recall_at_k: "recall",
+    metrics.precision_at_k: "precision",
+    metrics.hits_at_k: "hits",
+}
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    data=matrices(nan=False, negative=False),
+    k=st.integers(1, 8),
+    function=st.sampled_from(list(TRM)),
+)
+def test_spread_equals_trm(data, k, function):
+    y_true, y_score = data
+    y_true = (y_true > 0).astype(np.int64)  # trm's relevance is binary
+    k = min(k, y_true.shape[1])  # trm's P@k divides by the candidates shown
+    if function is metrics.hits_at_k:  # trm's hits counts the relevant candidates
+        y_true[np.cumsum(y_true, axis=1) > 1] = 0
+    got = function(y_true, y_score, k=k, average=False, spread=True)
+    theirs = trm.evaluate(y_score.tolist(), (y_true > 0).tolist(), [TRM[function]], [k])
+    rows = theirs.per_query[TRM[function]][k]
+    for field, their in (
+        ("value", "expected"), ("min", "minimum"), ("max", "maximum"),
+        ("oblivious", "oblivious"), ("bias", "bias"),
+    ):  # fmt: skip
+        expected = [getattr(row, their) for row in rows]
+        np.testing.assert_allclose(getattr(got, field), expected, rtol=1e-12, atol=1e-12)
 
 
 def test_the_hand_example():

@@ -28,7 +28,8 @@ for the mean over queries.
 
 Any array-like is taken: lists, numpy arrays, and objects with ``__array__`` (torch,
 JAX, CuPy... tensors; a bfloat16 or GPU tensor is turned into float32 numbers on the CPU
-first, which keeps every bfloat16 value, so its ties, exactly).
+first, and ml_dtypes' bfloat16 and float8 arrays too: float32 holds each of their values,
+so their ties, exactly).
 
 A NaN score leaves its cell out altogether (not ranked, not counted as relevant;
 its ``y_true`` may be NaN too): padding of rows of different lengths, or the
@@ -148,6 +149,10 @@ def _numbers(values: ArrayLike, name: str) -> np.ndarray:
         raise InputError(
             name, None, "rows of different lengths", "a 2-D array, or 1-D arrays with qid="
         ) from None
+    if array.dtype.kind == "V" and array.dtype.type.__module__ == "ml_dtypes":
+        # bfloat16, float8 ... (JAX's and ml_dtypes' arrays): float32 holds each value
+        kind = "i" if array.dtype.type.__name__.startswith(("int", "uint")) else "f"
+        array = array.astype(np.int64 if kind == "i" else np.float32)
     if array.dtype.kind not in "biuf":
         raise InputError(name, None, f"a {array.dtype} array", "numbers")
     return array
