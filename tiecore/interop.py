@@ -181,8 +181,8 @@ def peer_frame(source: object, kind: str) -> object:
 
     Runs get columns ``qid, docno, score`` and their name (ranx's ``name``;
     trectools' system tag when the run has one, else its file name) as ``tag`` and
-    ``attrs["name"]``; qrels get ``qid, docno, level``.  Anything else is returned as it is.  The packages are
-    not imported: the objects are recognised by their class.
+    ``attrs["name"]``; qrels get ``qid, docno, level``.  Anything else is returned as
+    it is.  The packages are not imported: the objects are recognised by their class.
 
     Raises
     ------
