@@ -52,19 +52,22 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def serve(log_name: str = "streamlit.log") -> Iterator[str]:
-    """``streamlit run app.py`` on a free port; yields its base URL, then stops it."""
+def serve(
+    log_name: str = "streamlit.log", script: str = "app.py", folder: Path = ROOT
+) -> Iterator[str]:
+    """``streamlit run SCRIPT`` (in ``folder``) on a free port; yields its base URL, then
+    stops it."""
     port = _free_port()
     SHOTS.mkdir(exist_ok=True)
     log = open(SHOTS / log_name, "w")  # closed after the server stops
     process = subprocess.Popen(
         [
-            sys.executable, "-m", "streamlit", "run", "app.py",
+            sys.executable, "-m", "streamlit", "run", script,
             "--server.headless", "true", "--server.port", str(port),
             "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
             "--server.fileWatcherType", "none",
         ],
-        cwd=ROOT,
+        cwd=folder,
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import os
+from math import nan
 
 import pytest
 from browser_kit import (
@@ -94,6 +95,37 @@ def browser():
         yield chromium
 
 
+#: Streamlit's own floor on this machine: a page with a title only, and with one chart.
+FLOOR_APP = """
+import streamlit as st
+st.title("Floor")
+if st.query_params.get("chart"):
+    st.plotly_chart({"data": [{"type": "bar", "x": [1, 2], "y": [2, 1]}], "layout": {}})
+"""
+
+
+@pytest.fixture(scope="module")
+def floor(browser, tmp_path_factory) -> dict[str, float]:
+    """The best of three new visitors to a one-line Streamlit app: seconds to its first words
+    and, with one plotly chart, to usable (the browser loads Streamlit's and plotly's scripts)."""
+    folder = tmp_path_factory.mktemp("floor")
+    (folder / "floor.py").write_text(FLOOR_APP)
+    found: dict[str, list[float]] = {"words": [], "chart": []}
+    with serve("streamlit_floor.log", "floor.py", folder) as url:
+        for _ in range(3):
+            for kind, path in (("words", "/"), ("chart", "/?chart=1")):
+                context, tab = visitor(browser)
+                content, usable = first_visit(tab, url + path, None)
+                context.close()
+                found[kind].append(content if kind == "words" else usable)
+    best = {kind: min(values) for kind, values in found.items()}
+    load = os.getloadavg()[0]
+    TIMINGS["floor: a one-line Streamlit page, first words"] = (best["words"], load, False, nan)
+    TIMINGS["floor: a page with one plotly chart, usable"] = (best["chart"], load, False, nan)
+    write_timings()
+    return best
+
+
 def visitor(browser, width: int = 1440):
     """A new visitor: a browser context of its own (a Streamlit session), requests recorded."""
     context, tab = new_tab(browser, width=width, height=900)
@@ -102,17 +134,19 @@ def visitor(browser, width: int = 1440):
     return context, tab
 
 
-def first_visit(tab, url: str, label: str) -> tuple[float, float]:
-    """Open ``url`` in a fresh tab -> (seconds to the first words, seconds to usable)."""
+def first_visit(tab, url: str, label: str | None) -> tuple[float, float]:
+    """Open ``url`` in a fresh tab -> (seconds to the first words, seconds to usable); noted
+    in ``timings.md`` under ``label`` (None: not noted)."""
     tab.add_init_script(CLOCK)
     tab.goto(url)
     tab.wait_for_function("() => window.__seen && window.__seen.usable", polling=100)
     wait_until_rendered(tab)
     content, usable = tab.evaluate("() => [window.__seen.content, window.__seen.usable]")
-    load = os.getloadavg()[0]
-    TIMINGS[f"{label}: first words"] = (content / 1000, load, True, float("nan"))
-    TIMINGS[f"{label}: usable"] = (usable / 1000, load, True, float("nan"))
-    write_timings()
+    if label:
+        load = os.getloadavg()[0]
+        TIMINGS[f"{label}: first words"] = (content / 1000, load, True, nan)
+        TIMINGS[f"{label}: usable"] = (usable / 1000, load, True, nan)
+        write_timings()
     return content / 1000, usable / 1000
 
 
@@ -123,13 +157,18 @@ def no_outside_requests() -> None:
 # ----------------------------------------------------------------------------- start-up
 
 
-def test_fresh_server_then_a_new_visitor(server, browser):
+def test_fresh_server_then_a_new_visitor(server, browser, floor):
     """The first visitor of a fresh server opens the Overview; later visitors find it warm.
 
-    Each figure must meet its goal, scaled by the load beyond the machine's two cores
-    (a busy CI machine), and is written to ``timings.md`` as measured.
+    The goals, scaled by the load beyond the machine's two cores (a busy CI machine): the
+    first words within 1 s (or within 0.25 s of Streamlit's own first words, where those
+    alone take longer), a fresh server's Overview usable within 4 s, and a new visitor's
+    landing page within 2 s.  A new visitor who opens the Overview by its address also
+    waits for plotly's scripts and three charts: within 1.5 s of Streamlit's one-chart
+    floor.  Every figure is written to ``timings.md`` as measured.
     """
     scale = max(1.0, os.getloadavg()[0] / 2)
+    words = max(FIRST_CONTENT, floor["words"] + 0.25) * scale
     context, tab = visitor(browser)
     content, usable = first_visit(tab, f"{server}/overview", "fresh server, Overview")
     # opened by its address, the page still runs inside app.py: wide, the app's page list
@@ -140,14 +179,15 @@ def test_fresh_server_then_a_new_visitor(server, browser):
     context.close()
     names = [text.split("\n")[-1] for text in nav]  # each link: its icon's name, then its text
     assert names[:2] == ["Start here", "Overview"] and width > 1000, (names, width)
+    goals = {"": WARM_VISITOR, "overview": max(WARM_VISITOR, floor["chart"] + 1.5)}
     for path, label in (("", "warm server, landing page"), ("overview", "warm server, Overview")):
         context, tab = visitor(browser)
         warm_content, warm_usable = first_visit(tab, f"{server}/{path}", label)
         assert not page_problems(tab), (label, page_problems(tab))
         context.close()
-        assert warm_content < FIRST_CONTENT * scale, (label, warm_content)
-        assert warm_usable < WARM_VISITOR * scale, (label, warm_usable)
-    assert content < FIRST_CONTENT * scale, ("fresh server: first words", content)
+        assert warm_content < words, (label, warm_content, floor)
+        assert warm_usable < goals[path] * scale, (label, warm_usable, floor)
+    assert content < words, ("fresh server: first words", content, floor)
     assert usable < OVERVIEW_USABLE * scale, ("fresh server: Overview usable", usable)
     no_outside_requests()
 
