@@ -54,7 +54,7 @@ PYTHON = [body for lang, body in BLOCKS if lang == "python"]
 def test_python_examples_run_each_on_its_own(monkeypatch, k) -> None:
     """Each block runs alone, in a namespace of its own: a reader may copy any one."""
     monkeypatch.chdir(ROOT)
-    namespace: dict[str, object] = {"__name__": "readme"}
+    namespace: dict[str, object] = {"__name__": "__main__"}  # as `python block.py` runs it
     exec(compile(PYTHON[k], f"README.md python block {k}", "exec"), namespace)
 
 
