@@ -30,7 +30,7 @@ from scipy import special, stats
 from strategies import SCORES, cases, depths, rel_levels
 
 import tiecore
-from tiecore.compare import RTOL, SMALLEST_P, compare, paired_tests
+from tiecore.compare import RTOL, SMALLEST_P, compare, paired_t, paired_tests
 
 PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SPECS = {
@@ -101,6 +101,35 @@ def test_t_test_and_effect_size_are_scipys_and_randomization_is_brute_force(seed
             assert np.isnan(row["t_pvalue"]) and np.isnan(row["effect_size"])
         assert bool(row["randomization_exact"]) == (2 ** len(d) <= 2**8)
         assert row["randomization_pvalue"] == pytest.approx(sign_flip_pvalue(d), abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("chunk", [7, 1 << 21])
+def test_paired_t_is_scipys_ttest_rel_on_each_pairs_shared_queries(seed, chunk, monkeypatch):
+    """The one t-test of compare and of the Rankings stars, per pair over the queries
+    both columns have (NaN elsewhere), in one chunk and in chunks of a pair or two."""
+    monkeypatch.setattr(tiecore.compare, "CHUNK_CELLS", chunk)
+    rng = np.random.default_rng(seed)
+    values = rng.random((12, 7)).round(2)
+    values[:, 1] = values[:, 0] - 0.1  # a constant difference: no t-test
+    values[rng.random(values.shape) < 0.25] = np.nan
+    values[1:, 6] = np.nan  # one query only: no t-test
+    i, j = np.triu_indices(values.shape[1], 1)
+    p, mean, sd, n = paired_t(values, i, j)
+    for k in range(len(i)):
+        both = ~np.isnan(values[:, i[k]]) & ~np.isnan(values[:, j[k]])
+        x, y = values[both, i[k]], values[both, j[k]]
+        assert n[k] == both.sum()
+        if n[k]:
+            assert mean[k] == pytest.approx(np.mean(x - y), rel=1e-12, abs=1e-15)
+        if n[k] > 1:
+            assert sd[k] == pytest.approx(np.std(x - y, ddof=1), rel=1e-9, abs=1e-15)
+        if n[k] > 1 and np.ptp(x - y) > 1e-9:
+            assert p[k] == pytest.approx(stats.ttest_rel(x, y).pvalue, rel=1e-9)
+        else:
+            assert np.isnan(p[k])
+    assert (n < 2).any() and (n[~np.isnan(p)] > 1).all()  # both kinds of pair occurred
+    assert np.isnan(p[0])  # the constant difference, whatever queries the pair shares
 
 
 def test_a_t_test_whose_tail_underflows_still_reports_a_positive_p():

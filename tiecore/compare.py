@@ -1076,7 +1076,7 @@ def _shared_tests(
         magnitude.max(axis=0, initial=0.0)[li], magnitude.max(axis=0, initial=0.0)[lj]
     )
     spread = magnitude.sum(axis=0)
-    mean, sd, total = np.zeros(pairs), np.zeros(pairs), np.zeros(pairs)
+    total = np.zeros(pairs)
     wilcoxon = np.full(pairs, np.nan)
     # the bootstrap intervals on a thread meanwhile (their sorts release the GIL), in this
     # context (numpy's error state)
@@ -1101,16 +1101,10 @@ def _shared_tests(
         d = x[:, li[part]] - x[:, lj[part]]
         total[part] = d.sum(axis=0)
         if n:
-            mean[part] = d.mean(axis=0)
             wilcoxon[part] = wilcoxon_pvalues(d, options["zero_method"], scale[part])
-        if n > 1:
-            sd[part] = d.std(axis=0, ddof=1)
-    varies = (n > 1) & (sd > RTOL * scale)
+    t_p, mean, sd, _ = paired_t(x, li, lj)
+    varies = ~np.isnan(t_p)
     with np.errstate(divide="ignore", invalid="ignore"):
-        t = mean / (sd / math.sqrt(max(n, 1)))
-        t_p = np.where(
-            varies, np.maximum(2.0 * stats.t.sf(np.abs(t), max(n - 1, 1)), SMALLEST_P), np.nan
-        )
         effect = np.where(varies, mean / sd, np.nan)
     threshold = np.abs(total) - RTOL * (spread[li] + spread[lj])
     if n == 0:
@@ -1244,6 +1238,70 @@ def _snap(d: np.ndarray, scale: np.ndarray) -> np.ndarray:
     snapped = np.empty_like(magnitude)
     np.put_along_axis(snapped, order, np.take_along_axis(ordered, first, axis=0), axis=0)
     return np.sign(d) * snapped
+
+
+def paired_t(
+    values: np.ndarray, i: np.ndarray, j: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Two-sided paired t-test of columns ``i[k]`` vs ``j[k]`` of ``values``, over shared rows.
+
+    The t-test of :func:`paired_tests` (``tiecore compare``) and of
+    :func:`tiecore.report.significance_vs_best`: for pair ``k`` the
+    differences ``d = x_i - x_j`` on the ``n`` rows where neither is NaN give
+    ``t = mean(d) / (sd(d) / sqrt(n))`` (``sd`` with ``ddof=1``) with ``n -
+    1`` degrees of freedom and ``p = 2 P(T > |t|)``, at least
+    :data:`SMALLEST_P` (as :func:`scipy.stats.ttest_rel` on those rows).  The
+    p-value is NaN when ``n < 2`` or ``d`` does not vary: ``sd <= RTOL *
+    max |x|, |y|`` (a constant difference up to rounding).  Vectorised in
+    chunks of pairs of at most :data:`CHUNK_CELLS` cells.
+
+    Parameters
+    ----------
+    values : ndarray
+        ``(queries, runs)``, NaN where a run lacks a query.
+    i, j : integer arrays
+        The pairs (columns of ``values``).
+
+    Returns
+    -------
+    p_value, mean, sd, n : ndarray
+        Over the pairs: the p-value, ``mean(d)`` (0 when ``n = 0``),
+        ``sd(d)`` (0 when ``n < 2``) and ``n``, the number of shared rows.
+
+    Examples
+    --------
+    >>> p, mean, sd, n = paired_t(np.array([[1.0, 0.0], [2.0, 0.0], [3.0, np.nan], [4.0, 1.0]]),
+    ...                           np.array([0]), np.array([1]))
+    >>> p.round(4).tolist(), mean.tolist(), sd.tolist(), n.tolist()
+    ([0.0742], [2.0], [1.0], [3])
+    """
+    values = np.asarray(values, np.float64)
+    i, j = np.asarray(i, np.intp), np.asarray(j, np.intp)
+    p, mean, sd = np.full(len(i), np.nan), np.zeros(len(i)), np.zeros(len(i))
+    n = np.zeros(len(i), np.int64)
+    step = max(1, CHUNK_CELLS // max(len(values), 1))
+    for start in range(0, len(i), step):
+        part = slice(start, start + step)
+        x, y = values[:, i[part]], values[:, j[part]]
+        d = x - y  # NaN where either lacks the row
+        missing = np.isnan(d)
+        d[missing] = 0.0
+        n[part] = count = len(d) - missing.sum(axis=0)
+        mean[part] = d.sum(axis=0) / np.maximum(count, 1)
+        d -= mean[part]
+        d[missing] = 0.0
+        sd[part] = np.sqrt(np.square(d).sum(axis=0) / np.maximum(count - 1, 1))
+        magnitude = np.maximum(np.abs(x), np.abs(y))
+        magnitude[missing] = 0.0
+        varies = (count > 1) & (sd[part] > RTOL * magnitude.max(axis=0, initial=0.0))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = mean[part] / (sd[part] / np.sqrt(count))
+            p[part] = np.where(
+                varies,
+                np.maximum(2.0 * stats.t.sf(np.abs(t), np.maximum(count - 1, 1)), SMALLEST_P),
+                np.nan,
+            )
+    return p, mean, sd, n
 
 
 @validate_params({"zero_method": ZERO_METHOD})

@@ -333,11 +333,12 @@ def significance_vs_best(
 
     The test and correction of the Rankings page and ``tiecore compare`` by
     default, so a star here and a significant pair there are one verdict: a
-    paired t-test on the per-query values of the queries both runs have, ``t =
-    mean(d) / (sd(d) / sqrt(n))`` with ``n - 1`` degrees of freedom, for every
-    unordered pair of the measure's runs; the p-values are corrected over those
-    pairs by :func:`tiecore.compare.adjust_pvalues` (Holm by default); the rows
-    are the pairs of each run with the best.
+    paired t-test (:func:`tiecore.compare.paired_t`) on the per-query values of
+    the queries both runs have, ``t = mean(d) / (sd(d) / sqrt(n))`` with ``n -
+    1`` degrees of freedom, for every unordered pair of the measure's runs; the
+    p-values are corrected over those pairs by
+    :func:`tiecore.compare.adjust_pvalues` (Holm by default); the rows are the
+    pairs of each run with the best.
 
     Parameters
     ----------
@@ -370,7 +371,7 @@ def significance_vs_best(
     0   a    a        False
     1   b    a         True
     """
-    from tiecore.compare import adjust_pvalues, warn_unequal_queries
+    from tiecore.compare import adjust_pvalues, paired_t, warn_unequal_queries
 
     rows = per_query[per_query["qid"].notna()]
     if len(rows):  # the runs' query sets (the same under every measure)
@@ -384,7 +385,7 @@ def significance_vs_best(
         means = wide.mean()
         best = str(means.idxmax()) if len(means) else None
         i, j = np.triu_indices(wide.shape[1], 1)
-        p = _t_pvalues(wide.to_numpy(np.float64), i, j)
+        p = paired_t(wide.to_numpy(np.float64), i, j)[0]
         adjusted = adjust_pvalues(p, correction)
         at = wide.columns.get_loc(best) if best is not None else -1
         with_best = {}
@@ -400,35 +401,6 @@ def significance_vs_best(
     table["significant"] = table["p_value_adj"] < alpha
     table.attrs["correction"] = correction
     return table
-
-
-def _t_pvalues(values: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
-    """Two-sided paired t-test p-values of columns ``i[k]`` vs ``j[k]`` of ``values``
-    (``queries x runs``, NaN where a run lacks a query), as :func:`tiecore.compare.
-    paired_tests` computes them, over the queries both have; in chunks of pairs."""
-    from scipy import stats
-
-    from tiecore.compare import CHUNK_CELLS, RTOL, SMALLEST_P
-
-    out = np.full(len(i), np.nan)
-    step = max(1, CHUNK_CELLS // max(len(values), 1))
-    for start in range(0, len(i), step):
-        part = slice(start, start + step)
-        x, y = values[:, i[part]], values[:, j[part]]
-        d = x - y  # NaN where either lacks the query
-        shared = ~np.isnan(d)
-        n = shared.sum(axis=0)
-        d = np.where(shared, d, 0.0)
-        mean = d.sum(axis=0) / np.maximum(n, 1)
-        centred = np.where(shared, d - mean, 0.0)
-        sd = np.sqrt((centred**2).sum(axis=0) / np.maximum(n - 1, 1))
-        scale = np.where(shared, np.maximum(np.abs(x), np.abs(y)), 0.0).max(axis=0, initial=0.0)
-        varies = (n >= 2) & (sd > RTOL * scale)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = mean / (sd / np.sqrt(n))
-            p = 2.0 * stats.t.sf(np.abs(t), np.maximum(n - 1, 1))
-        out[part] = np.where(varies, np.maximum(p, SMALLEST_P), np.nan)
-    return out
 
 
 # ----------------------------------------------------------------------------- formatting
