@@ -19,6 +19,7 @@ from tiecore._runs import mean as _mean
 from tiecore._runs import run_seed
 from tiecore._validation import DEPTH, EVALUATE, check, validate_params
 from tiecore._validation import MODES as MODES  # the tie modes, declared there
+from tiecore.budget import check_sample_time
 from tiecore.frames import check_run, check_runs
 from tiecore.judgments import Judgments, as_arrow_strings
 from tiecore.measures import Measure, parse_measures
@@ -144,6 +145,8 @@ def query_values(
     """
     if ties == "sampled":
         check_samples(samples, len(judgments.qids), len(measures), ranking.rank.size)
+        tied = int(ranking.size[ranking.size > 1].sum())  # the rows a sample draws, at most
+        check_sample_time(samples, tied, len(judgments.qids), len(measures))
         rng = rng if rng is not None else np.random.default_rng(0)
         return sample_values(
             ranking, judgments, list(measures), samples=samples, rng=rng, depth=depth

@@ -89,6 +89,7 @@ from tiecore._validation import (
 from tiecore._validation import CI_METHODS as CI_METHODS  # re-exported, declared there
 from tiecore._validation import CORRECTIONS as CORRECTIONS
 from tiecore._validation import ZERO_METHODS as ZERO_METHODS
+from tiecore.budget import check_compare
 from tiecore.errors import InputError, TieCoreWarning
 from tiecore.judgments import Judgments
 from tiecore.measures import Measure, parse_measures
@@ -417,6 +418,7 @@ def compare(
     judgments = Judgments.from_qrels(qrels, rel_level)
     if count is not None:
         check_memory(samples, count, len(judgments.qids))
+        check_compare(n_resamples, n_bootstrap, count, len(judgments.qids))  # tiecore.budget
 
     def step(done: int, runs_total: int | None, label: str) -> None:
         if progress is not None:  # the runs, then the pairs and the agreement
@@ -437,6 +439,7 @@ def compare(
     found = map_runs(work, runs, client=client, progress=step, merge=merge, threads=THREADS)
     names = pd.Index([f.name for f in found], name="run")  # files' names are final now
     _check_runs(len(found), list(names), baseline)
+    check_compare(n_resamples, n_bootstrap, len(found), len(judgments.qids))
     scores = pd.DataFrame(
         {o: [f.scores[o] for f in found] for o in ORDERINGS}, index=names, dtype=np.float64
     )
