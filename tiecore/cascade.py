@@ -165,21 +165,23 @@ def err_aware(
     return value
 
 
-def _check_cost(ranking: Ranking, qids, live: np.ndarray, counts: np.ndarray) -> None:
+def _check_cost(ranking: Ranking, qids, live: np.ndarray, d: np.ndarray, counts) -> None:
     """Refuse (InputError) an exact mean whose :func:`subset_cost` passes the budgets
-    (:mod:`tiecore.budget`), with the largest cutoff that fits."""
+    (:mod:`tiecore.budget`), with the largest cutoff that fits (``d``: each live group's
+    slots above the cut)."""
     from tiecore import budget
 
     n, t = ranking.size[live], ranking.offset[live]
 
     def price(cut: int) -> tuple[float, float]:
-        return subset_cost(n, np.clip(cut - t, 0, n) + 1, counts)
+        return subset_cost(n, np.minimum(np.clip(cut - t, 0, n), d) + 1, counts)
 
-    seconds, memory = price(int((t + n).max(initial=0)))
+    deepest = int((t + d).max(initial=0))
+    seconds, memory = price(deepest)
     if seconds <= budget.time_budget() and memory <= budget.memory_budget():
         return
     worst = live[np.argmax(n)]
-    fits = budget.largest(price, int((t + n).max()))
+    fits = budget.largest(price, deepest)
     budget.check(
         f"run {ranking.name}",
         f"query {qids[ranking.group_query[worst]]} has a tie group of {ranking.size[worst]} "
@@ -204,7 +206,7 @@ def _tied_group_means(ranking, stop, decay, live, slots, qids) -> np.ndarray:
     counts = np.bincount(cell, minlength=live.size * grades.size).reshape(live.size, -1)
     # the stop-free grade (x = 1) last: its docs then only dilute, and a DP step's
     # terms are bounded by the few docs with R > 0 (not by the group size)
-    _check_cost(ranking, qids, live, counts[:, ::-1])
+    _check_cost(ranking, qids, live, d, counts[:, ::-1])
     means = subset_product_means(n, top, counts[:, ::-1], 1.0 - grades[::-1])
     base = np.cumsum(top + 1) - (top + 1)
     owner, p = _ragged(d)
