@@ -96,6 +96,8 @@ class FreshVenv:
         argv = [str(self.bin / "python"), "-m", "pip", "install", "-q", *shlex.split(args)]
         done = self.run(argv, timeout=600)
         assert done.returncode == 0, f"pip install {args} failed:\n{done.stdout}\n{done.stderr}"
+        # pip < 23.3 only warns when an extra's name does not match the metadata's
+        assert "does not provide the extra" not in done.stderr, done.stderr
         self.done.add(args)
         self.seconds[f"pip install {args}"] = time.perf_counter() - start
 
