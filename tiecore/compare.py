@@ -1288,14 +1288,15 @@ def paired_t(
         x, y = values[:, i[part]], values[:, j[part]]
         d = x - y  # NaN where either lacks the row
         missing = np.isnan(d)
+        # in place: a fresh array of this size costs more (page faults) than the arithmetic
+        magnitude = np.maximum(np.abs(x, out=x), np.abs(y, out=y), out=x)
+        magnitude[missing] = 0.0
         d[missing] = 0.0
         n[part] = count = len(d) - missing.sum(axis=0)
         mean[part] = d.sum(axis=0) / np.maximum(count, 1)
         d -= mean[part]
         d[missing] = 0.0
-        sd[part] = np.sqrt(np.square(d).sum(axis=0) / np.maximum(count - 1, 1))
-        magnitude = np.maximum(np.abs(x), np.abs(y))
-        magnitude[missing] = 0.0
+        sd[part] = np.sqrt(np.square(d, out=d).sum(axis=0) / np.maximum(count - 1, 1))
         varies = (count > 1) & (sd[part] > RTOL * magnitude.max(axis=0, initial=0.0))
         with np.errstate(divide="ignore", invalid="ignore"):
             t = mean[part] / (sd[part] / np.sqrt(count))
