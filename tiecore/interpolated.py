@@ -82,11 +82,16 @@ def budget_scope(budget: float) -> Iterator[None]:
 
 
 def _budget(budget: float | None) -> float:
-    """The budget a call uses: its own, else the scope's, else :data:`BUDGET`."""
+    """The budget a call uses: its own, else the scope's, else :data:`BUDGET` (at the default
+    time budget, 60 s; in proportion to ``TIECORE_TIME_BUDGET`` when that is set)."""
     if budget is not None:
         return budget
     scoped = _SCOPED_BUDGET.get()
-    return BUDGET if scoped is None else scoped
+    if scoped is not None:
+        return scoped
+    from tiecore.budget import DEFAULT_SECONDS, time_budget
+
+    return BUDGET * time_budget() / DEFAULT_SECONDS  # TIECORE_TIME_BUDGET scales it
 
 
 def level_names(levels=RECALL_LEVELS) -> list[str]:
