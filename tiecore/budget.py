@@ -27,6 +27,8 @@ DEFAULT_SECONDS = 60.0
 TIME_ENV, MEMORY_ENV = "TIECORE_TIME_BUDGET", "TIECORE_MEMORY_BUDGET"
 #: Share of the available memory a computation may take by default.
 MEMORY_SHARE = 0.5
+#: Bytes that fit whatever memory is available (:func:`within` reads no file for them).
+SMALL = 1 << 26
 
 #: Seconds per cell of sampled mode: one sample of one tied row (draw, place, tally).
 SAMPLE_SECONDS = 1.2e-7
@@ -98,6 +100,21 @@ def _setting(name: str, default: float) -> float:
     if not (math.isfinite(value) and value > 0):
         raise InputError(name, None, f"{text!r} is not a budget", "a positive number")
     return value
+
+
+def within(seconds: float, memory: float) -> bool:
+    """Whether ``seconds`` and ``memory`` bytes fit both budgets (the memory left unread
+    below :data:`SMALL` bytes, unless ``TIECORE_MEMORY_BUDGET`` is set: a cheap test for
+    the ordinary case).
+
+    >>> within(1.0, 1e6), within(1e9, 0.0)
+    (True, False)
+    """
+    if seconds > time_budget():
+        return False
+    if memory <= SMALL and not os.environ.get(MEMORY_ENV, "").strip():
+        return True
+    return memory <= memory_budget()
 
 
 def largest(cost: Callable[[int], tuple[float, float]], high: int) -> int:
@@ -212,7 +229,7 @@ def check_compare(n_resamples: int, n_bootstrap: int, runs: int, queries: int) -
         ("bootstrap", n_bootstrap, "bootstrap resamples"),
     ):
         seconds, memory = cost[option]
-        if seconds <= time_budget() and memory <= memory_budget():
+        if within(seconds, memory):
             continue
 
         def price(k: int, option: str = option) -> tuple[float, float]:

@@ -178,7 +178,7 @@ def _check_cost(ranking: Ranking, qids, live: np.ndarray, d: np.ndarray, counts)
 
     deepest = int((t + d).max(initial=0))
     seconds, memory = price(deepest)
-    if seconds <= budget.time_budget() and memory <= budget.memory_budget():
+    if budget.within(seconds, memory):
         return
     worst = live[np.argmax(n)]
     fits = budget.largest(price, deepest)
