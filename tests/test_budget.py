@@ -182,3 +182,19 @@ def test_ordinary_data_pass_every_budget(tmp_path, capsys):
     argv = ["compare", str(ROBUST_QRELS), run, str(robust_run("input.InexpC2.gz")), "-m", "AP"]
     assert main(argv) == 0
     capsys.readouterr()
+
+
+def test_spreads_are_priced_over_all_groups(monkeypatch):
+    """ERR's and infAP's exact variances are refused when their summed steps pass the
+    time budget (each group alone is within its own step limit)."""
+    run, qrels = one_group(2000)
+    frame = tiecore.evaluate_spread(run, qrels, "ERR@40")
+    assert frame["var"].iloc[0] > 0
+    monkeypatch.setenv(budget.TIME_ENV, "0.05")
+    with pytest.raises(InputError, match="ERR's exact variance") as error:
+        tiecore.evaluate_spread(run, qrels, "ERR@40")
+    k = at_most(str(error.value))
+    assert 0 < k < 40
+    assert tiecore.evaluate_spread(run, qrels, f"ERR@{k}")["var"].iloc[0] > 0
+    with pytest.raises(InputError, match=r"infAP's exact variance .* a depth of at most"):
+        tiecore.evaluate_spread(run, qrels, "infAP")

@@ -45,6 +45,8 @@ MAX_GRADE = 4
 #: Seconds and bytes per term of :func:`subset_product_means` (measured: 1.9e-7 to 3.5e-7 s
 #: and 75 to 88 bytes a term, the pass's index, weight and temporary arrays).
 TERM_SECONDS, TERM_BYTES = 3.5e-7, 96.0
+#: Seconds per term of :func:`err_variance`'s pair program (measured 3.4e-8).
+VARIANCE_TERM_SECONDS = 5e-8
 
 
 def stop_probabilities(
@@ -363,8 +365,7 @@ def err_variance(
     n, t, d = ranking.size[live], ranking.offset[live], slots[live]
     # terms of the pair DP: states (d+1)^2/2, each with up to (c+1)^2 splits of the
     # docs with R > 0 (the stop-free docs come last and only dilute)
-    c = np.minimum(nonzero[live], d) + 1.0
-    cost = c**2 * ((d + 1.0) ** 2 / 2 + c**2)
+    cost = _variance_terms(nonzero[live], d)
     if cost.max() > budget:
         worst = live[np.argmax(cost)]
         raise InputError(
@@ -376,6 +377,7 @@ def err_variance(
             f"the {budget:.2g} allowed",
             "a smaller cutoff, or ties='sampled' for this run",
         )
+    _check_variance_time(ranking, judgments.qids, live, nonzero[live], d, cost)
     owner, local = _ragged(n)
     grades, grade_of_row = np.unique(
         stop[ranking.group_start[live][owner] + local], return_inverse=True
@@ -391,6 +393,43 @@ def err_variance(
     start = decay[gq[live], t]
     np.add.at(out, gq[live], start**2 * variance)
     return out
+
+
+def _variance_terms(nonzero: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """Terms of the variance's pair program per group: ``c^2 ((d + 1)^2 / 2 + c^2)``,
+    ``c = min(nonzero, d) + 1`` (see :func:`err_variance`)."""
+    c = np.minimum(nonzero, d) + 1.0
+    return c**2 * ((d + 1.0) ** 2 / 2 + c**2)
+
+
+def _check_variance_time(ranking, qids, live, nonzero, d, cost) -> None:
+    """Refuse (InputError) a variance whose terms, at :data:`VARIANCE_TERM_SECONDS`, pass
+    the time budget (:mod:`tiecore.budget`) summed over all groups, with the largest
+    cutoff that fits."""
+    from tiecore import budget
+
+    seconds = float(cost.sum()) * VARIANCE_TERM_SECONDS
+    if budget.within(seconds, 0.0):
+        return
+    t = ranking.offset[live]
+
+    def price(cut: int) -> tuple[float, float]:
+        slots = np.minimum(np.clip(cut - t, 0, None), d)
+        terms = np.where(slots > 0, _variance_terms(nonzero, slots), 0.0)
+        return float(terms.sum()) * VARIANCE_TERM_SECONDS, 0.0
+
+    fits = budget.largest(price, int((t + d).max()))
+    budget.check(
+        f"run {ranking.name}",
+        f"ERR's exact variance over {live.size} tie groups (the largest "
+        f"{int(ranking.size[live].max())} docs, in query "
+        f"{qids[ranking.group_query[live[np.argmax(cost)]]]})",
+        seconds,
+        0.0,
+        f"ERR@k with k at most {fits}, or ties='sampled' for this run"
+        if fits
+        else "ties='sampled' for this run",
+    )
 
 
 def _group_variances(n, t, d, counts, x) -> np.ndarray:

@@ -80,8 +80,9 @@ EPSILON = 0.00001
 OTHER, UNJUDGED, NONREL, REL = 0, 1, 2, 3
 #: Most steps one group may need (the variance's slots times cells, the bounds' cells).
 BUDGET = 2e7
-#: Seconds per step of :func:`_chain_cost` (measured 0.8e-8 to 1.0e-8 on one core).
-STEP_SECONDS = 1.2e-8
+#: Seconds per step of :func:`_chain_cost`, for the mean and for the variance
+#: (measured 0.5e-8 to 1.0e-8, and 2.1e-8 to 3.0e-8, on one core).
+STEP_SECONDS, VARIANCE_STEP_SECONDS = 1.2e-8, 4e-8
 #: Cells of the bounds' program at once (memory); the variance's pass takes a 16th.
 _CHUNK = 2_000_000
 #: A slot of the variance's pass costs about as much as this many cells besides its
@@ -334,8 +335,8 @@ def _chain_cost(groups: _Groups) -> np.ndarray:
     return groups.d * (np.minimum(groups.R + groups.N, groups.d - 1) + 1.0 + _SLOT)
 
 
-def _check_time(groups: _Groups) -> None:
-    """Refuse (InputError) a pass whose :func:`_chain_cost` steps, at :data:`STEP_SECONDS`
+def _check_time(groups: _Groups, step: float) -> None:
+    """Refuse (InputError) a pass whose :func:`_chain_cost` steps, at ``step`` seconds
     each, pass the time budget (:mod:`tiecore.budget`), with the largest depth that fits."""
     from tiecore import budget
 
@@ -347,7 +348,7 @@ def _check_time(groups: _Groups) -> None:
     def price(depth: int) -> tuple[float, float]:
         d = np.clip(np.minimum(full, depth) - t, 0, n)
         cells = np.minimum(groups.R + groups.N, np.maximum(d - 1, 0)) + 1.0
-        return float((d * (cells + _SLOT)).sum()) * STEP_SECONDS, 0.0
+        return float((d * (cells + _SLOT)).sum()) * step, 0.0
 
     deepest = int(full.max())
     seconds, _ = price(deepest)
@@ -359,7 +360,7 @@ def _check_time(groups: _Groups) -> None:
         f"run {groups.name}",
         f"query {groups.qids[groups.query[worst]]} has a tie group of {n[worst]} docs "
         f"({groups.R[worst]} relevant, {groups.N[worst]} judged non-relevant): infAP's "
-        "exact mean over its orderings",
+        f"exact {'variance' if step > STEP_SECONDS else 'mean'} over its orderings",
         seconds,
         0.0,
         f"a depth of at most {fits}, or ties='sampled' for infAP on this run"
@@ -374,7 +375,7 @@ def _group_moments(groups: _Groups, *, second: bool, budget: float = BUDGET):
         return np.zeros(0), np.zeros(0)
     if second:
         groups.refuse(_chain_cost(groups), "variance", budget)
-    _check_time(groups)
+    _check_time(groups, VARIANCE_STEP_SECONDS if second else STEP_SECONDS)
     mean, square = np.zeros(groups.live.size), np.zeros(groups.live.size)
     order = np.argsort(-groups.d, kind="stable")  # similar lengths together
     cells = np.minimum(groups.R + groups.N, groups.d - 1) + 1.0
