@@ -14,35 +14,49 @@ import streamlit as st
 
 #: The tab's icon, an SVG shipped with the app (sent inline: nothing is fetched from a font host).
 ICON = Path(__file__).parent / "app_lib" / "icon.svg"
-st.set_page_config(page_title="tiecore explorer", page_icon=str(ICON), layout="wide")
+#: The pages, by file, with their titles and icons.  They live in app_pages/: a folder named
+#: pages/ beside this file would switch Streamlit to its legacy multipage mode for a visitor
+#: who opens a page's address directly (that page run without this file: narrow, its file
+#: names as the page list, no shared sidebar).
+PAGES = (
+    ("start", "Start here", "school"),
+    ("overview", "Overview", "bar_chart"),
+    ("tie_anatomy", "Tie anatomy", "biotech"),
+    ("variance", "Variance", "casino"),
+    ("rankings", "System rankings", "leaderboard"),
+    ("scoring_functions", "Scoring functions", "functions"),
+    ("builder", "Build a scoring function", "tune"),
+    ("precision", "Precision what-if", "target"),
+    ("playground", "Playground", "toys"),
+)
 
-# The pages live in app_pages/: a folder named pages/ beside this file would switch Streamlit
-# to its legacy multipage mode for a visitor who opens a page's address directly (that page
-# run without this file: narrow, its file names as the page list, no shared sidebar).
-PAGES = [
-    st.Page("app_pages/start.py", title="Start here", icon=":material/school:", default=True),
-    st.Page("app_pages/overview.py", title="Overview", icon=":material/bar_chart:"),
-    st.Page("app_pages/tie_anatomy.py", title="Tie anatomy", icon=":material/biotech:"),
-    st.Page("app_pages/variance.py", title="Variance", icon=":material/casino:"),
-    st.Page("app_pages/rankings.py", title="System rankings", icon=":material/leaderboard:"),
-    st.Page(
-        "app_pages/scoring_functions.py", title="Scoring functions", icon=":material/functions:"
-    ),
-    st.Page("app_pages/builder.py", title="Build a scoring function", icon=":material/tune:"),
-    st.Page("app_pages/precision.py", title="Precision what-if", icon=":material/target:"),
-    st.Page("app_pages/playground.py", title="Playground", icon=":material/toys:"),
-]
 
-page = st.navigation(PAGES)
-# The page's name at once, before the app layer is imported (pandas, plotly, tiecore: about
-# a second on a fresh server) and before the sidebar reads the data; the page's own title
-# takes its place.
-heading = st.empty()
-heading.title(page.title)
-with st.spinner("Loading the data ..."):
-    from app_lib import sidebar, warm  # after the first words (see above)
+def main() -> None:
+    """One run of the app for one visitor: the page list, its name at once, the sidebar,
+    the page."""
+    st.set_page_config(page_title="tiecore explorer", page_icon=str(ICON), layout="wide")
+    page = st.navigation(
+        [
+            st.Page(f"app_pages/{name}.py", title=title, icon=f":material/{icon}:",
+                    default=name == "start")
+            for name, title, icon in PAGES
+        ]
+    )  # fmt: skip
+    # The page's name at once, before the app layer is imported (pandas, plotly, tiecore:
+    # about a second on a fresh server) and before the sidebar reads the data; the page's
+    # own title takes its place.
+    heading = st.empty()
+    heading.title(page.title)
+    with st.spinner("Loading the data ..."):
+        from app_lib import sidebar, warm  # after the first words (see above)
 
-    warm.start()  # once per server: the MSLR sample's first view, computed ahead
-    sidebar.sidebar()  # its messages (a bad upload, say) stay at the top of the page
-heading.empty()
-page.run()
+        warm.start()  # once per server: the MSLR sample's first view, computed ahead
+        sidebar.sidebar()  # its messages (a bad upload, say) stay at the top of the page
+    heading.empty()
+    page.run()
+
+
+# Streamlit runs this file as __main__; a process that only imports it (multiprocessing's
+# spawn re-imports the main module of a process where Streamlit ran it) draws nothing.
+if __name__ == "__main__":
+    main()

@@ -10,7 +10,6 @@ source, :func:`tiecore.report.combine_modes`.
 from __future__ import annotations
 
 import itertools
-import re
 from fractions import Fraction
 
 import numpy as np
@@ -25,6 +24,7 @@ from test_app import (  # noqa: F401  (no_warm_up: an autouse fixture)
     table,
 )
 
+import app
 import tiecore
 from app_lib import glossary
 from tiecore import report, spread
@@ -78,7 +78,7 @@ def test_the_start_page_links_every_page_and_skips_to_the_data():
     targets = [link.proto.page for link in links]
     labels = [link.proto.label for link in links]
     assert labels[0] == "Skip to the data →"
-    app_pages = re.findall(r'st\.Page\(\s*"app_pages/([a-z_]+)\.py"', (ROOT / "app.py").read_text())
+    app_pages = [name for name, _, _ in app.PAGES]
     assert app_pages[0] == "start" and len(app_pages) == 9
     assert targets[0] == "overview" and targets[1:] == app_pages[1:]  # each page once, in order
     assert labels[1:] == [
