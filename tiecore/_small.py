@@ -135,7 +135,8 @@ def _unique_pairs(qid: list, docno: list) -> None:
 
 def read_run(path: str) -> SmallRun:
     """A run file: 5 or 6 fields on every line as on the first (at least 6 on every
-    line when the first has more), finite scores, each docno once per query."""
+    line when the first has more, and more than 6 on another line too), finite scores,
+    each docno once per query."""
     records = _records(_text(path))
     if not records:
         raise Refused
@@ -145,6 +146,8 @@ def read_run(path: str) -> SmallRun:
     if first > 6:
         if any(len(r) < 6 for r in records):
             raise Refused
+        if len(records) > 1 and all(len(r) == 6 for r in records[1:]):
+            raise Refused  # the first line alone has more: refused as anywhere else (io)
     elif any(len(r) != first for r in records):
         raise Refused
     if not all(_SCORE.fullmatch(r[4]) for r in records):

@@ -428,15 +428,18 @@ def _cast(values: pa.Array | pa.ChunkedArray, typ: pa.DataType) -> tuple[pa.Arra
     The bad value is found by bisection with the same arrow parser, so what counts as
     a number is exactly what arrow (and :mod:`pyarrow.csv`) accepts.
     """
+    def cast(part):  # pyarrow.compute.cast without importing pyarrow.compute (see kernel)
+        return kernel("cast", part, options=Kernels.CastOptions.safe(typ))
+
     try:
-        return pc.cast(values, typ), None
+        return cast(values), None
     except pa.ArrowInvalid:
         pass
     lo, hi = 0, len(values)  # the first bad value lies in [lo, hi)
     while hi - lo > 1:
         mid = (lo + hi) // 2
         try:
-            pc.cast(values.slice(lo, mid - lo), typ)
+            cast(values.slice(lo, mid - lo))
         except pa.ArrowInvalid:
             hi = mid
         else:
