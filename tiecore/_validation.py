@@ -543,6 +543,7 @@ METRICS = {
     "rel_level": REL_LEVEL,
     "average": BOOL,
     "gain": GAIN,
+    "spread": BOOL,
 }
 #: The metrics whose ``k`` is required.
 METRICS_AT_K = {**METRICS, "k": CUTOFF}

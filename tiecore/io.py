@@ -428,6 +428,7 @@ def _cast(values: pa.Array | pa.ChunkedArray, typ: pa.DataType) -> tuple[pa.Arra
     The bad value is found by bisection with the same arrow parser, so what counts as
     a number is exactly what arrow (and :mod:`pyarrow.csv`) accepts.
     """
+
     def cast(part):  # pyarrow.compute.cast without importing pyarrow.compute (see kernel)
         return kernel("cast", part, options=Kernels.CastOptions.safe(typ))
 

@@ -61,7 +61,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from tiecore._validation import BOOL, METRICS, METRICS_AT_K, pick, validate_params
+from tiecore._validation import METRICS, METRICS_AT_K, pick, validate_params
 from tiecore.errors import InputError
 
 __all__ = [
@@ -76,9 +76,8 @@ __all__ = [
 
 #: The options each metric checks (tiecore._validation, sklearn-style): one message naming
 #: the option, the value and what was expected.
-_OPTIONS = pick(METRICS, "k", "ties", "tiebreak", "rel_level", "average") | {"spread": BOOL}
-_OPTIONS_AT_K = pick(METRICS_AT_K, "k", "ties", "tiebreak", "rel_level", "average")
-_OPTIONS_AT_K |= {"spread": BOOL}
+_OPTIONS = pick(METRICS, "k", "ties", "tiebreak", "rel_level", "average", "spread")
+_OPTIONS_AT_K = pick(METRICS_AT_K, "k", "ties", "tiebreak", "rel_level", "average", "spread")
 
 
 @dataclass(frozen=True)
@@ -438,7 +437,7 @@ def reciprocal_rank(
     )  # fmt: skip
 
 
-@validate_params(pick(METRICS, "k", "gain", "ties", "tiebreak", "average") | {"spread": BOOL})
+@validate_params(pick(METRICS, "k", "gain", "ties", "tiebreak", "average", "spread"))
 def ndcg(
     y_true: ArrayLike,
     y_score: ArrayLike,
