@@ -53,7 +53,10 @@ def main() -> None:
         warm.start()  # once per server: the MSLR sample's first view, computed ahead
         sidebar.sidebar()  # its messages (a bad upload, say) stay at the top of the page
     heading.empty()
-    page.run()
+    # a spinner whenever the page computes for more than half a second (Streamlit shows it
+    # after 0.5 s), whatever the page: a setting change never waits without a sign
+    with st.spinner("Computing ..."):
+        page.run()
 
 
 # Streamlit runs this file as __main__; a process that only imports it (multiprocessing's
