@@ -24,8 +24,8 @@ PyTerrier's ``pt.Experiment`` (it calls ``ir_measures.iter_calc``)::
 
     with as_default():  # tie-aware values for every measure tiecore has
         pt.Experiment([bm25], topics, qrels, eval_metrics=[ir_measures.nDCG @ 10])
-  As with
-every ir_measures provider, a query of the qrels that the run lacks scores the
+
+As with every ir_measures provider, a query of the qrels that the run lacks scores the
 measure's default (0) in ``iter_calc`` and the aggregate averages over every qrels
 query (tiecore's ``complete=True``); queries only the run has are ignored.
 
