@@ -10,12 +10,12 @@ tabular read back cell by cell.
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import norm
+from test_report import _balanced, _tabular  # the LaTeX readers, defined once
 
 import tiecore
 from tiecore import report
@@ -188,22 +188,6 @@ def test_shifts_and_p_values_print_as_a_paper_prints_them():
     assert report.format_pvalue(0.04567) == "0.0457"
     assert report.format_pvalue(float("nan")) == "—"
     assert report.format_value(None) == "—"
-
-
-def _tabular(latex: str) -> tuple[str, list[list[str]]]:
-    spec = re.search(r"\\begin\{tabular\}\{([lrc]+)\}", latex).group(1)
-    inner = latex[latex.index("\\toprule") : latex.index("\\bottomrule")]
-    rows = [line.removesuffix(" \\\\").split(" & ") for line in inner.splitlines()]
-    return spec, [row for row in rows if row[0] not in ("\\toprule", "\\midrule")]
-
-
-def _balanced(text: str) -> bool:
-    depth = 0
-    for brace in re.sub(r"\\[{}]", "", text):
-        depth += {"{": 1, "}": -1}.get(brace, 0)
-        if depth < 0:
-            return False
-    return depth == 0
 
 
 def test_frame_to_latex_escapes_text_and_formats_numbers():
