@@ -165,6 +165,21 @@ def png(spec: dict, width: int = 1000, scale: float = 2.0) -> bytes:
         return pio.to_image(go.Figure(spec), format="png", width=width, height=height, scale=scale)
 
 
+def band(x, low, high, name: str, fill: str = "rgba(31,119,180,0.15)") -> go.Scatter:
+    """A shaded band between ``low`` and ``high`` along ``x`` (a min-max range, a ±2 sd
+    interval): one closed outline, no line, no hover."""
+    x, low, high = np.asarray(x), np.asarray(low, np.float64), np.asarray(high, np.float64)
+    return go.Scatter(
+        x=np.concatenate([x, x[::-1]]),
+        y=np.concatenate([high, low[::-1]]),
+        fill="toself",
+        fillcolor=fill,
+        line={"width": 0},
+        name=name,
+        hoverinfo="skip",
+    )
+
+
 #: Characters per line of a chart's title: what a phone's 390 px holds.  Plotly does not wrap
 #: text, so :func:`wrap` breaks longer titles between words.
 TITLE_LINE = 44

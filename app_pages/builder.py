@@ -134,14 +134,8 @@ cols[5].metric(
 x = found["label"].tolist()
 values = go.Figure()
 values.add_trace(
-    go.Scatter(
-        x=x + x[::-1],
-        y=[*found["max"], *found["min"][::-1]],
-        fill="toself",
-        fillcolor="rgba(150,150,150,0.25)",
-        line={"width": 0},
-        name="min … max over all tie-breaks",
-        hoverinfo="skip",
+    ch.band(
+        x, found["min"], found["max"], "min … max over all tie-breaks", "rgba(150,150,150,0.25)"
     )
 )
 values.add_trace(

@@ -59,17 +59,7 @@ def interpolated_precision(run: str) -> None:
     recall = table["recall"]
     figure = go.Figure()
     if curve["refused"] is None:
-        figure.add_trace(
-            go.Scatter(
-                x=np.concatenate([recall, recall[::-1]]),
-                y=np.concatenate([table["max"], table["min"][::-1]]),
-                fill="toself",
-                fillcolor="rgba(31,119,180,0.15)",
-                line={"width": 0},
-                name="min–max over orderings",
-                hoverinfo="skip",
-            )
-        )
+        figure.add_trace(ch.band(recall, table["min"], table["max"], "min–max over orderings"))
     figure.add_trace(
         go.Scatter(
             x=recall,
@@ -259,17 +249,7 @@ running = np.cumsum(sample_means.to_numpy()) / n
 aware = float(exact["value"].mean())
 band = 2 * np.sqrt(mean_var / n)
 line = go.Figure()
-line.add_trace(
-    go.Scatter(
-        x=np.concatenate([n, n[::-1]]),
-        y=np.concatenate([aware + band, (aware - band)[::-1]]),
-        fill="toself",
-        fillcolor="rgba(31,119,180,0.15)",
-        line={"width": 0},
-        name="aware ± 2 sd/√n",
-        hoverinfo="skip",
-    )
-)
+line.add_trace(ch.band(n, aware - band, aware + band, "aware ± 2 sd/√n"))
 line.add_trace(
     go.Scatter(
         x=n,
