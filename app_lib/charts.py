@@ -401,6 +401,18 @@ def column_config(frame: pd.DataFrame, **overrides) -> dict:
     return config
 
 
+def share_tied_column(**extra) -> dict:
+    """The "share tied" column of a tie profile: a bar from 0 to 100 % (``extra``: width...)."""
+    return st.column_config.ProgressColumn(
+        "share tied",
+        format="percent",
+        min_value=0.0,
+        max_value=1.0,
+        help=GLOSSARY["share_tied_rows"],
+        **extra,
+    )
+
+
 def show_table(
     frame: pd.DataFrame,
     name: str,

@@ -464,14 +464,7 @@ with left:
         column_config={
             "run": st.column_config.TextColumn("run", width="medium"),
             "rows": st.column_config.NumberColumn("rows", width="small"),
-            "share_tied_rows": st.column_config.ProgressColumn(
-                "share tied",
-                format="percent",
-                min_value=0.0,
-                max_value=1.0,
-                help=ch.GLOSSARY["share_tied_rows"],
-                width="small",
-            ),
+            "share_tied_rows": ch.share_tied_column(width="small"),
             "largest_group": st.column_config.NumberColumn(
                 "largest group", help=ch.GLOSSARY["largest_group"], width="small"
             ),

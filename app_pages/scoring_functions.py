@@ -241,13 +241,7 @@ POLICY = {"aware": "tie-aware", "trec_eval": "trec_eval", "docno_asc": "docno as
 LABELS = {
     "run": st.column_config.TextColumn(one),
     "name": st.column_config.TextColumn("name", width="large"),
-    "share_tied_rows": st.column_config.ProgressColumn(
-        "share tied",
-        format="percent",
-        min_value=0.0,
-        max_value=1.0,
-        help=ch.GLOSSARY["share_tied_rows"],
-    ),
+    "share_tied_rows": ch.share_tied_column(),
     "aware": st.column_config.NumberColumn("tie-aware", help=ch.GLOSSARY["aware"], **number),
     "trec_eval_minus_aware": st.column_config.NumberColumn(
         "bias", format="%+.4f", help="trec_eval − tie-aware"
