@@ -167,11 +167,12 @@ def png(spec: dict, width: int = 1000, scale: float = 2.0) -> bytes:
 
 def band(x, low, high, name: str, fill: str = "rgba(31,119,180,0.15)") -> go.Scatter:
     """A shaded band between ``low`` and ``high`` along ``x`` (a min-max range, a ±2 sd
-    interval): one closed outline, no line, no hover."""
+    interval): one closed outline, no line, no markers, no hover."""
     x, low, high = np.asarray(x), np.asarray(low, np.float64), np.asarray(high, np.float64)
     return go.Scatter(
         x=np.concatenate([x, x[::-1]]),
         y=np.concatenate([high, low[::-1]]),
+        mode="lines",  # no markers: plotly marks each point of a short trace by default
         fill="toself",
         fillcolor=fill,
         line={"width": 0},
