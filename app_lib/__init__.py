@@ -5,6 +5,6 @@
 - :mod:`app_lib.cache`: cached calls into :mod:`tiecore` (every number the pages show);
 - :mod:`app_lib.charts`: the one chart helper, tables with CSV downloads, and the glossary.
 
-Every measure value comes from :mod:`tiecore` (``tiecore.anatomy``, ``tiecore.report``,
-``tiecore.builder`` and the core); the pages only lay out and draw.
+Every measure value comes from :mod:`tiecore` (``tiecore.explain.anatomy``, ``tiecore.report``,
+``tiecore.explain.builder`` and the core); the pages only lay out and draw.
 """

@@ -20,8 +20,9 @@ import tiecore
 from app_lib import data, warm
 from app_lib.data import Dataset
 from app_lib.sidebar import DEFAULT_MEASURES, MEASURE_CHOICES, Settings, with_gain
-from tiecore import anatomy, builder, report
+from tiecore import report
 from tiecore.errors import TieCoreWarning
+from tiecore.explain import anatomy, builder
 from tiecore.measures import Measure
 
 
@@ -131,7 +132,7 @@ def _sampled(
     """Sampled :func:`tiecore.evaluate` of ``names``, kept per run and measure.
 
     A measure's sampled values do not depend on the other measures of the call
-    (:mod:`tiecore.sampling` draws the same orders), so each (run, measure) is
+    (:mod:`tiecore.engine.sampling` draws the same orders), so each (run, measure) is
     kept on its own: choosing another measure samples that measure only, and
     going back samples nothing.  The runs that miss the same measures are one
     call (the judgments built once); ``report(i, name)`` is called before run
@@ -429,7 +430,8 @@ def iprec_curve(
     ``sampled, sampled_sd`` from ``ties="sampled"`` with ``samples`` draws.
     ``refused`` holds tiecore's message (None when exact), ``samples`` the draws.
     """
-    from tiecore import interpolated, spread
+    from tiecore import spread
+    from tiecore.measures import iprec as interpolated
 
     measures = list(iprec_measures())
     runs = {run: _dataset.runs[run]}
@@ -475,7 +477,7 @@ def iprec_curve(
 
 @st.cache_data(show_spinner="Profiling ties ...", max_entries=64)
 def tie_profiles(_dataset: Dataset, key: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """:func:`tiecore.anatomy.tie_profiles`: per run the share of tied rows, group sizes."""
+    """:func:`tiecore.explain.anatomy.tie_profiles`: per run the share of tied rows, group sizes."""
     found = warm.fetch("profiles", (key,))
     return found if found is not None else anatomy.tie_profiles(_dataset.runs)
 
@@ -516,9 +518,9 @@ def distribution(
 def query_anatomy(
     _dataset: Dataset, key: str, run: str, qid: str, measure: str, rel_level: int, tiebreak: str
 ) -> dict:
-    """One query of one run taken apart (:mod:`tiecore.anatomy`).
+    """One query of one run taken apart (:mod:`tiecore.explain.anatomy`).
 
-    Returns ``query`` (:class:`~tiecore.anatomy.QueryList`), ``groups``,
+    Returns ``query`` (:class:`~tiecore.explain.anatomy.QueryList`), ``groups``,
     ``quantities`` (the paper's, at the measure's cutoff), ``formula`` (or None),
     ``ranks`` (per-rank expectations, or None for a family without them) and
     ``listing`` (the docs in the tie-break's order).
@@ -567,7 +569,7 @@ def _sampled_matrix(
 
 
 def sampled_matrix(dataset: Dataset, settings: Settings, run: str, measure: str) -> pd.DataFrame:
-    """:func:`tiecore.anatomy.sampled_values`: a (samples x queries) frame, progress bar once."""
+    """:func:`tiecore.explain.anatomy.sampled_values`: a (samples x queries) frame, progress bar once."""
     args = (dataset.key, run, measure, settings.samples, settings.seed, settings.rel_level)
     done = st.session_state.setdefault("_computed", set())
     if args not in done:
@@ -624,7 +626,7 @@ def comparison(
 
 
 def policy_table(dataset: Dataset, settings: Settings, measure: str) -> pd.DataFrame:
-    """:func:`tiecore.anatomy.policy_values` from cached results.
+    """:func:`tiecore.explain.anatomy.policy_values` from cached results.
 
     Tie-aware, optimistic (max) and pessimistic (min) come from the exact spread
     of the sidebar's measures; each arbitrary tie-break is one cached evaluation
@@ -676,7 +678,7 @@ def sweep(
     *,
     exclude: Sequence[str] = (),
 ) -> pd.DataFrame:
-    """:func:`tiecore.builder.sweep` of the chosen features, ranked against all of them
+    """:func:`tiecore.explain.builder.sweep` of the chosen features, ranked against all of them
     (but ``exclude``: a run coarsened is ranked against the other runs)."""
     tiebreak = settings.tiebreak if settings.tiebreak in anatomy.POLICIES else "trec_eval"
     features = policy_table(dataset, settings, measure).drop(index=list(exclude))

@@ -319,7 +319,7 @@ def cached_letor(key: str, _file) -> Dataset:
 
 @st.cache_resource(show_spinner="Rounding the scores ...", max_entries=16)
 def _coarsened(_dataset: Dataset, key: str, precision: str | int, names: tuple[str, ...]):
-    from tiecore.precision import coarsen_run, precision_label
+    from tiecore.explain.precision import coarsen_run, precision_label
 
     runs = {name: coarsen_run(_dataset.runs[name], precision) for name in names}
     return replace(
@@ -334,7 +334,7 @@ def _coarsened(_dataset: Dataset, key: str, precision: str | int, names: tuple[s
 
 def coarsened(dataset: Dataset, precision: str | int, names: Sequence[str]) -> Dataset:
     """The systems ``names`` of ``dataset`` with their scores at ``precision``
-    (:func:`tiecore.precision.coarsen_run`), once per content, precision and choice.
+    (:func:`tiecore.explain.precision.coarsen_run`), once per content, precision and choice.
 
     Its key is the original's key with the precision and the names, so every cached
     result of the coarsened runs is keyed by content (never by a label).

@@ -10,7 +10,8 @@ import streamlit as st
 from app_lib import cache
 from app_lib import charts as ch
 from app_lib import sidebar as sb
-from tiecore import anatomy, report
+from tiecore import report
+from tiecore.explain import anatomy
 
 #: Level counts of the sweep, from continuous to a handful.
 LEVELS = (None, 1000, 300, 100, 30, 10, 5, 3, 2)

@@ -13,8 +13,9 @@ import tiecore
 from app_lib import cache
 from app_lib import charts as ch
 from app_lib import sidebar as sb
-from tiecore import anatomy, report
+from tiecore import report
 from tiecore.errors import InputError
+from tiecore.explain import anatomy
 from tiecore.measures import Measure
 
 dataset, settings = sb.context()

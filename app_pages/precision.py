@@ -1,8 +1,8 @@
 """Precision what-if: a run's scores at bfloat16, float16, float32 or k decimals.
 
-The conversion is :func:`tiecore.precision.coarsen_run`; the ties, values,
+The conversion is :func:`tiecore.explain.precision.coarsen_run`; the ties, values,
 ranges and ranks shown come from tiecore (``cache.tie_profiles``,
-``cache.modes``, :func:`tiecore.builder.tie_change`, ``before_after`` and
+``cache.modes``, :func:`tiecore.explain.builder.tie_change`, ``before_after`` and
 ``leaderboard_change``) on the data set with the chosen runs rounded, keyed by
 content (the data's key, the precision and the runs rounded).
 """
@@ -16,8 +16,9 @@ import streamlit as st
 from app_lib import cache, data
 from app_lib import charts as ch
 from app_lib import sidebar as sb
-from tiecore import builder, report
-from tiecore.precision import PRECISIONS, precision_label
+from tiecore import report
+from tiecore.explain import builder
+from tiecore.explain.precision import PRECISIONS, precision_label
 
 #: One plain sentence on each precision (bits as IEEE 754 and bfloat16 define them).
 MEANING = {

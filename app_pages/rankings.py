@@ -14,8 +14,8 @@ from app_lib import cache
 from app_lib import charts as ch
 from app_lib import sidebar as sb
 from tiecore import report
-from tiecore._validation import CORRECTIONS
-from tiecore.ranks import competition_ranks, mean_ranks, rank_change, rank_labels
+from tiecore.options import CORRECTIONS
+from tiecore.stats.ranks import competition_ranks, mean_ranks, rank_change, rank_labels
 
 #: The orderings as readers know them (compare's column names on the left).
 ORDERING_NAMES = {
@@ -48,7 +48,7 @@ def svg_text(text: str) -> str:
 
 
 def change(delta: int) -> str:
-    """A rank change (:func:`tiecore.ranks.rank_change`, negative: up): ``↑ 2``, ``↓ 1``, ``=``."""
+    """A rank change (:func:`tiecore.stats.ranks.rank_change`, negative: up): ``↑ 2``, ``↓ 1``, ``=``."""
     return f"↑ {-delta}" if delta < 0 else f"↓ {delta}" if delta > 0 else "="
 
 

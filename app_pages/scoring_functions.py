@@ -9,7 +9,8 @@ import streamlit as st
 from app_lib import cache
 from app_lib import charts as ch
 from app_lib import sidebar as sb
-from tiecore import anatomy, report
+from tiecore import report
+from tiecore.explain import anatomy
 
 dataset, settings = sb.context()
 one, many = dataset.noun

@@ -13,8 +13,9 @@ import tiecore
 from app_lib import cache, glossary
 from app_lib import charts as ch
 from app_lib import sidebar as sb
-from tiecore import anatomy, report
+from tiecore import report
 from tiecore.errors import InputError
+from tiecore.explain import anatomy
 
 st.title("Start here: ties in IR evaluation")
 st.page_link("app_pages/overview.py", label="Skip to the data →", icon=":material/fast_forward:")

@@ -433,10 +433,10 @@ def load(ds: Dataset):
 def bench_modes(ds, runs, qrels, measures, repeat) -> tuple[list[Result], float]:
     """Aware vs oblivious on loaded frames, whole evaluate() and its parts."""
     import tiecore
-    from tiecore import kernels, profiles
-    from tiecore.judgments import Judgments
+    from tiecore.engine import kernels, profiles
+    from tiecore.engine.judgments import Judgments
+    from tiecore.engine.ranking import Ranking
     from tiecore.measures import parse_measures
-    from tiecore.ranking import Ranking
 
     def ev(ties):
         return lambda: tiecore.evaluate(runs, qrels, measures, ties=ties)
@@ -513,10 +513,10 @@ def bench_modes(ds, runs, qrels, measures, repeat) -> tuple[list[Result], float]
 
 
 def _time_tidy(rankings, judg, parsed, repeat) -> float:
-    """Time of ``tiecore._evaluate._value_frame`` (private, so guarded) over all runs' results."""
+    """Time of ``tiecore.evaluation.core._value_frame`` (private, so guarded) over all runs' results."""
     import pandas as pd
 
-    module = sys.modules["tiecore._evaluate"]
+    module = sys.modules["tiecore.evaluation.core"]
     try:
         found = {
             name: module.query_values(r, judg, parsed, ties="oblivious")
@@ -546,11 +546,11 @@ def bench_sampled(ds, runs, qrels, measures, repeat, oblivious: float) -> list[R
     noise (it gave negative costs), the 90 extra samples do not.
     """
     import tiecore
-    from tiecore import kernels
-    from tiecore.judgments import Judgments
+    from tiecore.engine import kernels
+    from tiecore.engine.judgments import Judgments
+    from tiecore.engine.ranking import Ranking
+    from tiecore.engine.sampling import mixed_rows
     from tiecore.measures import parse_measures
-    from tiecore.ranking import Ranking
-    from tiecore.sampling import mixed_rows
 
     times = {}
     for n in (10, 100):
@@ -585,7 +585,7 @@ def bench_sampled(ds, runs, qrels, measures, repeat, oblivious: float) -> list[R
             mixed,
             total,
             unit=" rows",
-            note="tiecore.sampling.mixed_rows at the deepest cutoff of the measures",
+            note="tiecore.engine.sampling.mixed_rows at the deepest cutoff of the measures",
         )
     )
     return out
@@ -1282,8 +1282,8 @@ def child_dask_memory(
     from distributed import Client, LocalCluster
 
     import tiecore
-    from tiecore import _parallel
     from tiecore.distributed import read_parquet_runs, write_parquet_runs
+    from tiecore.evaluation import parallel as _parallel
 
     judged = tiecore.read_qrels(qrels)
     with tempfile.TemporaryDirectory() as folder:
@@ -1434,7 +1434,7 @@ def _top(rows: list[tuple], key: int, top: int) -> list[tuple]:
 
 
 def _where(key: tuple[str, int, str]) -> str:
-    """``tiecore/ranking.py:98(build)``, ``pyarrow/compute.py:257(wrapper)``, ``~(sort)``."""
+    """``tiecore/engine/ranking.py:98(build)``, ``pyarrow/compute.py:257(wrapper)``, ``~(sort)``."""
     path, line, func = key
     for marker in ("site-packages/", "/work/main/", "lib/python3"):
         if marker in path:

@@ -38,7 +38,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from tiecore.ranking import TIEBREAKS
+from tiecore.engine.ranking import TIEBREAKS
 
 Label = int | None
 
@@ -47,7 +47,7 @@ Label = int | None
 #: make nDCG score 0 whenever ``num_rel == 0`` instead.
 NDCG_USES_REL_LEVEL = False
 
-#: Tie-break policies with one deterministic order: tiecore's list (tiecore.ranking) but
+#: Tie-break policies with one deterministic order: tiecore's list (tiecore.engine.ranking) but
 #: ``random``; :func:`order_indices` implements each from its definition, and refuses
 #: one it does not know, so a new policy cannot go unchecked.
 DETERMINISTIC_POLICIES = tuple(policy for policy in TIEBREAKS if policy != "random")

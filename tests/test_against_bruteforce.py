@@ -35,7 +35,7 @@ from hypothesis import strategies as st
 from strategies import FLOAT32_COLLIDING, HUGE_LEVELS, Case, cases, depths, rel_levels
 
 import tiecore
-from tiecore import judgments as jm
+from tiecore.engine import judgments as jm
 
 SPECS = ref.all_specs(range(1, 11))
 RUN = "run"

@@ -1,4 +1,4 @@
-"""tiecore.anatomy against brute force: every ordering of small tie-heavy lists.
+"""tiecore.explain.anatomy against brute force: every ordering of small tie-heavy lists.
 
 The reference (``tests/reference.py``) enumerates the orderings and scores each
 with slow measures written from the definitions; the per-rank expectations are
@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from strategies import SCORES, queries
 
 import tiecore
-from tiecore import anatomy
+from tiecore.explain import anatomy
 from tiecore.spread import evaluate_spread
 
 PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -20,8 +20,8 @@ def test_public_names_resolve_to_one_thing_each():
         assert getattr(tiecore, name) is not None
     assert callable(tiecore.evaluate) and not isinstance(tiecore.evaluate, type(tiecore))
     # the module behind evaluate is private, so importing it cannot hide the function
-    importlib.import_module("tiecore._evaluate")
-    assert callable(tiecore.evaluate) and tiecore.evaluate.__module__ == "tiecore._evaluate"
+    importlib.import_module("tiecore.evaluation.core")
+    assert callable(tiecore.evaluate) and tiecore.evaluate.__module__ == "tiecore.evaluation.core"
     assert tiecore.evaluate_spread is importlib.import_module("tiecore.spread").evaluate_spread
     assert tiecore.Comparison is importlib.import_module("tiecore.compare").Comparison
 

@@ -7,7 +7,7 @@ unjudged run, 120 runs, 136 LETOR features) without an exception or an error,
 and shows a chart or says in words why there is nothing to show; the numbers
 the pages show are recomputed here with :mod:`tiecore` and must agree.  The
 app layer's small helpers (uploads, feature ranges, layouts) are checked
-directly; the math lives in ``tiecore.anatomy`` (``test_anatomy.py``).
+directly; the math lives in ``tiecore.explain.anatomy`` (``test_anatomy.py``).
 """
 
 from __future__ import annotations
@@ -907,7 +907,7 @@ def test_stacked_layout_is_a_valid_plotly_layout(rows):
 
 
 def test_no_page_computes_a_measure_itself():
-    """Pages call tiecore through app_lib.cache or tiecore.anatomy/report, never the kernels."""
+    """Pages call tiecore through app_lib.cache or tiecore.explain.anatomy/report, never the kernels."""
     import re
 
     forbidden = (

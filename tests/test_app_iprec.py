@@ -28,8 +28,9 @@ from test_app import (  # noqa: F401  (no_warm_up: an autouse fixture)
 
 import tiecore
 from app_lib import cache
-from tiecore import interpolated, spread
+from tiecore import spread
 from tiecore.errors import InputError
+from tiecore.measures import iprec as interpolated
 
 #: trec_eval's 11 recall levels, as the measure names tiecore parses.
 NAMES = [f"IPrec@{level / 10:.1f}" for level in range(11)]

@@ -1,7 +1,7 @@
 """The Precision what-if page, driven by streamlit's AppTest.
 
 Every number the page shows for a run at a lower precision is recomputed here
-from the sample files: the rounding with :func:`tiecore.precision.coarsen_run`,
+from the sample files: the rounding with :func:`tiecore.explain.precision.coarsen_run`,
 the ties counted with pandas, the values with :func:`tiecore.evaluate` and
 :func:`tiecore.spread.evaluate_spread`, the ranks with :func:`scipy.stats.rankdata`.
 """
@@ -27,8 +27,9 @@ from test_app import (  # noqa: F401  (no_warm_up: an autouse fixture)
 
 import tiecore
 from app_lib import data
-from tiecore import builder, spread
-from tiecore.precision import coarsen_run
+from tiecore import spread
+from tiecore.explain import builder
+from tiecore.explain.precision import coarsen_run
 
 
 @pytest.fixture(scope="module")
@@ -119,7 +120,7 @@ def test_the_page_on_mslr_features_names_them_whole():
 
 def test_tie_change_and_leaderboard_change_agree_with_direct_counts(sample):
     runs, _ = sample
-    from tiecore import anatomy
+    from tiecore.explain import anatomy
 
     coarse = {n: coarsen_run(r, "bf16") for n, r in runs.items()}
     found = builder.tie_change(anatomy.tie_profiles(runs)[0], anatomy.tie_profiles(coarse)[0])

@@ -23,7 +23,7 @@ from test_app import (  # noqa: F401  (no_warm_up: an autouse fixture)
 
 import tiecore
 from app_lib import data
-from tiecore import builder
+from tiecore.explain import builder
 
 
 @pytest.fixture(scope="module")

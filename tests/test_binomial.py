@@ -1,4 +1,4 @@
-"""tiecore._binomial.log_choose against Python's exact integers."""
+"""tiecore.engine.binomial.log_choose against Python's exact integers."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tiecore._binomial import SMALL, log_choose
+from tiecore.engine.binomial import SMALL, log_choose
 
 
 @st.composite

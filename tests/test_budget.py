@@ -1,4 +1,4 @@
-"""Budgets of time and memory (tiecore.budget): costly requests are refused before they start.
+"""Budgets of time and memory (tiecore.engine.budget): costly requests are refused before they start.
 
 Each refusal is checked on the case that used to run for minutes or exhaust memory
 (issue 23), with a clock around it (the refusal comes before the work), and the
@@ -17,10 +17,10 @@ import pytest
 from shared_data import ROBUST_QRELS, TREC_EVAL, robust_run
 
 import tiecore
-from tiecore import budget
-from tiecore.cascade import _grade_terms, subset_cost, subset_terms
 from tiecore.cli import main
+from tiecore.engine import budget
 from tiecore.errors import InputError
+from tiecore.measures.err import _grade_terms, subset_cost, subset_terms
 
 #: The issue's 4 GB memory cap, of which half may be planned.
 HALF_OF_4GB = "2e9"

@@ -826,7 +826,9 @@ def test_sample_guard_names_a_count_that_fits(files, capsys, monkeypatch) -> Non
     import importlib
     import re
 
-    evaluate_module = importlib.import_module("tiecore._evaluate")  # the module, not the function
+    evaluate_module = importlib.import_module(
+        "tiecore.evaluation.core"
+    )  # the module, not the function
     monkeypatch.setattr(evaluate_module, "available_memory", lambda: 2 * 3_000_000)
     argv = ("eval", files["qrels"], files["a"], "--ties", "sampled", "-m", "P@2,AP")
     code, _, err = run_main(capsys, *argv, "--samples", "100000")
@@ -848,7 +850,7 @@ def test_sample_memory_estimate_bounds_the_real_peak(files) -> None:
     """The estimate the guard uses is at least the memory sampled mode really takes."""
     import tracemalloc
 
-    from tiecore._evaluate import sample_memory
+    from tiecore.evaluation.core import sample_memory
 
     runs, qrels = tiecore.read_runs([files["a"]]), tiecore.read_qrels(files["qrels"])
     measures = ["P@2", "AP", "nDCG@3", "RR"]
@@ -1100,7 +1102,7 @@ def test_resource_warnings_are_not_shown(files, capsys, monkeypatch) -> None:
         return "text\n"
 
     monkeypatch.setitem(cli._FORMATTERS, "csv", formatter)
-    monkeypatch.setitem(cli._TEXTS, "csv", formatter)  # small inputs (tiecore._small)
+    monkeypatch.setitem(cli._TEXTS, "csv", formatter)  # small inputs (tiecore.evaluation.small)
     code, out, err = run_main(capsys, "eval", files["qrels"], files["a"], "--format", "csv")
     assert code == 0 and out == "text\n" and err == ""
 

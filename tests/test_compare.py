@@ -57,7 +57,7 @@ from tiecore.compare import (
     tau_ap_b,
     tie_levels,
 )
-from tiecore.judgments import Judgments
+from tiecore.engine.judgments import Judgments
 from tiecore.measures import parse_measures
 from tiecore.spread import evaluate_spread
 

@@ -16,7 +16,6 @@ import pyarrow.parquet as pq
 import pytest
 
 import tiecore
-from tiecore import _parallel
 from tiecore.compare import compare, format_comparison
 from tiecore.distributed import (
     ParquetRun,
@@ -25,6 +24,7 @@ from tiecore.distributed import (
     write_parquet_runs,
 )
 from tiecore.errors import InputError
+from tiecore.evaluation import parallel as _parallel
 from tiecore.spread import evaluate_spread
 
 REPO = Path(__file__).resolve().parents[1]

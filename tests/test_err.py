@@ -1,4 +1,4 @@
-"""ERR@k (tiecore.cascade) against brute force over all orderings, exact fractions and gdeval."""
+"""ERR@k (tiecore.measures.err) against brute force over all orderings, exact fractions and gdeval."""
 
 from __future__ import annotations
 
@@ -17,7 +17,10 @@ from hypothesis import strategies as st
 from shared_data import ROBUST_QRELS, plain_copy, robust_run
 from strategies import cases
 
-from tiecore.cascade import (
+from tiecore.engine.judgments import Judgments
+from tiecore.engine.ranking import Ranking
+from tiecore.errors import InputError
+from tiecore.measures.err import (
     err_aware,
     err_bounds,
     err_oblivious,
@@ -25,9 +28,6 @@ from tiecore.cascade import (
     err_variance,
     subset_product_means,
 )
-from tiecore.errors import InputError
-from tiecore.judgments import Judgments
-from tiecore.ranking import Ranking
 
 pytestmark = pytest.mark.filterwarnings("ignore::tiecore.errors.TieCoreWarning")
 PROPERTY = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -1,4 +1,4 @@
-"""Tests of tiecore.frames: DataFrames are checked as strictly as the file readers check files."""
+"""Tests of tiecore.io.frames: DataFrames are checked as strictly as the file readers check files."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import tiecore
-from tiecore._evaluate import as_run_dict
 from tiecore.compare import compare
+from tiecore.engine.judgments import Judgments
 from tiecore.errors import InputError
-from tiecore.frames import check_qrels, check_run, check_runs
-from tiecore.judgments import Judgments
+from tiecore.evaluation.core import as_run_dict
+from tiecore.io.frames import check_qrels, check_run, check_runs
 from tiecore.measures import parse_measures
 
 RUN = pd.DataFrame(
@@ -368,9 +368,9 @@ def test_evaluate_spread_checks_runs_like_evaluate() -> None:
 
 def _count_duplicate_tests(monkeypatch) -> list[int]:
     """Count the (qid, docno) duplicate tests of the reader, check_run and Ranking.build."""
-    import tiecore.frames
+    import tiecore.engine.ranking
     import tiecore.io
-    import tiecore.ranking
+    import tiecore.io.frames
 
     calls = []
     original = tiecore.io.first_duplicate
@@ -379,7 +379,7 @@ def _count_duplicate_tests(monkeypatch) -> list[int]:
         calls.append(len(qid))
         return original(qid, docno, **options)
 
-    for module in (tiecore.io, tiecore.frames, tiecore.ranking):
+    for module in (tiecore.io, tiecore.io.frames, tiecore.engine.ranking):
         if hasattr(module, "first_duplicate"):  # ranking imports it from io when it builds
             monkeypatch.setattr(module, "first_duplicate", counted)
     return calls
@@ -425,7 +425,7 @@ def test_a_changed_checked_run_is_checked_again(change) -> None:
         run["docno"] = ["a", "a", "a", "c"]
     err = error_of(tiecore.evaluate, run, QRELS, "AP")
     assert err.problem == "row 1: docno 'a' appears twice for query '301' (first at row 0)"
-    from tiecore.ranking import Ranking
+    from tiecore.engine.ranking import Ranking
 
     err = error_of(Ranking.build, run, Judgments.from_qrels(QRELS))
     assert "docno a appears twice for query 301" in err.problem

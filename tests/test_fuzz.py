@@ -46,8 +46,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tiecore
-from tiecore import _arrow_eval, _small, cli
+from tiecore import cli
 from tiecore.cli import main
+from tiecore.evaluation import arrow as _arrow_eval
+from tiecore.evaluation import small as _small
 
 ROOT = Path(__file__).resolve().parents[1]
 #: nan, inf, infinity as whole tokens, any case (not inside words such as "information").
@@ -94,9 +96,9 @@ def run_cli_through(route: str, *argv: object) -> tuple[int, str, str, str | Non
     Parameters
     ----------
     route : str
-        ``small``: the usual routing (small inputs go to :mod:`tiecore._small`);
+        ``small``: the usual routing (small inputs go to :mod:`tiecore.evaluation.small`);
         ``arrow``: the small path's size limit below any file, so
-        :mod:`tiecore._arrow_eval` takes TREC files; ``pandas``: the arrow path
+        :mod:`tiecore.evaluation.arrow` takes TREC files; ``pandas``: the arrow path
         claiming nothing too, so the normal path reads the inputs.
     *argv : object
         The command line.

@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # app_lib lives ne
 from app_lib import charts, glossary, sidebar
 from tiecore.errors import InputError
 from tiecore.measures import DEFAULT_MEASURES, Measure
-from tiecore.registry import FAMILIES
+from tiecore.measures.registry import FAMILIES
 
 OFFERED = sorted({*sidebar.MEASURE_CHOICES, *DEFAULT_MEASURES})
 #: A word, then (after spaces or punctuation) the same word: "aware: aware", "the the".

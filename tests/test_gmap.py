@@ -1,4 +1,4 @@
-"""gm_map (tiecore.geomean) against pytrec_eval and brute force over all orderings."""
+"""gm_map (tiecore.measures.gmap) against pytrec_eval and brute force over all orderings."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from shared_data import ROBUST_QRELS, plain_copy, pytrec_dicts, robust_run
 from strategies import cases
 
 import tiecore
-from tiecore.geomean import MIN_GEO_MEAN, geometric_mean, gmap, log_floor
+from tiecore.measures.gmap import MIN_GEO_MEAN, geometric_mean, gmap, log_floor
 
 pytestmark = pytest.mark.filterwarnings("ignore::tiecore.errors.TieCoreWarning")
 PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

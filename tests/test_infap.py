@@ -1,4 +1,4 @@
-"""infAP (tiecore.inferred) against brute force over all orderings, trec_eval and pytrec_eval.
+"""infAP (tiecore.measures.infap) against brute force over all orderings, trec_eval and pytrec_eval.
 
 The reference is ``reference.inferred_ap``, a transcription of trec_eval 9.0.x's
 ``m_infAP.c`` loop; the tie-aware value, variance, minimum and maximum must equal
@@ -33,8 +33,11 @@ from strategies import cases
 
 import tiecore
 from tiecore.cli import main
+from tiecore.engine.judgments import Judgments
+from tiecore.engine.ranking import Ranking
 from tiecore.errors import InputError
-from tiecore.inferred import (
+from tiecore.interop import measure_name
+from tiecore.measures.infap import (
     EPSILON,
     _Groups,
     infap_aware,
@@ -43,9 +46,6 @@ from tiecore.inferred import (
     infap_sample,
     infap_variance,
 )
-from tiecore.interop import measure_name
-from tiecore.judgments import Judgments
-from tiecore.ranking import Ranking
 
 pytestmark = pytest.mark.filterwarnings("ignore::tiecore.errors.TieCoreWarning")
 PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -1007,9 +1007,8 @@ def test_run_ids_code_the_qids_and_hash_the_docnos(rows, chunk_sizes):
 
 def test_a_changed_run_loses_its_read_ids(tmp_path):
     """The reader's RunIds serve only the frame it read, while its ids are unchanged."""
-    from tiecore import _checked
-    from tiecore.frames import check_run
-    from tiecore.io import run_ids_of
+    from tiecore.io import _checked, run_ids_of
+    from tiecore.io.frames import check_run
 
     path = tmp_path / "run.txt"
     path.write_text("301 Q0 a 1 2.0 t\n301 Q0 b 2 1.0 t\n302 Q0 a 1 1.0 t\n")

@@ -1,4 +1,4 @@
-"""iprec_at_recall (tiecore.interpolated) against trec_eval's loop, brute force and pytrec_eval."""
+"""iprec_at_recall (tiecore.measures.iprec) against trec_eval's loop, brute force and pytrec_eval."""
 
 from __future__ import annotations
 
@@ -18,9 +18,12 @@ from shared_data import DATA, TREC_EVAL, plain_copy, pytrec_dicts
 from strategies import cases
 
 import tiecore
-from tiecore import interpolated
+from tiecore.engine.judgments import Judgments
+from tiecore.engine.ranking import Ranking
 from tiecore.errors import InputError
-from tiecore.interpolated import (
+from tiecore.measures import Measure
+from tiecore.measures import iprec as interpolated
+from tiecore.measures.iprec import (
     RECALL_LEVELS,
     _fraction,
     _support,
@@ -31,9 +34,6 @@ from tiecore.interpolated import (
     iprec_variance,
     level_names,
 )
-from tiecore.judgments import Judgments
-from tiecore.measures import Measure
-from tiecore.ranking import Ranking
 
 pytestmark = pytest.mark.filterwarnings("ignore::tiecore.errors.TieCoreWarning")
 PROPERTY = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tiecore
-from tiecore import judgments as jm
+from tiecore.engine import judgments as jm
+from tiecore.engine.ranking import _IN_ORDER, Ranking, _stretch_order
 from tiecore.errors import InputError
 from tiecore.io import RunIds
-from tiecore.ranking import _IN_ORDER, Ranking, _stretch_order
 
 
 def _case(seed: int) -> tuple[pd.DataFrame, np.ndarray, pa.Array]:

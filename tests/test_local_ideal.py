@@ -25,11 +25,11 @@ import tiecore
 from tiecore import spread
 from tiecore.cli import main
 from tiecore.compare import compare
+from tiecore.engine.judgments import Judgments
+from tiecore.engine.ranking import Ranking
 from tiecore.errors import InputError
-from tiecore.judgments import Judgments
-from tiecore.local_ideal import local_sample, local_spread
 from tiecore.measures import Measure
-from tiecore.ranking import Ranking
+from tiecore.measures.local_ideal import local_sample, local_spread
 
 RUN = "run"
 TOL = 1e-12

@@ -1,4 +1,4 @@
-"""Scores at lower precision (``tiecore.precision``) against independent references.
+"""Scores at lower precision (``tiecore.explain.precision``) against independent references.
 
 - float16 and float32 equal numpy's casts; bfloat16 equals :mod:`ml_dtypes`'
   ``bfloat16`` on every float32 whose dropped half is near a rounding midpoint
@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 import tiecore
 from tiecore.errors import InputError
-from tiecore.precision import (
+from tiecore.explain.precision import (
     PRECISIONS,
     coarsen,
     coarsen_run,

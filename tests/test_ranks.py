@@ -1,4 +1,4 @@
-"""Integer ranks with ties (``tiecore.ranks``) against scipy and obvious definitions.
+"""Integer ranks with ties (``tiecore.stats.ranks``) against scipy and obvious definitions.
 
 - without near-ties, :func:`competition_ranks` equals
   ``scipy.stats.rankdata(-values, method="min")``; with them, it equals that
@@ -9,7 +9,7 @@
 - :func:`rank_labels` equals a plain loop over a counter; :func:`rank_change`
   has the documented sign;
 - ``tiecore.compare`` still offers the ``tie_levels`` and ``RTOL`` it used to
-  define, and importing ``tiecore.ranks`` does not import it.
+  define, and importing ``tiecore.stats.ranks`` does not import it.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from scipy import stats
 
 from tiecore import compare
 from tiecore.errors import InputError
-from tiecore.ranks import (
+from tiecore.stats.ranks import (
     RTOL,
     competition_ranks,
     mean_ranks,
@@ -157,7 +157,7 @@ def test_compare_keeps_its_names():
 
 
 def test_ranks_does_not_import_compare():
-    code = "import sys, tiecore.ranks; print('tiecore.compare' in sys.modules)"
+    code = "import sys, tiecore.stats.ranks; print('tiecore.compare' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

@@ -1,5 +1,5 @@
 """tiecore.report (the three-modes table, LaTeX / Markdown / CSV, closest pairs) and
-tiecore.builder (a scoring function built from LETOR features, quantised).
+tiecore.explain.builder (a scoring function built from LETOR features, quantised).
 
 Values are checked against independent computations: tiecore.evaluate and
 evaluate_spread called directly, scipy's paired t-test, numpy for the built
@@ -18,8 +18,9 @@ import pytest
 from scipy import stats
 
 import tiecore
-from tiecore import builder, report
+from tiecore import report
 from tiecore.compare import compare
+from tiecore.explain import builder
 from tiecore.spread import evaluate_spread
 
 pytestmark = pytest.mark.filterwarnings("ignore::tiecore.errors.TieCoreWarning")

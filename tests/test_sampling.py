@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import tiecore
-from tiecore import sampling
-from tiecore.judgments import Judgments
-from tiecore.ranking import Ranking
+from tiecore.engine import sampling
+from tiecore.engine.judgments import Judgments
+from tiecore.engine.ranking import Ranking
 
 
 def tie_heavy(seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -1,4 +1,4 @@
-"""tiecore eval's small-input path (tiecore._small) against the normal one.
+"""tiecore eval's small-input path (tiecore.evaluation.small) against the normal one.
 
 Both paths must print the same bytes, warnings and errors: the small path reads
 what tiecore.io accepts to the same values (or hands the input back), builds the
@@ -26,10 +26,13 @@ from strategies import FLOAT32_COLLIDING, cases
 from test_io import GOOD, run_files
 
 import tiecore
-from tiecore import _arrow_eval, _runs, _small, cli
+from tiecore import cli
+from tiecore.engine.judgments import Judgments
+from tiecore.engine.ranking import TIEBREAKS, Ranking
 from tiecore.errors import InputError
-from tiecore.judgments import Judgments
-from tiecore.ranking import TIEBREAKS, Ranking
+from tiecore.evaluation import arrow as _arrow_eval
+from tiecore.evaluation import small as _small
+from tiecore.io import files as _runs
 
 #: a tie-heavy Robust03 run (integer scores), a short one and an ordinary one
 SOME_ROBUST_RUNS = ("input.MU03rob01.gz", "input.NLPR03vb10.gz", "input.humR03dc.gz")
@@ -328,7 +331,7 @@ def test_score_spellings_read_alike(tmp_path) -> None:
 
 
 def test_names_are_read_runs_names(tmp_path) -> None:
-    """The small path names runs with tiecore._runs.file_names, as read_runs does: the
+    """The small path names runs with tiecore.io.files.file_names, as read_runs does: the
     rule spelled out (a shared tag, a name taken by a tag, a bare ending, case)."""
     displays = ["a/x.txt", "b/x.txt.gz", "y", "z.run", "q/.gz", "w.TXT"]
     tags = [["t"], ["t"], [], ["u"], ["x"], ["x-2"]]
@@ -386,7 +389,7 @@ def test_build_small_equals_build(case, tiebreak, rel_level) -> None:
 
 
 def test_constants_agree() -> None:
-    from tiecore._evaluate import MODES
+    from tiecore.evaluation.core import MODES
 
     assert cli.TIES == MODES
 

@@ -25,7 +25,7 @@ from shared_data import ROBUST_QRELS, TREC_EVAL, robust_run
 
 import tiecore
 from tiecore.errors import InputError
-from tiecore.frames import check_run
+from tiecore.io.frames import check_run
 
 RUN = robust_run("input.uwmtCR0.gz")
 TIED = robust_run("input.rutcor03100.gz")

@@ -24,10 +24,10 @@ from strategies import FLOAT32_COLLIDING, HUGE_LEVELS, Case, cases, depths, rel_
 
 import tiecore
 from tiecore import spread
-from tiecore._evaluate import query_values
-from tiecore.judgments import Judgments
+from tiecore.engine.judgments import Judgments
+from tiecore.engine.ranking import Ranking
+from tiecore.evaluation.core import query_values
 from tiecore.measures import Measure
-from tiecore.ranking import Ranking
 
 SPECS = ref.all_specs((1, 2, 3, 5, 9))
 NAMES = [spec.name for spec in SPECS]

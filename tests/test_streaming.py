@@ -18,10 +18,11 @@ import pytest
 from named_pipes import fed_pipe
 
 import tiecore
-from tiecore import _parallel, cli
+from tiecore import cli
 from tiecore import io as tio
 from tiecore.compare import compare
 from tiecore.errors import InputError, TieCoreWarning
+from tiecore.evaluation import parallel as _parallel
 from tiecore.spread import evaluate_spread
 
 REPO = Path(__file__).resolve().parents[1]

@@ -18,7 +18,7 @@ import pytest
 
 import tiecore
 from tiecore.errors import InputError
-from tiecore.frames import check_qrels, check_run
+from tiecore.io.frames import check_qrels, check_run
 
 GOOD_QRELS = "".join(f"q{i % 3} 0 d{i} {i % 3}\n" for i in range(40))
 
@@ -321,7 +321,7 @@ def test_a_significance_level_is_strictly_between_0_and_1(capsys, small_files, a
 def test_run_keys_that_print_alike_are_refused(call):
     """``{1: run, "1": run}`` gave two runs both named ``1``."""
     from tiecore.compare import compare
-    from tiecore.frames import check_runs
+    from tiecore.io.frames import check_runs
 
     run = pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "b"], "score": [1.0, 2.0]})
     qrels = pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "b"], "level": [1, 0]})

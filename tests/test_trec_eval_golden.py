@@ -26,8 +26,8 @@ from strategies import FLOAT32_COLLIDING, cases
 
 import tiecore
 from tiecore.cli import main
-from tiecore.judgments import Judgments
-from tiecore.ranking import TIEBREAKS, Ranking
+from tiecore.engine.judgments import Judgments
+from tiecore.engine.ranking import TIEBREAKS, Ranking
 
 DATA = Path(os.environ.get("TIECORE_TREC_EVAL_TESTS", TREC_EVAL))
 TOLERANCE = 5e-5 + 1e-12

@@ -1,4 +1,4 @@
-"""One validation layer (tiecore._validation) for the API, the CLI and the app.
+"""One validation layer (tiecore.options) for the API, the CLI and the app.
 
 Every public function that takes options refuses each bad value with one
 ``InputError`` line naming the option, the value and what is expected; the CLI
@@ -23,12 +23,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tiecore
-from tiecore import _validation as V
-from tiecore import anatomy, builder, compare, distributed, interop, metrics, report, spread
+from tiecore import compare, distributed, interop, metrics, report, spread
+from tiecore import options as V
 from tiecore.cli import build_parser, main
+from tiecore.engine.judgments import Judgments
+from tiecore.engine.ranking import Ranking
 from tiecore.errors import InputError
-from tiecore.judgments import Judgments
-from tiecore.ranking import Ranking
+from tiecore.explain import anatomy, builder
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -712,7 +713,7 @@ def test_the_rankings_page_takes_the_corrections_from_the_declarations() -> None
     imported = {
         alias.name
         for node in ast.walk(source)
-        if isinstance(node, ast.ImportFrom) and node.module == "tiecore._validation"
+        if isinstance(node, ast.ImportFrom) and node.module == "tiecore.options"
         for alias in node.names
     }
     assert "CORRECTIONS" in imported
@@ -737,16 +738,16 @@ OPTION_FILES = [
     "tiecore/cli.py",
     "tiecore/compare.py",
     "tiecore/metrics.py",
-    "tiecore/_evaluate.py",
+    "tiecore/evaluation/core.py",
     "tiecore/distributed.py",
     "tiecore/report.py",
-    "tiecore/anatomy.py",
-    "tiecore/builder.py",
+    "tiecore/explain/anatomy.py",
+    "tiecore/explain/builder.py",
     "tiecore/interop.py",
     "tiecore/spread.py",
-    "tiecore/ranking.py",
-    "tiecore/profiles.py",
-    "tiecore/_small.py",
+    "tiecore/engine/ranking.py",
+    "tiecore/engine/profiles.py",
+    "tiecore/evaluation/small.py",
     "app.py",
     *sorted(str(p.relative_to(REPO)) for p in (REPO / "app_lib").glob("*.py")),
     *sorted(str(p.relative_to(REPO)) for p in (REPO / "app_pages").glob("*.py")),

@@ -15,7 +15,7 @@ from tiecore.errors import InputError, TieCoreWarning
 
 #: Public name -> the module that defines it (imported on first access).
 _LAZY = {
-    "evaluate": "tiecore._evaluate",
+    "evaluate": "tiecore.evaluation.core",
     "read_letor": "tiecore.io",
     "read_qrels": "tiecore.io",
     "read_run": "tiecore.io",
@@ -30,9 +30,9 @@ _LAZY_MODULES = (
     "interop",
     "ir_measures_provider",  # needs ir_measures: imported only when named
     "metrics",
-    "precision",
-    "ranks",
     "spread",
+    "explain",  # anatomy, builder, precision: the math the explorer draws
+    "stats",  # ranks within a tolerance
 )
 
 
@@ -59,15 +59,15 @@ __all__ = [
     "distributed",
     "evaluate",
     "evaluate_spread",
+    "explain",
     "interop",
     "ir_measures_provider",
     "metrics",
-    "precision",
-    "ranks",
     "read_letor",
     "read_qrels",
     "read_run",
     "read_runs",
     "spread",
+    "stats",
 ]
 __version__ = "0.1.0"

@@ -57,7 +57,11 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from tiecore._evaluate import (
+from tiecore.engine.budget import check_compare
+from tiecore.engine.judgments import Judgments
+from tiecore.engine.ranking import TIEBREAKS, Ranking
+from tiecore.errors import InputError, TieCoreWarning
+from tiecore.evaluation.core import (
     RunsOrFiles,
     _PartValues,
     as_run_dict,
@@ -66,10 +70,12 @@ from tiecore._evaluate import (
     query_values,
     run_seed,
 )
-from tiecore._json import json_rows
-from tiecore._parallel import THREADS, map_runs, run_items
-from tiecore._runs import stem
-from tiecore._validation import (
+from tiecore.evaluation.parallel import THREADS, map_runs, run_items
+from tiecore.io.files import stem
+from tiecore.io.writers import json_rows
+from tiecore.measures import Measure, parse_measures
+from tiecore.measures.registry import refuse_inexact
+from tiecore.options import (
     BOOL,
     CI_METHOD,
     COMPARE,
@@ -86,18 +92,12 @@ from tiecore._validation import (
     pick,
     validate_params,
 )
-from tiecore._validation import CI_METHODS as CI_METHODS  # re-exported, declared there
-from tiecore._validation import CORRECTIONS as CORRECTIONS
-from tiecore._validation import ZERO_METHODS as ZERO_METHODS
-from tiecore.budget import check_compare
-from tiecore.errors import InputError, TieCoreWarning
-from tiecore.judgments import Judgments
-from tiecore.measures import Measure, parse_measures
-from tiecore.ranking import TIEBREAKS, Ranking
-from tiecore.ranks import RTOL as RTOL  # declared there, with tie_levels
-from tiecore.ranks import tie_levels as tie_levels
-from tiecore.registry import refuse_inexact
+from tiecore.options import CI_METHODS as CI_METHODS  # re-exported, declared there
+from tiecore.options import CORRECTIONS as CORRECTIONS
+from tiecore.options import ZERO_METHODS as ZERO_METHODS
 from tiecore.spread import query_spread
+from tiecore.stats.ranks import RTOL as RTOL  # declared there, with tie_levels
+from tiecore.stats.ranks import tie_levels as tie_levels
 
 #: Oblivious tie-break policies with one deterministic order ("random" is the samples).
 OBLIVIOUS = tuple(policy for policy in TIEBREAKS if policy != "random")
@@ -316,7 +316,7 @@ def compare(
         columns from :func:`tiecore.read_letor`; or what :func:`tiecore.evaluate`
         takes (paths, a generator, ...): files are read one at a time and named as
         :func:`tiecore.read_runs` names them.  Without a ``client``, up to
-        :data:`tiecore._parallel.THREADS` runs are scored at once, on threads (the
+        :data:`tiecore.evaluation.parallel.THREADS` runs are scored at once, on threads (the
         same numbers; runs' warnings come once all are scored).
     qrels : DataFrame
         Columns ``qid, docno, level``.
@@ -324,7 +324,7 @@ def compare(
         One measure, such as ``"AP"`` or ``"nDCG@10"``.
     samples, seed : int
         Random tie-breaks per run and their seed; each run draws from
-        :func:`tiecore._evaluate.run_seed`, so its sample mean is the value of
+        :func:`tiecore.evaluation.core.run_seed`, so its sample mean is the value of
         ``evaluate(..., ties="sampled")`` with the same arguments.  Samples
         are drawn once per run and shared by all its pairs.
     rel_level, depth, complete
@@ -343,7 +343,7 @@ def compare(
         name), after the pairwise tests (``"pairs"``) and after the rank
         correlations (``"agreement"``).
     client : dask.distributed.Client, optional
-        Scores the runs on a cluster (:func:`tiecore._parallel.map_runs`), a big
+        Scores the runs on a cluster (:func:`tiecore.evaluation.parallel.map_runs`), a big
         run in query partitions as :func:`tiecore.evaluate` splits it; the
         result is the local one, bit for bit.
     correction : {"holm", "none", "bonferroni", "bh"}
@@ -418,7 +418,7 @@ def compare(
     judgments = Judgments.from_qrels(qrels, rel_level)
     if count is not None:
         check_memory(samples, count, len(judgments.qids))
-        check_compare(n_resamples, n_bootstrap, count, len(judgments.qids))  # tiecore.budget
+        check_compare(n_resamples, n_bootstrap, count, len(judgments.qids))  # tiecore.engine.budget
 
     def step(done: int, runs_total: int | None, label: str) -> None:
         if progress is not None:  # the runs, then the pairs and the agreement

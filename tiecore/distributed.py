@@ -5,7 +5,7 @@
 worker reads the run itself, and a big run is cut into query partitions whose
 per-query values are merged on the client.  The values are identical to the
 local ones, bit for bit: every number a query gets depends on that query's rows,
-and sampled draws on the run, the query and the rank (:mod:`tiecore.seeding`).
+and sampled draws on the run, the query and the rank (:mod:`tiecore.engine.seeding`).
 
 Parquet runs (columns ``qid, docno, score``) let the workers read their own
 partitions: :func:`write_parquet_runs` sorts each run by qid (keeping the file
@@ -36,9 +36,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tiecore._runs import dataset_stem
-from tiecore._validation import DASK_SPEC, POSITIVE, validate_params
 from tiecore.errors import InputError
+from tiecore.io.files import dataset_stem
+from tiecore.options import DASK_SPEC, POSITIVE, validate_params
 
 #: Columns of a Parquet run.
 COLUMNS = ("qid", "docno", "score")
@@ -233,7 +233,7 @@ def write_parquet_runs(
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from tiecore._parallel import file_names, load, run_items
+    from tiecore.evaluation.parallel import file_names, load, run_items
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)

@@ -3,7 +3,7 @@
 :func:`peer_frame` turns ranx's ``Run`` / ``Qrels`` and trectools' ``TrecRun`` /
 ``TrecQrel`` into tiecore's frames; :func:`tiecore.evaluate`, :func:`tiecore.read_run`
 and :func:`tiecore.read_qrels` take them through it.  (ir_measures' own runs and
-qrels are read by :mod:`tiecore.sources`; :mod:`tiecore.ir_measures_provider` makes
+qrels are read by :mod:`tiecore.io.sources`; :mod:`tiecore.ir_measures_provider` makes
 tiecore an ir_measures provider.)
 
 :func:`measure_name` turns an ir_measures measure object (``ir_measures.nDCG@10``,
@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tiecore._validation import INTEROP, pick, validate_params
 from tiecore.errors import InputError
+from tiecore.options import INTEROP, pick, validate_params
 
 if TYPE_CHECKING:  # pandas loads with count_rows (tiecore eval's start-up needs measure_name)
     import pandas as pd
@@ -382,7 +382,7 @@ def count_runs(
     >>> count_runs({"bm25": run}, qrels)["bm25"].to_dict("index")
     {'1': {'num_ret': 3, 'num_rel': 2, 'num_rel_ret': 1}}
     """
-    from tiecore._parallel import map_runs
+    from tiecore.evaluation.parallel import map_runs
 
     count = partial(_named_counts, qrels=qrels, rel_level=rel_level, depth=depth)
     return dict(map_runs(count, runs, client=client))

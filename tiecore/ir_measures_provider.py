@@ -48,8 +48,8 @@ import pandas as pd
 from ir_measures import Metric
 from ir_measures.providers.base import NOT_PROVIDED, Any, Evaluator, Provider
 
-from tiecore._validation import MODES
 from tiecore.errors import InputError
+from tiecore.options import MODES
 
 __all__ = [
     "TiecoreEvaluator",
@@ -133,7 +133,7 @@ class TiecoreProvider(Provider):
         """tiecore's name of an ir_measures measure; InputError when tiecore lacks it."""
         from tiecore.interop import measure_name
         from tiecore.measures import Measure
-        from tiecore.registry import refuse_inexact
+        from tiecore.measures.registry import refuse_inexact
 
         name = measure_name(measure, rel_level=_rel(measure))
         if self.ties == "aware":

@@ -61,8 +61,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from tiecore._validation import METRICS, METRICS_AT_K, pick, validate_params
 from tiecore.errors import InputError
+from tiecore.options import METRICS, METRICS_AT_K, pick, validate_params
 
 __all__ = [
     "Spread",
@@ -74,7 +74,7 @@ __all__ = [
     "reciprocal_rank",
 ]
 
-#: The options each metric checks (tiecore._validation, sklearn-style): one message naming
+#: The options each metric checks (tiecore.options, sklearn-style): one message naming
 #: the option, the value and what was expected.
 _OPTIONS = pick(METRICS, "k", "ties", "tiebreak", "rel_level", "average", "spread")
 _OPTIONS_AT_K = pick(METRICS_AT_K, "k", "ties", "tiebreak", "rel_level", "average", "spread")

@@ -6,8 +6,8 @@ all orderings), the exact distribution of the count-like measures, and which tie
 groups the variance comes from.
 
 The math per tie group (exact variances, bounds, distributions) lives in
-:mod:`tiecore.moments`; which of it a measure uses, in its family's entry of
-:mod:`tiecore.registry`.  Every variance here is exact (``var_method`` "exact").
+:mod:`tiecore.engine.moments`; which of it a measure uses, in its family's entry of
+:mod:`tiecore.measures.registry`.  Every variance here is exact (``var_method`` "exact").
 """
 
 from __future__ import annotations
@@ -18,17 +18,17 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from tiecore import kernels
-from tiecore._evaluate import Runs, _PartValues, _Rows, merge_parts, part_values
-from tiecore._parallel import map_runs
-from tiecore._validation import DEPTH, GAINS, SPREAD, TIE_GROUPS, TIE_PROFILE, validate_params
+from tiecore.engine import kernels
+from tiecore.engine.judgments import Judgments, gain_of
+from tiecore.engine.moments import Context, group_sum
+from tiecore.engine.ranking import Ranking, extra_float32_ties
 from tiecore.errors import InputError, TieCoreWarning
-from tiecore.frames import check_run
-from tiecore.judgments import Judgments, gain_of
+from tiecore.evaluation.core import Runs, _PartValues, _Rows, merge_parts, part_values
+from tiecore.evaluation.parallel import map_runs
+from tiecore.io.frames import check_run
 from tiecore.measures import Measure, parse_measures
-from tiecore.moments import Context, group_sum
-from tiecore.ranking import Ranking, extra_float32_ties
-from tiecore.registry import FAMILIES, refuse_inexact
+from tiecore.measures.registry import FAMILIES, refuse_inexact
+from tiecore.options import DEPTH, GAINS, SPREAD, TIE_GROUPS, TIE_PROFILE, validate_params
 
 #: The per-query columns of :func:`query_spread`.
 SPREAD_COLUMNS = ("value", "var", "min", "max")
@@ -86,7 +86,7 @@ def evaluate_spread(
     keys = [(measure, column) for measure in measures for column in SPREAD_COLUMNS]
 
     def arrays(name: str, run: pd.DataFrame) -> tuple[Ranking, dict]:
-        run = check_run(run, name)  # the rules of the loaders (tiecore.frames)
+        run = check_run(run, name)  # the rules of the loaders (tiecore.io.frames)
         ranking = Ranking.build(run, judgments, tiebreak="file_order", name=name)
         found = _spread_arrays(ranking, judgments, measures, depth)
         return ranking, {(m, c): np.asarray(found[m][c]) for m, c in keys}

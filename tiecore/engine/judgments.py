@@ -1,0 +1,452 @@
+"""Relevance judgments (qrels) summarised per query, and their lookup for run rows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from tiecore.engine.seeding import mix
+from tiecore.errors import InputError
+from tiecore.options import REL_LEVEL, check
+
+if TYPE_CHECKING:  # pandas and pyarrow load when used (tiecore eval's start-up)
+    import pandas as pd
+    import pyarrow as pa
+
+
+def gain_of(level: np.ndarray, gain: str, shift: np.ndarray | int = 0) -> np.ndarray:
+    """nDCG gain of qrels levels: ``level`` (linear) or ``2**level - 1`` (exp); 0 if level <= 0.
+
+    An exp gain is returned scaled by ``2**-shift`` (elementwise), as
+    ``2**(level - shift) - 2**-shift``: with ``shift`` the query's largest level
+    (:meth:`Judgments.gain_shift`) every gain is at most 1, so no level
+    overflows, and nDCG, a ratio of sums of one query's gains, is unchanged
+    (scaling by a power of two is exact; gains below ``2**-1074`` of the
+    query's largest one vanish).  Linear gains ignore ``shift``.
+
+    >>> gain_of(np.array([-1, 0, 1, 3]), "exp").tolist()
+    [0.0, 0.0, 1.0, 7.0]
+    >>> gain_of(np.array([1, 3, 2000]), "exp", 2000).tolist()[1:]
+    [0.0, 1.0]
+    """
+    if gain == "linear":
+        return np.maximum(level, 0).astype(np.float64)
+    level = np.asarray(level, dtype=np.int64)
+    shift = np.asarray(shift, dtype=np.int64)
+    scaled = np.ldexp(1.0, level - shift) - np.ldexp(1.0, -shift)
+    return np.where(level > 0, scaled, 0.0)
+
+
+def relevant(level: np.ndarray, rel_level: int) -> np.ndarray:
+    """Relevant judged levels: ``level >= rel_level`` and ``level >= 0``, as trec_eval 9.0.x
+    (``form_res_rels.c``) counts ``num_rel``: a negative level is never relevant.
+
+    >>> relevant(np.array([-2, -1, 0, 1, 2]), 1).tolist()
+    [False, False, False, True, True]
+    >>> relevant(np.array([-2, -1, 0, 1, 2]), -1).tolist()
+    [False, False, True, True, True]
+    """
+    level = np.asarray(level)
+    return (level >= rel_level) & (level >= 0)
+
+
+def as_arrow_strings(values: pd.Series | np.ndarray) -> pa.Array:
+    """Column of ids as an arrow string array (no copy when already arrow-backed)."""
+    import pyarrow as pa
+
+    array = pa.array(values, type=pa.string()) if not isinstance(values, pa.Array) else values
+    return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
+
+
+_ODD = np.uint64(0x9E3779B97F4A7C15)
+_MULTIPLIER = np.uint64(0xFF51AFD7ED558CCD)  # odd: a bijection of the state
+#: low ``k`` bytes of a little-endian 64-bit word, ``k = 0..8``
+_BYTE_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [2**64 - 1], dtype=np.uint64)
+
+
+def string_hashes(strings: pa.Array) -> np.ndarray:
+    """A 64-bit hash of every byte of each string (nulls hash as empty strings).
+
+    The bytes are read 8 at a time from the array's buffer, the last word of a
+    string masked to its own bytes; starting from the length, each word is
+    xor-ed in, the state multiplied by an odd constant and its high bits xor-ed
+    into its low ones (a xorshift), and SplitMix64's
+    finaliser mixes the result once; a string's hash depends on its bytes
+    alone.  One pass per 8 bytes of the longest string.  Lookups confirm
+    every hit by comparing the strings, so a collision costs time, never a
+    wrong answer.
+
+    >>> import pyarrow as pa
+    >>> a = string_hashes(pa.array(["FBIS3-1", "FBIS3-10", "FBIS3-1", ""]))
+    >>> bool(a[0] == a[2]), bool(a[0] == a[1]), len(set(a.tolist()))
+    (True, False, 3)
+    """
+    import pyarrow as pa
+
+    strings = as_arrow_strings(strings)
+    n = len(strings)
+    if n == 0:
+        return np.zeros(0, np.uint64)
+    wide = pa.types.is_large_string(strings.type) or pa.types.is_large_binary(strings.type)
+    _, offsets_buffer, data_buffer = strings.buffers()
+    offsets = np.frombuffer(offsets_buffer, np.int64 if wide else np.int32)
+    offsets = offsets[strings.offset : strings.offset + n + 1].astype(np.int64)
+    start, stop = int(offsets[0]), int(offsets[-1])
+    padded = np.zeros(stop - start + 8, np.uint8)
+    if stop > start:
+        padded[: stop - start] = np.frombuffer(data_buffer, np.uint8, stop - start, start)
+    words = np.ndarray((len(padded) - 7,), "<u8", padded, 0, (1,))  # words[i]: bytes i..i+7
+    first = offsets[:-1] - start
+    length = np.diff(offsets)
+    with np.errstate(over="ignore"):
+        out = length.astype(np.uint64) * _ODD
+        for at in range(0, int(length.max()), 8):
+            word = words[np.minimum(first + at, len(words) - 1)]
+            word &= _BYTE_MASKS[np.clip(length - at, 0, 8)]  # 0 past the string's end
+            out ^= word
+            step = length > at  # unchanged past its end
+            out *= np.where(step, _MULTIPLIER, np.uint64(1))
+            # a product carries differences only upwards: fold the high bits down, or
+            # docnos differing in the top bytes of two words (FR941003-0-00041 and
+            # FR941006-0-00042) collide
+            out ^= np.where(step, out >> np.uint64(29), np.uint64(0))
+        return mix(out)
+
+
+def docno_hashes(docnos: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """The 64-bit docno hashes of :meth:`Judgments.lookup`: those of the reader's
+    duplicate test (:func:`tiecore.io.docno_hashes`), which it keeps for the lookup."""
+    from tiecore import io
+
+    return io.docno_hashes(docnos)
+
+
+def _pair_hashes(docno_hash: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each (query code, docno) pair from the docno's hash."""
+    with np.errstate(over="ignore"):
+        out = (np.asarray(query).astype(np.uint64) + np.uint64(1)) * _ODD
+        out ^= docno_hash
+        return mix(out)
+
+
+@dataclass
+class Judgments:
+    """The qrels of one collection at one relevance level, in query order.
+
+    Queries are sorted by qid as strings (trec_eval's order).  Relevant means
+    ``level >= rel_level`` and ``level >= 0``; judged non-relevant means ``0 <=
+    level < rel_level`` (trec_eval's bpref); negative levels are judged but
+    neither, whatever ``rel_level``: trec_eval 9.0.x reads them as "in the pool
+    but not judged" and counts only levels ``>= 0`` in ``num_rel`` and
+    ``num_rel_ret`` (``form_res_rels.c``), so with ``rel_level <= 0`` every
+    level ``>= 0`` is relevant and nothing is judged non-relevant.  (pytrec_eval
+    refuses a relevance level below 1.)
+
+    Parameters
+    ----------
+    qrels : DataFrame
+        Columns ``qid``, ``docno``, ``level``.
+    rel_level : int
+        Lowest relevant level (trec_eval ``-l``).
+    """
+
+    qids: np.ndarray
+    num_rel: np.ndarray
+    num_nonrel: np.ndarray
+    rel_level: int
+    _keys: np.ndarray  # sorted (query code, docno code) keys of the qrels
+    _levels: np.ndarray  # the level of each key
+    _docnos: pa.Array  # docno dictionary of the qrels
+    _query_of_key: np.ndarray
+    _ideal: dict = field(default_factory=dict)
+    _docno_index: tuple | None = None  # the qrels docnos' hashes, built on the first lookup
+    _pair_index: tuple | None = None  # the qrels pairs' hashes, built on the first lookup
+    _small_index: dict | None = None  # (query code, docno) -> key, for lookup_small
+    _qid_array: pa.Array | None = None  # qids as an arrow array, built on first use
+
+    @classmethod
+    def from_qrels(cls, qrels: pd.DataFrame, rel_level: int = 1) -> Judgments:
+        """Summarise ``qrels``; a docno judged twice for one query is an error."""
+        from tiecore.interop import peer_frame
+        from tiecore.io.frames import check_qrels
+
+        check("rel_level", rel_level, REL_LEVEL)
+        qrels = check_qrels(
+            peer_frame(qrels, "qrels")
+        )  # ranx / trectools qrels too  # the rules of the loaders (tiecore.io.frames)
+        missing = {"qid", "docno", "level"} - set(qrels.columns)
+        if missing:
+            raise InputError(
+                "qrels", None, f"missing columns {sorted(missing)}", "qid, docno, level"
+            )
+        qid = as_arrow_strings(qrels["qid"])
+        docno = as_arrow_strings(qrels["docno"])
+        levels = np.asarray(qrels["level"], dtype=np.int64)
+        return cls._from_arrow(qid, docno, levels, rel_level)
+
+    @classmethod
+    def from_columns(
+        cls,
+        qid: pa.Array | pa.ChunkedArray,
+        docno: pa.Array | pa.ChunkedArray,
+        level: pa.Array | pa.ChunkedArray,
+        rel_level: int = 1,
+    ) -> Judgments:
+        """:meth:`from_qrels` of checked arrow columns (:func:`tiecore.io.read_qrels_columns`),
+        without pandas (tiecore eval's arrow path): the same fields, bit for bit."""
+        import pyarrow as pa
+
+        from tiecore.io import Kernels, kernel, to_numpy
+
+        check("rel_level", rel_level, REL_LEVEL)
+        text = Kernels.CastOptions.safe(pa.string())
+        qid, docno = (kernel("cast", c, options=text).combine_chunks() for c in (qid, docno))
+        levels = np.asarray(to_numpy(level), dtype=np.int64)
+        return cls._from_arrow(qid, docno, levels, rel_level)
+
+    @classmethod
+    def _from_arrow(
+        cls, qid: pa.Array, docno: pa.Array, levels: np.ndarray, rel_level: int
+    ) -> Judgments:
+        """The judgments of qrels id columns (string arrays) and levels (without pandas or
+        pyarrow.compute: :func:`tiecore.io.kernel`, :func:`tiecore.io.to_numpy`)."""
+        from tiecore.io import Kernels, kernel, to_numpy
+
+        distinct = kernel("unique", qid)
+        # sorted by bytes: UTF-8's byte order is str's code point order (np.sort's)
+        distinct = kernel("take", distinct, kernel("array_sort_indices", distinct))
+        qids = np.empty(len(distinct), dtype=object)
+        qids[:] = distinct.to_pylist()
+        query = to_numpy(kernel("index_in", qid, options=Kernels.SetLookupOptions(distinct)))
+        docnos = kernel("unique", docno)
+        doc = kernel("index_in", docno, options=Kernels.SetLookupOptions(docnos))
+        doc = to_numpy(doc).astype(np.int64)
+        judgments, order = cls._from_codes(qids, query, docnos, doc, levels, rel_level)
+        judgments._qid_array = distinct
+        twice = np.flatnonzero(judgments._keys[1:] == judgments._keys[:-1])
+        if twice.size:
+            row = int(order[twice[0] + 1])
+            raise InputError(
+                "qrels",
+                None,
+                f"docno {docno[row]} is judged twice for query {qid[row]}",
+                "one judgment per query and docno",
+            )
+        return judgments
+
+    @classmethod
+    def from_small(
+        cls, qid: list[str], docno: list[str], level: np.ndarray, rel_level: int = 1
+    ) -> Judgments:
+        """:meth:`from_qrels` of qrels given as lists, without pandas or pyarrow (tiecore
+        eval's small-input path, :mod:`tiecore.evaluation.small`): the same fields, bit for bit,
+        except that the docno dictionary is a numpy object array.
+
+        Each (qid, docno) pair must be unique (the reader checks it).
+        """
+        check("rel_level", rel_level, REL_LEVEL)
+        qids = np.sort(np.array(list(dict.fromkeys(qid)), dtype=object))
+        codes = {q: i for i, q in enumerate(qids.tolist())}
+        query = np.fromiter((codes[q] for q in qid), np.int32, len(qid))
+        docnos = dict.fromkeys(docno)  # first appearance order, as pyarrow's unique
+        index = {d: i for i, d in enumerate(docnos)}
+        doc = np.fromiter((index[d] for d in docno), np.int64, len(docno))
+        dictionary = np.array(list(docnos), dtype=object)
+        return cls._from_codes(qids, query, dictionary, doc, level, rel_level)[0]
+
+    @classmethod
+    def _from_codes(
+        cls,
+        qids: np.ndarray,
+        query: np.ndarray,
+        docnos: pa.Array | np.ndarray,
+        doc: np.ndarray,
+        level: np.ndarray,
+        rel_level: int,
+    ) -> tuple[Judgments, np.ndarray]:
+        """The judgments of qrels rows given as codes (``query`` into the sorted ``qids``,
+        ``doc`` into the ``docnos`` dictionary), and the order that sorts the rows by
+        (query, docno) key (a repeated key is the caller's to refuse)."""
+        keys = query.astype(np.int64) * len(docnos) + doc
+        order = np.argsort(keys, kind="stable")
+        keys, levels, query = keys[order], np.asarray(level, np.int64)[order], query[order]
+        nq = len(qids)
+        rel = relevant(levels, rel_level)
+        nonrel = (levels >= 0) & ~rel
+        if rel_level > 1 and len(levels) and rel_level > levels.max():
+            import warnings
+
+            from tiecore.errors import TieCoreWarning
+
+            warnings.warn(
+                f"relevance level {rel_level} is above every level in the qrels (the largest "
+                f"is {levels.max()}): no document counts as relevant",
+                TieCoreWarning,
+                stacklevel=3,
+            )
+        judgments = cls(
+            qids=qids,
+            num_rel=np.bincount(query, weights=rel, minlength=nq).astype(np.int64),
+            num_nonrel=np.bincount(query, weights=nonrel, minlength=nq).astype(np.int64),
+            rel_level=int(rel_level),
+            _keys=keys,
+            _levels=levels,
+            _docnos=docnos,
+            _query_of_key=query,
+        )
+        return judgments, order
+
+    def relevant(self, level: np.ndarray) -> np.ndarray:
+        """Which judged levels are relevant here (:func:`relevant` at ``rel_level``)."""
+        return relevant(level, self.rel_level)
+
+    @property
+    def qid_array(self) -> pa.Array:
+        """:attr:`qids` as an arrow string array (made once)."""
+        if self._qid_array is None:
+            import pyarrow as pa
+
+            self._qid_array = pa.array(self.qids, pa.string())
+        return self._qid_array
+
+    def lookup_small(self, query: np.ndarray, docno: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`lookup` for a few rows with docnos as a numpy array of str (a dict probe
+        per row, without pyarrow)."""
+        if self._small_index is None:
+            docnos = self._docnos.tolist() if len(self._keys) else []
+            doc = (self._keys % max(len(docnos), 1)).tolist()
+            pairs = zip(self._query_of_key.tolist(), doc, strict=True)
+            self._small_index = {(q, docnos[d]): k for k, (q, d) in enumerate(pairs)}
+        pairs = zip(np.asarray(query).tolist(), docno, strict=True)
+        found = np.fromiter((self._small_index.get(p, -1) for p in pairs), np.int64, len(docno))
+        judged = found >= 0
+        if not len(self._keys):
+            return np.zeros(len(docno), np.int64), judged
+        return np.where(judged, self._levels[np.maximum(found, 0)], 0), judged
+
+    def lookup(
+        self, query: np.ndarray, docno: pa.Array, docno_hash: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Level and judged flag of run rows given their query codes and docnos.
+
+        One hash probe per row: every qrels (query, docno) pair's hash (its
+        docno's :func:`docno_hashes` mixed with its query code) goes once into a
+        hash table kept on this object, so each run costs a probe of its own
+        pairs, whose docno hashes the reader computed already
+        (:class:`tiecore.io.RunIds`; ``docno_hash``, else they are computed
+        here); a hit is confirmed by comparing the docno strings and the query.
+        Rows whose hash two qrels pairs share (a 64-bit collision) are looked up
+        exactly (:meth:`docno_codes`, then a binary search).
+        """
+        from tiecore.io import HashIndex, kernel, to_arrow, to_numpy
+
+        query = np.asarray(query)
+        if not len(self._keys):
+            return np.zeros(len(query), np.int64), np.zeros(len(query), bool)
+        if self._pair_index is None:
+            doc = self._keys % len(self._docnos)
+            hashes = _pair_hashes(docno_hashes(self._docnos)[doc], self._query_of_key)
+            unique, first, count = np.unique(hashes, return_index=True, return_counts=True)
+            alone = count == 1
+            self._pair_index = (HashIndex(unique[alone]), first[alone], unique[~alone])
+        table, rows, shared = self._pair_index
+        docno = as_arrow_strings(docno)
+        if docno_hash is None:
+            docno_hash = docno_hashes(docno)
+        hashes = _pair_hashes(docno_hash, query)
+        found = table.get_indexer(hashes)
+        judged = found >= 0
+        row = np.where(judged, rows[np.maximum(found, 0)], 0) if len(rows) else found * 0
+        if judged.any():  # confirm the hits (only them: most rows of a run are unjudged)
+            hit = np.flatnonzero(judged)
+            wanted = kernel(
+                "take", self._docnos, to_arrow(self._keys[row[hit]] % len(self._docnos))
+            )
+            same = kernel("equal", kernel("take", docno, to_arrow(hit)), wanted)
+            judged[hit] = to_numpy(same, False)
+            judged &= self._query_of_key[row] == query
+        level = np.where(judged, self._levels[row], 0)
+        if shared.size:  # a pair whose hash two qrels pairs share: exact lookup
+            slow = np.flatnonzero(np.isin(hashes, shared))
+            if slow.size:
+                level[slow], judged[slow] = self._lookup_sorted(
+                    query[slow], kernel("take", docno, to_arrow(slow))
+                )
+        return level, judged
+
+    def _lookup_sorted(self, query: np.ndarray, docno: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`lookup` by the docnos' codes and a binary search of the sorted keys."""
+        doc, known = self.docno_codes(docno)
+        keys = query.astype(np.int64) * len(self._docnos) + doc
+        where = np.minimum(np.searchsorted(self._keys, keys), len(self._keys) - 1)
+        judged = known & (self._keys[where] == keys)
+        return np.where(judged, self._levels[where], 0), judged
+
+    def docno_codes(self, docno: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+        """Index of each docno among the qrels docnos (0 when absent) and whether present.
+
+        The qrels docnos' hashes (:func:`string_hashes`) go once into a hash
+        table kept on this object (:class:`tiecore.io.HashIndex`), so each run costs a hash
+        and a probe of its own docnos; a hit is confirmed by comparing the
+        strings.  Docnos whose hash two qrels docnos share (a 64-bit
+        collision) are looked up exactly.
+        """
+        import pyarrow.compute as pc
+
+        from tiecore.io import HashIndex, to_arrow, to_numpy
+
+        if self._docno_index is None:
+            hashes = string_hashes(self._docnos)
+            unique, first, count = np.unique(hashes, return_index=True, return_counts=True)
+            alone = count == 1
+            self._docno_index = (HashIndex(unique[alone]), first[alone], unique[~alone])
+        table, codes, shared = self._docno_index
+        docno = as_arrow_strings(docno)
+        hashes = string_hashes(docno)
+        found = table.get_indexer(hashes)
+        known = found >= 0
+        code = np.where(known, codes[np.maximum(found, 0)], 0) if len(codes) else found * 0
+        if known.any():
+            known &= to_numpy(pc.equal(docno, self._docnos.take(to_arrow(code))), False)
+        if shared.size:  # a docno whose hash two qrels docnos share: exact lookup
+            rows = np.flatnonzero(np.isin(hashes, shared))
+            exact = pc.index_in(docno.take(to_arrow(rows)), value_set=self._docnos)
+            known[rows] = to_numpy(exact.is_valid())
+            code[rows] = to_numpy(exact, 0)
+        return np.where(known, code, 0), known
+
+    def gain_shift(self, gain: str) -> np.ndarray:
+        """Per query the ``shift`` of :func:`gain_of`: its largest level for exp, else 0."""
+        key = ("shift", gain)
+        if key not in self._ideal:
+            shift = np.zeros(len(self.qids), dtype=np.int64)
+            if gain != "linear" and len(self._levels):
+                # keys are sorted by query, and every query has a qrels row
+                starts = np.flatnonzero(np.r_[True, np.diff(self._query_of_key) != 0])
+                top = np.maximum.reduceat(self._levels, starts)
+                shift[self._query_of_key[starts]] = np.maximum(top, 0)
+            self._ideal[key] = shift
+        return self._ideal[key]
+
+    def ideal_dcg(self, cutoff: int | None, gain: str) -> np.ndarray:
+        """Per-query DCG of the ideal ranking of all judged docs, cut at ``cutoff``.
+
+        ``IDCG@k = sum_{i<=k} g_(i) / log2(i + 1)`` with gains sorted descending
+        (exp gains scaled per query, see :func:`gain_of`).
+        """
+        key = (cutoff, gain)
+        if key not in self._ideal:
+            gains = gain_of(self._levels, gain, self.gain_shift(gain)[self._query_of_key])
+            order = np.lexsort((-gains, self._query_of_key))
+            gains, query = gains[order], self._query_of_key[order]
+            start = np.searchsorted(query, query, side="left")
+            rank = np.arange(len(query)) - start + 1
+            keep = (gains > 0) & (rank <= (cutoff or len(query) + 1))
+            self._ideal[key] = np.bincount(
+                query[keep],
+                weights=gains[keep] / np.log2(rank[keep] + 1.0),
+                minlength=len(self.qids),
+            ).astype(np.float64)  # bincount of nothing is int64
+        return self._ideal[key]

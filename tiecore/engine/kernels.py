@@ -1,0 +1,165 @@
+"""Per-query values of every measure as head sums of a profile's components.
+
+Each measure reads ``value(q) = offset + scale * S(q) / denominator(q)`` where
+``S(q) = sum_{rank j <= cut(q)} c_j / w(j)`` for one profile component ``c``
+and a rank weight ``w`` (:class:`tiecore.engine.profiles.Divisor`); a zero
+denominator gives 0 (a query without relevant docs, or with an ideal DCG of 0).
+Which component, weight, cut and denominator: the measure's family in
+:mod:`tiecore.measures.registry`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tiecore.engine.judgments import Judgments
+from tiecore.engine.profiles import Divisor, Profile
+from tiecore.engine.ranking import Ranking
+from tiecore.measures import Measure
+from tiecore.measures.registry import Family
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How one measure reads a profile: component, rank weight, cut and normaliser."""
+
+    measure: Measure
+    family: Family
+    component: str
+    divisor: Divisor
+    cut: np.ndarray  # per query: ranks 1..cut count
+    scale: float
+    denominator: np.ndarray  # per query
+    offset: float = 0.0
+
+
+def plan(
+    measure: Measure,
+    judgments: Judgments,
+    depth: int | None = None,
+    ranking: Ranking | None = None,
+) -> Plan:
+    """The head-sum recipe of ``measure`` (its family's declaration, depth as ``-M``).
+
+    ``ranking`` is needed only by denominators that count retrieved docs (Judged).
+    """
+    family = measure.spec
+    if family.hooked(measure):
+        raise ValueError(f"{measure} is no head sum: use its family's own hooks")
+    nq = len(judgments.qids)
+    unbounded = np.iinfo(np.int64).max
+    k = measure.cutoff if measure.cutoff is not None else unbounded
+    cut = np.full(nq, min(k, depth if depth is not None else unbounded), dtype=np.int64)
+    if family.cut is not None:
+        cut = family.cut(measure, judgments, cut)
+    return Plan(
+        measure=measure,
+        family=family,
+        component=family.component_of(measure),
+        divisor=family.divisor_of(measure),
+        cut=cut,
+        scale=family.scale,
+        denominator=np.asarray(family.denominator(measure, judgments, ranking, cut), np.float64),
+        offset=family.offset,
+    )
+
+
+def weighted(component: np.ndarray, divisor: Divisor, rank: np.ndarray) -> np.ndarray:
+    """``c_j / w(j)`` (division, as trec_eval computes it); the trailing 0 kept."""
+    if divisor.name == "one":
+        return component
+    out = np.zeros_like(component)
+    out[:-1] = divisor.weigh(component[:-1], rank)
+    return out
+
+
+def head_sums(
+    values: np.ndarray, starts: np.ndarray, counts: np.ndarray, cut: np.ndarray
+) -> np.ndarray:
+    """Per query, the sum of ``values`` over its first ``min(count, cut)`` rows.
+
+    ``values`` carries a trailing 0 so that every bound is a valid index; rows of
+    a 2-d ``values`` are summed each (along the last axis).
+    """
+    ends = starts + np.minimum(counts, cut)
+    last = values.shape[-1] - 1
+    bounds = np.empty(2 * len(starts), dtype=np.int64)
+    bounds[0::2] = np.where(ends > starts, starts, last)
+    bounds[1::2] = np.where(ends > starts, ends, last)
+    with np.errstate(over="ignore"):  # unscaled exp gains past float64 sum to inf
+        if len(bounds):
+            sums = np.add.reduceat(values, bounds, axis=-1)[..., 0::2]
+        else:
+            sums = np.zeros((*values.shape[:-1], 0))
+    return np.where(ends > starts, sums, 0.0)
+
+
+def weighted_head_sums(
+    component: np.ndarray, divisor: Divisor, ranking: Ranking, cut: np.ndarray
+) -> np.ndarray:
+    """Per query, ``sum_{rank j <= cut} c_j / w(j)``, weighting only the rows summed.
+
+    A short cut (``P@10`` on lists of 1,000) gathers the few head rows; a long
+    one weights the whole column and sums slices of it.
+    """
+    return head_sums_apart(component, divisor, ranking, cut)[0]
+
+
+def head_sums_apart(
+    component: np.ndarray,
+    divisor: Divisor,
+    ranking: Ranking,
+    cut: np.ndarray,
+    moved: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """:func:`weighted_head_sums`, and (given ``moved``, a flag per tie group) the
+    same sums over the rows of the other groups alone (else ``None``).
+
+    Both from one weighted column: the terms of the moved groups' rows are set to
+    0 after weighting, which is what weighting their zeroed component gives.
+    """
+    lengths = np.minimum(ranking.counts, cut)
+    total = int(lengths.sum())
+    if 4 * total > len(ranking.rank):
+        column = weighted(component, divisor, ranking.rank)
+        starts, counts, group = ranking.starts, ranking.counts, ranking.group
+    else:
+        starts = np.cumsum(lengths) - lengths
+        rows = np.arange(total) - np.repeat(starts - ranking.starts, lengths)
+        column = weighted(np.append(component[rows], 0.0), divisor, ranking.rank[rows])
+        counts = cut = lengths
+        group = ranking.group[rows] if moved is not None else None
+    if moved is None:
+        return head_sums(column, starts, counts, cut), None
+    both = np.stack([column, column])  # the second row: the trailing 0 kept
+    both[1, :-1][moved[group]] = 0.0
+    sums, rest = head_sums(both, starts, counts, cut)
+    return sums, rest
+
+
+def finish(plan_: Plan, sums: np.ndarray) -> np.ndarray:
+    """``offset + scale * S / denominator``, 0 where the denominator is 0."""
+    out = np.zeros_like(sums)
+    live = plan_.denominator > 0
+    np.divide(plan_.scale * sums, plan_.denominator, out=out, where=live)
+    if plan_.offset:
+        out += np.where(live, plan_.offset, 0.0)
+    return out
+
+
+def values(
+    measure: Measure,
+    profile: Profile,
+    ranking: Ranking,
+    judgments: Judgments,
+    depth: int | None = None,
+) -> np.ndarray:
+    """Per-query values of ``measure`` for ``profile``, in the judgments' query order."""
+    family = measure.spec
+    if family.hooked(measure):
+        return family.values(measure, profile, ranking, judgments, depth)
+    recipe = plan(measure, judgments, depth, ranking)
+    component = profile.component(recipe.component)
+    return finish(recipe, weighted_head_sums(component, recipe.divisor, ranking, recipe.cut))

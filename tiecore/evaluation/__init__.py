@@ -1,0 +1,1 @@
+"""Evaluation: from checked columns (qid, docno, score) to per-query values."""

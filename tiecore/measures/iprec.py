@@ -1,0 +1,774 @@
+"""trec_eval's ``iprec_at_recall``: interpolated precision at 11 recall levels, exact under ties.
+
+trec_eval (``m_iprec_at_recall.c``) turns each recall level ``c`` into a
+count of relevant docs ``k(c) = (long)(c * num_rel + 0.9)`` and reports
+
+    iprec(c) = max_{max(k(c), 1) <= m <= RR} m / rank_m
+
+(``rank_m`` the rank of the ``m``-th relevant doc retrieved, ``RR`` how many
+were retrieved within the depth; 0 when no ``m`` qualifies): the precision
+interpolated as the maximum precision at any rank at or below.  That ``+ 0.9``
+is trec_eval 9.0.x's (pytrec_eval, ir_measures); the later trec_eval that wrote
+trec_eval's test outputs rounds to nearest (``+ 0.5``): ``rounding="nearest"``.
+
+Tie-aware.  The tie groups' relevant counts and offsets are fixed, so the
+ordinals ``R + 1 .. R + r`` of a group's relevant docs and the ranks around
+them are too; only the positions of the relevant docs inside each group move.
+The maximum over ``m`` is the maximum of independent per-group maxima
+``M_g = max_k (R_g + k) / (t_g + s_k)`` (``s_k`` the ``k``-th relevant
+position, uniform over the ``C(n, r)`` placements), so with ``F_g`` their
+distribution functions
+
+    E[iprec] = sum_v v (F(v) - F(v-)),   F = prod_g F_g
+
+over the merged support points.  Groups whose placement is fixed (all
+relevant, none, or one doc) enter as constants.  A mixed group's ``F_g`` is
+counted, not enumerated: ``M_g <= v`` exactly when every counted ``s_k``
+reaches ``L_k(v) = ceil((R_g + k) / v - t_g)`` (in integers: ``(R_g + k) b <=
+a (t_g + s_k)`` for ``v = a / b``, so a ratio equal to ``v`` counts), and the
+placements meeting such lower bounds are lattice paths counted by a DP over
+``k`` with cumulative sums, ``O(r n)`` per support point and vectorized over
+the points (:func:`_fraction`; from :data:`DIAGONAL_FROM` relevant docs run
+by anti-diagonals of the ``(k, position)`` grid, plain adds instead of numpy's
+slow cumulative sums); a group's levels share it.  A group whose DP
+would pass :data:`BUDGET` steps is refused (InputError).  The bounds are the
+optimistic and pessimistic orders: every ``m / rank_m`` falls as ``rank_m``
+grows.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import contextvars
+import threading
+import weakref
+from collections.abc import Iterator
+
+import numpy as np
+
+from tiecore.engine.judgments import Judgments
+from tiecore.engine.ranking import Ranking
+from tiecore.errors import InputError
+
+#: trec_eval's default recall levels (C doubles, as written there).
+RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+#: Most cells (support points x relevant docs x positions) of one tie group's counting DP
+#: that the tie-aware curve computes (about 10 s of numpy work at the limit).
+BUDGET = 4e9
+#: The budget of calls that pass none (:func:`budget_scope`; :data:`BUDGET` by default).
+_SCOPED_BUDGET: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "iprec_budget", default=None
+)
+
+
+@contextlib.contextmanager
+def budget_scope(budget: float) -> Iterator[None]:
+    """Within the block (this thread or task only), the exact IPrec refuses groups past
+    ``budget`` DP steps instead of :data:`BUDGET`: an interactive caller that would rather
+    sample than wait (about 10 s of work at :data:`BUDGET`, 0.5 s at ``2e8``).
+
+    >>> with budget_scope(0.0):
+    ...     _budget(None)
+    0.0
+    >>> _budget(None) == BUDGET
+    True
+    """
+    token = _SCOPED_BUDGET.set(float(budget))
+    try:
+        yield
+    finally:
+        _SCOPED_BUDGET.reset(token)
+
+
+def _budget(budget: float | None) -> float:
+    """The budget a call uses: its own, else the scope's, else :data:`BUDGET` (at the default
+    time budget, 60 s; in proportion to ``TIECORE_TIME_BUDGET`` when that is set)."""
+    if budget is not None:
+        return budget
+    scoped = _SCOPED_BUDGET.get()
+    if scoped is not None:
+        return scoped
+    from tiecore.engine.budget import DEFAULT_SECONDS, time_budget
+
+    return BUDGET * time_budget() / DEFAULT_SECONDS  # TIECORE_TIME_BUDGET scales it
+
+
+def level_names(levels=RECALL_LEVELS) -> list[str]:
+    """trec_eval's measure names: ``iprec_at_recall_0.00`` ...
+
+    >>> level_names((0.0, 0.5))
+    ['iprec_at_recall_0.00', 'iprec_at_recall_0.50']
+    """
+    return [f"iprec_at_recall_{c:.2f}" for c in levels]
+
+
+#: How trec_eval turns a recall level into a count of relevant docs: ``(long)(c * num_rel
+#: + 0.9)`` in trec_eval 9.0.x (pytrec_eval, ir_measures), ``+ 0.5`` (to nearest) in the
+#: later trec_eval that produced the trec_eval test outputs.
+ROUNDINGS = {"up": 0.9, "nearest": 0.5}
+
+
+def relevant_counts(judgments: Judgments, levels=RECALL_LEVELS, rounding: str = "up") -> np.ndarray:
+    """``(queries, levels)``: the ordinal ``max(k(c), 1)`` of the first relevant doc that counts.
+
+    >>> import pandas as pd
+    >>> j = Judgments.from_qrels(pd.DataFrame({"qid": "1", "docno": list("abc"), "level": 1}))
+    >>> relevant_counts(j, (0.0, 0.1, 0.5, 1.0)).tolist()
+    [[1, 1, 2, 3]]
+    >>> relevant_counts(j, (0.0, 0.1, 0.5, 1.0), "nearest").tolist()
+    [[1, 1, 2, 3]]
+    """
+    shift = ROUNDINGS[rounding]
+    cut = (np.asarray(levels, dtype=np.float64) * judgments.num_rel[:, None] + shift).astype(
+        np.int64
+    )
+    return np.maximum(cut, 1)
+
+
+def _retrieved(ranking: Ranking, depth: int | None) -> np.ndarray:
+    """Rows within the depth (trec_eval ``-M``)."""
+    return ranking.rank <= depth if depth is not None else np.ones(ranking.rank.size, bool)
+
+
+def iprec_oblivious(
+    ranking: Ranking,
+    judgments: Judgments,
+    levels=RECALL_LEVELS,
+    *,
+    depth: int | None = None,
+    rounding: str = "up",
+) -> np.ndarray:
+    """``(queries, levels)`` interpolated precision of the ranking's own order.
+
+    >>> import pandas as pd
+    >>> qrels = pd.DataFrame({"qid": "1", "docno": ["a", "c"], "level": 1})
+    >>> run = pd.DataFrame({"qid": "1", "docno": list("abc"), "score": [3.0, 2.0, 1.0]})
+    >>> j = Judgments.from_qrels(qrels)
+    >>> iprec_oblivious(Ranking.build(run, j), j, (0.0, 0.5, 1.0)).round(4).tolist()
+    [[1.0, 1.0, 0.6667]]
+    """
+    keep = np.flatnonzero(ranking.rel & _retrieved(ranking, depth))
+    query = ranking.query[keep]
+    ordinal = np.arange(keep.size) - np.searchsorted(query, query) + 1
+    precision = ordinal / ranking.rank[keep].astype(np.float64)
+    return _max_from(query, ordinal, precision, relevant_counts(judgments, levels, rounding))
+
+
+def _max_from(query, ordinal, precision, first) -> np.ndarray:
+    """Per query and level, the max of ``precision`` over rows with ``ordinal >= first``
+    (0 if none); rows sorted by query."""
+    nq, nl = first.shape
+    out = np.zeros((nq, nl))
+    if not query.size:
+        return out
+    for level in range(nl):  # 11 levels
+        value = np.where(ordinal >= first[query, level], precision, 0.0)
+        starts = np.flatnonzero(np.r_[True, query[1:] != query[:-1]])
+        out[query[starts], level] = np.maximum.reduceat(value, starts)
+    return out
+
+
+def iprec_bounds(
+    ranking: Ranking,
+    judgments: Judgments,
+    levels=RECALL_LEVELS,
+    *,
+    depth: int | None = None,
+    rounding: str = "up",
+) -> tuple[np.ndarray, np.ndarray]:
+    """Min and max over all orderings: the pessimistic and optimistic orders."""
+    return tuple(
+        iprec_oblivious(ranking.retie(policy), judgments, levels, depth=depth, rounding=rounding)
+        for policy in ("pessimistic", "optimistic")
+    )
+
+
+def iprec_aware(
+    ranking: Ranking,
+    judgments: Judgments,
+    levels=RECALL_LEVELS,
+    *,
+    depth: int | None = None,
+    budget: float | None = None,
+    rounding: str = "up",
+) -> np.ndarray:
+    """``(queries, levels)`` interpolated precision averaged exactly over all orderings.
+
+    Raises InputError when a tie group's counting DP would take more than
+    ``budget`` steps (default :data:`BUDGET`; see the module docstring).
+
+    >>> import pandas as pd
+    >>> qrels = pd.DataFrame({"qid": "1", "docno": ["a"], "level": 1})
+    >>> run = pd.DataFrame({"qid": "1", "docno": list("ab"), "score": [1.0, 1.0]})
+    >>> j = Judgments.from_qrels(qrels)
+    >>> iprec_aware(Ranking.build(run, j), j, (0.0,)).tolist()  # (1 + 1/2) / 2
+    [[0.75]]
+    """
+    return _moments(ranking, judgments, levels, depth=depth, budget=budget, rounding=rounding)[0]
+
+
+def iprec_variance(
+    ranking: Ranking,
+    judgments: Judgments,
+    levels=RECALL_LEVELS,
+    *,
+    depth: int | None = None,
+    budget: float | None = None,
+    rounding: str = "up",
+) -> np.ndarray:
+    """``(queries, levels)`` exact variance over all orderings: ``sum v^2 dF - E^2``.
+
+    >>> import pandas as pd
+    >>> qrels = pd.DataFrame({"qid": "1", "docno": ["a"], "level": 1})
+    >>> run = pd.DataFrame({"qid": "1", "docno": list("ab"), "score": [1.0, 1.0]})
+    >>> j = Judgments.from_qrels(qrels)
+    >>> iprec_variance(Ranking.build(run, j), j, (0.0,)).tolist()  # values 1 and 1/2
+    [[0.0625]]
+    """
+    mean, square = _moments(
+        ranking, judgments, levels, depth=depth, budget=budget, rounding=rounding
+    )
+    return np.maximum(square - mean**2, 0.0)
+
+
+def _moments(
+    ranking: Ranking,
+    judgments: Judgments,
+    levels=RECALL_LEVELS,
+    *,
+    depth: int | None = None,
+    budget: float | None = None,
+    rounding: str = "up",
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(mean, second moment)`` arrays ``(queries, levels)`` (see :func:`iprec_aware`)."""
+    budget = _budget(budget)
+    first = relevant_counts(judgments, levels, rounding)
+    nq, nl = first.shape
+    retrieved = _retrieved(ranking, depth)
+    t, n = ranking.offset, ranking.size
+    slots = n if depth is None else np.clip(depth - t, 0, n)
+    r, before = ranking.rel_count, ranking.rel_before
+    mixed = (r > 0) & (r < n) & (slots > 0)
+    # constant part: relevant rows (within the depth) of groups whose placement is fixed
+    fixed_row = ranking.rel & retrieved & ~mixed[ranking.group]
+    rows = np.flatnonzero(fixed_row)
+    g = ranking.group[rows]
+    ordinal = before[g] + ranking.position[rows] + 1  # fixed groups: relevant docs first
+    precision = ordinal / ranking.rank[rows].astype(np.float64)
+    constant = _max_from(ranking.query[rows], ordinal, precision, first)
+    groups = np.flatnonzero(mixed)
+    if not groups.size:
+        return constant, constant**2
+    events = _group_distributions(groups, ranking, slots, first, budget, judgments.qids)
+    mean, square = _expected_max(constant.ravel(), *events)
+    return mean.reshape(nq, nl), square.reshape(nq, nl)
+
+
+def _group_distributions(groups, ranking, slots, first, budget, judgments_qids):
+    """Events ``(cell, value, F_g(value), F_g(previous value))`` of every mixed group's
+    maximum, per level.
+
+    ``cell = query * levels + level``; a group whose relevant docs all fall
+    below the level's first ordinal is left out of that cell.  One pass per
+    distinct group shape ``(n, r)``, vectorized over that shape's groups,
+    levels and support points (:func:`_support`).
+    """
+    nl = first.shape[1]
+    n, r = ranking.size[groups], ranking.rel_count[groups]
+    query = ranking.group_query[groups]
+    k1 = first[query] - ranking.rel_before[groups][:, None]  # (groups, levels)
+    gi, li = np.nonzero(k1 <= r[:, None])  # (group, level) pairs where the group counts
+    k1 = np.maximum(k1[gi, li], 1)
+    # refuse before any work: support points x relevant docs x positions bound the DP
+    kmin = np.full(groups.size, np.iinfo(np.int64).max)
+    np.minimum.at(kmin, gi, k1)
+    width = n - r + 1
+    cells = ((r - kmin + 1) * width + 1).astype(np.float64) * r * width
+    cells[kmin > r] = 0.0
+    if cells.size and cells.max() > budget:
+        worst = int(np.argmax(cells))
+        raise InputError(
+            f"run {ranking.name}",
+            None,
+            f"query {judgments_qids[query[worst]]} has a tie group of {n[worst]} docs with "
+            f"{r[worst]} relevant: up to {cells[worst]:.3g} steps of the exact IPrec "
+            f"(iprec_at_recall) count, more than the {budget:.3g} it takes",
+            "ties='oblivious' or 'sampled' for IPrec on this run",
+        )
+    out = []
+    used = np.unique(gi)
+    shapes, shape_of = np.unique(np.stack([n[used], r[used]], axis=1), axis=0, return_inverse=True)
+    unit_of = np.zeros(groups.size, np.int64)
+    for s, (size, rel) in enumerate(shapes):  # one pass per distinct (n, r) shape
+        chosen = used[shape_of.ravel() == s]
+        unit_of[chosen] = np.arange(chosen.size)
+        at = np.flatnonzero(np.isin(gi, chosen))
+        pair, value, cdf = _support(
+            int(size),
+            int(rel),
+            ranking.rel_before[groups[chosen]],
+            ranking.offset[groups[chosen]],
+            slots[groups[chosen]],
+            unit_of[gi[at]],
+            k1[at],
+        )
+        same = np.r_[False, pair[1:] == pair[:-1]]
+        out.append(
+            (
+                query[gi[at]][pair] * nl + li[at][pair],
+                value,
+                cdf,
+                np.where(same, np.r_[0.0, cdf[:-1]], 0.0),
+            )
+        )
+    if not out:
+        return np.zeros(0, np.int64), np.zeros(0), np.zeros(0), np.zeros(0)
+    return tuple(np.concatenate(column) for column in zip(*out, strict=True))
+
+
+def _support(size: int, rel: int, before, offset, slots, unit, k1):
+    """``(pair, value, F(value))``: the distribution of ``M = max_{k >= k1} (before + k) /
+    (offset + s_k + 1)`` (0 past ``slots``) over the ``C(size, rel)`` placements
+    ``s_1 < ... < s_rel`` of the relevant docs of groups of ``size`` docs.
+
+    ``before``, ``offset``, ``slots`` hold one entry per group (unit); ``unit``
+    and ``k1`` one per pair (a group at a level).  The candidate values ``a / b``
+    are ``(before + k) / (offset + p + 1)`` for ``k`` at least the group's least
+    ``k1`` and every position ``p`` the ``k``-th relevant doc can take within
+    ``slots``, and 0.  ``M <= a / b`` exactly when every counted ``s_k`` reaches
+    ``L_k = min(ceil((before + k) b / a) - offset - 1, slots)`` (integers, so a
+    ratio equal to ``a / b`` counts as at most it); :func:`_fraction` counts those
+    placements, once per point for all of a group's levels.  A pair keeps its
+    points of positive probability up to its first of probability 1, sorted.
+    """
+    width = size - rel  # j_k = s_k - (k - 1): nondecreasing in [0, width]
+    units = before.size
+    kmin = np.full(units, rel + 1)
+    np.minimum.at(kmin, unit, k1)
+    k = np.arange(1, rel + 1)
+    p = k[:, None] - 1 + np.arange(width + 1)[None, :]  # (rel, width + 1)
+    counted = (k[None, :, None] >= kmin[:, None, None]) & (p[None] < slots[:, None, None])
+    owner, kk, jj = np.nonzero(counted)
+    owner = np.r_[owner, np.arange(units)]  # and the value 0 (past the depth)
+    a = np.r_[before[owner[: kk.size]] + kk + 1, np.zeros(units, np.int64)]
+    b = np.r_[offset[owner[: kk.size]] + p[kk, jj] + 1, np.ones(units, np.int64)]
+    value = a / b  # correctly rounded: equal ratios give equal floats
+    order = np.lexsort((value, owner))
+    owner, a, b, value = owner[order], a[order], b[order], value[order]
+    keep = np.r_[True, (owner[1:] != owner[:-1]) | (value[1:] != value[:-1])]
+    owner, a, b, value = owner[keep], a[keep], b[keep], value[keep]
+    # lower bounds of j_k at each point, (points, rel)
+    need = (before[owner][:, None] + k[None, :]) * b[:, None]  # (before + k) * b
+    reach = -(-need // np.maximum(a, 1)[:, None]) - offset[owner][:, None] - 1
+    reach = np.where(a[:, None] > 0, reach, slots[owner][:, None])
+    bound = np.maximum(np.minimum(reach, slots[owner][:, None]) - (k[None, :] - 1), 0)
+    top = np.maximum.accumulate(bound[:, ::-1], axis=1)[:, ::-1]  # max over k' >= k
+    # (pair, point) rows: each pair takes its group's points
+    starts = np.searchsorted(owner, np.arange(units))
+    counts = np.diff(np.r_[starts, owner.size])[unit]
+    pair = np.repeat(np.arange(unit.size), counts)
+    point = np.arange(pair.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    point += starts[unit][pair]
+    level = k1[pair] - 1
+    high = top[point, level]
+    middle = (high > 0) & (high <= width)
+    counted = np.zeros(owner.size, bool)
+    counted[point[middle]] = True
+    rows = np.flatnonzero(counted)
+    index = np.full(owner.size, -1)
+    index[rows] = np.arange(rows.size)
+    wanted = np.zeros((owner.size, rel), bool)
+    wanted[point[middle], level[middle]] = True
+    share = _fraction(bound[rows], width, wanted[rows])
+    cdf = np.where(high == 0, 1.0, 0.0)
+    cdf[middle] = share[index[point[middle]], level[middle]]
+    new = np.r_[True, pair[1:] != pair[:-1]]
+    keep = (cdf > 0) & (new | (cdf != np.r_[0.0, cdf[:-1]]))
+    keep &= new | (np.r_[0.0, cdf[:-1]] < 1.0)
+    return pair[keep], value[point[keep]], cdf[keep]
+
+
+#: Floats in one block of the counting DP by steps (positions x rows; kept within a CPU cache).
+BLOCK = 1 << 16
+#: Floats in one block of the counting DP by diagonals (relevant docs x rows).
+DIAGONAL_BLOCK = 1 << 17
+#: Least relevant docs for which :func:`_fraction` runs by diagonals: fewer, and its
+#: ``width + r`` Python-level diagonals cost more than the ``r`` steps' slower sums.
+DIAGONAL_FROM = 6
+
+
+def _fraction(
+    bound: np.ndarray, width: int, wanted: np.ndarray | None = None, method: str | None = None
+) -> np.ndarray:
+    """``(rows, r)``: at ``[row, k - 1]``, the share of the nondecreasing ``j_1 <= ... <=
+    j_r`` in ``[0, width]`` with ``j_m >= bound[row, m - 1]`` for every ``m >= k``
+    (where ``wanted``, a boolean ``(rows, r)``, says so: all by default; 0 elsewhere).
+
+    Lattice paths counted from ``m = r`` down: ``g_r(j) = [j >= bound_r]``,
+    ``g_m(j) = [j >= bound_m] sum_{i >= j} g_{m+1}(i)``, and the count for ``k``
+    is ``sum_j g_k(j) W_k(j)``, ``W_k(j) = C(j + k - 1, k - 1)`` the free choices
+    of ``j_1 .. j_{k-1} <= j``: ``O(r * width)`` per row, vectorized over rows in
+    blocks, by ``method`` ``"steps"`` (:func:`_fraction_steps`) or ``"diagonals"``
+    (:func:`_fraction_diagonals`; the default from :data:`DIAGONAL_FROM` relevant
+    docs): the same sums in the same order, so the same floats.  The share is the
+    ratio to the count with no bounds, ``C(width + r, r)``, taken through the same
+    steps, and both are divided by the same number whenever the unbounded count
+    passes ``1e200``, so nothing overflows.
+
+    >>> _fraction(np.array([[0, 1]]), 1).tolist()  # (0,1), (1,1) of (0,0), (0,1), (1,1)
+    [[0.6666666666666666, 0.6666666666666666]]
+    """
+    rows, rel = bound.shape
+    wanted = np.ones((rows, rel), bool) if wanted is None else wanted
+    if method is None:
+        method = "diagonals" if rel >= DIAGONAL_FROM else "steps"
+    run = {"steps": _fraction_steps, "diagonals": _fraction_diagonals}[method]
+    return run(bound, width, wanted, *_free_counts(rel, width))
+
+
+def _free_counts(rel: int, width: int):
+    """``(free, scales, totals)`` of :func:`_fraction`: ``free[k]`` the ``W_{k+1}`` over
+    reversed positions ``i = width - j``, each scaled to at most 1; ``scales[k]`` the
+    factor step ``k`` multiplies by (1 but past ``1e200``); ``totals[k]`` the unbounded
+    count for ``k + 1`` through the same steps."""
+    free = np.ones((rel, width + 1))
+    for k in range(1, rel):
+        free[k] = np.cumsum(free[k - 1])
+        free[k] /= free[k, -1]
+    free = np.ascontiguousarray(free[:, ::-1])
+    scales = np.ones(rel)
+    whole = np.ones(width + 1)
+    totals = np.empty(rel)
+    totals[rel - 1] = whole @ free[rel - 1]
+    for k in range(rel - 2, -1, -1):  # the count with no bounds, and where to rescale
+        np.cumsum(whole, out=whole)
+        if whole[-1] > 1e200:
+            scales[k] = 1.0 / whole[-1]
+            whole *= scales[k]
+        totals[k] = whole @ free[k]
+    return free, scales, totals
+
+
+def _fraction_steps(bound, width, wanted, free, scales, totals) -> np.ndarray:
+    """:func:`_fraction` one relevant doc at a time: ``g`` kept as ``(positions, rows)``,
+    reversed, so the suffix sums are cumulative sums down the first axis, and only down
+    to the block's largest ``width - bound`` (below, every entry is 0)."""
+    rows, rel = bound.shape
+    i = np.arange(width + 1)[:, None]
+    cut = np.ascontiguousarray((width - bound).T)  # j >= bound  <=>  i = width - j <= cut
+    out = np.zeros((rows, rel))
+    step = max(1, BLOCK // (width + 1))
+    for start in range(0, rows, step):  # blocks of rows
+        bounds = cut[:, start : start + step]
+        record = wanted[start : start + step].any(axis=0)
+        least = int(np.argmax(record))
+        g = np.zeros((width + 1, bounds.shape[1]))
+        live = 0  # g is 0 from position `live` on: the band left by the bounds
+        for k in range(rel - 1, least - 1, -1):  # relevant docs, last to first
+            reach = max(0, min(int(bounds[k].max()), width) + 1)
+            if k == rel - 1:
+                g[:reach] = i[:reach] <= bounds[k]
+            else:
+                np.cumsum(g[:reach], axis=0, out=g[:reach])
+                np.multiply(g[:reach], i[:reach] <= bounds[k], out=g[:reach])
+            g[reach:live] = 0.0
+            live = reach
+            if scales[k] != 1.0:
+                g[:live] *= scales[k]
+            if record[k]:
+                weighted = g[:live] * free[k][:live, None]
+                out[start : start + step, k] = weighted.sum(axis=0) / totals[k]
+    return out
+
+
+def _fraction_diagonals(bound, width, wanted, free, scales, totals) -> np.ndarray:
+    """:func:`_fraction` by anti-diagonals: with ``D = r - 1 - k`` and ``i = width - j``,
+    cell ``(D, i)`` needs ``(D - 1, i)`` and ``(D, i - 1)`` only, so each diagonal
+    ``d = D + i`` is one vectorized step over all relevant docs and rows (numpy's
+    cumulative sum, which the steps lean on, is several times slower than an add).
+
+    ``S[D + 1]`` holds row ``D``'s running sum ``sum_{i' <= i} g``, ``S[0] = 1``; on
+    diagonal ``d`` row ``D`` adds ``g = [i <= width - bound] S[D]`` (the old ``S[D]``:
+    ``S`` is read from one buffer and written to the other, in turn).
+    Step ``D`` of a support point (a column of the block) is live up to diagonal
+    ``last = D + width - bound``; where every column is live, ``S[D + 1] += S[D]``
+    with no mask.  Support points come sorted by value from :func:`_support`, so
+    ``last`` rises along the block and a step's live columns are a suffix, added as
+    a slice (else through a mask).  The recorded steps' weighted sums run in the
+    steps' order, so the floats are theirs.
+    """
+    rows, rel = bound.shape
+    span = np.arange(rel)
+    last = (width - np.minimum(bound[:, ::-1], width + 1) + span).T  # (D, rows)
+    scale_d, free_d = scales[::-1].copy(), free[::-1]
+    out = np.zeros((rows, rel))
+    step = max(1, DIAGONAL_BLOCK // rel)
+    diagonals = np.arange(width + rel)
+    for start in range(0, rows, step):  # blocks of rows
+        record = wanted[start : start + step].any(axis=0)[::-1]  # by D
+        depth = rel - int(np.argmax(record[::-1]))  # steps D < depth
+        c = np.ascontiguousarray(last[:depth, start : start + step])
+        cols = c.shape[1]
+        end = width + depth
+        high, low = c.max(axis=1), c.min(axis=1)
+        # rows below first_of[d] are done, rows from full_of[d] on live in every column
+        first_of = np.searchsorted(np.maximum.accumulate(high), diagonals[:end]).tolist()
+        full_of = np.searchsorted(np.minimum.accumulate(low[::-1])[::-1], diagonals[:end])
+        full_of = full_of.tolist()
+        ordered = bool(np.all(c[:, 1:] >= c[:, :-1]))
+        scaled = bool(np.any(scale_d[:depth] != 1.0))
+        # ordered: on diagonal d, row D is live from column live[D][d] on
+        live = [np.searchsorted(c[D], diagonals[:end]).tolist() for D in range(depth)]
+        rec = np.flatnonzero(record[:depth])
+        recs = rec.tolist()
+        # S read (R) and written (W) in turn; rows below `done` hold their sums in both
+        buffers = np.zeros((2, depth + 1, cols))
+        buffers[:, 0] = 1.0
+        acc = np.zeros((rec.size, cols))
+        held = np.empty((rec.size, cols))
+        # weight[r, d]: W of recorded row rec[r] at position d - rec[r] (0 off the grid)
+        weight = np.zeros((rec.size, end + 1))
+        for r, D in enumerate(recs):
+            weight[r, D : D + width + 1] = free_d[D]
+        done = turn = 0
+        for d in range(end):
+            lo, hi = first_of[d], min(d, depth - 1) + 1
+            if lo >= hi:
+                continue
+            R, W = buffers[turn], buffers[1 - turn]
+            turn = 1 - turn
+            if lo > done:  # rows done .. lo - 1 are over: their sums, last written to R
+                W[done + 1 : lo + 1] = R[done + 1 : lo + 1]
+                done = lo
+            p = min(max(full_of[d], lo), hi)  # rows lo .. p - 1 live in part
+            r0, r1 = bisect.bisect_left(recs, lo), bisect.bisect_left(recs, hi)
+            if r1 > r0:  # the recorded rows' g
+                g = np.take(R, rec[r0:r1], axis=0, out=held[: r1 - r0], mode="clip")
+                for r in range(r0, bisect.bisect_left(recs, p, r0, r1)):  # rows live in part
+                    if ordered:
+                        g[r - r0, : live[recs[r]][d]] = 0.0
+                    else:
+                        g[r - r0] *= c[recs[r]] >= d
+                if scaled:
+                    g *= scale_d[rec[r0:r1], None]
+                g *= weight[r0:r1, d, None]
+                np.add(acc[r0:r1], g, out=acc[r0:r1])
+            if hi > p and scaled:
+                np.multiply(R[p:hi], scale_d[p:hi, None], out=W[p + 1 : hi + 1])
+                np.add(W[p + 1 : hi + 1], R[p + 1 : hi + 1], out=W[p + 1 : hi + 1])
+            elif hi > p:
+                np.add(R[p + 1 : hi + 1], R[p:hi], out=W[p + 1 : hi + 1])
+            for D in range(lo, p):  # every row lo .. hi - 1 written whole
+                if ordered:
+                    q = live[D][d]
+                    W[D + 1, :q] = R[D + 1, :q]
+                    if q < cols and scaled:
+                        np.multiply(R[D, q:], scale_d[D], out=W[D + 1, q:])
+                        W[D + 1, q:] += R[D + 1, q:]
+                    elif q < cols:
+                        np.add(R[D + 1, q:], R[D, q:], out=W[D + 1, q:])
+                else:
+                    g = R[D] * (c[D] >= d)
+                    if scaled:
+                        g *= scale_d[D]
+                    np.add(R[D + 1], g, out=W[D + 1])
+        k = rel - 1 - rec
+        out[start : start + step, k] = (acc / totals[k][:, None]).T
+    return out
+
+
+def _expected_max(constant, cells, values, cdf, previous) -> tuple[np.ndarray, np.ndarray]:
+    """``E[V]`` and ``E[V^2]``, ``V = max(constant, M_1, M_2, ...)``, per cell from the
+    groups' CDF events.
+
+    ``F(v) = [constant <= v] prod_g F_g(v)``; sweeping a cell's events by value,
+    ``E = sum v (F after the event - F before it)``.  An event moves one factor
+    from ``previous`` to ``cdf``; a group's first event (``previous`` 0) lifts it
+    from 0, so the product is kept as a sum of logs and a count of factors at 0.
+    Cells are swept together in buckets of like event counts (up to a power of 2).
+    """
+    out, square = constant.copy(), constant**2
+    touched = np.unique(cells)
+    if not touched.size:
+        return out, square
+    cells = np.concatenate([cells, touched])  # the constant: one event of probability 1
+    values = np.concatenate([values, constant[touched]])
+    cdf = np.concatenate([cdf, np.ones(touched.size)])
+    previous = np.concatenate([previous, np.zeros(touched.size)])
+    order = np.lexsort((values, cells))
+    cells, values, cdf, previous = cells[order], values[order], cdf[order], previous[order]
+    starts = np.flatnonzero(np.r_[True, cells[1:] != cells[:-1]])
+    count = np.diff(np.r_[starts, cells.size])
+    lift = previous == 0
+    log_step = np.log(cdf) - np.where(lift, 0.0, np.log(np.where(lift, 1.0, previous)))
+    # cells padded to their bucket's longest sweep, not the longest of all
+    bucket = np.ceil(np.log2(count)).astype(np.int64)
+    for size in np.unique(bucket):
+        chosen = np.flatnonzero(bucket == size)
+        many = count[chosen]
+        row = np.repeat(np.arange(chosen.size), many)
+        col = np.arange(row.size) - np.repeat(np.cumsum(many) - many, many)
+        event = starts[chosen][row] + col
+        shape = (chosen.size, int(many.max()))
+        first, steps, value = np.zeros(shape), np.zeros(shape), np.zeros(shape)
+        first[row, col] = lift[event]
+        steps[row, col] = log_step[event]
+        value[row, col] = values[event]
+        at_zero = first.sum(axis=1, keepdims=True) - np.cumsum(first, axis=1)
+        after = np.where(at_zero == 0, np.exp(np.cumsum(steps, axis=1)), 0.0)
+        before = np.zeros(shape)
+        before[:, 1:] = after[:, :-1]
+        mass = after - before
+        out[cells[starts[chosen]]] = np.sum(value * mass, axis=1)
+        square[cells[starts[chosen]]] = np.sum(value**2 * mass, axis=1)
+    return out, square
+
+
+def iprec_sample(
+    ranking: Ranking,
+    judgments: Judgments,
+    levels=RECALL_LEVELS,
+    *,
+    samples: int,
+    rng: np.random.Generator | int,
+    depth: int | None = None,
+    rounding: str = "up",
+) -> np.ndarray:
+    """``(samples, queries, levels)`` interpolated precision under random tie-breaks.
+
+    The orders are :mod:`tiecore.engine.sampling`'s keyed draws; each draw moves the
+    relevant docs of the drawn groups to their drawn slots, and the curve is
+    read as :func:`iprec_oblivious` reads one order.
+    """
+    from tiecore.engine import sampling
+    from tiecore.engine.seeding import stream_key
+
+    first = relevant_counts(judgments, levels, rounding)
+    nq, nl = first.shape
+    deepest = depth if depth is not None else int(ranking.counts.max(initial=0))
+    layout = sampling._Layout.of(ranking, deepest)
+    drawn = np.zeros(ranking.rank.size, bool)
+    drawn[layout.cleared] = True
+    # queries without a drawn group keep one curve (their order does not matter)
+    out = np.broadcast_to(
+        iprec_oblivious(ranking, judgments, levels, depth=depth, rounding=rounding),
+        (samples, nq, nl),
+    ).copy()
+    varies = np.zeros(nq, bool)
+    varies[ranking.query[layout.cleared]] = True
+    keep = ranking.rel & (_retrieved(ranking, depth) | drawn) & varies[ranking.query]
+    rows = np.flatnonzero(keep)
+    if not rows.size:
+        return out
+    query = ranking.query[rows]
+    starts = np.flatnonzero(np.r_[True, query[1:] != query[:-1]])
+    ordinal = np.arange(rows.size) - np.repeat(starts, np.diff(np.r_[starts, rows.size])) + 1
+    index = np.full(ranking.rank.size, -1)
+    index[rows] = np.arange(rows.size)
+    beyond = int(ranking.counts.max(initial=0)) + 1  # a rank past every depth
+    fixed = np.where(ranking.rank[rows] <= deepest, ranking.rank[rows], beyond)
+    words = sampling._Words(stream_key(rng), judgments, ranking, layout.docs)
+    batch = max(1, min(samples, sampling.BATCH_CELLS // max(layout.docs.size, rows.size, 1)))
+    for start in range(0, samples, batch):
+        size = min(batch, samples - start)
+        rank = np.broadcast_to(fixed, (size, rows.size)).copy()
+        if layout.docs.size:
+            doc, slot = sampling.draw(layout, words, start, size)
+            moved = ranking.rel[doc]
+            sample = np.broadcast_to(np.arange(size)[:, None], doc.shape)
+            new = ranking.rank[slot][moved]
+            rank[sample[moved], index[doc[moved]]] = np.where(new <= deepest, new, beyond)
+        key = np.sort(query.astype(np.int64) * (beyond + 1) + rank, axis=1)
+        rank = key - query.astype(np.int64) * (beyond + 1)
+        precision = np.where(rank < beyond, ordinal / rank, 0.0)
+        for level in range(nl):  # 11 levels
+            value = np.where(ordinal >= first[query, level], precision, 0.0)
+            out[start : start + size, query[starts], level] = np.maximum.reduceat(
+                value, starts, axis=1
+            )
+    return out
+
+
+# ---------------------------------------------- hooks of a registry family (tiecore.measures.registry)
+
+
+def _rounding(measure) -> str:
+    """The measure's ``round`` parameter (``up``: trec_eval 9.0.x; ``nearest``: later)."""
+    return measure.param("round")
+
+
+def _level(measure) -> tuple[float]:
+    """The measure's recall level (parameter ``recall``), as a one-level tuple."""
+    return (float(measure.param("recall")),)
+
+
+#: The last rankings' moments per level (see :func:`_kept_moments`), newest last.
+_KEPT: list = []
+_KEPT_LOCK = threading.Lock()
+
+
+def _kept_moments(ranking: Ranking, judgments: Judgments, level: float, depth, rounding):
+    """``(mean, second moment)`` per query at one level, as :func:`_moments` gives them.
+
+    The registry asks for one level at a time, and trec_eval's levels from
+    ``level`` up share one counting DP (their supports are the level's own), so
+    those are computed together and kept, for the last two ``(ranking,
+    judgments, depth, rounding)`` (held weakly, compared by identity).
+    """
+    with _KEPT_LOCK:
+        for entry in _KEPT:
+            same = entry[0]() is ranking and entry[1]() is judgments
+            if same and entry[2] == (depth, rounding) and level in entry[3]:
+                return tuple(part.copy() for part in entry[3][level])
+    levels = tuple(c for c in RECALL_LEVELS if c >= level) if level in RECALL_LEVELS else (level,)
+    mean, square = _moments(ranking, judgments, levels, depth=depth, rounding=rounding)
+    found = {c: (mean[:, i], square[:, i]) for i, c in enumerate(levels)}
+    with _KEPT_LOCK:
+        _KEPT[:] = [e for e in _KEPT if e[0]() is not None and e[1]() is not None]
+        for entry in _KEPT:
+            if entry[0]() is ranking and entry[1]() is judgments and entry[2] == (depth, rounding):
+                entry[3].update(found)
+                break
+        else:
+            key = (weakref.ref(ranking), weakref.ref(judgments), (depth, rounding))
+            _KEPT.append((*key, found))
+            del _KEPT[:-2]
+    return tuple(part.copy() for part in found[level])
+
+
+def family_values(measure, profile, ranking: Ranking, judgments: Judgments, depth=None):
+    """Per-query interpolated precision at the measure's recall level, in the profile's mode."""
+    if profile.mode == "aware":
+        return _kept_moments(ranking, judgments, _level(measure)[0], depth, _rounding(measure))[0]
+    return iprec_oblivious(
+        ranking, judgments, _level(measure), depth=depth, rounding=_rounding(measure)
+    )[:, 0]
+
+
+def family_spread(measure, ranking: Ranking, judgments: Judgments, depth=None) -> dict:
+    """Per-query ``value, var, min, max`` (exact; InputError past :data:`BUDGET`)."""
+    levels = _level(measure)
+    rounding = _rounding(measure)
+    mean, square = _kept_moments(ranking, judgments, levels[0], depth, rounding)
+    mean, square = mean[:, None], square[:, None]
+    low, high = iprec_bounds(ranking, judgments, levels, depth=depth, rounding=rounding)
+    return {
+        "value": mean[:, 0],
+        "var": np.maximum(square - mean**2, 0.0)[:, 0],
+        "min": low[:, 0],
+        "max": high[:, 0],
+    }
+
+
+def family_sample(measure, ranking: Ranking, judgments: Judgments, *, samples, rng, depth=None):
+    """``(samples, queries)`` interpolated precision under random tie-breaks."""
+    return iprec_sample(
+        ranking,
+        judgments,
+        _level(measure),
+        samples=samples,
+        rng=rng,
+        depth=depth,
+        rounding=_rounding(measure),
+    )[:, :, 0]

@@ -1,0 +1,1 @@
+"""Statistics over per-query values: ranks within a tolerance, paired tests, intervals."""
