@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, TextIO
 import numpy as np
 
 from tiecore.errors import InputError
-from tiecore.measures import DEFAULT_MEASURES, Measure, parse_measures
+from tiecore.measures import DEFAULT_MEASURES, Measure, parse_measures, split_measures
 from tiecore.options import (
     CI_METHODS,
     COMPARE_FORMATS,
@@ -158,27 +158,6 @@ def _feature_list(text: str) -> list[int]:
         raise argparse.ArgumentTypeError("no feature given")
     features = np.concatenate([np.arange(a, b + 1, dtype=np.int64) for a, b in parts])
     return list(dict.fromkeys(features.tolist()))
-
-
-def split_measures(texts: Sequence[str]) -> list[str]:
-    """Split each ``-m`` value on commas that sit outside parentheses.
-
-    A bare number continues trec_eval's parameter list (``P.5,10`` is ``P.5`` and ``P.10``).
-
-    >>> split_measures(["P@5,P@10", "nDCG(gain=exp)@10", "P.5,10"])
-    ['P@5', 'P@10', 'nDCG(gain=exp)@10', 'P.5', 'P.10']
-    """
-    names: list[str] = []
-    for text in texts:
-        for part in (p.strip() for p in re.split(r",(?![^(]*\))", text)):
-            if (
-                names
-                and re.fullmatch(r"[A-Za-z_]+\.[0-9.]+", names[-1])
-                and re.fullmatch(r"[0-9.]+", part)
-            ):
-                part = names[-1].split(".", 1)[0] + "." + part  # trec_eval's P.5,10
-            names.extend([part] if part else [])
-    return names
 
 
 def _version() -> str:

@@ -9,6 +9,7 @@ once, in :mod:`tiecore.measures.registry`.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tiecore.errors import InputError
@@ -221,6 +222,27 @@ def _checked(spec: Family, name: str, value: str) -> str:
         return spec.params[name].canonical(value)
     except ValueError as error:
         raise ValueError(f"{spec.name}'s {name} {error}") from None
+
+
+def split_measures(texts: Sequence[str]) -> list[str]:
+    """Split each ``-m`` value on commas that sit outside parentheses.
+
+    A bare number continues trec_eval's parameter list (``P.5,10`` is ``P.5`` and ``P.10``).
+
+    >>> split_measures(["P@5,P@10", "nDCG(gain=exp)@10", "P.5,10"])
+    ['P@5', 'P@10', 'nDCG(gain=exp)@10', 'P.5', 'P.10']
+    """
+    names: list[str] = []
+    for text in texts:
+        for part in (p.strip() for p in re.split(r",(?![^(]*\))", text)):
+            if (
+                names
+                and re.fullmatch(r"[A-Za-z_]+\.[0-9.]+", names[-1])
+                and re.fullmatch(r"[0-9.]+", part)
+            ):
+                part = names[-1].split(".", 1)[0] + "." + part  # trec_eval's P.5,10
+            names.extend([part] if part else [])
+    return names
 
 
 def parse_measures(measures: str | Measure | list[str | Measure]) -> list[Measure]:

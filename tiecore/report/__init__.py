@@ -1110,7 +1110,7 @@ def add_command(commands, add_inputs, add_options, read_inputs) -> None:
 
 def run_command(args, read_inputs) -> str:
     """``tiecore report``: read the inputs, build the table, return the text to write."""
-    from tiecore.cli import split_measures
+    from tiecore.measures import split_measures
     from tiecore.evaluation.core import evaluate
     from tiecore.measures import parse_measures
 
