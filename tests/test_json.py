@@ -1,4 +1,4 @@
-"""tiecore.io.writers against json.dumps of the same rows (the reference encoder)."""
+"""tiecore.report.formats against json.dumps of the same rows (the reference encoder)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pandas as pd
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tiecore.io.writers import json_rows
+from tiecore.report.formats import json_rows
 
 NAMES = st.text(min_size=1, max_size=4)
 
