@@ -447,7 +447,8 @@ DEPTH = [Interval(Integral, 1, LARGEST_CUT, quiet_high=True), None]
 CUTOFF = Interval(Integral, 1, LARGEST_CUT, quiet_high=True)
 POSITIVE = Interval(Integral, 1, None)
 NON_NEGATIVE = Interval(Integral, 0, None)
-#: A number of score levels (:func:`tiecore.explain.builder.quantise`), None for the scores as they are.
+#: A number of score levels (:func:`tiecore.explain.builder.quantise`), None for the
+#: scores as they are.
 LEVELS = [Interval(Integral, 1, None, noun="number of levels"), None]
 #: A probability (``closest_pairs``' band) and a non-negative width (in tie sd).
 PROBABILITY = Interval(Real, 0, 1)
@@ -461,26 +462,22 @@ BOOL = Boolean()
 RUN_NAME = Satisfies(lambda value: isinstance(value, str), "a run's name")
 
 
-@functools.cache
-def _measure_type() -> type:
-    """:class:`tiecore.measures.Measure`, imported when a value is first checked."""
-    from tiecore.measures import Measure
-
-    return Measure
+def _is_measure(value: object) -> bool:
+    """A measure object, told by its shape: tiecore's :class:`~tiecore.measures.Measure`
+    (``family`` and ``cutoff``) or an ir_measures measure (``NAME``, as
+    :func:`tiecore.measures.parse_measures` tells them).  Duck-typed, so that the
+    declarations import nothing above them."""
+    return hasattr(value, "NAME") or (hasattr(value, "family") and hasattr(value, "cutoff"))
 
 
 def _measures(value: object) -> bool:
-    """A measure name, a :class:`tiecore.measures.Measure`, an ir_measures measure (it has a
-    ``NAME``, as :func:`tiecore.measures.parse_measures` tells them), or an iterable of them
-    (a list, a tuple, a generator; the items of a list or tuple are checked here, the
+    """A measure name, a measure object (:func:`_is_measure`), or an iterable of them (a
+    list, a tuple, a generator; the items of a list or tuple are checked here, the
     others by the parser)."""
-    if isinstance(value, str):
-        return True
-    Measure = _measure_type()
-    if isinstance(value, Measure) or hasattr(value, "NAME"):
+    if isinstance(value, str) or _is_measure(value):
         return True
     if isinstance(value, (list, tuple)):
-        return all(isinstance(v, (str, Measure)) or hasattr(v, "NAME") for v in value)
+        return all(isinstance(v, str) or _is_measure(v) for v in value)
     return isinstance(value, Iterable) and not isinstance(value, (bytes, Mapping))
 
 
@@ -590,7 +587,8 @@ ANATOMY = {
     "policies": POLICIES,
     "top": [CUTOFF, None],
 }
-#: The options of :mod:`tiecore.explain.builder` (``levels``: one for ``quantise``, a list for ``sweep``).
+#: The options of :mod:`tiecore.explain.builder` (``levels``: one for ``quantise``, a list
+#: for ``sweep``).
 BUILDER = {"rel_level": REL_LEVEL, "tiebreak": TIEBREAK}
 #: The options of :mod:`tiecore.interop`.
 INTEROP = {**TIE_GROUPS, "per_query": BOOL}

@@ -15,7 +15,7 @@ run to one function ``fn(name, run)`` through :func:`map_runs`:
   results are merged on the client.
 
 Runs may be given as a DataFrame, a mapping of names to DataFrames or paths (or
-:class:`tiecore.distributed.ParquetRun`), or an iterable (a generator too) of
+:class:`tiecore.io.parquet_parts.ParquetRun`), or an iterable (a generator too) of
 those or of ``(name, run)`` pairs.  Paths are named as :func:`tiecore.read_runs`
 names them: by the run tag, or by the file name when a file has no single tag or
 shares its tag with another file; the name is first guessed from the file's first
@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from tiecore.errors import InputError
+from tiecore.io.parquet_parts import ParquetRun
 from tiecore.io.files import file_names, first_tag, read_ahead
 
 #: ``progress(done, total, name)`` after each run; ``total`` is None for an iterator.
@@ -60,7 +61,7 @@ THREADS = min(4, os.cpu_count() or 1)
 class Item:
     """One run to evaluate: its name and where it comes from.
 
-    ``source`` is a DataFrame, a path or a :class:`~tiecore.distributed.ParquetRun`.
+    ``source`` is a DataFrame, a path or a :class:`~tiecore.io.parquet_parts.ParquetRun`.
     ``file`` marks a path named after its tag (its name may change once every
     file has been read); ``display`` is the path, for error messages.
     """
@@ -78,7 +79,7 @@ def _is_path(value: object) -> bool:
 
 
 def _is_parquet(value: object) -> bool:
-    return type(value).__name__ == "ParquetRun"
+    return isinstance(value, ParquetRun)
 
 
 def run_items(runs: object) -> Iterator[Item] | list[Item]:
@@ -173,18 +174,16 @@ def _is_parquet_path(value: object) -> bool:
 
 
 def _parquet(source: object, name: str | None = None) -> object:
-    """A :class:`~tiecore.distributed.ParquetRun`: ``source`` itself, or found at that path."""
+    """A :class:`~tiecore.io.parquet_parts.ParquetRun`: ``source`` itself, or found at that path."""
     if _is_parquet(source):
         return source
-    from tiecore.distributed import ParquetRun
-
     return ParquetRun.of(source, name)
 
 
 def _file_item(path: str | os.PathLike) -> Item | object:
     """A run file, not read yet (a pipe such as ``<(zcat run.gz)`` is read now).
 
-    A ``.parquet`` file or a directory is a :class:`~tiecore.distributed.ParquetRun`.
+    A ``.parquet`` file or a directory is a :class:`~tiecore.io.parquet_parts.ParquetRun`.
     """
     if _is_parquet_path(path):
         return _parquet(path)
@@ -329,7 +328,7 @@ def map_runs(
         judgments.
     items : runs
         A DataFrame, a mapping of names to DataFrames or paths, or an iterable of
-        frames, paths, :class:`~tiecore.distributed.ParquetRun` or ``(name, run)``.
+        frames, paths, :class:`~tiecore.io.parquet_parts.ParquetRun` or ``(name, run)``.
     client : dask.distributed.Client, optional
         Run the calls as tasks on this cluster; ``None`` is a plain loop that holds
         two runs in memory at a time (the next one is read meanwhile).

@@ -1,0 +1,183 @@
+"""The architecture, checked: imports go down the layers only, with no circle.
+
+The graph is built with :mod:`ast` from every module of ``tiecore/``, ``app_lib/``,
+``app_pages/`` and ``app.py``, counting every import statement wherever it stands --
+inside functions and ``TYPE_CHECKING`` blocks too -- so that a circle cannot hide in
+an import made at call time.  Only heavy third-party modules may be imported lazily;
+those edges leave the project and are not part of the graph.
+
+The layers, lowest first (``docs/design.md`` says why each sits where it does)::
+
+    errors            the error types
+    options           every option's constraint, declared once
+    io                reading runs, qrels and LETOR files from anything
+    engine            judgments, rankings and tie groups, per-rank profiles, moments
+    measures          Measure, the registry and one module per measure family
+    evaluation        the one evaluation core, run by run, in or across processes
+    stats             statistics over per-query values (tests, intervals, ranks)
+    spread, distributed, interop   public entry points over the evaluation
+    metrics, compare  the array API; comparing systems
+    ir_measures_provider   tiecore as an ir_measures provider
+    report            tables, effects and every writer
+    explain           the math the explorer draws (it uses report's effect rules)
+    cli, __main__     the ``tiecore`` command
+    app_lib, app_pages, app   the explorer
+
+A module may import its own package and anything in a lower layer, never a higher
+one; nothing inside ``tiecore`` imports the lazy facade ``tiecore/__init__.py``.
+"""
+
+from __future__ import annotations
+
+import ast
+import graphlib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: The layers, lowest first; a module belongs to the longest prefix that names it.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("tiecore.errors",),
+    ("tiecore.options",),
+    ("tiecore.io",),
+    ("tiecore.engine",),
+    ("tiecore.measures",),
+    ("tiecore.evaluation",),
+    ("tiecore.stats",),
+    ("tiecore.spread", "tiecore.distributed", "tiecore.interop"),
+    ("tiecore.metrics", "tiecore.compare"),
+    ("tiecore.ir_measures_provider",),
+    ("tiecore.report",),
+    ("tiecore.explain",),
+    ("tiecore.cli",),
+    ("tiecore.__main__",),
+    ("app_lib",),
+    ("app_pages",),
+    ("app",),
+)
+
+
+def module_name(path: Path) -> str:
+    """``tiecore/io/trec.py`` -> ``tiecore.io.trec``; a package's ``__init__`` is the package."""
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def project_modules() -> dict[str, Path]:
+    """Every module of the project by its dotted name."""
+    paths = [*ROOT.glob("tiecore/**/*.py"), *ROOT.glob("app_lib/*.py")]
+    paths += [*ROOT.glob("app_pages/*.py"), ROOT / "app.py"]
+    return {module_name(path): path for path in paths}
+
+
+def imported(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """The project modules that ``name`` (at ``path``) imports, wherever the import stands.
+
+    ``from package import name`` is an edge to ``package.name`` when that is a module,
+    else to ``package``; a relative import is resolved against ``name``'s package.
+    """
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            targets = [
+                f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+                for alias in node.names
+            ]
+        else:
+            continue
+        for target in targets:
+            while target and target not in modules:  # import a.b.c: the module a.b.c
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Each project module and the project modules it imports."""
+    modules = project_modules()
+    return {name: imported(name, path, modules) for name, path in modules.items()}
+
+
+def layer(name: str) -> tuple[int, str]:
+    """The layer index of ``name`` and the prefix that placed it there."""
+    best = (-1, "")
+    for index, prefixes in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (name == prefix or name.startswith(prefix + ".")) and len(prefix) > len(best[1]):
+                best = (index, prefix)
+    return best
+
+
+def test_every_module_has_a_layer():
+    unplaced = sorted(name for name in project_modules() if name != "tiecore" and layer(name)[0] < 0)
+    assert unplaced == []
+
+
+def test_no_import_circle():
+    """graphlib's topological sort fails with the circle it met."""
+    try:
+        tuple(graphlib.TopologicalSorter(import_graph()).static_order())
+    except graphlib.CycleError as error:
+        pytest.fail(f"import circle: {' -> '.join(error.args[1])}")
+
+
+def test_imports_go_down_only():
+    upward = []
+    for name, targets in import_graph().items():
+        if name == "tiecore":
+            continue
+        here, home = layer(name)
+        for target in targets:
+            if target == "tiecore":
+                if name.startswith("tiecore."):
+                    upward.append(f"{name} -> tiecore (the lazy facade)")
+                continue
+            there, prefix = layer(target)
+            if there > here or (there == here and prefix != home):
+                upward.append(f"{name} -> {target}")
+    assert sorted(upward) == []
+
+
+def test_the_graph_sees_imports_inside_functions(tmp_path):
+    """The checker itself: an import inside a function body is an edge."""
+    module = tmp_path / "late.py"
+    module.write_text("def f():\n    from tiecore.io import read_run\n    return read_run\n")
+    modules = {"tiecore.io": ROOT / "tiecore/io/__init__.py", "late": module}
+    assert imported("late", module, modules) == {"tiecore.io"}
+
+
+#: The longest module and the longest function (body lines, docstring left out) allowed.
+MAX_MODULE_LINES = 850
+MAX_FUNCTION_LINES = 90
+
+
+def _body_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the docstring
+    return body[-1].end_lineno - body[0].lineno + 1 if body else 0
+
+
+def test_modules_and_functions_stay_short():
+    long = []
+    for name, path in project_modules().items():
+        text = path.read_text()
+        if text.count("\n") > MAX_MODULE_LINES:
+            long.append(f"{name}: {text.count(chr(10))} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                if _body_lines(node) > MAX_FUNCTION_LINES:
+                    long.append(f"{name}.{node.name}: {_body_lines(node)} lines")
+    assert sorted(long) == []
