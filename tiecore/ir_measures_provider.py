@@ -175,7 +175,7 @@ class TiecoreEvaluator(Evaluator):
             names.setdefault(provider.name_of(measure), []).append(measure)
 
     def _iter_calc(self, run: object) -> Iterator[Metric]:
-        from tiecore import evaluate
+        from tiecore.evaluation.core import evaluate
 
         run = _run_frame(run)
         if not len(run):
@@ -239,7 +239,7 @@ def as_default(provider: str | TiecoreProvider = "aware") -> Iterator[TiecorePro
 
 def _qrels_frame(qrels: object) -> pd.DataFrame:
     """ir_measures' qrels (namedtuples, DataFrame, dict of dicts) as tiecore's frame."""
-    from tiecore import read_qrels
+    from tiecore.io import read_qrels
 
     if isinstance(qrels, pd.DataFrame) and "relevance" in qrels.columns:
         qrels = qrels[["query_id", "doc_id", "relevance"]]
@@ -248,7 +248,7 @@ def _qrels_frame(qrels: object) -> pd.DataFrame:
 
 def _run_frame(run: object) -> pd.DataFrame:
     """ir_measures' run (namedtuples, DataFrame, dict of dicts) as tiecore's frame."""
-    from tiecore import read_run
+    from tiecore.io import read_run
 
     if isinstance(run, pd.DataFrame) and "query_id" in run.columns:
         run = run[["query_id", "doc_id", "score"]]

@@ -263,7 +263,7 @@ def _values(
     """``measure`` per query via :func:`tiecore.evaluate`; their mean when ``average``;
     with ``spread`` a :class:`Spread` (:func:`tiecore.spread.evaluate_spread` and the
     oblivious evaluation)."""
-    from tiecore import evaluate
+    from tiecore.evaluation.core import evaluate
 
     if spread and ties != "aware":
         raise InputError(
@@ -316,7 +316,7 @@ def _spread(
     average: bool,
 ) -> Spread:
     """The aware value, its exact variance and bounds, and the oblivious value and bias."""
-    from tiecore import evaluate
+    from tiecore.evaluation.core import evaluate
     from tiecore.spread import evaluate_spread
 
     found = evaluate_spread(run, qrels, measure, rel_level=rel_level, per_query=True)
