@@ -15,7 +15,7 @@ from app_lib import charts as ch
 from app_lib import sidebar as sb
 from tiecore import report
 from tiecore.options import CORRECTIONS
-from tiecore.stats.ranks import competition_ranks, mean_ranks, rank_change, rank_labels
+from tiecore.stats.ranks import mean_ranks, rank_change, rank_labels, tie_ranks
 
 #: The orderings as readers know them (compare's column names on the left).
 ORDERING_NAMES = {
@@ -229,7 +229,7 @@ describe = dataset.describe
 orderings = [c for c in ORDERING_NAMES if c in result.scores.columns]
 # integer competition ranks (1, =2, =2, 4) with compare's tie tolerance, per ordering
 rank_of = pd.DataFrame(
-    {c: competition_ranks(result.scores[c].to_numpy()) for c in orderings},
+    {c: tie_ranks(result.scores[c].to_numpy()) for c in orderings},
     index=result.scores.index,
 )
 label_of = pd.DataFrame(

@@ -1,6 +1,6 @@
 """Integer ranks with ties (``tiecore.stats.ranks``) against scipy and obvious definitions.
 
-- without near-ties, :func:`competition_ranks` equals
+- without near-ties, :func:`tie_ranks` equals
   ``scipy.stats.rankdata(-values, method="min")``; with them, it equals that
   ranking of :func:`tie_levels` (the ties :mod:`tiecore.compare` uses), and
   crafted near-equal values (rounding noise, chains) tie as documented;
@@ -28,11 +28,11 @@ from tiecore import compare
 from tiecore.errors import InputError
 from tiecore.stats.ranks import (
     RTOL,
-    competition_ranks,
     mean_ranks,
     rank_change,
     rank_labels,
     tie_levels,
+    tie_ranks,
 )
 
 #: Multiples of 1/8: exact, so equal values are equal and unequal ones far apart.
@@ -45,7 +45,7 @@ def scipy_ranks(values: np.ndarray) -> np.ndarray:
 
 @given(st.lists(EIGHTHS, min_size=1, max_size=30))
 def test_equals_scipy_on_exact_values(values):
-    assert competition_ranks(values).tolist() == scipy_ranks(values).tolist()
+    assert tie_ranks(values).tolist() == scipy_ranks(values).tolist()
 
 
 @given(st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=30))
@@ -53,7 +53,7 @@ def test_equals_scipy_without_near_ties(values):
     x = np.sort(np.asarray(values))
     gaps = np.diff(x)
     assume(np.all((gaps == 0) | (gaps > 1e-9 * np.abs(x).max(initial=0.0))))
-    assert competition_ranks(values).tolist() == scipy_ranks(values).tolist()
+    assert tie_ranks(values).tolist() == scipy_ranks(values).tolist()
 
 
 @given(
@@ -66,53 +66,53 @@ def test_equals_scipy_without_near_ties(values):
 def test_ties_are_those_of_tie_levels(pairs):
     """Values a few units of rounding noise apart: ranked as compare ranks them."""
     values = np.array([base * (1 + noise * 1e-15) for base, noise in pairs])
-    assert competition_ranks(values).tolist() == scipy_ranks(tie_levels(values)).tolist()
+    assert tie_ranks(values).tolist() == scipy_ranks(tie_levels(values)).tolist()
     # and those near-equal values tie: ranks as of the values without the noise
-    assert competition_ranks(values).tolist() == scipy_ranks([base for base, _ in pairs]).tolist()
+    assert tie_ranks(values).tolist() == scipy_ranks([base for base, _ in pairs]).tolist()
 
 
 def test_crafted_near_ties():
-    assert competition_ranks([0.1 + 0.2, 0.3, 0.5, 0.1]).tolist() == [2, 2, 1, 4]
+    assert tie_ranks([0.1 + 0.2, 0.3, 0.5, 0.1]).tolist() == [2, 2, 1, 4]
     # a chain: each neighbour within RTOL * 1 of the next, the ends 1.2e-12 apart
     chain = [1.0, 1.0 + 0.6e-12, 1.0 + 1.2e-12, 0.5]
-    assert competition_ranks(chain).tolist() == [1, 1, 1, 4]
-    assert competition_ranks([1.0, 1.0 + 2e-12, 0.5]).tolist() == [2, 1, 3]
+    assert tie_ranks(chain).tolist() == [1, 1, 1, 4]
+    assert tie_ranks([1.0, 1.0 + 2e-12, 0.5]).tolist() == [2, 1, 3]
     # the tolerance is relative to the row's largest magnitude
-    assert competition_ranks([1e-20, 2e-20, 100.0]).tolist() == [2, 2, 1]
-    assert competition_ranks([1e-20, 2e-20]).tolist() == [2, 1]
+    assert tie_ranks([1e-20, 2e-20, 100.0]).tolist() == [2, 2, 1]
+    assert tie_ranks([1e-20, 2e-20]).tolist() == [2, 1]
     # rtol=0: only equal values tie
-    assert competition_ranks([0.1 + 0.2, 0.3], rtol=0.0).tolist() == [1, 2]
-    assert competition_ranks([0.1 + 0.2, 0.3], rtol=RTOL).tolist() == [1, 1]
+    assert tie_ranks([0.1 + 0.2, 0.3], rtol=0.0).tolist() == [1, 2]
+    assert tie_ranks([0.1 + 0.2, 0.3], rtol=RTOL).tolist() == [1, 1]
 
 
 @given(st.lists(st.lists(EIGHTHS, min_size=4, max_size=4), min_size=1, max_size=6))
 def test_rows_along_the_last_axis(rows):
     x = np.array(rows)
-    ranks = competition_ranks(x)
+    ranks = tie_ranks(x)
     assert ranks.shape == x.shape and ranks.dtype == np.int64
-    assert ranks.tolist() == [competition_ranks(row).tolist() for row in x]
+    assert ranks.tolist() == [tie_ranks(row).tolist() for row in x]
     assert ranks.tolist() == scipy_ranks(x).tolist()
     cube = np.stack([x, -x])
-    assert competition_ranks(cube).tolist() == [ranks.tolist(), competition_ranks(-x).tolist()]
+    assert tie_ranks(cube).tolist() == [ranks.tolist(), tie_ranks(-x).tolist()]
 
 
 def test_nan_and_infinity():
     nan, inf = float("nan"), float("inf")
-    assert competition_ranks([nan, 1.0, nan, 2.0]).tolist() == [3, 2, 3, 1]
-    assert competition_ranks([nan, nan]).tolist() == [1, 1]
-    assert competition_ranks([-inf, nan, 0.0]).tolist() == [2, 3, 1]
-    assert competition_ranks([inf, 1.0, inf, -inf, -inf]).tolist() == [1, 3, 1, 4, 4]
+    assert tie_ranks([nan, 1.0, nan, 2.0]).tolist() == [3, 2, 3, 1]
+    assert tie_ranks([nan, nan]).tolist() == [1, 1]
+    assert tie_ranks([-inf, nan, 0.0]).tolist() == [2, 3, 1]
+    assert tie_ranks([inf, 1.0, inf, -inf, -inf]).tolist() == [1, 3, 1, 4, 4]
     # the finite values keep their own tolerance beside an infinity
-    assert competition_ranks([0.1 + 0.2, 0.3, inf]).tolist() == [2, 2, 1]
+    assert tie_ranks([0.1 + 0.2, 0.3, inf]).tolist() == [2, 2, 1]
 
 
 def test_empty_and_refused():
-    assert competition_ranks([]).tolist() == []
-    assert competition_ranks(np.zeros((3, 0))).shape == (3, 0)
+    assert tie_ranks([]).tolist() == []
+    assert tie_ranks(np.zeros((3, 0))).shape == (3, 0)
     with pytest.raises(InputError, match="a single number has no rank"):
-        competition_ranks(1.0)
+        tie_ranks(1.0)
     with pytest.raises(InputError, match="not all numbers"):
-        competition_ranks(["a", "b"])
+        tie_ranks(["a", "b"])
 
 
 # --------------------------------------------------------------------------- labels, change
@@ -125,7 +125,7 @@ def labels_reference(ranks: list[int]) -> list[str]:
 
 @given(st.lists(EIGHTHS, max_size=30))
 def test_labels_equal_a_plain_loop(values):
-    ranks = competition_ranks(values).tolist() if values else []
+    ranks = tie_ranks(values).tolist() if values else []
     assert rank_labels(ranks) == labels_reference(ranks)
 
 
@@ -185,3 +185,22 @@ def test_mean_ranks_tie_within_the_tolerance():
 def test_mean_ranks_refuse_a_vector():
     with pytest.raises(InputError, match="matrix"):
         mean_ranks([0.1, 0.2])
+
+
+@given(st.lists(st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=12), min_size=1, max_size=5))
+def test_average_ranks_are_compares_old_ranks(rows):
+    """``average``: scipy's average ranks of :func:`tie_levels`, what compare used before."""
+    width = min(len(r) for r in rows)
+    x = np.array([r[:width] for r in rows])
+    old = stats.rankdata(-tie_levels(x), method="average", axis=-1)
+    assert tie_ranks(x, "average").tolist() == old.tolist()
+    noisy = x * (1 + 1e-15)
+    assert (
+        tie_ranks(np.c_[x, noisy], "average").tolist()
+        == stats.rankdata(-tie_levels(np.c_[x, noisy]), method="average", axis=-1).tolist()
+    )
+
+
+def test_unknown_method_refused():
+    with pytest.raises(InputError, match="not a ranking"):
+        tie_ranks([0.1, 0.2], "dense")

@@ -319,7 +319,7 @@ def leaderboard_change(before: pd.Series, after: pd.Series) -> pd.DataFrame:
         Indexed by run, in ``before``'s order: ``before``, ``after``,
         ``change`` (after - before, 0 below :data:`tiecore.report.NOISE`),
         ``rank_before`` and ``rank_after`` (competition ranks, 1 = best, equal
-        values share the best rank: :func:`tiecore.stats.ranks.competition_ranks`),
+        values share the best rank: :func:`tiecore.stats.ranks.tie_ranks`),
         their labels ``label_before`` and ``label_after`` (``"=2"`` for a shared
         rank), ``places`` (rank after - rank before: negative moved up,
         :func:`tiecore.stats.ranks.rank_change`) and ``moved`` (the rank changed).
@@ -332,7 +332,7 @@ def leaderboard_change(before: pd.Series, after: pd.Series) -> pd.DataFrame:
     {'label_before': ['1', '2', '3'], 'label_after': ['=1', '=1', '3'], 'places': [0, -1, 0]}
     """
     from tiecore.report import NOISE
-    from tiecore.stats.ranks import competition_ranks, rank_change, rank_labels
+    from tiecore.stats.ranks import rank_change, rank_labels, tie_ranks
 
     unknown = [run for run in after.index if run not in before.index]
     if unknown:
@@ -347,7 +347,7 @@ def leaderboard_change(before: pd.Series, after: pd.Series) -> pd.DataFrame:
     change[np.abs(change) < NOISE] = 0.0
     out = pd.DataFrame({"before": old, "after": old + change, "change": change}, index=old.index)
     for suffix in ("before", "after"):
-        ranks = competition_ranks(out[suffix].to_numpy())  # equal within rounding noise
+        ranks = tie_ranks(out[suffix].to_numpy())  # equal within rounding noise
         out[f"rank_{suffix}"] = ranks
         out[f"label_{suffix}"] = rank_labels(ranks)
     out["places"] = rank_change(out["rank_before"], out["rank_after"])

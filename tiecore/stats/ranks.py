@@ -3,9 +3,10 @@
 Scores computed along different paths differ by rounding noise (``0.1 + 0.2``
 is not ``0.3``) where they are mathematically equal.  Two values count as tied
 when, sorted, they are within ``RTOL`` times the largest magnitude compared of
-each other (a chain of such neighbours is one tie group).  :mod:`tiecore.compare`
-ranks runs with this rule; :func:`competition_ranks` gives the integer ranks a
-table prints ("standard competition ranking": 1, 2, 2, 4) and
+each other (a chain of such neighbours is one tie group).  :func:`tie_ranks` is
+the one ranking by this rule: the integer ranks a table prints ("standard
+competition ranking": 1, 2, 2, 4) or the average ranks :mod:`tiecore.compare`
+uses (1, 2.5, 2.5, 4); :func:`mean_ranks` averages a run's rank over draws and
 :func:`rank_labels` writes a shared rank as ``=2``.
 """
 
@@ -16,7 +17,7 @@ from numpy.typing import ArrayLike
 
 from tiecore.errors import InputError
 
-__all__ = ["RTOL", "competition_ranks", "rank_change", "rank_labels", "tie_levels"]
+__all__ = ["RTOL", "mean_ranks", "rank_change", "rank_labels", "tie_levels", "tie_ranks"]
 
 #: Relative tolerance of equality: values within ``RTOL * max |value|`` are tied.
 RTOL = 1e-12
@@ -45,41 +46,60 @@ def tie_levels(values: np.ndarray, rtol: float = RTOL) -> np.ndarray:
     return out
 
 
-def competition_ranks(values: ArrayLike, rtol: float = RTOL) -> np.ndarray:
-    """Integer ranks along the last axis, 1 = highest; tied values share their best rank.
+#: How a tie group is ranked by :func:`tie_ranks`.
+METHODS = ("competition", "average")
 
-    Standard competition ranking: the values ``0.5, 0.3, 0.3, 0.1`` rank
-    ``1, 2, 2, 4``; the rank after a tie group skips as many places as the
-    group has extra members, so a rank always says how many items are above
-    (``rank - 1``).  Ties are those of :func:`tie_levels` (within
-    ``rtol * max |value|`` of the row's finite values).  NaN (an undefined
-    value) ranks after every number, NaNs tied with each other; ``inf`` ties
-    with ``inf`` and ranks above every finite value.
+
+def tie_ranks(values: ArrayLike, method: str = "competition", rtol: float = RTOL) -> np.ndarray:
+    """Ranks along the last axis, 1 = highest, values within a tolerance tied.
+
+    The one ranking of tiecore: the tables and the app print it, ``compare``
+    ranks runs with it.  Sorted best first, values whose gap is at most
+    ``rtol * max |value|`` (of the row's finite values) are one tie group (a
+    chain of such neighbours too; the groups of :func:`tie_levels`).  A group
+    holding places ``first .. last`` (1-based) ranks
+
+    - ``competition`` ("standard competition ranking", scipy's ``method="min"``):
+      ``first``, so ``0.5, 0.3, 0.3, 0.1`` rank ``1, 2, 2, 4`` and a rank says how
+      many items are above (``rank - 1``);
+    - ``average`` (scipy's ``method="average"``): ``(first + last) / 2``, so
+      ``1, 2.5, 2.5, 4``; the ranks of a row always sum to ``n (n + 1) / 2``,
+      so a tie that splits moves its members symmetrically.
+
+    NaN (an undefined value) ranks after every number, NaNs tied with each other;
+    ``inf`` ties with ``inf`` and ranks above every finite value.
 
     Parameters
     ----------
     values : array_like
         Numbers, at least one axis; each row along the last axis is ranked on its own.
+    method : {"competition", "average"}
+        The rank of a tie group.
     rtol : float
         Relative tolerance of equality.
 
     Returns
     -------
     numpy.ndarray
-        int64, the shape of ``values``.
+        int64 (``competition``) or float64 (``average``), the shape of ``values``.
 
     Raises
     ------
     InputError
-        Values that are not numbers, or a single number (nothing to rank it against).
+        Values that are not numbers, a single number (nothing to rank it
+        against), or an unknown method.
 
     Examples
     --------
-    >>> competition_ranks([0.1, 0.5, 0.1 + 0.2, 0.3]).tolist()
+    >>> tie_ranks([0.1, 0.5, 0.1 + 0.2, 0.3]).tolist()
     [4, 1, 2, 2]
-    >>> competition_ranks([[3.0, float("nan"), 3.0], [1.0, 2.0, 3.0]]).tolist()
+    >>> tie_ranks([0.1, 0.5, 0.1 + 0.2, 0.3], "average").tolist()
+    [4.0, 1.0, 2.5, 2.5]
+    >>> tie_ranks([[3.0, float("nan"), 3.0], [1.0, 2.0, 3.0]]).tolist()
     [[1, 3, 1], [3, 2, 1]]
     """
+    if method not in METHODS:
+        raise InputError("method", None, f"{method!r} is not a ranking", " or ".join(METHODS))
     try:
         v = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError):
@@ -93,11 +113,18 @@ def competition_ranks(values: ArrayLike, rtol: float = RTOL) -> np.ndarray:
     with np.errstate(invalid="ignore"):  # inf - inf: NaN, no step (inf ties with inf)
         gap = -np.diff(ordered, axis=-1)
         step = (gap > rtol * scale) | (np.isnan(ordered[..., 1:]) & ~np.isnan(ordered[..., :-1]))
-    start = np.concatenate([np.ones((*v.shape[:-1], min(v.shape[-1], 1)), bool), step], axis=-1)
-    # Each item's rank is 1 + the position of its group's first item.
-    first = np.maximum.accumulate(np.where(start, np.arange(v.shape[-1]), 0), axis=-1)
-    out = np.empty(v.shape, np.int64)
-    np.put_along_axis(out, order, first + 1, axis=-1)
+    edge = np.ones((*v.shape[:-1], min(v.shape[-1], 1)), bool)
+    place = np.arange(v.shape[-1])
+    # Each item's group starts at `first` (0-based) and ends at `last`.
+    first = np.maximum.accumulate(np.where(np.concatenate([edge, step], -1), place, 0), -1)
+    if method == "competition":
+        rank = first + 1
+    else:
+        ends = np.where(np.concatenate([step, edge], -1), place, v.shape[-1])
+        last = np.flip(np.minimum.accumulate(np.flip(ends, -1), -1), -1)
+        rank = (first + last) / 2.0 + 1.0
+    out = np.empty(v.shape, rank.dtype)
+    np.put_along_axis(out, order, rank, axis=-1)
     return out
 
 
@@ -124,7 +151,7 @@ def rank_labels(ranks: ArrayLike) -> list[str]:
     Parameters
     ----------
     ranks : array_like
-        One rank per item (one axis), as :func:`competition_ranks` gives.
+        One rank per item (one axis), as :func:`tie_ranks` gives.
 
     Returns
     -------
@@ -181,7 +208,7 @@ def mean_ranks(scores: ArrayLike, rtol: float = RTOL) -> np.ndarray:
 
     ``scores`` holds one row per draw (e.g. a random tie-break) and one column per
     item (a system).  Within a row, 1 is the highest score and items tied (within
-    ``rtol`` as :func:`tie_levels` decides, so rounding noise does not break a tie)
+    ``rtol`` as :func:`tie_ranks` decides, so rounding noise does not break a tie)
     share the mean of the places they occupy (``1, 2.5, 2.5, 4``: scipy's
     ``rankdata(method="average")``); the result averages each column over the rows.
 
@@ -207,15 +234,6 @@ def mean_ranks(scores: ArrayLike, rtol: float = RTOL) -> np.ndarray:
         raise InputError(
             "mean ranks", None, f"scores of shape {values.shape}", "a (draws, items) matrix"
         )
-    draws, items = values.shape
-    if not draws or not items:
-        return np.full(items, np.nan)
-    level = tie_levels(values, rtol)  # 0 .. items - 1 within each row
-    # one sorted run of every row's levels, rows kept apart by an offset of `items` each
-    keyed = level + items * np.arange(draws)[:, None]
-    flat = np.sort(keyed, axis=None)
-    below_or_equal = np.searchsorted(flat, keyed, side="right") - items * np.arange(draws)[:, None]
-    below = np.searchsorted(flat, keyed, side="left") - items * np.arange(draws)[:, None]
-    above = items - below_or_equal  # strictly higher scores in the row
-    rank = above + (below_or_equal - below + 1) / 2.0  # the mean of the places the tie holds
-    return rank.mean(axis=0)
+    if not values.size:
+        return np.full(values.shape[1], np.nan)
+    return tie_ranks(values, "average", rtol).mean(axis=0)
