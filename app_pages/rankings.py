@@ -678,7 +678,7 @@ with middle:
         format_func=CORRECTION_NAMES.get,
         key="rankings_correction",
         help="applied over all pairs of the chosen systems, to each test's p-values "
-        "separately (tiecore.compare.adjust_pvalues)",
+        "separately (tiecore.stats.corrections.adjust_pvalues)",
     )
 with right:
     baseline = st.selectbox(

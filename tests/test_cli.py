@@ -703,7 +703,8 @@ def test_spread_needs_aware_mode(files, capsys) -> None:
 
 @pytest.mark.parametrize("fmt", ["text", "csv", "json"])
 def test_compare_prints_rankings_and_swaps(files, capsys, fmt) -> None:
-    from tiecore.compare import compare, format_comparison
+    from tiecore.compare import compare
+    from tiecore.report.comparison import format_comparison
 
     argv = ["compare", files["qrels"], files["a"], files["b"], "-m", "AP", "--samples", "20"]
     code, out, err = run_main(capsys, *argv, "--resamples", "50", "--format", fmt)

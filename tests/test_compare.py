@@ -45,21 +45,18 @@ from tiecore.compare import (
     ORDERINGS,
     Comparison,
     TooLarge,
-    _pair_table,
-    _ranking_table,
     compare,
-    format_comparison,
-    kendall_tau,
-    p_beats,
+    pair_table,
     score_run,
     swapped_pairs,
-    tau_ap,
-    tau_ap_b,
-    tie_levels,
 )
 from tiecore.engine.judgments import Judgments
 from tiecore.measures import parse_measures
+from tiecore.report.comparison import _ranking_table, format_comparison
 from tiecore.spread import evaluate_spread
+from tiecore.stats.beats import p_beats
+from tiecore.stats.correlation import kendall_tau, tau_ap, tau_ap_b
+from tiecore.stats.ranks import tie_levels
 
 PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 MEASURES = ["AP", "P@3", "RR", "nDCG@5", "Rprec", "Bpref", "R@4", "Success@2"]
@@ -469,7 +466,7 @@ def test_json_numbers_read_back_exactly():
     tables = {
         "scores": _ranking_table(result).rename_axis("run").reset_index(),
         "tie_var": result.tie_var.rename_axis("run").reset_index(),
-        "pairs": _pair_table(result).reset_index(),
+        "pairs": pair_table(result).reset_index(),
     }
     compared = 0
     for name, frame in tables.items():

@@ -14,7 +14,8 @@ import pytest
 
 import tiecore
 from tiecore.cli import main
-from tiecore.compare import compare, format_comparison
+from tiecore.compare import compare
+from tiecore.report.comparison import format_comparison
 
 QRELS = """\
 q1 0 d1 2

@@ -30,7 +30,15 @@ from scipy import special, stats
 from strategies import SCORES, cases, depths, rel_levels
 
 import tiecore
-from tiecore.compare import RTOL, SMALLEST_P, compare, paired_t, paired_tests
+from tiecore.compare import compare
+from tiecore.stats import SMALLEST_P
+from tiecore.stats.bootstrap import BOOTSTRAP_KEY, bootstrap_intervals
+from tiecore.stats.corrections import adjust_pvalues
+from tiecore.stats.paired import paired_t, paired_tests
+from tiecore.stats.ranks import RTOL
+from tiecore.stats.summary import system_table
+from tiecore.stats.tukey import tukey_hsd
+from tiecore.stats.wilcoxon import wilcoxon_pvalues
 
 PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SPECS = {
@@ -108,7 +116,7 @@ def test_t_test_and_effect_size_are_scipys_and_randomization_is_brute_force(seed
 def test_paired_t_is_scipys_ttest_rel_on_each_pairs_shared_queries(seed, chunk, monkeypatch):
     """The one t-test of compare and of the Rankings stars, per pair over the queries
     both columns have (NaN elsewhere), in one chunk and in chunks of a pair or two."""
-    monkeypatch.setattr(tiecore.compare, "CHUNK_CELLS", chunk)
+    monkeypatch.setattr(tiecore.stats.paired, "CHUNK_CELLS", chunk)
     rng = np.random.default_rng(seed)
     values = rng.random((12, 7)).round(2)
     values[:, 1] = values[:, 0] - 0.1  # a constant difference: no t-test
@@ -163,7 +171,7 @@ def test_topic_noise_of_constant_values_is_zero_not_a_rounding_residue():
     out = paired_tests(values, np.array([0]), np.array([1]), n_resamples=10)
     assert out["topic_sd"][0] == 0.0
     per_query = pd.DataFrame(values, columns=["A", "B"])
-    systems = tiecore.compare.system_table(per_query, pd.Series({"A": 0.0, "B": 0.0}))
+    systems = system_table(per_query, pd.Series({"A": 0.0, "B": 0.0}))
     assert systems["topic_sd"].tolist() == [0.0, 0.0]
 
 
@@ -366,10 +374,10 @@ def test_corrections_against_scipy_and_the_definitions(values):
     p = np.array(values, dtype=float)
     defined = ~np.isnan(p)
     m = int(defined.sum())
-    bh = tiecore.compare.adjust_pvalues(p, "bh")
-    holm = tiecore.compare.adjust_pvalues(p, "holm")
-    bonferroni = tiecore.compare.adjust_pvalues(p, "bonferroni")
-    for adjusted in (bh, holm, bonferroni, tiecore.compare.adjust_pvalues(p, "none")):
+    bh = adjust_pvalues(p, "bh")
+    holm = adjust_pvalues(p, "holm")
+    bonferroni = adjust_pvalues(p, "bonferroni")
+    for adjusted in (bh, holm, bonferroni, adjust_pvalues(p, "none")):
         assert np.array_equal(np.isnan(adjusted), ~defined)
     if m:
         expected = stats.false_discovery_control(p[defined], method="bh")
@@ -409,7 +417,7 @@ def test_wilcoxon_is_scipys_on_each_pair_alone(n, zero_method, seed, continuous)
         d = rng.standard_normal((n, 6))
     else:
         d = rng.integers(-4, 5, (n, 6)) / 8.0  # zeros and tied magnitudes, exact in binary
-    found = tiecore.compare.wilcoxon_pvalues(d, zero_method)
+    found = wilcoxon_pvalues(d, zero_method)
     expected = sign_rank_columns(d, zero_method)
     np.testing.assert_allclose(found, expected, rtol=1e-10, atol=1e-300)
     assert (found[~np.isnan(found)] > 0).all()
@@ -418,12 +426,12 @@ def test_wilcoxon_is_scipys_on_each_pair_alone(n, zero_method, seed, continuous)
 def test_wilcoxon_treats_rounding_noise_as_ties_and_zeros():
     noisy = np.array([[0.1 + 0.2, 1e-17, 0.3, -0.3, 0.5, 0.7, -0.9]]).T
     clean = np.array([[0.3, 0.0, 0.3, -0.3, 0.5, 0.7, -0.9]]).T
-    assert tiecore.compare.wilcoxon_pvalues(noisy)[0] == sign_rank_columns(clean, "wilcox")[0]
+    assert wilcoxon_pvalues(noisy)[0] == sign_rank_columns(clean, "wilcox")[0]
 
 
 def test_wilcoxon_of_no_difference_is_undefined_and_never_zero():
     d = np.column_stack([np.zeros(8), np.full(8, 1.0), np.linspace(1, 2, 8)])
-    found = tiecore.compare.wilcoxon_pvalues(np.vstack([d] * 30))  # n = 240: normal tail
+    found = wilcoxon_pvalues(np.vstack([d] * 30))  # n = 240: normal tail
     assert np.isnan(found[0]) and (found[1:] > 0).all()
 
 
@@ -440,15 +448,15 @@ def test_bootstrap_intervals_are_scipys(method, n):
     x = rng.standard_normal((n, 4)) + np.arange(4)
     i, j = np.triu_indices(4, k=1)
     seed, confidence, resamples = 11, 0.9, 999
-    low, high = tiecore.compare.bootstrap_intervals(
+    low, high = bootstrap_intervals(
         x, confidence=confidence, method=method, n_resamples=resamples, seed=seed
     )
-    pair_low, pair_high = tiecore.compare.bootstrap_intervals(
+    pair_low, pair_high = bootstrap_intervals(
         x, i, j, confidence=confidence, method=method, n_resamples=resamples, seed=seed
     )
 
     def scipys(sample):
-        rng = np.random.default_rng([seed, tiecore.compare.BOOTSTRAP_KEY])
+        rng = np.random.default_rng([seed, BOOTSTRAP_KEY])
         return stats.bootstrap(
             (sample,),
             np.mean,
@@ -470,20 +478,18 @@ def test_bootstrap_intervals_are_scipys(method, n):
 
 def test_bootstrap_of_constant_data_is_a_point_and_of_one_query_undefined():
     x = np.array([[0.5, 0.25], [0.5, 0.5], [0.5, 0.75]])
-    low, high = tiecore.compare.bootstrap_intervals(x)
+    low, high = bootstrap_intervals(x)
     assert (low[0], high[0]) == (0.5, 0.5) and low[1] < 0.5 < high[1]
-    pair = tiecore.compare.bootstrap_intervals(
-        np.column_stack([x[:, 0], x[:, 0] - 0.125]), [0], [1]
-    )
+    pair = bootstrap_intervals(np.column_stack([x[:, 0], x[:, 0] - 0.125]), [0], [1])
     assert (pair[0][0], pair[1][0]) == (0.125, 0.125)
-    one = tiecore.compare.bootstrap_intervals(x[:1])
+    one = bootstrap_intervals(x[:1])
     assert np.isnan(one[0]).all() and np.isnan(one[1]).all()
 
 
 def test_tukey_is_scipys_and_for_two_groups_the_pooled_t_test():
     rng = np.random.default_rng(4)
     groups = [rng.random(n) + k / 4 for k, n in enumerate((6, 9, 7, 8))]
-    found = tiecore.compare.tukey_hsd(groups, 0.9)
+    found = tukey_hsd(groups, 0.9)
     expected = stats.tukey_hsd(*groups)
     interval = expected.confidence_interval(0.9)
     off = ~np.eye(4, dtype=bool)
@@ -491,9 +497,9 @@ def test_tukey_is_scipys_and_for_two_groups_the_pooled_t_test():
     np.testing.assert_allclose(found["low"][off], interval.low[off], rtol=1e-9)
     np.testing.assert_allclose(found["high"][off], interval.high[off], rtol=1e-9)
     # two groups: Tukey's q is sqrt(2) |t| of the pooled two-sample t-test, so the same p
-    two = tiecore.compare.tukey_hsd(groups[:2])
+    two = tukey_hsd(groups[:2])
     assert two["pvalue"][0, 1] == pytest.approx(stats.ttest_ind(*groups[:2]).pvalue, rel=1e-6)
-    flat = tiecore.compare.tukey_hsd([np.ones(3), np.ones(4)])
+    flat = tukey_hsd([np.ones(3), np.ones(4)])
     assert np.isnan(flat["pvalue"]).all()
 
 
@@ -511,7 +517,7 @@ def test_compare_pairs_hold_the_tests_of_their_per_query_values(reviewed):
     upper = [(a, b) for a, b in pairs.index if names.index(a) < names.index(b)]
     for column in tiecore.compare.CORRECTED:
         raw = pairs.loc[upper, column].to_numpy()
-        adjusted = tiecore.compare.adjust_pvalues(raw, "bh")
+        adjusted = adjust_pvalues(raw, "bh")
         np.testing.assert_allclose(pairs.loc[upper, f"{column}_adj"], adjusted, rtol=1e-12)
         swapped = [(b, a) for a, b in upper]
         np.testing.assert_array_equal(
@@ -532,7 +538,7 @@ def test_compare_pairs_hold_the_tests_of_their_per_query_values(reviewed):
         if d.std() > 1e-12:
             expected = stats.bootstrap(
                 (d,), np.mean, n_resamples=500, confidence_level=0.9, method="percentile",
-                rng=np.random.default_rng([2, tiecore.compare.BOOTSTRAP_KEY]),
+                rng=np.random.default_rng([2, BOOTSTRAP_KEY]),
             ).confidence_interval  # fmt: skip
             assert (row["diff_low"], row["diff_high"]) == pytest.approx(
                 (expected.low, expected.high), abs=1e-12

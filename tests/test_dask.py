@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import tiecore
-from tiecore.compare import compare, format_comparison
+from tiecore.compare import compare
 from tiecore.distributed import (
     ParquetRun,
     connect,
@@ -25,6 +25,7 @@ from tiecore.distributed import (
 )
 from tiecore.errors import InputError
 from tiecore.evaluation import parallel as _parallel
+from tiecore.report.comparison import format_comparison
 from tiecore.spread import evaluate_spread
 
 REPO = Path(__file__).resolve().parents[1]

@@ -60,7 +60,9 @@ def _two_runs(n_queries: int) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
 
 
 def test_compare_underflowed_p_values_print_as_a_bound():
-    from tiecore.compare import SMALLEST_P, compare, format_comparison
+    from tiecore.compare import compare
+    from tiecore.report.comparison import format_comparison
+    from tiecore.stats import SMALLEST_P
 
     runs, qrels = _two_runs(3000)
     result = compare(runs, qrels, "AP", samples=20, n_bootstrap=100, n_resamples=100)
@@ -244,7 +246,8 @@ def test_markdown_system_names_are_not_markup():
 
 
 def test_compare_labels_a_confidence_level_with_its_digits():
-    from tiecore.compare import compare, format_comparison
+    from tiecore.compare import compare
+    from tiecore.report.comparison import format_comparison
 
     runs, qrels = _two_runs(12)
     text = format_comparison(compare(runs, qrels, "AP", samples=5, confidence=0.9999999))
@@ -307,7 +310,7 @@ def test_metrics_take_nan_padding_in_both_arrays():
 
 
 def test_wilcoxon_pvalues_of_a_nan_column_is_undefined_not_zero():
-    from tiecore.compare import wilcoxon_pvalues
+    from tiecore.stats.wilcoxon import wilcoxon_pvalues
 
     d = np.array([[0.5, 0.5], [np.nan, 0.3], [0.2, 0.2]])
     got = wilcoxon_pvalues(d)  # the NaN column was p = 0
@@ -316,14 +319,14 @@ def test_wilcoxon_pvalues_of_a_nan_column_is_undefined_not_zero():
 
 
 def test_wilcoxon_pvalues_of_a_1d_sample_is_one_test():
-    from tiecore.compare import wilcoxon_pvalues
+    from tiecore.stats.wilcoxon import wilcoxon_pvalues
 
     d = np.array([0.5, 0.2, -0.1, 0.7])  # was three one-row columns, each p = 1
     assert wilcoxon_pvalues(d).tolist() == [pytest.approx(stats.wilcoxon(d).pvalue, rel=1e-12)]
 
 
 def test_p_beats_without_a_finite_sample_is_undefined():
-    from tiecore.compare import p_beats
+    from tiecore.stats.beats import p_beats
 
     assert np.isnan(p_beats(np.array([np.nan]), np.array([1.0])))  # was 1.0
     assert np.isnan(p_beats(np.array([]), np.array([1.0])))  # was a numpy ValueError
@@ -352,7 +355,7 @@ def test_several_names_in_one_python_string_are_refused_as_such():
 @pytest.mark.parametrize("bad", [-0.1, 1.5, np.inf])
 def test_adjust_pvalues_refuses_what_is_no_p_value(bad):
     from tiecore import InputError
-    from tiecore.compare import adjust_pvalues
+    from tiecore.stats.corrections import adjust_pvalues
 
     # was a "corrected" -0.2, or 1 for 1.5 and inf
     with pytest.raises(InputError, match="is not a p-value"):

@@ -30,6 +30,13 @@ from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
 from tiecore.errors import InputError
 from tiecore.explain import anatomy, builder
+from tiecore.report.comparison import format_comparison
+from tiecore.stats.bootstrap import bootstrap_intervals, resample_counts
+from tiecore.stats.corrections import adjust_pvalues
+from tiecore.stats.paired import paired_tests
+from tiecore.stats.summary import system_table
+from tiecore.stats.tukey import tukey_hsd
+from tiecore.stats.wilcoxon import wilcoxon_pvalues
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -86,40 +93,40 @@ CALLS = {
     ),
     "verdict": (lambda c, **o: c.verdict(**o), compare.Comparison.verdict, {"alpha"}),
     "adjust_pvalues": (
-        lambda _, **o: compare.adjust_pvalues(np.array([0.01, 0.2]), **o),
-        compare.adjust_pvalues,
+        lambda _, **o: adjust_pvalues(np.array([0.01, 0.2]), **o),
+        adjust_pvalues,
         {"method"},
     ),
     "wilcoxon_pvalues": (
-        lambda _, **o: compare.wilcoxon_pvalues(np.array([[0.5], [0.25], [0.1]]), **o),
-        compare.wilcoxon_pvalues,
+        lambda _, **o: wilcoxon_pvalues(np.array([[0.5], [0.25], [0.1]]), **o),
+        wilcoxon_pvalues,
         {"zero_method"},
     ),
     "bootstrap_intervals": (
-        lambda _, **o: compare.bootstrap_intervals(np.array([[0.0], [1.0], [0.5]]), **o),
-        compare.bootstrap_intervals,
+        lambda _, **o: bootstrap_intervals(np.array([[0.0], [1.0], [0.5]]), **o),
+        bootstrap_intervals,
         {"confidence", "method", "n_resamples", "seed"},
     ),
     "tukey_hsd": (
-        lambda _, **o: compare.tukey_hsd([np.array([1.0, 2.0]), np.array([2.0, 4.0])], **o),
-        compare.tukey_hsd,
+        lambda _, **o: tukey_hsd([np.array([1.0, 2.0]), np.array([2.0, 4.0])], **o),
+        tukey_hsd,
         {"confidence"},
     ),
     "system_table": (
-        lambda c, **o: compare.system_table(c.per_query, c.tie_var, **o),
-        compare.system_table,
+        lambda c, **o: system_table(c.per_query, c.tie_var, **o),
+        system_table,
         {"confidence", "ci_method", "n_bootstrap", "seed"},
     ),
     "paired_tests": (
-        lambda _, **o: compare.paired_tests(
+        lambda _, **o: paired_tests(
             np.array([[0.1, 0.2], [0.3, 0.1], [0.5, 0.4]]), np.array([0]), np.array([1]), **o
         ),
-        compare.paired_tests,
+        paired_tests,
         {"seed", "n_resamples", "zero_method", "confidence", "ci_method", "n_bootstrap"},
     ),
     "format_comparison": (
-        lambda c, **o: compare.format_comparison(c, **o),
-        compare.format_comparison,
+        lambda c, **o: format_comparison(c, **o),
+        format_comparison,
         {"fmt"},
     ),
     "swapped_pairs": (
@@ -128,8 +135,8 @@ CALLS = {
         {"first", "second"},
     ),
     "resample_counts": (
-        lambda _, **o: compare.resample_counts(3, **{"n_resamples": 4, "seed": 0, **o}),
-        compare.resample_counts,
+        lambda _, **o: resample_counts(3, **{"n_resamples": 4, "seed": 0, **o}),
+        resample_counts,
         {"n_resamples", "seed"},
     ),
     "connect": (lambda _, **o: distributed.connect(**o), distributed.connect, {"spec"}),
@@ -466,7 +473,7 @@ def test_messages_read_well() -> None:
         metrics.ndcg(Y_TRUE, Y_SCORE, ties="sampled")
     assert str(ties.value) == "ties: unknown ties 'sampled' (expected one of aware, oblivious)"
     with pytest.raises(InputError) as level:
-        compare.tukey_hsd([], confidence=1)
+        tukey_hsd([], confidence=1)
     assert str(level.value) == "confidence: 1 is not a level (expected a number in (0, 1))"
 
 
@@ -485,13 +492,13 @@ def test_valid_options_of_numpy_types_pass(options, column) -> None:
 
 def test_positional_arguments_are_checked_too(comparison) -> None:
     with pytest.raises(InputError, match=r"^method: unknown method 'x' \(expected one of none,"):
-        compare.adjust_pvalues(np.array([0.1]), "x")
+        adjust_pvalues(np.array([0.1]), "x")
     with pytest.raises(InputError, match=r"^spec: 'local:0' is not valid"):
         distributed.connect("local:0")
     with pytest.raises(InputError, match=r"^alpha: 0 is not a significance level \(expected"):
         comparison.significant(0)
     with pytest.raises(InputError, match=r"^n_resamples: 0 is out of range"):
-        compare.paired_tests(np.zeros((2, 2)), np.array([0]), np.array([1]), None, None, 0, 0)
+        paired_tests(np.zeros((2, 2)), np.array([0]), np.array([1]), None, None, 0, 0)
 
 
 def test_a_declaration_naming_no_parameter_is_refused_at_import() -> None:

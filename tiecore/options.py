@@ -404,7 +404,7 @@ TIEBREAKS = (
     "pessimistic",
     "random",
 )
-#: Multiple-comparison corrections over all unordered pairs (``compare.adjust_pvalues``).
+#: Multiple-comparison corrections over all unordered pairs (``tiecore.stats.corrections``).
 CORRECTIONS = ("none", "holm", "bonferroni", "bh")
 #: Treatments of zero differences in the Wilcoxon test (as :func:`scipy.stats.wilcoxon`).
 ZERO_METHODS = ("wilcox", "pratt", "zsplit")

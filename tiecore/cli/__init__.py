@@ -786,7 +786,8 @@ def _run_compare(args: argparse.Namespace, stderr: TextIO) -> str:
     """Rank the runs under every tie treatment; returns the text to write."""
     import time
 
-    from tiecore.compare import TooLarge, compare, format_comparison
+    from tiecore.compare import TooLarge, compare
+    from tiecore.report.comparison import format_comparison
 
     measures = parse_measures(split_measures(args.measures or ["AP"]))
     if len(measures) != 1:

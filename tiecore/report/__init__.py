@@ -333,11 +333,11 @@ def significance_vs_best(
 
     The test and correction of the Rankings page and ``tiecore compare`` by
     default, so a star here and a significant pair there are one verdict: a
-    paired t-test (:func:`tiecore.compare.paired_t`) on the per-query values of
+    paired t-test (:func:`tiecore.stats.paired.paired_t`) on the per-query values of
     the queries both runs have, ``t = mean(d) / (sd(d) / sqrt(n))`` with ``n -
     1`` degrees of freedom, for every unordered pair of the measure's runs; the
     p-values are corrected over those pairs by
-    :func:`tiecore.compare.adjust_pvalues` (Holm by default); the rows are the
+    :func:`tiecore.stats.corrections.adjust_pvalues` (Holm by default); the rows are the
     pairs of each run with the best.
 
     Parameters
@@ -356,10 +356,10 @@ def significance_vs_best(
         the run with the highest mean (over its own queries: runs that retrieved
         for different queries are warned of); ``p_value`` is NaN for the best
         run itself, with fewer than two shared queries, or when the differences
-        do not vary (their sd at most :data:`tiecore.compare.RTOL` times the
+        do not vary (their sd at most :data:`tiecore.stats.ranks.RTOL` times the
         largest ``|value|``, as ``tiecore compare`` decides, so rounding noise
         in a constant difference is no significance), and at least
-        :data:`tiecore.compare.SMALLEST_P`; ``significant = p_value_adj <
+        :data:`tiecore.stats.SMALLEST_P`; ``significant = p_value_adj <
         alpha``.  ``attrs["correction"]`` names the correction.
 
     Examples
@@ -371,7 +371,8 @@ def significance_vs_best(
     0   a    a        False
     1   b    a         True
     """
-    from tiecore.compare import adjust_pvalues, paired_t, warn_unequal_queries
+    from tiecore.stats.corrections import adjust_pvalues
+    from tiecore.stats.paired import paired_t, warn_unequal_queries
 
     rows = per_query[per_query["qid"].notna()]
     if len(rows):  # the runs' query sets (the same under every measure)
@@ -416,12 +417,12 @@ def _fmt(value: float, digits: int) -> str:
 
 def _best(aware: pd.Series) -> set:
     """The runs whose tie-aware value is the largest, every one of them when several tie
-    (within :data:`tiecore.compare.RTOL`): bolding one of equal values would rank them.
+    (within :data:`tiecore.stats.ranks.RTOL`): bolding one of equal values would rank them.
 
     >>> sorted(_best(pd.Series([0.5, 0.75, 0.25 + 0.5], index=["a", "b", "c"])))
     ['b', 'c']
     """
-    from tiecore.compare import RTOL
+    from tiecore.stats.ranks import RTOL
 
     top = aware.max()
     if not np.isfinite(top):
@@ -690,7 +691,7 @@ def format_pvalue(value: float | None) -> str:
     """A p-value as pages and papers print it: ``< 0.001`` below 0.001, else 3 significant
     digits; ``—`` when undefined.
 
-    (:func:`tiecore.compare.format_pvalue` keeps the full resolution for the command
+    (:func:`tiecore.report.comparison.format_pvalue` keeps the full resolution for the command
     line's text output; this one is for tables read by people.)
 
     Examples
