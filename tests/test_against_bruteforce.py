@@ -593,14 +593,14 @@ def test_docno_lookup_survives_hash_collisions(case, kind):
     values = jm.Judgments.from_qrels(qrels)._docnos
     exact = pc.index_in(docno, value_set=values)
     expected = exact.is_valid().to_numpy(zero_copy_only=False), exact.fill_null(0).to_numpy()
-    real = jm.string_hashes
+    real = jm.docno_hashes
     for hashes in (real, lambda strings: real(strings) % np.uint64(3)):
         judgments = jm.Judgments.from_qrels(qrels)
-        original, jm.string_hashes = jm.string_hashes, hashes
+        original, jm.docno_hashes = jm.docno_hashes, hashes
         try:
             code, known = judgments.docno_codes(docno)
         finally:
-            jm.string_hashes = original
+            jm.docno_hashes = original
         np.testing.assert_array_equal(known, expected[0])
         np.testing.assert_array_equal(code, np.where(expected[0], expected[1], 0))
 

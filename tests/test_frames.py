@@ -368,20 +368,20 @@ def test_evaluate_spread_checks_runs_like_evaluate() -> None:
 
 def _count_duplicate_tests(monkeypatch) -> list[int]:
     """Count the (qid, docno) duplicate tests of the reader, check_run and Ranking.build."""
-    import tiecore.engine.ranking
-    import tiecore.io
     import tiecore.io.frames
+    import tiecore.io.ids
+    import tiecore.io.trec
 
     calls = []
-    original = tiecore.io.first_duplicate
+    original = tiecore.io.ids.first_duplicate
 
     def counted(qid, docno, **options):
         calls.append(len(qid))
         return original(qid, docno, **options)
 
-    for module in (tiecore.io, tiecore.io.frames, tiecore.engine.ranking):
-        if hasattr(module, "first_duplicate"):  # ranking imports it from io when it builds
-            monkeypatch.setattr(module, "first_duplicate", counted)
+    for module in (tiecore.io.ids, tiecore.io.trec, tiecore.io.frames):
+        # ranking imports it from tiecore.io.ids when it builds
+        monkeypatch.setattr(module, "first_duplicate", counted)
     return calls
 
 

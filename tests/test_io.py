@@ -17,19 +17,10 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from tiecore.errors import InputError
-from tiecore.io import (
-    _QRELS_TYPES,
-    _check_text,
-    _fast_run,
-    _fast_table,
-    _parse_qrels,
-    _parse_run,
-    _Text,
-    read_letor,
-    read_qrels,
-    read_run,
-    read_runs,
-)
+from tiecore.io import read_letor, read_qrels, read_run, read_runs
+from tiecore.io.fastpath import _fast_table, _Text
+from tiecore.io.text import _check_text
+from tiecore.io.trec import _QRELS_TYPES, _fast_run, _parse_qrels, _parse_run
 
 DATA = Path("/work/shared/data")
 ROBUST = sorted((DATA / "robust03" / "runs").glob("*.gz"))
@@ -173,7 +164,7 @@ def test_run_round_trip(tmp_path_factory, generated, zipped, as_path):
     if as_path:
         path = tmp_path_factory.mktemp("runs") / "my.run.txt"
         path.write_bytes(raw)
-        with mock.patch("tiecore.io._STREAM", 0):  # parse big files straight from disk
+        with mock.patch("tiecore.io.fastpath._STREAM", 0):  # parse big files straight from disk
             run = read_run(path)
     else:
         run = read_run(io.BytesIO(raw))
@@ -192,9 +183,9 @@ BATCHES = st.sampled_from([1, 2, 3, 1 << 20])  # lines per batch on the careful 
 @given(run_files(), BATCHES, st.sampled_from([2, 3, 7, 1 << 20]))
 def test_fast_and_careful_paths_agree(generated, batch, window):
     data, _ = generated
-    with mock.patch("tiecore.io._SCAN", window):  # window borders of the scan anywhere
+    with mock.patch("tiecore.io.fastpath._SCAN", window):  # window borders of the scan anywhere
         fast, fast_tags = _parse_run(_Text(None, data, "x"), fast=True)
-    with mock.patch("tiecore.io._BATCH", batch):
+    with mock.patch("tiecore.io.trec._BATCH", batch):
         careful, careful_tags = _parse_run(_Text(None, data, "x"), fast=False)
     assert same_frames(fast, careful)
     assert fast_tags == careful_tags
@@ -244,7 +235,7 @@ def test_defect_is_reported_on_its_line(generated, defect, batch, draw):
         lines[k - 1] = b" ".join(fields[:5])
     bad_file = b"".join(line + end for line, end in zip(lines, ends, strict=True))
     for fast in (True, False):
-        with pytest.raises(InputError) as info, mock.patch("tiecore.io._BATCH", batch):
+        with pytest.raises(InputError) as info, mock.patch("tiecore.io.trec._BATCH", batch):
             _check_text(bad_file, "bad.run")  # as read_run does before parsing
             _parse_run(_Text(None, bad_file, "bad.run"), fast=fast)
         assert info.value.line == k, str(info.value)
@@ -273,10 +264,10 @@ def error_of(call, *args, **kwargs) -> InputError:
 def stream(request, monkeypatch):
     """Read path sources into memory, or scan them in chunks and parse from disk."""
     if request.param == "from disk":
-        monkeypatch.setattr("tiecore.io._STREAM", 0)
-        monkeypatch.setattr("tiecore.io._INFLATE", 0)  # gzip inflated while parsed
-        monkeypatch.setattr("tiecore.io._CHUNK", 7)  # chunk borders everywhere
-        monkeypatch.setattr("tiecore.io._SCAN", 5)  # and window borders of the scan
+        monkeypatch.setattr("tiecore.io.fastpath._STREAM", 0)
+        monkeypatch.setattr("tiecore.io.fastpath._INFLATE", 0)  # gzip inflated while parsed
+        monkeypatch.setattr("tiecore.io.text._CHUNK", 7)  # chunk borders everywhere
+        monkeypatch.setattr("tiecore.io.fastpath._SCAN", 5)  # and window borders of the scan
     return request.param
 
 
@@ -367,7 +358,7 @@ def test_nul_byte_line(stream, tmp_path):
 
 @pytest.mark.parametrize("size", [10, 3 * 2**20])
 def test_undecodable_utf8_line(tmp_path, size, monkeypatch):
-    import tiecore.io as tio
+    import tiecore.io.text as tio
 
     monkeypatch.setattr(tio, "_CHUNK", 2**20)  # make the bad byte straddle chunk borders
     good = (GOOD * (size // len(GOOD) + 1)).encode()
@@ -461,7 +452,7 @@ def test_qrels_round_trip(judgments, sep, zipped, batch):
     qrels = read_qrels(io.BytesIO(data))
     assert records(qrels, "level") == naive_qrels(text.encode())
     assert qrels["level"].dtype == np.int64
-    with mock.patch("tiecore.io._BATCH", batch):
+    with mock.patch("tiecore.io.trec._BATCH", batch):
         careful = _parse_qrels(_Text(None, text.encode(), "x"), fast=False)
     assert same_frames(qrels, careful)
 
@@ -691,7 +682,7 @@ def test_first_duplicate_finds_a_repeat_whatever_the_chunks(pairs, chunk_sizes):
     """A string's hash must not depend on the other strings of its chunk."""
     import pyarrow as pa
 
-    from tiecore.io import first_duplicate
+    from tiecore.io.ids import first_duplicate
 
     cuts, start = [], 0
     for size in chunk_sizes:
@@ -719,7 +710,7 @@ def parse_errors(parser, data: bytes, tmp_path: Path, reader) -> list[InputError
     errors = [error_of(parser, _Text(None, data, "f.txt"), fast=fast) for fast in (True, False)]
     path = write(tmp_path, data, "f.txt")
     errors.append(error_of(reader, path))
-    with mock.patch("tiecore.io._STREAM", 0), mock.patch("tiecore.io._SCAN", 5):
+    with mock.patch("tiecore.io.fastpath._STREAM", 0), mock.patch("tiecore.io.fastpath._SCAN", 5):
         errors.append(error_of(reader, path))  # scanned in small windows, parsed from disk
     for err in errors:
         err.source = "f.txt"
@@ -834,7 +825,7 @@ def line_spans(data: bytes) -> list[tuple[int, int]]:
 @settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=60).map(lambda b: bytes(b"a\r\n"[x % 3] for x in b)), st.data())
 def test_lines_and_line_numbers_agree_with_a_regex(data, draw):
-    from tiecore.io import _line_at, _lines
+    from tiecore.io.text import _line_at, _lines
 
     spans = line_spans(data)
     assert _lines(data).to_pylist() == [data[a:b].decode() for a, b in spans]
@@ -909,7 +900,7 @@ def test_letor_without_any_feature(text):
 def test_tags_checked_while_parsing(window, text, tags):
     """pyarrow reads the tag column as nulls, the first line's tag being the only null
     value; any other tag makes the fast path read the column as text after all."""
-    with mock.patch("tiecore.io._SCAN", window):
+    with mock.patch("tiecore.io.fastpath._SCAN", window):
         parsed = _fast_run(_Text(None, text, "x"))
         assert parsed is not None
         frame, found = _parse_run(_Text(None, text, "x"))
@@ -944,9 +935,10 @@ def test_duplicate_keys_of_distinct_ids_are_distinct(docnos):
     differ in a few bytes must not collide: ClueWeb ids did with a weaker mix."""
     import pyarrow as pa
 
-    from tiecore.io import _hash_chunk, _pair_keys
+    from tiecore.io.hashing import string_hashes
+    from tiecore.io.ids import _pair_keys
 
-    keys = _hash_chunk(pa.array(docnos))
+    keys = string_hashes(pa.array(docnos))
     assert len(np.unique(keys)) == len(docnos)
     swapped = _pair_keys(
         pa.array(docnos[:3000] + docnos[1:3001]), pa.array(docnos[1:3001] + docnos[:3000])
@@ -987,7 +979,8 @@ def test_run_ids_code_the_qids_and_hash_the_docnos(rows, chunk_sizes):
     whatever stretches they come in), each docno's hash whatever the chunks."""
     import pyarrow as pa
 
-    from tiecore.io import RunIds, docno_hashes
+    from tiecore.io.hashing import docno_hashes
+    from tiecore.io.ids import RunIds
 
     cuts, start = [], 0
     for size in chunk_sizes * (len(rows) + 1):
@@ -1007,8 +1000,9 @@ def test_run_ids_code_the_qids_and_hash_the_docnos(rows, chunk_sizes):
 
 def test_a_changed_run_loses_its_read_ids(tmp_path):
     """The reader's RunIds serve only the frame it read, while its ids are unchanged."""
-    from tiecore.io import _checked, run_ids_of
+    from tiecore.io import _checked
     from tiecore.io.frames import check_run
+    from tiecore.io.ids import run_ids_of
 
     path = tmp_path / "run.txt"
     path.write_text("301 Q0 a 1 2.0 t\n301 Q0 b 2 1.0 t\n302 Q0 a 1 1.0 t\n")
@@ -1027,7 +1021,7 @@ def test_run_ids_of_a_big_run_overlap_alike(tmp_path):
     """Codes and hashes computed side by side (big runs) equal those computed in turn."""
     import pyarrow as pa
 
-    from tiecore import io as tio
+    from tiecore.io import ids as tio
 
     rng = np.random.default_rng(3)
     qid = pa.chunked_array([pa.array(rng.choice(["301", "302", "4"], 5000).tolist())] * 2)
@@ -1051,8 +1045,8 @@ def test_hash_index_finds_what_a_dict_finds(keys, others, crowd, sparse_keys):
     """HashIndex.get_indexer is a dict lookup (-1 when absent), with 0, the largest key,
     and keys crowding one home slot (equal top bits after the multiply) among them, in
     the sparse table and in the dense one (load up to 2/3) that large key sets get."""
-    from tiecore import io as tio
-    from tiecore.io import HashIndex
+    from tiecore.io import hashing as tio
+    from tiecore.io.hashing import HashIndex
 
     crowded = [(k << 40) for k in range(1, crowd + 1)]  # small multiples: close homes
     keys = list(dict.fromkeys([*keys, *crowded]))
@@ -1077,7 +1071,7 @@ def test_arrow_numpy_converters_agree_with_pyarrow(values, start, kind):
     slices and null fills included."""
     import pyarrow as pa
 
-    from tiecore.io import to_arrow, to_numpy
+    from tiecore.io.arrays import to_arrow, to_numpy
 
     typ = {"int32": pa.int32(), "int64": pa.int64(), "float64": pa.float64()}.get(kind)
     if kind == "bool":
@@ -1105,7 +1099,7 @@ def test_arrow_numpy_converters_agree_with_pyarrow(values, start, kind):
 )
 def test_doubled_is_a_substring_search(data, end, previous, byte):
     """The scan's numpy test for a doubled delimiter is the substring search it replaced."""
-    from tiecore.io import _doubled
+    from tiecore.io.fastpath import _doubled
 
     end = min(end, len(data))
     pair = bytes((byte, byte))
@@ -1130,7 +1124,8 @@ def read_both_ways(path: Path, block: int):
         except InputError as err:
             return err
 
-    with mock.patch("tiecore.io._INFLATE", 0), mock.patch("tiecore.io._INFLATE_BLOCK", block):
+    inflate = mock.patch("tiecore.io.fastpath._INFLATE", 0)
+    with inflate, mock.patch("tiecore.io.fastpath._INFLATE_BLOCK", block):
         inflated = read(path)
     loaded = read(io.BytesIO(path.read_bytes()))
     if isinstance(loaded, InputError):
@@ -1169,9 +1164,10 @@ def test_inflated_gzip_is_the_fast_path(tmp_path, block):
     """A plain gzip run never loads its text whole; a bad one names its line as loaded."""
     text = RUN_5000
     path = write(tmp_path, gzip.compress(text.encode()), "run.gz")
-    with mock.patch("tiecore.io._load", side_effect=AssertionError("loaded")):
-        with mock.patch("tiecore.io._INFLATE", 0), mock.patch("tiecore.io._INFLATE_BLOCK", block):
-            run = read_run(path)
+    not_loaded = mock.patch("tiecore.io.fastpath._load", side_effect=AssertionError("loaded"))
+    inflate = mock.patch("tiecore.io.fastpath._INFLATE", 0)
+    with not_loaded, inflate, mock.patch("tiecore.io.fastpath._INFLATE_BLOCK", block):
+        run = read_run(path)
     assert records(run) == naive_run(text.encode())[0]
     assert run.attrs["tags"] == ["tag"]
     for bad in (text.replace("d7 7", "d6 7", 1), text.replace("Q0 d9 ", "Q0 d\x009 ", 1)):

@@ -15,7 +15,7 @@ import tiecore
 from tiecore.engine import judgments as jm
 from tiecore.engine.ranking import _IN_ORDER, Ranking, _stretch_order
 from tiecore.errors import InputError
-from tiecore.io import RunIds
+from tiecore.io.ids import RunIds
 
 
 def _case(seed: int) -> tuple[pd.DataFrame, np.ndarray, pa.Array]:

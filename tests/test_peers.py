@@ -15,7 +15,7 @@ from trectools import TrecQrel, TrecRun
 
 import tiecore
 from tiecore.errors import InputError
-from tiecore.interop import is_peer, peer_frame
+from tiecore.io.peers import is_peer, peer_frame
 
 MEASURES = ["P@10", "AP", "nDCG@10", "RR", "Bpref", "R@100"]
 RUN = robust_run("input.rutcor03100.gz")  # tie-heavy

@@ -19,6 +19,7 @@ import pytest
 import tiecore
 from tiecore.errors import InputError
 from tiecore.io.frames import check_qrels, check_run
+from tiecore.io.trec import read_qrels_columns
 
 GOOD_QRELS = "".join(f"q{i % 3} 0 d{i} {i % 3}\n" for i in range(40))
 
@@ -60,7 +61,7 @@ def test_qrels_level_with_a_plus_sign_reads_as_trec_eval_reads_it(tmp_path):
     for how, source in _text_paths(body, tmp_path).items():
         levels = tiecore.read_qrels(source)["level"].tolist()
         assert levels[-3:] == [1, 7, -2] and levels[:3] == [0, 1, 2], how
-    columns = tiecore.io.read_qrels_columns(tmp_path / "file.txt")
+    columns = read_qrels_columns(tmp_path / "file.txt")
     assert columns["level"].to_pylist()[-3:] == [1, 7, -2]
 
 

@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tiecore.engine.seeding import mix
 from tiecore.errors import InputError
+from tiecore.io.hashing import HashIndex, docno_hashes, pair_hashes
+from tiecore.io.peers import peer_frame
 from tiecore.options import REL_LEVEL, check
 
 if TYPE_CHECKING:  # pandas and pyarrow load when used (tiecore eval's start-up)
@@ -60,77 +61,6 @@ def as_arrow_strings(values: pd.Series | np.ndarray) -> pa.Array:
     return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
 
 
-_ODD = np.uint64(0x9E3779B97F4A7C15)
-_MULTIPLIER = np.uint64(0xFF51AFD7ED558CCD)  # odd: a bijection of the state
-#: low ``k`` bytes of a little-endian 64-bit word, ``k = 0..8``
-_BYTE_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [2**64 - 1], dtype=np.uint64)
-
-
-def string_hashes(strings: pa.Array) -> np.ndarray:
-    """A 64-bit hash of every byte of each string (nulls hash as empty strings).
-
-    The bytes are read 8 at a time from the array's buffer, the last word of a
-    string masked to its own bytes; starting from the length, each word is
-    xor-ed in, the state multiplied by an odd constant and its high bits xor-ed
-    into its low ones (a xorshift), and SplitMix64's
-    finaliser mixes the result once; a string's hash depends on its bytes
-    alone.  One pass per 8 bytes of the longest string.  Lookups confirm
-    every hit by comparing the strings, so a collision costs time, never a
-    wrong answer.
-
-    >>> import pyarrow as pa
-    >>> a = string_hashes(pa.array(["FBIS3-1", "FBIS3-10", "FBIS3-1", ""]))
-    >>> bool(a[0] == a[2]), bool(a[0] == a[1]), len(set(a.tolist()))
-    (True, False, 3)
-    """
-    import pyarrow as pa
-
-    strings = as_arrow_strings(strings)
-    n = len(strings)
-    if n == 0:
-        return np.zeros(0, np.uint64)
-    wide = pa.types.is_large_string(strings.type) or pa.types.is_large_binary(strings.type)
-    _, offsets_buffer, data_buffer = strings.buffers()
-    offsets = np.frombuffer(offsets_buffer, np.int64 if wide else np.int32)
-    offsets = offsets[strings.offset : strings.offset + n + 1].astype(np.int64)
-    start, stop = int(offsets[0]), int(offsets[-1])
-    padded = np.zeros(stop - start + 8, np.uint8)
-    if stop > start:
-        padded[: stop - start] = np.frombuffer(data_buffer, np.uint8, stop - start, start)
-    words = np.ndarray((len(padded) - 7,), "<u8", padded, 0, (1,))  # words[i]: bytes i..i+7
-    first = offsets[:-1] - start
-    length = np.diff(offsets)
-    with np.errstate(over="ignore"):
-        out = length.astype(np.uint64) * _ODD
-        for at in range(0, int(length.max()), 8):
-            word = words[np.minimum(first + at, len(words) - 1)]
-            word &= _BYTE_MASKS[np.clip(length - at, 0, 8)]  # 0 past the string's end
-            out ^= word
-            step = length > at  # unchanged past its end
-            out *= np.where(step, _MULTIPLIER, np.uint64(1))
-            # a product carries differences only upwards: fold the high bits down, or
-            # docnos differing in the top bytes of two words (FR941003-0-00041 and
-            # FR941006-0-00042) collide
-            out ^= np.where(step, out >> np.uint64(29), np.uint64(0))
-        return mix(out)
-
-
-def docno_hashes(docnos: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """The 64-bit docno hashes of :meth:`Judgments.lookup`: those of the reader's
-    duplicate test (:func:`tiecore.io.docno_hashes`), which it keeps for the lookup."""
-    from tiecore import io
-
-    return io.docno_hashes(docnos)
-
-
-def _pair_hashes(docno_hash: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """A 64-bit hash of each (query code, docno) pair from the docno's hash."""
-    with np.errstate(over="ignore"):
-        out = (np.asarray(query).astype(np.uint64) + np.uint64(1)) * _ODD
-        out ^= docno_hash
-        return mix(out)
-
-
 @dataclass
 class Judgments:
     """The qrels of one collection at one relevance level, in query order.
@@ -169,7 +99,6 @@ class Judgments:
     @classmethod
     def from_qrels(cls, qrels: pd.DataFrame, rel_level: int = 1) -> Judgments:
         """Summarise ``qrels``; a docno judged twice for one query is an error."""
-        from tiecore.interop import peer_frame
         from tiecore.io.frames import check_qrels
 
         check("rel_level", rel_level, REL_LEVEL)
@@ -194,11 +123,11 @@ class Judgments:
         level: pa.Array | pa.ChunkedArray,
         rel_level: int = 1,
     ) -> Judgments:
-        """:meth:`from_qrels` of checked arrow columns (:func:`tiecore.io.read_qrels_columns`),
+        """:meth:`from_qrels` of checked arrow columns (:func:`tiecore.io.trec.read_qrels_columns`),
         without pandas (tiecore eval's arrow path): the same fields, bit for bit."""
         import pyarrow as pa
 
-        from tiecore.io import Kernels, kernel, to_numpy
+        from tiecore.io.arrays import Kernels, kernel, to_numpy
 
         check("rel_level", rel_level, REL_LEVEL)
         text = Kernels.CastOptions.safe(pa.string())
@@ -211,8 +140,8 @@ class Judgments:
         cls, qid: pa.Array, docno: pa.Array, levels: np.ndarray, rel_level: int
     ) -> Judgments:
         """The judgments of qrels id columns (string arrays) and levels (without pandas or
-        pyarrow.compute: :func:`tiecore.io.kernel`, :func:`tiecore.io.to_numpy`)."""
-        from tiecore.io import Kernels, kernel, to_numpy
+        pyarrow.compute: :func:`tiecore.io.arrays.kernel`, :func:`~tiecore.io.arrays.to_numpy`)."""
+        from tiecore.io.arrays import Kernels, kernel, to_numpy
 
         distinct = kernel("unique", qid)
         # sorted by bytes: UTF-8's byte order is str's code point order (np.sort's)
@@ -335,19 +264,19 @@ class Judgments:
         docno's :func:`docno_hashes` mixed with its query code) goes once into a
         hash table kept on this object, so each run costs a probe of its own
         pairs, whose docno hashes the reader computed already
-        (:class:`tiecore.io.RunIds`; ``docno_hash``, else they are computed
+        (:class:`tiecore.io.ids.RunIds`; ``docno_hash``, else they are computed
         here); a hit is confirmed by comparing the docno strings and the query.
         Rows whose hash two qrels pairs share (a 64-bit collision) are looked up
         exactly (:meth:`docno_codes`, then a binary search).
         """
-        from tiecore.io import HashIndex, kernel, to_arrow, to_numpy
+        from tiecore.io.arrays import kernel, to_arrow, to_numpy
 
         query = np.asarray(query)
         if not len(self._keys):
             return np.zeros(len(query), np.int64), np.zeros(len(query), bool)
         if self._pair_index is None:
             doc = self._keys % len(self._docnos)
-            hashes = _pair_hashes(docno_hashes(self._docnos)[doc], self._query_of_key)
+            hashes = pair_hashes(self._query_of_key, docno_hashes(self._docnos)[doc])
             unique, first, count = np.unique(hashes, return_index=True, return_counts=True)
             alone = count == 1
             self._pair_index = (HashIndex(unique[alone]), first[alone], unique[~alone])
@@ -355,7 +284,7 @@ class Judgments:
         docno = as_arrow_strings(docno)
         if docno_hash is None:
             docno_hash = docno_hashes(docno)
-        hashes = _pair_hashes(docno_hash, query)
+        hashes = pair_hashes(query, docno_hash)
         found = table.get_indexer(hashes)
         judged = found >= 0
         row = np.where(judged, rows[np.maximum(found, 0)], 0) if len(rows) else found * 0
@@ -387,24 +316,24 @@ class Judgments:
     def docno_codes(self, docno: pa.Array) -> tuple[np.ndarray, np.ndarray]:
         """Index of each docno among the qrels docnos (0 when absent) and whether present.
 
-        The qrels docnos' hashes (:func:`string_hashes`) go once into a hash
-        table kept on this object (:class:`tiecore.io.HashIndex`), so each run costs a hash
+        The qrels docnos' hashes (:func:`docno_hashes`) go once into a hash
+        table kept on this object (:class:`tiecore.io.hashing.HashIndex`), so each run costs a hash
         and a probe of its own docnos; a hit is confirmed by comparing the
         strings.  Docnos whose hash two qrels docnos share (a 64-bit
         collision) are looked up exactly.
         """
         import pyarrow.compute as pc
 
-        from tiecore.io import HashIndex, to_arrow, to_numpy
+        from tiecore.io.arrays import to_arrow, to_numpy
 
         if self._docno_index is None:
-            hashes = string_hashes(self._docnos)
+            hashes = docno_hashes(self._docnos)
             unique, first, count = np.unique(hashes, return_index=True, return_counts=True)
             alone = count == 1
             self._docno_index = (HashIndex(unique[alone]), first[alone], unique[~alone])
         table, codes, shared = self._docno_index
         docno = as_arrow_strings(docno)
-        hashes = string_hashes(docno)
+        hashes = docno_hashes(docno)
         found = table.get_indexer(hashes)
         known = found >= 0
         code = np.where(known, codes[np.maximum(found, 0)], 0) if len(codes) else found * 0

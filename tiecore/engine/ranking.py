@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # pandas and pyarrow load with the first build (tiecore eval'
     import pandas as pd
     import pyarrow as pa
 
-    from tiecore.io import RunIds
+    from tiecore.io.ids import RunIds
 
 #: Policies that compare scores as trec_eval 9 stores them (C float).
 FLOAT32_POLICIES = ("trec_eval",)
@@ -125,7 +125,7 @@ class Ranking:
         twice in one query is an error, as in trec_eval.  The tie groups are
         those of the scores the policy compares (:func:`tie_key`).
         """
-        from tiecore.io import RunIds, first_duplicate, run_ids_of
+        from tiecore.io.ids import RunIds, first_duplicate, run_ids_of
 
         name = name or run.attrs.get("name") or "run"
         check("tiebreak", tiebreak, TIEBREAK)
@@ -142,7 +142,7 @@ class Ranking:
             )
         docno = as_arrow_strings(run["docno"])
         # a frame from read_run or check_run was tested once already (tiecore.io._checked);
-        # the reader kept the qid codes and docno hashes of its test (tiecore.io.RunIds)
+        # the reader kept the qid codes and docno hashes of its test (tiecore.io.ids.RunIds)
         checked = is_checked(run, "run")
         ids = run_ids_of(run) if checked else None
         qid = as_arrow_strings(run["qid"]) if ids is None else None
@@ -171,12 +171,12 @@ class Ranking:
         seed: int | np.random.Generator | None = 0,
         name: str = "run",
     ) -> Ranking:
-        """:meth:`build` of a run's checked columns (:class:`tiecore.io.RunColumns`: finite
+        """:meth:`build` of a run's checked columns (:class:`tiecore.io.trec.RunColumns`: finite
         scores, each (qid, docno) pair once), without pandas (tiecore eval's arrow path):
         the same ranking, field by field."""
         import pyarrow as pa
 
-        from tiecore.io import Kernels, kernel
+        from tiecore.io.arrays import Kernels, kernel
 
         check("tiebreak", tiebreak, TIEBREAK)
         docno = kernel("cast", docno, options=Kernels.CastOptions.safe(pa.string()))
@@ -187,7 +187,7 @@ class Ranking:
     @classmethod
     def _build(cls, name, ids, docno, score, judgments, tiebreak, seed) -> Ranking:
         """:meth:`build` once the run is checked: its rows against the judgments."""
-        from tiecore.io import Kernels, kernel, to_arrow, to_numpy
+        from tiecore.io.arrays import Kernels, kernel, to_arrow, to_numpy
 
         # the run's distinct qids among the judgments' (integer work per row); numpy and
         # arrow meet through tiecore.io's converters and kernels, which load neither
@@ -504,7 +504,7 @@ def _take(docno: pa.Array | np.ndarray, order: np.ndarray) -> pa.Array | np.ndar
     """Rows ``order`` of a docno column: a pyarrow array, or a numpy one (build_small)."""
     if isinstance(docno, np.ndarray):
         return docno[order]
-    from tiecore.io import kernel, to_arrow
+    from tiecore.io.arrays import kernel, to_arrow
 
     return kernel("take", docno, to_arrow(order))
 
@@ -543,7 +543,7 @@ def _order(keys, docno, level, rel, tiebreak, seed, row=None) -> np.ndarray:
         return np.lexsort([_ascending(columns[k], d) for k, d in reversed(sort_keys)])
     import pyarrow as pa
 
-    from tiecore.io import Kernels, kernel, to_arrow, to_numpy
+    from tiecore.io.arrays import Kernels, kernel, to_arrow, to_numpy
 
     table = pa.table(
         {k: to_arrow(v) if isinstance(v, np.ndarray) else v for k, v in columns.items()}

@@ -62,7 +62,8 @@ from tiecore.engine import kernels
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.profiles import Draws, oblivious, sampled
 from tiecore.engine.ranking import Ranking
-from tiecore.engine.seeding import mix, stream_key, string_hashes
+from tiecore.engine.seeding import stream_key
+from tiecore.io.hashing import fnv1a, mix
 from tiecore.measures import Measure
 
 #: Cells (samples x drawn columns, or samples x slots of placed groups / 4) of one batch.
@@ -324,7 +325,7 @@ class _Words:
     def __init__(self, key: int, judgments: Judgments, ranking: Ranking, docs: np.ndarray):
         with np.errstate(over="ignore"):
             run = mix(np.array([key], dtype=np.uint64))
-            per_query = mix(string_hashes(judgments.qids) ^ run)
+            per_query = mix(fnv1a(judgments.qids) ^ run)
             rank = ranking.rank[docs].astype(np.uint64)
             self.column = mix(mix(per_query[ranking.query[docs]] + (rank + np.uint64(1)) * _GOLDEN))
 

@@ -3,8 +3,8 @@
 Importing pandas costs more than evaluating a million-row run, so ``tiecore eval``
 (aware or oblivious, not ``--spread``, ``-m all_trec``, sampled mode or dask) reads
 TREC text files (plain or gzip, regular files) with :mod:`tiecore.io`'s own parser
-into arrow columns (:func:`tiecore.io.read_qrels_columns`,
-:func:`tiecore.io.read_run_columns`: the same rules, errors and values as
+into arrow columns (:func:`tiecore.io.trec.read_qrels_columns`,
+:func:`tiecore.io.trec.read_run_columns`: the same rules, errors and values as
 :func:`tiecore.read_run`), builds the judgments and rankings from them
 (:meth:`~tiecore.engine.judgments.Judgments.from_columns`,
 :meth:`~tiecore.engine.ranking.Ranking.build_columns`) and gives the rows of
@@ -28,13 +28,14 @@ import os
 import time
 from collections.abc import Callable, Sequence
 
-from tiecore import io
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
 from tiecore.errors import InputError
 from tiecore.evaluation import summaries
 from tiecore.evaluation.small import _OTHER_FORMATS, Table, add_rows
 from tiecore.io import files as _runs
+from tiecore.io import trec
+from tiecore.io.arrays import to_numpy
 from tiecore.measures import Measure
 
 
@@ -70,7 +71,7 @@ def evaluate_files(
     """
     from tiecore.measures.registry import refuse_inexact
 
-    qrels = io.read_qrels_columns(qrels_path)
+    qrels = trec.read_qrels_columns(qrels_path)
     if ties == "aware":
         refuse_inexact(measures, "ties='aware'")
     judgments = Judgments.from_columns(qrels["qid"], qrels["docno"], qrels["level"], rel_level)
@@ -83,7 +84,7 @@ def evaluate_files(
     options = dict(judgments=judgments, measures=measures, ties=ties, tiebreak=tiebreak,
                    seed=seed, depth=depth, complete=complete, per_query=per_query)  # fmt: skip
     clock = time.perf_counter()
-    with contextlib.closing(_runs.read_ahead(io.read_run_columns, paths)) as reads:
+    with contextlib.closing(_runs.read_ahead(trec.read_run_columns, paths)) as reads:
         for i, path in enumerate(paths):
             run = next(reads)  # (not through zip: its reused tuple would keep the last run)
             tags[i] = list(run.tags)
@@ -101,7 +102,7 @@ def evaluate_files(
     for i, name in enumerate(_runs.file_names(paths, tags)):  # tiecore.evaluation.parallel._rename
         if name != names[i]:
             names[i] = name
-            tables[i] = _run_table(name, paths[i], io.read_run_columns(paths[i]), **options)
+            tables[i] = _run_table(name, paths[i], trec.read_run_columns(paths[i]), **options)
     table = Table({"run": [], "qid": [], "measure": [], "value": []}, {})
     for part in tables:
         for key, values in part.columns.items():
@@ -111,7 +112,7 @@ def evaluate_files(
 
 
 def _run_table(
-    name: str, path: str, run: io.RunColumns, *, judgments, measures, ties, tiebreak, seed,
+    name: str, path: str, run: trec.RunColumns, *, judgments, measures, ties, tiebreak, seed,
     depth, complete, per_query,
 ) -> Table:  # fmt: skip
     """One run's rows; an error about ``run NAME`` names its file too."""
@@ -120,7 +121,7 @@ def _run_table(
     table = Table({"run": [], "qid": [], "measure": [], "value": []}, {})
     try:
         ranking = Ranking.build_columns(
-            run.ids, run.docno, io.to_numpy(run.score), judgments, tiebreak=order, seed=rng,
+            run.ids, run.docno, to_numpy(run.score), judgments, tiebreak=order, seed=rng,
             name=name,
         )  # fmt: skip
         add_rows(table, name, ranking, judgments, measures, ties=ties, depth=depth,

@@ -86,9 +86,9 @@ def run_items(runs: object) -> Iterator[Item] | list[Item]:
     """The runs as named :class:`Item` objects, in order (a list when ``runs`` is sized).
 
     Files are not read here: their names are guessed from their first line's tag.
-    ranx and trectools runs are converted (:func:`tiecore.interop.peer_frame`).
+    ranx and trectools runs are converted (:func:`tiecore.io.peers.peer_frame`).
     """
-    from tiecore.interop import peer_frame
+    from tiecore.io.peers import peer_frame
 
     runs = peer_frame(runs, "run")
     if isinstance(runs, pd.DataFrame):
@@ -121,7 +121,7 @@ def _distinct_names(keys: list, items: list[Item]) -> None:
 
 def _named(entries: Iterable) -> Iterator[Item]:
     """Items of an iterable of frames, paths, Parquet runs or (name, run) pairs."""
-    from tiecore.interop import peer_frame
+    from tiecore.io.peers import peer_frame
 
     taken: set[str] = set()
     if isinstance(entries, Sequence):  # every file's first tag up front: right names at once
@@ -158,7 +158,7 @@ def _named(entries: Iterable) -> Iterator[Item]:
 
 def _pair(name: object, value: object) -> Item:
     """A run named by the caller: a frame, a run file or Parquet."""
-    from tiecore.interop import peer_frame
+    from tiecore.io.peers import peer_frame
 
     value = peer_frame(value, "run")  # ranx, trectools
     if _is_parquet_path(value) or _is_parquet(value):
@@ -671,7 +671,7 @@ def file_rows(path: str | os.PathLike) -> int:
     compressed size alone says little, Robust03's runs of 100,000 rows each
     take 0.7 to 1.7 MB.
     """
-    from tiecore.io import gzip_size
+    from tiecore.io.fastpath import gzip_size
 
     try:
         size = os.path.getsize(path)

@@ -29,7 +29,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tiecore.errors import InputError
-from tiecore.io import _checked, first_duplicate
+from tiecore.io import _checked
+from tiecore.io.ids import first_duplicate
 
 __all__ = ["check_qrels", "check_run", "check_runs"]
 

@@ -37,8 +37,10 @@ from collections.abc import Iterable, Mapping
 import pandas as pd
 
 from tiecore.errors import InputError
+from tiecore.io import trec
 from tiecore.io.files import dataset_stem
 from tiecore.io.frames import check_qrels, check_run
+from tiecore.io.text import _load as _text_bytes_of
 
 __all__ = ["claims", "read_qrels", "read_run", "run_sources"]
 
@@ -229,8 +231,6 @@ def _load(kind: str, source: object) -> tuple[pd.DataFrame, str, list[str]]:
 
 def _stdin(kind: str) -> tuple[pd.DataFrame, str, list[str]]:
     """Standard input: Parquet, JSON Lines or TREC text, recognised by its bytes."""
-    from tiecore import io as tio
-
     where = "<stdin>"
     data = sys.stdin.buffer.read()
     if data[:2] == _GZIP_MAGIC:
@@ -245,9 +245,9 @@ def _stdin(kind: str) -> tuple[pd.DataFrame, str, list[str]]:
     buffer = io.BytesIO(data)
     buffer.name = where
     if kind == "qrels":
-        parsed = tio.read_qrels(buffer)
+        parsed = trec.read_qrels(buffer)
         return parsed, where, []
-    parsed = tio.read_run(buffer)
+    parsed = trec.read_run(buffer)
     return parsed, where, list(parsed.attrs["tags"])
 
 
@@ -258,11 +258,9 @@ def _by_content(kind: str, data: bytes, where: str) -> pd.DataFrame | None:
 
         return _parquet(kind, pa.BufferReader(data), where)
     if found == "jsonl":
-        from tiecore import io as tio
-
         buffer = io.BytesIO(data)
         buffer.name = where
-        text, _ = tio._load(buffer)  # gzip, BOM and UTF-8 as for text files
+        text, _ = _text_bytes_of(buffer)  # gzip, BOM and UTF-8 as for text files
         return _jsonl(kind, text, where)
     return None
 
@@ -298,9 +296,7 @@ def _gunzip_head(data: bytes) -> bytes:
 
 def _text_bytes(path: object) -> bytes:
     """A text file's checked, decompressed bytes (the rules of :mod:`tiecore.io`)."""
-    from tiecore import io as tio
-
-    data, _ = tio._load(path)
+    data, _ = _text_bytes_of(path)
     return data
 
 
