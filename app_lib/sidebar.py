@@ -14,9 +14,8 @@ import streamlit as st
 from app_lib import data, glossary
 from app_lib.charts import GLOSSARY, TIEBREAK_HELP
 from app_lib.data import Dataset
-from tiecore.cli import split_measures
 from tiecore.errors import InputError
-from tiecore.measures import DEFAULT_MEASURES, Measure
+from tiecore.measures import DEFAULT_MEASURES, Measure, split_measures
 from tiecore.options import GAINS, SAMPLES, SEED, TIEBREAKS  # the API's options, declared once
 
 #: Measures offered in the sidebar; any other ir_measures name can be typed in.

@@ -21,8 +21,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tiecore
-from tiecore.cli import format_csv, format_json, main, split_measures
-from tiecore.measures import DEFAULT_MEASURES
+from tiecore.cli import main
+from tiecore.cli.writers import format_csv, format_json
+from tiecore.measures import DEFAULT_MEASURES, split_measures
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -803,7 +804,7 @@ def test_query_named_all_in_trec_format(all_files, capsys) -> None:
 def test_format_trec_refuses_a_query_named_all() -> None:
     import pandas as pd
 
-    from tiecore.cli import format_trec
+    from tiecore.cli.writers import format_trec
 
     frame = pd.DataFrame({"run": "r", "qid": ["all", None], "measure": "AP", "value": [0.5, 0.25]})
     with pytest.raises(ValueError, match="named 'all'"):
@@ -881,7 +882,7 @@ def test_sample_memory_estimate_bounds_the_real_peak(files) -> None:
     st.sampled_from([",", ", ", " ,"]),
 )
 def test_feature_list_matches_a_plain_expansion(parts, comma) -> None:
-    from tiecore.cli import _feature_list
+    from tiecore.cli.common import feature_list as _feature_list
 
     text = comma.join(str(a) if a == b else f"{a}-{b}" for a, b in parts)
     want: list[int] = []
@@ -1041,12 +1042,12 @@ def test_broken_stderr_never_stops_the_work(files, capsys, monkeypatch) -> None:
 
 @pytest.mark.parametrize("case", ["directory", "missing directory", "under a file"])
 def test_output_is_checked_before_the_work(files, capsys, monkeypatch, tmp_path, case) -> None:
-    from tiecore import cli
+    from tiecore.cli import eval as cli_eval
 
     def no_work(*args, **kwargs):
         raise AssertionError("evaluated before -o was checked")
 
-    monkeypatch.setattr(cli, "evaluate_runs", no_work)
+    monkeypatch.setattr(cli_eval, "evaluate_runs", no_work)
     target = {
         "directory": tmp_path,
         "missing directory": tmp_path / "nope" / "out.txt",
@@ -1096,14 +1097,13 @@ def test_resource_warnings_are_not_shown(files, capsys, monkeypatch) -> None:
     """An interrupted read may leave a file to the garbage collector: no warning line for it."""
     import warnings
 
-    from tiecore import cli
+    from tiecore.cli import eval as cli_eval
 
     def formatter(result, num_q):
         warnings.warn("unclosed file <_io.BufferedReader name='x'>", ResourceWarning, stacklevel=1)
         return "text\n"
 
-    monkeypatch.setitem(cli._FORMATTERS, "csv", formatter)
-    monkeypatch.setitem(cli._TEXTS, "csv", formatter)  # small inputs (tiecore.evaluation.small)
+    monkeypatch.setitem(cli_eval._TEXTS, "csv", formatter)
     code, out, err = run_main(capsys, "eval", files["qrels"], files["a"], "--format", "csv")
     assert code == 0 and out == "text\n" and err == ""
 
@@ -1113,7 +1113,7 @@ def test_output_is_replaced_whole_or_not_at_all(files, capsys, monkeypatch, tmp_
     """``-o`` writes a temporary file beside the target and renames it into place: a write
     that fails (a full disk) or is interrupted leaves the old file byte for byte, and no
     temporary file behind."""
-    from tiecore import cli
+    import os
 
     (tmp_path / "out").mkdir()
     target = tmp_path / "out" / "result.txt"
@@ -1123,13 +1123,13 @@ def test_output_is_replaced_whole_or_not_at_all(files, capsys, monkeypatch, tmp_
         def no_space(descriptor: int) -> None:
             raise OSError(28, "No space left on device")
 
-        monkeypatch.setattr(cli.os, "fsync", no_space)
+        monkeypatch.setattr(os, "fsync", no_space)
     else:
 
         def interrupted(*args) -> None:
             raise KeyboardInterrupt
 
-        monkeypatch.setattr(cli.os, "replace", interrupted)
+        monkeypatch.setattr(os, "replace", interrupted)
     code, out, err = run_main(capsys, "eval", files["qrels"], files["a"], "-o", target)
     assert code == (2 if failure == "full disk" else 130) and out == ""
     assert err.count("\n") == 1 and ("No space" in err or "interrupted" in err)

@@ -117,7 +117,7 @@ def test_undefined_statistics_print_as_undefined(files, capsys, fmt) -> None:
 
 def test_the_cli_choices_are_compares(files, capsys) -> None:
     from tiecore import compare as module
-    from tiecore.cli import build_parser
+    from tiecore.cli.main import build_parser
 
     actions = {a.dest: a for a in build_parser()._subparsers._group_actions[0].choices[
         "compare"]._actions}  # fmt: skip

@@ -46,7 +46,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tiecore
-from tiecore import cli
+from tiecore.cli import eval as cli_eval
 from tiecore.cli import main
 from tiecore.evaluation import arrow as _arrow_eval
 from tiecore.evaluation import small as _small
@@ -86,7 +86,7 @@ def run_cli(*argv: object) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-#: eval's three paths (tiecore/cli.py): the small one, the arrow one, the pandas one.
+#: eval's three paths (tiecore/cli/eval.py): the small one, the arrow one, the pandas one.
 ROUTES = ("small", "arrow", "pandas")
 
 
@@ -114,7 +114,7 @@ def run_cli_through(route: str, *argv: object) -> tuple[int, str, str, str | Non
     small_files, arrow_files, eval_inputs = (
         _small.evaluate_files,
         _arrow_eval.evaluate_files,
-        cli._eval_inputs,
+        cli_eval.eval_inputs,
     )
 
     def small_spy(*args, **kwargs):
@@ -134,7 +134,7 @@ def run_cli_through(route: str, *argv: object) -> tuple[int, str, str, str | Non
     with contextlib.ExitStack() as stack:
         stack.enter_context(mock.patch.object(_small, "evaluate_files", small_spy))
         stack.enter_context(mock.patch.object(_arrow_eval, "evaluate_files", arrow_spy))
-        stack.enter_context(mock.patch.object(cli, "_eval_inputs", pandas_spy))
+        stack.enter_context(mock.patch.object(cli_eval, "eval_inputs", pandas_spy))
         if route != "small":
             stack.enter_context(mock.patch.object(_small, "SMALL_BYTES", -1))
         if route == "pandas":

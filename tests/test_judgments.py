@@ -47,7 +47,7 @@ def test_lookup_equals_a_dictionary(seed, collide, given_hashes, monkeypatch) ->
         monkeypatch.setattr(jm, "docno_hashes", lambda s: real(s) % np.uint64(3))
     for kind in (pa.string(), pa.large_string()):
         column = docno.cast(kind)
-        # the hashes the reader keeps (tiecore.io.RunIds) or none: the same answer
+        # the hashes the reader keeps (tiecore.io.ids.RunIds) or none: the same answer
         hashes = jm.docno_hashes(column) if given_hashes else None
         level, judged = judgments.lookup(query, column, hashes)
         assert judged.tolist() == [e is not None for e in expected]

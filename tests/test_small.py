@@ -27,6 +27,7 @@ from test_io import GOOD, run_files
 
 import tiecore
 from tiecore import cli
+from tiecore.cli import eval as cli_eval
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import TIEBREAKS, Ranking
 from tiecore.errors import InputError
@@ -391,7 +392,7 @@ def test_build_small_equals_build(case, tiebreak, rel_level) -> None:
 def test_constants_agree() -> None:
     from tiecore.evaluation.core import MODES
 
-    assert cli.TIES == MODES
+    assert cli_eval.TIES == MODES
 
 
 # ------------------------------------------------------------------------ start-up

@@ -20,6 +20,9 @@ from named_pipes import fed_pipe
 import tiecore
 from tiecore import cli
 from tiecore import io as tio
+from tiecore.cli import compare as cli_compare
+from tiecore.cli import eval as cli_eval
+from tiecore.cli.common import read_inputs
 from tiecore.compare import compare
 from tiecore.errors import InputError, TieCoreWarning
 from tiecore.evaluation import parallel as _parallel
@@ -226,7 +229,7 @@ def test_all_trec_streams_and_prints_what_loading_every_run_prints(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         streamed = _all_trec(capsys, qrels, paths, *options)
-        monkeypatch.setattr(cli, "_all_trec_inputs", cli._read_inputs)
+        monkeypatch.setattr(cli_eval, "all_trec_inputs", read_inputs)
         eager = _all_trec(capsys, qrels, paths, *options)
     assert streamed == eager
     if "--format" not in options:
@@ -351,7 +354,7 @@ def test_all_trec_holds_one_run_at_a_time(collection, capsys, monkeypatch) -> No
         _all_trec(capsys, qrels, paths, "--ties", "oblivious")
         assert live == _read_ahead(len(paths)) * 2  # values, then counts
         live.clear()
-        monkeypatch.setattr(cli, "_all_trec_inputs", cli._read_inputs)
+        monkeypatch.setattr(cli_eval, "all_trec_inputs", read_inputs)
         _all_trec(capsys, qrels, paths, "--ties", "oblivious")
     assert live == list(range(len(paths)))
 
@@ -501,7 +504,7 @@ def test_compare_cli_holds_a_few_runs_at_a_time(collection, capsys, monkeypatch)
         streamed = capsys.readouterr().out
         assert live[0] == 0 and max(live) <= max(_parallel.THREADS - 1, 1)
         live.clear()
-        monkeypatch.setattr(cli, "_eval_inputs", cli._read_inputs)
+        monkeypatch.setattr(cli_compare, "eval_inputs", read_inputs)
         assert cli.main(line) == 0
     assert live == list(range(len(paths)))
     assert capsys.readouterr().out == streamed

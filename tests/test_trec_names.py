@@ -14,7 +14,9 @@ import json
 import pytest
 from shared_data import TREC_EVAL
 
-from tiecore.cli import main, split_measures, trec_names
+from tiecore.cli import main
+from tiecore.cli.all_trec import trec_names
+from tiecore.measures import split_measures
 
 FILES = [str(TREC_EVAL / "qrels.test"), str(TREC_EVAL / "results.test")]
 TREC = ["map", "P.5,10", "recall.100", "success.5,10", "ndcg_cut.10,20", "bpref", "recip_rank"]

@@ -14,7 +14,7 @@ import threading
 import weakref
 
 #: id(frame) -> (weak reference to the frame, its qid array, its docno array, kind, and
-#: what the reader kept of the ids for the evaluation (tiecore.io.RunIds) or None).
+#: what the reader kept of the ids for the evaluation (tiecore.io.ids.RunIds) or None).
 _CHECKED: dict[int, tuple[weakref.ref, object, object, str, object]] = {}
 _LOCK = threading.Lock()
 

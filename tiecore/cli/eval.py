@@ -1,0 +1,455 @@
+"""``tiecore eval``: evaluate run files and print trec_eval-like tables.
+
+``tiecore eval QRELS RUN [RUN ...] -m P@10 --ties aware`` reads the files with
+:func:`tiecore.read_qrels` / :func:`tiecore.read_runs` (or a LETOR file with
+:func:`tiecore.read_letor`), evaluates every run and prints the result as
+trec_eval-style lines, CSV or JSON.  Small TREC files take
+:mod:`tiecore.evaluation.small` and larger ones :mod:`tiecore.evaluation.arrow`,
+neither of which loads pandas; anything else the normal path (:func:`evaluate_runs`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import textwrap
+import time
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from functools import partial
+from typing import TYPE_CHECKING, TextIO
+
+import numpy as np
+
+from tiecore.cli.all_trec import all_trec_counts, all_trec_inputs, trec_names, without_inexact
+from tiecore.cli.common import (
+    UsageError,
+    add_complete,
+    add_dask,
+    add_inputs,
+    add_options,
+    add_progress,
+    check_files,
+    dask_client,
+    eval_inputs,
+    progress_line,
+    sample_count,
+    seed_value,
+    show_progress,
+)
+from tiecore.cli.writers import csv_text, json_text, plain_columns, trec_text
+from tiecore.errors import InputError
+from tiecore.measures import DEFAULT_MEASURES, Measure, parse_measures, split_measures
+from tiecore.options import EVAL_FORMATS, MODES, TIEBREAKS
+
+if TYPE_CHECKING:  # pandas loads only when a command needs it (tiecore.evaluation.small: start-up)
+    import pandas as pd
+
+#: The tie modes, as tiecore.options declares them (it loads neither numpy nor pandas).
+TIES = MODES
+FORMATS = EVAL_FORMATS
+DEFAULT_SAMPLES = 1000
+
+_USAGE = """\
+tiecore eval [options] QRELS RUN [RUN ...]
+       tiecore eval [options] --letor FILE [--features LIST]"""
+
+_DESCRIPTION = """\
+Evaluate ranking runs against relevance judgments, with an explicit treatment
+of documents whose scores tie.
+
+  oblivious  one total order per query (trec_eval's by default: score
+             descending, then docno descending); see --tiebreak
+  aware      the exact expected value over every ordering consistent with
+             the scores (McSherry & Najork, ECIR 2008) -- the default
+  sampled    mean, std and stderr over --samples random tie-breaking orders"""
+
+_EPILOG = """\
+measures: ir_measures names such as P@10, R@100, F1@10, AP, AP@100, RR, nDCG,
+nDCG@10, nDCG(gain=exp)@10, Rprec, Success@5, Bpref; trec_eval names (P_10,
+map, ndcg_cut_10, recip_rank ...) work too; -m all_trec prints trec_eval's
+-m all_trec listing (its names and layout) for the measures tiecore has. Default:
+{defaults}
+
+output: "trec" prints one block per run -- a "runid all NAME" line, a "num_q
+all N" line, the per-query rows (with -q), then the "all" rows (the mean over
+queries) -- as "%-22s\\t%s\\t%.4f" lines; sampled mode prints the mean there.
+"csv" and "json" hold run, qid, measure, value (sampled adds std, stderr) at
+full precision.
+
+examples:
+  tiecore eval qrels.txt run1.gz run2.gz -m P@10,AP --ties aware -q
+  tiecore eval qrels.txt run.txt --ties oblivious --tiebreak pessimistic
+  tiecore eval --letor train.txt --features 128,129 -m nDCG@10 --format csv"""
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    """Register ``tiecore eval`` (:func:`tiecore.cli.main.build_parser`)."""
+    ev = commands.add_parser(
+        "eval",
+        help="evaluate runs against qrels (see tiecore eval --help)",
+        usage=_USAGE,
+        description=_DESCRIPTION,
+        epilog=_EPILOG.format(
+            defaults=textwrap.fill(
+                ", ".join(DEFAULT_MEASURES), 78, initial_indent="  ", subsequent_indent="  "
+            )
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_inputs(ev)
+    ev.add_argument(
+        "-m",
+        "--measure",
+        dest="measures",
+        action="append",
+        metavar="MEASURE",
+        help="a measure or comma-separated measures; repeatable (default: see below)",
+    )
+    ev.add_argument(
+        "--ties",
+        choices=TIES,
+        default="aware",
+        help="how tied scores are treated (default: aware, the exact expectation)",
+    )
+    ev.add_argument(
+        "--tiebreak",
+        choices=TIEBREAKS,
+        help="the order inside tie groups for --ties oblivious (default: trec_eval)",
+    )
+    ev.add_argument(
+        "--samples",
+        type=sample_count,
+        metavar="N",
+        help=f"random orders per query for --ties sampled (default: {DEFAULT_SAMPLES})",
+    )
+    ev.add_argument(
+        "--seed",
+        type=seed_value,
+        default=0,
+        metavar="S",
+        help="random seed for --ties sampled and --tiebreak random (default: 0)",
+    )
+    ev.add_argument(
+        "--spread",
+        action="store_true",
+        help="with --ties aware: add the exact variance over random tie-breaks and the "
+        "min and max over all orderings (columns var, min, max in csv and json)",
+    )
+    ev.add_argument("-q", "--per-query", action="store_true", help="also print one row per query")
+    add_complete(ev)
+    add_options(ev, FORMATS)
+    add_dask(ev)
+    add_progress(ev)
+    ev.set_defaults(handler=_run_eval)
+
+
+def _warn_unused(args: argparse.Namespace) -> None:
+    if args.spread and args.ties != "aware":
+        raise UsageError("--spread goes with --ties aware")
+    if args.tiebreak is not None and args.ties != "oblivious":
+        warnings.warn(
+            f"--tiebreak {args.tiebreak} is ignored with --ties {args.ties}", stacklevel=2
+        )
+    if args.samples is not None and args.ties != "sampled":
+        warnings.warn(f"--samples is ignored with --ties {args.ties}", stacklevel=2)
+
+
+def evaluate_runs(
+    runs: dict[str, pd.DataFrame] | Sequence[str],
+    qrels: pd.DataFrame,
+    measures: list[Measure],
+    *,
+    progress: Callable[[int, int, str, float], None] | None = None,
+    sources: dict[str, str] | None = None,
+    spread: bool = False,
+    client: object = None,
+    **options: object,
+) -> tuple[pd.DataFrame, dict[str, int]]:
+    """Evaluate all runs per query in one call, and count each run's queries.
+
+    ``runs`` is a mapping of names to runs or a list of run files, which are read
+    one at a time (memory bounded by two runs) or, with a dask ``client``,
+    by the workers.
+
+    Returns the tidy result (per-query rows and the summary rows -- the mean
+    over queries, whose ``qid`` is None so that no query id, not even ``all``,
+    can be mistaken for it -- ordered by run, then query with the summary
+    last, then measure as requested) and
+    ``num_q`` per run: the number of queries the ``all`` row averages over
+    (trec_eval's ``num_q``).  ``spread`` evaluates with
+    :func:`tiecore.spread.evaluate_spread` (aware mode with var, min, max).
+    ``sources`` maps run names to their files, so that an error about a run
+    names its file; ``progress(done, total, name, seconds)`` follows each run.
+    """
+    import pandas as pd
+
+    from tiecore.evaluation.core import evaluate
+
+    if spread:
+        from tiecore.spread import evaluate_spread
+
+        evaluate = partial(evaluate_spread, **_only(options, "rel_level", "depth", "complete"))
+        options = {}
+    options["client"] = client
+    clock = [time.perf_counter()]
+
+    def report(done: int, total: int, name: str) -> None:
+        now = time.perf_counter()
+        progress(done, total, name, now - clock[0])
+        clock[0] = now
+
+    try:
+        result = evaluate(
+            runs, qrels, measures, per_query=True, progress=report if progress else None, **options
+        )
+    except InputError as error:
+        names = {f"run {name}": name for name in runs}
+        name = names.get(error.source)
+        if sources is None or name not in sources:
+            raise
+        where = f"{sources[name]} (run {name})"
+        raise InputError(where, error.line, error.problem, error.expected) from None
+    # codes in order of first appearance (evaluate keeps the runs' order); a summary
+    # row's qid is missing: code -1
+    run_rank, names = pd.factorize(result["run"])
+    names = [str(name) for name in names]
+    qid_code = pd.factorize(result["qid"])[0].astype(np.int64)
+    summary = qid_code < 0
+    pairs = run_rank * (int(qid_code.max(initial=-1)) + 2) + (qid_code + 1)
+    pair_rank = pd.factorize(pairs)[0]
+    queries = np.unique(pairs[~summary]) // (int(qid_code.max(initial=-1)) + 2)
+    counts = np.bincount(queries, minlength=len(names))
+    num_q = {name: int(count) for name, count in zip(names, counts, strict=True)}
+    measure_code, labels = pd.factorize(result["measure"])
+    rank = {str(m): i for i, m in enumerate(measures)}
+    measure_rank = np.array([rank[str(label)] for label in labels], np.int64)[measure_code]
+    # Run order as given; in a run, queries in evaluate's order with "all" last; then the
+    # measures in the order asked for.
+    order = np.lexsort((measure_rank, pair_rank, summary, run_rank))
+    result = result.iloc[order].reset_index(drop=True)
+    return result, num_q
+
+
+@contextlib.contextmanager
+def _samples_guard() -> Iterator[None]:
+    """The sampled-mode memory guard, met while runs are read one by one, as a usage error."""
+    try:
+        yield
+    except ValueError as error:
+        if isinstance(error, InputError) or not str(error).startswith("samples "):
+            raise
+        raise UsageError(f"--{error}") from None
+
+
+def _only(options: dict, *names: str) -> dict:
+    return {name: options[name] for name in names}
+
+
+def _text(args: argparse.Namespace, columns: dict[str, list], num_q: dict[str, int]) -> str:
+    """The output text of ``eval``: measures under the names typed (:func:`trec_names`);
+    csv and json name the mode in columns ``ties`` and ``tiebreak`` (the oblivious
+    ordering; empty for aware and sampled, which average over orderings); trec format
+    stays trec_eval's."""
+    printed = getattr(args, "printed", None) or {}
+    if printed:
+        columns = {**columns, "measure": [printed.get(m, m) for m in columns["measure"]]}
+    if args.format != "trec":
+        rows = len(columns["run"])
+        tiebreak = (args.tiebreak or "trec_eval") if args.ties == "oblivious" else None
+        columns = {**columns, "ties": [args.ties] * rows, "tiebreak": [tiebreak] * rows}
+    return _TEXTS[args.format](columns, num_q)
+
+
+#: The writers of plain columns (the rows of every path), by --format.
+_TEXTS: dict[str, Callable[[dict[str, list], dict[str, int]], str]] = {
+    "trec": trec_text,
+    "csv": csv_text,
+    "json": json_text,
+}
+
+
+def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
+    """Read, evaluate and format; returns the text to write."""
+
+    from tiecore.interop import expand_all_trec, measure_name
+
+    names = split_measures(args.measures or [])  # -m '' names none: refused, not the defaults
+    names = names if args.measures else list(DEFAULT_MEASURES)
+    typed = names
+    names = [n if n == "all_trec" else measure_name(n, rel_level=args.rel_level) for n in names]
+    args.printed = trec_names(typed, names)  # trec_eval's names out when they came in
+    names, all_trec = expand_all_trec(names)  # -m all_trec: trec_eval's listing
+    measures = parse_measures(names)
+    if all_trec is not None and (args.ties == "aware" or args.spread):
+        measures = without_inexact(measures, all_trec, stderr)
+    _warn_unused(args)
+    small = _small_eval(args, measures, stderr) if all_trec is None else None
+    if small is not None:
+        return small
+    arrow = _arrow_eval(args, measures, stderr) if all_trec is None else None
+    if arrow is not None:
+        return arrow
+    runs, qrels, sources = eval_inputs(args) if all_trec is None else all_trec_inputs(args)
+    if args.ties == "sampled":  # refuse a count that cannot fit before the long work
+        _check_sample_count(args.samples or DEFAULT_SAMPLES, runs, qrels, measures)
+    show = show_progress(args, stderr)
+
+    def progress(index: int, total: int, name: str, seconds: float) -> None:
+        progress_line(index, total, name, seconds, stderr)
+
+    with dask_client(args.dask) as client, _samples_guard():
+        result, num_q = evaluate_runs(
+            runs,
+            qrels,
+            measures,
+            progress=progress if show else None,
+            sources=sources,
+            ties=args.ties,
+            tiebreak=args.tiebreak or "trec_eval",
+            samples=args.samples or DEFAULT_SAMPLES,
+            seed=args.seed,
+            rel_level=args.rel_level,
+            depth=args.depth,
+            complete=args.complete,
+            spread=args.spread,
+            client=client,
+        )
+        listing = all_trec is not None and args.format == "trec"  # trec_eval's counts too
+        counts = all_trec_counts(runs, qrels, args, client) if listing else None
+    full = result
+    if not args.per_query:
+        result = result[result["qid"].isna()].reset_index(drop=True)
+    columns = plain_columns(result)
+    _check_rows(args, columns)
+    if counts is not None:  # trec_eval's names and counts
+        from tiecore.interop import format_all_trec
+
+        return format_all_trec(full, counts, all_trec, per_query=args.per_query)
+    return _text(args, columns, num_q)
+
+
+def _without_pandas(args: argparse.Namespace) -> bool:
+    """Whether ``eval``'s paths without pandas may take these arguments: TREC files in
+    aware or oblivious mode (sampled mode keeps the normal path's memory guard)."""
+    return not (
+        args.letor is not None
+        or args.spread
+        or args.dask is not None
+        or len(args.files) < 2
+        or args.ties == "sampled"
+    )
+
+
+def _eval_options(args: argparse.Namespace) -> dict:
+    """The evaluation options of ``eval`` that both pandas-free paths take, by keyword."""
+    return {
+        "ties": args.ties,
+        "tiebreak": args.tiebreak or "trec_eval",
+        "seed": args.seed,
+        "rel_level": args.rel_level,
+        "depth": args.depth,
+        "complete": args.complete,
+        "per_query": args.per_query,
+    }
+
+
+def _small_eval(args: argparse.Namespace, measures: list, stderr: TextIO) -> str | None:
+    """``eval`` on small TREC files without pandas or pyarrow (:mod:`tiecore.evaluation.small`): the
+    text to write, or None when the normal path must read the inputs (for anything else,
+    and for any problem: its messages are then the usual ones).
+
+    Warnings and progress lines come out as the normal path prints them, in order.
+    """
+    if not _without_pandas(args):
+        return None
+    check_files(args)  # the normal path's first check, with its messages
+    from tiecore.evaluation import small as _small
+
+    table = _small.evaluate_files(
+        args.files[0],
+        args.files[1:],
+        measures,
+        **_eval_options(args),
+        trec=args.format == "trec",
+    )
+    if table is None:
+        return None
+    show = show_progress(args, stderr)
+    for kind, event in table.events:
+        if kind == "warning":
+            warnings.warn_explicit(event.message, event.category, event.filename, event.lineno)
+        elif show:
+            progress_line(*event, stderr)
+    return _text(args, table.columns, table.num_q)
+
+
+def _arrow_eval(args: argparse.Namespace, measures: list, stderr: TextIO) -> str | None:
+    """``eval`` on TREC text files of any size without pandas (:mod:`tiecore.evaluation.arrow`,
+    aware or oblivious, not ``--spread`` or dask): the text to write, or None for the
+    normal path. Warnings, progress and errors are the normal path's, in its order."""
+    if not _without_pandas(args):
+        return None
+    from tiecore.evaluation import arrow as _arrow_eval
+
+    if not _arrow_eval.claimed(args.files):
+        return None
+    check_files(args)
+    show = show_progress(args, stderr)
+
+    def progress(done: int, total: int, name: str, seconds: float) -> None:
+        progress_line(done, total, name, seconds, stderr)
+
+    table = _arrow_eval.evaluate_files(
+        args.files[0],
+        args.files[1:],
+        measures,
+        **_eval_options(args),
+        progress=progress if show else None,
+    )
+    columns = table.columns
+    _check_rows(args, columns)
+    return _text(args, columns, table.num_q)
+
+
+def _check_rows(args: argparse.Namespace, columns: dict[str, list]) -> None:
+    """The rows ``eval`` is about to print, checked: no query named ``all`` in trec
+    format with ``-q`` (trec_eval's name for the summary rows), and never nan or inf (a
+    value that overflowed is an error naming where it came from)."""
+    if args.per_query and args.format == "trec" and "all" in columns["qid"]:
+        raise InputError(
+            args.letor or f"{args.files[0]} and the runs",
+            None,
+            "a query is named 'all', the name trec format gives the summary rows",
+            "--format csv or json, whose summary rows have no qid, or no -q",
+        )
+    for column in ("value", "std", "stderr", "var", "min", "max"):
+        if column not in columns:
+            continue
+        bad = np.flatnonzero(~np.isfinite(np.asarray(columns[column], dtype=float)))
+        if len(bad):
+            i = int(bad[0])
+            qid = columns["qid"][i]
+            query = "the mean" if qid is None else f"query {qid}"
+            raise InputError(
+                args.letor or args.files[0],
+                None,
+                f"{column} of {columns['measure'][i]} for run {columns['run'][i]}, {query}, is "
+                f"{columns[column][i]}: the computation overflowed",
+                "qrels levels that keep every gain finite (2**level overflows above 1023)",
+            )
+
+
+def _check_sample_count(
+    samples: int, runs: dict[str, pd.DataFrame], qrels: pd.DataFrame, measures: list[Measure]
+) -> None:
+    """:func:`tiecore.evaluation.core.check_samples` for these inputs, as a usage error."""
+    from tiecore.evaluation.core import check_samples
+
+    if not isinstance(runs, dict):  # files: each is checked once read (_samples_guard)
+        return
+    rows = max((len(run) for run in runs.values()), default=0)
+    try:
+        check_samples(samples, int(qrels["qid"].nunique()), len(measures), rows, name="--samples")
+    except ValueError as error:
+        raise UsageError(str(error)) from None

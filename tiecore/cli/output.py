@@ -1,0 +1,106 @@
+"""Where a command's text goes: stdout, whole or not at all, or ``-o FILE``, replaced atomically.
+
+A closed stdout or stderr (``>&-``, ``2>&-``) or a reader that leaves (``| head``) never
+ends in a traceback: :class:`Stream` drops what cannot be written, and
+:func:`write_all` raises ``BrokenPipeError`` for :func:`tiecore.cli.main.main` to stop
+quietly with exit status 141.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from pathlib import Path
+from typing import TextIO
+
+
+class Stream:
+    """A text stream whose writes never raise: once its reader is gone or it is closed
+    (``2>&-``, ``| head``), what is written is dropped and ``broken`` is set."""
+
+    def __init__(self, stream: TextIO | None) -> None:
+        self.stream = stream
+        self.broken = stream is None
+
+    def write(self, text: str) -> int:
+        if not self.broken:
+            try:
+                self.stream.write(text)
+                self.stream.flush()
+            except (OSError, ValueError):  # BrokenPipeError, EBADF, a closed file object
+                self.broken = True
+                to_devnull(self.stream)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        try:
+            return not self.broken and self.stream.isatty()
+        except (OSError, ValueError):
+            return False
+
+
+def to_devnull(stream: TextIO | None) -> None:
+    """Point ``stream``'s descriptor at /dev/null, so that the flush at exit finds no
+    broken pipe to complain about (the Python docs' recipe for SIGPIPE)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # not a real file (io.UnsupportedOperation)
+        pass
+
+
+def write_all(stream: TextIO, text: str) -> None:
+    """Write ``text`` whole, or raise: a pipe whose reader leaves mid-write makes the
+    buffered layer return a short count that ``TextIOWrapper.write`` drops silently, so
+    the bytes go through the binary buffer until every one is taken."""
+    buffer = getattr(stream, "buffer", None)
+    if buffer is None:  # an in-memory stream
+        stream.write(text)
+        stream.flush()
+        return
+    stream.flush()
+    data = memoryview(text.encode(stream.encoding or "utf-8", stream.errors or "strict"))
+    while data:
+        data = data[buffer.write(data) :]
+    buffer.flush()
+
+
+def write_output(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all: into a temporary file beside it,
+    flushed to disk, then renamed over it (a rename within a directory is atomic), so an
+    interrupted run or a full disk leaves no half-written output and the old file intact.
+    A link is followed (its target is replaced); an existing non-regular file (a device
+    such as /dev/null, a named pipe) is written in place, as it cannot be replaced."""
+    import tempfile  # only for -o (its import pulls in random and shutil)
+
+    target = os.path.realpath(path)
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        Path(target).write_text(text, encoding="utf-8")
+        return
+    if mode is None:  # a new file gets the permissions open() would give it
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    handle, temporary = tempfile.mkstemp(
+        prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=os.path.dirname(target)
+    )
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.chmod(temporary, stat.S_IMODE(mode))
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
