@@ -8,8 +8,8 @@
 - NaN ranks after every number; infinities tie with each other;
 - :func:`rank_labels` equals a plain loop over a counter; :func:`rank_change`
   has the documented sign;
-- ``tiecore.compare`` still offers the ``tie_levels`` and ``RTOL`` it used to
-  define, and importing ``tiecore.stats.ranks`` does not import it.
+- ``tiecore.compare`` ranks with these functions, and importing
+  ``tiecore.stats.ranks`` does not import it.
 """
 
 from __future__ import annotations
@@ -152,8 +152,10 @@ def test_rank_change():
 # --------------------------------------------------------------------------- the move
 
 
-def test_compare_keeps_its_names():
-    assert compare.tie_levels is tie_levels and compare.RTOL == RTOL == 1e-12
+def test_compare_ties_with_these_names():
+    """compare ranks with stats.ranks (RTOL is declared there only, not re-exported)."""
+    assert compare.tie_levels is tie_levels and compare.tie_ranks is tie_ranks
+    assert RTOL == 1e-12 and not hasattr(compare, "RTOL")
 
 
 def test_ranks_does_not_import_compare():

@@ -15,9 +15,11 @@ the queries both runs have.
 
 Equal scores.  Scores computed along different paths can differ by rounding
 noise (``3e-16``) where they are mathematically equal.  Ranks, rank
-correlations, swaps and P(a beats b) therefore treat two values as tied when
-they are within ``RTOL`` times the largest magnitude compared (sorted values
-closer than that to a neighbour form one tie group, with average ranks).
+correlations, swaps and P(a beats b) therefore tie values within ``RTOL`` of
+each other (:mod:`tiecore.stats.ranks`; runs get average ranks).
+
+The statistics are :mod:`tiecore.stats`' (array operations over all pairs at
+once); this module scores the runs and puts the tables together.
 
 Undefined statistics are NaN in the frames and are printed as ``undefined``
 in text, an empty field in csv and ``null`` in json, never as NaN, inf or a
@@ -25,11 +27,6 @@ p-value of 0: Kendall's tau and tau_AP when an ordering gives every run the
 same score; the t-test and the effect size when the per-query difference does
 not vary (sd within ``RTOL`` of the values' magnitude) or fewer than two
 queries are shared; the randomization test when no query is shared.
-
-Pairwise work is array operations over all pairs at once: one sign-flip
-matrix times the ``queries x runs`` value matrix gives every pair's
-randomization statistics, and the t-tests, normal approximations and
-P(a beats b) are computed for all pairs together.
 
 For reviewers: a Wilcoxon signed-rank test per pair (scipy's, batched), the
 t-test, randomization and Wilcoxon p-values corrected over all pairs (Holm,
@@ -49,7 +46,6 @@ from functools import partial
 
 import numpy as np
 import pandas as pd
-from scipy import special
 
 from tiecore.engine.budget import check_compare
 from tiecore.engine.judgments import Judgments
@@ -81,13 +77,11 @@ from tiecore.options import CI_METHODS as CI_METHODS  # re-exported, declared th
 from tiecore.options import CORRECTIONS as CORRECTIONS
 from tiecore.options import ZERO_METHODS as ZERO_METHODS
 from tiecore.spread import query_spread
-from tiecore.stats.beats import p_beats_all
-from tiecore.stats.corrections import adjust_pvalues
 from tiecore.stats.correlation import rank_agreement
-from tiecore.stats.paired import paired_tests, warn_unequal_queries
-from tiecore.stats.ranks import RTOL, tie_levels, tie_ranks
+from tiecore.stats.paired import warn_unequal_queries
+from tiecore.stats.pairs import adjust_pairs, help_hurt, pair_statistics, tukey_pairs
+from tiecore.stats.ranks import tie_levels, tie_ranks
 from tiecore.stats.summary import system_table
-from tiecore.stats.tukey import tukey_hsd
 
 #: Oblivious tie-break policies with one deterministic order ("random" is the samples).
 OBLIVIOUS = tuple(policy for policy in TIEBREAKS if policy != "random")
@@ -97,16 +91,8 @@ ORDERINGS = ("aware", *OBLIVIOUS)
 ORDERING = Options(*ORDERINGS)
 #: Name of the random tie-break orderings (one per sample) in the agreement table.
 RANDOM = "random"
-#: ``within_tie_noise``: ``|mu_A - mu_B| <= NOISE_WIDTH * sqrt(var_A + var_B)``.
-NOISE_WIDTH = 2.0
 #: Bytes the random tie-breaks may take (``samples x (runs + queries)`` doubles).
 MEMORY_BUDGET = 1 << 30
-#: Columns of :attr:`Comparison.pairs`.
-PAIR_COLUMNS = (
-    "mean_diff", "p_beats_sampled", "p_beats_normal", "tie_noise", "within_tie_noise",
-    "t_pvalue", "randomization_pvalue", "randomization_exact", "n_queries", "effect_size",
-    "tie_sd", "topic_sd", "wilcoxon_pvalue", "diff_low", "diff_high",
-)  # fmt: skip
 #: The p-values of :attr:`Comparison.pairs` that get a corrected ``<name>_adj`` column.
 CORRECTED = ("t_pvalue", "randomization_pvalue", "wilcoxon_pvalue")
 #: Significance level of the verdicts in the text output.
@@ -131,12 +117,12 @@ class Comparison:
     sample_scores : DataFrame
         One row per random tie-break, one column per run.
     ranks : DataFrame
-        Ranks of ``scores`` per column, 1 = best; scores within :data:`RTOL`
+        Ranks of ``scores`` per column, 1 = best; scores within :data:`~tiecore.stats.ranks.RTOL`
         are tied and get their average rank.
     agreement : DataFrame
-        Index ``(ordering_a, ordering_b)``; ``kendall_tau`` (tau-b),
-        ``tau_ap`` (ordering ``a`` judged against ``b``, :func:`tau_ap`) and
-        ``tau_ap_sym`` (:func:`tau_ap_b`, the mean of both directions).  Rows
+        :func:`~tiecore.stats.correlation.rank_agreement`: index ``(ordering_a,
+        ordering_b)``; ``kendall_tau`` (tau-b), ``tau_ap`` (ordering ``a`` judged
+        against ``b``) and ``tau_ap_sym`` (the mean of both directions).  Rows
         with ``random`` hold the mean over the samples where it is defined.
         NaN: undefined (an ordering that ties every run).
     swaps : DataFrame
@@ -159,7 +145,7 @@ class Comparison:
     per_query_var : DataFrame
         Like ``per_query``: each value's exact variance over random tie-breaks.
     systems : DataFrame
-        Per run (:func:`system_table`): ``mean, n_queries``, tie noise
+        Per run (:func:`~tiecore.stats.summary.system_table`): ``mean, n_queries``, tie noise
         ``tie_sd`` beside topic noise ``topic_sd``, bootstrap ``ci_low,
         ci_high``.
     correction : str
@@ -167,9 +153,9 @@ class Comparison:
     baseline : str or None
         The run of ``help_hurt``.
     help_hurt, help_hurt_queries : DataFrame
-        :func:`help_hurt` against ``baseline`` (empty without one).
+        :func:`~tiecore.stats.pairs.help_hurt` against ``baseline`` (empty without one).
     tukey : DataFrame or None
-        Tukey's HSD per ordered pair (:func:`tukey_hsd`): ``tukey_pvalue,
+        Tukey's HSD per ordered pair (:func:`~tiecore.stats.tukey.tukey_hsd`): ``tukey_pvalue,
         tukey_low, tukey_high``; None unless asked for.
     confidence, ci_method, n_bootstrap, zero_method
         The options of the intervals and the Wilcoxon test.
@@ -227,16 +213,18 @@ class Comparison:
         baseline = self.baseline if baseline is None else (baseline or None)
         pairs = self.pairs.drop(columns=[c for c in self.pairs if c.endswith("_adj")])
         names = self.per_query.columns
-        adjusted = _adjusted(pairs, names, correction)
+        adjusted = adjust_pairs(pairs, names, correction, CORRECTED)
         out = replace(self, pairs=adjusted, correction=correction, baseline=baseline)
         if tukey is False:
             out.tukey = None
         elif tukey and self.tukey is None:
-            out.tukey = _tukey(self.per_query.to_numpy(np.float64), names, self.confidence)
+            out.tukey = tukey_pairs(self.per_query.to_numpy(np.float64), names, self.confidence)
         if baseline is None:
             out.help_hurt, out.help_hurt_queries = pd.DataFrame(), pd.DataFrame()
         else:
-            out.help_hurt, out.help_hurt_queries = help_hurt(out, baseline)
+            out.help_hurt, out.help_hurt_queries = help_hurt(
+                out.per_query, out.per_query_var, out.pairs, baseline
+            )
         return out
 
     @validate_params({"alpha": SIGNIFICANCE})
@@ -332,20 +320,20 @@ def compare(
         result is the local one, bit for bit.
     correction : {"holm", "none", "bonferroni", "bh"}
         Multiple-comparison correction of the pairs' p-values
-        (:func:`adjust_pvalues`), over the ``R (R - 1) / 2`` unordered pairs
-        of each test separately; the ``<test>_adj`` columns.
+        (:func:`~tiecore.stats.corrections.adjust_pvalues`), over the ``R (R -
+        1) / 2`` unordered pairs of each test separately; the ``<test>_adj`` columns.
     baseline : str, optional
         A run; :attr:`Comparison.help_hurt` counts the queries each other run
-        helps and hurts against it (:func:`help_hurt`).
+        helps and hurts against it (:func:`~tiecore.stats.pairs.help_hurt`).
     confidence, ci_method, n_bootstrap
         Level, method (:data:`CI_METHODS`) and resamples of the bootstrap
         intervals of each run's mean and of each pair's mean difference
-        (:func:`bootstrap_intervals`, seeded by ``seed``), and the level of
+        (:func:`~tiecore.stats.bootstrap.bootstrap_intervals`, seeded by ``seed``), and the level of
         Tukey's intervals.
     zero_method : {"wilcox", "pratt", "zsplit"}
-        Zero differences in the Wilcoxon test (:func:`wilcoxon_pvalues`).
+        Zero differences in the Wilcoxon test (:func:`~tiecore.stats.wilcoxon.wilcoxon_pvalues`).
     tukey : bool
-        Also Tukey's HSD over the runs' per-query values (:func:`tukey_hsd`;
+        Also Tukey's HSD over the runs' per-query values (:func:`~tiecore.stats.tukey.tukey_hsd`;
         scipy's studentized range takes seconds for 20 runs).
 
     Returns
@@ -355,7 +343,7 @@ def compare(
         ``mu`` and exact tie-breaking variances ``var`` of their means
         (``Comparison.tie_var``):
 
-        - ``mean_diff = mu_a - mu_b`` (0 when within :data:`RTOL`);
+        - ``mean_diff = mu_a - mu_b`` (0 when within :data:`~tiecore.stats.ranks.RTOL`);
         - ``p_beats_sampled``: P(a random tie-break of ``a`` scores above an
           independent one of ``b``), over all sample pairs, equality counting
           half; so ``p(a, b) + p(b, a) = 1``;
@@ -372,7 +360,7 @@ def compare(
           ``randomization_exact`` (every sign flip enumerated).
         - ``tie_sd = sqrt(var_a + var_b)`` (the tie noise is twice it) beside
           ``topic_sd = sd(d) / sqrt(n)`` (NaN when ``n < 2``);
-        - ``wilcoxon_pvalue``: :func:`wilcoxon_pvalues` of ``d``;
+        - ``wilcoxon_pvalue``: :func:`~tiecore.stats.wilcoxon.wilcoxon_pvalues` of ``d``;
         - ``diff_low, diff_high``: the bootstrap interval of ``mean(d)``;
         - ``<test>_adj``: the corrected p-values of :data:`CORRECTED`.
 
@@ -413,7 +401,7 @@ def compare(
     check_compare(n_resamples, n_bootstrap, len(found), len(judgments.qids))
     tables = _tables(found, names, judgments.qids)
     bootstrap = {"confidence": confidence, "ci_method": ci_method, "n_bootstrap": n_bootstrap}
-    pairs = _pairs(
+    pairs = pair_statistics(
         tables.scores["aware"].to_numpy(),
         tables.tie_var.to_numpy(),
         tables.sample_scores.to_numpy(),
@@ -447,7 +435,7 @@ def compare(
         n_resamples=n_resamples,
         per_query_var=tables.per_query_var,
         systems=systems,
-        tukey=_tukey(tables.per_query.to_numpy(), names, confidence) if tukey else None,
+        tukey=tukey_pairs(tables.per_query.to_numpy(), names, confidence) if tukey else None,
         **bootstrap,
         zero_method=zero_method,
     )
@@ -525,31 +513,6 @@ def _tables(found: Sequence[RunScores], names: pd.Index, qids: np.ndarray) -> _T
         tie_var=tie_var,
         covered=covered,
     )
-
-
-def _tukey(values: np.ndarray, names: pd.Index, confidence: float) -> pd.DataFrame:
-    """:func:`tukey_hsd` of each run's values over its own queries, per ordered pair."""
-    found = tukey_hsd([column[~np.isnan(column)] for column in values.T], confidence)
-    a, b = np.nonzero(~np.eye(len(names), dtype=bool))
-    return pd.DataFrame(
-        {f"tukey_{k}": v[a, b] for k, v in found.items()},
-        index=pd.MultiIndex.from_arrays([names[a], names[b]], names=["a", "b"]),
-    )
-
-
-def _adjusted(pairs: pd.DataFrame, names: pd.Index, correction: str) -> pd.DataFrame:
-    """``pairs`` with a ``<test>_adj`` column per :data:`CORRECTED` test, corrected over the
-    unordered pairs (each counted once; both orders get the same value)."""
-    out = pairs.copy()
-    a = names.get_indexer(pairs.index.get_level_values("a"))
-    b = names.get_indexer(pairs.index.get_level_values("b"))
-    upper = a < b
-    key = np.minimum(a, b) * len(names) + np.maximum(a, b)
-    for column in CORRECTED:
-        table = np.full(len(names) ** 2, np.nan)
-        table[key[upper]] = adjust_pvalues(pairs[column].to_numpy()[upper], correction)
-        out[f"{column}_adj"] = table[key]
-    return out
 
 
 def check_memory(samples: int, n_runs: int, n_queries: int, budget: int = MEMORY_BUDGET) -> None:
@@ -704,7 +667,7 @@ def swapped_pairs(
 
     Each row names as ``a`` the run ahead under ``first``, or, for a pair that
     ``first`` ties, the run ahead under ``second``; ties are within
-    :data:`RTOL`.  Columns: both scores under each ordering, the pair's
+    :data:`~tiecore.stats.ranks.RTOL`.  Columns: both scores under each ordering, the pair's
     ``p_beats_sampled`` and ``within_tie_noise``.
     """
     scores = comparison.scores
@@ -740,131 +703,7 @@ def swapped_pairs(
 # --------------------------------------------------------------------------- pairs of runs
 
 
-def _pairs(
-    mu: np.ndarray,
-    tie_var: np.ndarray,
-    samples: np.ndarray,
-    values: np.ndarray,
-    columns: np.ndarray,
-    n_columns: int,
-    names: pd.Index,
-    seed: int,
-    n_resamples: int,
-    options: Mapping[str, object] | None = None,
-) -> pd.DataFrame:
-    """Every ordered pair of runs; the symmetric statistics computed once per unordered pair.
-
-    ``values``: ``(queries, runs)`` tie-aware values, NaN where a run lacks
-    the query; ``columns``: each row's qrels query (column of the sign flips).
-    """
-    i, j = np.triu_indices(len(mu), k=1)
-    diff = mu[i] - mu[j]
-    diff[np.abs(diff) <= RTOL * np.maximum(np.abs(mu[i]), np.abs(mu[j]))] = 0.0
-    sd = np.sqrt(tie_var[i] + tie_var[j])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        normal = np.where(sd > 0, special.ndtr(diff / sd), 0.5 + 0.5 * np.sign(diff))
-    noise = NOISE_WIDTH * sd
-    sampled = p_beats_all(samples)[i, j]
-    tests = paired_tests(values, i, j, columns, n_columns, seed, n_resamples, **(options or {}))
-    upper = {
-        "mean_diff": diff,
-        "p_beats_sampled": sampled,
-        "p_beats_normal": normal,
-        "tie_noise": noise,
-        "within_tie_noise": np.abs(diff) <= noise,
-        "tie_sd": sd,
-        **tests,
-    }
-    lower = dict(upper)
-    for column in ("mean_diff", "effect_size"):
-        lower[column] = -upper[column]
-    lower["diff_low"], lower["diff_high"] = -upper["diff_high"], -upper["diff_low"]
-    for column in ("p_beats_sampled", "p_beats_normal"):
-        lower[column] = 1.0 - upper[column]
-    frame = pd.DataFrame(
-        {c: np.concatenate([upper[c], lower[c]]) for c in PAIR_COLUMNS},
-        index=pd.MultiIndex.from_arrays(
-            [names.to_numpy()[np.r_[i, j]], names.to_numpy()[np.r_[j, i]]], names=["a", "b"]
-        ),
-    )
-    # Ordered as: for a in runs, for b in runs (b != a)
-    position = np.r_[i, j] * len(mu) + np.r_[j, i]
-    return frame.iloc[np.argsort(position)]
-
-
 # --------------------------------------------------------------------------- reviewer statistics
-
-
-def help_hurt(comparison: Comparison, baseline: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Per run, the queries it helps, hurts and leaves equal against ``baseline``.
-
-    Over the queries both runs have, ``diff = run - baseline`` of the
-    tie-aware values; equal when ``|diff| <= RTOL * max(|run|, |baseline|)``.
-
-    Returns
-    -------
-    counts : DataFrame
-        Index run (every run but the baseline): ``help, hurt, equal,
-        n_queries``; ``within_tie_noise``, how many helped or hurt queries
-        differ by at most ``NOISE_WIDTH * tie_sd`` (``tie_sd = sqrt(var_run +
-        var_baseline)`` of that query: ties alone could reverse them); and the
-        pair's ``mean_diff, tie_sd, topic_sd`` and p-values from
-        :attr:`Comparison.pairs`.
-    queries : DataFrame
-        One row per run and shared query: ``run, qid, baseline_value,
-        run_value, diff, tie_sd, outcome`` (``help``, ``hurt`` or ``equal``).
-    """
-    runs = list(comparison.per_query.columns)
-    if baseline not in runs:
-        raise InputError(
-            "baseline", None, f"{baseline!r} is not one of the runs", "one of " + ", ".join(runs)
-        )
-    others = [r for r in runs if r != baseline]
-    values = comparison.per_query.to_numpy(np.float64)
-    var = comparison.per_query_var.reindex_like(comparison.per_query).to_numpy(np.float64)
-    at = runs.index(baseline)
-    base, base_var = values[:, [at]], var[:, [at]]
-    picked = [runs.index(r) for r in others]
-    x, x_var = values[:, picked], var[:, picked]
-    shared = ~np.isnan(x) & ~np.isnan(base)
-    diff = x - base
-    scale = np.maximum(np.abs(x), np.abs(base))
-    equal = shared & (np.abs(diff) <= RTOL * scale)
-    helped = shared & ~equal & (diff > 0)
-    hurt = shared & ~equal & (diff < 0)
-    tie_sd = np.sqrt(x_var + base_var)
-    close = (helped | hurt) & (np.abs(diff) <= NOISE_WIDTH * tie_sd)
-    counts = pd.DataFrame(
-        {
-            "help": helped.sum(axis=0),
-            "hurt": hurt.sum(axis=0),
-            "equal": equal.sum(axis=0),
-            "n_queries": shared.sum(axis=0),
-            "within_tie_noise": close.sum(axis=0),
-        },
-        index=pd.Index(others, name="run"),
-    )
-    pairs = comparison.pairs.loc[[(r, baseline) for r in others]]
-    wanted = ["mean_diff", "tie_sd", "topic_sd", "diff_low", "diff_high"]
-    wanted += [c for c in pairs.columns if c.endswith("pvalue") or c.endswith("_adj")]
-    for column in wanted:
-        counts[column] = pairs[column].to_numpy()
-    row, col = np.nonzero(shared)
-    order = np.lexsort((row, col))
-    row, col = row[order], col[order]
-    outcome = np.where(helped, "help", np.where(hurt, "hurt", "equal"))
-    queries = pd.DataFrame(
-        {
-            "run": np.asarray(others, dtype=object)[col],
-            "qid": comparison.per_query.index.to_numpy()[row],
-            "baseline_value": base[row, 0],
-            "run_value": x[row, col],
-            "diff": np.where(equal, 0.0, diff)[row, col],
-            "tie_sd": tie_sd[row, col],
-            "outcome": outcome[row, col],
-        }
-    )
-    return counts, queries
 
 
 # --------------------------------------------------------------------------- output

@@ -9,7 +9,9 @@
 - :mod:`~tiecore.stats.corrections`: Holm, Bonferroni and Benjamini-Hochberg;
 - :mod:`~tiecore.stats.bootstrap`: bootstrap intervals of means and mean differences;
 - :mod:`~tiecore.stats.tukey`: Tukey's HSD;
-- :mod:`~tiecore.stats.summary`: each run's mean with its tie and topic noise.
+- :mod:`~tiecore.stats.summary`: each run's mean with its tie and topic noise;
+- :mod:`~tiecore.stats.pairs`: the table of every pair of runs (difference, tie
+  noise, P(beats), the tests, corrections, Tukey) and help/hurt against a baseline.
 
 Importing this package imports none of them (nor scipy).
 """
