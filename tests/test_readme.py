@@ -1,10 +1,17 @@
-"""The README is true as written: its examples run, and its install facts hold.
+"""The README and the docs are true as written: their examples run, their facts hold.
 
-Every ```python block runs on its own, in a namespace of its own, from the repository root;
-every line of a ```bash block that starts with ``tiecore `` runs through the command
-line in-process (globs expanded as a shell would). The test extra must provide every
-package that the tests, the package and the app import, so that the README's test
-command works in a new virtual environment (.ci/run does exactly that).
+Every fenced block of README.md, docs/*.md and benchmarks/README.md runs as a test, each
+on its own, from the repository root: a ```python block in a namespace of its own, and
+every line of a ```bash block through the command line, in-process (globs expanded as a
+shell would; a line that pipes into ``tiecore`` runs in bash, with ``tiecore`` as
+``python -m tiecore``).  A block that must not run (an install line, an hour-long
+benchmark, a cluster address) says so on the line before its fence,
+``<!-- not run: why -->``, which GitHub does not show; there are few of them.  A
+```text block is a picture (a tree), not code.  Links
+between the pages, the ``sample_data/`` files and the ``tiecore/`` paths the pages name
+must exist, so that nothing cites what the repository does not ship.  The test extra
+must provide every package that the tests, the package and the app import, so that the
+README's test command works in a new virtual environment (.ci/run does exactly that).
 """
 
 from __future__ import annotations
@@ -12,13 +19,16 @@ from __future__ import annotations
 import ast
 import contextlib
 import glob
+import importlib
 import importlib.metadata as metadata
 import io
 import re
 import shlex
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 from packaging.requirements import Requirement
@@ -28,39 +38,122 @@ from tiecore.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-BLOCKS = re.findall(r"^```(\w+)\n(.*?)^```", README, flags=re.S | re.M)
+PAGES = [
+    ROOT / "README.md",
+    *sorted((ROOT / "docs").glob("*.md")),
+    ROOT / "benchmarks" / "README.md",
+]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+FENCE = re.compile(
+    r"^(?:<!-- not run: (?P<why>[^\n]*?) -->\n)?```(?P<lang>[\w-]*)\n(?P<body>.*?)^```",
+    flags=re.S | re.M,
+)
+#: Blocks that may skip the test; each says why on the line before its fence.
+MAX_NOT_RUN = 4
 
 
-def commands() -> list[str]:
+class Block(NamedTuple):
+    page: str  # relative to the repository root
+    line: int  # of the opening fence
+    lang: str
+    body: str
+    not_run: str | None  # the reason, for a block that must not run
+
+
+def _blocks() -> list[Block]:
+    found = []
+    for path in PAGES:
+        text = path.read_text(encoding="utf-8")
+        for m in FENCE.finditer(text):
+            line = text.count("\n", 0, m.start("lang")) + 1
+            page = str(path.relative_to(ROOT))
+            found.append(Block(page, line, m["lang"], m["body"], m["why"]))
+    return found
+
+
+BLOCKS = _blocks()
+RUN = [b for b in BLOCKS if b.not_run is None]
+
+
+def _runnable(line: str) -> bool:
+    """A shell line the test runs: ``tiecore ...``, or a pipe into it."""
+    return line.startswith("tiecore ") or " | tiecore " in line
+
+
+def _lines(block: Block) -> list[str]:
+    return [s for line in block.body.splitlines() if (s := line.strip()) and s[0] != "#"]
+
+
+def commands(page: str | None = None) -> list[tuple[str, str]]:
+    """(where, line) of every command line of the blocks that run."""
     return [
-        line.strip()
-        for lang, body in BLOCKS
-        if lang == "bash"
-        for line in body.splitlines()
-        if line.strip().startswith("tiecore ")
+        (f"{b.page}:{b.line}", line)
+        for b in RUN
+        if b.lang == "bash" and page in (None, b.page)
+        for line in _lines(b)
+        if _runnable(line)  # anything else fails test_every_block_runs_or_says_why_not
     ]
 
 
+def test_readme_is_a_short_users_page() -> None:
+    """Reference lives in docs/ and figures in benchmarks/README.md (issue 24)."""
+    assert len(README.encode("utf-8")) <= 12 * 1024
+    for page in ("measures", "cli", "python", "statistics", "scale-out", "design", "explorer"):
+        assert (ROOT / "docs" / f"{page}.md").is_file(), page
+        assert f"(docs/{page}.md)" in README, f"the README does not link docs/{page}.md"
+
+
 def test_readme_has_examples() -> None:
-    assert sum(lang == "python" for lang, _ in BLOCKS) >= 2
-    assert len(commands()) >= 5
+    readme = [b for b in RUN if b.page == "README.md"]
+    assert sum(b.lang == "python" for b in readme) >= 2
+    assert len(commands("README.md")) >= 5
 
 
-PYTHON = [body for lang, body in BLOCKS if lang == "python"]
+def test_every_block_runs_or_says_why_not() -> None:
+    """Only python and bash blocks, every bash line runnable, few blocks left out."""
+    for b in BLOCKS:
+        where = f"{b.page}:{b.line}"
+        if b.not_run is not None:
+            assert b.not_run.strip(), f"{where}: a block left out says why"
+            continue
+        if b.lang == "text":  # a picture (a tree, the layers), not code
+            continue
+        assert b.lang in ("python", "bash"), f"{where}: ```{b.lang} neither runs nor says why"
+        if b.lang == "bash":
+            lines = _lines(b)
+            assert lines, f"{where}: a bash block without a command"
+            for line in lines:
+                assert _runnable(line), f"{where}: {line!r} would not run"
+    assert len(BLOCKS) - len(RUN) <= MAX_NOT_RUN, [b[:2] for b in BLOCKS if b.not_run]
 
 
-@pytest.mark.parametrize("k", range(len(PYTHON)))
-def test_python_examples_run_each_on_its_own(monkeypatch, k) -> None:
+PYTHON = [b for b in RUN if b.lang == "python"]
+
+
+@pytest.mark.parametrize("block", PYTHON, ids=[f"{b.page}:{b.line}" for b in PYTHON])
+def test_python_examples_run_each_on_its_own(monkeypatch, block) -> None:
     """Each block runs alone, in a namespace of its own: a reader may copy any one."""
     monkeypatch.chdir(ROOT)
     namespace: dict[str, object] = {"__name__": "__main__"}  # as `python block.py` runs it
-    exec(compile(PYTHON[k], f"README.md python block {k}", "exec"), namespace)
+    exec(compile(block.body, f"{block.page} line {block.line}", "exec"), namespace)
 
 
-@pytest.mark.parametrize("line", commands())
-def test_command_line_examples_run(monkeypatch, line) -> None:
+@pytest.mark.parametrize(("where", "line"), commands(), ids=[w for w, _ in commands()])
+def test_command_line_examples_run(monkeypatch, where, line) -> None:
     monkeypatch.chdir(ROOT)
+    if not line.startswith("tiecore "):  # a pipe: the shell's, tiecore as this Python's
+        python = shlex.quote(sys.executable)
+        script = line.replace("| tiecore ", f"| {python} -m tiecore ")
+        done = subprocess.run(
+            ["bash", "-o", "pipefail", "-c", script],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout and "Traceback" not in done.stderr
+        return
     argv: list[str] = []
     for word in shlex.split(line, comments=True)[1:]:
         matches = sorted(glob.glob(word)) if any(c in word for c in "*?[") else []
@@ -70,6 +163,45 @@ def test_command_line_examples_run(monkeypatch, line) -> None:
         code = main(argv)
     assert code == 0, err.getvalue()
     assert out.getvalue() and "Traceback" not in err.getvalue()
+
+
+# ------------------------------------------------- what the pages cite exists
+
+
+def _prose(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+def test_links_between_the_pages_resolve() -> None:
+    for path in PAGES:
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", _prose(path)):
+            if target.startswith(("http://", "https://")):
+                continue
+            assert (path.parent / target).exists(), f"{path.relative_to(ROOT)}: {target}"
+
+
+def test_cited_sample_data_is_shipped() -> None:
+    """A page may cite only the data the repository ships (sample_data/)."""
+    for path in PAGES:
+        for cited in re.findall(r"sample_data/[\w./*-]*[\w*]", _prose(path)):
+            assert glob.glob(str(ROOT / cited)), f"{path.relative_to(ROOT)}: {cited}"
+
+
+def test_cited_module_paths_exist() -> None:
+    """``tiecore/x/y.py`` paths and ``tiecore.x.y`` names the pages give are still there."""
+    for path in PAGES:
+        text = _prose(path)
+        for cited in re.findall(r"tiecore/[\w/]+(?:\.py)?", text):
+            assert (ROOT / cited).exists(), f"{path.relative_to(ROOT)}: {cited}"
+        for dotted in set(re.findall(r"`(tiecore(?:\.\w+)+)", text)):
+            parts = dotted.split(".")
+            for k in range(len(parts), 0, -1):  # the longest importable module, then attributes
+                with contextlib.suppress(ImportError):
+                    obj = importlib.import_module(".".join(parts[:k]))
+                    break
+            for name in parts[k:]:
+                assert hasattr(obj, name), f"{path.relative_to(ROOT)}: {dotted}"
+                obj = getattr(obj, name)
 
 
 def test_readme_states_python_version_and_app_url() -> None:
