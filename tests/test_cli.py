@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 import tiecore
 from tiecore.cli import main
-from tiecore.cli.writers import format_csv, format_json
 from tiecore.measures import DEFAULT_MEASURES, split_measures
+from tiecore.report.formats import format_csv, format_json
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -804,7 +804,7 @@ def test_query_named_all_in_trec_format(all_files, capsys) -> None:
 def test_format_trec_refuses_a_query_named_all() -> None:
     import pandas as pd
 
-    from tiecore.cli.writers import format_trec
+    from tiecore.report.formats import format_trec
 
     frame = pd.DataFrame({"run": "r", "qid": ["all", None], "measure": "AP", "value": [0.5, 0.25]})
     with pytest.raises(ValueError, match="named 'all'"):

@@ -3,8 +3,8 @@
 The table is :func:`tiecore.report.modes_table`'s, the marks
 :func:`tiecore.report.significance_vs_best`'s, written by
 :func:`tiecore.report.to_markdown`, :func:`~tiecore.report.to_latex` or
-:func:`~tiecore.report.to_csv` with the settings behind it.  :mod:`tiecore.report`
-(pandas, scipy) loads only when the command runs.
+:func:`~tiecore.report.to_csv` with the settings behind it.  pandas and scipy load
+only when the command runs.
 """
 
 from __future__ import annotations
@@ -17,6 +17,14 @@ from tiecore.cli.common import add_inputs, add_options, read_inputs
 from tiecore.errors import TieCoreWarning
 from tiecore.measures import parse_measures, split_measures
 from tiecore.options import FIXED_TIEBREAKS, REPORT, SEED, cli_type
+from tiecore.report import (
+    modes_table,
+    provenance,
+    significance_vs_best,
+    to_csv,
+    to_latex,
+    to_markdown,
+)
 
 #: The measures of ``tiecore report`` without ``-m``.
 DEFAULT_MEASURES = ("P@10", "AP", "nDCG@10")
@@ -82,13 +90,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, stderr: TextIO) -> str:
     """``tiecore report``: read the inputs, build the table, return the text to write."""
-    from tiecore import report
     from tiecore.evaluation.core import evaluate
 
     named = split_measures(args.measures or [])  # -m '' names none: refused, not the defaults
     measures = [str(m) for m in parse_measures(named if args.measures else DEFAULT_MEASURES)]
     runs, qrels, sources = read_inputs(args)
-    table = report.modes_table(
+    table = modes_table(
         runs,
         qrels,
         measures,
@@ -99,7 +106,7 @@ def run(args: argparse.Namespace, stderr: TextIO) -> str:
         depth=args.depth,
     )
     data = args.letor or ", ".join([args.files[0], *sorted(set(sources.values()))])
-    about = report.provenance(
+    about = provenance(
         data_set=data,
         measure=", ".join(measures),
         tie_break=args.tiebreak,
@@ -109,12 +116,12 @@ def run(args: argparse.Namespace, stderr: TextIO) -> str:
         depth=args.depth,
     )
     if args.format == "csv":
-        return report.to_csv(table, about)
+        return to_csv(table, about)
     with warnings.catch_warnings():  # modes_table warned of the same inputs already
         warnings.simplefilter("ignore", TieCoreWarning)
         per_query = evaluate(
             runs, qrels, measures, rel_level=args.rel_level, depth=args.depth, per_query=True
         )
-    marks = report.significance_vs_best(per_query, args.alpha)
-    write = report.to_latex if args.format == "latex" else report.to_markdown
+    marks = significance_vs_best(per_query, args.alpha)
+    write = to_latex if args.format == "latex" else to_markdown
     return write(table, marks, tiebreak=args.tiebreak, alpha=args.alpha, provenance=about)
