@@ -48,15 +48,20 @@ def main() -> None:
     heading = st.empty()
     heading.title(page.title)
     with st.spinner("Loading the data ..."):
-        from app_lib import sidebar, warm  # after the first words (see above)
+        from app_lib import recent, sidebar, warm  # after the first words (see above)
+        from tiecore.errors import InputError
 
         warm.start()  # once per server: the MSLR sample's first view, computed ahead
+        recent.trimmer()  # once per server: freed memory handed back to the system
         sidebar.sidebar()  # its messages (a bad upload, say) stay at the top of the page
     heading.empty()
     # a spinner whenever the page computes for more than half a second (Streamlit shows it
     # after 0.5 s), whatever the page: a setting change never waits without a sign
     with st.spinner("Computing ..."):
-        page.run()
+        try:
+            page.run()
+        except InputError as error:  # a budget tiecore keeps (samples, a tie group's size)
+            st.error(f"Refused: {error}", icon=":material/error:")
 
 
 # Streamlit runs this file as __main__; a process that only imports it (multiprocessing's

@@ -2,7 +2,9 @@
 
 Results live in ``st.cache_data`` keyed by the dataset's content hash and the
 settings that change them (never by hashing frames), so a setting that does not
-touch a result re-renders from the cache.  Slow first computations (sampling,
+touch a result re-renders from the cache.  Every cache is bounded by entries and
+by age (:data:`app_lib.settings.CACHE_TTL` seconds unused), so the memory a closed
+session's results held returns to the server.  Slow first computations (sampling,
 comparisons) show a progress bar.
 """
 
@@ -19,11 +21,12 @@ import streamlit as st
 import tiecore
 from app_lib import data, warm
 from app_lib.data import Dataset
-from app_lib.sidebar import DEFAULT_MEASURES, MEASURE_CHOICES, Settings, with_gain
+from app_lib.recent import Recent
+from app_lib.settings import CACHE_TTL, MEASURE_CHOICES, Settings, with_gain
 from tiecore import report
 from tiecore.errors import TieCoreWarning
 from tiecore.explain import anatomy, builder
-from tiecore.measures import Measure
+from tiecore.measures import DEFAULT_MEASURES, Measure
 
 
 def quiet(function: Callable, *args, **kwargs):
@@ -51,7 +54,7 @@ def progress_bar(text: str) -> tuple[object, Callable[[int, int | None, str], No
 
 
 @st.cache_resource
-def _memo_store() -> dict:
+def _memo_store() -> dict[str, Recent]:
     return {}
 
 
@@ -60,17 +63,17 @@ def memo(name: str, key: tuple, compute: Callable[[], object], size: int = 32):
 
     For computations that draw a progress bar while they run (a cached function
     may not update elements made outside it); the ``size`` most recent results
-    of each ``name`` are kept.
+    of each ``name`` are kept, none unused for :data:`~app_lib.settings.CACHE_TTL` seconds.
     """
-    store = _memo_store().setdefault(name, {})
-    if key in store:
-        store[key] = store.pop(key)  # most recently used last
-        return store[key]
-    value = compute()
-    store[key] = value
-    while len(store) > size:
-        store.pop(next(iter(store)))
+    store = _memo_store().setdefault(name, Recent(size))
+    value = store.get(key, _NOTHING)
+    if value is _NOTHING:
+        value = compute()
+        store.put(key, value)
     return value
+
+
+_NOTHING = object()
 
 
 def provenance(
@@ -97,6 +100,14 @@ def provenance(
     )
 
 
+@st.cache_resource(show_spinner="Reading the MSLR-WEB10K sample ...", max_entries=1)
+def mslr_sample() -> Dataset:
+    """The bundled MSLR-WEB10K sample (:func:`app_lib.data.read_mslr`), the warm-up's copy
+    when it has read it already."""
+    found = warm.fetch("dataset", ("mslr",))
+    return found if found is not None else data.read_mslr()
+
+
 # ----------------------------------------------------------------------------- evaluate
 
 
@@ -117,8 +128,8 @@ SAMPLED_KEPT = 8192
 
 
 @st.cache_resource(show_spinner=False)
-def _sampled_store() -> dict:
-    return {}
+def _sampled_store() -> Recent:
+    return Recent(SAMPLED_KEPT)
 
 
 def _sampled(
@@ -140,9 +151,10 @@ def _sampled(
     """
     store = _sampled_store()
     setting = (dataset.key, per_query, tuple(sorted(args.items())))
+    found = {(n, m): store.get((setting, n, m)) for n in names for m in measures}
     missing: dict[tuple[str, ...], list[str]] = {}  # runs by the measures they still need
     for name in names:
-        todo = tuple(m for m in measures if (setting, name, m) not in store)
+        todo = tuple(m for m in measures if found[(name, m)] is None)
         if todo:
             missing.setdefault(todo, []).append(name)
     done = 0
@@ -166,17 +178,10 @@ def _sampled(
         parts = dict(list(frame.groupby(["run", "measure"], sort=False)))
         for name in group:  # a run that yields no rows (no judged query) keeps an empty part
             for measure in todo:
-                store[(setting, name, measure)] = parts.get((name, measure), frame.iloc[:0])
+                found[(name, measure)] = parts.get((name, measure), frame.iloc[:0])
+                store.put((setting, name, measure), found[(name, measure)])
         done += len(group)
-    parts = []
-    for name in names:
-        for measure in measures:
-            part = store.pop((setting, name, measure))
-            store[(setting, name, measure)] = part  # most recently used last
-            parts.append(part)
-    while len(store) > SAMPLED_KEPT:
-        store.pop(next(iter(store)))
-    return pd.concat(parts, ignore_index=True)
+    return pd.concat(found.values(), ignore_index=True)
 
 
 #: Data sets with at most this many systems are scored on every offered measure at once.
@@ -255,7 +260,7 @@ def summary_rows(frame: pd.DataFrame) -> pd.DataFrame:
     return rows.assign(qid=pd.Series([None] * len(rows), dtype=object))
 
 
-@st.cache_data(show_spinner="Scoring the systems ...", max_entries=256)
+@st.cache_data(show_spinner="Scoring the systems ...", max_entries=256, ttl=CACHE_TTL)
 def _evaluate_all(
     _dataset: Dataset,
     key: str,
@@ -410,7 +415,9 @@ def iprec_measures() -> tuple[str, ...]:
     return tuple(str(Measure.parse(f"IPrec@{level:.1f}")) for level in IPREC_LEVELS)
 
 
-@st.cache_data(show_spinner="Interpolated precision at 11 recall levels ...", max_entries=256)
+@st.cache_data(
+    show_spinner="Interpolated precision at 11 recall levels ...", max_entries=256, ttl=CACHE_TTL
+)
 def iprec_curve(
     _dataset: Dataset,
     key: str,
@@ -475,14 +482,14 @@ def iprec_curve(
 # ----------------------------------------------------------------------------- ties
 
 
-@st.cache_data(show_spinner="Profiling ties ...", max_entries=64)
+@st.cache_data(show_spinner="Profiling ties ...", max_entries=64, ttl=CACHE_TTL)
 def tie_profiles(_dataset: Dataset, key: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     """:func:`tiecore.explain.anatomy.tie_profiles`: per run the share of tied rows, group sizes."""
     found = warm.fetch("profiles", (key,))
     return found if found is not None else anatomy.tie_profiles(_dataset.runs)
 
 
-@st.cache_data(show_spinner="Finding tie groups ...", max_entries=256)
+@st.cache_data(show_spinner="Finding tie groups ...", max_entries=256, ttl=CACHE_TTL)
 def tie_groups(
     _dataset: Dataset, key: str, run: str, measure: str, rel_level: int, qid: str | None
 ) -> pd.DataFrame:
@@ -494,7 +501,9 @@ def tie_groups(
     )
 
 
-@st.cache_data(show_spinner="Enumerating the exact distribution ...", max_entries=256)
+@st.cache_data(
+    show_spinner="Enumerating the exact distribution ...", max_entries=256, ttl=CACHE_TTL
+)
 def distribution(
     _dataset: Dataset, key: str, run: str, measure: str, rel_level: int, qid: str
 ) -> pd.DataFrame | None:
@@ -514,7 +523,7 @@ def distribution(
         return None
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
+@st.cache_data(show_spinner=False, max_entries=256, ttl=CACHE_TTL)
 def query_anatomy(
     _dataset: Dataset, key: str, run: str, qid: str, measure: str, rel_level: int, tiebreak: str
 ) -> dict:
@@ -553,7 +562,7 @@ def query_anatomy(
 # ----------------------------------------------------------------------------- sampling
 
 
-@st.cache_data(show_spinner=False, max_entries=128)
+@st.cache_data(show_spinner=False, max_entries=128, ttl=CACHE_TTL)
 def _sampled_matrix(
     _dataset: Dataset, key: str, run: str, measure: str, samples: int, seed: int, rel_level: int
 ) -> pd.DataFrame:
@@ -569,7 +578,8 @@ def _sampled_matrix(
 
 
 def sampled_matrix(dataset: Dataset, settings: Settings, run: str, measure: str) -> pd.DataFrame:
-    """:func:`tiecore.explain.anatomy.sampled_values`: a (samples x queries) frame, progress bar once."""
+    """:func:`tiecore.explain.anatomy.sampled_values`: a (samples x queries) frame, progress
+    bar once."""
     args = (dataset.key, run, measure, settings.samples, settings.seed, settings.rel_level)
     done = st.session_state.setdefault("_computed", set())
     if args not in done:
@@ -644,7 +654,11 @@ def policy_table(dataset: Dataset, settings: Settings, measure: str) -> pd.DataF
     return anatomy.assemble_policies(spread, oblivious, measure)
 
 
-@st.cache_data(show_spinner="Scoring the built function at each number of levels ...")
+@st.cache_data(
+    show_spinner="Scoring the built function at each number of levels ...",
+    max_entries=64,
+    ttl=CACHE_TTL,
+)
 def _sweep(
     _dataset: Dataset,
     key: str,
@@ -704,7 +718,7 @@ def warm_plan() -> list[tuple[str, tuple, Callable[[], object]]]:
     ``(kind, key, compute)`` with the keys :func:`evaluate`, :func:`spread_table`
     and :func:`tie_profiles` look up, and the very computations they would run.
     """
-    dataset = data.mslr_sample()
+    dataset = mslr_sample()
     settings = Settings(measures=with_gain(DEFAULT_MEASURES, "linear")[0])
     every = tuple(dataset.names)
     wide = computed_measures(dataset, settings.measures)

@@ -19,6 +19,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from app_lib.glossary import TERMS
+from app_lib.recent import Recent
 from tiecore import report
 
 MODE_COLORS = {"oblivious": "#8c8c8c", "aware": "#1f77b4", "sampled": "#ff7f0e"}
@@ -62,13 +63,13 @@ class _Drawn(go.Figure):
         return self._spec
 
 
-#: Laid-out figures kept by :func:`show` (most recently used last).
+#: Laid-out figures kept by :func:`show` (each also dropped once unused for the cache's ttl).
 FIGURES_KEPT = 256
 
 
 @st.cache_resource(show_spinner=False)
-def _figures() -> dict:
-    return {}
+def _figures() -> Recent:
+    return Recent(FIGURES_KEPT)
 
 
 def show(
@@ -98,7 +99,7 @@ def show(
     """
     options = (height, x_title, y_title, title, legend, top, repr(sorted(layout.items())))
     store, memo = _figures(), (key, cache, options)
-    spec = store.pop(memo, None) if cache is not None else None
+    spec = store.get(memo) if cache is not None else None
     if spec is None:
         built = figure() if callable(figure) else figure
         if isinstance(built, dict):  # plotly's JSON as plain dicts: nothing to validate
@@ -108,9 +109,7 @@ def show(
             _lay_out(built, height, x_title, y_title, title, legend, top, layout)
             spec = built.to_dict()
     if cache is not None:
-        store[memo] = spec  # most recently used last
-        while len(store) > FIGURES_KEPT:
-            store.pop(next(iter(store)))
+        store.put(memo, spec)
     st.plotly_chart(_Drawn(spec), key=key, config=_config(key))
     if _browser() is not None:  # the PNG is drawn on click only, by kaleido in that browser
         st.download_button(

@@ -8,10 +8,12 @@ the files (:attr:`Dataset.key`), never by hashing the frames.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import io
 import re
 import warnings
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -21,7 +23,8 @@ import pandas as pd
 import streamlit as st
 
 import tiecore
-from app_lib import warm
+from app_lib.settings import CACHE_TTL, MAX_INFLATION, MAX_UPLOAD_TEXT, READ_FACTOR
+from tiecore.engine import budget
 from tiecore.errors import InputError, TieCoreWarning
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -96,6 +99,57 @@ def _stream(name: str, data: bytes) -> io.BytesIO:
     return stream
 
 
+def text_size(data: bytes, limit: int) -> int:
+    """Bytes of text in ``data``: its length, or gunzipped when it is gzip, counted in
+    chunks and stopped once past ``limit`` (a compressed bomb is never held whole)."""
+    if data[:2] != b"\x1f\x8b":
+        return len(data)
+    total = 0
+    try:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as file:
+            while total <= limit and (chunk := file.read(1 << 20)):
+                total += len(chunk)
+    except (OSError, EOFError, zlib.error):
+        return len(data)  # not readable as gzip: the reader says why
+    return total
+
+
+def _mib(size: float) -> str:
+    return f"{size / (1 << 20):,.1f} MiB"
+
+
+def check_upload(files: Sequence[tuple[str, bytes]]) -> None:
+    """Refuse (:class:`InputError`) files whose reading would take too much memory.
+
+    A gzip file may grow :data:`~app_lib.settings.MAX_INFLATION` times its size; the
+    text of all ``files`` together may hold :data:`~app_lib.settings.MAX_UPLOAD_TEXT`
+    bytes, and less where tiecore's memory budget
+    (:func:`tiecore.engine.budget.memory_budget`) over the readers' peak of
+    :data:`~app_lib.settings.READ_FACTOR` bytes per text byte is less.  So an upload
+    takes at most ``READ_FACTOR`` times its text in memory, checked before it is read.
+    """
+    allowed = min(MAX_UPLOAD_TEXT, budget.memory_budget() / READ_FACTOR)
+    total = 0
+    for name, data in files:
+        size = text_size(data, MAX_INFLATION * len(data))
+        if size > MAX_INFLATION * len(data):
+            raise InputError(
+                name,
+                None,
+                f"gunzips to more than {MAX_INFLATION} times its {_mib(len(data))}",
+                f"text that compresses at most {MAX_INFLATION} times",
+            )
+        total += size
+        if total > allowed:
+            raise InputError(
+                name,
+                None,
+                f"the upload holds more than {_mib(allowed)} of text, more than this server "
+                f"reads at once (about {READ_FACTOR} bytes of memory per byte of text)",
+                f"files of at most {_mib(allowed)} of text in all",
+            )
+
+
 def _shown(values: Sequence[str], limit: int = 5) -> str:
     return ", ".join(values[:limit]) + (" ..." if len(values) > limit else "")
 
@@ -138,6 +192,7 @@ def dataset_from_trec(
     """
     if not run_files:
         raise InputError("runs", None, "no run file given", "at least one TREC run file")
+    check_upload([*run_files, qrels_file])
     qrels = tiecore.read_qrels(_stream(*qrels_file))
     runs = tiecore.read_runs([_stream(name, data) for name, data in run_files])
     with warnings.catch_warnings():
@@ -182,6 +237,7 @@ def dataset_from_letor(
     name: str, data: bytes, label: str | None = None, names: Mapping[int, str] | None = None
 ) -> Dataset:
     """Every feature of a LETOR / svmlight file as a system; raises :class:`InputError`."""
+    check_upload([(name, data)])
     runs, qrels = tiecore.read_letor(_stream(name, data))
     if not runs:
         raise InputError(name, None, "no feature columns found", "lines like 'label qid:Q 1:v 2:v'")
@@ -219,6 +275,9 @@ def parse_features(text: str, available: Sequence[int]) -> list[int]:
             )
         low = int(match.group(1))
         high = int(match.group(2) or low)
+        if high > max(available):  # a range past the file is never built: 1-99999999999
+            chosen.add(max(low, max(available) + 1))  # its first number not in the file
+            high = max(available)
         chosen.update(range(low, high + 1))
     missing = sorted(chosen - set(available))
     if missing:
@@ -276,7 +335,7 @@ def feature_names(path: Path = SAMPLE / "mslr" / "feature_names.txt") -> dict[in
     return out
 
 
-@st.cache_resource(show_spinner="Reading the Robust03 sample ...")
+@st.cache_resource(show_spinner="Reading the Robust03 sample ...", max_entries=1)
 def robust03_sample() -> Dataset:
     """The bundled Robust03 runs and qrels (``sample_data/robust03``)."""
     folder = SAMPLE / "robust03"
@@ -293,31 +352,14 @@ def mslr_key() -> str:
     return content_key([(MSLR_FILE.name, MSLR_FILE.read_bytes())])
 
 
-@st.cache_resource(show_spinner="Reading the MSLR-WEB10K sample ...")
-def mslr_sample() -> Dataset:
-    """The bundled MSLR-WEB10K sample, every feature a system (``sample_data/mslr``)."""
-    found = warm.fetch("dataset", ("mslr",))
-    if found is not None:
-        return found
+def read_mslr() -> Dataset:
+    """The bundled MSLR-WEB10K sample, every feature a system (``sample_data/mslr``); the app
+    reads it through :func:`app_lib.cache.mslr_sample` (the warm-up's copy when there is one)."""
     data = MSLR_FILE.read_bytes()
     return dataset_from_letor(MSLR_FILE.name, data, SOURCES["mslr"], feature_names())
 
 
-@st.cache_resource(show_spinner="Reading the uploaded files ...", max_entries=8)
-def cached_trec(key: str, _runs: Sequence, _qrels) -> Dataset:
-    """Uploaded TREC files (Streamlit ``UploadedFile`` objects) -> dataset, once per content."""
-    return dataset_from_trec(
-        [(f.name, f.getvalue()) for f in _runs], (_qrels.name, _qrels.getvalue())
-    )
-
-
-@st.cache_resource(show_spinner="Reading the uploaded file ...", max_entries=8)
-def cached_letor(key: str, _file) -> Dataset:
-    """An uploaded LETOR file -> dataset, once per content."""
-    return dataset_from_letor(_file.name, _file.getvalue())
-
-
-@st.cache_resource(show_spinner="Rounding the scores ...", max_entries=16)
+@st.cache_resource(show_spinner="Rounding the scores ...", max_entries=16, ttl=CACHE_TTL)
 def _coarsened(_dataset: Dataset, key: str, precision: str | int, names: tuple[str, ...]):
     from tiecore.explain.precision import coarsen_run, precision_label
 

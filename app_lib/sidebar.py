@@ -7,69 +7,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
 
 import streamlit as st
 
-from app_lib import data, glossary
+from app_lib import cache, data, glossary
 from app_lib.charts import GLOSSARY, TIEBREAK_HELP
 from app_lib.data import Dataset
+from app_lib.settings import MAX_LEVEL, MEASURE_CHOICES, Settings, with_gain
 from tiecore.errors import InputError
 from tiecore.measures import DEFAULT_MEASURES, Measure, split_measures
 from tiecore.options import GAINS, SAMPLES, SEED, TIEBREAKS  # the API's options, declared once
-
-#: Measures offered in the sidebar; any other ir_measures name can be typed in.
-MEASURE_CHOICES = (
-    "P@5",
-    "P@10",
-    "P@20",
-    "P@100",
-    "R@10",
-    "R@100",
-    "F1@10",
-    "AP",
-    "AP@100",
-    "RR",
-    "RR@10",
-    "nDCG",
-    "nDCG@5",
-    "nDCG@10",
-    "nDCG@20",
-    "Rprec",
-    "Success@1",
-    "Success@10",
-    "Bpref",
-)
-#: The highest relevance level the sidebar accepts (higher ones are refused with a reason).
-MAX_LEVEL = 10
-
-
-@dataclass(frozen=True)
-class Settings:
-    """The sidebar's settings; every field is hashable (they key the caches)."""
-
-    measures: tuple[str, ...] = DEFAULT_MEASURES
-    rel_level: int = 1
-    gain: str = "linear"
-    tiebreak: str = "trec_eval"
-    samples: int = 200
-    seed: int = 0
-
-
-def with_gain(names: Sequence[str], gain: str) -> tuple[tuple[str, ...], list[str]]:
-    """Parse measure names and give nDCG the chosen gain -> (names, error messages)."""
-    out, errors = [], []
-    for name in names:
-        try:
-            measure = Measure.parse(name)
-        except InputError as error:
-            errors.append(str(error))
-            continue
-        if measure.family == "nDCG":
-            measure = replace(measure, gain=gain)  # keeps ideal=max and the like
-        if str(measure) not in out:
-            out.append(str(measure))
-    return tuple(out), errors
 
 
 def _files(value) -> list:
@@ -82,19 +29,32 @@ def _upload_key(files: Sequence) -> str:
     ids = tuple((f.file_id, f.name, f.size) for f in files)
     memo = st.session_state.setdefault("_upload_keys", {})
     if ids not in memo:
-        memo[ids] = data.content_key([(f.name, f.getvalue()) for f in files])
+        memo[ids] = data.content_key(_contents(files))
     return memo[ids]
 
 
-def _load_once(key: str, load: Callable[[], Dataset]) -> Dataset | str:
-    """The dataset of an upload, or its error message, remembered so bad files are read once."""
+def _load_once(kind: str, key: str, load: Callable[[], Dataset]) -> Dataset | str:
+    """The dataset of an upload (``kind``: trec or letor), or its error message, read once.
+
+    The data set lives in this session only (``uploaded_<kind>``, the last upload of
+    each kind), never in a cache shared across sessions: its memory returns when the
+    session ends.  A bad file's message is kept, so it is not read again.
+    """
+    held = st.session_state.get(f"uploaded_{kind}")
+    if held is not None and held.key == key:  # the key of the upload is its content's
+        return held
     failed = st.session_state.setdefault("_upload_errors", {})
     if key not in failed:
         try:
-            return load()
+            with st.spinner("Reading the uploaded files ..."):
+                return load()
         except InputError as error:
             failed[key] = str(error)
     return failed[key]
+
+
+def _contents(files: Sequence) -> list[tuple[str, bytes]]:
+    return [(f.name, f.getvalue()) for f in files]
 
 
 def _data_sidebar() -> tuple[Dataset, list[str]]:
@@ -109,7 +69,7 @@ def _data_sidebar() -> tuple[Dataset, list[str]]:
         if source == "robust03":
             candidate = data.robust03_sample()
         elif source == "mslr":
-            candidate = _features_chooser(data.mslr_sample())
+            candidate = _features_chooser(cache.mslr_sample())
         elif source == "trec":
             candidate = _trec_uploads(errors)
         else:
@@ -137,7 +97,9 @@ def _trec_uploads(errors: list[str]) -> Dataset | None:
     qrels = _files(st.file_uploader("Qrels file", key="upload_qrels"))
     if runs and qrels:
         key = _upload_key([*runs, *qrels])
-        found = _load_once(key, lambda: data.cached_trec(key, runs, qrels[0]))
+        found = _load_once(
+            "trec", key, lambda: data.dataset_from_trec(_contents(runs), _contents(qrels)[0])
+        )
         if isinstance(found, str):
             errors.append(found)
         else:
@@ -151,7 +113,7 @@ def _letor_uploads(errors: list[str]) -> Dataset | None:
     upload = _files(st.file_uploader("LETOR / svmlight file (.gz too)", key="upload_letor"))
     if upload:
         key = _upload_key(upload)
-        found = _load_once(key, lambda: data.cached_letor(key, upload[0]))
+        found = _load_once("letor", key, lambda: data.dataset_from_letor(*_contents(upload)[0]))
         if isinstance(found, str):
             errors.append(found)
         else:

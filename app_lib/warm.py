@@ -2,12 +2,14 @@
 
 The bundled MSLR-WEB10K sample has 136 features as systems; scoring them all
 (oblivious values, the exact spread, the tie profiles) takes seconds.  When the
-server first runs the app, :func:`start` launches ``python -m app_lib.warm DIR``
+server first runs the app, :func:`start` launches ``python -m app_lib.warmup DIR``
 in a process of its own (another core, where there is one): it reads the sample
 and computes, with the very functions the app calls (:mod:`app_lib.cache`), what
 its Overview shows under the default settings, and pickles each result into
-``DIR``.  :func:`fetch` hands such a result to the app (waiting for it if the
-process is still on it), so a first visit only loads and draws.  Any other data
+``DIR``.  That process runs :mod:`app_lib.warmup`; this module, below
+:mod:`app_lib.cache`, only starts it and reads its files.  :func:`fetch` hands
+such a result to the app (waiting for it if the process is still on it), so a
+first visit only loads and draws.  Any other data
 or setting is computed as usual.  ``TIECORE_APP_WARM=0`` switches the warm-up
 off (the AppTest suite does).
 """
@@ -28,6 +30,8 @@ import time
 from pathlib import Path
 
 import streamlit as st
+
+from app_lib import data
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = "TIECORE_APP_WARM"
@@ -71,10 +75,10 @@ def start() -> None:
 
 
 def _launch(state: dict) -> None:
-    """Start ``python -m app_lib.warm FOLDER`` and note it in ``state``."""
+    """Start ``python -m app_lib.warmup FOLDER`` and note it in ``state``."""
     folder = tempfile.mkdtemp(prefix="tiecore-warm-")
     process = subprocess.Popen(
-        [sys.executable, "-m", "app_lib.warm", folder],
+        [sys.executable, "-m", "app_lib.warmup", folder],
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -87,8 +91,6 @@ def _launch(state: dict) -> None:
 
 @st.cache_resource(show_spinner=False)
 def _mslr_key() -> str:
-    from app_lib import data
-
     return data.mslr_key()
 
 
@@ -134,30 +136,3 @@ def fetch(kind: str, key: tuple) -> object | None:
                 os.setpriority(os.PRIO_PROCESS, process.pid, os.getpriority(os.PRIO_PROCESS, 0))
             raised = True
         time.sleep(0.05)
-
-
-def _save(folder: Path, name: str, value: object) -> None:
-    """Write atomically: a reader sees the whole file or none."""
-    partial = folder / (name + ".part")
-    with open(partial, "wb") as file:
-        pickle.dump(value, file, protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(partial, folder / name)
-
-
-def main(folder: Path) -> None:
-    """Compute the MSLR sample's default Overview (see :func:`app_lib.cache.warm_plan`)."""
-    import warnings
-
-    from app_lib import cache, data
-
-    warnings.simplefilter("ignore")
-    _save(folder, name_of("dataset", ("mslr",)), data.mslr_sample())
-    plan = cache.warm_plan()
-    names = [name_of(kind, key) for kind, key, _ in plan]
-    _save(folder, "plan.pkl", [*names, name_of("dataset", ("mslr",))])
-    for kind, key, compute in plan:
-        _save(folder, name_of(kind, key), compute())
-
-
-if __name__ == "__main__":
-    main(Path(sys.argv[1]))

@@ -13,6 +13,7 @@ import tiecore
 from app_lib import cache
 from app_lib import charts as ch
 from app_lib import sidebar as sb
+from app_lib.settings import with_gain
 from tiecore import report
 
 dataset, settings = sb.context()
@@ -320,7 +321,7 @@ def modes_chart() -> None:
             measures,
             key="overview_measure",
             default=most_affected,
-            follow=lambda old: sb.with_gain([old], settings.gain)[0][0],
+            follow=lambda old: with_gain([old], settings.gain)[0][0],
             help="One measure's chart at a time (the heat map above shows every measure); the "
             "table below lists them all.",
         )

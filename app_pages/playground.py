@@ -13,6 +13,7 @@ import tiecore
 from app_lib import cache
 from app_lib import charts as ch
 from app_lib import sidebar as sb
+from app_lib.settings import with_gain
 from tiecore import report
 from tiecore.errors import InputError
 from tiecore.explain import anatomy
@@ -64,7 +65,7 @@ with right:
         accept_new_options=True,
         help="type any measure, e.g. P@2 or AP@4",
     )
-    names, errors = sb.with_gain([typed], settings.gain) if typed else ((), [])
+    names, errors = with_gain([typed], settings.gain) if typed else ((), [])
     measure = names[0] if names else None
     st.caption(
         f"Relevance level {settings.rel_level} and {settings.gain} gain come from the sidebar."

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
-
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -13,182 +10,23 @@ import streamlit as st
 from app_lib import cache
 from app_lib import charts as ch
 from app_lib import sidebar as sb
+from app_lib.rank_tables import (
+    CORRECTION_NAMES,
+    DASH,
+    MOVER_COLORS,
+    NAME_LIMIT,
+    ORDERING_NAMES,
+    STILL_COLOR,
+    change,
+    columns_config,
+    plain,
+    readable,
+    svg_text,
+    table,
+)
 from tiecore import report
 from tiecore.options import CORRECTIONS
 from tiecore.stats.ranks import mean_ranks, rank_change, rank_labels, tie_ranks
-
-#: The orderings as readers know them (compare's column names on the left).
-ORDERING_NAMES = {
-    "trec_eval": "trec_eval",
-    "aware": "tie-aware",
-    "trec_eval_double": "trec_eval 10",
-    "docno_asc": "docno ascending",
-    "file_order": "file order",
-    "optimistic": "optimistic",
-    "pessimistic": "pessimistic",
-    "random": "random (mean)",
-}
-#: Lines of the systems that move in the slope chart; the others are grey.
-MOVER_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
-                "#17becf", "#bcbd22", "#7f7f7f")  # fmt: skip
-STILL_COLOR = "#b5b5b5"
-DASH = "—"
-#: Names longer than this are cut in the slope chart (while they stay distinct).
-NAME_LIMIT = 20
-
-
-def plain(text: str) -> str:
-    """A user's name for Markdown: punctuation escaped, so it shows as typed (no emphasis)."""
-    return re.sub(r"([\\`*_{}\[\]()<>#+\-.!|~:$])", r"\\\1", str(text))
-
-
-def svg_text(text: str) -> str:
-    """A name for a plotly text label: its ``<``, ``>`` and ``&`` shown, not read as tags."""
-    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def change(delta: int) -> str:
-    """A rank change (:func:`tiecore.stats.ranks.rank_change`, negative: up): ``↑ 2``, ``↓ 1``, ``=``."""
-    return f"↑ {-delta}" if delta < 0 else f"↓ {delta}" if delta > 0 else "="
-
-
-def as_shown(frame: pd.DataFrame, config: Mapping) -> pd.DataFrame:
-    """``frame`` as the table shows it: human headers, numbers in their printf format, — for
-    undefined values, yes/no for flags (the LaTeX download)."""
-    out = {}
-    for column in frame.columns:
-        spec = config.get(column) or {}
-        values = frame[column]
-        fmt = (spec.get("type_config") or {}).get("format")
-        if pd.api.types.is_bool_dtype(values.dtype):
-            values = values.map({True: "yes", False: "no"})
-        elif fmt and pd.api.types.is_numeric_dtype(values.dtype):
-            values = values.map(lambda v, f=fmt: DASH if pd.isna(v) else f % v)
-        else:
-            values = values.map(lambda v: DASH if v is None or v is pd.NA or v != v else v)
-        out[spec.get("label") or column] = values.to_numpy()
-    return pd.DataFrame(out)
-
-
-def table(
-    shown: pd.DataFrame,
-    name: str,
-    *,
-    key: str,
-    caption: str,
-    provenance: Mapping[str, object],
-    config: Mapping,
-    numbers: pd.DataFrame | None = None,
-) -> None:
-    """A table with human headers, and its CSV (``numbers``, full precision) and LaTeX (as
-    shown, :func:`tiecore.report.frame_to_latex`) downloads."""
-    st.dataframe(shown, column_config=dict(config), hide_index=True, width="stretch")
-    slug = re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_")
-    left, right, _ = st.columns([1, 1, 6], gap="small")
-    left.download_button(
-        "CSV",
-        lambda: report.to_csv(shown if numbers is None else numbers, provenance),
-        file_name=f"{slug}.csv",
-        mime="text/csv",
-        key=f"{key}_csv",
-        on_click="ignore",
-        icon=":material/download:",
-        help=f"{name}: full-precision numbers, with the settings behind them as # lines",
-    )
-    right.download_button(
-        "LaTeX",
-        lambda: report.frame_to_latex(
-            as_shown(shown, config), caption=caption, label=f"tab:{slug}", provenance=provenance
-        ),
-        file_name=f"{slug}.tex",
-        mime="text/x-tex",
-        key=f"{key}_tex",
-        on_click="ignore",
-        icon=":material/download:",
-        help=f"{name} as shown, a booktabs table with its caption and the settings behind it",
-    )
-
-
-def columns_config(correction: str, level: str, ci_method: str) -> dict:
-    """Human headers, help and number formats of every column the tables on this page show."""
-    fix = "Holm" if correction == "holm" else CORRECTION_NAMES[correction].split(" (")[0]
-    number, text = st.column_config.NumberColumn, st.column_config.TextColumn
-    adjusted = f"corrected over all pairs ({CORRECTION_NAMES[correction]})"
-    return {
-        # names get a fixed share of the width (long feature names: hover the cell)
-        "system": text("System", width=180),
-        "a": text("System A", width=180),
-        "b": text("System B", width=180),
-        "mean_diff": number("Difference (A − B)", help=ch.GLOSSARY["mean_diff"], format="%+.4f"),
-        "tie_noise": number("Tie noise", help=ch.GLOSSARY["tie_noise"], format="%.4f"),
-        "within_tie_noise": st.column_config.CheckboxColumn(
-            "Within tie noise", help=ch.GLOSSARY["within_tie_noise"]
-        ),
-        "tie_sd": number("Tie sd", help=HELP["tie_sd"], format="%.4f"),
-        "topic_sd": number("Topic sd", help=HELP["topic_sd"], format="%.4f"),
-        "p_beats": number("P(A beats B)", help=ch.GLOSSARY["p_beats"], format="%.3f"),
-        "p_beats_sampled": number(
-            "P(A beats B)", help=ch.GLOSSARY["p_beats_sampled"], format="%.3f"
-        ),
-        "p_beats_normal": number(
-            "P(A beats B), normal approx.", help=ch.GLOSSARY["p_beats_normal"], format="%.3f"
-        ),
-        "t_pvalue": text("t-test p", help=ch.GLOSSARY["t_pvalue"]),
-        "t_pvalue_adj": text(f"t-test p ({fix})", help=f"paired t-test p-value, {adjusted}"),
-        "randomization_pvalue": text("Randomization p", help=ch.GLOSSARY["randomization_pvalue"]),
-        "randomization_pvalue_adj": text(
-            f"Randomization p ({fix})", help=f"randomization test p-value, {adjusted}"
-        ),
-        "wilcoxon_pvalue": text("Wilcoxon p", help=HELP["wilcoxon_pvalue"]),
-        "wilcoxon_pvalue_adj": text(
-            f"Wilcoxon p ({fix})", help=f"Wilcoxon signed-rank p-value, {adjusted}"
-        ),
-        "tukey_pvalue": text("Tukey HSD p", help=HELP["tukey_pvalue"]),
-        "diff_low": number(
-            f"Difference, {level} CI low",
-            help=f"{level} {ci_method} bootstrap interval of the mean difference, low end",
-            format="%+.4f",
-        ),
-        "diff_high": number(
-            f"Difference, {level} CI high",
-            help=f"{level} {ci_method} bootstrap interval of the mean difference, high end",
-            format="%+.4f",
-        ),
-        "tukey_low": number(f"Tukey {level} low", help=HELP["tukey_low"], format="%+.4f"),
-        "tukey_high": number(f"Tukey {level} high", help=HELP["tukey_high"], format="%+.4f"),
-        "effect_size": number("Effect size", help=ch.GLOSSARY["effect_size"], format="%.2f"),
-        "n_queries": number("Queries", help=ch.GLOSSARY["n_queries"], format="%d"),
-        "mean": number(f"Tie-aware mean ({measure})", help=ch.GLOSSARY["aware"], format="%.4f"),
-        "ci_low": number(
-            f"{level} CI low",
-            help=f"{level} {ci_method} bootstrap interval of the mean, low end",
-            format="%.4f",
-        ),
-        "ci_high": number(
-            f"{level} CI high",
-            help=f"{level} {ci_method} bootstrap interval of the mean, high end",
-            format="%.4f",
-        ),
-        "help": number("Queries helped", help=HELP["help"], format="%d"),
-        "hurt": number("Queries hurt", help=HELP["hurt"], format="%d"),
-        "equal": number("Queries equal", help=HELP["equal"], format="%d"),
-        "within_tie_noise_count": number(
-            "Within tie noise", help=HELP["within_tie_noise"], format="%d"
-        ),
-    }
-
-
-def readable(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with its p-values as text (``< 0.001``, — when undefined) and systems named."""
-    out = frame.copy()
-    for column in out.columns:
-        if "pvalue" in column:
-            out[column] = out[column].map(report.format_pvalue)
-    for column in ("a", "b", "system"):
-        if column in out.columns:
-            out[column] = out[column].map(describe)
-    return out
-
 
 dataset, settings = sb.context()
 st.title("System rankings")
@@ -241,29 +79,6 @@ mean_rank = pd.Series(mean_ranks(sample_scores.to_numpy()), index=sample_scores.
 prov = cache.provenance(
     dataset, settings, measure=measure, ties="all orderings", systems=len(names)
 )
-CORRECTION_NAMES = {
-    "holm": "Holm (family-wise error)",
-    "bonferroni": "Bonferroni (family-wise error)",
-    "bh": "Benjamini-Hochberg (false discovery rate)",
-    "none": "none",
-}
-HELP = {
-    "tie_sd": "tie noise: the exact sd over random tie-breaking (of the mean, or of the "
-    "difference of two means), from the per-query tie variances",
-    "topic_sd": "topic noise: the sd of the per-query values (or differences) / sqrt(queries), "
-    "the standard error from the spread between topics",
-    "wilcoxon_pvalue": "Wilcoxon signed-rank test on the per-query differences (scipy; exact "
-    "where scipy is; zero differences dropped)",
-    "tukey_pvalue": "Tukey's HSD p-value (already family-wise; ignores the pairing by query)",
-    "tukey_low": "Tukey's simultaneous interval of the difference, low end",
-    "tukey_high": "Tukey's simultaneous interval of the difference, high end",
-    "help": "queries where the system scores above the baseline (tie-aware values)",
-    "hurt": "queries where the system scores below the baseline",
-    "equal": "queries where both score the same",
-    "within_tie_noise": "helped or hurt queries whose difference is within 2 tie sd of that "
-    "query: tie-breaking alone could reverse them",
-}
-
 # --- the verdict first: who moves, in words and in a table
 st.subheader("Does the tie-break reorder the systems?")
 moved = [run for run in order if rank_of.loc[run, "trec_eval"] != rank_of.loc[run, "aware"]]
@@ -347,7 +162,7 @@ else:
         "decide** (0.05 < P(A beats B) < 0.95, or gap within the tie noise), closest to a coin "
         "toss first:"
     )
-    config = columns_config("holm", "95%", "bootstrap")
+    config = columns_config("holm", "95%", "bootstrap", measure)
     close_config = {c: config[c] for c in close.columns if c in config}
     if "gap_in_tie_noise" in close.columns:
         close_config["gap_in_tie_noise"] = st.column_config.NumberColumn(
@@ -356,7 +171,7 @@ else:
             format="%.2f",
         )
     table(
-        readable(close),
+        readable(close, describe),
         f"closest pairs {measure}",
         key="download_close",
         caption=f"Pairs of systems whose order by {measure} tie-breaking could decide.",
@@ -696,7 +511,7 @@ tukey = st.checkbox(
 )
 reviewed = result.with_options(correction=correction, baseline=baseline, tukey=tukey)
 level = f"{reviewed.confidence:.0%}"
-config = columns_config(correction, level, reviewed.ci_method)
+config = columns_config(correction, level, reviewed.ci_method, measure)
 verdict = reviewed.verdict(alpha)
 if verdict.startswith("no pair"):
     st.info(f"Nothing is significant: {verdict}.", icon=":material/info:")
@@ -789,7 +604,7 @@ main = [  # what fits 1440 px; every column is in the table under it and in the 
 ]  # fmt: skip
 brief = numbers[[c for c in main if c in numbers.columns]]
 table(
-    readable(brief),
+    readable(brief, describe),
     f"pairs {measure}",
     key="download_pairs",
     caption=f"Pairs of systems by {measure}: difference of tie-aware means, tie noise, "
@@ -802,7 +617,7 @@ table(
 )
 with st.expander("Every column: uncorrected p-values, tie sd and topic sd, intervals, effect size"):
     st.dataframe(
-        readable(numbers),
+        readable(numbers, describe),
         column_config={c: config[c] for c in numbers.columns},
         hide_index=True,
         width="stretch",
@@ -814,7 +629,7 @@ systems = reviewed.systems.loc[order].copy()
 systems.insert(0, "system", list(order))
 systems = systems.reset_index(drop=True)
 table(
-    readable(systems),
+    readable(systems, describe),
     f"systems {measure}",
     key="download_systems",
     caption=f"Each system's tie-aware mean {measure} with its tie sd and topic sd.",
@@ -838,7 +653,7 @@ if reviewed.baseline is not None:
     if "within_tie_noise" in counts.columns:
         count_config["within_tie_noise"] = config["within_tie_noise_count"]
     table(
-        readable(counts),
+        readable(counts, describe),
         f"help hurt {measure}",
         key="download_help_hurt",
         caption=f"Queries each system helps and hurts against {describe(reviewed.baseline)} "

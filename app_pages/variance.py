@@ -56,6 +56,22 @@ def interpolated_precision(run: str) -> None:
         else f"tie-break {settings.tiebreak}"
     )
     table = curve["table"]
+    ch.show(
+        _iprec_figure(curve, order),
+        "variance_iprec",
+        height=360,
+        x_title="recall level",
+        y_title="interpolated precision, mean over queries (0–1)",
+        xaxis={"tickmode": "array", "tickvals": list(table["recall"])},
+    )
+    _iprec_note(curve, order)
+    _iprec_table(curve, run)
+
+
+def _iprec_figure(curve: dict, order: str) -> go.Figure:
+    """The curve under ``order``, and the exact aware mean with its min-max band (or the
+    sampled mean where tiecore refused the exact one)."""
+    table = curve["table"]
     recall = table["recall"]
     figure = go.Figure()
     if curve["refused"] is None:
@@ -96,14 +112,11 @@ def interpolated_precision(run: str) -> None:
                 "<extra></extra>",
             )
         )
-    ch.show(
-        figure,
-        "variance_iprec",
-        height=360,
-        x_title="recall level",
-        y_title="interpolated precision, mean over queries (0–1)",
-        xaxis={"tickmode": "array", "tickvals": list(recall)},
-    )
+    return figure
+
+
+def _iprec_note(curve: dict, order: str) -> None:
+    """What the curve shows, or why the exact curve is missing."""
     if curve["refused"] is None:
         st.caption(
             "trec_eval's iprec_at_recall at the 11 recall levels. Grey: the value under "
@@ -121,6 +134,11 @@ def interpolated_precision(run: str) -> None:
             f"(an estimate of the tie-aware curve), beside {order}.",
             icon=":material/info:",
         )
+
+
+def _iprec_table(curve: dict, run: str) -> None:
+    """The curve's table, with its CSV download."""
+    table = curve["table"]
     ch.show_table(
         table,
         f"iprec {run}",

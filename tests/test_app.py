@@ -33,9 +33,11 @@ sys.path.insert(0, str(ROOT))  # app_lib lives next to app.py
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 import tiecore  # noqa: E402
-from app_lib import cache, charts, data, sidebar, warm  # noqa: E402
+from app_lib import cache, charts, data, warm, warmup  # noqa: E402
+from app_lib.settings import Settings, with_gain  # noqa: E402
 from tiecore import compare, report, spread  # noqa: E402
 from tiecore.errors import InputError  # noqa: E402
+from tiecore.measures import DEFAULT_MEASURES  # noqa: E402
 
 SAMPLE = ROOT / "sample_data"
 RUN_FILES = sorted((SAMPLE / "robust03" / "runs").glob("*.gz"))
@@ -52,7 +54,7 @@ PAGES = (
 )
 #: The first visit of a page computes everything (sampling, 136 LETOR features).
 TIMEOUT = 600
-MEASURES = list(sidebar.DEFAULT_MEASURES)
+MEASURES = list(DEFAULT_MEASURES)
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -323,7 +325,7 @@ def test_changed_settings_reach_tiecore(sample):
     at.run()
     assert_clean(at)
     shown = table(at, columns={"oblivious", "aware", "sampled"}).set_index(["run", "measure"])
-    measures = list(sidebar.with_gain(sidebar.DEFAULT_MEASURES, "exp")[0])
+    measures = list(with_gain(DEFAULT_MEASURES, "exp")[0])
     assert any("gain=exp" in m for m in measures)
     assert set(shown.index.get_level_values("measure")) == set(measures)
     args = dict(samples=50, seed=3)
@@ -345,7 +347,7 @@ def test_cached_results_sliced_from_every_offered_measure_equal_tiecore(sample):
     # another tie-break is a look aside: the chosen measures only
     assert cache.computed_measures(dataset, chosen, tiebreak="docno_asc") == chosen
     names = dataset.names[::-1][:3]
-    settings = sidebar.Settings(measures=chosen, tiebreak="docno_asc")
+    settings = Settings(measures=chosen, tiebreak="docno_asc")
     for ties in ("oblivious", "aware"):
         for per_query in (False, True):
             shown = cache.evaluate(dataset, settings, ties, names=names, per_query=per_query)
@@ -365,7 +367,7 @@ def test_cached_results_sliced_from_every_offered_measure_equal_tiecore(sample):
 def test_warm_up_results_are_what_the_mslr_overview_looks_up(tmp_path, monkeypatch):
     """The warm-up's files are found by the MSLR Overview, which then computes nothing itself.
 
-    ``warm.main`` runs here in-process; the app's caches are emptied first and the
+    ``warmup.main`` runs here in-process; the app's caches are emptied first and the
     scoring functions are replaced by ones that fail, so the page must take every
     result from the warm-up, and the values it shows must equal tiecore's.
     """
@@ -373,7 +375,7 @@ def test_warm_up_results_are_what_the_mslr_overview_looks_up(tmp_path, monkeypat
 
     st.cache_data.clear()
     st.cache_resource.clear()
-    warm.main(tmp_path)
+    warmup.main(tmp_path)
     planned = set(pickle.loads((tmp_path / "plan.pkl").read_bytes()))
     assert planned == {p.name for p in tmp_path.glob("*.pkl")} - {"plan.pkl"}
     st.cache_data.clear()
@@ -397,7 +399,7 @@ def test_warm_up_results_are_what_the_mslr_overview_looks_up(tmp_path, monkeypat
         data.MSLR_FILE.name, data.MSLR_FILE.read_bytes(), names=data.feature_names()
     )
     described = {n: dataset.describe(n) for n in dataset.names}
-    measures = list(sidebar.with_gain(sidebar.DEFAULT_MEASURES, "linear")[0])
+    measures = list(with_gain(DEFAULT_MEASURES, "linear")[0])
     expected = tiecore.evaluate(dict(dataset.runs), dataset.qrels, measures, ties="oblivious")
     expected = expected.assign(run=expected["run"].map(described))
     expected = expected.set_index(["run", "measure"])["value"]
@@ -547,7 +549,7 @@ def test_rankings_page_shows_tiecore_compare_and_is_never_silent(sample):
 def test_scoring_functions_rank_letor_features_like_tiecore():
     at = new_app()
     at.sidebar.radio(key="source").set_value("mslr").run()
-    dataset = data.mslr_sample()
+    dataset = cache.mslr_sample()
     chosen = ["f1", "f2", "f3", *map("f{}".format, range(126, 131))]
     at.sidebar.multiselect(key=f"features_{dataset.key}").set_value(chosen).run()
     at = goto(at, "scoring_functions")
@@ -851,17 +853,17 @@ def test_read_letor_upload_and_feature_ranges():
 
 
 def test_with_gain_gives_ndcg_the_chosen_gain_and_reports_bad_names():
-    names, errors = sidebar.with_gain(["nDCG@10", "P@5", "ndcg_cut_10", "bogus"], "exp")
+    names, errors = with_gain(["nDCG@10", "P@5", "ndcg_cut_10", "bogus"], "exp")
     assert names == ("nDCG(gain=exp)@10", "P@5")
     assert len(errors) == 1 and "bogus" in errors[0]
-    kept, _ = sidebar.with_gain(["nDCG(ideal=max)@5"], "exp")  # other parameters survive
+    kept, _ = with_gain(["nDCG(ideal=max)@5"], "exp")  # other parameters survive
     assert kept == ("nDCG(gain=exp,ideal=max)@5",)
 
 
 def test_provenance_names_every_setting_and_the_version():
     files, qrels = synthetic_trec()
     dataset = data.dataset_from_trec(files, qrels)
-    settings_ = sidebar.Settings(("P@10",), 2, "exp", "docno_asc", 300, 9)
+    settings_ = Settings(("P@10",), 2, "exp", "docno_asc", 300, 9)
     prov = cache.provenance(dataset, settings_, measure="P@10", ties="aware")
     for key, value in (
         ("measure", "P@10"),
@@ -907,7 +909,8 @@ def test_stacked_layout_is_a_valid_plotly_layout(rows):
 
 
 def test_no_page_computes_a_measure_itself():
-    """Pages call tiecore through app_lib.cache or tiecore.explain.anatomy/report, never the kernels."""
+    """Pages call tiecore through app_lib.cache or tiecore.explain.anatomy/report, never the
+    kernels."""
     import re
 
     forbidden = (
@@ -942,7 +945,7 @@ def test_sampled_results_are_kept_per_run_and_measure(sample, monkeypatch):
     }
     for measures, anew in sampled_anew.items():
         calls.clear()
-        settings = sidebar.Settings(measures=measures, samples=20, seed=11)
+        settings = Settings(measures=measures, samples=20, seed=11)
         shown = cache.evaluate(dataset, settings, "sampled", names=names, per_query=True)
         expected = original(
             {n: runs[n] for n in names}, qrels, list(measures), ties="sampled", samples=20,
@@ -952,9 +955,9 @@ def test_sampled_results_are_kept_per_run_and_measure(sample, monkeypatch):
         assert calls == ([] if anew is None else [(tuple(names), anew)]), measures
     # runs that miss different measures: one call per set of missing measures
     calls.clear()
-    settings = sidebar.Settings(measures=("RR",), samples=20, seed=11)
+    settings = Settings(measures=("RR",), samples=20, seed=11)
     cache.evaluate(dataset, settings, "sampled", names=names[:1], per_query=True)
-    settings = sidebar.Settings(measures=("RR", "P@5"), samples=20, seed=11)
+    settings = Settings(measures=("RR", "P@5"), samples=20, seed=11)
     shown = cache.evaluate(dataset, settings, "sampled", names=names, per_query=True)
     expected = original(
         {n: runs[n] for n in names}, qrels, ["RR", "P@5"], ties="sampled", samples=20, seed=11,

@@ -26,7 +26,7 @@ from test_app import (  # noqa: F401  (no_warm_up: an autouse fixture)
 )
 
 import tiecore
-from app_lib import data
+from app_lib import cache, data
 from tiecore import spread
 from tiecore.explain import builder
 from tiecore.explain.precision import coarsen_run
@@ -111,7 +111,7 @@ def test_the_page_on_mslr_features_names_them_whole():
     assert (
         "f16 · IDF (Inverse document frequency), body" in at.selectbox(key="precision_run").options
     )
-    dataset = data.mslr_sample()
+    dataset = cache.mslr_sample()
     groups, rows = ties_of(dataset.runs["f16"])
     after = ties_of(coarsen_run(dataset.runs["f16"], "fp16"))
     assert shown_metric(at, "tie groups") == (f"{after[0]:,}", f"was {groups:,}")

@@ -22,7 +22,7 @@ from test_app import (  # noqa: F401  (no_warm_up: an autouse fixture)
 )
 
 import tiecore
-from app_lib import data
+from app_lib import cache, data
 from tiecore.explain import builder
 
 
@@ -96,7 +96,7 @@ def test_builder_coarsens_a_run_and_ranks_it_among_the_other_runs(sample):
 def test_features_are_picked_by_name_and_shown_whole():
     at = new_app()
     at.sidebar.radio(key="source").set_value("mslr").run()
-    dataset = data.mslr_sample()
+    dataset = cache.mslr_sample()
     chooser = at.sidebar.multiselect(key=f"features_{dataset.key}")
     assert chooser.value == []  # none chosen: every feature
     labels = [dataset.describe(f"f{n}") for n in range(16, 21)]

@@ -11,12 +11,13 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # app_lib lives next to app.py
 
-from app_lib import charts, glossary, sidebar
+from app_lib import charts, glossary
+from app_lib.settings import MEASURE_CHOICES
 from tiecore.errors import InputError
 from tiecore.measures import DEFAULT_MEASURES, Measure
 from tiecore.measures.registry import FAMILIES
 
-OFFERED = sorted({*sidebar.MEASURE_CHOICES, *DEFAULT_MEASURES})
+OFFERED = sorted({*MEASURE_CHOICES, *DEFAULT_MEASURES})
 #: A word, then (after spaces or punctuation) the same word: "aware: aware", "the the".
 DOUBLED = re.compile(r"\b(\w+)\b[\s:,;.-]+\1\b", re.IGNORECASE)
 

@@ -1,0 +1,98 @@
+"""The explorer's settings and limits, as data: the lowest layer of ``app_lib``.
+
+Every other module of the app layer may import this one; it imports only
+:mod:`tiecore`.  It holds the sidebar's :class:`Settings` (they key the caches),
+the measures it offers, and the bounds that keep one server's memory in check:
+how much an upload may take, and how many results the caches keep and for how
+long (so memory returns once the sessions that needed it have ended).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from tiecore.errors import InputError
+from tiecore.measures import DEFAULT_MEASURES, Measure
+
+#: Measures offered in the sidebar; any other ir_measures name can be typed in.
+MEASURE_CHOICES = (
+    "P@5",
+    "P@10",
+    "P@20",
+    "P@100",
+    "R@10",
+    "R@100",
+    "F1@10",
+    "AP",
+    "AP@100",
+    "RR",
+    "RR@10",
+    "nDCG",
+    "nDCG@5",
+    "nDCG@10",
+    "nDCG@20",
+    "Rprec",
+    "Success@1",
+    "Success@10",
+    "Bpref",
+)
+#: The highest relevance level the sidebar accepts (higher ones are refused with a reason).
+MAX_LEVEL = 10
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The sidebar's settings; every field is hashable (they key the caches)."""
+
+    measures: tuple[str, ...] = DEFAULT_MEASURES
+    rel_level: int = 1
+    gain: str = "linear"
+    tiebreak: str = "trec_eval"
+    samples: int = 200
+    seed: int = 0
+
+
+def with_gain(names: Sequence[str], gain: str) -> tuple[tuple[str, ...], list[str]]:
+    """Parse measure names and give nDCG the chosen gain -> (names, error messages)."""
+    out, errors = [], []
+    for name in names:
+        try:
+            measure = Measure.parse(name)
+        except InputError as error:
+            errors.append(str(error))
+            continue
+        if measure.family == "nDCG":
+            measure = replace(measure, gain=gain)  # keeps ideal=max and the like
+        if str(measure) not in out:
+            out.append(str(measure))
+    return tuple(out), errors
+
+
+# ----------------------------------------------------------------------------- limits
+
+
+def _positive(name: str, default: float) -> float:
+    """A positive number from the environment variable ``name``, else ``default``."""
+    try:
+        value = float(os.environ.get(name, default))
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+#: Seconds a cached result outlives its last use (``TIECORE_APP_CACHE_TTL``; 30 minutes):
+#: a result nobody asked for since is dropped, so the memory of a closed session returns.
+CACHE_TTL = _positive("TIECORE_APP_CACHE_TTL", 1800.0)
+#: How many times its size a file may grow when gunzipped.  Text compresses 4 to 10 times
+#: (the Robust03 runs and qrels 5.7 and 5.8, the MSLR sample 5.5); a file that grows more is
+#: refused before it is read (a small file that inflates to gigabytes would stop the server).
+MAX_INFLATION = 12
+#: Bytes of memory the readers take at their peak per byte of (gunzipped) text, rounded up
+#: (measured as the growth of the resident memory: a TREC run 11, qrels 17, a LETOR file 22).
+READ_FACTOR = 24
+#: Text bytes one upload may hold (``TIECORE_APP_UPLOAD_TEXT``; 200 MiB, Streamlit's largest
+#: upload), whatever memory is free; less where tiecore's memory budget
+#: (:func:`tiecore.engine.budget.memory_budget`) divided by :data:`READ_FACTOR` is less.
+MAX_UPLOAD_TEXT = int(_positive("TIECORE_APP_UPLOAD_TEXT", float(200 << 20)))

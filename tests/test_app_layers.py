@@ -1,0 +1,105 @@
+"""The explorer's code keeps its layers: no import circle, public tiecore names, tiecore's ranks.
+
+The import graph is read with :mod:`ast` (imports inside functions counted), so a
+circle hidden in a function-level import fails here as one at the top does.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+APP_FILES = sorted([ROOT / "app.py", *ROOT.glob("app_lib/*.py"), *ROOT.glob("app_pages/*.py")])
+#: The app layer from the bottom up: a module imports only modules listed before it.
+LAYERS = (
+    "settings",
+    "glossary",
+    "recent",
+    "charts",
+    "rank_tables",
+    "data",
+    "warm",
+    "cache",
+    "warmup",
+    "sidebar",
+)
+
+
+def _module(path: Path) -> str:
+    if path.name == "app.py":
+        return "app"
+    return f"{path.parent.name}.{path.stem}".removesuffix(".__init__")
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module ``path`` imports, at the top or inside a function."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = {_module(path): path for path in APP_FILES}
+    return {name: _imports(path) & set(modules) - {name} for name, path in modules.items()}
+
+
+def test_app_lib_has_the_modules_the_layers_name() -> None:
+    assert {p.stem for p in ROOT.glob("app_lib/*.py")} - {"__init__"} == set(LAYERS)
+
+
+def test_the_app_imports_have_no_circle() -> None:
+    graph = _graph()
+    state: dict[str, int] = {}
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for target in sorted(graph[node]):
+            assert state.get(target) != 1, " -> ".join([*path, node, target])
+            if target not in state:
+                visit(target, [*path, node])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [])
+
+
+@pytest.mark.parametrize("name", LAYERS)
+def test_app_lib_imports_only_lower_layers(name: str) -> None:
+    imported = _graph()[f"app_lib.{name}"]
+    assert not {m for m in imported if m.startswith("app_pages")}, name
+    higher = {f"app_lib.{n}" for n in LAYERS[LAYERS.index(name) :]}
+    assert not imported & higher, (name, sorted(imported & higher))
+
+
+@pytest.mark.parametrize("path", APP_FILES, ids=_module)
+def test_the_app_uses_public_tiecore_names_only(path: Path) -> None:
+    """No ``tiecore.x._private`` module and no ``_private`` name imported from tiecore."""
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tiecore"):
+            names = [*node.module.split("."), *(alias.name for alias in node.names)]
+        elif isinstance(node, ast.Import):
+            names = [
+                p for a in node.names if a.name.startswith("tiecore") for p in a.name.split(".")
+            ]
+        else:
+            continue
+        assert not [n for n in names if n.startswith("_")], (path.name, node.lineno, names)
+        assert "cli" not in names, (path.name, node.lineno, "the app does not import the CLI")
+
+
+@pytest.mark.parametrize("path", sorted(ROOT.glob("app_pages/*.py")), ids=_module)
+def test_pages_rank_with_tiecore_stats(path: Path) -> None:
+    """A rank a page shows comes from :mod:`tiecore.stats.ranks` (compare ranks within a
+    tolerance there), never ``DataFrame.rank`` or ``scipy.stats.rankdata``."""
+    found = re.findall(r"\.rank\(|rankdata", path.read_text())
+    assert not found, (path.name, found)
