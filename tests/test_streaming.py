@@ -26,6 +26,7 @@ from tiecore.cli.common import read_inputs
 from tiecore.compare import compare
 from tiecore.errors import InputError, TieCoreWarning
 from tiecore.evaluation import parallel as _parallel
+from tiecore.io import readers as tio_readers
 from tiecore.spread import evaluate_spread
 
 REPO = Path(__file__).resolve().parents[1]
@@ -251,6 +252,7 @@ def _count_live_runs(monkeypatch) -> tuple[list[int], list[weakref.ref]]:
         return frame
 
     monkeypatch.setattr(tio, "read_run", spy)
+    monkeypatch.setattr(tio_readers, "read_run", spy)  # what read_runs calls
     return live, frames
 
 
