@@ -153,7 +153,30 @@ def combine_modes(
          z  visible  flagged
     0  3.0    False    False
     """
+    table = _merged(oblivious, aware_spread, sampled)
+    table["tie_sd"] = np.sqrt(np.maximum(table.pop("var").to_numpy(np.float64), 0.0))
+    obl = table["oblivious"].to_numpy(np.float64)
+    aware = table["aware"].to_numpy(np.float64)
+    delta = obl - aware
+    delta[np.abs(delta) < NOISE] = 0.0  # summation-order noise, not a tie effect
+    sd = table["tie_sd"].to_numpy(np.float64)
+    z = np.copysign(np.inf, delta)  # no tie sd: a shift beyond every ordering, or none
+    np.divide(delta, sd, out=z, where=sd > 0)
+    z[(sd <= 0) & (delta == 0)] = 0.0
+    table["delta"] = delta
+    table["z"] = z
+    table["position"] = _position(table)
+    table["visible"] = _visible(obl, aware, delta, digits)
+    table["flagged"] = table["visible"] & (np.abs(z) > FLAG_Z)
+    return table[list(COLUMNS)].reset_index(drop=True)
 
+
+def _merged(
+    oblivious: pd.DataFrame, aware_spread: pd.DataFrame, sampled: pd.DataFrame | None
+) -> pd.DataFrame:
+    """The modes' summary rows (``qid`` NA) side by side, one row per run and measure:
+    ``aware, var, min, max`` (as ``aware_spread`` has them), ``oblivious``, ``sampled``
+    and ``sampled_sd`` (NaN without ``sampled``)."""
     keys = ["run", "measure"]
 
     def overall(frame: pd.DataFrame) -> pd.DataFrame:
@@ -175,15 +198,12 @@ def combine_modes(
     else:
         table["sampled"] = np.nan
         table["sampled_sd"] = np.nan
-    table["tie_sd"] = np.sqrt(np.maximum(table.pop("var").to_numpy(np.float64), 0.0))
-    obl = table["oblivious"].to_numpy(np.float64)
-    aware = table["aware"].to_numpy(np.float64)
-    delta = obl - aware
-    delta[np.abs(delta) < NOISE] = 0.0  # summation-order noise, not a tie effect
-    sd = table["tie_sd"].to_numpy(np.float64)
-    z = np.copysign(np.inf, delta)  # no tie sd: a shift beyond every ordering, or none
-    np.divide(delta, sd, out=z, where=sd > 0)
-    z[(sd <= 0) & (delta == 0)] = 0.0
+    return table
+
+
+def _position(table: pd.DataFrame) -> np.ndarray:
+    """Where the oblivious value lies between the min and max over all orderings:
+    ``(oblivious - min) / (max - min)``, clipped to [0, 1]; NaN when ``min == max``."""
     width = (table["max"] - table["min"]).to_numpy(np.float64)
     position = np.full(len(table), np.nan)
     np.divide(
@@ -192,12 +212,7 @@ def combine_modes(
         out=position,
         where=width > 0,
     )
-    table["delta"] = delta
-    table["z"] = z
-    table["position"] = np.clip(position, 0.0, 1.0)
-    table["visible"] = _visible(obl, aware, delta, digits)
-    table["flagged"] = table["visible"] & (np.abs(z) > FLAG_Z)
-    return table[list(COLUMNS)].reset_index(drop=True)
+    return np.clip(position, 0.0, 1.0)
 
 
 @validate_params(pick(REPORT, "digits"))
