@@ -35,6 +35,7 @@ MEASURES = ["P@5", "AP", "nDCG@10", "RR", "Bpref", "R@20", "Success@3"]
 @pytest.fixture(scope="module")
 def client():
     with connect("local:2") as dask_client:
+        dask_client.start()  # started: small collections too run on it
         yield dask_client
 
 
@@ -415,6 +416,67 @@ def test_local_workers_are_single_threaded_without_malloc_trim(client) -> None:
     assert settings == [expected, expected]
 
 
+def _imported() -> bool:
+    return "tiecore.evaluation.core" in sys.modules and "tiecore.io.trec" in sys.modules
+
+
+def test_local_workers_import_tiecore_before_any_task() -> None:
+    """local:N preloads tiecore in every worker as it starts (none without the preload)."""
+    from distributed import Client
+
+    from tiecore.distributed import local_cluster
+
+    with connect("local:1") as fresh:
+        assert list(fresh.run(_imported).values()) == [True]  # no task has run
+    with local_cluster(1, preload=[]) as cluster, Client(cluster) as bare:
+        assert list(bare.run(_imported).values()) == [False]
+
+
+def test_a_running_cluster_gets_the_plugin_once_and_new_workers_too() -> None:
+    """connect(ADDRESS) registers the warm-up plugin (again: a no-op); workers that join
+    later import tiecore too."""
+    from distributed import Client
+
+    from tiecore.distributed import PLUGIN, local_cluster
+
+    def plugins(dask_scheduler) -> list[str]:
+        return list(dask_scheduler.worker_plugins)
+
+    with local_cluster(1, preload=[]) as cluster, Client(cluster) as watch:
+        for _ in range(2):
+            with connect(cluster.scheduler_address) as remote:
+                assert list(remote.run(_imported).values()) == [True]
+        assert watch.run_on_scheduler(plugins).count(PLUGIN) == 1
+        cluster.scale(2)
+        watch.wait_for_workers(2)
+        assert list(watch.run(_imported).values()) == [True, True]
+
+
+def test_a_small_collection_on_local_n_is_evaluated_locally(data, capsys) -> None:
+    """Too few rows for local:2 to pay off: a one-line note, the cluster never starts,
+    the values are the local ones."""
+    runs, qrels = data
+    local = tiecore.evaluate(runs, qrels, MEASURES)
+    assert capsys.readouterr().err == ""
+    with connect("local:2") as lazy:
+        found = tiecore.evaluate(runs, qrels, MEASURES, client=lazy)
+        assert not lazy.started
+    pd.testing.assert_frame_equal(found, local, check_exact=True)
+    note = capsys.readouterr().err
+    assert note.startswith("tiecore: note: local:2 on ") and note.count("\n") == 1
+    assert f"{sum(map(len, runs.values())):,} rows evaluated locally" in note
+
+
+def test_when_local_n_pays_off() -> None:
+    """The break-even of a one-off local:N: never when its workers share one core,
+    later the costlier the start."""
+    from tiecore.distributed import least_rows, pays_off
+
+    assert least_rows(2, 1) is None and least_rows(1, 16) is None
+    assert 1e6 < least_rows(4, 16) == least_rows(4, 4) < least_rows(2, 2) < least_rows(4, 2)
+    assert not pays_off(10_000, 16, cores=16) and pays_off(10**9, 4, cores=4)
+
+
 def test_connect_refuses_a_bad_local_spec() -> None:
     with pytest.raises(ValueError, match="local:N"), connect("local:zero"):
         pass
@@ -459,7 +521,8 @@ def test_cli_bad_run_on_local_workers_is_one_line(data, tmp_path) -> None:
     bad = tmp_path / "bad.txt"
     bad.write_text("".join([*lines[:5], "q1 Q0 dx 0 high r\n", *lines[5:]]))
     argv = ["eval", str(qrels_path), str(bad), *map(str, files), "--dask", "local:2"]
-    code = f"import sys; from tiecore.cli import main; sys.exit(main({argv!r}))"
+    slow = "import tiecore.distributed as d; d.ROW_SECONDS = 1.0; "  # the cluster pays off
+    code = f"import sys; {slow}from tiecore.cli import main; sys.exit(main({argv!r}))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
     expected = f"tiecore: error: {bad}, line 6: score 'high' is not a number"
     assert (done.returncode, done.stdout) == (2, "")

@@ -27,15 +27,33 @@ Examples
 from __future__ import annotations
 
 import contextlib
+import importlib
+import importlib.util
 import itertools
 import os
+import pkgutil
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from tiecore.io.parquet_parts import ParquetRun, read_parquet_runs
 from tiecore.options import DASK_SPEC, POSITIVE, validate_params
+
+__all__ = [
+    "LOCAL_CONFIG",
+    "OneOffClient",
+    "ParquetRun",
+    "connect",
+    "dask_setup",
+    "local_cluster",
+    "pays_off",
+    "read_parquet_runs",
+    "warm_up",
+    "write_parquet_runs",
+]
 
 
 @validate_params({"row_group_rows": POSITIVE})
@@ -109,32 +127,208 @@ def write_parquet_runs(
 def connect(spec: str | None) -> Iterator[object]:
     """A dask client for ``spec``: ``None`` (none), ``local:N`` or a scheduler address.
 
-    ``local:N`` starts a ``LocalCluster`` of N single-threaded worker processes for
-    the duration of the block; any other string is the address of a running
-    scheduler (``tcp://host:8786``).
+    ``local:N`` is a :class:`OneOffClient`: a ``LocalCluster`` of N single-threaded
+    worker processes (:func:`local_cluster`), started at its first use and closed
+    with the block; a collection too small for the cluster to pay off is
+    evaluated locally instead, without starting it (:func:`pays_off`).  Any
+    other string is the address of a running scheduler (``tcp://host:8786``),
+    whose workers (those that join later too) import tiecore once, when the
+    plugin :func:`warm_up` is registered, not in their first task.
     """
     if spec is None:
         yield None
         return
-    try:
-        from distributed import Client
-    except ImportError:
+    if importlib.util.find_spec("distributed") is None:  # not imported yet: local:N may not
         raise ImportError(
             'dask is not installed: pip install "dask[distributed]" (or, installing tiecore, '
             'pip install "tiecore[dask]"; from a checkout, pip install -e ".[dask]")'
-        ) from None
+        )
     if spec.startswith("local:"):
-        count = spec.partition(":")[2]
-        with local_cluster(int(count)) as cluster, Client(cluster) as client:
+        with contextlib.ExitStack() as stack:
+            client = OneOffClient(int(spec.partition(":")[2]), stack)
             try:
                 yield client
             except BaseException:  # closing cancels running tasks: not news for the user
-                with contextlib.suppress(Exception):
-                    client.run(_quiet)
+                if client.started:
+                    with contextlib.suppress(Exception):
+                        client.run(_quiet)
                 raise
     else:
+        from distributed import Client
+
         with Client(spec) as client:
+            client.register_plugin(_plugin()(), name=PLUGIN)
             yield client
+
+
+class OneOffClient:
+    """The client of ``connect("local:N")``: the cluster starts when first used.
+
+    Any attribute of a ``distributed.Client`` (``submit``, ``run``, ``scheduler``)
+    starts :func:`local_cluster` and a client of it, once, and is that client's.
+    :func:`tiecore.evaluation.parallel.map_runs` first asks :meth:`declines`:
+    a collection that the cluster cannot evaluate faster than the local loop is
+    then evaluated locally, and the cluster is never started.
+    """
+
+    def __init__(self, workers: int, stack: contextlib.ExitStack) -> None:
+        self.workers = workers
+        self._stack = stack
+        self._client: object = None
+
+    @property
+    def started(self) -> bool:
+        """Whether the cluster is running (its cost paid)."""
+        return self._client is not None
+
+    def start(self) -> object:
+        """The ``distributed.Client`` of the cluster, started on the first call."""
+        if self._client is None:
+            from distributed import Client
+
+            cluster = self._stack.enter_context(local_cluster(self.workers))
+            self._client = self._stack.enter_context(Client(cluster))
+        return self._client
+
+    def declines(self, rows: int | None) -> bool:
+        """True (and a note on stderr) when ``rows`` rows are better evaluated locally.
+
+        Only before the cluster has started: once it runs, its cost is paid.
+        ``rows`` is None when unknown (runs from an iterator): the cluster runs.
+        """
+        if self.started or rows is None or pays_off(rows, self.workers):
+            return False
+        cores = _cores()
+        least = least_rows(self.workers, cores)
+        floor = "never" if least is None else f"below about {least:,.0f} rows"
+        print(
+            f"tiecore: note: local:{self.workers} on {cores} core(s) does not pay off {floor} "
+            f"(starting it costs about {start_seconds(self.workers, cores):.1f}s); "
+            f"{rows:,} rows evaluated locally",
+            file=sys.stderr,
+        )
+        return True
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.start(), name)
+
+
+#: Seconds of the local loop per run row (default measures, one core, files read).
+ROW_SECONDS = 0.4e-6
+
+#: Seconds to start ``local:N`` whatever N (scheduler, client, the first round trips).
+START_SECONDS = 1.2
+
+#: CPU seconds each worker spends starting: its process, dask, pandas, pyarrow, tiecore.
+WORKER_SECONDS = 1.0
+
+#: The share of a core that a worker turns into evaluation (task overhead, idle time,
+#: the client's reading of results): N workers on N cores are ``EFFICIENCY * N`` times
+#: as fast as the local loop, once started.
+EFFICIENCY = 0.7
+
+
+def _cores() -> int:
+    """The cores this process may use."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
+
+def start_seconds(workers: int, cores: int) -> float:
+    """Seconds to start ``local:N``: the fixed part, and the workers' start, ``cores`` at a time."""
+    return START_SECONDS + WORKER_SECONDS * workers / max(min(workers, cores), 1)
+
+
+def least_rows(workers: int, cores: int) -> float | None:
+    """The rows above which ``local:N`` beats the local loop; None: never.
+
+    With ``m = min(N, cores)`` workers at work, each ``EFFICIENCY`` of a core, and a
+    start of ``s`` seconds (:func:`start_seconds`), ``r`` rows take
+    ``s + r t / (EFFICIENCY m)`` seconds on the cluster and ``r t`` locally
+    (``t`` = :data:`ROW_SECONDS`): the cluster wins from
+    ``r = s / (t (1 - 1 / (EFFICIENCY m)))`` rows, never when ``EFFICIENCY m <= 1``.
+    """
+    speed = EFFICIENCY * min(workers, cores)
+    if speed <= 1:
+        return None
+    return start_seconds(workers, cores) / (ROW_SECONDS * (1 - 1 / speed))
+
+
+def pays_off(rows: int, workers: int, cores: int | None = None) -> bool:
+    """Whether a one-off ``local:N`` evaluates ``rows`` rows faster than the local loop.
+
+    >>> pays_off(1_000_000, 4, cores=16), pays_off(50_000_000, 4, cores=16)
+    (False, True)
+    >>> pays_off(10**9, 2, cores=1)  # two workers on one core: never
+    False
+    """
+    least = least_rows(workers, _cores() if cores is None else cores)
+    return least is not None and rows > least
+
+
+#: The worker plugin's name: registered once per cluster (it is idempotent).
+PLUGIN = "tiecore-warm-up"
+
+#: What a worker imports before its first task (:func:`warm_up`); the measure
+#: families (every module of :mod:`tiecore.measures`) come too.
+WORKER_MODULES = (
+    "pyarrow.csv",
+    "pyarrow.parquet",
+    "pyarrow.pandas_compat",
+    "tiecore.io.readers",
+    "tiecore.io.trec",
+    "tiecore.io.fastpath",
+    "tiecore.io.parquet_parts",
+    "tiecore.evaluation.core",
+    "tiecore.evaluation.parallel",
+)
+
+
+def warm_up() -> list[str]:
+    """Import what a task needs (:data:`WORKER_MODULES`, the measure families); returns
+    the modules imported.
+
+    A worker does it as it starts (:func:`dask_setup`, or the plugin that
+    :func:`connect` registers on a running cluster), so that no task pays the
+    imports (about a second of CPU for pandas, pyarrow and tiecore).
+    """
+    import tiecore.measures as measures
+
+    families = [f"tiecore.measures.{m.name}" for m in pkgutil.iter_modules(measures.__path__)]
+    names = [*WORKER_MODULES, *families]
+    for name in names:
+        importlib.import_module(name)
+    return names
+
+
+def dask_setup(worker: object = None) -> None:
+    """dask's preload hook: :func:`local_cluster`'s workers run it as they start
+    (``preload=["tiecore.distributed"]``), before they take any task."""
+    warm_up()
+
+
+def _plugin() -> type:
+    """The ``distributed.WorkerPlugin`` that runs :func:`warm_up` on every worker of a
+    cluster, those that join later too (``tiecore.distributed.WarmUp``: a class made
+    when first asked for, so that importing this module does not import dask)."""
+    return sys.modules[__name__].WarmUp
+
+
+def __getattr__(name: str) -> object:
+    if name != "WarmUp":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from distributed import WorkerPlugin
+
+    class WarmUp(WorkerPlugin):
+        """Runs :func:`warm_up` on each worker (registered again: nothing happens)."""
+
+        idempotent = True
+
+        def setup(self, worker: object) -> None:
+            warm_up()
+
+    WarmUp.__qualname__ = "WarmUp"  # pickled by reference: the workers build it alike
+    globals()["WarmUp"] = WarmUp
+    return WarmUp
 
 
 def _quiet() -> None:
@@ -160,7 +354,11 @@ def local_cluster(workers: int, **options: object) -> object:
       dashboard's system monitor every 2 s: idle, the scheduler and the workers
       then use a tenth of the CPU time they otherwise do.
 
-    ``options`` go to ``LocalCluster`` (``memory_limit=`` for instance).
+    Each worker imports tiecore as it starts (``preload``: :func:`dask_setup`), so
+    that its first task does not.
+
+    ``options`` go to ``LocalCluster`` (``memory_limit=`` for instance; ``preload=[]``
+    leaves the imports to the first task).
     """
     import dask
     from distributed import LocalCluster
@@ -171,7 +369,7 @@ def local_cluster(workers: int, **options: object) -> object:
             threads_per_worker=1,
             processes=True,
             dashboard_address=":0",
-            **options,
+            **{"preload": ["tiecore.distributed"], **options},
         )
 
 

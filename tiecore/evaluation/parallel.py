@@ -37,8 +37,8 @@ import numpy as np
 import pandas as pd
 
 from tiecore.errors import InputError
-from tiecore.io.parquet_parts import ParquetRun
 from tiecore.io.files import file_names, first_tag, read_ahead
+from tiecore.io.parquet_parts import ParquetRun
 
 #: ``progress(done, total, name)`` after each run; ``total`` is None for an iterator.
 Progress = Callable[[int, "int | None", str], None]
@@ -357,6 +357,8 @@ def map_runs(
     """
     entries = run_items(items)
     split_rows = SPLIT_ROWS if split_rows is None else split_rows
+    if client is not None and _declined(client, entries):
+        client = None
     if client is None:
         done = _local(fn, entries, progress, threads=threads)
     else:
@@ -366,6 +368,17 @@ def map_runs(
         for message, category in outcome.caught:
             warnings.warn(message, category, stacklevel=3)
     return [outcome.result for _, outcome in done]
+
+
+def _declined(client: object, entries: object) -> bool:
+    """Whether ``client`` (a one-off cluster not started yet,
+    :class:`tiecore.distributed.OneOffClient`) would rather the runs be evaluated
+    locally: too few rows to pay for its start.  Other clients never decline."""
+    declines = getattr(type(client), "declines", None)
+    if declines is None:
+        return False
+    rows = sum(_weight(_Task(0, item)) for item in entries) if isinstance(entries, list) else None
+    return declines(client, rows)
 
 
 def _local(
