@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from tiecore.errors import InputError
 from tiecore.io import read_letor, read_qrels, read_run, read_runs
-from tiecore.io.fastpath import _fast_table, _Text
+from tiecore.io.fastpath import Text, fast_table
 from tiecore.io.text import _check_text
 from tiecore.io.trec import _QRELS_TYPES, _fast_run, _parse_qrels, _parse_run
 
@@ -184,9 +184,9 @@ BATCHES = st.sampled_from([1, 2, 3, 1 << 20])  # lines per batch on the careful 
 def test_fast_and_careful_paths_agree(generated, batch, window):
     data, _ = generated
     with mock.patch("tiecore.io.fastpath._SCAN", window):  # window borders of the scan anywhere
-        fast, fast_tags = _parse_run(_Text(None, data, "x"), fast=True)
+        fast, fast_tags = _parse_run(Text(None, data, "x"), fast=True)
     with mock.patch("tiecore.io.trec._BATCH", batch):
-        careful, careful_tags = _parse_run(_Text(None, data, "x"), fast=False)
+        careful, careful_tags = _parse_run(Text(None, data, "x"), fast=False)
     assert same_frames(fast, careful)
     assert fast_tags == careful_tags
 
@@ -237,7 +237,7 @@ def test_defect_is_reported_on_its_line(generated, defect, batch, draw):
     for fast in (True, False):
         with pytest.raises(InputError) as info, mock.patch("tiecore.io.trec._BATCH", batch):
             _check_text(bad_file, "bad.run")  # as read_run does before parsing
-            _parse_run(_Text(None, bad_file, "bad.run"), fast=fast)
+            _parse_run(Text(None, bad_file, "bad.run"), fast=fast)
         assert info.value.line == k, str(info.value)
         assert info.value.source == "bad.run"
 
@@ -453,7 +453,7 @@ def test_qrels_round_trip(judgments, sep, zipped, batch):
     assert records(qrels, "level") == naive_qrels(text.encode())
     assert qrels["level"].dtype == np.int64
     with mock.patch("tiecore.io.trec._BATCH", batch):
-        careful = _parse_qrels(_Text(None, text.encode(), "x"), fast=False)
+        careful = _parse_qrels(Text(None, text.encode(), "x"), fast=False)
     assert same_frames(qrels, careful)
 
 
@@ -470,7 +470,7 @@ def test_qrels_round_trip(judgments, sep, zipped, batch):
 def test_bad_qrels_line(stream, tmp_path, line, problem):
     text = "# judged\n1 0 a 1\n1 0 b -1\n\n" + line + "\n"
     for fast in (True, False):
-        err = error_of(_parse_qrels, _Text(None, text.encode(), "q.txt"), fast=fast)
+        err = error_of(_parse_qrels, Text(None, text.encode(), "q.txt"), fast=fast)
         assert (err.line, err.problem) == (5, problem)
     assert error_of(read_qrels, write(tmp_path, text)).line == 5
 
@@ -661,12 +661,12 @@ def test_long_docnos_sharing_ends_are_not_duplicates():
     ],
 )
 def test_common_layouts_take_the_fast_path(text):
-    assert _fast_run(_Text(None, text, "x")) is not None
+    assert _fast_run(Text(None, text, "x")) is not None
 
 
 def test_qrels_take_the_fast_path():
     text = TREC_EVAL.joinpath("qrels.test").read_bytes()
-    assert _fast_table(_Text(None, text, "x"), _QRELS_TYPES, 4) is not None
+    assert fast_table(Text(None, text, "x"), _QRELS_TYPES, 4) is not None
 
 
 @settings(max_examples=200, deadline=None)
@@ -707,7 +707,7 @@ def test_first_duplicate_finds_a_repeat_whatever_the_chunks(pairs, chunk_sizes):
 
 def parse_errors(parser, data: bytes, tmp_path: Path, reader) -> list[InputError]:
     """The error of the fast and the careful path, and of ``reader`` from disk both ways."""
-    errors = [error_of(parser, _Text(None, data, "f.txt"), fast=fast) for fast in (True, False)]
+    errors = [error_of(parser, Text(None, data, "f.txt"), fast=fast) for fast in (True, False)]
     path = write(tmp_path, data, "f.txt")
     errors.append(error_of(reader, path))
     with mock.patch("tiecore.io.fastpath._STREAM", 0), mock.patch("tiecore.io.fastpath._SCAN", 5):
@@ -765,8 +765,8 @@ def test_real_qrels_given_as_run(path):
 
 
 def test_five_field_qrels_never_take_the_fast_path():
-    text = _Text(None, b"1 0 a 1 x\n1 0 b 0 y\n", "x")
-    assert _fast_table(text, _QRELS_TYPES, 4, 4) is None
+    text = Text(None, b"1 0 a 1 x\n1 0 b 0 y\n", "x")
+    assert fast_table(text, _QRELS_TYPES, 4, 4) is None
 
 
 @pytest.mark.parametrize(
@@ -825,10 +825,10 @@ def line_spans(data: bytes) -> list[tuple[int, int]]:
 @settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=60).map(lambda b: bytes(b"a\r\n"[x % 3] for x in b)), st.data())
 def test_lines_and_line_numbers_agree_with_a_regex(data, draw):
-    from tiecore.io.text import _line_at, _lines
+    from tiecore.io.text import _line_at, text_lines
 
     spans = line_spans(data)
-    assert _lines(data).to_pylist() == [data[a:b].decode() for a, b in spans]
+    assert text_lines(data).to_pylist() == [data[a:b].decode() for a, b in spans]
     if data:
         offset = draw.draw(st.integers(0, len(data) - 1))
         number = next(k for k, (a, b) in enumerate(spans, start=1) if a <= offset < b)
@@ -864,10 +864,10 @@ def test_binary_byte_line_with_cr_endings(stream, tmp_path):
 
 def test_cr_only_file_takes_the_fast_path_or_reads_the_same():
     text = b"1 Q0 a 1 2.0 r\r1 Q0 b 2 1.0 r\r2 Q0 a 1 1.0 r\r"
-    fast, _ = _parse_run(_Text(None, text, "x"), fast=True)
-    careful, _ = _parse_run(_Text(None, text, "x"), fast=False)
+    fast, _ = _parse_run(Text(None, text, "x"), fast=True)
+    careful, _ = _parse_run(Text(None, text, "x"), fast=False)
     assert same_frames(fast, careful)
-    assert _fast_run(_Text(None, text, "x")) is not None
+    assert _fast_run(Text(None, text, "x")) is not None
 
 
 def test_letor_old_mac_line_endings():
@@ -901,9 +901,9 @@ def test_tags_checked_while_parsing(window, text, tags):
     """pyarrow reads the tag column as nulls, the first line's tag being the only null
     value; any other tag makes the fast path read the column as text after all."""
     with mock.patch("tiecore.io.fastpath._SCAN", window):
-        parsed = _fast_run(_Text(None, text, "x"))
+        parsed = _fast_run(Text(None, text, "x"))
         assert parsed is not None
-        frame, found = _parse_run(_Text(None, text, "x"))
+        frame, found = _parse_run(Text(None, text, "x"))
     assert found == tags
     assert records(frame) == naive_run(text)[0]
     assert ("tag" in parsed[0]) == (len(tags) > 1 or b" 7 7" in text)
@@ -958,7 +958,7 @@ def test_duplicate_keys_of_distinct_ids_are_distinct(docnos):
 )
 def test_what_the_first_line_tells_is_checked(stream, tmp_path, text, fast):
     """pyarrow parses on the first line's layout while the scan runs; the scan decides."""
-    assert (_fast_run(_Text(None, text, "x")) is not None) == fast
+    assert (_fast_run(Text(None, text, "x")) is not None) == fast
     rows = naive_run(text)[0]
     if len({len(line.split()) for line in split_lines(text) if line.strip()}) == 1:
         assert records(read_run(write(tmp_path, text))) == rows
@@ -1164,7 +1164,7 @@ def test_inflated_gzip_is_the_fast_path(tmp_path, block):
     """A plain gzip run never loads its text whole; a bad one names its line as loaded."""
     text = RUN_5000
     path = write(tmp_path, gzip.compress(text.encode()), "run.gz")
-    not_loaded = mock.patch("tiecore.io.fastpath._load", side_effect=AssertionError("loaded"))
+    not_loaded = mock.patch("tiecore.io.fastpath.load_text", side_effect=AssertionError("loaded"))
     inflate = mock.patch("tiecore.io.fastpath._INFLATE", 0)
     with not_loaded, inflate, mock.patch("tiecore.io.fastpath._INFLATE_BLOCK", block):
         run = read_run(path)

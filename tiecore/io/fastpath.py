@@ -7,7 +7,7 @@ number of fields. Meanwhile a thread (for a big text) scans the bytes in cache-s
 windows (``memchr``-speed searches, and numpy for pairs of bytes) for what would
 make pyarrow differ from splitting on whitespace: a tab or a space the first line
 did not have, a doubled delimiter (an empty field), ``\\v``, ``\\f``, a NUL byte,
-invalid UTF-8. :func:`_fast_table` returns ``None`` whenever the careful path
+invalid UTF-8. :func:`fast_table` returns ``None`` whenever the careful path
 (:mod:`tiecore.io.text`) must read the text.
 """
 
@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from tiecore.io.arrays import Kernels, kernel, offsets
-from tiecore.io.text import _BOM, _GZIP_MAGIC, _TOKEN, Source, _display_name, _load
+from tiecore.io.text import BOM, GZIP_MAGIC, TOKEN, Source, display_name, load_text
 
 _BLOCK = 1 << 20  # bytes per block of pyarrow's parser (small blocks: less memory in flight)
 _MEMORY_BLOCK = 1 << 18  # ... for a text in memory (more blocks in parallel: faster up to 5 MB)
@@ -110,7 +110,7 @@ def _scan(
             continue
         if scan.empty:
             scan.empty = False
-            scan.bom = buf[:3] == _BOM
+            scan.bom = buf[:3] == BOM
         if check_text:
             if buf.find(b"\x00", 0, end) >= 0:
                 return None
@@ -161,7 +161,7 @@ class _Scanning:
     def _run(self, windows, check: bool) -> None:
         try:
             self._result = _scan(windows(), check_text=check, stop=self._stop)
-        except OSError:  # _load will say what is wrong
+        except OSError:  # load_text will say what is wrong
             self._result = None
 
     def result(self) -> _Scan | None:
@@ -184,7 +184,7 @@ def gzip_size(handle: IO[bytes], size: int) -> int:
     return int.from_bytes(handle.read(4), "little")
 
 
-class _Text:
+class Text:
     """One input text, loaded lazily.
 
     A big plain file is scanned in windows and parsed by pyarrow straight from disk,
@@ -194,13 +194,13 @@ class _Text:
 
     def __init__(self, source: Source | None, data: bytes | None = None, where: str = "") -> None:
         self.source = source
-        self.where = where or _display_name(source)
+        self.where = where or display_name(source)
         self._data = data
         self._inflated = False  # the fast path inflated the gzip file in a thread
 
     def data(self) -> bytes:
         if self._data is None:
-            self._data, _ = _load(self.source)
+            self._data, _ = load_text(self.source)
         return self._data
 
     def reopen(self) -> pa.NativeFile:
@@ -217,7 +217,7 @@ class _Text:
             if streamed is not None:
                 return streamed
         data = self.data()
-        # _load checked the text
+        # load_text checked the text
         scanning = _Scanning(lambda: _copied(data), False, threaded=len(data) >= _SCAN_THREAD)
         return data[: _FIRST_LINE + 1], scanning, pa.BufferReader(pa.py_buffer(data))
 
@@ -225,18 +225,18 @@ class _Text:
         path = os.fspath(self.source)
         try:
             info = os.stat(path)
-            if not stat.S_ISREG(info.st_mode):  # a pipe reads once: _load reads it
+            if not stat.S_ISREG(info.st_mode):  # a pipe reads once: load_text reads it
                 return None
             size = info.st_size
             with open(path, "rb") as fh:
                 head = fh.read(_FIRST_LINE + 1 if size >= _STREAM else 2)
-                inflated = gzip_size(fh, size) if head[:2] == _GZIP_MAGIC else -1
-            if head[:2] == _GZIP_MAGIC:  # a small one is left to _load, read once
+                inflated = gzip_size(fh, size) if head[:2] == GZIP_MAGIC else -1
+            if head[:2] == GZIP_MAGIC:  # a small one is left to load_text, read once
                 return self._inflate(path) if inflated >= _INFLATE else None
-            if size < _STREAM or head[:3] == _BOM:  # _load: strip the BOM
+            if size < _STREAM or head[:3] == BOM:  # load_text: strip the BOM
                 return None
             return head, _Scanning(lambda: _read_windows(path), True), pa.OSFile(path)
-        except (OSError, pa.ArrowException):  # _load will say what is wrong
+        except (OSError, pa.ArrowException):  # load_text will say what is wrong
             return None
 
     def _inflate(self, path: str) -> tuple[bytes, _Inflating, pa.NativeFile] | None:
@@ -252,7 +252,7 @@ class _Text:
                 tail = inflater.unconsumed_tail
         except zlib.error:
             return None
-        if head[:3] == _BOM:
+        if head[:3] == BOM:
             return None
         self._inflated = True
         inflating = _Inflating(inflater, tail, head)
@@ -263,7 +263,7 @@ class _Inflating:
     """A gzip member inflated in a thread, block by block, for a reader (pyarrow, through
     :class:`pyarrow.PythonFile`) while the thread scans every block as :func:`_scan` does;
     :meth:`result` is the scan, ``None`` too when the gzip data is bad or has more than
-    one member (then :func:`_load` reads the file, or says what is wrong). At most
+    one member (then :func:`load_text` reads the file, or says what is wrong). At most
     ``_INFLATE_AHEAD`` blocks wait for the reader; once the reader is closed, the thread
     only scans."""
 
@@ -376,8 +376,8 @@ def _read_windows(path: str) -> Iterator[tuple[bytearray, int]]:
             yield buf, n
 
 
-def _fast_table(
-    text: _Text,
+def fast_table(
+    text: Text,
     layout: dict[int, pa.DataType],
     min_fields: int,
     max_fields: int | None = None,
@@ -395,10 +395,10 @@ def _fast_table(
     text field may hold a space (pyarrow trims the spaces around numbers itself, as
     in trec_eval's own test runs). Every line must have as many fields as the first
     (else pyarrow raises); ``\\v`` and ``\\f`` need the careful path. Lines end at
-    ``\\n``, ``\\r\\n`` or ``\\r`` for pyarrow as for :func:`_lines`; pyarrow skips
+    ``\\n``, ``\\r\\n`` or ``\\r`` for pyarrow as for :func:`text_lines`; pyarrow skips
     blank lines, so line numbers are unknown here and the caller redoes the text
     carefully when it needs one. pyarrow also skips a BOM at the start of the text:
-    a text that still starts with one once :func:`_load` took the file's own (a first
+    a text that still starts with one once :func:`load_text` took the file's own (a first
     field that starts with U+FEFF) is read carefully, which keeps that character.
 
     The scan runs in a thread while pyarrow parses, on what the first line tells
@@ -413,7 +413,7 @@ def _fast_table(
     head, scanning, stream = text.fast_input()
     with stream:
         first = _first_line(head)
-        if not first or first[:3] == _BOM or not (b"\t" in first or b" " in first):
+        if not first or first[:3] == BOM or not (b"\t" in first or b" " in first):
             scanning.cancel()
             return None
         delim = b"\t" if b"\t" in first else b" "
@@ -467,7 +467,7 @@ def _parse_fields(
     text (another value somewhere)."""
     types = {f"f{j}": layout[j] for j in sorted(layout) if j < n_fields}
     for j in range(n_fields) if mixed else [n_fields - 1]:
-        types.setdefault(f"f{j}", _TOKEN)
+        types.setdefault(f"f{j}", TOKEN)
     cut = first.rfind(delim)
     if last == n_fields - 1 and not mixed and 0 < cut < len(first) - 1:
         tag = first[cut + 1 :].decode("utf-8", "replace")  # the scan checks the text
@@ -538,7 +538,7 @@ def _csv(
             null_values=nulls,
             strings_can_be_null=False,
             quoted_strings_can_be_null=False,
-            check_utf8=False,  # the scan or _load checked it
+            check_utf8=False,  # the scan or load_text checked it
         ),
     )
 

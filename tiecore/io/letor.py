@@ -18,7 +18,7 @@ import pyarrow as pa
 from tiecore.errors import InputError
 from tiecore.io import _checked
 from tiecore.io.arrays import Kernels, kernel, pc, to_numpy
-from tiecore.io.text import Source, _cast, _lines, _load, _Locator, _Tokens
+from tiecore.io.text import Locator, Source, Tokens, cast_column, load_text, text_lines
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -87,13 +87,13 @@ def read_letor(
         requested feature absent from the file, too many features or too large an
         index without a choice of features.
     """
-    data, where = _load(source)
-    tokens = _Tokens.split(_lines(data, inline_comments=True))
+    data, where = load_text(source)
+    tokens = Tokens.split(text_lines(data, inline_comments=True))
     n_lines = len(tokens.count)
     rows = np.flatnonzero(tokens.count > 0)
     if not len(rows):
         raise InputError(where, None, "no data lines (the file is empty)", LETOR_FIELDS)
-    loc = _Locator(where, rows + 1)
+    loc = Locator(where, rows + 1)
     count = tokens.count[rows]
     short = np.flatnonzero(count < 2)
     if len(short):
@@ -107,9 +107,9 @@ def read_letor(
     return _frames(qid, docno, label, chosen, pairs, where)
 
 
-def _labels(text: pa.Array, loc: _Locator) -> np.ndarray:
+def _labels(text: pa.Array, loc: Locator) -> np.ndarray:
     """The labels as float64 numbers, each a non-negative integer below ``2**63``."""
-    label, bad = _cast(text, pa.float64())
+    label, bad = cast_column(text, pa.float64())
     if bad is None:
         label_np = label.to_numpy()
         integral = np.isfinite(label_np) & (label_np == np.round(label_np))
@@ -128,7 +128,7 @@ def _labels(text: pa.Array, loc: _Locator) -> np.ndarray:
     return label_np
 
 
-def _qids(text: pa.Array, loc: _Locator) -> pa.Array:
+def _qids(text: pa.Array, loc: Locator) -> pa.Array:
     """The ids of ``qid:<id>`` tokens."""
     ok = pc.and_(pc.starts_with(text, "qid:"), pc.greater(pc.binary_length(text), 4))
     wrong = np.flatnonzero(~ok.to_numpy(zero_copy_only=False))
@@ -138,7 +138,7 @@ def _qids(text: pa.Array, loc: _Locator) -> pa.Array:
     return pc.utf8_slice_codeunits(text, 4)
 
 
-def _pairs(tokens: _Tokens, rows: np.ndarray, n_pairs: np.ndarray, loc: _Locator) -> _Pairs:
+def _pairs(tokens: Tokens, rows: np.ndarray, n_pairs: np.ndarray, loc: Locator) -> _Pairs:
     """The ``index:value`` tokens after each line's qid, checked: positive decimal
     indexes, strictly increasing within a line, finite values."""
     if not n_pairs.any():
@@ -152,7 +152,7 @@ def _pairs(tokens: _Tokens, rows: np.ndarray, n_pairs: np.ndarray, loc: _Locator
         loc.fail(int(record[k]), f"feature {pairs[k].as_py()!r} is not index:value", LETOR_FIELDS)
     index = _indexes(pc.list_element(parts, 0), pairs, record, loc)
     value_text = pc.list_element(parts, 1)
-    value, bad = _cast(value_text, pa.float64())
+    value, bad = cast_column(value_text, pa.float64())
     if bad is not None:
         loc.fail(
             int(record[bad]),
@@ -175,13 +175,13 @@ def _pairs(tokens: _Tokens, rows: np.ndarray, n_pairs: np.ndarray, loc: _Locator
     return _Pairs(record, index, value_np)
 
 
-def _indexes(text: pa.Array, pairs: pa.Array, record: np.ndarray, loc: _Locator) -> np.ndarray:
+def _indexes(text: pa.Array, pairs: pa.Array, record: np.ndarray, loc: Locator) -> np.ndarray:
     """Feature indexes written as decimal digits (arrow's cast reads ``0x2`` as 2), >= 1."""
     digits = kernel(
         "match_substring_regex", text, options=Kernels.MatchSubstringOptions(r"^[0-9]+$")
     )
     if kernel("all", digits).as_py():
-        index, bad = _cast(text, pa.int64())
+        index, bad = cast_column(text, pa.int64())
     else:
         bad = int(np.flatnonzero(~to_numpy(digits, False))[0])
     index_np = index.to_numpy() if bad is None else None
@@ -198,7 +198,7 @@ def _indexes(text: pa.Array, pairs: pa.Array, record: np.ndarray, loc: _Locator)
     return index_np
 
 
-def _chosen(features: Iterable[int] | None, pairs: _Pairs, loc: _Locator) -> np.ndarray:
+def _chosen(features: Iterable[int] | None, pairs: _Pairs, loc: Locator) -> np.ndarray:
     """The feature indexes to turn into runs: those chosen, each present in the file, or
     every one present, within :data:`MAX_FEATURE_INDEX` and :data:`MAX_FEATURES`."""
     where, index = loc.where, pairs.index

@@ -40,7 +40,7 @@ from tiecore.errors import InputError
 from tiecore.io import trec
 from tiecore.io.files import dataset_stem
 from tiecore.io.frames import check_qrels, check_run
-from tiecore.io.text import _load as _text_bytes_of
+from tiecore.io.text import load_text
 
 __all__ = ["claims", "read_qrels", "read_run", "run_sources"]
 
@@ -260,7 +260,7 @@ def _by_content(kind: str, data: bytes, where: str) -> pd.DataFrame | None:
     if found == "jsonl":
         buffer = io.BytesIO(data)
         buffer.name = where
-        text, _ = _text_bytes_of(buffer)  # gzip, BOM and UTF-8 as for text files
+        text, _ = load_text(buffer)  # gzip, BOM and UTF-8 as for text files
         return _jsonl(kind, text, where)
     return None
 
@@ -296,7 +296,7 @@ def _gunzip_head(data: bytes) -> bytes:
 
 def _text_bytes(path: object) -> bytes:
     """A text file's checked, decompressed bytes (the rules of :mod:`tiecore.io`)."""
-    data, _ = _text_bytes_of(path)
+    data, _ = load_text(path)
     return data
 
 

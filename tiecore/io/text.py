@@ -1,11 +1,11 @@
 """A text's bytes, lines and tokens: the careful path of the TREC and LETOR readers.
 
-:func:`_load` gives the checked, decompressed bytes of a path or file object (gzip by
+:func:`load_text` gives the checked, decompressed bytes of a path or file object (gzip by
 its magic bytes, a BOM dropped, NUL bytes and invalid UTF-8 refused with their line);
-:func:`_lines` cuts them into physical lines (``\\n``, ``\\r\\n`` or a lone ``\\r``) and
-:class:`_Tokens` splits those at runs of ASCII whitespace, as trec_eval does, keeping
+:func:`text_lines` cuts them into physical lines (``\\n``, ``\\r\\n`` or a lone ``\\r``) and
+:class:`Tokens` splits those at runs of ASCII whitespace, as trec_eval does, keeping
 the line of every record for the :class:`~tiecore.errors.InputError`
-(:class:`_Locator`). :func:`_cast` and :func:`_decimal_levels` turn tokens into numbers
+(:class:`Locator`). :func:`cast_column` and :func:`decimal_levels` turn tokens into numbers
 with arrow's parser and name the first bad one.
 """
 
@@ -27,17 +27,17 @@ from tiecore.io.arrays import Kernels, kernel, offsets, pc, to_numpy
 
 Source = str | os.PathLike[str] | IO[bytes] | IO[str]
 
-_GZIP_MAGIC = b"\x1f\x8b"
-_BOM = b"\xef\xbb\xbf"
+GZIP_MAGIC = b"\x1f\x8b"
+BOM = b"\xef\xbb\xbf"
 _CHUNK = 1 << 24  # bytes per numpy pass when scanning big buffers
 # qid and docno as large_string: what pandas keeps, so the DataFrame shares the buffers
-_TEXT, _TOKEN = pa.large_string(), pa.string()
+TEXT, TOKEN = pa.large_string(), pa.string()
 
 
 # --------------------------------------------------------------------------- bytes
 
 
-def _display_name(source: Source) -> str:
+def display_name(source: Source) -> str:
     """Name used in error messages: the path, or a file object's ``.name``."""
     if isinstance(source, (str, os.PathLike)):
         return os.fspath(source)
@@ -45,9 +45,9 @@ def _display_name(source: Source) -> str:
     return str(name) if isinstance(name, (str, os.PathLike)) and str(name) else "<upload>"
 
 
-def _load(source: Source) -> tuple[bytes, str]:
+def load_text(source: Source) -> tuple[bytes, str]:
     """Return the (decompressed) bytes of ``source`` and its display name."""
-    where = _display_name(source)
+    where = display_name(source)
     if isinstance(source, (str, os.PathLike)):
         try:
             data = Path(source).read_bytes()
@@ -68,21 +68,21 @@ def _load(source: Source) -> tuple[bytes, str]:
             data = bytes(raw)
     else:
         raise TypeError(f"expected a path or a file object, got {type(source).__name__}")
-    if data[:2] == _GZIP_MAGIC:
+    if data[:2] == GZIP_MAGIC:
         try:
             data = gzip.decompress(data)
         except (OSError, EOFError, zlib.error) as exc:
             raise InputError(
                 where, None, f"corrupt gzip data ({exc})", "a complete gzip file"
             ) from None
-    if data[:3] == _BOM:
+    if data[:3] == BOM:
         data = data[3:]
     _check_text(data, where)
     return data, where
 
 
 def _line_at(data: bytes, offset: int) -> int:
-    """1-based line number of byte ``offset`` (line breaks as in :func:`_lines`)."""
+    """1-based line number of byte ``offset`` (line breaks as in :func:`text_lines`)."""
     breaks = data.count(b"\n", 0, offset)
     if b"\r" in data:  # a lone CR is a line break too; CR LF counts once
         breaks += data.count(b"\r", 0, offset) - data.count(b"\r\n", 0, offset + 1)
@@ -130,11 +130,11 @@ def _first_bad_utf8(data: bytes, start: int) -> int:
 # ------------------------------------------------------------------------- records
 
 
-class _NeedLines(Exception):
+class NeedLines(Exception):
     """The fast path saw a problem; redo the file carefully to name the line."""
 
 
-class _Locator:
+class Locator:
     """Turn a record index into an :class:`InputError` naming the file line.
 
     ``lines`` holds the 1-based file line of every record; ``None`` (fast path)
@@ -147,7 +147,7 @@ class _Locator:
 
     def fail(self, record: int, problem: str, expected: str | None = None) -> NoReturn:
         if self.lines is None:
-            raise _NeedLines
+            raise NeedLines
         raise InputError(self.where, int(self.lines[record]), problem, expected)
 
     def line(self, record: int) -> int | None:
@@ -173,7 +173,7 @@ def _line_ends(data: bytes) -> np.ndarray:
     return np.concatenate([np.zeros(0, np.int64), *ends])
 
 
-def _lines(data: bytes, *, inline_comments: bool = False) -> pa.Array:
+def text_lines(data: bytes, *, inline_comments: bool = False) -> pa.Array:
     """Every physical line of ``data`` as a zero-copy string array.
 
     Lines end at ``\\n``, ``\\r\\n`` or a lone ``\\r``; each keeps its line break,
@@ -196,7 +196,7 @@ def _lines(data: bytes, *, inline_comments: bool = False) -> pa.Array:
 
 
 @dataclass(frozen=True)
-class _Tokens:
+class Tokens:
     """Whitespace-separated tokens of every physical line of a file.
 
     ``flat`` holds all tokens (plus empty artefacts of leading/trailing whitespace);
@@ -208,7 +208,7 @@ class _Tokens:
     count: np.ndarray
 
     @classmethod
-    def split(cls, lines: pa.Array) -> _Tokens:
+    def split(cls, lines: pa.Array) -> Tokens:
         """Split every line (a string array) at runs of ASCII whitespace."""
         tokens = pc.ascii_split_whitespace(lines)
         flat = tokens.values
@@ -236,11 +236,13 @@ class _Tokens:
         return rows
 
 
-def _fields(n: int) -> str:
+def fields_phrase(n: int) -> str:
     return f"{n} field" if n == 1 else f"{n} fields"
 
 
-def _cast(values: pa.Array | pa.ChunkedArray, typ: pa.DataType) -> tuple[pa.Array, int | None]:
+def cast_column(
+    values: pa.Array | pa.ChunkedArray, typ: pa.DataType
+) -> tuple[pa.Array, int | None]:
     """Cast strings to ``typ``; on failure return the index of the first bad value.
 
     The bad value is found by bisection with the same arrow parser, so what counts as
@@ -269,13 +271,13 @@ def _cast(values: pa.Array | pa.ChunkedArray, typ: pa.DataType) -> tuple[pa.Arra
 _DECIMAL = r"^[+-]?[0-9]+$"  # an integer in decimal: what trec_eval's atol reads whole
 
 
-def _decimal_levels(text: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, int | None]:
+def decimal_levels(text: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, int | None]:
     """Integer levels written in decimal (an optional sign, digits), as int64; on failure
     the index of the first bad value. Arrow's cast also reads ``0x1f`` as hexadecimal,
     which trec_eval's ``atol`` reads as 0: such a level is refused, not read either way.
     A leading ``+`` is read as trec_eval reads it (``+1`` is 1)."""
     if kernel("all", kernel("ascii_is_decimal", text)).as_py():  # digits only: 6x faster
-        return _cast(text, pa.int64())
+        return cast_column(text, pa.int64())
     decimal = kernel("match_substring_regex", text, options=Kernels.MatchSubstringOptions(_DECIMAL))
     if not kernel("all", decimal).as_py():
         return text, int(np.flatnonzero(~to_numpy(decimal, False))[0])
@@ -283,4 +285,4 @@ def _decimal_levels(text: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, int | N
         "any", kernel("starts_with", text, options=Kernels.MatchSubstringOptions("+"))
     ).as_py():
         text = kernel("utf8_ltrim", text, options=Kernels.TrimOptions("+"))
-    return _cast(text, pa.int64())
+    return cast_column(text, pa.int64())

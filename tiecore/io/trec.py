@@ -23,21 +23,21 @@ import pyarrow as pa
 from tiecore.errors import InputError
 from tiecore.io import _checked
 from tiecore.io.arrays import kernel
-from tiecore.io.fastpath import _fast_table, _Text
+from tiecore.io.fastpath import Text, fast_table
 from tiecore.io.files import stem
 from tiecore.io.ids import RunIds, first_duplicate
 from tiecore.io.text import (
-    _TEXT,
-    _TOKEN,
+    TEXT,
+    TOKEN,
+    Locator,
+    NeedLines,
     Source,
-    _cast,
-    _decimal_levels,
-    _display_name,
-    _fields,
-    _lines,
-    _Locator,
-    _NeedLines,
-    _Tokens,
+    Tokens,
+    cast_column,
+    decimal_levels,
+    display_name,
+    fields_phrase,
+    text_lines,
 )
 
 if TYPE_CHECKING:
@@ -49,27 +49,27 @@ RUN_FIELDS = "6 fields 'qid Q0 docno rank score tag' (or 5 without the tag)"
 QRELS_FIELDS = "4 fields 'qid iter docno level'"
 
 _BATCH = 1 << 18  # lines per batch on the careful path
-_RUN_TYPES = {0: _TEXT, 2: _TEXT, 4: pa.float64(), 5: _TOKEN}
-_QRELS_TYPES = {0: _TEXT, 2: _TEXT, 3: _TOKEN}  # the level as text: decimal is checked
+_RUN_TYPES = {0: TEXT, 2: TEXT, 4: pa.float64(), 5: TOKEN}
+_QRELS_TYPES = {0: TEXT, 2: TEXT, 3: TOKEN}  # the level as text: decimal is checked
 
 
-def _batches(text: _Text) -> Iterator[tuple[_Tokens, np.ndarray, _Locator]]:
+def _batches(text: Text) -> Iterator[tuple[Tokens, np.ndarray, Locator]]:
     """Tokens of the text in batches of lines, with the content rows of each batch and
     a locator for them (records of a batch -> file lines); batches without content
     are skipped. Batching bounds the memory the whitespace split needs."""
-    lines = _lines(text.data())
+    lines = text_lines(text.data())
     pool = pa.default_memory_pool()
     for start in range(0, len(lines), _BATCH):
-        tokens = _Tokens.split(lines.slice(start, _BATCH))
+        tokens = Tokens.split(lines.slice(start, _BATCH))
         rows = tokens.content_rows()
         if len(rows):
-            yield tokens, rows, _Locator(text.where, rows + (start + 1))
+            yield tokens, rows, Locator(text.where, rows + (start + 1))
         del tokens
         pool.release_unused()  # hand the split's memory back before the next batch
 
 
 def _check_unique(
-    qid: pa.Array | pa.ChunkedArray, docno: pa.Array | pa.ChunkedArray, loc: _Locator, what: str
+    qid: pa.Array | pa.ChunkedArray, docno: pa.Array | pa.ChunkedArray, loc: Locator, what: str
 ) -> RunIds:
     """Fail on the second occurrence of a (qid, docno) pair, naming the first; return the
     ids as the test read them."""
@@ -90,7 +90,7 @@ def _check_unique(
 # ---------------------------------------------------------------------------- runs
 
 
-def _first_tokens(tokens: _Tokens, rows: np.ndarray) -> list[str]:
+def _first_tokens(tokens: Tokens, rows: np.ndarray) -> list[str]:
     """The tokens of the first content line of a batch."""
     k = int(rows[0])
     return tokens.flat.slice(int(tokens.first[k]), int(tokens.count[k])).to_pylist()
@@ -106,7 +106,7 @@ def _is_number(token: str, *, integer: bool = False) -> bool:
     return True
 
 
-def _looks_like_qrels(tokens: _Tokens, rows: np.ndarray) -> bool:
+def _looks_like_qrels(tokens: Tokens, rows: np.ndarray) -> bool:
     """Every line has 4 fields and the first ends with an integer: ``qid iter docno level``."""
     first = _first_tokens(tokens, rows)
     return (
@@ -116,7 +116,7 @@ def _looks_like_qrels(tokens: _Tokens, rows: np.ndarray) -> bool:
     )
 
 
-def _looks_like_run(tokens: _Tokens, rows: np.ndarray) -> bool:
+def _looks_like_run(tokens: Tokens, rows: np.ndarray) -> bool:
     """Every line has the 5 or 6 fields of the first, which reads ``qid Q0 docno rank score``."""
     first = _first_tokens(tokens, rows)
     return (
@@ -128,7 +128,7 @@ def _looks_like_run(tokens: _Tokens, rows: np.ndarray) -> bool:
     )
 
 
-def _careful_run(text: _Text) -> tuple[dict[str, pa.ChunkedArray], _Locator]:
+def _careful_run(text: Text) -> tuple[dict[str, pa.ChunkedArray], Locator]:
     """Whitespace-split every line; the first content line fixes the number of fields.
 
     With 5 or 6 fields every line must have as many: another count is a docno or tag
@@ -149,7 +149,7 @@ def _careful_run(text: _Text) -> tuple[dict[str, pa.ChunkedArray], _Locator]:
         if not parts:
             first_count, first_line = int(count[0]), loc.line(0)
             if first_count < 5:
-                problem = _fields(first_count)
+                problem = fields_phrase(first_count)
                 if _looks_like_qrels(tokens, rows):
                     problem += ": this looks like TREC qrels, not a run"
                 loc.fail(0, problem, RUN_FIELDS)
@@ -157,13 +157,13 @@ def _careful_run(text: _Text) -> tuple[dict[str, pa.ChunkedArray], _Locator]:
         bad = np.flatnonzero(count < 6 if first_count > 6 else count != first_count)
         if len(bad):
             k = int(bad[0])
-            problem = f"{_fields(count[k])} but line {first_line} has {first_count}"
+            problem = f"{fields_phrase(count[k])} but line {first_line} has {first_count}"
             if count[k] > first_count == 6:
                 problem += " (a space inside a docno or a tag?)"
             loc.fail(k, problem, RUN_FIELDS + ", as many on every line")
         tagged = first_count >= 6
         score_text = tokens.field(rows, 4)
-        score, k = _cast(score_text, pa.float64())
+        score, k = cast_column(score_text, pa.float64())
         if k is None:
             infinite = np.flatnonzero(~np.isfinite(score.to_numpy()))
             k = int(infinite[0]) if len(infinite) else None
@@ -185,23 +185,24 @@ def _careful_run(text: _Text) -> tuple[dict[str, pa.ChunkedArray], _Locator]:
         raise InputError(
             text.where,
             first_line,
-            f"{_fields(first_count)} but every other line has 6 (a space inside a docno or a tag?)",
+            f"{fields_phrase(first_count)} but every other line has 6"
+            " (a space inside a docno or a tag?)",
             RUN_FIELDS + ", as many on every line",
         )
     fields = {key: pa.chunked_array([part[key] for part in parts]) for key in parts[0]}
-    return fields, _Locator(text.where, np.concatenate(lines))
+    return fields, Locator(text.where, np.concatenate(lines))
 
 
-def _fast_run(text: _Text) -> tuple[dict[str, pa.ChunkedArray], _Locator, list[str]] | None:
+def _fast_run(text: Text) -> tuple[dict[str, pa.ChunkedArray], Locator, list[str]] | None:
     """Fields and tags, or None when the careful path must read the text."""
-    parsed = _fast_table(text, _RUN_TYPES, 5, last=5)
+    parsed = fast_table(text, _RUN_TYPES, 5, last=5)
     if parsed is None:
         return None
     table, tag = parsed
     fields = {"qid": table["f0"], "docno": table["f2"], "score": table["f4"]}
     if tag is None and "f5" in table.column_names:
         fields["tag"] = table["f5"]
-    return fields, _Locator(text.where, None), [tag] if tag is not None else []
+    return fields, Locator(text.where, None), [tag] if tag is not None else []
 
 
 @dataclass
@@ -222,7 +223,7 @@ class RunColumns:
 
 
 def _run_columns(
-    fields: dict[str, pa.ChunkedArray], loc: _Locator, tags: list[str] | None = None
+    fields: dict[str, pa.ChunkedArray], loc: Locator, tags: list[str] | None = None
 ) -> RunColumns:
     """Validate parsed run fields; the tags are given, or found in the ``tag`` field."""
     if not kernel("all", kernel("is_finite", fields["score"])).as_py():  # careful: the line
@@ -254,18 +255,18 @@ def _run_frame(columns: RunColumns) -> pd.DataFrame:
     return frame
 
 
-def _parse_run_columns(text: _Text, *, fast: bool = True) -> RunColumns:
+def _parse_run_columns(text: Text, *, fast: bool = True) -> RunColumns:
     """Parse a run: the fast path first, the careful one for messy layouts and errors."""
     parsed = _fast_run(text) if fast else None
     if parsed is not None:
         try:
             return _run_columns(*parsed)
-        except _NeedLines:
+        except NeedLines:
             pass
     return _run_columns(*_careful_run(text))
 
 
-def _parse_run(text: _Text, *, fast: bool = True) -> tuple[pd.DataFrame, list[str]]:
+def _parse_run(text: Text, *, fast: bool = True) -> tuple[pd.DataFrame, list[str]]:
     """:func:`_parse_run_columns` as a DataFrame, and the tags."""
     columns = _parse_run_columns(text, fast=fast)
     return _run_frame(columns), columns.tags
@@ -274,7 +275,7 @@ def _parse_run(text: _Text, *, fast: bool = True) -> tuple[pd.DataFrame, list[st
 def read_run_columns(path: str | os.PathLike) -> RunColumns:
     """:func:`read_run`'s checked columns of a TREC run file (plain or gzip), without
     a DataFrame: the same rules, errors and values, for ``tiecore eval``'s arrow path."""
-    text = _Text(path)
+    text = Text(path)
     columns = _parse_run_columns(text)
     del text
     pa.default_memory_pool().release_unused()
@@ -283,20 +284,20 @@ def read_run_columns(path: str | os.PathLike) -> RunColumns:
 
 def read_run(source: Source, *, name: str | None = None) -> pd.DataFrame:
     """:func:`tiecore.io.read_run` of a TREC text run (a path or file object, plain or gzip)."""
-    text = _Text(source)
+    text = Text(source)
     frame, tags = _parse_run(text)
     del text
     pa.default_memory_pool().release_unused()
     if name is None:
-        name = tags[0] if len(tags) == 1 else stem(_display_name(source))
-    frame.attrs.update(name=name, source=_display_name(source), tags=tags)
+        name = tags[0] if len(tags) == 1 else stem(display_name(source))
+    frame.attrs.update(name=name, source=display_name(source), tags=tags)
     return frame
 
 
 # --------------------------------------------------------------------------- qrels
 
 
-def _careful_qrels(text: _Text) -> tuple[dict[str, pa.ChunkedArray], _Locator]:
+def _careful_qrels(text: Text) -> tuple[dict[str, pa.ChunkedArray], Locator]:
     """Whitespace-split every line: exactly 4 fields, an integer level."""
     parts: list[dict[str, pa.Array]] = []
     lines: list[np.ndarray] = []
@@ -305,12 +306,12 @@ def _careful_qrels(text: _Text) -> tuple[dict[str, pa.ChunkedArray], _Locator]:
         bad = np.flatnonzero(count != 4)
         if len(bad):
             k = int(bad[0])
-            problem = _fields(count[k])
+            problem = fields_phrase(count[k])
             if not parts and k == 0 and _looks_like_run(tokens, rows):
                 problem += ": this looks like a TREC run, not qrels"
             loc.fail(k, problem, QRELS_FIELDS)
         level_text = tokens.field(rows, 3)
-        level, k = _decimal_levels(level_text)
+        level, k = decimal_levels(level_text)
         if k is not None:
             loc.fail(k, f"level {level_text[k].as_py()!r} is not an integer", "a decimal integer")
         parts.append({"qid": tokens.field(rows, 0), "docno": tokens.field(rows, 2), "level": level})
@@ -318,22 +319,22 @@ def _careful_qrels(text: _Text) -> tuple[dict[str, pa.ChunkedArray], _Locator]:
     if not parts:
         raise InputError(text.where, None, "no qrels lines (the file is empty)", QRELS_FIELDS)
     fields = {key: pa.chunked_array([part[key] for part in parts]) for key in parts[0]}
-    return fields, _Locator(text.where, np.concatenate(lines))
+    return fields, Locator(text.where, np.concatenate(lines))
 
 
-def _parse_qrels_columns(text: _Text, *, fast: bool = True) -> dict[str, pa.ChunkedArray]:
+def _parse_qrels_columns(text: Text, *, fast: bool = True) -> dict[str, pa.ChunkedArray]:
     """Parse qrels: the fast path first, the careful one for messy layouts and errors;
     the checked columns ``qid``, ``docno`` (large_string) and ``level`` (int64)."""
-    parsed = _fast_table(text, _QRELS_TYPES, 4, 4) if fast else None
+    parsed = fast_table(text, _QRELS_TYPES, 4, 4) if fast else None
     if parsed is not None:
         table = parsed[0]
-        level, bad = _decimal_levels(table["f3"])
+        level, bad = decimal_levels(table["f3"])
         fields = {"qid": table["f0"], "docno": table["f2"], "level": level}
         try:
             if bad is not None:
-                raise _NeedLines  # the careful path names the line
-            _check_unique(fields["qid"], fields["docno"], _Locator(text.where, None), "qrels")
-        except _NeedLines:
+                raise NeedLines  # the careful path names the line
+            _check_unique(fields["qid"], fields["docno"], Locator(text.where, None), "qrels")
+        except NeedLines:
             pass
         else:
             return fields
@@ -342,22 +343,22 @@ def _parse_qrels_columns(text: _Text, *, fast: bool = True) -> dict[str, pa.Chun
     return fields
 
 
-def _parse_qrels(text: _Text, *, fast: bool = True) -> pd.DataFrame:
+def _parse_qrels(text: Text, *, fast: bool = True) -> pd.DataFrame:
     """:func:`_parse_qrels_columns` as a DataFrame."""
     return pa.table(_parse_qrels_columns(text, fast=fast)).to_pandas()
 
 
 def read_qrels_columns(path: str | os.PathLike) -> dict[str, pa.ChunkedArray]:
     """:func:`read_qrels`'s checked columns of a TREC qrels file, without a DataFrame."""
-    columns = _parse_qrels_columns(_Text(path))
+    columns = _parse_qrels_columns(Text(path))
     pa.default_memory_pool().release_unused()
     return columns
 
 
 def read_qrels(source: Source) -> pd.DataFrame:
     """:func:`tiecore.io.read_qrels` of TREC text qrels (a path or file object, plain or gzip)."""
-    frame = _parse_qrels(_Text(source))
+    frame = _parse_qrels(Text(source))
     pa.default_memory_pool().release_unused()
-    frame.attrs["source"] = _display_name(source)
+    frame.attrs["source"] = display_name(source)
     _checked.mark(frame, "qrels")
     return frame
