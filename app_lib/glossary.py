@@ -230,6 +230,45 @@ _FAMILIES: dict[str, tuple[str | None, str | None, str | None, str | None]] = {
         "average precision of each query, averaged over the queries with a geometric mean (AP "
         "floored at 0.00001), so queries with low values weigh more",
     ),
+    "SetP": (
+        None,
+        None,
+        "set precision",
+        "the share of all retrieved documents that are relevant (trec_eval's set_P)",
+    ),
+    "SetR": (
+        None,
+        None,
+        "set recall",
+        "the share of the query's relevant documents that were retrieved (trec_eval's "
+        "set_recall)",
+    ),
+    "SetF": (
+        None,
+        None,
+        "set F1",
+        "the harmonic mean of set precision and set recall: 2 × (relevant retrieved) / "
+        "(retrieved + the query's number of relevant documents) (trec_eval's set_F)",
+    ),
+    "NumRet": (
+        None,
+        None,
+        "documents retrieved",
+        "the number of documents retrieved for the query (trec_eval's num_ret)",
+    ),
+    "NumRel": (
+        None,
+        None,
+        "relevant documents",
+        "the query's number of relevant documents in the judgments, retrieved or not "
+        "(trec_eval's num_rel)",
+    ),
+    "NumRelRet": (
+        None,
+        None,
+        "relevant documents retrieved",
+        "the number of relevant documents retrieved for the query (trec_eval's num_rel_ret)",
+    ),
 }
 _GAINS = {
     "linear": "its relevance level",

@@ -395,6 +395,34 @@ class Spec:
 JUDGED_FAMILIES = ("Judged", "RBP_residual", "infAP")
 
 
+def set_counts(labels: Sequence[Label], levels: Sequence[int], rel_level: int) -> tuple:
+    """trec_eval's ``num_ret``, ``num_rel`` and ``num_rel_ret`` of a ranking cut at the depth."""
+    relevant = sum(is_relevant(label, rel_level) for label in labels)
+    return len(labels), num_relevant(levels, rel_level), relevant
+
+
+def set_measure(family: str, labels: Sequence[Label], levels: Sequence[int], rel_level: int):
+    """trec_eval's set measures: ``set_P = num_rel_ret / num_ret``, ``set_recall =
+    num_rel_ret / num_rel``, ``set_F = 2 P R / (P + R)`` (beta 1; 0 when nothing relevant
+    is retrieved), and the three counts themselves."""
+    ret, rel, rel_ret = set_counts(labels, levels, rel_level)
+    precision = Fraction(rel_ret, ret) if ret else Fraction(0)
+    recall = Fraction(rel_ret, rel) if rel else Fraction(0)
+    values = {
+        "NumRet": ret,
+        "NumRel": rel,
+        "NumRelRet": rel_ret,
+        "SetP": precision,
+        "SetR": recall,
+        "SetF": 2 * precision * recall / (precision + recall) if rel_ret else Fraction(0),
+    }
+    return float(values[family])
+
+
+#: trec_eval's set measures and counts (:func:`set_measure`).
+SET_FAMILIES = ("SetP", "SetR", "SetF", "NumRet", "NumRel", "NumRelRet")
+
+
 def policies_are_extremes(spec: Spec) -> bool:
     """Whether the optimistic and pessimistic orders give the max and min of ``spec``: not
     for :data:`JUDGED_FAMILIES`, nor for nDCG's local ideal (a high gain pushed into the
@@ -407,7 +435,7 @@ def is_head_sum(spec: Spec) -> bool:
     """Whether ``spec`` is a sum over ranks with a fixed normaliser, whose variance
     splits over the tie groups (tiecore.spread.tie_groups): not nDCG's local ideal, nor
     infAP (its groups are independent too, but it is no head sum that tie_groups reads)."""
-    if spec.family == "infAP":
+    if spec.family in ("infAP", "NumRel"):  # NumRel: no ranking at all
         return False
     return not (spec.family == "nDCG" and spec.param("ideal", "global") == "local")
 
@@ -421,6 +449,7 @@ def all_specs(cutoffs: Iterable[int] = range(1, 11)) -> list[Spec]:
     specs += [Spec("RBP", None, "binary", (("p", "0.5"),)), Spec("RBP_residual")]
     specs += [Spec("RBP", None, "scaled", (("p", "0.5"),))]
     specs += [Spec("infAP")]
+    specs += [Spec(family) for family in SET_FAMILIES]
     for k in cutoffs:
         specs += [Spec(family, k) for family in ("P", "R", "F1", "AP", "RR", "nDCG", "Success")]
         specs.append(Spec("nDCG", k, "exp"))
@@ -495,6 +524,8 @@ def measure(
             return rbp_residual(labels, k, float(spec.param("p", "0.8")))
         case "infAP":
             return inferred_ap(labels, levels, rel_level)
+        case family if family in SET_FAMILIES:
+            return set_measure(family, labels, levels, rel_level)
     raise ValueError(f"unknown family {spec.family!r}")
 
 

@@ -52,7 +52,7 @@ def test_names():
         (P(judged_only=True) @ 5, r"judged_only=True has no tiecore equivalent"),
         (nDCG(gains={0: 0, 1: 1, 2: 3}), r"custom gains have no tiecore equivalent"),
         (nDCG(dcg="log2-unsmoothed"), r"dcg='log2-unsmoothed' has no tiecore equivalent"),
-        (ir_measures.NumRet, r"^measure: NumRet: unknown measure"),
+        (ir_measures.NumQ, r"^measure: NumQ: unknown measure"),
         ("nonsense@3", r"^measure: unknown measure 'nonsense@3'"),
         # tiecore's own family with a value it refuses: said by tiecore, not a KeyError of
         # ir_measures' parser
@@ -164,7 +164,7 @@ def test_all_trec_with_other_measures_and_formats(tmp_path):
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[1].startswith("STANDARD,,AP,")  # csv keeps tiecore's names
+    assert done.stdout.splitlines()[1].startswith("STANDARD,,NumRet,")  # csv: tiecore's names
 
 
 def test_count_runs_counts_each_run_as_evaluate_names_it(tmp_path):

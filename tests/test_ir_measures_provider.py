@@ -12,7 +12,7 @@ from __future__ import annotations
 import ir_measures
 import pandas as pd
 import pytest
-from ir_measures import AP, RR, Bpref, P, R, Rprec, SetP, Success, infAP, nDCG
+from ir_measures import AP, RR, Bpref, P, R, Rprec, SetAP, Success, infAP, nDCG
 from shared_data import ROBUST_QRELS, TREC_EVAL, robust_run
 
 import tiecore
@@ -112,15 +112,15 @@ def test_inputs_in_ir_measures_formats():
 
 def test_unsupported_measures_said_the_ir_measures_way():
     for measure in [
-        SetP,
-        ir_measures.NumRet,
+        SetAP,  # (tiecore has SetP, SetR, SetF and the counts, not SetAP nor NumQ)
+        ir_measures.NumQ,
         nDCG(gains={0: 0, 1: 1, 2: 3}),
         P(judged_only=True) @ 5,
     ]:
         assert not tiecore_aware.supports(measure)
     assert tiecore_oblivious.supports(ir_measures.parse_measure("P(rel=2)@5"))
-    with pytest.raises(ValueError, match=r"Unsupported measures \{SetP\}"):
-        tiecore_aware.evaluator([P @ 5, SetP], [ir_measures.Qrel("1", "c", 1)])
+    with pytest.raises(ValueError, match=r"Unsupported measures \{SetAP\}"):
+        tiecore_aware.evaluator([P @ 5, SetAP], [ir_measures.Qrel("1", "c", 1)])
     with pytest.raises(tiecore.InputError, match="unknown tie mode"):
         TiecoreProvider("optimistic")
 
@@ -130,18 +130,18 @@ def test_as_default_is_what_pyterrier_calls():
     pyterrier/_evaluation/_execution.py): within as_default that call gives tiecore's
     values, and measures tiecore lacks still come from ir_measures' own providers."""
     qrels, run = ir_inputs(*CASES[2])
-    measures = [nDCG @ 10, AP, SetP]
+    measures = [nDCG @ 10, AP, SetAP]
     plain = per_query(ir_measures.iter_calc(measures, qrels, run))
     with as_default() as provider:
         assert provider is tiecore_aware
         found = per_query(ir_measures.iter_calc(measures, qrels, run))
     aware = per_query(tiecore_aware.iter_calc([nDCG @ 10, AP], qrels, run))
-    assert {k: v for k, v in found.items() if k[0] != SetP} == aware
-    assert {k: v for k, v in found.items() if k[0] == SetP} == {
-        k: v for k, v in plain.items() if k[0] == SetP
+    assert {k: v for k, v in found.items() if k[0] != SetAP} == aware
+    assert {k: v for k, v in found.items() if k[0] == SetAP} == {
+        k: v for k, v in plain.items() if k[0] == SetAP
     }
     assert any(aware[k] != plain[k] for k in aware)  # the ties matter on this run
     assert tiecore_aware not in ir_measures.DefaultPipeline.providers  # restored
     with as_default("oblivious"):
         again = per_query(ir_measures.iter_calc([nDCG @ 10, AP], qrels, run))
-    assert again == pytest.approx({k: v for k, v in plain.items() if k[0] != SetP}, rel=1e-12)
+    assert again == pytest.approx({k: v for k, v in plain.items() if k[0] != SetAP}, rel=1e-12)

@@ -302,12 +302,7 @@ CALLS = {
         {"rel_level", "depth"},
     ),
     "interop.format_all_trec": (
-        lambda _, **o: interop.format_all_trec(
-            PER_QUERY,
-            {run: interop.count_rows(frame, QRELS) for run, frame in RUNS.items()},
-            {"P@2": "P_2"},
-            **o,
-        ),
+        lambda _, **o: interop.format_all_trec(PER_QUERY, {"P@2": "P_2"}, **o),
         interop.format_all_trec,
         {"per_query"},
     ),

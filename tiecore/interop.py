@@ -6,12 +6,8 @@ and :func:`tiecore.read_qrels` take them through it.  (ir_measures' own runs and
 qrels are read by :mod:`tiecore.io.sources`; :mod:`tiecore.ir_measures_provider` makes
 tiecore an ir_measures provider.)
 
-:func:`measure_name` turns an ir_measures measure object (``ir_measures.nDCG@10``,
-``ir_measures.P(rel=2)@5``, ``AP``, ``RR``) or its name (``"P(rel=2)@5"``) into
-tiecore's name, mapping the parameters: ``cutoff`` is ``@k``; ``rel`` must be the
-relevance level of the evaluation (tiecore has one for all measures, ``rel_level``);
-nDCG's ``dcg='exp-log2'`` is ``gain=exp``; RBP's ``rel`` is its binary gain;
-``judged_only`` and custom ``gains`` have no tiecore equivalent and are refused.
+:func:`measure_name` (from :mod:`tiecore.measures.ir_names`, beside the parser) turns an
+ir_measures measure object or name into tiecore's name.
 
 :data:`ALL_TREC` lists trec_eval's ``-m all_trec`` measures in trec_eval's order with
 tiecore's equivalent; :func:`all_trec_measures` keeps those tiecore has, and
@@ -29,6 +25,7 @@ import numpy as np
 
 from tiecore.errors import InputError
 from tiecore.io.peers import is_peer, peer_frame
+from tiecore.measures.ir_names import measure_name
 from tiecore.options import INTEROP, pick, validate_params
 
 if TYPE_CHECKING:  # pandas loads with count_rows (tiecore eval's start-up needs measure_name)
@@ -46,127 +43,16 @@ __all__ = [
     "peer_frame",
 ]
 
-_DCG = {"log2": None, "exp-log2": "exp"}
-
-
-def _is_ir_measure(value: object) -> bool:
-    return hasattr(value, "NAME") and isinstance(getattr(value, "params", None), Mapping)
-
-
-@validate_params(pick(INTEROP, "rel_level"))
-def measure_name(measure: object, *, rel_level: int = 1) -> str:
-    """tiecore's name of an ir_measures measure (an object or its name).
-
-    Parameters
-    ----------
-    measure : ir_measures measure or str
-        ``ir_measures.nDCG@10``, ``ir_measures.P(rel=2)@5``, ``"RR(rel=2)"``, or a
-        name tiecore parses already (``"ndcg_cut_10"``, returned in tiecore's form).
-    rel_level : int
-        The evaluation's relevance level; a measure's ``rel`` must equal it.
-
-    Raises
-    ------
-    InputError
-        A parameter or measure tiecore does not have, said in one line.
-
-    Examples
-    --------
-    >>> import ir_measures
-    >>> measure_name(ir_measures.nDCG @ 10), measure_name(ir_measures.AP), measure_name("RR")
-    ('nDCG@10', 'AP', 'RR')
-    >>> measure_name(ir_measures.P(rel=2) @ 5, rel_level=2)
-    'P@5'
-    >>> measure_name("nDCG(dcg='exp-log2')@10")
-    'nDCG(gain=exp)@10'
-    >>> measure_name(ir_measures.P(rel=2) @ 5)
-    Traceback (most recent call last):
-    ...
-    tiecore.errors.InputError: measure: P(rel=2)@5: rel=2, but tiecore takes one relevance \
-level for all measures (expected rel_level=2 (tiecore eval -l 2) for the evaluation, with P@5)
-    """
-    from tiecore.measures import Measure, _Refused
-
-    if isinstance(measure, Measure):
-        return str(measure)
-    if isinstance(measure, str):
-        try:
-            return str(Measure.parse(measure))
-        except _Refused:  # tiecore's own family and parameter, a value it refuses
-            raise
-        except InputError as error:
-            native = error
-        try:
-            import ir_measures
-        except ImportError:
-            raise native from None
-        try:
-            measure = ir_measures.parse_measure(measure)
-        except (ValueError, NameError, SyntaxError, TypeError, AttributeError):
-            raise native from None
-    if not _is_ir_measure(measure):
-        raise TypeError(f"expected a measure name or an ir_measures measure, got {measure!r}")
-    return _convert(measure, rel_level)
-
-
-def _convert(measure: object, rel_level: int) -> str:
-    from tiecore.measures import Measure
-
-    shown = repr(measure)
-    family = measure.NAME
-    params = dict(measure.params)
-    cutoff = params.pop("cutoff", None)
-    ours: dict[str, object] = {}
-
-    def refuse(problem: str, expected: str) -> InputError:
-        return InputError("measure", None, f"{shown}: {problem}", expected)
-
-    if params.pop("judged_only", False):
-        raise refuse("judged_only=True has no tiecore equivalent", "judged_only=False")
-    if "rel" in params:
-        rel = params.pop("rel")
-        if family == "RBP":  # ir_measures: rel given -> binary gain at that level
-            ours["gain"] = "binary"
-        if rel != rel_level:
-            plain = _join(family, ours, cutoff)
-            raise refuse(
-                f"rel={rel}, but tiecore takes one relevance level for all measures",
-                f"rel_level={rel} (tiecore eval -l {rel}) for the evaluation, with {plain}",
-            )
-    if family == "nDCG":
-        dcg = params.pop("dcg", "log2")
-        if dcg not in _DCG:
-            raise refuse(f"dcg={dcg!r} has no tiecore equivalent", "dcg='log2' or 'exp-log2'")
-        if _DCG[dcg]:
-            ours["gain"] = _DCG[dcg]
-        gains = params.pop("gains", None)
-        if gains is not None and any(int(k) != v for k, v in dict(gains).items()):
-            raise refuse("custom gains have no tiecore equivalent", "the levels as gains")
-    ours.update(params)  # anything else (RBP's p, ...) as tiecore's parser takes it
-    name = _join(family, ours, cutoff)
-    try:
-        return str(Measure.parse(name))
-    except InputError as error:
-        raise refuse(error.problem, error.expected or "a measure tiecore has") from None
-
-
-def _join(family: str, params: Mapping[str, object], cutoff: object) -> str:
-    inside = ",".join(f"{k}={v}" for k, v in params.items())
-    return family + (f"({inside})" if inside else "") + ("" if cutoff is None else f"@{cutoff}")
-
-
 # ------------------------------------------------------------------ trec_eval's all_trec
 
 _CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 
 #: trec_eval 9.0.x's ``-m all_trec`` measures, in its order: (trec_eval name, tiecore
-#: name or None). None: a count printed from the data (num_q, num_ret, num_rel,
-#: num_rel_ret). Measures tiecore does not have are listed with their tiecore name
-#: when it has one under that name, and skipped otherwise.
-ALL_TREC: tuple[tuple[str, str | None], ...] = (
-    ("num_ret", None),
-    ("num_rel", None),
-    ("num_rel_ret", None),
+#: name). Measures tiecore does not have are skipped (see :func:`all_trec_measures`).
+ALL_TREC: tuple[tuple[str, str], ...] = (
+    ("num_ret", "NumRet"),
+    ("num_rel", "NumRel"),
+    ("num_rel_ret", "NumRelRet"),
     ("map", "AP"),
     ("gm_map", "gm_map"),
     ("Rprec", "Rprec"),
@@ -182,8 +68,12 @@ ALL_TREC: tuple[tuple[str, str | None], ...] = (
     ("success_1", "Success@1"),
     ("success_5", "Success@5"),
     ("success_10", "Success@10"),
+    ("set_P", "SetP"),
+    ("set_recall", "SetR"),
+    ("set_F", "SetF"),
 )
 
+#: trec_eval's counts: printed as integers, and summed (not averaged) in the ``all`` row.
 _COUNTS = ("num_ret", "num_rel", "num_rel_ret")
 _SUMMARY_ONLY = ("gm_map",)  # trec_eval prints these for "all" only
 
@@ -193,14 +83,12 @@ def all_trec_measures() -> list[tuple[str, object]]:
 
     >>> names = [name for name, _ in all_trec_measures()]
     >>> names[0], "ndcg_cut_10" in names
-    ('map', True)
+    ('num_ret', True)
     """
     from tiecore.measures import Measure
 
     found = []
     for trec, ours in ALL_TREC:
-        if ours is None:
-            continue
         try:
             found.append((trec, Measure.parse(ours)))
         except (InputError, ValueError):
@@ -214,7 +102,7 @@ def expand_all_trec(names: list[str]) -> tuple[list[str], dict[str, str] | None]
 
     >>> names, printed = expand_all_trec(["all_trec", "nDCG(gain=exp)@10"])
     >>> names[:2], printed["AP"], printed["nDCG(gain=exp)@10"]
-    (['AP', 'GMAP'], 'map', 'nDCG(gain=exp)@10')
+    (['NumRet', 'NumRel'], 'map', 'nDCG(gain=exp)@10')
     """
     from tiecore.measures import Measure
 
@@ -310,42 +198,53 @@ def _named_counts(
 
 @validate_params(pick(INTEROP, "per_query"))
 def format_all_trec(
-    result: pd.DataFrame,
-    counts: Mapping[str, pd.DataFrame],
-    names: Mapping[str, str],
-    *,
-    per_query: bool = False,
+    result: pd.DataFrame, names: Mapping[str, str], *, per_query: bool = False
 ) -> str:
     """trec_eval's ``-m all_trec`` text: per run the per-query blocks, then ``all``.
 
     ``result`` is :func:`tiecore.evaluate`'s tidy frame (per-query rows and the
-    summary rows, qid NA); ``counts`` each run's :func:`count_rows` (:func:`count_runs`);
-    ``names`` maps tiecore measure names to trec_eval's, in the order to print.  Lines are
-    ``"%-22s\\t%s\\t%.4f"`` (counts as integers); ``runid`` and ``num_q`` open the
-    ``all`` block and the per-query blocks skip ``gm_map``, as trec_eval prints them.
+    summary rows, qid NA); ``names`` maps tiecore measure names to trec_eval's, in the
+    order to print.  Lines are ``"%-22s\\t%s\\t%.4f"``; ``runid`` and ``num_q`` open the
+    ``all`` block, then trec_eval's counts (``num_ret``, ``num_rel``, ``num_rel_ret``:
+    the NumRet, NumRel and NumRelRet measures, printed as integers when they are, and
+    summed over the queries in the ``all`` row, as trec_eval does); the per-query blocks
+    skip ``gm_map``, as trec_eval prints them.
+
+    >>> import pandas as pd
+    >>> rows = pd.DataFrame({"run": "r", "qid": ["1", "2", None] * 2,
+    ...     "measure": ["NumRet"] * 3 + ["AP"] * 3, "value": [3.0, 5, 4, 0.5, 0.25, 0.375]})
+    >>> text = format_all_trec(rows, {"NumRet": "num_ret", "AP": "map"})
+    >>> [line.split("\\t") for line in text.splitlines()][2:]
+    [['num_ret               ', 'all', '8'], ['map                   ', 'all', '0.3750']]
     """
+    counts = [ours for ours, trec in names.items() if trec in _COUNTS]
+    order = [*counts, *(ours for ours in names if ours not in counts)]  # counts after num_q
     lines: list[str] = []
     for run, block in result.groupby("run", sort=False):
-        run = str(run)
         summary = block["qid"].isna()
         values = dict(
             zip(block.loc[summary, "measure"].astype(str), block.loc[summary, "value"], strict=True)
         )
         rows = block.loc[~summary]
         qids = list(dict.fromkeys(rows["qid"].astype(str)))
-        count = counts[run].reindex(qids).fillna(0).astype(np.int64)
+        table = rows.pivot_table(index="qid", columns="measure", values="value", sort=False)
+        for ours in counts:  # trec_eval sums its counts over the queries
+            values[ours] = float(table[ours].sum()) if len(qids) else 0.0
         if per_query:
-            table = rows.pivot_table(index="qid", columns="measure", values="value", sort=False)
             for qid in qids:
-                lines.extend(f"{c:<22}\t{qid}\t{int(count.loc[qid, c])}" for c in _COUNTS)
                 lines.extend(
-                    f"{trec:<22}\t{qid}\t{table.loc[qid, ours]:.4f}"
-                    for ours, trec in names.items()
-                    if trec not in _SUMMARY_ONLY
+                    f"{names[ours]:<22}\t{qid}\t{_shown(table.loc[qid, ours], ours in counts)}"
+                    for ours in order
+                    if names[ours] not in _SUMMARY_ONLY
                 )
         lines.append(f"{'runid':<22}\tall\t{run}")
         lines.append(f"{'num_q':<22}\tall\t{len(qids)}")
-        totals = count.sum()
-        lines.extend(f"{c:<22}\tall\t{int(totals[c])}" for c in _COUNTS)
-        lines.extend(f"{trec:<22}\tall\t{values[ours]:.4f}" for ours, trec in names.items())
+        lines.extend(
+            f"{names[ours]:<22}\tall\t{_shown(values[ours], ours in counts)}" for ours in order
+        )
     return "".join(line + "\n" for line in lines)
+
+
+def _shown(value: float, count: bool) -> str:
+    """``%.4f``, or a count as an integer (a tie-aware count between two is a fraction)."""
+    return str(int(value)) if count and float(value).is_integer() else f"{value:.4f}"

@@ -2,8 +2,8 @@
 
 A measure typed as trec_eval names it (``map``, ``P.5``) is printed under trec_eval's
 name (:func:`trec_names`); ``-m all_trec`` prints trec_eval's listing for the measures
-tiecore has, with its counts (``num_ret``, ``num_rel``, ``num_rel_ret``) computed by
-:func:`tiecore.interop.count_runs` (:func:`all_trec_counts`).
+tiecore has (its counts ``num_ret``, ``num_rel``, ``num_rel_ret`` are the measures
+NumRet, NumRel and NumRelRet, :func:`tiecore.interop.format_all_trec`).
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
@@ -47,22 +46,11 @@ def trec_names(typed: Sequence[str], names: Sequence[str]) -> dict[str, str]:
 
 
 def all_trec_inputs(args: argparse.Namespace) -> tuple[object, pd.DataFrame, dict | None]:
-    """``-m all_trec``'s inputs: run files stay paths, read one at a time twice (values,
-    then trec_eval's counts), unless one cannot be read twice (stdin, a pipe): then every
-    run is read once, up front."""
+    """``-m all_trec``'s inputs: run files stay paths, read one at a time, unless one is
+    no plain file (stdin, a pipe): then every run is read once, up front."""
     if all(os.path.isfile(path) for path in args.files[1:]):
         return eval_inputs(args)
     return read_inputs(args)
-
-
-def all_trec_counts(runs: object, qrels: pd.DataFrame, args: argparse.Namespace, client) -> dict:
-    """``num_ret``, ``num_rel``, ``num_rel_ret`` of each run (:func:`tiecore.interop.count_runs`),
-    one run at a time; a file's warnings were printed when its values were computed."""
-    from tiecore.interop import count_runs
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return count_runs(runs, qrels, rel_level=args.rel_level, depth=args.depth, client=client)
 
 
 def without_inexact(measures: list, printed: dict[str, str], stderr: TextIO) -> list:

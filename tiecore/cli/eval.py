@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, TextIO
 
 import numpy as np
 
-from tiecore.cli.all_trec import all_trec_counts, all_trec_inputs, trec_names, without_inexact
+from tiecore.cli.all_trec import all_trec_inputs, trec_names, without_inexact
 from tiecore.cli.common import (
     UsageError,
     add_complete,
@@ -315,17 +315,15 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
             spread=args.spread,
             client=client,
         )
-        listing = all_trec is not None and args.format == "trec"  # trec_eval's counts too
-        counts = all_trec_counts(runs, qrels, args, client) if listing else None
     full = result
     if not args.per_query:
         result = result[result["qid"].isna()].reset_index(drop=True)
     columns = plain_columns(result)
     _check_rows(args, columns)
-    if counts is not None:  # trec_eval's names and counts
+    if all_trec is not None and args.format == "trec":  # trec_eval's names (counts included)
         from tiecore.interop import format_all_trec
 
-        return format_all_trec(full, counts, all_trec, per_query=args.per_query)
+        return format_all_trec(full, all_trec, per_query=args.per_query)
     return _text(args, columns, num_q)
 
 

@@ -4,29 +4,57 @@ Each measure reads ``value(q) = offset + scale * S(q) / denominator(q)`` where
 ``S(q) = sum_{rank j <= cut(q)} c_j / w(j)`` for one profile component ``c``
 and a rank weight ``w`` (:class:`tiecore.engine.profiles.Divisor`); a zero
 denominator gives 0 (a query without relevant docs, or with an ideal DCG of 0).
-Which component, weight, cut and denominator: the measure's family in
-:mod:`tiecore.measures.registry`.
+Which component, weight, cut and denominator: the measure's family (its module in
+:mod:`tiecore.measures`).  The engine never imports the measures: it reads a measure
+through :class:`HeadSum` (its ``spec`` is a family, :class:`FamilyLike`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.profiles import Divisor, Profile
 from tiecore.engine.ranking import Ranking
-from tiecore.measures import Measure
-from tiecore.measures.registry import Family
+
+
+class FamilyLike(Protocol):
+    """What the engine reads of a measure family (:class:`tiecore.measures.registry.Family`)."""
+
+    cut: Callable | None
+    denominator: Callable | None
+    scale: float
+    offset: float
+    values: Callable | None
+
+    def hooked(self, measure: HeadSum) -> bool: ...
+    def component_of(self, measure: HeadSum) -> str | None: ...
+    def divisor_of(self, measure: HeadSum) -> Divisor: ...
+
+
+class HeadSum(Protocol):
+    """What the engine and the family modules read of a measure
+    (:class:`tiecore.measures.Measure`): its cutoff, gain, parameters and family."""
+
+    cutoff: int | None
+    gain: str | None
+
+    def param(self, name: str) -> str: ...
+
+    @property
+    def spec(self) -> FamilyLike: ...
 
 
 @dataclass(frozen=True)
 class Plan:
     """How one measure reads a profile: component, rank weight, cut and normaliser."""
 
-    measure: Measure
-    family: Family
+    measure: HeadSum
+    family: FamilyLike
     component: str
     divisor: Divisor
     cut: np.ndarray  # per query: ranks 1..cut count
@@ -36,7 +64,7 @@ class Plan:
 
 
 def plan(
-    measure: Measure,
+    measure: HeadSum,
     judgments: Judgments,
     depth: int | None = None,
     ranking: Ranking | None = None,
@@ -150,7 +178,7 @@ def finish(plan_: Plan, sums: np.ndarray) -> np.ndarray:
 
 
 def values(
-    measure: Measure,
+    measure: HeadSum,
     profile: Profile,
     ranking: Ranking,
     judgments: Judgments,

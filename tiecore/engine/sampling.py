@@ -60,11 +60,11 @@ import numpy as np
 
 from tiecore.engine import kernels
 from tiecore.engine.judgments import Judgments
+from tiecore.engine.kernels import HeadSum
 from tiecore.engine.profiles import Draws, oblivious, sampled
 from tiecore.engine.ranking import Ranking
 from tiecore.engine.seeding import stream_key
 from tiecore.io.hashing import fnv1a, mix
-from tiecore.measures import Measure
 
 #: Cells (samples x drawn columns, or samples x slots of placed groups / 4) of one batch.
 BATCH_CELLS = 2_000_000
@@ -350,12 +350,12 @@ class _Words:
 def sample_values(
     ranking: Ranking,
     judgments: Judgments,
-    measures: list[Measure],
+    measures: list[HeadSum],
     *,
     samples: int,
     rng: np.random.Generator | int,
     depth: int | None = None,
-) -> dict[Measure, np.ndarray]:
+) -> dict[HeadSum, np.ndarray]:
     """Per-query values of each measure under ``samples`` random tie-breaks.
 
     Returns
@@ -695,7 +695,7 @@ class _Tallied(Draws):
 
 def _drawn_sums(
     ranking, judgments, plans, layout, doc, slot, later=None
-) -> dict[Measure, np.ndarray]:
+) -> dict[HeadSum, np.ndarray]:
     """Head sums over the drawn columns, one row per sample: ``(samples, queries)``.
 
     Rank weights and cutoff masks are computed once per batch and shared by the

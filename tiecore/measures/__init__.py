@@ -1,227 +1,43 @@
-"""Measures as small declarative objects, parsed from names like ``nDCG@10``.
+"""Measures: :class:`Measure`, the parser, and one module per measure family.
 
-Names follow ir_measures (``P@k``, ``AP``, ``nDCG(gain=exp)@10``, ``RBP(p=0.5)``
-...); trec_eval's names (``P_10``, ``map``, ``ndcg_cut_10``, ``recip_rank`` ...)
-are accepted too.  What each family accepts and how it is computed is declared
-once, in :mod:`tiecore.measures.registry`.
+``Measure.parse("nDCG@10")`` (:mod:`tiecore.measures.measure`) reads ir_measures' and
+trec_eval's names; :func:`parse_measures` also takes ir_measures' measure objects
+(:mod:`tiecore.measures.ir_names`).  Each family lives in one module here (``p.py``,
+``ap.py``, ``ndcg.py`` ...), which registers it in :mod:`tiecore.measures.registry`
+when this package imports it below; the registry's docstring says how to add one.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from tiecore.errors import InputError
-from tiecore.measures.registry import FAMILIES, Family, lookup
-from tiecore.options import LARGEST_CUT
+from tiecore.measures.ir_names import measure_name
+from tiecore.measures.measure import MAX_CUTOFF, Measure, _Refused
+from tiecore.measures.registry import FAMILIES, Family, Param, lookup, register
 
-_PATTERN = re.compile(
-    r"^(?P<family>[A-Za-z][A-Za-z0-9_]*?)"
-    r"(?:\((?P<params>[^)]*)\))?"
-    r"(?:(?:@|_cut_|_|\.)(?P<cutoff>\d+))?$"
-)
+# Every family module registers its family on import, in this order (FAMILIES' order).
+# isort: off
+from tiecore.measures import p, r, f1, ap, rr, success, rprec, bpref  # noqa: F401
+from tiecore.measures import ndcg, dcg, cg, judged, rbp  # noqa: F401
+from tiecore.measures import err, iprec, infap, gmap  # noqa: F401
+from tiecore.measures import setp, setr, setf, numret, numrel, numrelret  # noqa: F401
+# isort: on
 
-
-#: trec-style RBP names (rbp_eval's, as TREC-COVID printed them): ``rbp.p=0.5`` is
-#: ``RBP(p=0.5,gain=scaled)``, the level / the qrels' largest level as gain.
-_TREC_RBP = re.compile(r"^rbp\.p=(?P<p>[^@,()]+)(?:@(?P<cutoff>\d+))?$", re.IGNORECASE)
-
-#: A known family with something after ``@`` that is no cutoff (``P@1e3``, ``P@-1``).
-_LOOSE = re.compile(r"^(?P<family>[A-Za-z][A-Za-z0-9_]*?)(?:\([^)]*\))?@(?P<cutoff>[^,]+)$")
-#: A comma outside parentheses: several names in one string (``"P@10,AP"``).
-_SEVERAL = re.compile(r",(?![^(]*\))")
-
-#: ir_measures' ``IPrec@0.1`` and trec_eval's ``iprec_at_recall_0.10`` (the level is no cutoff).
-_RECALL = re.compile(r"^(?:iprec@|iprec_at_recall_)(\d*\.\d+|\d+)$", re.IGNORECASE)
-
-
-#: The largest cutoff (trec_eval's are C ints): past int64 numpy cannot hold one at all.
-MAX_CUTOFF = LARGEST_CUT
-
-
-@dataclass(frozen=True, order=True)
-class Measure:
-    """One evaluation measure: a family, an optional cutoff, a gain and parameters.
-
-    Parameters
-    ----------
-    family : str
-        A family of :data:`tiecore.measures.registry.FAMILIES` (``P, R, F1, AP, RR, nDCG,
-        DCG, CG, Rprec, Success, Bpref, Judged, RBP, RBP_residual`` ...).
-    cutoff : int or None
-        Rank cutoff ``k``; ``None`` for the whole ranking.
-    gain : str or None
-        The gain of families that take one (``linear`` or ``exp``); None: the
-        family's default.
-    params : tuple of (str, str)
-        Other parameters, as ``(name, value)`` pairs (``(("ideal", "max"),)``).
-
-    Examples
-    --------
-    >>> Measure.parse("nDCG(gain=exp)@10")
-    Measure(family='nDCG', cutoff=10, gain='exp', params=())
-    >>> str(Measure.parse("ndcg_cut_5")), str(Measure.parse("map")), str(Measure.parse("MRR"))
-    ('nDCG@5', 'AP', 'RR')
-    >>> str(Measure.parse("RBP(p=0.5)")), Measure.parse("nDCG(ideal=max)@5").param("ideal")
-    ('RBP(p=0.5)', 'max')
-    """
-
-    family: str
-    cutoff: int | None = None
-    gain: str | None = None
-    params: tuple = ()
-
-    def __post_init__(self) -> None:
-        if self.family not in FAMILIES:
-            raise ValueError(f"unknown measure family {self.family!r}")
-        spec = FAMILIES[self.family]
-        if spec.cutoff == "required" and self.cutoff is None:
-            raise ValueError(f"{self.family} needs a cutoff, as in {self.family}@10")
-        if spec.cutoff == "none" and self.cutoff is not None:
-            raise ValueError(f"{self.family} takes no cutoff")
-        if self.cutoff is not None and not 1 <= self.cutoff <= MAX_CUTOFF:
-            raise ValueError(f"a cutoff must be an integer from 1 to {MAX_CUTOFF}")
-        if self.gain is None:
-            object.__setattr__(
-                self, "gain", spec.params["gain"].default if "gain" in spec.params else "linear"
-            )
-        elif "gain" in spec.params:
-            object.__setattr__(self, "gain", _checked(spec, "gain", self.gain))
-        elif self.gain != "linear":
-            raise ValueError(f"{self.family} takes no gain")
-        given = dict(self.params)
-        unknown = set(given) - set(spec.params) | ({"gain"} & set(given))
-        if unknown or len(given) != len(self.params):
-            raise ValueError(f"{self.family} takes no parameter {', '.join(sorted(unknown))}")
-        kept = []
-        for name, param in spec.params.items():
-            if name in given:
-                value = _checked(spec, name, str(given[name]))
-                if value != param.default:
-                    kept.append((name, value))
-        object.__setattr__(self, "params", tuple(kept))
-        if spec.check is not None:
-            spec.check(self)
-
-    @property
-    def spec(self) -> Family:
-        """The family's declaration (:class:`tiecore.measures.registry.Family`)."""
-        return FAMILIES[self.family]
-
-    @property
-    def exact_spread(self) -> bool:
-        """Whether the tie-aware value, its variance, min and max are exact: all but a
-        geometric mean over queries (GMAP), whose mean over orderings needs every
-        query's whole distribution.
-
-        >>> Measure.parse("AP").exact_spread, Measure.parse("GMAP").exact_spread
-        (True, False)
-        """
-        return self.spec.aggregate != "geometric"
-
-    @property
-    def has_tie_groups(self) -> bool:
-        """Whether the variance splits by tie group (:func:`tiecore.spread.tie_groups`):
-        a sum over ranks of per-doc terms with an exact spread, not ERR, infAP or
-        ``nDCG(ideal=local)``, whose terms depend on the docs above.
-
-        >>> Measure.parse("nDCG@10").has_tie_groups, Measure.parse("ERR@10").has_tie_groups
-        (True, False)
-        """
-        return self.exact_spread and not self.spec.hooked(self)
-
-    def param(self, name: str) -> str:
-        """The value of parameter ``name`` (its default when not given)."""
-        if name == "gain":
-            return self.gain
-        return dict(self.params).get(name, self.spec.params[name].default)
-
-    @classmethod
-    def parse(cls, text: str) -> Measure:
-        """Parse ``P@10``, ``nDCG(gain=exp)@10``, ``AP``, ``P_10``, ``ndcg_cut_10`` or
-        ``rbp.p=0.5`` (``RBP(p=0.5,gain=scaled)``, rbp_eval's graded gain)."""
-        recall = _RECALL.match(text.strip())  # IPrec@0.1, iprec_at_recall_0.10
-        if recall:  # trec_eval's name: the later trec_eval's rounding (tiecore.measures.iprec)
-            nearest = ",round=nearest" if recall.group(0).lower().startswith("iprec_") else ""
-            level = float(recall.group(1))
-            # a level off trec_eval's 0.1 steps stays as given, to be refused (0.15 is no 0.1)
-            shown = f"{level:.1f}" if abs(level * 10 - round(level * 10)) < 1e-9 else recall[1]
-            text = f"IPrec(recall={shown}{nearest})"
-        trec_rbp = _TREC_RBP.match(text.strip())
-        if trec_rbp:  # rbp.p=0.5: rbp_eval's graded gain (tiecore.measures.registry's RBP)
-            cut = f"@{trec_rbp['cutoff']}" if trec_rbp["cutoff"] else ""
-            text = f"RBP(p={trec_rbp['p'].strip()},gain=scaled){cut}"
-        match = _PATTERN.match(text.strip())
-        spec = lookup(match.group("family")) if match else None
-        if spec is None and _SEVERAL.search(text):
-            names = [part.strip() for part in _SEVERAL.split(text)]
-            raise _Refused(
-                "measure", None, f"{text!r} names several measures in one string",
-                f"a list of names, such as {names!r}",
-            )  # fmt: skip
-        loose = None if match else _LOOSE.match(text.strip())
-        if loose and loose["cutoff"].strip().isdigit():  # P@ 10: ir_measures' parser takes it
-            loose = None
-        if loose and lookup(loose["family"]) is not None:  # P@1e3, P@-1, P@1.5: the cutoff
-            family = lookup(loose["family"])
-            what = "recall level" if family.name == "IPrec" else "cutoff"
-            wanted = (
-                "one of 0.0, 0.1, ..., 1.0" if what == "recall level"
-                else f"an integer from 1 to {MAX_CUTOFF}"
-            )  # fmt: skip
-            raise _Refused(
-                "measure", None, f"{text.strip()!r}: {what} {loose['cutoff']!r} is not {wanted}"
-            )
-        if spec is None:
-            raise InputError(
-                "measure", None, f"unknown measure {text!r}", f"one of {', '.join(FAMILIES)}"
-            )
-        params: dict[str, str] = {}
-        for part in filter(None, (match.group("params") or "").split(",")):
-            key, _, value = part.partition("=")
-            if key.strip() in params:  # RBP(p=0.8,p=0.5): which one was meant?
-                raise _Refused(
-                    "measure", None, f"parameter {key.strip()!r} given twice in {text!r}",
-                    "each parameter at most once",
-                )  # fmt: skip
-            params[key.strip()] = value.strip()
-        unknown = set(params) - set(spec.params)
-        if unknown:
-            accepted = ", ".join(f"{k}={v.default}" for k, v in spec.params.items())
-            raise InputError(
-                "measure", None, f"unknown parameter in {text!r}",
-                f"{spec.name}({accepted})" if accepted else f"{spec.name} without parameters",
-            )  # fmt: skip
-        cutoff = match.group("cutoff")
-        gain = params.pop("gain", None)
-        try:
-            return cls(spec.name, int(cutoff) if cutoff else None, gain, tuple(params.items()))
-        except ValueError as error:
-            raise _Refused("measure", None, f"{text!r}: {error}") from None
-
-    def __str__(self) -> str:
-        spec = self.spec
-        shown = [
-            f"{name}={self.param(name)}"
-            for name, param in spec.params.items()
-            if self.param(name) != param.default
-        ]
-        params = f"({','.join(shown)})" if shown else ""
-        cutoff = f"@{self.cutoff}" if self.cutoff is not None else ""
-        return f"{self.family}{params}{cutoff}"
-
-
-class _Refused(InputError):
-    """A name of tiecore's own family and parameters with a value it refuses (``P@0``,
-    ``ERR(max_rel=0)``, ``IPrec@0.15``): no other parser (ir_measures') may take it."""
-
-
-def _checked(spec: Family, name: str, value: str) -> str:
-    try:
-        return spec.params[name].canonical(value)
-    except ValueError as error:
-        raise ValueError(f"{spec.name}'s {name} {error}") from None
+__all__ = [
+    "DEFAULT_MEASURES",
+    "FAMILIES",
+    "MAX_CUTOFF",
+    "Family",
+    "Measure",
+    "Param",
+    "lookup",
+    "measure_name",
+    "parse_measures",
+    "register",
+    "split_measures",
+]
 
 
 def split_measures(texts: Sequence[str]) -> list[str]:
@@ -234,7 +50,7 @@ def split_measures(texts: Sequence[str]) -> list[str]:
     """
     names: list[str] = []
     for text in texts:
-        for part in (p.strip() for p in re.split(r",(?![^(]*\))", text)):
+        for part in (piece.strip() for piece in re.split(r",(?![^(]*\))", text)):
             if (
                 names
                 and re.fullmatch(r"[A-Za-z_]+\.[0-9.]+", names[-1])
@@ -251,11 +67,9 @@ def parse_measures(measures: str | Measure | list[str | Measure]) -> list[Measur
     >>> [str(m) for m in parse_measures(["P@5", "AP", "P@5", "MAP@5"])]
     ['P@5', 'AP', 'AP@5']
     """
-    from tiecore.interop import measure_name  # ir_measures' measure objects and names too
-
     if isinstance(measures, str | Measure) or hasattr(measures, "NAME"):
         measures = [measures]
-    parsed = [m if isinstance(m, Measure) else _parse(m, measure_name) for m in measures]
+    parsed = [m if isinstance(m, Measure) else _parse(m) for m in measures]
     if not parsed:
         raise InputError(
             "measure", None, "no measures given (an empty list)", "at least one, such as 'P@10'"
@@ -263,7 +77,7 @@ def parse_measures(measures: str | Measure | list[str | Measure]) -> list[Measur
     return list(dict.fromkeys(parsed))
 
 
-def _parse(measure: object, measure_name) -> Measure:
+def _parse(measure: object) -> Measure:
     """A name by tiecore's parser first: a value it refuses is refused (ir_measures' parser
     would take ``ERR(max_rel=0)`` and fail later); other names and objects through
     ``measure_name`` (ir_measures' syntax and objects)."""

@@ -39,6 +39,7 @@ import numpy as np
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
 from tiecore.errors import InputError
+from tiecore.measures.registry import Family, Param, register
 
 #: gdeval's ``MAX_JUDGMENT``: ``R = (2**level - 1) / 2**MAX_GRADE``.
 MAX_GRADE = 4
@@ -609,7 +610,7 @@ def err_sample(
     return out
 
 
-# ---------------------------------------------- hooks of a registry family (tiecore.measures.registry)
+# ------------------------------------------------- the family's hooks and registration
 
 
 def _max_grade(measure) -> int:
@@ -649,3 +650,26 @@ def family_sample(measure, ranking: Ranking, judgments: Judgments, *, samples, r
         depth=depth,
         max_grade=_max_grade(measure),
     )
+
+
+register(
+    Family(
+        "ERR",
+        "cascade model (Chapelle et al.): sum_{j<=k} R_j prod_{i<j} (1 - R_i) / j, "
+        "R = (2^level - 1) / 2^max_rel with max_rel 4 (gdeval's, ir_measures' provider; a "
+        "larger level is an error); a query without a positive level scores 0 (gdeval "
+        "leaves it out)",
+        ("err",),
+        params={
+            "max_rel": Param(
+                "4",
+                tuple(str(i) for i in range(1, 31)),
+                description="the largest level: R = (2^level - 1) / 2^max_rel",
+            )
+        },
+        component=None,
+        values=family_values,
+        spread=family_spread,
+        sample=family_sample,
+    )
+)

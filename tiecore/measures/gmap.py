@@ -20,6 +20,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from tiecore.engine.profiles import RANK
+from tiecore.measures.ap import DENOM, ap_denominator, bounds_ap, var_ap
+from tiecore.measures.registry import Family, register
+
 #: trec_eval's ``MIN_GEO_MEAN``: APs below it count as it.
 MIN_GEO_MEAN = 1e-5
 
@@ -52,3 +56,21 @@ def gmap(ap: np.ndarray, axis: int = -1) -> np.ndarray:
     0.5
     """
     return geometric_mean(log_floor(ap), axis=axis)
+
+
+register(
+    Family(
+        "GMAP",
+        "AP per query; over queries trec_eval's gm_map, exp(mean log max(AP, "
+        "1e-5)). Oblivious and sampled (an estimate of the mean GMAP over orderings); no "
+        "aware value: that mean needs each query's whole AP distribution",
+        ("gm_map",),
+        params={"denom": DENOM},
+        component="ap",
+        divisor=RANK,
+        denominator=ap_denominator,
+        variance=var_ap,
+        bounds=bounds_ap,
+        aggregate="geometric",
+    )
+)

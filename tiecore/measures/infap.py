@@ -73,6 +73,7 @@ from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
 from tiecore.errors import InputError
 from tiecore.measures.err import _ragged
+from tiecore.measures.registry import Family, register
 
 #: trec_eval's ``INFAP_EPSILON``.
 EPSILON = 0.00001
@@ -560,7 +561,7 @@ def infap_sample(
     return _divide(out, num_rel)
 
 
-# ---------------------------------------------- hooks of a registry family (tiecore.measures.registry)
+# ------------------------------------------------- the family's hooks and registration
 
 
 def family_values(measure, profile, ranking: Ranking, judgments: Judgments, depth=None):
@@ -584,3 +585,21 @@ def family_spread(measure, ranking: Ranking, judgments: Judgments, depth=None) -
 def family_sample(measure, ranking: Ranking, judgments: Judgments, *, samples, rng, depth=None):
     """``(samples, queries)`` infAP under random tie-breaks (:func:`infap_sample`)."""
     return infap_sample(ranking, judgments, samples=samples, rng=rng, depth=depth)
+
+
+register(
+    Family(
+        "infAP",
+        "trec_eval's inferred AP (Yilmaz & Aslam): sum over relevant retrieved "
+        "of (1 + (r + m + u) (r + 1e-5) / (r + m + 2e-5)) / k, / num_rel (r relevant, m "
+        "judged non-relevant, u pooled unjudged (negative level) docs above rank k; docs "
+        "absent from the qrels count as non-relevant); exact variance and bounds up to a "
+        "budget per tie group",
+        ("infap",),
+        "none",
+        component=None,
+        values=family_values,
+        spread=family_spread,
+        sample=family_sample,
+    )
+)

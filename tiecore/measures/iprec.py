@@ -50,6 +50,7 @@ import numpy as np
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
 from tiecore.errors import InputError
+from tiecore.measures.registry import Family, Param, register
 
 #: trec_eval's default recall levels (C doubles, as written there).
 RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -690,7 +691,7 @@ def iprec_sample(
     return out
 
 
-# ---------------------------------------------- hooks of a registry family (tiecore.measures.registry)
+# ------------------------------------------------- the family's hooks and registration
 
 
 def _rounding(measure) -> str:
@@ -772,3 +773,32 @@ def family_sample(measure, ranking: Ranking, judgments: Judgments, *, samples, r
         depth=depth,
         rounding=_rounding(measure),
     )[:, :, 0]
+
+
+#: trec_eval's recall levels of iprec_at_recall, as IPrec's ``recall`` accepts them.
+RECALL_CHOICES = tuple(f"{level / 10:.1f}" for level in range(11))
+
+register(
+    Family(
+        "IPrec",
+        "trec_eval's iprec_at_recall: the largest precision at or below the rank "
+        "of relevant doc number max(1, (long)(recall * num_rel + 0.9)) (round=up: trec_eval "
+        "9.0.x, pytrec_eval, ir_measures' IPrec@r) or + 0.5 (round=nearest: the later "
+        "trec_eval of the test outputs; trec_eval's names iprec_at_recall_r); 0 when too few "
+        "are retrieved",
+        ("iprec_at_recall",),
+        "none",
+        params={
+            "recall": Param("0.0", RECALL_CHOICES, description="the recall level, 0.0 to 1.0"),
+            "round": Param(
+                "up",
+                ("up", "nearest"),
+                description="up: + 0.9 (trec_eval 9.0.x); nearest: + 0.5 (later trec_eval)",
+            ),
+        },
+        component=None,
+        values=family_values,
+        spread=family_spread,
+        sample=family_sample,
+    )
+)

@@ -419,7 +419,7 @@ def local_sample(
     return out
 
 
-# ---------------------------------------------- hooks of a registry family (tiecore.measures.registry)
+# ------------------------------------------------- nDCG(ideal=local)'s family hooks (ndcg.py)
 
 
 def family_values(measure, profile, ranking: Ranking, judgments: Judgments, depth=None):

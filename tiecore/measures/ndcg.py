@@ -1,0 +1,115 @@
+"""nDCG (Järvelin & Kekäläinen 2002): DCG@k divided by the ideal DCG@k.
+
+``DCG@k = sum_{j <= k} g(level_j) / log2(j + 1)`` with gain ``g`` the level
+(``gain=linear``, trec_eval's ``ndcg``) or ``2^level - 1`` (``gain=exp``, Burges et
+al.).  The ideal is ``global`` (the query's judged docs sorted by gain, cut at k:
+trec_eval's ``ndcg_cut``), ``max`` (the qrels' top gain at each of the ``k`` ranks)
+or ``local`` (the ranking's own top k sorted by gain), which is no head sum: its
+values, spread and samples come from :mod:`tiecore.measures.local_ideal`.  The gain
+is a document value, so under ties the DCG is a linear permutation statistic
+(:data:`~tiecore.measures.registry.LINEAR_MOMENTS`; sklearn's ``_tie_averaged_dcg``
+gives the same mean).
+
+>>> from tiecore.measures import FAMILIES, Measure, lookup
+>>> FAMILIES["nDCG"].component_of(Measure.parse("nDCG(gain=exp)@10"))
+'gain:exp'
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from tiecore.engine.judgments import gain_of
+from tiecore.engine.profiles import LOG2
+from tiecore.measures import local_ideal
+from tiecore.measures.registry import GAIN, LINEAR_MOMENTS, Family, Param, register
+
+if TYPE_CHECKING:
+    from tiecore.engine.kernels import HeadSum as Measure
+
+
+def ideal_dcg(measure, judgments, ranking, cut) -> np.ndarray:
+    """nDCG's ideal DCG: ``global`` (the query's judged docs sorted by gain, cut at k)
+    or ``max`` (the top gain of the qrels at each of the ``k`` ranks)."""
+    if measure.param("ideal") == "max":
+        levels = judgments._levels
+        top = np.full(len(judgments.qids), int(levels.max(initial=0)))
+        shift = judgments.gain_shift(measure.gain)
+        discounts = log2_discount_sum(measure.cutoff)
+        with np.errstate(over="ignore"):  # 2**(top - shift) past the float range: value 0
+            return gain_of(top, measure.gain, shift) * discounts
+    return judgments.ideal_dcg(measure.cutoff, measure.gain)
+
+
+#: Past this many ranks :func:`log2_discount_sum` adds the tail by Euler-Maclaurin.
+_DIRECT_DISCOUNTS = 1 << 20
+
+
+def log2_discount_sum(k: int) -> float:
+    """``sum_{j=1..k} 1 / log2(j + 1)``: directly up to 2^20 ranks, beyond by Euler-Maclaurin.
+
+    The tail ``j = n .. k`` of ``f(x) = ln 2 / ln(x + 1)`` is ``ln 2 (li(k + 1) - li(n +
+    1)) + (f(n) + f(k)) / 2 + (f'(k) - f'(n)) / 12`` (``li(x) = Ei(ln x)``); the next term
+    is below 1e-30 at n = 2^20, so any cutoff costs 2^20 ranks, not k of memory and time.
+
+    >>> n = 3 * 2**20
+    >>> exact = float(np.sum(1.0 / np.log2(np.arange(2.0, n + 2))))
+    >>> abs(log2_discount_sum(n) - exact) < 1e-13 * exact
+    True
+    """
+    if k <= _DIRECT_DISCOUNTS:
+        return float(np.sum(LOG2.inverse(np.arange(1.0, k + 1))))
+    from scipy.special import expi
+
+    n = _DIRECT_DISCOUNTS
+    head = float(np.sum(LOG2.inverse(np.arange(1.0, n))))  # ranks 1 .. n - 1
+    ln2 = np.log(2.0)
+
+    def f(x: float) -> float:
+        return ln2 / np.log1p(x)
+
+    def df(x: float) -> float:
+        return -ln2 / ((x + 1.0) * np.log1p(x) ** 2)
+
+    tail = ln2 * (expi(np.log1p(k)) - expi(np.log1p(n))) + (f(n) + f(k)) / 2
+    return head + float(tail + (df(k) - df(n)) / 12.0)
+
+
+def _ndcg_component(measure: Measure) -> str | None:
+    """nDCG's gains, or None for ``ideal=local`` (no head sum: :mod:`.local_ideal`)."""
+    return None if measure.param("ideal") == "local" else f"gain:{measure.gain}"
+
+
+def _needs_cutoff_for_max(measure: Measure) -> None:
+    if measure.param("ideal") == "max" and measure.cutoff is None:
+        raise ValueError("nDCG(ideal=max) needs a cutoff, as in nDCG(ideal=max)@10")
+
+
+IDEAL = Param(
+    "global",
+    ("global", "max", "local"),
+    description="global: the query's judged docs sorted by gain; max: the qrels' top gain "
+    "at every rank; local: the ranking's own top k sorted by gain",
+)
+
+register(
+    Family(
+        "nDCG",
+        "DCG@k / ideal DCG@k; gain level (linear) or 2^level - 1 (exp), discount "
+        "log2(rank + 1); ideal global (the query's judged docs sorted), max (the qrels' "
+        "top gain at every rank) or local (the ranking's own top k sorted by gain; all "
+        "retrieved without a cutoff)",
+        ("ndcg_cut",),
+        params={"gain": GAIN, "ideal": IDEAL},
+        component=_ndcg_component,
+        divisor=LOG2,
+        denominator=ideal_dcg,
+        check=_needs_cutoff_for_max,
+        **LINEAR_MOMENTS,
+        values=local_ideal.family_values,
+        spread=local_ideal.family_spread,
+        sample=local_ideal.family_sample,
+    )
+)

@@ -1,0 +1,24 @@
+"""R@k, recall at k: the relevant docs in the top ``k``, divided by ``num_rel``.
+
+``R@k = rel_k / num_rel`` (trec_eval's ``recall_k``; a query without relevant docs
+scores 0).  Under ties ``rel_k`` is hypergeometric in the group the cutoff cuts.
+
+>>> from tiecore.measures import FAMILIES, lookup
+>>> FAMILIES["R"].denominator is num_rel
+True
+"""
+
+from __future__ import annotations
+
+from tiecore.measures.registry import COUNT_MOMENTS, Family, num_rel, register
+
+register(
+    Family(
+        "R",
+        "relevant in the top k / num_rel",
+        ("recall",),
+        "required",
+        denominator=num_rel,
+        **COUNT_MOMENTS,
+    )
+)

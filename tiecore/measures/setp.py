@@ -1,0 +1,26 @@
+"""SetP, trec_eval's ``set_P``: the relevant retrieved docs / the retrieved docs.
+
+``SetP = num_rel_ret / num_ret`` over the whole retrieved set (cut at the depth,
+trec_eval's ``-M``), with no cutoff.  Under ties it moves only when the depth cuts
+a tie group: then ``num_rel_ret`` is hypergeometric in that group
+(:data:`~tiecore.measures.registry.COUNT_MOMENTS`) and ``num_ret`` fixed.
+
+>>> from tiecore.measures import FAMILIES, Measure, lookup
+>>> str(Measure.parse("set_P")), FAMILIES["SetP"].cutoff
+('SetP', 'none')
+"""
+
+from __future__ import annotations
+
+from tiecore.measures.registry import COUNT_MOMENTS, Family, register, retrieved_in_cut
+
+register(
+    Family(
+        "SetP",
+        "trec_eval's set_P: relevant retrieved / retrieved (up to the depth)",
+        ("set_p",),
+        "none",
+        denominator=retrieved_in_cut,
+        **COUNT_MOMENTS,
+    )
+)
