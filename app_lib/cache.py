@@ -10,6 +10,7 @@ comparisons) show a progress bar.
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -23,10 +24,11 @@ from app_lib import data, warm
 from app_lib.data import Dataset
 from app_lib.recent import Recent
 from app_lib.settings import CACHE_TTL, MEASURE_CHOICES, Settings, with_gain
-from tiecore import report
+from tiecore import compare, report, spread
 from tiecore.errors import TieCoreWarning
 from tiecore.explain import anatomy, builder
 from tiecore.measures import DEFAULT_MEASURES, Measure
+from tiecore.measures import iprec as interpolated
 
 
 def quiet(function: Callable, *args, **kwargs):
@@ -37,8 +39,6 @@ def quiet(function: Callable, *args, **kwargs):
 
 
 def _accepts_progress(function: Callable) -> bool:
-    import inspect
-
     return "progress" in inspect.signature(function).parameters
 
 
@@ -241,8 +241,6 @@ def _score(
 
 def _spread(dataset: Dataset, measures: Sequence[str], rel_level: int, **extra) -> pd.DataFrame:
     """One :func:`tiecore.spread.evaluate_spread` call over every run, with the per-query rows."""
-    from tiecore import spread
-
     return quiet(
         spread.evaluate_spread,
         dict(dataset.runs),
@@ -336,8 +334,6 @@ def spread_table(
     The per-query table holds the ``all`` rows too, so one computation serves both;
     its first computation shows a progress bar (one step per system).
     """
-    from tiecore import spread
-
     measures = tuple(measures or settings.measures)
     measures = tuple(m for m in measures if Measure.parse(m).exact_spread)  # not GMAP
     wide = computed_measures(dataset, measures)
@@ -387,8 +383,8 @@ def modes(
     def compute() -> pd.DataFrame:
         oblivious = evaluate(dataset, settings, "oblivious")
         drawn = evaluate(dataset, settings, "sampled") if sampled else None
-        spread = spread_table(dataset, settings)
-        return report.combine_modes(oblivious, spread, drawn, digits=digits)
+        exact = spread_table(dataset, settings)
+        return report.combine_modes(oblivious, exact, drawn, digits=digits)
 
     return memo("modes", key, compute, size=64)
 
@@ -437,9 +433,6 @@ def iprec_curve(
     ``sampled, sampled_sd`` from ``ties="sampled"`` with ``samples`` draws.
     ``refused`` holds tiecore's message (None when exact), ``samples`` the draws.
     """
-    from tiecore import spread
-    from tiecore.measures import iprec as interpolated
-
     measures = list(iprec_measures())
     runs = {run: _dataset.runs[run]}
     args = {"rel_level": rel_level}
@@ -494,8 +487,6 @@ def tie_groups(
     _dataset: Dataset, key: str, run: str, measure: str, rel_level: int, qid: str | None
 ) -> pd.DataFrame:
     """:func:`tiecore.spread.tie_groups` of one run (one query or all)."""
-    from tiecore import spread
-
     return quiet(
         spread.tie_groups, _dataset.runs[run], _dataset.qrels, measure, rel_level=rel_level, qid=qid
     )
@@ -508,8 +499,6 @@ def distribution(
     _dataset: Dataset, key: str, run: str, measure: str, rel_level: int, qid: str
 ) -> pd.DataFrame | None:
     """:func:`tiecore.spread.distribution` of one query, or None when it has none to list."""
-    from tiecore import spread
-
     try:
         return quiet(
             spread.distribution,
@@ -598,8 +587,6 @@ def comparison(
     n_resamples: int = 1000,
 ):
     """:func:`tiecore.compare.compare` of the chosen systems, cached, with a progress bar."""
-    from tiecore import compare
-
     key = (
         dataset.key,
         tuple(names),
@@ -643,7 +630,7 @@ def policy_table(dataset: Dataset, settings: Settings, measure: str) -> pd.DataF
     of them, so the Overview's results are reused.
     """
     measures = tuple(settings.measures) if measure in settings.measures else (measure,)
-    spread = spread_table(dataset, settings, measures=measures)
+    exact = spread_table(dataset, settings, measures=measures)
     oblivious = {
         policy: evaluate(
             dataset, replace(settings, tiebreak=policy), "oblivious", measures=measures
@@ -651,7 +638,7 @@ def policy_table(dataset: Dataset, settings: Settings, measure: str) -> pd.DataF
         for policy in anatomy.POLICIES
         if policy not in anatomy.BOUNDS
     }
-    return anatomy.assemble_policies(spread, oblivious, measure)
+    return anatomy.assemble_policies(exact, oblivious, measure)
 
 
 @st.cache_data(

@@ -26,6 +26,7 @@ import tiecore
 from app_lib.settings import CACHE_TTL, MAX_INFLATION, MAX_UPLOAD_TEXT, READ_FACTOR
 from tiecore.engine import budget
 from tiecore.errors import InputError, TieCoreWarning
+from tiecore.explain.precision import coarsen_run, precision_label
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data"
@@ -361,8 +362,6 @@ def read_mslr() -> Dataset:
 
 @st.cache_resource(show_spinner="Rounding the scores ...", max_entries=16, ttl=CACHE_TTL)
 def _coarsened(_dataset: Dataset, key: str, precision: str | int, names: tuple[str, ...]):
-    from tiecore.explain.precision import coarsen_run, precision_label
-
     runs = {name: coarsen_run(_dataset.runs[name], precision) for name in names}
     return replace(
         _dataset,

@@ -103,3 +103,22 @@ def test_pages_rank_with_tiecore_stats(path: Path) -> None:
     tolerance there), never ``DataFrame.rank`` or ``scipy.stats.rankdata``."""
     found = re.findall(r"\.rank\(|rankdata", path.read_text())
     assert not found, (path.name, found)
+
+
+@pytest.mark.parametrize(
+    "path", sorted([*ROOT.glob("app_lib/*.py"), *ROOT.glob("app_pages/*.py")]), ids=_module
+)
+def test_no_app_or_tiecore_module_is_imported_inside_a_function(path: Path) -> None:
+    """Lazy imports only for heavy third-party modules (kaleido, plotly.io).  ``app.py`` alone
+    imports ``app_lib`` late, on purpose: the page's name shows before pandas and plotly load."""
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.ImportFrom):
+                    names = [inner.module or ""]
+                elif isinstance(inner, ast.Import):
+                    names = [alias.name for alias in inner.names]
+                else:
+                    continue
+                local = [n for n in names if n.split(".")[0] in ("tiecore", "app_lib")]
+                assert not local, (path.name, node.name, inner.lineno, local)
