@@ -36,7 +36,11 @@ lines), :mod:`~tiecore.io.letor`, :mod:`~tiecore.io.sources` (Parquet, JSON Line
 stdin, ir_measures records), :mod:`~tiecore.io.frames` (the same rules for DataFrames),
 :mod:`~tiecore.io.peers` (ranx and trectools objects), :mod:`~tiecore.io.ids` (the
 duplicate test, whose codes and hashes a run keeps for the judgments' lookup) and
-:mod:`~tiecore.io.hashing` (the package's one string hasher and one mixer).
+:mod:`~tiecore.io.hashing` (the package's one mixer and one string hasher of row keys;
+FNV-1a for the per-query keys of the seeded draws). :mod:`~tiecore.io.arrays` converts
+between arrow and numpy without pandas. The readers live in :mod:`~tiecore.io.readers`
+and :mod:`~tiecore.io.letor`, imported on first use: ``import tiecore.io`` loads
+neither pyarrow nor pandas.
 """
 
 from __future__ import annotations
@@ -61,6 +65,7 @@ _HOMES = {
 
 
 def __getattr__(name: str) -> object:
+    """A public reader, imported from its module on first use (PEP 562)."""
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module 'tiecore.io' has no attribute {name!r}")
@@ -70,4 +75,5 @@ def __getattr__(name: str) -> object:
 
 
 def __dir__() -> list[str]:
+    """The module's names, the readers not yet imported included."""
     return sorted([*globals(), *__all__])
