@@ -12,6 +12,7 @@ scipy (spread, compare) or dask (distributed) only with what needs them.
 import importlib
 
 from tiecore.errors import InputError, TieCoreWarning
+from tiecore.version import __version__ as __version__
 
 #: Public name -> the module that defines it (imported on first access).
 _LAZY = {
@@ -70,4 +71,3 @@ __all__ = [
     "spread",
     "stats",
 ]
-__version__ = "0.1.0"

@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tiecore.version import __version__
+
 if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
@@ -191,8 +193,6 @@ def provenance(**fields: object) -> dict[str, object]:
     >>> list(provenance(measure="AP", seed=0))
     ['measure', 'seed', 'tiecore version']
     """
-    from tiecore import __version__
-
     out = {k.replace("_", " "): v for k, v in fields.items() if v is not None}
     out["tiecore version"] = __version__
     return out
