@@ -363,8 +363,8 @@ def distribution(
 ) -> pd.DataFrame:
     """Exact distribution of one query's value over random tie-breaks.
 
-    For P@k, R@k, F1@k and Rprec (a hypergeometric count in the group the cut
-    falls inside), Success@k (Bernoulli) and RR(@k) (the first relevant
+    For P@k, R@k, F1@k, Rprec, SetP, SetR, SetF and NumRelRet (a hypergeometric
+    count in the group the cut falls inside), Success@k (Bernoulli) and RR(@k) (the first relevant
     position in the first group holding a relevant doc).
 
     Returns
@@ -398,10 +398,12 @@ def distribution(
         raise ValueError(f"query {qid!r} has no judgments in the qrels")
     judgments = Judgments.from_qrels(qrels, rel_level)
     run = run[run["qid"].astype(str) == qid]
-    recipe = kernels.plan(measure, judgments, depth)
-    if run.empty or recipe.denominator[0] <= 0:
+    if run.empty:
         return _as_distribution(np.zeros(1), np.ones(1))
     ranking = Ranking.build(run, judgments, tiebreak="file_order")
+    recipe = kernels.plan(measure, judgments, depth, ranking)  # SetP's denominator: retrieved
+    if recipe.denominator[0] <= 0:
+        return _as_distribution(np.zeros(1), np.ones(1))
     context = Context(ranking, judgments, depth)
     values, probability = measure.spec.distribution(context, context.slots(recipe))
     factor = recipe.scale / recipe.denominator[0]
