@@ -898,6 +898,8 @@ def bench_dask(ds: Dataset, measures, repeat: int) -> list[Result]:
     files = [str(ds.qrels), *map(str, ds.runs)]
     child = best_child(child_cmd("dask", ",".join(measures), str(repeat), *files), 1)
     rep = child.report()
+    speedup = rep["one_pinned"] / rep["dask_pinned"]
+    serial = 2 / speedup - 1  # Amdahl: S = 1 / (f + (1 - f) / N), N = 2
     common = (
         f"interleaved, best of {repeat}; load average {rep['load'][0]:.1f} -> "
         f"{rep['load'][1]:.1f}; cluster start {rep['start']:.1f}s not counted; identical "
@@ -913,9 +915,14 @@ def bench_dask(ds: Dataset, measures, repeat: int) -> list[Result]:
             note=(
                 f"evaluate(files, client=) on local_cluster(1) vs local_cluster(2), each "
                 f"worker pinned to a core of its own ({rep['cores']} cores), {common}; CPU "
-                f"{rep['one_pinned_cpu']:.1f}s vs {rep['dask_pinned_cpu']:.1f}s (workers + client)"
+                f"{rep['one_pinned_cpu']:.1f}s vs {rep['dask_pinned_cpu']:.1f}s (workers + "
+                f"client); serial fraction (Amdahl, f = 2/S - 1) {serial:.3f}; task stream of "
+                f"2 workers: {rep['stream']['tasks']} tasks, workers idle "
+                f"{rep['stream']['idle']:.1%} of the wall time, first task after "
+                f"{rep['stream']['first']:.3f}s, last done {rep['stream']['after']:.3f}s before "
+                f"the end"
             ),
-            extra=rep,
+            extra=rep | {"serial": serial},
         ),
         Result(
             ds.name,
@@ -939,6 +946,51 @@ def bench_dask(ds: Dataset, measures, repeat: int) -> list[Result]:
             note=(
                 f"the local loop (reading ahead on a thread: CPU {rep['local_cpu']:.1f}s in "
                 f"{rep['local']:.2f}s) vs local_cluster(2) unpinned (CPU {rep['dask_cpu']:.1f}s)"
+            ),
+        ),
+        *bench_dask_one_off(ds, measures, repeat),
+    ]
+
+
+def bench_dask_one_off(ds: Dataset, measures, repeat: int) -> list[Result]:
+    """``tiecore eval --dask local:2`` against the plain ``tiecore eval``, as a user runs
+    them (fresh processes, interleaved, best of ``repeat``): once as it is (a collection
+    too small for the cluster to pay off is evaluated locally, with a note), once with
+    the cluster forced (``tiecore.distributed.ROW_SECONDS`` set so high that it always
+    pays off): start, imports, evaluation and close of the cluster, all counted."""
+    from tiecore.distributed import least_rows
+
+    base = tiecore_cmd(ds, measures, "oblivious")
+    commands = {
+        "local": base,
+        "asked": [*base, "--dask", "local:2"],
+        "forced": [*child_cmd("dask_forced"), *base[4:], "--dask", "local:2"],
+    }
+    best = best_children(commands, repeat)
+    least = least_rows(2, len(os.sched_getaffinity(0)))
+    limit = "never" if least is None else f"{least:,.0f} rows"
+    declined = "note:" in best["asked"].stderr
+    return [
+        Result(
+            ds.name,
+            "dask: tiecore eval / --dask local:2 one-off, cluster forced",
+            best["local"].wall,
+            best["forced"].wall,
+            "info",
+            note=(
+                f"fresh processes, interleaved, best of {repeat}: start, worker imports "
+                f"(preloaded), evaluation and close of local:2 all counted; {ds.rows:,} rows"
+            ),
+        ),
+        Result(
+            ds.name,
+            "dask: tiecore eval / --dask local:2 one-off, as run",
+            best["local"].wall,
+            best["asked"].wall,
+            ">= 0.8",
+            note=(
+                f"local:2 pays off from {limit} here (tiecore.distributed.least_rows): "
+                f"{'declined, evaluated locally' if declined else 'ran on the cluster'}"
             ),
         ),
     ]
@@ -1260,9 +1312,12 @@ def child_dask(names: list[str], repeat: int, qrels: str, runs: list[str]) -> di
                 if on is not None:
                     spent += sum(on.run(_cpu_seconds).values()) - workers_cpu
                 cpus[key].append(spent)
+        pin(False)
+        stream = _task_stream(client, lambda: tiecore.evaluate(runs, judged, names, client=client))
     pd.testing.assert_frame_equal(first, expected, check_exact=True)
     pd.testing.assert_frame_equal(alone, expected, check_exact=True)
     report = {key: min(times[key]) for key in keys}
+    report["stream"] = stream
     report |= {f"{key}_all": times[key] for key in keys}
     report |= {f"{key}_cpu": min(cpus[key]) for key in keys}
     report |= {
@@ -1272,6 +1327,33 @@ def child_dask(names: list[str], repeat: int, qrels: str, runs: list[str]) -> di
         "equal": True,
     }
     return report
+
+
+def _task_stream(client, call) -> dict:
+    """Where the wall time of ``call()`` on ``client`` goes, from dask's task stream: the
+    tasks, the share of worker time idle, the wait before the first task starts (the
+    client's scatter and submit) and after the last one ends (merging, tidying)."""
+    from distributed import get_task_stream
+
+    with get_task_stream(client) as stream:
+        begin, start = time.time(), time.perf_counter()
+        call()
+        wall = time.perf_counter() - start
+    spans = [
+        (s["start"] - begin, s["stop"] - begin)
+        for task in stream.data
+        for s in task["startstops"]
+        if s["action"] == "compute"
+    ]
+    busy = sum(stop - start for start, stop in spans)
+    workers = len(client.scheduler_info()["workers"])
+    return {
+        "wall": wall,
+        "tasks": len(spans),
+        "idle": 1 - busy / (workers * wall),
+        "first": min(start for start, _ in spans),
+        "after": wall - max(stop for _, stop in spans),
+    }
 
 
 def child_dask_memory(
@@ -1351,6 +1433,12 @@ def run_as_child(argv: list[str]) -> int:
     if kind == "cli":
         from tiecore.cli import main as tiecore_main
 
+        return tiecore_main(args)
+    if kind == "dask_forced":  # tiecore eval ... --dask local:N, the cluster always started
+        import tiecore.distributed
+        from tiecore.cli import main as tiecore_main
+
+        tiecore.distributed.ROW_SECONDS = 1.0
         return tiecore_main(args)
     warnings.simplefilter("ignore")
     if kind == "parse":

@@ -169,6 +169,15 @@ class OneOffClient:
     :func:`tiecore.evaluation.parallel.map_runs` first asks :meth:`declines`:
     a collection that the cluster cannot evaluate faster than the local loop is
     then evaluated locally, and the cluster is never started.
+
+    Why decline rather than only warn: measured on 2 cores, a one-off ``local:2``
+    costs 2.5-5 s more than its evaluation (start 1-3 s, close 0.5-1.8 s, a first
+    call 0.3 s slower than the next), while 2 workers save at most half of the
+    local loop's 0.4 s per million rows; on 16 cores (issue 26) ``local:4`` and
+    ``local:16`` took 8.2 and 9.7 s for what the local loop did in 5.5 s.  A
+    note alone would leave the user to pay that; evaluated locally the values
+    are the same, bit for bit, and the note says from how many rows the
+    cluster would pay off (:func:`least_rows`).
     """
 
     def __init__(self, workers: int, stack: contextlib.ExitStack) -> None:
@@ -210,22 +219,31 @@ class OneOffClient:
         return True
 
     def __getattr__(self, name: str) -> object:
+        if name.startswith("_"):  # not the client's (copy, pickle): no start for those
+            raise AttributeError(name)
         return getattr(self.start(), name)
 
 
 #: Seconds of the local loop per run row (default measures, one core, files read).
 ROW_SECONDS = 0.4e-6
 
-#: Seconds to start ``local:N`` whatever N (scheduler, client, the first round trips).
-START_SECONDS = 1.2
+#: Seconds that a one-off ``local:N`` costs whatever N: scheduler and client, the
+#: first call's round trips, closing the cluster (2 cores: start 1.0-2.9 s, close 0.5-1.8 s).
+START_SECONDS = 2.0
 
-#: CPU seconds each worker spends starting: its process, dask, pandas, pyarrow, tiecore.
-WORKER_SECONDS = 1.0
+#: Seconds of each worker's start (its process, dask, pandas, pyarrow, tiecore), run
+#: ``cores`` at a time.
+WORKER_SECONDS = 0.5
 
-#: The share of a core that a worker turns into evaluation (task overhead, idle time,
-#: the client's reading of results): N workers on N cores are ``EFFICIENCY * N`` times
-#: as fast as the local loop, once started.
-EFFICIENCY = 0.7
+#: Speed of one worker against the local loop (which reads the next run on a thread).
+WORKER_SPEED = 0.75
+
+#: Amdahl's serial fraction of an evaluation on a cluster (the client's scatter,
+#: merge and tidying, task overhead, the last tasks' imbalance): with N workers the
+#: cluster is ``WORKER_SPEED / (SERIAL + (1 - SERIAL) / N)`` times as fast as the
+#: local loop, 1.4, 2.3, 3.5, 4.8 for N = 2, 4, 8, 16 (measured on 16 cores: 1.4,
+#: 2.5, 3.7, 5.7).
+SERIAL = 0.1
 
 
 def _cores() -> int:
@@ -239,15 +257,17 @@ def start_seconds(workers: int, cores: int) -> float:
 
 
 def least_rows(workers: int, cores: int) -> float | None:
-    """The rows above which ``local:N`` beats the local loop; None: never.
+    """The rows above which a one-off ``local:N`` beats the local loop; None: never.
 
-    With ``m = min(N, cores)`` workers at work, each ``EFFICIENCY`` of a core, and a
-    start of ``s`` seconds (:func:`start_seconds`), ``r`` rows take
-    ``s + r t / (EFFICIENCY m)`` seconds on the cluster and ``r t`` locally
-    (``t`` = :data:`ROW_SECONDS`): the cluster wins from
-    ``r = s / (t (1 - 1 / (EFFICIENCY m)))`` rows, never when ``EFFICIENCY m <= 1``.
+    With ``m = min(N, cores)`` workers at work the cluster is
+    ``v = WORKER_SPEED / (SERIAL + (1 - SERIAL) / m)`` times as fast as the local
+    loop once started; with a start of ``s`` seconds (:func:`start_seconds`),
+    ``r`` rows take ``s + r t / v`` seconds on it and ``r t`` locally (``t`` =
+    :data:`ROW_SECONDS`): the cluster wins from ``r = s / (t (1 - 1 / v))`` rows,
+    never when ``v <= 1``.
     """
-    speed = EFFICIENCY * min(workers, cores)
+    m = min(workers, cores)
+    speed = WORKER_SPEED / (SERIAL + (1 - SERIAL) / max(m, 1))
     if speed <= 1:
         return None
     return start_seconds(workers, cores) / (ROW_SECONDS * (1 - 1 / speed))
