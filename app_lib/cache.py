@@ -26,7 +26,7 @@ from app_lib.recent import Recent
 from app_lib.settings import CACHE_TTL, MEASURE_CHOICES, Settings, with_gain
 from tiecore import compare, report, spread
 from tiecore.errors import TieCoreWarning
-from tiecore.explain import anatomy, builder
+from tiecore.explain import anatomy, builder, orderings, policies
 from tiecore.measures import DEFAULT_MEASURES, Measure
 from tiecore.measures import iprec as interpolated
 
@@ -477,9 +477,10 @@ def iprec_curve(
 
 @st.cache_data(show_spinner="Profiling ties ...", max_entries=64, ttl=CACHE_TTL)
 def tie_profiles(_dataset: Dataset, key: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """:func:`tiecore.explain.anatomy.tie_profiles`: per run the share of tied rows, group sizes."""
+    """:func:`tiecore.explain.policies.tie_profiles`: per run the share of tied rows and the
+    group sizes."""
     found = warm.fetch("profiles", (key,))
-    return found if found is not None else anatomy.tie_profiles(_dataset.runs)
+    return found if found is not None else policies.tie_profiles(_dataset.runs)
 
 
 @st.cache_data(show_spinner="Finding tie groups ...", max_entries=256, ttl=CACHE_TTL)
@@ -535,7 +536,7 @@ def query_anatomy(
     except ValueError:
         ranks = None
     listing = quiet(
-        anatomy.ranked_list, _dataset.runs[run], _dataset.qrels, qid, tiebreak, rel_level
+        orderings.ranked_list, _dataset.runs[run], _dataset.qrels, qid, tiebreak, rel_level
     )
     return {
         "query": query,
@@ -555,7 +556,7 @@ def query_anatomy(
 def _sampled_matrix(
     _dataset: Dataset, key: str, run: str, measure: str, samples: int, seed: int, rel_level: int
 ) -> pd.DataFrame:
-    return anatomy.sampled_values(
+    return policies.sampled_values(
         _dataset.runs[run],
         _dataset.qrels,
         measure,
@@ -567,7 +568,7 @@ def _sampled_matrix(
 
 
 def sampled_matrix(dataset: Dataset, settings: Settings, run: str, measure: str) -> pd.DataFrame:
-    """:func:`tiecore.explain.anatomy.sampled_values`: a (samples x queries) frame, progress
+    """:func:`tiecore.explain.policies.sampled_values`: a (samples x queries) frame, progress
     bar once."""
     args = (dataset.key, run, measure, settings.samples, settings.seed, settings.rel_level)
     done = st.session_state.setdefault("_computed", set())
@@ -623,7 +624,7 @@ def comparison(
 
 
 def policy_table(dataset: Dataset, settings: Settings, measure: str) -> pd.DataFrame:
-    """:func:`tiecore.explain.anatomy.policy_values` from cached results.
+    """:func:`tiecore.explain.policies.policy_values` from cached results.
 
     Tie-aware, optimistic (max) and pessimistic (min) come from the exact spread
     of the sidebar's measures; each arbitrary tie-break is one cached evaluation
@@ -635,10 +636,10 @@ def policy_table(dataset: Dataset, settings: Settings, measure: str) -> pd.DataF
         policy: evaluate(
             dataset, replace(settings, tiebreak=policy), "oblivious", measures=measures
         )
-        for policy in anatomy.POLICIES
-        if policy not in anatomy.BOUNDS
+        for policy in policies.POLICIES
+        if policy not in policies.BOUNDS
     }
-    return anatomy.assemble_policies(exact, oblivious, measure)
+    return policies.assemble_policies(exact, oblivious, measure)
 
 
 @st.cache_data(
@@ -681,7 +682,7 @@ def sweep(
 ) -> pd.DataFrame:
     """:func:`tiecore.explain.builder.sweep` of the chosen features, ranked against all of them
     (but ``exclude``: a run coarsened is ranked against the other runs)."""
-    tiebreak = settings.tiebreak if settings.tiebreak in anatomy.POLICIES else "trec_eval"
+    tiebreak = settings.tiebreak if settings.tiebreak in policies.POLICIES else "trec_eval"
     features = policy_table(dataset, settings, measure).drop(index=list(exclude))
     return _sweep(
         dataset,
@@ -721,5 +722,5 @@ def warm_plan() -> list[tuple[str, tuple, Callable[[], object]]]:
             (dataset.key, wide, settings.rel_level),
             lambda: _spread(dataset, wide, settings.rel_level),
         ),
-        ("profiles", (dataset.key,), lambda: anatomy.tie_profiles(dataset.runs)),
+        ("profiles", (dataset.key,), lambda: policies.tie_profiles(dataset.runs)),
     ]

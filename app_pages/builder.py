@@ -11,7 +11,7 @@ from app_lib import cache
 from app_lib import charts as ch
 from app_lib import sidebar as sb
 from tiecore import report
-from tiecore.explain import anatomy
+from tiecore.explain import policies
 
 #: Level counts of the sweep, from continuous to a handful.
 LEVELS = (None, 1000, 300, 100, 30, 10, 5, 3, 2)
@@ -92,7 +92,7 @@ level = st.select_slider(
     key="builder_levels",
     help=ch.GLOSSARY["levels"],
 )
-shown_tiebreak = settings.tiebreak if settings.tiebreak in anatomy.POLICIES else "trec_eval"
+shown_tiebreak = settings.tiebreak if settings.tiebreak in policies.POLICIES else "trec_eval"
 found = cache.sweep(
     dataset, settings, {f: w for f, w in weights.items() if w}, LEVELS, measure, exclude=others
 )

@@ -16,7 +16,7 @@ from app_lib import sidebar as sb
 from app_lib.settings import with_gain
 from tiecore import report
 from tiecore.errors import InputError
-from tiecore.explain import anatomy
+from tiecore.explain import anatomy, orderings, policies
 from tiecore.measures import Measure
 
 dataset, settings = sb.context()
@@ -121,14 +121,14 @@ prov["data set"] = "the playground's list: " + " ".join(
 
 # --- every ordering
 st.subheader("Every ordering consistent with the scores")
-orders = anatomy.orderings(docs["score"].to_numpy())
+orders = orderings.orderings(docs["score"].to_numpy())
 if orders is None:
     st.warning(
-        f"{anatomy.count_orderings(docs['score'].to_numpy()):,} orderings, more than "
-        f"{anatomy.MAX_ORDERINGS:,}: make the tie groups smaller to list them all."
+        f"{orderings.count_orderings(docs['score'].to_numpy()):,} orderings, more than "
+        f"{orderings.MAX_ORDERINGS:,}: make the tie groups smaller to list them all."
     )
 else:
-    values = anatomy.ordering_values(query, orders, measure, settings.rel_level)
+    values = orderings.ordering_values(query, orders, measure, settings.rel_level)
     listing = pd.DataFrame(
         {
             "ordering": np.arange(1, len(orders) + 1),
@@ -230,14 +230,14 @@ else:
 
 # --- three tie-breaks, three numbers
 st.subheader("One run, three numbers")
-three = anatomy.policy_values(
-    {"list": run}, qrels, measure, rel_level=settings.rel_level, policies=anatomy.ARBITRARY
+three = policies.policy_values(
+    {"list": run}, qrels, measure, rel_level=settings.rel_level, policies=policies.ARBITRARY
 ).loc["list"]
 cols = st.columns(4)
-for col, policy in zip(cols[:3], anatomy.ARBITRARY, strict=True):
+for col, policy in zip(cols[:3], policies.ARBITRARY, strict=True):
     col.metric(policy, f"{three[policy]:.4f}", help=ch.tiebreak_help(policy))
 cols[3].metric("tie-aware", f"{aware:.4f}")
-if len({round(float(three[p]), 12) for p in anatomy.ARBITRARY}) == 3:
+if len({round(float(three[p]), 12) for p in policies.ARBITRARY}) == 3:
     st.success("Your list already gives three different values for the same run.")
 st.markdown(
     "The classic case: three documents with the same score, only `a` relevant, written to the run "
@@ -246,14 +246,14 @@ st.markdown(
 )
 example_run = pd.DataFrame({"qid": "1", "docno": ["b", "a", "c"], "score": [1.0, 1.0, 1.0]})
 example_qrels = pd.DataFrame({"qid": "1", "docno": ["a", "b", "c"], "level": [1, 0, 0]})
-example = anatomy.policy_values(
-    {"example": example_run}, example_qrels, "RR", policies=anatomy.ARBITRARY
+example = policies.policy_values(
+    {"example": example_run}, example_qrels, "RR", policies=policies.ARBITRARY
 ).loc["example"]
 st.dataframe(
     pd.DataFrame(
         {
-            "tie-break": [*anatomy.ARBITRARY, "tie-aware"],
-            "RR": [report.format_value(example[p]) for p in [*anatomy.ARBITRARY, "aware"]],
+            "tie-break": [*policies.ARBITRARY, "tie-aware"],
+            "RR": [report.format_value(example[p]) for p in [*policies.ARBITRARY, "aware"]],
         }
     ),
     hide_index=True,

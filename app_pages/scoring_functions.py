@@ -10,7 +10,7 @@ from app_lib import cache
 from app_lib import charts as ch
 from app_lib import sidebar as sb
 from tiecore import report
-from tiecore.explain import anatomy
+from tiecore.explain import policies
 
 dataset, settings = sb.context()
 one, many = dataset.noun
@@ -53,12 +53,12 @@ with right:
 values = cache.policy_table(dataset, settings, measure)
 profile, _ = cache.tie_profiles(dataset, dataset.key)
 profile = profile.set_index("run")
-ranges = anatomy.rank_ranges(values, anatomy.ARBITRARY, top=int(k))
+ranges = policies.rank_ranges(values, policies.ARBITRARY, top=int(k))
 table = values.copy()
 if dataset.descriptions:
     table.insert(0, "name", [dataset.descriptions.get(f, "") for f in table.index])
 table["share_tied_rows"] = profile.loc[table.index, "share_tied_rows"]
-RANKS = [f"rank_{policy}" for policy in ("aware", *anatomy.ARBITRARY)]
+RANKS = [f"rank_{policy}" for policy in ("aware", *policies.ARBITRARY)]
 table = table.join(
     ranges[
         [
@@ -83,7 +83,7 @@ cols[1].metric("rank depends on the tie-break", depends, help=ch.GLOSSARY["rank_
 cols[2].metric("largest rank change", f"{int(table['rank_range'].max())} places")
 cols[3].metric(f"in or out of the top {k} by tie-break", len(flip))
 st.caption(
-    f"Tie-breaks compared: {', '.join(anatomy.ARBITRARY)} — the arbitrary orders evaluation tools "
+    f"Tie-breaks compared: {', '.join(policies.ARBITRARY)} — the arbitrary orders evaluation tools "
     "use. Optimistic and pessimistic are bounds, shown as the grey bars below."
 )
 if len(flip):
@@ -264,11 +264,11 @@ LABELS = {
         policy: st.column_config.NumberColumn(
             POLICY[policy], help=ch.tiebreak_help(policy), **number
         )
-        for policy in anatomy.ARBITRARY
+        for policy in policies.ARBITRARY
     },
     **{
         f"rank_{policy}": st.column_config.NumberColumn(f"rank ({POLICY[policy]})", format="%d")
-        for policy in ("aware", *anatomy.ARBITRARY)
+        for policy in ("aware", *policies.ARBITRARY)
     },
 }
 shown = ["name"] * bool(dataset.descriptions) + [
@@ -299,7 +299,7 @@ st.dataframe(
         **LABELS,
         **{f"rank_{p}": st.column_config.NumberColumn(POLICY[p], format="%d",
                                                       help=ch.tiebreak_help(p))
-           for p in ("aware", *anatomy.ARBITRARY)},
+           for p in ("aware", *policies.ARBITRARY)},
         "rank_aware": st.column_config.NumberColumn(
             "tie-aware", format="%d", help=ch.GLOSSARY["aware"]
         ),

@@ -15,7 +15,7 @@ from app_lib import charts as ch
 from app_lib import sidebar as sb
 from tiecore import report
 from tiecore.errors import InputError
-from tiecore.explain import anatomy
+from tiecore.explain import anatomy, orderings
 
 st.title("Start here: ties in IR evaluation")
 st.page_link("app_pages/overview.py", label="Skip to the data →", icon=":material/fast_forward:")
@@ -84,7 +84,7 @@ st.markdown(
 rows = []
 for policy, (tool, rule) in TOOLS.items():
     value = tiecore.evaluate(RUN, QRELS, "RR", ties="oblivious", tiebreak=policy)["value"]
-    ranked = anatomy.ranked_list(RUN, QRELS, "q1", tiebreak=policy)
+    ranked = orderings.ranked_list(RUN, QRELS, "q1", tiebreak=policy)
     rows.append(
         {
             "Tool": tool,
@@ -96,11 +96,11 @@ for policy, (tool, rule) in TOOLS.items():
     )
 st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 
-orders = anatomy.orderings(RUN["score"].to_numpy())
+orders = orderings.orderings(RUN["score"].to_numpy())
 query = anatomy.QueryList.from_docs(
     RUN.merge(QRELS, on=["qid", "docno"])[["docno", "score", "level"]]
 )
-values = anatomy.ordering_values(query, orders, "RR")
+values = orderings.ordering_values(query, orders, "RR")
 aware = float(tiecore.evaluate(RUN, QRELS, "RR", ties="aware")["value"].iloc[0])
 st.markdown(
     f"**Tie-aware** RR takes every order of the tied documents, {len(orders)} here, "

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from strategies import SCORES, queries
 
 import tiecore
-from tiecore.explain import anatomy
+from tiecore.explain import anatomy, orderings, policies
 from tiecore.spread import evaluate_spread
 
 PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -129,30 +129,30 @@ def test_paper_quantities_describe_the_group_holding_rank_k(query, k):
 @PROPERTY
 @given(query=queries("both", list(SCORES[:3]), max_docs=6))
 def test_orderings_and_their_values_match_the_reference_enumeration(query):
-    orders = anatomy.orderings(query.scores)
+    orders = orderings.orderings(query.scores)
     expected = brute_orders(query)
     assert len(orders) == ref.count_orderings(query.scores) == len(expected)
     assert sorted(map(tuple, orders.tolist())) == sorted(map(tuple, expected))
-    assert anatomy.count_orderings(query.scores) == len(expected)
+    assert orderings.count_orderings(query.scores) == len(expected)
     listed = as_query_list(query)
     for spec in (ref.Spec("AP"), ref.Spec("nDCG", 3), ref.Spec("Bpref"), ref.Spec("RR", 2)):
-        values = anatomy.ordering_values(listed, orders, spec.name)
+        values = orderings.ordering_values(listed, orders, spec.name)
         brute = [ref.measure(spec, [query.labels[i] for i in o], query.levels) for o in orders]
         assert np.allclose(values, brute, atol=1e-12), spec
 
 
 def test_orderings_refuse_too_many_and_keep_one_row_lists():
-    assert anatomy.orderings([1.0] * 8) is None  # 8! > 5040
-    assert len(anatomy.orderings([1.0] * 7)) == 5040
-    assert anatomy.orderings([5.0]).tolist() == [[0]]
-    assert anatomy.orderings([1.0] * 3, limit=5) is None
+    assert orderings.orderings([1.0] * 8) is None  # 8! > 5040
+    assert len(orderings.orderings([1.0] * 7)) == 5040
+    assert orderings.orderings([5.0]).tolist() == [[0]]
+    assert orderings.orderings([1.0] * 3, limit=5) is None
 
 
 @PROPERTY
 @given(query=one_query, policy=st.sampled_from(ref.DETERMINISTIC_POLICIES))
 def test_ranked_list_is_the_order_of_the_tiebreak(query, policy):
     run, qrels = frames(query)
-    found = anatomy.ranked_list(run, qrels, "q", policy)
+    found = orderings.ranked_list(run, qrels, "q", policy)
     rows = ref.order_indices(query.scores, query.docnos, query.labels, policy)
     if policy in ("optimistic", "pessimistic"):  # only the levels' order is defined
         assert found["level"].fillna(-1).tolist() == [
@@ -166,8 +166,8 @@ def test_ranked_list_is_the_order_of_the_tiebreak(query, policy):
 def test_ranked_list_of_a_query_without_judgments_is_empty():
     run = pd.DataFrame({"qid": ["1", "2"], "docno": ["a", "b"], "score": [1.0, 1.0]})
     qrels = pd.DataFrame({"qid": ["1"], "docno": ["a"], "level": [1]})
-    assert anatomy.ranked_list(run, qrels, "2").empty
-    assert anatomy.ranked_list(run, qrels, "1")["level"].tolist() == [1]
+    assert orderings.ranked_list(run, qrels, "2").empty
+    assert orderings.ranked_list(run, qrels, "1")["level"].tolist() == [1]
 
 
 def test_sampled_values_are_the_draws_of_sampled_mode():
@@ -183,7 +183,7 @@ def test_sampled_values_are_the_draws_of_sampled_mode():
         {"qid": np.repeat(["1", "2"], 12), "docno": [f"d{i}" for i in range(24)],
          "level": rng.integers(0, 2, 24)}
     )  # fmt: skip
-    matrix = anatomy.sampled_values(run, qrels, "AP", samples=40, seed=5, name="sys")
+    matrix = policies.sampled_values(run, qrels, "AP", samples=40, seed=5, name="sys")
     assert matrix.shape == (40, 2) and list(matrix.columns) == ["1", "2"]
     expected = tiecore.evaluate({"sys": run}, qrels, "AP", ties="sampled", samples=40, seed=5,
                                 per_query=True)  # fmt: skip
@@ -213,17 +213,19 @@ def test_policy_values_and_rank_ranges():
         {"qid": np.repeat(["1", "2"], 10), "docno": [f"d{j % 10}" for j in range(20)],
          "level": rng.integers(0, 2, 20)}
     )  # fmt: skip
-    values = anatomy.policy_values(runs, qrels, "P@5")
-    for policy in anatomy.POLICIES:
+    values = policies.policy_values(runs, qrels, "P@5")
+    for policy in policies.POLICIES:
         expected = tiecore.evaluate(runs, qrels, "P@5", ties="oblivious", tiebreak=policy)
         assert np.allclose(values[policy], expected.set_index("run")["value"], atol=0)
     assert np.allclose(values["aware"], tiecore.evaluate(runs, qrels, "P@5")["value"], atol=0)
     assert (values["pessimistic"] <= values["aware"] + 1e-12).all()
-    ranges = anatomy.rank_ranges(values, top=2)
+    ranges = policies.rank_ranges(values, top=2)
     for column in values:
         expected = rankdata(-values[column].to_numpy(), method="min")
         assert ranges[f"rank_{column}"].tolist() == expected.tolist()
-    arbitrary = np.stack([rankdata(-values[p].to_numpy(), method="min") for p in anatomy.ARBITRARY])
+    arbitrary = np.stack(
+        [rankdata(-values[p].to_numpy(), method="min") for p in policies.ARBITRARY]
+    )
     assert ranges["best_rank"].tolist() == arbitrary.min(axis=0).tolist()
     assert ranges["rank_range"].tolist() == np.ptp(arbitrary, axis=0).tolist()
     top = (arbitrary.min(axis=0) <= 2) & (arbitrary.max(axis=0) > 2)
@@ -284,7 +286,7 @@ def test_tie_profiles_of_all_runs_equal_spread_tie_profile_of_each():
         for i in range(4)
     }
     runs["r0"].loc[0, "score"] = -0.0  # equal to 0.0
-    profile, sizes = anatomy.tie_profiles(runs)
+    profile, sizes = policies.tie_profiles(runs)
     for name, run in runs.items():
         expected = tie_profile(run)
         row = profile.set_index("run").loc[name]

@@ -28,7 +28,7 @@ from test_app import (  # noqa: F401  (no_warm_up: an autouse fixture)
 import tiecore
 from app_lib import cache, data
 from tiecore import spread
-from tiecore.explain import builder
+from tiecore.explain import builder, policies
 from tiecore.explain.precision import coarsen_run
 
 
@@ -120,10 +120,9 @@ def test_the_page_on_mslr_features_names_them_whole():
 
 def test_tie_change_and_leaderboard_change_agree_with_direct_counts(sample):
     runs, _ = sample
-    from tiecore.explain import anatomy
 
     coarse = {n: coarsen_run(r, "bf16") for n, r in runs.items()}
-    found = builder.tie_change(anatomy.tie_profiles(runs)[0], anatomy.tie_profiles(coarse)[0])
+    found = builder.tie_change(policies.tie_profiles(runs)[0], policies.tie_profiles(coarse)[0])
     for name in runs:
         assert found.loc[name, ["tie_groups_before", "tied_rows_before"]].tolist() == list(
             ties_of(runs[name])

@@ -1,4 +1,4 @@
-"""Budgets of time and memory (tiecore.engine.budget): costly requests are refused before they start.
+"""Budgets of time and memory (tiecore.engine.budget): costly requests are refused first.
 
 Each refusal is checked on the case that used to run for minutes or exhaust memory
 (issue 23), with a clock around it (the refusal comes before the work), and the

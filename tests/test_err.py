@@ -1,4 +1,4 @@
-"""ERR@k (tiecore.measures.err) against brute force over all orderings, exact fractions and gdeval."""
+"""ERR@k (tiecore.measures.err) against brute force over all orderings, fractions and gdeval."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests of tiecore.io.frames: DataFrames are checked as strictly as the file readers check files."""
+"""tiecore.io.frames: DataFrames are checked as strictly as the file readers check files."""
 
 from __future__ import annotations
 

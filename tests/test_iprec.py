@@ -1,4 +1,4 @@
-"""iprec_at_recall (tiecore.measures.iprec) against trec_eval's loop, brute force and pytrec_eval."""
+"""iprec_at_recall (tiecore.measures.iprec) against trec_eval's loop, brute force, pytrec_eval."""
 
 from __future__ import annotations
 

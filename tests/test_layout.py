@@ -121,7 +121,9 @@ def layer(name: str) -> tuple[int, str]:
 
 
 def test_every_module_has_a_layer():
-    unplaced = sorted(name for name in project_modules() if name != "tiecore" and layer(name)[0] < 0)
+    unplaced = sorted(
+        name for name in project_modules() if name != "tiecore" and layer(name)[0] < 0
+    )
     assert unplaced == []
 
 

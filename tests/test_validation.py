@@ -31,7 +31,7 @@ from tiecore.cli.main import build_parser
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
 from tiecore.errors import InputError
-from tiecore.explain import anatomy, builder
+from tiecore.explain import anatomy, builder, orderings, policies
 from tiecore.report.comparison import format_comparison
 from tiecore.stats.bootstrap import bootstrap_intervals, resample_counts
 from tiecore.stats.corrections import adjust_pvalues
@@ -170,8 +170,8 @@ CALLS = {
             ("spread.tie_profile", spread.tie_profile, {"rel_level", "depth", "top"}, {}),
             ("spread.distribution", spread.distribution, {"rel_level", "depth"}, {"qid": "1"}),
             (
-                "anatomy.sampled_values",
-                anatomy.sampled_values,
+                "policies.sampled_values",
+                policies.sampled_values,
                 {"samples", "seed", "rel_level"},
                 {"samples": 2},
             ),
@@ -240,43 +240,45 @@ CALLS = {
         )
         for function in (anatomy.expected_ranks, anatomy.group_contributions)
     },
-    "anatomy.orderings": (
-        lambda _, **o: anatomy.orderings([1.0, 1.0, 0.5], **o),
-        anatomy.orderings,
+    "orderings.orderings": (
+        lambda _, **o: orderings.orderings([1.0, 1.0, 0.5], **o),
+        orderings.orderings,
         {"limit"},
     ),
-    "anatomy.ordering_values": (
-        lambda _, **o: anatomy.ordering_values(QUERY, anatomy.orderings(QUERY.score), "RR", **o),
-        anatomy.ordering_values,
+    "orderings.ordering_values": (
+        lambda _, **o: orderings.ordering_values(
+            QUERY, orderings.orderings(QUERY.score), "RR", **o
+        ),
+        orderings.ordering_values,
         {"rel_level"},
     ),
-    "anatomy.ranked_list": (
-        lambda _, **o: anatomy.ranked_list(RUN, QRELS, "1", **o),
-        anatomy.ranked_list,
+    "orderings.ranked_list": (
+        lambda _, **o: orderings.ranked_list(RUN, QRELS, "1", **o),
+        orderings.ranked_list,
         {"tiebreak", "rel_level"},
     ),
-    "anatomy.policy_values": (
-        lambda _, **o: anatomy.policy_values(RUNS, QRELS, "P@2", **o),
-        anatomy.policy_values,
+    "policies.policy_values": (
+        lambda _, **o: policies.policy_values(RUNS, QRELS, "P@2", **o),
+        policies.policy_values,
         {"rel_level", "policies"},
     ),
-    "anatomy.assemble_policies": (
-        lambda _, **o: anatomy.assemble_policies(
+    "policies.assemble_policies": (
+        lambda _, **o: policies.assemble_policies(
             spread.evaluate_spread(RUNS, QRELS, "P@2"),
             {"trec_eval": tiecore.evaluate(RUNS, QRELS, "P@2", ties="oblivious")},
             "P@2",
             **{"policies": ["trec_eval"], **o},
         ),
-        anatomy.assemble_policies,
+        policies.assemble_policies,
         {"policies"},
     ),
-    "anatomy.rank_ranges": (
-        lambda _, **o: anatomy.rank_ranges(
+    "policies.rank_ranges": (
+        lambda _, **o: policies.rank_ranges(
             pd.DataFrame({"aware": [0.5, 0.4], "trec_eval": [0.3, 0.4]}, index=["x", "y"]),
             ["aware", "trec_eval"],
             **o,
         ),
-        anatomy.rank_ranges,
+        policies.rank_ranges,
         {"top"},
     ),
     "builder.quantise": (

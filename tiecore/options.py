@@ -554,7 +554,7 @@ def _tiebreak_list(value: object) -> bool:
     )
 
 
-#: Tie-break policies to compare (:func:`tiecore.explain.anatomy.policy_values`, ``rank_ranges``).
+#: Tie-break policies to compare (:func:`tiecore.explain.policies.policy_values`, ``rank_ranges``).
 POLICIES = Satisfies(
     _tiebreak_list, "a non-empty list of tie-breaks (" + ", ".join(TIEBREAKS) + ")", (list, tuple)
 )

@@ -1,1 +1,2 @@
-"""The engine: judgments, rankings and their tie groups, per-rank profiles, kernels, moments, sampling."""
+"""The engine: judgments, rankings and their tie groups, per-rank profiles, kernels,
+moments, sampling."""

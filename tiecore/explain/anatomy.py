@@ -1,4 +1,4 @@
-"""The anatomy of a ranked list under ties: every quantity the explorer draws.
+"""The anatomy of one ranked list under ties: every quantity the explorer draws for a query.
 
 A query's retrieved docs fall into *tie groups* (docs sharing one score).  A
 uniformly random order inside each group puts a relevant doc at each position
@@ -9,61 +9,47 @@ of a group of ``n`` docs, ``r`` of them relevant, with probability ``r/n``
   ``R_c, t_c, n_c, r_c`` at a measure's cutoff (:func:`cutoff`: ``@k``, ``R``
   for Rprec, the list length otherwise);
 - :func:`formula`: P, R, F1, Rprec and Success recomputed from those four numbers;
-- :func:`expected_ranks`: per rank, P(relevant), the expected gain and the
-  expected term the rank adds to a measure (they sum to the tie-aware value);
-- :func:`orderings` and :func:`ordering_values`: every ordering of a small
-  list and the measure of each (their mean is the tie-aware value);
-- :func:`ranked_list`: the docs in one tie-break's order;
+- :func:`expected_ranks` and :func:`group_contributions`: per rank (and per tie
+  group), P(relevant), the expected gain and the expected term added to a measure
+  (they sum to the tie-aware value).
 
-and, for whole runs, :func:`sampled_values` (the samples x queries matrix of
-sampled mode), :func:`policy_values` and :func:`rank_ranges` (systems under
-every deterministic tie-break, and how far their rank moves).
+Every ordering of a small list is in :mod:`tiecore.explain.orderings`; whole runs
+under every tie-break in :mod:`tiecore.explain.policies`.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 import warnings
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from tiecore.engine.binomial import log_choose
 from tiecore.engine.judgments import relevant as is_relevant
-from tiecore.engine.ranking import TIEBREAKS
 from tiecore.errors import TieCoreWarning
 from tiecore.measures import Measure
 from tiecore.options import ANATOMY, pick, validate_params
 
-#: At most this many orderings are listed by :func:`orderings` (7! = 5040).
-MAX_ORDERINGS = 5040
-#: Oblivious policies with one deterministic order: :data:`tiecore.engine.ranking.TIEBREAKS` but
-#: ``random`` and ``trec_eval_double`` (which differs from ``trec_eval`` only on scores
-#: equal in float32).
-POLICIES = tuple(policy for policy in TIEBREAKS if policy not in ("random", "trec_eval_double"))
-#: The arbitrary orders evaluation tools use (optimistic and pessimistic are bounds).
-ARBITRARY = ("trec_eval", "docno_asc", "file_order")
 #: Families :func:`expected_ranks` decomposes rank by rank.
 RANK_FAMILIES = ("P", "R", "F1", "Rprec", "AP", "RR", "Success", "nDCG", "Bpref")
 #: Families :func:`formula` recomputes from the paper's quantities.
 FORMULA_FAMILIES = ("P", "R", "F1", "Rprec", "Success")
 
 
-def _parse(measure: str | Measure) -> Measure:
+def as_measure(measure: str | Measure) -> Measure:
+    """``measure`` as a :class:`~tiecore.measures.Measure` (a name is parsed)."""
     return measure if isinstance(measure, Measure) else Measure.parse(measure)
 
 
-def _quiet(function, *args, **kwargs):
+def quietly(function, *args, **kwargs):
     """Call ``function`` with tiecore's 'queries skipped' warnings silenced."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TieCoreWarning)
         return function(*args, **kwargs)
-
-
-# ----------------------------------------------------------------------------- one query
 
 
 @dataclass(frozen=True, eq=False)
@@ -218,7 +204,7 @@ def cutoff(measure: str | Measure, num_rel: int, length: int) -> int:
     >>> cutoff("P@10", 4, 1000), cutoff("Rprec", 4, 1000), cutoff("AP", 4, 1000)
     (10, 4, 1000)
     """
-    measure = _parse(measure)
+    measure = as_measure(measure)
     if measure.family == "Rprec":
         return int(num_rel)
     return int(measure.cutoff) if measure.cutoff is not None else int(length)
@@ -293,7 +279,7 @@ def formula(measure: str | Measure, quantities: Mapping, num_rel: int) -> Formul
     >>> formula("P@2", q, 3).value, formula("Success@2", q, 3).value
     (0.75, 1.0)
     """
-    measure = _parse(measure)
+    measure = as_measure(measure)
     family = measure.family
     if family not in FORMULA_FAMILIES:
         return None
@@ -338,8 +324,6 @@ def _ideal_dcg(levels: np.ndarray, k: int | None, gain: str) -> float:
 def _log_comb(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``log C(a, b)`` (:func:`tiecore.engine.binomial.log_choose`), ``-inf`` where ``b < 0`` or
     ``b > a``."""
-    from tiecore.engine.binomial import log_choose
-
     a, b = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(b, np.float64))
     valid = (b >= 0) & (b <= a)
     out = np.full(a.shape, -np.inf)
@@ -401,7 +385,7 @@ def expected_ranks(query: QueryList, measure: str | Measure, rel_level: int = 1)
     1     2      0.3333  0.1667
     2     3      0.3333  0.1111
     """
-    measure = _parse(measure)
+    measure = as_measure(measure)
     family = measure.family
     if family not in RANK_FAMILIES or measure.spec.hooked(measure):  # nDCG(ideal=local)
         raise ValueError(f"no per-rank decomposition for {measure}")
@@ -531,7 +515,7 @@ def group_contributions(
     0     1        0.0000
     1   2–3        0.4167, 0.4167)
     """
-    measure = _parse(measure)
+    measure = as_measure(measure)
     ranks = expected_ranks(query, measure, rel_level)
     gain = measure.gain if measure.family == "nDCG" else "linear"
     groups = tie_groups(query, rel_level, gain)
@@ -560,389 +544,3 @@ def group_contributions(
         "value": float(ranks["term"].sum()),
     }
     return table, summary
-
-
-# ----------------------------------------------------------------------------- orderings
-
-
-def count_orderings(scores: Sequence[float]) -> int:
-    """``prod(n_i!)`` over the tie groups: how many orders the scores allow.
-
-    Examples
-    --------
-    >>> count_orderings([0.9, 0.7, 0.7, 0.7, 0.4, 0.4])
-    12
-    """
-    _, sizes = np.unique(np.asarray(scores, np.float64) + 0.0, return_counts=True)
-    return math.prod(math.factorial(int(n)) for n in sizes)
-
-
-@validate_params(pick(ANATOMY, "limit"))
-def orderings(scores: Sequence[float], limit: int = MAX_ORDERINGS) -> np.ndarray | None:
-    """Every order of the rows consistent with ``scores`` (descending), or None past ``limit``.
-
-    Permutations inside each tie group, in the Cartesian product across groups.
-
-    Returns
-    -------
-    ndarray or None
-        ``(orderings, rows)`` row indices, or None when there are more than ``limit``.
-
-    Examples
-    --------
-    >>> orderings([1.0, 2.0, 1.0]).tolist()
-    [[1, 0, 2], [1, 2, 0]]
-    """
-    scores = np.asarray(scores, dtype=np.float64) + 0.0
-    if count_orderings(scores) > limit:
-        return None
-    order = np.argsort(-scores, kind="stable")
-    _, sizes = np.unique(-scores[order], return_counts=True)
-    groups = np.split(order, np.cumsum(sizes)[:-1])
-    blocks = [list(itertools.permutations(group)) for group in groups]
-    return np.array(
-        [np.concatenate(choice) for choice in itertools.product(*blocks)], dtype=np.int64
-    ).reshape(-1, len(scores))
-
-
-@validate_params(pick(ANATOMY, "rel_level"))
-def ordering_values(
-    query: QueryList, orders: np.ndarray, measure: str | Measure, rel_level: int = 1
-) -> np.ndarray:
-    """The measure of each ordering of one query's list (rows of ``orders``).
-
-    Every ordering becomes a query of one run, its file order that ordering,
-    scored by :func:`tiecore.evaluate` with ``tiebreak="file_order"``.
-
-    Examples
-    --------
-    >>> docs = pd.DataFrame({"docno": list("abc"), "score": [1.0, 1.0, 1.0], "level": [1, 0, 0]})
-    >>> query = QueryList.from_docs(docs)
-    >>> ordering_values(query, orderings(query.score), "RR").round(4).tolist()
-    [1.0, 1.0, 0.5, 0.3333, 0.5, 0.3333]
-    """
-    from tiecore.evaluation.core import evaluate
-
-    count, width = orders.shape
-    names = np.array([f"o{i:06d}" for i in range(count)], dtype=object)
-    run, qrels = query.frames()
-    flat = orders.ravel()
-    many_run = pd.DataFrame(
-        {
-            "qid": np.repeat(names, width),
-            "docno": run["docno"].to_numpy()[flat],
-            "score": run["score"].to_numpy()[flat],
-        }
-    )
-    many_qrels = pd.DataFrame(
-        {
-            "qid": np.repeat(names, len(qrels)),
-            "docno": np.tile(qrels["docno"].to_numpy(), count),
-            "level": np.tile(qrels["level"].to_numpy(np.int64), count),
-        }
-    )
-    if len(qrels) == 0:  # no judgments at all: every ordering scores 0
-        return np.zeros(count)
-    found = _quiet(
-        evaluate,
-        many_run,
-        many_qrels,
-        measure,
-        ties="oblivious",
-        tiebreak="file_order",
-        rel_level=rel_level,
-        per_query=True,
-        complete=True,
-    )
-    found = found[found["qid"].notna()]
-    return found.set_index("qid")["value"].reindex(names).to_numpy(np.float64)
-
-
-@validate_params(pick(ANATOMY, "tiebreak", "rel_level"))
-def ranked_list(
-    run: pd.DataFrame,
-    qrels: pd.DataFrame,
-    qid: str,
-    tiebreak: str = "trec_eval",
-    rel_level: int = 1,
-) -> pd.DataFrame:
-    """One query's docs in the order a tie-break gives (the order its oblivious value uses).
-
-    Returns
-    -------
-    DataFrame
-        ``rank, docno, score, level`` (``level`` missing for docs not in the qrels).
-
-    Examples
-    --------
-    >>> run = pd.DataFrame({"qid": "1", "docno": ["b", "a", "c"], "score": [1.0, 1.0, 2.0]})
-    >>> qrels = pd.DataFrame({"qid": "1", "docno": ["a"], "level": [1]})
-    >>> ranked_list(run, qrels, "1")["docno"].tolist()
-    ['c', 'b', 'a']
-    """
-    from tiecore.engine.judgments import Judgments
-    from tiecore.engine.ranking import Ranking
-
-    qid = str(qid)
-    rows = run[run["qid"].astype(str) == qid]
-    judged = qrels[qrels["qid"].astype(str) == qid]
-    columns = {"rank": [], "docno": [], "score": [], "level": []}
-    if rows.empty or judged.empty:
-        return pd.DataFrame(columns).astype({"rank": "int64", "score": "float64", "level": "Int64"})
-    judgments = Judgments.from_qrels(judged, rel_level)
-    ranking = _quiet(Ranking.build, rows, judgments, tiebreak=tiebreak)
-    level = pd.array(np.where(ranking.judged, ranking.level, 0), dtype="Int64")
-    level[~np.asarray(ranking.judged, bool)] = pd.NA
-    return pd.DataFrame(
-        {
-            "rank": np.asarray(ranking.rank, np.int64),
-            "docno": np.asarray(ranking.docno.to_pylist(), dtype=object),
-            "score": rows["score"].to_numpy(np.float64)[np.asarray(ranking.row)],
-            "level": level,
-        }
-    )
-
-
-# ----------------------------------------------------------------------------- whole runs
-
-
-@validate_params(pick(ANATOMY, "samples", "seed", "rel_level"))
-def sampled_values(
-    run: pd.DataFrame,
-    qrels: pd.DataFrame,
-    measure: str | Measure,
-    *,
-    samples: int,
-    seed: int = 0,
-    rel_level: int = 1,
-    name: str = "run",
-) -> pd.DataFrame:
-    """Per-query values of one run under each of ``samples`` random tie-breaks.
-
-    Drawn as ``tiecore.evaluate(..., ties="sampled")`` draws them (the run's own
-    seed from ``seed`` and ``name``), so each column's mean is that function's
-    per-query value.
-
-    Returns
-    -------
-    DataFrame
-        ``(samples, queries)``: index ``sample``, columns the run's judged qids.
-
-    Examples
-    --------
-    >>> run = pd.DataFrame({"qid": "1", "docno": ["a", "b"], "score": [1.0, 1.0]})
-    >>> qrels = pd.DataFrame({"qid": "1", "docno": ["b"], "level": [1]})
-    >>> sorted(set(sampled_values(run, qrels, "P@1", samples=50)["1"]))
-    [0.0, 1.0]
-    """
-    from tiecore.engine.judgments import Judgments
-    from tiecore.engine.ranking import Ranking
-    from tiecore.evaluation.core import query_values, run_seed
-
-    measure = _parse(measure)
-    judgments = Judgments.from_qrels(qrels, rel_level)
-    rng = run_seed(seed, name)
-    ranking = _quiet(Ranking.build, run, judgments, tiebreak="file_order", seed=rng, name=name)
-    drawn = query_values(ranking, judgments, [measure], ties="sampled", samples=samples, rng=rng)
-    chosen = np.asarray(ranking.counts) > 0
-    frame = pd.DataFrame(drawn[measure][:, chosen], columns=judgments.qids[chosen])
-    frame.index.name, frame.columns.name = "sample", "qid"
-    return frame
-
-
-@validate_params(pick(ANATOMY, "rel_level", "policies"))
-def policy_values(
-    runs: Mapping[str, pd.DataFrame],
-    qrels: pd.DataFrame,
-    measure: str | Measure,
-    *,
-    rel_level: int = 1,
-    policies: Sequence[str] = POLICIES,
-) -> pd.DataFrame:
-    """Each system's tie-aware value and its value under every deterministic tie-break.
-
-    The optimistic and pessimistic orders give the max and min over all
-    orderings, which :func:`tiecore.spread.evaluate_spread` computes with the
-    aware value in one pass; the other policies are evaluated one by one.
-
-    Returns
-    -------
-    DataFrame
-        Index ``run``; columns ``aware`` and one per policy.
-
-    Examples
-    --------
-    >>> run = pd.DataFrame({"qid": "1", "docno": ["a", "b"], "score": [1.0, 1.0]})
-    >>> qrels = pd.DataFrame({"qid": "1", "docno": ["b"], "level": [1]})
-    >>> values = policy_values({"x": run}, qrels, "P@1", policies=["trec_eval", "docno_asc"])
-    >>> values.loc["x"].tolist()
-    [0.5, 1.0, 0.0]
-    """
-    from tiecore.evaluation.core import evaluate
-    from tiecore.spread import evaluate_spread
-
-    spread = _quiet(evaluate_spread, dict(runs), qrels, measure, rel_level=rel_level)
-    oblivious = {
-        policy: _quiet(
-            evaluate,
-            dict(runs),
-            qrels,
-            measure,
-            ties="oblivious",
-            tiebreak=policy,
-            rel_level=rel_level,
-        )
-        for policy in policies
-        if policy not in BOUNDS
-    }
-    return assemble_policies(spread, oblivious, measure, policies)
-
-
-#: Policies whose values are the bounds over all orderings: policy -> spread column.
-BOUNDS = {"optimistic": "max", "pessimistic": "min"}
-
-
-@validate_params(pick(ANATOMY, "policies"))
-def assemble_policies(
-    spread: pd.DataFrame,
-    oblivious: Mapping[str, pd.DataFrame],
-    measure: str | Measure,
-    policies: Sequence[str] = POLICIES,
-) -> pd.DataFrame:
-    """:func:`policy_values` from results already computed (the app's cache holds them).
-
-    Parameters
-    ----------
-    spread : DataFrame
-        :func:`tiecore.spread.evaluate_spread` output (any measures; its summary rows,
-        ``qid`` NA, are used).
-    oblivious : mapping of policy to DataFrame
-        :func:`tiecore.evaluate` output per oblivious policy (the bounds excepted).
-    measure : str or Measure
-        The measure to take.
-
-    Returns
-    -------
-    DataFrame
-        Index ``run``; ``aware``, then one column per policy in ``policies``.
-    """
-    name = str(_parse(measure))
-
-    def overall(frame: pd.DataFrame) -> pd.DataFrame:
-        rows = frame[frame["measure"] == name]
-        if "qid" not in rows:
-            return rows
-        summary = rows["qid"].isna()  # the mean over queries (qid "all" in earlier output)
-        return rows[summary] if summary.any() else rows[rows["qid"] == "all"]
-
-    bounds = overall(spread).set_index("run")
-    columns = {"aware": bounds["value"]}
-    for policy in policies:
-        if policy in BOUNDS:
-            columns[policy] = bounds[BOUNDS[policy]]
-        else:
-            columns[policy] = overall(oblivious[policy]).set_index("run")["value"]
-    return pd.DataFrame(columns).rename_axis("run")
-
-
-def tie_profiles(runs: Mapping[str, pd.DataFrame]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """How tied each run is, all runs in one pass (what :func:`tiecore.spread.tie_profile` gives).
-
-    Returns
-    -------
-    profile : DataFrame
-        Per run: ``run, rows, share_tied_rows`` (rows whose score another doc of
-        the same query shares), ``largest_group`` and ``tie_groups`` (groups of
-        two or more docs).
-    sizes : DataFrame
-        ``run, size, groups``: how many tie groups of each size (1 = untied docs).
-
-    Examples
-    --------
-    >>> run = pd.DataFrame({"qid": ["1", "1", "1", "2"], "docno": list("abca"),
-    ...                     "score": [1.0, 1.0, 0.0, 1.0]})
-    >>> profile, sizes = tie_profiles({"x": run})
-    >>> profile[["share_tied_rows", "largest_group", "tie_groups"]].values.tolist()
-    [[0.5, 2.0, 1.0]]
-    >>> sizes[["size", "groups"]].values.tolist()
-    [[1, 2], [2, 1]]
-    """
-    names = list(runs)
-    lengths = np.array([len(r) for r in runs.values()], dtype=np.int64)
-    columns = ["run", "rows", "share_tied_rows", "largest_group", "tie_groups"]
-    if not names:
-        return pd.DataFrame(columns=columns), pd.DataFrame(columns=["run", "size", "groups"])
-    query = np.empty(int(lengths.sum()), dtype=np.int64)  # a global query code per row
-    offset, start = 0, 0
-    for run in runs.values():
-        codes, uniques = pd.factorize(run["qid"].astype(str), sort=False)
-        query[start : start + len(run)] = codes + offset
-        offset, start = offset + len(uniques), start + len(run)
-    score = np.concatenate([r["score"].to_numpy(np.float64) for r in runs.values()]) + 0.0
-    order = np.lexsort((score, query))
-    query, score = query[order], score[order]
-    first = np.r_[True, (query[1:] != query[:-1]) | (score[1:] != score[:-1])]
-    starts = np.flatnonzero(first)
-    size = np.diff(np.r_[starts, len(score)])
-    run_of = np.repeat(np.arange(len(names)), lengths)[order][starts]
-    groups = pd.DataFrame({"run": run_of, "size": size})
-    tied = np.bincount(run_of, weights=np.where(size > 1, size, 0), minlength=len(names))
-    largest = np.zeros(len(names), dtype=np.int64)
-    present, first_group = np.unique(run_of, return_index=True)  # run_of is sorted by run
-    if len(present):
-        largest[present] = np.maximum.reduceat(size, first_group)
-    multi = np.bincount(run_of, weights=size > 1, minlength=len(names))
-    profile = pd.DataFrame(
-        {
-            "run": names,
-            "rows": lengths,
-            "share_tied_rows": tied / np.maximum(lengths, 1),
-            "largest_group": largest,
-            "tie_groups": multi.astype(np.int64),
-        }
-    )
-    counts = groups.groupby(["run", "size"]).size().rename("groups").reset_index()
-    counts["run"] = np.asarray(names, dtype=object)[counts["run"].to_numpy()]
-    return profile, counts.sort_values(["run", "size"], kind="stable").reset_index(drop=True)
-
-
-@validate_params(pick(ANATOMY, "top"))
-def rank_ranges(
-    values: pd.DataFrame, policies: Sequence[str] = ARBITRARY, top: int | None = None
-) -> pd.DataFrame:
-    """Ranks of the systems (1 = best, ties share the best rank) and how far tie-breaks move them.
-
-    Parameters
-    ----------
-    values : DataFrame
-        From :func:`policy_values`: one column per ordering.
-    policies : sequence of str
-        The columns whose ranks make the range.
-    top : int, optional
-        Also flag systems in the top ``top`` under some policies and not others.
-
-    Returns
-    -------
-    DataFrame
-        ``rank_<column>`` for every column, ``best_rank``, ``worst_rank``,
-        ``rank_range``, ``rank_depends_on_tiebreak`` and (with ``top``)
-        ``top_k_depends_on_tiebreak``.
-
-    Examples
-    --------
-    >>> values = pd.DataFrame({"aware": [0.5, 0.4], "trec_eval": [0.3, 0.4]}, index=["x", "y"])
-    >>> rank_ranges(values, ["aware", "trec_eval"])[["best_rank", "worst_rank", "rank_range"]]
-       best_rank  worst_rank  rank_range
-    x          1           2           1
-    y          1           2           1
-    """
-    ranks = values.rank(ascending=False, method="min").astype(np.int64)
-    out = ranks.add_prefix("rank_")
-    chosen = ranks[list(policies)]
-    out["best_rank"] = chosen.min(axis=1)
-    out["worst_rank"] = chosen.max(axis=1)
-    out["rank_range"] = out["worst_rank"] - out["best_rank"]
-    out["rank_depends_on_tiebreak"] = out["rank_range"] > 0
-    if top is not None:
-        out["top_k_depends_on_tiebreak"] = (out["best_rank"] <= top) & (out["worst_rank"] > top)
-    return out

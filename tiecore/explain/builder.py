@@ -20,7 +20,11 @@ import numpy as np
 import pandas as pd
 
 from tiecore.errors import InputError, TieCoreWarning
+from tiecore.evaluation.core import evaluate
 from tiecore.options import BUILDER, LEVEL_LIST, LEVELS, validate_params
+from tiecore.report import NOISE
+from tiecore.spread import evaluate_spread, tie_profile
+from tiecore.stats.ranks import rank_change, rank_labels, tie_ranks
 
 #: Columns of :func:`sweep`.
 COLUMNS = (
@@ -156,9 +160,6 @@ def sweep(
     0     NaN              0.0    0.0     0.0
     1     2.0              1.0    0.0     0.0
     """
-    from tiecore.evaluation.core import evaluate
-    from tiecore.spread import evaluate_spread, tie_profile
-
     base = combine(runs, weights)
     built = {}
     for count in levels:
@@ -224,7 +225,7 @@ def tie_change(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
     Parameters
     ----------
     before, after : DataFrame
-        Profiles from :func:`tiecore.explain.anatomy.tie_profiles` (``run, rows,
+        Profiles from :func:`tiecore.explain.policies.tie_profiles` (``run, rows,
         share_tied_rows, largest_group, tie_groups``); ``after`` may hold only
         the runs that were coarsened.
 
@@ -238,7 +239,7 @@ def tie_change(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
 
     Examples
     --------
-    >>> from tiecore.explain.anatomy import tie_profiles
+    >>> from tiecore.explain.policies import tie_profiles
     >>> run = pd.DataFrame({"qid": "1", "docno": list("abc"), "score": [1.0, 1.001, 2.0]})
     >>> before, _ = tie_profiles({"x": run})
     >>> after, _ = tie_profiles({"x": run.assign(score=[1.0, 1.0, 2.0])})
@@ -285,8 +286,6 @@ def before_after(
       run  aware_before  aware_after  aware_change
     0   y          0.25        0.375         0.125
     """
-    from tiecore.report import NOISE
-
     keys = list(on)
     old = before[[*keys, *columns]].rename(columns={c: f"{c}_before" for c in columns})
     new = after[[*keys, *columns]].rename(columns={c: f"{c}_after" for c in columns})
@@ -331,9 +330,6 @@ def leaderboard_change(before: pd.Series, after: pd.Series) -> pd.DataFrame:
     >>> found[["label_before", "label_after", "places"]].to_dict("list")
     {'label_before': ['1', '2', '3'], 'label_after': ['=1', '=1', '3'], 'places': [0, -1, 0]}
     """
-    from tiecore.report import NOISE
-    from tiecore.stats.ranks import rank_change, rank_labels, tie_ranks
-
     unknown = [run for run in after.index if run not in before.index]
     if unknown:
         raise InputError(

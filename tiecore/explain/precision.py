@@ -40,6 +40,7 @@ from numpy.typing import ArrayLike
 
 from tiecore.errors import InputError
 from tiecore.io import _checked
+from tiecore.io.frames import check_run
 
 __all__ = ["PRECISIONS", "coarsen", "coarsen_run", "parse_precision", "precision_label"]
 
@@ -277,8 +278,6 @@ def coarsen_run(run: pd.DataFrame, precision: str | int) -> pd.DataFrame:
     >>> coarsen_run(run, "bf16")["score"].tolist()
     [0.10009765625, 0.10009765625]
     """
-    from tiecore.io.frames import check_run
-
     precision = _canonical(precision)
     checked = check_run(run)
     out = checked.copy(deep=False)
