@@ -435,7 +435,7 @@ def is_head_sum(spec: Spec) -> bool:
     """Whether ``spec`` is a sum over ranks with a fixed normaliser, whose variance
     splits over the tie groups (tiecore.spread.tie_groups): not nDCG's local ideal, nor
     infAP (its groups are independent too, but it is no head sum that tie_groups reads)."""
-    if spec.family in ("infAP", "NumRel"):  # NumRel: no ranking at all
+    if spec.family in ("infAP", "NumRel", "NumRet"):  # the counts: no per-rank sum
         return False
     return not (spec.family == "nDCG" and spec.param("ideal", "global") == "local")
 

@@ -17,7 +17,7 @@ flags a relevant doc at its 0-based position ``i``, a uniformly random
 
 * Counts (P, R, F1, Rprec, SetP, SetR, SetF, NumRelRet): ``S_g`` relevant docs in
   ``d`` slots, hypergeometric: ``d r/n (1 - r/n) (n - d)/(n - 1)``.
-* Document values (nDCG, DCG, CG, Judged, RBP, NumRet): ``sum_i a_pi(i) w_i`` is a
+* Document values (nDCG, DCG, CG, Judged, RBP): ``sum_i a_pi(i) w_i`` is a
   linear permutation statistic: ``sum (a - mean a)^2 sum (w - mean w)^2 / (n - 1)``.
 
 The bounds are the values of the optimistic and pessimistic orders (relevant and

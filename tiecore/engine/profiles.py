@@ -7,7 +7,6 @@ the measure's :class:`Divisor`).  The generic components live here:
 ===============  =========================================  ==========================
 component        oblivious (one ordering)                   aware (mean over orderings)
 ===============  =========================================  ==========================
-``ret``          ``1`` (a retrieved doc)                    ``1``
 ``rel``          ``rel_j``                                  ``r/n``
 ``judged``       ``[doc j is in the qrels]``                ``(judged in group) / n``
 ``gain:G``       ``g(level_j)`` (:data:`GAINS`)             ``(sum of the group's gains) / n``
@@ -147,11 +146,6 @@ def doc_component(key: str, value: Callable) -> Component:
     )
 
 
-def _ret_value(ranking: Ranking, judgments: Judgments, rows) -> np.ndarray:
-    """1 for every retrieved doc (num_ret, set_P's denominator)."""
-    return np.ones(np.shape(ranking.rel[rows]))
-
-
 def _rel_value(ranking: Ranking, judgments: Judgments, rows) -> np.ndarray:
     return ranking.rel[rows].astype(np.float64)
 
@@ -273,7 +267,6 @@ class Draws:
 
 #: Every component by key; ``gain:linear`` and ``gain:exp`` for the gains of :data:`GAINS`.
 COMPONENTS: dict[str, Component] = {
-    "ret": doc_component("ret", _ret_value),
     "rel": doc_component("rel", _rel_value),
     "judged": doc_component("judged", _judged_value),
     **{f"gain:{gain}": doc_component(f"gain:{gain}", _gain_value(gain)) for gain in GAINS},
