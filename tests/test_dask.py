@@ -25,6 +25,7 @@ from tiecore.distributed import (
 )
 from tiecore.errors import InputError
 from tiecore.evaluation import parallel as _parallel
+from tiecore.io.fastpath import file_rows
 from tiecore.report.comparison import format_comparison
 from tiecore.spread import evaluate_spread
 
@@ -244,8 +245,8 @@ def test_largest_runs_go_first_and_gzip_files_weigh_their_rows(tmp_path) -> None
     plain.write_bytes(text)
     packed.write_bytes(gzip.compress(text))
     assert packed.stat().st_size < len(text) / 3  # repetitive: compresses well
-    assert _parallel.file_rows(packed) == _parallel.file_rows(plain) == len(text) // 40
-    assert _parallel.file_rows(tmp_path / "missing.gz") == _parallel.CHUNK_ROWS
+    assert file_rows(packed) == file_rows(plain) == len(text) // 40
+    assert file_rows(tmp_path / "missing.gz", _parallel.CHUNK_ROWS) == _parallel.CHUNK_ROWS
 
 
 def test_parquet_partitions_read_by_the_workers(client, data, tmp_path, monkeypatch) -> None:
@@ -475,6 +476,25 @@ def test_when_local_n_pays_off() -> None:
     assert least_rows(2, 1) is None and least_rows(1, 16) is None
     assert 1e6 < least_rows(4, 16) == least_rows(4, 4) < least_rows(2, 2) < least_rows(4, 2)
     assert not pays_off(10_000, 16, cores=16) and pays_off(10**9, 4, cores=4)
+
+
+def test_a_command_line_may_decline_local_n_without_dask_or_pandas(tmp_path) -> None:
+    """local_declines: from the files' sizes, before dask or pandas is imported; only
+    for local:N."""
+    from tiecore.distributed import local_declines
+
+    run = tmp_path / "run.txt"
+    run.write_text("1 Q0 d1 1 1.0 r\n" * 100)
+    code = (
+        "import sys; from tiecore.distributed import local_declines; "
+        f"print(local_declines('local:2', [{str(run)!r}]), "
+        "'pandas' in sys.modules, 'distributed' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert done.stdout == "True False False\n"
+    assert done.stderr.startswith("tiecore: note: local:2 on ") and done.stderr.count("\n") == 1
+    assert "; 40 rows evaluated locally" in done.stderr  # 1,600 bytes / 40
+    assert not local_declines(None, [run]) and not local_declines("tcp://host:8786", [run])
 
 
 def test_connect_refuses_a_bad_local_spec() -> None:

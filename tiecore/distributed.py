@@ -16,6 +16,8 @@ may be cut, without reading any rows.
 Examples
 --------
 >>> import tempfile
+>>> import pandas as pd
+>>> from tiecore.distributed import read_parquet_runs
 >>> run = pd.DataFrame({"qid": ["2", "1", "1"], "docno": ["a", "b", "c"], "score": [1.0, 2, 2]})
 >>> with tempfile.TemporaryDirectory() as folder:
 ...     _ = write_parquet_runs({"bm25": run}, folder, row_group_rows=1)
@@ -33,14 +35,16 @@ import itertools
 import os
 import pkgutil
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
-
-from tiecore.io.parquet_parts import ParquetRun, read_parquet_runs
 from tiecore.options import DASK_SPEC, POSITIVE, validate_params
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from tiecore.io.parquet_parts import ParquetRun, read_parquet_runs
 
 __all__ = [
     "LOCAL_CONFIG",
@@ -49,6 +53,7 @@ __all__ = [
     "connect",
     "dask_setup",
     "local_cluster",
+    "local_declines",
     "pays_off",
     "read_parquet_runs",
     "warm_up",
@@ -69,6 +74,8 @@ def write_parquet_runs(
     the same).  ``runs`` is anything :func:`tiecore.evaluate` accepts (paths are
     read one at a time).  Returns the file of each run.
     """
+    import numpy as np
+    import pandas as pd
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -205,18 +212,9 @@ class OneOffClient:
         Only before the cluster has started: once it runs, its cost is paid.
         ``rows`` is None when unknown (runs from an iterator): the cluster runs.
         """
-        if self.started or rows is None or pays_off(rows, self.workers):
+        if self.started or rows is None:
             return False
-        cores = _cores()
-        least = least_rows(self.workers, cores)
-        floor = "never" if least is None else f"below about {least:,.0f} rows"
-        print(
-            f"tiecore: note: local:{self.workers} on {cores} core(s) does not pay off {floor} "
-            f"(starting it costs about {start_seconds(self.workers, cores):.1f}s); "
-            f"{rows:,} rows evaluated locally",
-            file=sys.stderr,
-        )
-        return True
+        return _declined(self.workers, rows)
 
     def __getattr__(self, name: str) -> object:
         if name.startswith("_"):  # not the client's (copy, pickle): no start for those
@@ -244,6 +242,38 @@ WORKER_SPEED = 0.75
 #: local loop, 1.4, 2.3, 3.5, 4.8 for N = 2, 4, 8, 16 (measured on 16 cores: 1.4,
 #: 2.5, 3.7, 5.7).
 SERIAL = 0.1
+
+
+def local_declines(spec: str | None, files: Iterable[str | os.PathLike]) -> bool:
+    """Whether ``--dask spec`` is a one-off ``local:N`` too costly for these run files
+    (then a note on stderr says so): the caller evaluates them locally instead.
+
+    For a command line to decide before it chooses its path (the local one may
+    be faster than the one a client takes); imports neither dask nor pandas.
+    The rows are the files' bytes / 40 (:func:`tiecore.io.fastpath.file_rows`).
+    """
+    if spec is None or not spec.startswith("local:"):
+        return False
+    from tiecore.io.fastpath import file_rows
+
+    return _declined(int(spec.partition(":")[2]), sum(file_rows(path) for path in files))
+
+
+def _declined(workers: int, rows: int) -> bool:
+    """:func:`pays_off`'s answer for ``rows`` on ``local:workers``, the note on stderr
+    when it is no."""
+    if pays_off(rows, workers):
+        return False
+    cores = _cores()
+    least = least_rows(workers, cores)
+    floor = "never" if least is None else f"below about {least:,.0f} rows"
+    print(
+        f"tiecore: note: local:{workers} on {cores} core(s) does not pay off {floor} "
+        f"(starting it costs about {start_seconds(workers, cores):.1f}s); "
+        f"{rows:,} rows evaluated locally",
+        file=sys.stderr,
+    )
+    return True
 
 
 def _cores() -> int:
@@ -334,6 +364,12 @@ def _plugin() -> type:
 
 
 def __getattr__(name: str) -> object:
+    """``ParquetRun`` and ``read_parquet_runs`` (from :mod:`tiecore.io.parquet_parts`,
+    which imports pandas) and ``WarmUp`` (which imports dask), made when first asked for."""
+    if name in ("ParquetRun", "read_parquet_runs"):
+        from tiecore.io import parquet_parts
+
+        return getattr(parquet_parts, name)
     if name != "WarmUp":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from distributed import WorkerPlugin

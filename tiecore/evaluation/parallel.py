@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from tiecore.errors import InputError
+from tiecore.io.fastpath import file_rows
 from tiecore.io.files import file_names, first_tag, read_ahead
 from tiecore.io.parquet_parts import ParquetRun
 
@@ -673,27 +674,8 @@ def _weight(task: _Task) -> int:
     if _is_parquet(source):
         return source.rows
     if _is_path(source):
-        return file_rows(source)
+        return file_rows(source, CHUNK_ROWS)
     return CHUNK_ROWS
-
-
-def file_rows(path: str | os.PathLike) -> int:
-    """About how many rows a run file holds: its bytes / 40, uncompressed.
-
-    A gzip file's trailer records its uncompressed size (modulo 2**32): the
-    compressed size alone says little, Robust03's runs of 100,000 rows each
-    take 0.7 to 1.7 MB.
-    """
-    from tiecore.io.fastpath import gzip_size
-
-    try:
-        size = os.path.getsize(path)
-        with open(path, "rb") as handle:
-            if handle.read(2) == b"\x1f\x8b":
-                size = max(size, gzip_size(handle, size))
-    except OSError:
-        return CHUNK_ROWS
-    return size // 40
 
 
 def _merged(name: str, pieces: list[_Done], merge) -> _Done:

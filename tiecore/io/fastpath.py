@@ -184,6 +184,24 @@ def gzip_size(handle: IO[bytes], size: int) -> int:
     return int.from_bytes(handle.read(4), "little")
 
 
+def file_rows(path: str | os.PathLike, unknown: int = 500_000) -> int:
+    """About how many rows a run file holds: its bytes / 40, uncompressed (``unknown``
+    when it cannot be read).
+
+    A gzip file's trailer records its uncompressed size (modulo 2**32): the
+    compressed size alone says little, Robust03's runs of 100,000 rows each
+    take 0.7 to 1.7 MB.
+    """
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as handle:
+            if handle.read(2) == GZIP_MAGIC:
+                size = max(size, gzip_size(handle, size))
+    except OSError:
+        return unknown
+    return size // 40
+
+
 class Text:
     """One input text, loaded lazily.
 
