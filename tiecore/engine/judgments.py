@@ -186,6 +186,29 @@ class Judgments:
         return cls._from_codes(qids, query, dictionary, doc, level, rel_level)[0]
 
     @classmethod
+    def from_codes(
+        cls,
+        qids: np.ndarray,
+        query: np.ndarray,
+        doc: np.ndarray,
+        level: np.ndarray,
+        rel_level: int = 1,
+        *,
+        docs: int,
+    ) -> Judgments:
+        """:meth:`from_qrels` of qrels rows given as integer codes, without ids to hash,
+        pandas or pyarrow (the array API, :mod:`tiecore.metrics`: a score matrix's cells).
+
+        ``query`` indexes ``qids`` (sorted, as :meth:`from_qrels` sorts them), ``doc`` numbers
+        the docs ``0 .. docs - 1``; each (query, doc) pair at most once (the caller's to
+        ensure).  The docno dictionary is ``range(docs)``: the judgments of a matrix are
+        never looked up by docno (the caller knows each cell's level).
+        """
+        check("rel_level", rel_level, REL_LEVEL)
+        codes = np.asarray(query, dtype=np.int64)
+        return cls._from_codes(qids, codes, range(max(docs, 1)), doc, level, rel_level)[0]
+
+    @classmethod
     def _from_codes(
         cls,
         qids: np.ndarray,

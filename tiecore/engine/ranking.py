@@ -251,6 +251,39 @@ class Ranking:
                          tiebreak, seed)  # fmt: skip
 
     @classmethod
+    def build_codes(
+        cls,
+        query: np.ndarray,
+        score: np.ndarray,
+        level: np.ndarray,
+        judged: np.ndarray,
+        judgments: Judgments,
+        *,
+        row: np.ndarray | None = None,
+        docno: np.ndarray | None = None,
+        tiebreak: str = "trec_eval",
+        seed: int | np.random.Generator | None = 0,
+        name: str = "run",
+    ) -> Ranking:
+        """:meth:`build` of a run given as integer codes, each row's level and judged flag
+        known (the array API, :mod:`tiecore.metrics`: a score matrix's cells), without ids
+        to look up, pandas or pyarrow.
+
+        ``query`` indexes ``judgments.qids`` (every row's query has judgments); ``score`` is
+        finite.  ``row`` is each row's place in the run (default: the order given): rows
+        may come already sorted by query and score descending, in ``row`` order inside
+        ties, and the file-order policy then keeps them without a sort.  ``docno`` (a
+        numpy array, distinct within a query) is needed by the docno policies only.
+        """
+        check("tiebreak", tiebreak, TIEBREAK)
+        row = np.arange(len(query)) if row is None else np.asarray(row)
+        docno = row if docno is None else docno
+        score = np.asarray(score, dtype=np.float64)
+        skipped = np.zeros(0, dtype=object)
+        return cls._sort(name, judgments, query, score, docno, level, judged, row, skipped,
+                         tiebreak, seed)  # fmt: skip
+
+    @classmethod
     def _sort(
         cls, name, judgments, query, score, docno, level, judged, row, skipped, tiebreak, seed
     ):  # fmt: skip
