@@ -505,7 +505,7 @@ def bench_modes(ds, runs, qrels, measures, repeat) -> tuple[list[Result], float]
             obliv,
             note=(
                 f"parts both modes share: Judgments.from_qrels {t_judg:.3f}s, the rest in "
-                "_value_frame (per-run result frames and their concatenation)"
+                "tidying (Evaluator.summary per run, one frame for all runs)"
             ),
         )
     )
@@ -513,28 +513,25 @@ def bench_modes(ds, runs, qrels, measures, repeat) -> tuple[list[Result], float]
 
 
 def _time_tidy(rankings, judg, parsed, repeat) -> float:
-    """Time of ``tiecore.evaluation.core._value_frame`` (private, so guarded) over all runs' results."""
-    import pandas as pd
-
+    """Time of tidying all runs' values into one frame (``Evaluator.summary`` and
+    ``tiecore.evaluation.core._Rows``, private, so guarded)."""
     module = sys.modules["tiecore.evaluation.core"]
     try:
-        found = {
-            name: module.query_values(r, judg, parsed, ties="oblivious")
-            for name, r in rankings.items()
-        }
+        from tiecore.evaluation.evaluator import Evaluator
+
+        evaluator = Evaluator(judg, parsed, "oblivious")
+        found = {name: evaluator.values(r) for name, r in rankings.items()}
 
         def tidy():
-            pd.concat(
+            module._Rows.frame(
                 [
-                    module._value_frame(
-                        name, judg, r.counts > 0, found[name], False, False, "oblivious"
-                    )
+                    module._Rows.of(name, evaluator.summary(r.counts > 0, found[name]), False)
                     for name, r in rankings.items()
                 ]
             )
 
         return best_of(tidy, repeat)[0]
-    except (AttributeError, TypeError):
+    except (AttributeError, TypeError, ImportError):
         return float("nan")
 
 

@@ -828,10 +828,8 @@ def test_sample_guard_names_a_count_that_fits(files, capsys, monkeypatch) -> Non
     import importlib
     import re
 
-    evaluate_module = importlib.import_module(
-        "tiecore.evaluation.core"
-    )  # the module, not the function
-    monkeypatch.setattr(evaluate_module, "available_memory", lambda: 2 * 3_000_000)
+    budget = importlib.import_module("tiecore.engine.budget")  # the module, not a function
+    monkeypatch.setattr(budget, "available_memory", lambda: 2 * 3_000_000)
     argv = ("eval", files["qrels"], files["a"], "--ties", "sampled", "-m", "P@2,AP")
     code, _, err = run_main(capsys, *argv, "--samples", "100000")
     assert code == 2 and "more than the 3 MB allowed" in err
@@ -852,7 +850,7 @@ def test_sample_memory_estimate_bounds_the_real_peak(files) -> None:
     """The estimate the guard uses is at least the memory sampled mode really takes."""
     import tracemalloc
 
-    from tiecore.evaluation.core import sample_memory
+    from tiecore.evaluation.evaluator import sample_memory
 
     runs, qrels = tiecore.read_runs([files["a"]]), tiecore.read_qrels(files["qrels"])
     measures = ["P@2", "AP", "nDCG@3", "RR"]

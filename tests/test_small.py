@@ -390,7 +390,7 @@ def test_build_small_equals_build(case, tiebreak, rel_level) -> None:
 
 
 def test_constants_agree() -> None:
-    from tiecore.evaluation.core import MODES
+    from tiecore.options import MODES
 
     assert cli_eval.TIES == MODES
 

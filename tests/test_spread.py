@@ -26,7 +26,7 @@ import tiecore
 from tiecore import spread
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
-from tiecore.evaluation.core import query_values
+from tiecore.evaluation.evaluator import query_values
 from tiecore.measures import Measure
 
 SPECS = ref.all_specs((1, 2, 3, 5, 9))

@@ -57,10 +57,10 @@ from tiecore.evaluation.core import (
     as_run_dict,
     merge_parts,
     part_values,
-    query_values,
-    run_seed,
 )
+from tiecore.evaluation.evaluator import query_values
 from tiecore.evaluation.parallel import THREADS, map_runs, run_items
+from tiecore.evaluation.summaries import run_seed
 from tiecore.io.files import stem
 from tiecore.measures import Measure, parse_measures
 from tiecore.measures.registry import refuse_inexact
@@ -296,7 +296,7 @@ def compare(
         One measure, such as ``"AP"`` or ``"nDCG@10"``.
     samples, seed : int
         Random tie-breaks per run and their seed; each run draws from
-        :func:`tiecore.evaluation.core.run_seed`, so its sample mean is the value of
+        :func:`tiecore.evaluation.summaries.run_seed`, so its sample mean is the value of
         ``evaluate(..., ties="sampled")`` with the same arguments.  Samples
         are drawn once per run and shared by all its pairs.
     rel_level, depth, complete

@@ -441,8 +441,8 @@ def _check_rows(args: argparse.Namespace, columns: dict[str, list]) -> None:
 def _check_sample_count(
     samples: int, runs: dict[str, pd.DataFrame], qrels: pd.DataFrame, measures: list[Measure]
 ) -> None:
-    """:func:`tiecore.evaluation.core.check_samples` for these inputs, as a usage error."""
-    from tiecore.evaluation.core import check_samples
+    """:func:`tiecore.evaluation.evaluator.check_samples` for these inputs, as a usage error."""
+    from tiecore.evaluation.evaluator import check_samples
 
     if not isinstance(runs, dict):  # files: each is checked once read (_samples_guard)
         return

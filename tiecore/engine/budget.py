@@ -53,8 +53,6 @@ def memory_budget() -> float:
     """Bytes a computation may take: ``TIECORE_MEMORY_BUDGET`` if set, else half of
     the memory available now: ``MemAvailable``, or less where a limit on this process
     (``ulimit -v``) or its control group (``memory.max``) leaves less."""
-    from tiecore.evaluation.core import available_memory
-
     free = [available_memory()]
     try:
         import resource
@@ -75,6 +73,25 @@ def memory_budget() -> float:
         except (OSError, ValueError):
             continue
     return _setting(MEMORY_ENV, MEMORY_SHARE * max(min(free), 0))
+
+
+def available_memory() -> int:
+    """Bytes of memory available now: ``MemAvailable`` of /proc/meminfo, else all RAM.
+
+    >>> available_memory() > 0
+    True
+    """
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, AttributeError):
+        return 1 << 33
 
 
 def _status_bytes(key: str) -> int:

@@ -27,11 +27,12 @@ import contextlib
 import os
 import time
 from collections.abc import Callable, Sequence
+from functools import partial
 
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
 from tiecore.errors import InputError
-from tiecore.evaluation import summaries
+from tiecore.evaluation.evaluator import Evaluator, check_measures
 from tiecore.evaluation.small import _OTHER_FORMATS, Table, add_rows
 from tiecore.io import files as _runs
 from tiecore.io import trec
@@ -69,20 +70,19 @@ def evaluate_files(
 
     Warnings go out as they come; errors are raised as the normal path raises them.
     """
-    from tiecore.measures.registry import refuse_inexact
-
     qrels = trec.read_qrels_columns(qrels_path)
-    if ties == "aware":
-        refuse_inexact(measures, "ties='aware'")
+    check_measures(measures, ties)  # after the qrels' errors, before the judgments'
     judgments = Judgments.from_columns(qrels["qid"], qrels["docno"], qrels["level"], rel_level)
     del qrels
+    evaluator = Evaluator(
+        judgments, tuple(measures), ties, tiebreak, seed=seed, depth=depth, complete=complete
+    )
     paths = [os.fspath(path) for path in run_paths]
     peeked = [None if (tag := _runs.first_tag(path)) is None else [tag] for path in paths]
     tags: list[list[str] | None] = [None] * len(paths)
     names = _runs.file_names(paths, peeked)
     tables: list[Table] = []
-    options = dict(judgments=judgments, measures=measures, ties=ties, tiebreak=tiebreak,
-                   seed=seed, depth=depth, complete=complete, per_query=per_query)  # fmt: skip
+    options = {"evaluator": evaluator, "measures": measures, "per_query": per_query}
     clock = time.perf_counter()
     with contextlib.closing(_runs.read_ahead(trec.read_run_columns, paths)) as reads:
         for i, path in enumerate(paths):
@@ -112,23 +112,23 @@ def evaluate_files(
 
 
 def _run_table(
-    name: str, path: str, run: trec.RunColumns, *, judgments, measures, ties, tiebreak, seed,
-    depth, complete, per_query,
-) -> Table:  # fmt: skip
+    name: str,
+    path: str,
+    run: trec.RunColumns,
+    *,
+    evaluator: Evaluator,
+    measures: Sequence[Measure],
+    per_query: bool,
+) -> Table:
     """One run's rows; an error about ``run NAME`` names its file too."""
-    order = tiebreak if ties == "oblivious" else "file_order"
-    rng = summaries.run_seed(seed, name) if order == "random" else None
     table = Table({"run": [], "qid": [], "measure": [], "value": []}, {})
+    build = partial(Ranking.build_columns, run.ids, run.docno, to_numpy(run.score))
     try:
-        ranking = Ranking.build_columns(
-            run.ids, run.docno, to_numpy(run.score), judgments, tiebreak=order, seed=rng,
-            name=name,
-        )  # fmt: skip
-        add_rows(table, name, ranking, judgments, measures, ties=ties, depth=depth,
-                 complete=complete, per_query=per_query)  # fmt: skip
+        ranking, found = evaluator.run(name, build)
     except InputError as error:  # tiecore.evaluation.parallel._named_errors
         if error.source != f"run {name}":
             raise
         where = f"{path} (run {name})"
         raise InputError(where, error.line, error.problem, error.expected) from None
+    add_rows(table, name, evaluator.summary(ranking.counts > 0, found), measures, per_query)
     return table

@@ -2,30 +2,23 @@
 
 from __future__ import annotations
 
-import os
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tiecore.engine import kernels, profiles
-from tiecore.engine.budget import check_sample_time
 from tiecore.engine.judgments import Judgments, as_arrow_strings
 from tiecore.engine.ranking import Ranking, check_known, skipped_message
-from tiecore.engine.sampling import sample_values
+from tiecore.evaluation.evaluator import Evaluator, Summary, check_measures
 from tiecore.evaluation.parallel import map_runs
-from tiecore.evaluation.summaries import geometric_summaries as _geometric_summaries
-from tiecore.evaluation.summaries import mean as _mean
-from tiecore.evaluation.summaries import run_seed
 from tiecore.io.frames import check_run, check_runs
 from tiecore.measures import Measure, parse_measures
-from tiecore.measures.registry import refuse_inexact
-from tiecore.options import DEPTH, EVALUATE, check, validate_params
-from tiecore.options import MODES as MODES  # the tie modes, declared there
+from tiecore.options import EVALUATE, validate_params
 
 Runs = pd.DataFrame | Mapping[str, pd.DataFrame]
 #: What :func:`evaluate` accepts: also paths, iterators and ``(name, run)`` pairs.
@@ -37,126 +30,6 @@ def as_run_dict(runs: Runs) -> dict[str, pd.DataFrame]:
     if isinstance(runs, pd.DataFrame):
         runs = {runs.attrs.get("name") or "run": runs}
     return check_runs(runs)  # the rules of the loaders (tiecore.io.frames)
-
-
-#: Share of the available memory that sampled mode may plan to use.
-MEMORY_SHARE = 0.5
-#: Copies of the ``(samples, queries)`` values per measure alive at the peak (the draws,
-#: their stack, the concatenated means and two centred temporaries; measured).
-_VALUE_COPIES = 5
-#: Bytes per cell of a batch of draws (keys, orders, profile components, contributions).
-_CELL_BYTES = 96
-
-
-def available_memory() -> int:
-    """Bytes of memory available now: ``MemAvailable`` of /proc/meminfo, else all RAM."""
-    try:
-        with open("/proc/meminfo", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, AttributeError):
-        return 1 << 33
-
-
-def sample_memory(samples: int, queries: int, measures: int, rows: int) -> int:
-    """Bytes sampled mode needs for one run: its per-query values and a batch of draws.
-
-    ``5 * 8 * samples * queries * measures`` (about five copies of the float64 values
-    are alive at the peak) plus 96 bytes per cell of a batch of draws, which holds
-    ``min(samples * rows, 2_000_000)`` cells, or one draw of ``rows`` when that is more.
-
-    >>> sample_memory(1000, 50, 10, 50_000)  # 20 MB of values, 192 MB of draws
-    212000000
-    """
-    from tiecore.engine.sampling import BATCH_CELLS
-
-    values = _VALUE_COPIES * 8 * samples * max(queries, 1) * max(measures, 1)
-    return values + _CELL_BYTES * max(min(samples * rows, BATCH_CELLS), rows)
-
-
-def check_samples(
-    samples: int,
-    queries: int,
-    measures: int,
-    rows: int,
-    *,
-    budget: int | None = None,
-    name: str = "samples",
-) -> None:
-    """Refuse a sample count whose memory (:func:`sample_memory`) exceeds the budget.
-
-    The budget is :data:`MEMORY_SHARE` of :func:`available_memory` unless given; the
-    message says how much the count would need and the largest count that fits.
-    """
-    samples, queries, measures, rows = map(int, (samples, queries, measures, rows))
-    need = sample_memory(samples, queries, measures, rows)
-    budget = int(MEMORY_SHARE * available_memory()) if budget is None else budget
-    if need <= budget:
-        return
-    low, high = 0, samples  # the largest count that fits: need grows with the count
-    while low < high:
-        mid = (low + high + 1) // 2
-        if sample_memory(mid, queries, measures, rows) <= budget:
-            low = mid
-        else:
-            high = mid - 1
-    fits = f"use at most {low} samples" if low >= 2 else "not even 2 samples fit"
-    raise ValueError(
-        f"{name} {samples} would need about {_size(need)} of memory ({queries} queries x "
-        f"{measures} measures x 8 bytes per sample, about {_VALUE_COPIES} copies, plus "
-        f"random draws for {rows} rows), more than the {_size(budget)} allowed "
-        f"({MEMORY_SHARE:.0%} of the memory available); {fits}"
-    )
-
-
-def _size(n: int) -> str:
-    """Bytes for people: ``3.2 GB``."""
-    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
-        if n >= scale:
-            return f"{n / scale:.3g} {unit}"
-    return f"{n / 1e3:.3g} kB"
-
-
-def check_depth(depth: int | None) -> None:
-    """``depth`` (trec_eval ``-M``) is None or a positive integer (an ``InputError``)."""
-    check("depth", depth, DEPTH)
-
-
-def query_values(
-    ranking: Ranking,
-    judgments: Judgments,
-    measures: Sequence[Measure],
-    *,
-    ties: str = "aware",
-    depth: int | None = None,
-    samples: int = 1000,
-    rng: np.random.Generator | None = None,
-) -> dict[Measure, np.ndarray]:
-    """Per-query values of ``measures`` on one ranking, in the judgments' query order.
-
-    Oblivious and aware give one value per query (arrays ``(queries,)``); sampled
-    gives ``(samples, queries)``.  ``ranking`` must have been built with the
-    wanted tie-break for the oblivious mode; the other modes ignore its order.
-    """
-    if ties == "sampled":
-        check_samples(samples, len(judgments.qids), len(measures), ranking.rank.size)
-        tied = int(ranking.size[ranking.size > 1].sum())  # the rows a sample draws, at most
-        check_sample_time(samples, tied, len(judgments.qids), len(measures))
-        rng = rng if rng is not None else np.random.default_rng(0)
-        return sample_values(
-            ranking, judgments, list(measures), samples=samples, rng=rng, depth=depth
-        )
-    profile = (
-        profiles.aware(ranking, judgments, depth)
-        if ties == "aware"
-        else profiles.oblivious(ranking, judgments)
-    )
-    return {m: kernels.values(m, profile, ranking, judgments, depth) for m in measures}
 
 
 @validate_params(EVALUATE)
@@ -241,16 +114,14 @@ def evaluate(
     measures = parse_measures(
         list(measures) if not isinstance(measures, str | Measure) else measures
     )
-    if ties == "aware":
-        refuse_inexact(measures, "ties='aware'")
+    check_measures(measures, ties)  # before the qrels are read, as the option's error
     judgments = Judgments.from_qrels(qrels, rel_level)
-    job = _RunJob(judgments, tuple(measures), ties, tiebreak, samples, seed, depth)
-    job = replace(job, complete=complete, per_query=per_query)
-    # The random tie-break permutes a run's rows as a whole: such runs are never split.
-    split = not (ties == "oblivious" and tiebreak == "random")
-    frames = map_runs(
-        job, runs, client=client, progress=progress, merge=job.merge if split else None
+    evaluator = Evaluator(
+        judgments, tuple(measures), ties, tiebreak, samples, seed, depth, complete
     )
+    job = _RunJob(evaluator, per_query)
+    merge = job.merge if evaluator.splittable else None
+    frames = map_runs(job, runs, client=client, progress=progress, merge=merge)
     if not frames:
         raise ValueError("no runs to evaluate")
     return _Rows.frame(frames)
@@ -266,48 +137,27 @@ class _RunJob:
     had been evaluated whole.
     """
 
-    judgments: Judgments
-    measures: tuple[Measure, ...]
-    ties: str
-    tiebreak: str
-    samples: int
-    seed: int
-    depth: int | None
-    complete: bool = False
+    evaluator: Evaluator
     per_query: bool = False
 
     def __call__(self, name: str, run: pd.DataFrame) -> _Rows | _PartValues:
         if run.attrs.get("part") is None:
             ranking, found = self.values(name, run)
             return self.tidy(name, ranking.counts > 0, found)
-        return part_values(name, run, self.judgments, self.values)
+        return part_values(name, run, self.evaluator.judgments, self.values)
 
     def values(self, name: str, run: pd.DataFrame) -> tuple[Ranking, dict[Measure, np.ndarray]]:
         """The run's ranking and per-query values (seeded by the seed and the run name)."""
         run = check_run(run, name)  # the rules of the loaders (tiecore.io.frames)
-        rng = run_seed(self.seed, name)
-        order = self.tiebreak if self.ties == "oblivious" else "file_order"
-        ranking = Ranking.build(run, self.judgments, tiebreak=order, seed=rng, name=name)
-        found = query_values(
-            ranking,
-            self.judgments,
-            self.measures,
-            ties=self.ties,
-            depth=self.depth,
-            samples=self.samples,
-            rng=rng,
-        )
-        return ranking, found
+        return self.evaluator.run(name, partial(Ranking.build, run))
 
     def tidy(self, name: str, present: np.ndarray, found: dict) -> _Rows:
-        return _value_rows(
-            name, self.judgments, present, found, self.complete, self.per_query, self.ties
-        )
+        return _Rows.of(name, self.evaluator.summary(present, found), self.per_query)
 
     def merge(self, name: str, parts: list[_PartValues]) -> _Rows:
         """One run's tidy rows from its query partitions (disjoint sets of queries)."""
-        shape = () if self.ties != "sampled" else (self.samples,)
-        present, found = merge_parts(name, parts, {m: shape for m in self.measures})
+        shapes = {m: self.evaluator.shape for m in self.evaluator.measures}
+        present, found = merge_parts(name, parts, shapes)
         return self.tidy(name, present, found)
 
 
@@ -390,45 +240,14 @@ class _Rows:
             columns[key] = np.concatenate([r.columns[key] for r in rows])
         return pd.DataFrame(columns)
 
-
-def _value_frame(name, judgments, present, found, complete, per_query, ties) -> pd.DataFrame:
-    """:func:`_value_rows` as a DataFrame."""
-    return _Rows.frame([_value_rows(name, judgments, present, found, complete, per_query, ties)])
-
-
-def _value_rows(name, judgments, present, found, complete, per_query, ties) -> _Rows:
-    """Rows ``run, qid, measure, value[, std, stderr]``: per measure, queries then the
-    summary (the mean over queries), whose ``qid`` is None so no query id can clash with it.
-
-    ``present`` flags the queries the run has (the mean is over them unless ``complete``).
-    """
-    chosen = np.ones(len(judgments.qids), bool) if complete else present
-    qids = np.append(judgments.qids[chosen].astype(object), None)
-    stacked = np.stack([value[..., chosen] for value in found.values()])  # measures first
-    if ties == "sampled":  # (measures, samples, queries)
-        means = _mean(stacked, axis=2)
-        _geometric_summaries(found, stacked, means)
-        draws = np.concatenate([stacked, means], axis=2)
-        first = draws[:, :1]  # shifted sums: a query that never varies keeps its value, std 0
-        columns = {
-            "value": first[:, 0] + _mean(draws - first, axis=1)[:, 0],
-            "std": (draws - first).std(axis=1, ddof=1),
-        }
-        columns["stderr"] = columns["std"] / np.sqrt(stacked.shape[1])
-    else:
-        mean = _mean(stacked, axis=1) if stacked.shape[1] else np.zeros((len(found), 1))
-        _geometric_summaries(found, stacked, mean)
-        columns = {"value": np.concatenate([stacked, mean], axis=1)}
-    keep = slice(None) if per_query else slice(-1, None)
-    columns = {key: value[:, keep].ravel() for key, value in columns.items()}
-    shown = qids[keep]
-    labels = np.empty(len(found), dtype=object)
-    labels[:] = [str(m) for m in found]
-    return _Rows(
-        name,
-        {
-            "qid": np.tile(shown, len(found)),
-            "measure": np.repeat(labels, len(shown)),
-            **columns,
-        },
-    )
+    @staticmethod
+    def of(name: str, summary: Summary, per_query: bool) -> _Rows:
+        """Rows ``qid, measure, value[, std, stderr]``: per measure, its queries (with
+        ``per_query``) then the summary, whose ``qid`` is None so no query id can clash."""
+        keep = slice(None) if per_query else slice(-1, None)
+        shown = summary.qids[keep]
+        labels = np.empty(len(summary.labels), dtype=object)
+        labels[:] = summary.labels
+        columns = {key: value[:, keep].ravel() for key, value in summary.columns.items()}
+        qid = np.tile(shown, len(labels))
+        return _Rows(name, {"qid": qid, "measure": np.repeat(labels, len(shown)), **columns})

@@ -27,13 +27,14 @@ import warnings
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
-from tiecore.evaluation import summaries
+from tiecore.evaluation.evaluator import Evaluator, Summary
 from tiecore.io import files as _runs
 from tiecore.measures import Measure
 from tiecore.options import EXACT_MODES
@@ -180,15 +181,6 @@ def read_qrels(path: str) -> tuple[list[str], list[str], np.ndarray]:
 # ---------------------------------------------------------------------- evaluating
 
 
-def _summaries(found: dict, chosen: np.ndarray) -> dict[str, np.ndarray]:
-    """:func:`tiecore.evaluation.core._value_frame`'s values, ``(measures, queries + 1)``
-    (aware or oblivious: one value per query)."""
-    stacked = np.stack([value[..., chosen] for value in found.values()])
-    mean = summaries.mean(stacked, axis=1) if stacked.shape[1] else np.zeros((len(found), 1))
-    summaries.geometric_summaries(found, stacked, mean)
-    return {"value": np.concatenate([stacked, mean], axis=1)}
-
-
 def evaluate_files(
     qrels_path: str,
     run_paths: Sequence[str],
@@ -234,28 +226,23 @@ def _evaluate(
     qrels_path, run_paths, measures, caught, *, ties, tiebreak, seed, rel_level,
     depth, complete, per_query, trec,
 ) -> Table | None:  # fmt: skip
-    from tiecore.measures.registry import refuse_inexact
-
     qrels = read_qrels(qrels_path)
     runs = [read_run(path) for path in run_paths]
     if any(len(run.tags) > 1 for run in runs):  # the normal path may rename such a run late
         raise Refused
     names = _runs.file_names(list(run_paths), [run.tags for run in runs])
-    if ties == "aware":
-        refuse_inexact(measures, "ties='aware'")
     judgments = Judgments.from_small(*qrels, rel_level)
+    evaluator = Evaluator(
+        judgments, tuple(measures), ties, tiebreak, seed=seed, depth=depth, complete=complete
+    )
     table = Table({"run": [], "qid": [], "measure": [], "value": []}, {})
     events = table.events
     seen = 0
     clock = time.perf_counter()
     for done, (name, run) in enumerate(zip(names, runs, strict=True), start=1):
-        order = tiebreak if ties == "oblivious" else "file_order"
-        rng = summaries.run_seed(seed, name) if order == "random" else None  # numpy.random: 20 ms
-        ranking = Ranking.build_small(
-            run.qid, run.docno, run.score, judgments, tiebreak=order, seed=rng, name=name
-        )
-        add_rows(table, name, ranking, judgments, measures, ties=ties, depth=depth,
-                 complete=complete, per_query=per_query)  # fmt: skip
+        build = partial(Ranking.build_small, run.qid, run.docno, run.score)
+        ranking, found = evaluator.run(name, build)
+        add_rows(table, name, evaluator.summary(ranking.counts > 0, found), measures, per_query)
         events += [("warning", w) for w in caught[seen:]]
         seen = len(caught)
         now = time.perf_counter()
@@ -269,44 +256,18 @@ def _evaluate(
 
 
 def add_rows(
-    table: Table,
-    name: str,
-    ranking: Ranking,
-    judgments: Judgments,
-    measures: list[Measure],
-    *,
-    ties: str,
-    depth: int | None,
-    complete: bool,
-    per_query: bool,
+    table: Table, name: str, summary: Summary, measures: Sequence[Measure], per_query: bool
 ) -> None:
-    """Evaluate one ranking (aware or oblivious) and append its rows to ``table`` as
-    :func:`tiecore.cli.evaluate_runs` orders them: its queries in qrels order, then the
-    summary (``qid`` None); per row the measures as asked (each once)."""
-    found = _found(ranking, judgments, measures, ties, depth)
-    labels = [str(m) for m in found]  # measures in order of first appearance
+    """Append a run's rows (:meth:`Evaluator.summary`) to ``table`` as
+    :func:`tiecore.cli.evaluate_runs` orders them: its queries in qrels order (with
+    ``per_query``), then the summary (``qid`` None); per row the measures as asked."""
     rank = {str(m): i for i, m in enumerate(measures)}
-    shown = sorted(range(len(labels)), key=lambda i: rank[labels[i]])
-    chosen = np.ones(len(judgments.qids), bool) if complete else ranking.counts > 0
-    qids = [*judgments.qids[chosen].tolist(), None]
-    columns = _summaries(found, chosen)
-    table.num_q[name] = len(qids) - 1
-    start = 0 if per_query else len(qids) - 1
-    for q in range(start, len(qids)):
-        for i in shown:
-            table.columns["run"].append(name)
-            table.columns["qid"].append(qids[q])
-            table.columns["measure"].append(labels[i])
-            for key, values in columns.items():
-                table.columns[key].append(float(values[i, q]))
-
-
-def _found(ranking, judgments, measures, ties, depth) -> dict:
-    """:func:`tiecore.evaluation.core.query_values`, aware or oblivious."""
-    from tiecore.engine import kernels, profiles
-
-    if ties == "aware":
-        profile = profiles.aware(ranking, judgments, depth)
-    else:
-        profile = profiles.oblivious(ranking, judgments)
-    return {m: kernels.values(m, profile, ranking, judgments, depth) for m in measures}
+    shown = sorted(range(len(summary.labels)), key=lambda i: rank[summary.labels[i]])
+    start = 0 if per_query else len(summary.qids) - 1
+    qids = summary.qids[start:]
+    table.num_q[name] = len(summary.qids) - 1
+    table.columns["run"] += [name] * (len(qids) * len(shown))
+    table.columns["qid"] += np.repeat(qids, len(shown)).tolist()
+    table.columns["measure"] += [summary.labels[i] for i in shown] * len(qids)
+    for key, values in summary.columns.items():  # (measures, queries): query-major rows
+        table.columns[key] += values[shown, start:].T.ravel().tolist()
