@@ -507,3 +507,43 @@ def test_arrow_path_progress_and_renames(capsys, tmp_path) -> None:
         "b",
         "r",
     ]
+
+
+# ---------------------------------------------------------------------- one core
+
+
+@pytest.mark.parametrize(("ties", "tiebreak"), [("aware", "trec_eval"), ("oblivious", "random")])
+def test_every_path_runs_the_one_core(tmp_path, ties, tiebreak) -> None:
+    """The small path, the arrow path and :func:`tiecore.evaluate` evaluate each run
+    through :meth:`Evaluator.run` with the same order and seed, to the same values;
+    the evaluator pickles whole (dask sends it to the workers)."""
+    import pickle
+
+    from tiecore.evaluation.evaluator import Evaluator
+    from tiecore.measures import parse_measures
+
+    qrels, run = write(tmp_path, "q.txt", QRELS), write(tmp_path, "r.txt", RUN)
+    measures = parse_measures(["P@2", "AP", "nDCG@3", "RR"])
+    options = {"ties": ties, "tiebreak": tiebreak, "seed": 3}
+    calls, values, original = [], [], Evaluator.run
+
+    def spy(self, name, build):
+        calls.append((name, self.order, self.rng(name) is None))
+        return original(self, name, build)
+
+    with mock.patch.object(Evaluator, "run", spy):
+        for module in (_small, _arrow_eval):
+            table = module.evaluate_files(str(qrels), [str(run)], measures, **options)
+            values.append(table.columns["value"])
+        frame = tiecore.evaluate(
+            tiecore.read_runs([run]), tiecore.read_qrels(qrels), measures, **options
+        )
+        values.append(frame["value"].tolist())
+    order = tiebreak if ties == "oblivious" else "file_order"
+    assert calls == [("r", order, order != "random")] * 3
+    assert values[0] == values[1] == values[2]
+    evaluator = Evaluator(Judgments.from_small(["1"], ["a"], np.array([1])), measures, **options)
+    again = pickle.loads(pickle.dumps(evaluator))
+    kept = ("measures", "ties", "tiebreak", "samples", "seed", "depth", "complete")
+    assert all(getattr(again, key) == getattr(evaluator, key) for key in kept)
+    assert again.judgments.qids.tolist() == ["1"]
