@@ -291,10 +291,8 @@ def test_recall_levels_on_the_tenth_steps_still_parse():
     from tiecore.measures import parse_measures
 
     names = ["IPrec@0.1", "IPrec@1", "iprec_at_recall_0.10", "iprec_at_recall_1.00"]
-    assert [str(m) for m in parse_measures(names)] == [
-        "IPrec(recall=0.1)", "IPrec(recall=1.0)",
-        "IPrec(recall=0.1,round=nearest)", "IPrec(recall=1.0,round=nearest)",
-    ]  # fmt: skip
+    # trec_eval's names are the same measures (trec_eval 9.0.x's rounding): one each
+    assert [str(m) for m in parse_measures(names)] == ["IPrec(recall=0.1)", "IPrec(recall=1.0)"]
 
 
 def test_metrics_take_nan_padding_in_both_arrays():

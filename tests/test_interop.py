@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -138,6 +139,13 @@ def test_all_trec_equals_trec_eval(expected, args):
         line for line in lines((TREC_EVAL / expected).read_text()) if line[0].strip() != "relstring"
     ]
     shared = [line for line in theirs if (line[0].strip(), line[1]) in keys]
+    # the iprec lines: trec_eval 9.0.x's rounding (round=up), not the later trec_eval's
+    # that wrote these outputs; those lines must match round=nearest, asked for by name
+    iprec = [i for i, line in enumerate(shared) if line[0].startswith("iprec_at_recall_")]
+    assert len(iprec) >= 11
+    nearest = _iprec_nearest(files)
+    assert [shared[i][2] for i in iprec] == [nearest[shared[i][:2]] for i in iprec]
+    shared = [ours[i] if i in iprec else line for i, line in enumerate(shared)]
     assert ours == shared  # same lines, same layout, same order
     printed = {name.strip() for name, _, _ in ours}
     core = {"runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "bpref"}
@@ -146,6 +154,24 @@ def test_all_trec_equals_trec_eval(expected, args):
     assert core <= printed
     has = {trec for trec, _ in all_trec_measures()}
     assert has <= printed  # every measure tiecore has is listed
+
+
+def _iprec_nearest(files: list[str]) -> dict[tuple[str, str], str]:
+    """``IPrec(recall=r,round=nearest)`` printed by ``tiecore eval --format trec``, keyed
+    by trec_eval's line (``iprec_at_recall_r`` padded, qid)."""
+    levels = [f"{r / 10:.1f}" for r in range(11)]
+    asked = [arg for r in levels for arg in ("-m", f"IPrec(recall={r},round=nearest)")]
+    done = subprocess.run(
+        [sys.executable, "-m", "tiecore", "eval", *files, *asked, "--ties", "oblivious",
+         "--format", "trec"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    found = {}
+    for name, qid, value in lines(done.stdout):
+        level = re.fullmatch(r"IPrec\((?:recall=([0-9.]+),)?round=nearest\)", name.strip())
+        if level:  # recall 0.0 is the default, left out of the name
+            found[f"iprec_at_recall_{float(level[1] or 0):.2f}".ljust(22), qid] = value
+    return found
 
 
 def test_all_trec_names_are_trec_eval_s():

@@ -393,10 +393,10 @@ def test_evaluate_takes_trec_eval_and_ir_measures_names():
     )
 
 
-def test_trec_eval_names_round_as_the_trec_eval_of_the_test_outputs():
-    """iprec_at_recall_r rounds r * num_rel to nearest, as the trec_eval that wrote
-    out.test.aq does (pytrec_eval's 9.0.x adds 0.9): every level of every query, to its 4
-    printed decimals."""
+def test_round_nearest_is_the_trec_eval_of_the_test_outputs():
+    """IPrec(recall=r,round=nearest) rounds r * num_rel to nearest, as the later trec_eval
+    that wrote out.test.aq does (trec_eval 9.0.x, pytrec_eval, adds 0.9): every level of
+    every query, to its 4 printed decimals."""
     expected = {}
     for line in (TREC_EVAL / "out.test.aq").read_text().splitlines():
         name, qid, value = line.split()
@@ -404,11 +404,12 @@ def test_trec_eval_names_round_as_the_trec_eval_of_the_test_outputs():
             expected[qid, name] = value
     qrels = tiecore.read_qrels(TREC_EVAL / "qrels.test")
     run = tiecore.read_run(TREC_EVAL / "results.test")
-    names = level_names()
-    frame = tiecore.evaluate(run, qrels, names, ties="oblivious", per_query=True)
+    trec_name = {
+        str(Measure.parse(f"IPrec(recall={level},round=nearest)")): name
+        for level, name in zip(RECALL_LEVELS, level_names(), strict=True)
+    }
+    frame = tiecore.evaluate(run, qrels, list(trec_name), ties="oblivious", per_query=True)
     frame = frame[frame["qid"].notna()]
-    trec_name = {str(Measure.parse(name)): name for name in names}
-    assert len(trec_name) == 11 and all("round=nearest" in m for m in trec_name)
     found = {
         (q, trec_name[m]): f"{v:.4f}"
         for q, m, v in zip(frame["qid"], frame["measure"], frame["value"], strict=True)
@@ -419,3 +420,35 @@ def test_trec_eval_names_round_as_the_trec_eval_of_the_test_outputs():
     assert pytrec.evaluate(run_dict)["301"]["iprec_at_recall_0.10"] != float(
         expected["301", "iprec_at_recall_0.10"]
     )  # the two trec_evals differ here (0.2096 against 0.2098)
+
+
+def test_trec_eval_names_give_trec_eval_9s_numbers(tmp_path, capsys):
+    """``-m iprec_at_recall_0.80`` (trec_eval 9.0.x's name) gives pytrec_eval's value per
+    query, where the two roundings differ: 3 relevant docs, 2 retrieved at ranks 1 and 4,
+    so 0.8 * 3 = 2.4 needs 3 relevant docs rounded up (0.0) but 2 to nearest (0.5); q2
+    is a query where the two agree."""
+    from tiecore.cli import main
+
+    qrels = tmp_path / "qrels"
+    qrels.write_text("".join(f"q1 0 d{i} 1\n" for i in (1, 4, 9)) + "q2 0 d1 1\n")
+    run = tmp_path / "run"
+    rows = [("q1", f"d{i}") for i in range(1, 5)] + [("q2", "d1"), ("q2", "d3")]
+    run.write_text("".join(f"{q} Q0 {d} {i} {10 - i} r\n" for i, (q, d) in enumerate(rows)))
+    assert main(["eval", str(qrels), str(run), "-m", "iprec_at_recall_0.80", "-q",
+                 "--ties", "oblivious", "--format", "trec"]) == 0  # fmt: skip
+    printed = {
+        qid: float(value)
+        for name, qid, value in (line.split("\t") for line in capsys.readouterr().out.splitlines())
+        if name.strip() == "iprec_at_recall_0.80"
+    }
+    qrel_dict, run_dict = pytrec_dicts(tiecore.read_run(run), tiecore.read_qrels(qrels))
+    pytrec = pytrec_eval.RelevanceEvaluator(qrel_dict, {"iprec_at_recall"}).evaluate(run_dict)
+    assert printed == {"q1": 0.0, "q2": 1.0, "all": 0.5}
+    assert {q: printed[q] for q in pytrec} == {
+        q: round(v["iprec_at_recall_0.80"], 4) for q, v in pytrec.items()
+    }
+    nearest = tiecore.evaluate(
+        tiecore.read_run(run), tiecore.read_qrels(qrels), "IPrec(recall=0.8,round=nearest)",
+        ties="oblivious", per_query=True,
+    )  # fmt: skip
+    assert nearest["value"].tolist() == [0.5, 1.0, 0.75]  # the later trec_eval's: q1 differs

@@ -36,12 +36,17 @@ def trec_names(typed: Sequence[str], names: Sequence[str]) -> dict[str, str]:
 
     >>> trec_names(["map", "P.5", "nDCG@10", "ndcg_cut_20"], ["AP", "P@5", "nDCG@10", "nDCG@20"])
     {'AP': 'map', 'P@5': 'P_5', 'nDCG@20': 'ndcg_cut_20'}
+    >>> trec_names(["iprec_at_recall_0.10"], ["IPrec(recall=0.1)"])
+    {'IPrec(recall=0.1)': 'iprec_at_recall_0.10'}
     """
     printed: dict[str, str] = {}
     for text, name in zip(typed, names, strict=True):
         if name != "all_trec" and name not in printed:  # the first spelling of a measure
             trec = _TREC_NAME.fullmatch(text) and text != name
-            printed[name] = re.sub(r"\.", "_", text, count=1) if trec else name
+            # trec_eval prints P.5 as P_5 but iprec_at_recall_0.10 as it is
+            kept = text.startswith("iprec_at_recall_")
+            spelled = text if kept else re.sub(r"\.", "_", text, count=1)
+            printed[name] = spelled if trec else name
     return {k: v for k, v in printed.items() if k != v}
 
 

@@ -783,9 +783,9 @@ register(
         "IPrec",
         "trec_eval's iprec_at_recall: the largest precision at or below the rank "
         "of relevant doc number max(1, (long)(recall * num_rel + 0.9)) (round=up: trec_eval "
-        "9.0.x, pytrec_eval, ir_measures' IPrec@r) or + 0.5 (round=nearest: the later "
-        "trec_eval of the test outputs; trec_eval's names iprec_at_recall_r); 0 when too few "
-        "are retrieved",
+        "9.0.x and its names iprec_at_recall_r, pytrec_eval, ir_measures' IPrec@r) or + 0.5 "
+        "(round=nearest: the later trec_eval of the test outputs); 0 when too few are "
+        "retrieved",
         ("iprec_at_recall",),
         "none",
         params={

@@ -141,12 +141,11 @@ class Measure:
         """Parse ``P@10``, ``nDCG(gain=exp)@10``, ``AP``, ``P_10``, ``ndcg_cut_10`` or
         ``rbp.p=0.5`` (``RBP(p=0.5,gain=scaled)``, rbp_eval's graded gain)."""
         recall = _RECALL.match(text.strip())  # IPrec@0.1, iprec_at_recall_0.10
-        if recall:  # trec_eval's name: the later trec_eval's rounding (tiecore.measures.iprec)
-            nearest = ",round=nearest" if recall.group(0).lower().startswith("iprec_") else ""
+        if recall:  # trec_eval 9.0.x's name, and its rounding (round=up, tiecore.measures.iprec)
             level = float(recall.group(1))
             # a level off trec_eval's 0.1 steps stays as given, to be refused (0.15 is no 0.1)
             shown = f"{level:.1f}" if abs(level * 10 - round(level * 10)) < 1e-9 else recall[1]
-            text = f"IPrec(recall={shown}{nearest})"
+            text = f"IPrec(recall={shown})"
         trec_rbp = _TREC_RBP.match(text.strip())
         if trec_rbp:  # rbp.p=0.5: rbp_eval's graded gain (tiecore.measures.registry's RBP)
             cut = f"@{trec_rbp['cutoff']}" if trec_rbp["cutoff"] else ""
