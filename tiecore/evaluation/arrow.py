@@ -7,9 +7,10 @@ into arrow columns (:func:`tiecore.io.trec.read_qrels_columns`,
 :func:`tiecore.io.trec.read_run_columns`: the same rules, errors and values as
 :func:`tiecore.read_run`), builds the judgments and rankings from them
 (:meth:`~tiecore.engine.judgments.Judgments.from_columns`,
-:meth:`~tiecore.engine.ranking.Ranking.build_columns`) and gives the rows of
-:func:`tiecore.cli.evaluate_runs` as :mod:`tiecore.evaluation.small` gives them, bit for bit
-(tests/test_small.py checks both paths agree).
+:meth:`~tiecore.engine.ranking.Ranking.build_columns`), evaluates them with
+:class:`~tiecore.evaluation.evaluator.Evaluator` and gives the rows of
+:func:`tiecore.cli.eval.evaluate_runs` as :mod:`tiecore.evaluation.small` gives them, bit
+for bit (tests/test_small.py checks both paths agree).
 
 Runs are read one at a time, the next one in a thread while this one is evaluated
 (most of reading and evaluating runs outside the GIL: 0.66x the time on 120 runs),
@@ -65,7 +66,7 @@ def evaluate_files(
     progress: Callable[[int, int, str, float], None] | None = None,
 ) -> Table:
     """``tiecore eval QRELS RUN ...``'s rows (aware or oblivious mode), in
-    :func:`tiecore.cli.evaluate_runs`'s order, the summary rows only unless
+    :func:`tiecore.cli.eval.evaluate_runs`'s order, the summary rows only unless
     ``per_query``; ``progress(done, total, name, seconds)`` after each run.
 
     Warnings go out as they come; errors are raised as the normal path raises them.

@@ -5,7 +5,7 @@ as DataFrames, checked by :mod:`tiecore.io.frames`), ``tiecore eval``'s small-in
 path (:mod:`tiecore.evaluation.small`, no pandas or pyarrow) and its arrow path
 (:mod:`tiecore.evaluation.arrow`, no pandas).  They differ only in how they read a
 run's columns (``qid, docno, score``) into a :class:`~tiecore.engine.ranking.Ranking`
-and in how they shape the rows; the tie mode is decided here, once:
+and in how they shape the rows; the tie mode is decided here, once (:data:`MODE`):
 
 ============  =====================  ===========================  ====================
 ``ties``      the ranking's order    per-query values             summary row
@@ -47,9 +47,10 @@ Builder = Callable[..., Ranking]
 
 
 def check_measures(measures: Sequence[Measure], ties: str) -> None:
-    """Refuse, under ``ties="aware"``, a measure without an exact tie-aware value."""
-    if ties == "aware":
-        refuse_inexact(measures, "ties='aware'")
+    """Refuse, where the mode is exact (``ties="aware"``), a measure without an exact
+    tie-aware value."""
+    if MODE[ties].exact:
+        refuse_inexact(measures, f"ties={ties!r}")
 
 
 def sample_memory(samples: int, queries: int, measures: int, rows: int) -> int:
@@ -131,20 +132,71 @@ def query_values(
     have been built with the wanted tie-break for the oblivious mode; the other modes
     ignore its order.
     """
-    if ties == "sampled":
-        check_samples(samples, len(judgments.qids), len(measures), ranking.rank.size)
-        tied = int(ranking.size[ranking.size > 1].sum())  # the rows a sample draws, at most
-        budget.check_sample_time(samples, tied, len(judgments.qids), len(measures))
-        rng = rng if rng is not None else np.random.default_rng(0)
-        return sample_values(
-            ranking, judgments, list(measures), samples=samples, rng=rng, depth=depth
-        )
-    profile = (
-        profiles.aware(ranking, judgments, depth)
-        if ties == "aware"
-        else profiles.oblivious(ranking, judgments)
-    )
+    return MODE[ties].values(ranking, judgments, measures, depth, samples, rng)
+
+
+def _oblivious(ranking, judgments, measures, depth, samples, rng) -> dict:
+    """One ordering (the ranking's): its profile, then the measures' head-sum kernels."""
+    profile = profiles.oblivious(ranking, judgments)
     return {m: kernels.values(m, profile, ranking, judgments, depth) for m in measures}
+
+
+def _aware(ranking, judgments, measures, depth, samples, rng) -> dict:
+    """The expected profile over every ordering of the tied docs, then the kernels."""
+    profile = profiles.aware(ranking, judgments, depth)
+    return {m: kernels.values(m, profile, ranking, judgments, depth) for m in measures}
+
+
+def _sampled(ranking, judgments, measures, depth, samples, rng) -> dict:
+    """``samples`` random orderings, once the memory and time they need fit the budgets."""
+    check_samples(samples, len(judgments.qids), len(measures), ranking.rank.size)
+    tied = int(ranking.size[ranking.size > 1].sum())  # the rows a sample draws, at most
+    budget.check_sample_time(samples, tied, len(judgments.qids), len(measures))
+    rng = rng if rng is not None else np.random.default_rng(0)
+    return sample_values(ranking, judgments, list(measures), samples=samples, rng=rng, depth=depth)
+
+
+def _exact_columns(found: dict, stacked: np.ndarray) -> dict[str, np.ndarray]:
+    """One value per query ``(measures, queries)``, then their mean (GMAP where geometric)."""
+    mean = summaries.mean(stacked, axis=1) if stacked.shape[1] else np.zeros((len(found), 1))
+    summaries.geometric_summaries(found, stacked, mean)
+    return {"value": np.concatenate([stacked, mean], axis=1)}
+
+
+def _sampled_columns(found: dict, stacked: np.ndarray) -> dict[str, np.ndarray]:
+    """Draws ``(measures, samples, queries)``: per query and for the summary (per sample
+    the mean over queries, or GMAP) the mean over the samples, summed shifted by the
+    first sample so that a value that never varies is kept exactly (std 0), ``std``
+    (ddof 1) and ``stderr = std / sqrt(samples)``."""
+    means = summaries.mean(stacked, axis=2)
+    summaries.geometric_summaries(found, stacked, means)
+    draws = np.concatenate([stacked, means], axis=2)
+    first = draws[:, :1]
+    columns = {
+        "value": first[:, 0] + summaries.mean(draws - first, axis=1)[:, 0],
+        "std": (draws - first).std(axis=1, ddof=1),
+    }
+    columns["stderr"] = columns["std"] / np.sqrt(stacked.shape[1])
+    return columns
+
+
+class Mode(NamedTuple):
+    """What a tie mode does, declared once for every path (:data:`MODE`)."""
+
+    ordered: bool  # the ranking is built in the tie-break's order (else the file's)
+    exact: bool  # measures without an exact tie-aware value are refused
+    drawn: bool  # a query's values are ``(samples,)`` draws (else one value)
+    values: Callable[..., dict]  # (ranking, judgments, measures, depth, samples, rng)
+    columns: Callable[[dict, np.ndarray], dict[str, np.ndarray]]  # the rows' values
+
+
+#: The tie modes (:data:`tiecore.options.MODES`, in its order) and what each does: the
+#: table in the module's docstring, as data.
+MODE: dict[str, Mode] = {
+    "oblivious": Mode(True, False, False, _oblivious, _exact_columns),
+    "aware": Mode(False, True, False, _aware, _exact_columns),
+    "sampled": Mode(False, False, True, _sampled, _sampled_columns),
+}
 
 
 class Summary(NamedTuple):
@@ -195,6 +247,7 @@ class Evaluator:
         "depth",
         "judgments",
         "measures",
+        "mode",
         "samples",
         "seed",
         "tiebreak",
@@ -215,13 +268,14 @@ class Evaluator:
         self.judgments, self.measures = judgments, tuple(measures)
         self.ties, self.tiebreak, self.samples, self.seed = ties, tiebreak, samples, seed
         self.depth, self.complete = depth, complete
+        self.mode = MODE[ties]  # the one dispatch on the tie mode
         check_measures(self.measures, ties)
 
     @property
     def order(self) -> str:
         """The order a run's ranking is built in: the tie-break when oblivious, else the
         file's (aware and sampled see the tie groups, not an order inside them)."""
-        return self.tiebreak if self.ties == "oblivious" else "file_order"
+        return self.tiebreak if self.mode.ordered else "file_order"
 
     @property
     def splittable(self) -> bool:
@@ -232,12 +286,12 @@ class Evaluator:
     @property
     def shape(self) -> tuple[int, ...]:
         """The shape of one query's values: ``(samples,)`` when sampled, else ``()``."""
-        return (self.samples,) if self.ties == "sampled" else ()
+        return (self.samples,) if self.mode.drawn else ()
 
     def rng(self, name: str) -> np.random.Generator | None:
         """The run's generator when something draws (sampled, the random tie-break),
         else None: numpy.random is then never imported (20 ms of start-up)."""
-        if self.ties == "sampled" or self.order == "random":
+        if self.mode.drawn or self.order == "random":
             return summaries.run_seed(self.seed, name)
         return None
 
@@ -252,14 +306,8 @@ class Evaluator:
         self, ranking: Ranking, rng: np.random.Generator | None = None
     ) -> dict[Measure, np.ndarray]:
         """:func:`query_values` of a ranking built in :attr:`order`."""
-        return query_values(
-            ranking,
-            self.judgments,
-            self.measures,
-            ties=self.ties,
-            depth=self.depth,
-            samples=self.samples,
-            rng=rng,
+        return self.mode.values(
+            ranking, self.judgments, self.measures, self.depth, self.samples, rng
         )
 
     def summary(self, present: np.ndarray, found: dict[Measure, np.ndarray]) -> Summary:
@@ -274,20 +322,5 @@ class Evaluator:
         chosen = np.ones(len(self.judgments.qids), bool) if self.complete else present
         qids = np.append(self.judgments.qids[chosen].astype(object), None)
         stacked = np.stack([value[..., chosen] for value in found.values()])  # measures first
-        if self.ties == "sampled":  # (measures, samples, queries)
-            means = summaries.mean(stacked, axis=2)
-            summaries.geometric_summaries(found, stacked, means)
-            draws = np.concatenate([stacked, means], axis=2)
-            first = draws[:, :1]
-            columns = {
-                "value": first[:, 0] + summaries.mean(draws - first, axis=1)[:, 0],
-                "std": (draws - first).std(axis=1, ddof=1),
-            }
-            columns["stderr"] = columns["std"] / np.sqrt(stacked.shape[1])
-        else:
-            mean = (
-                summaries.mean(stacked, axis=1) if stacked.shape[1] else np.zeros((len(found), 1))
-            )
-            summaries.geometric_summaries(found, stacked, mean)
-            columns = {"value": np.concatenate([stacked, mean], axis=1)}
+        columns = self.mode.columns(found, stacked)
         return Summary([str(m) for m in found], qids, columns)

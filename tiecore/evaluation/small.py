@@ -4,9 +4,10 @@ Importing pandas and pyarrow takes longer than evaluating a few thousand lines, 
 ``tiecore eval`` on small TREC text files (plain or gzip, :data:`SMALL_BYTES` on disk
 in all) reads them here with Python's own whitespace split, builds the judgments and
 the rankings with :meth:`~tiecore.engine.judgments.Judgments.from_small` and
-:meth:`~tiecore.engine.ranking.Ranking.build_small`, runs the same profiles and kernels as
-:func:`tiecore.evaluate` and gives the rows :func:`tiecore.cli.evaluate_runs` would
-give, bit for bit (tests/test_small.py checks both paths agree).
+:meth:`~tiecore.engine.ranking.Ranking.build_small`, evaluates them with the one core,
+:class:`~tiecore.evaluation.evaluator.Evaluator`, as :func:`tiecore.evaluate` does, and
+gives the rows :func:`tiecore.cli.eval.evaluate_runs` would give, bit for bit
+(tests/test_small.py checks both paths agree).
 
 The reader accepts only what :mod:`tiecore.io` reads without complaint, to the same
 values (its careful path's rules: lines end at ``\\n``, ``\\r\\n`` or ``\\r``; ASCII
@@ -197,7 +198,7 @@ def evaluate_files(
 ) -> Table | None:
     """``tiecore eval QRELS RUN ...``'s rows, or None when the normal path must run.
 
-    The rows are :func:`tiecore.cli.evaluate_runs`'s in its order (runs as given;
+    The rows are :func:`tiecore.cli.eval.evaluate_runs`'s in its order (runs as given;
     per run its queries in qrels order, then the summary, whose ``qid`` is None;
     measures as asked), the summary rows only unless ``per_query``. None, before
     anything is printed, for sampled mode (its memory guard is the normal path's),
@@ -249,7 +250,7 @@ def _evaluate(
         events.append(("progress", (done, len(runs), name, now - clock)))
         clock = now
     if not np.isfinite(table.columns["value"]).all():
-        return None  # an error on the normal path (tiecore.cli._check_finite)
+        return None  # an error on the normal path (tiecore.cli.eval._check_rows)
     if trec and per_query and "all" in table.columns["qid"]:
         return None
     return table
@@ -259,7 +260,7 @@ def add_rows(
     table: Table, name: str, summary: Summary, measures: Sequence[Measure], per_query: bool
 ) -> None:
     """Append a run's rows (:meth:`Evaluator.summary`) to ``table`` as
-    :func:`tiecore.cli.evaluate_runs` orders them: its queries in qrels order (with
+    :func:`tiecore.cli.eval.evaluate_runs` orders them: its queries in qrels order (with
     ``per_query``), then the summary (``qid`` None); per row the measures as asked."""
     rank = {str(m): i for i, m in enumerate(measures)}
     shown = sorted(range(len(summary.labels)), key=lambda i: rank[summary.labels[i]])
