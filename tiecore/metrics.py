@@ -11,7 +11,10 @@ the per-query values or their mean:
   :func:`hits_at_k` (Success@k), :func:`precision_at_k`, :func:`recall_at_k`.
 
 Every number is the one :func:`tiecore.evaluate` gives on the same data as run and
-qrels DataFrames (these functions build them and call it): ``ties="aware"`` is the
+qrels DataFrames, bit for bit, without them: the matrix (or the ragged cells) becomes
+the engine's judgments and ranking directly (integer codes, one sort: with a cutoff ``k``
+a partition of each row and a sort of the tie groups that start within its first ``k``
+ranks), and the core's profiles and kernels compute every measure.  ``ties="aware"`` is the
 exact mean over all orderings of tied scores (McSherry & Najork, ECIR 2008),
 ``ties="oblivious"`` one ordering, by default the columns' order inside a tie
 (``tiebreak="file_order"``; ``"optimistic"`` and ``"pessimistic"`` give the best
@@ -55,13 +58,19 @@ random order of the tied candidates, exactly:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from tiecore.engine.judgments import Judgments
+from tiecore.engine.ranking import DOCNO_POLICIES, FLOAT32_POLICIES, Ranking, float32_scores
 from tiecore.errors import InputError
+from tiecore.evaluation.evaluator import Evaluator
+from tiecore.measures import Measure, parse_measures
+from tiecore.measures.registry import refuse_inexact
 from tiecore.options import METRICS, METRICS_AT_K, pick, validate_params
 
 __all__ = [
@@ -149,9 +158,9 @@ def _numbers(values: ArrayLike, name: str) -> np.ndarray:
             name, None, "rows of different lengths", "a 2-D array, or 1-D arrays with qid="
         ) from None
     if array.dtype.kind == "V" and array.dtype.type.__module__ == "ml_dtypes":
-        # bfloat16, float8 ... (JAX's and ml_dtypes' arrays): float32 holds each value
+        # bfloat16, float8 ... (JAX's and ml_dtypes' arrays): float64 holds each value
         kind = "i" if array.dtype.type.__name__.startswith(("int", "uint")) else "f"
-        array = array.astype(np.int64 if kind == "i" else np.float32)
+        array = array.astype(np.int64 if kind == "i" else np.float64)
     if array.dtype.kind not in "biuf":
         raise InputError(name, None, f"a {array.dtype} array", "numbers")
     return array
@@ -163,9 +172,11 @@ def _where(index: tuple[int, ...] | int) -> str:
 
 def _prepare(
     y_true: ArrayLike, y_score: ArrayLike, qid: ArrayLike | None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
-    """Flat ``levels, scores, query codes, candidate positions`` of the kept cells and
-    the number of queries; the cells keep their row-major (or given) order."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None, int, int]:
+    """Flat ``levels, scores, query codes, candidate positions`` of the kept cells, the
+    number of queries and of columns (0 when ragged); the cells keep their row-major (or
+    given) order.  Codes and positions are None when the cells are a whole matrix (cell
+    ``i`` is then at position ``i``, in row ``i // columns``)."""
     true = _numbers(y_true, "y_true")
     score = _numbers(y_score, "y_score").astype(np.float64)
     if true.shape != score.shape:
@@ -180,7 +191,7 @@ def _prepare(
                 "a 2-D array (one row per query), or 1-D arrays with qid=",
             )  # fmt: skip
         queries = true.shape[0]
-        codes = np.repeat(np.arange(queries), true.shape[1])
+        codes = None  # row i // columns, made below when cells are left out
         true, score = true.ravel(), score.ravel()
         shape = (queries, true.size // max(queries, 1))
     else:
@@ -208,6 +219,36 @@ def _prepare(
     def at(flat: int) -> str:
         return _where(tuple(int(i) for i in np.unravel_index(flat, shape)) if shape else flat)
 
+    true = _levels(true, score, at)
+    columns = shape[1] if shape else 0
+    if np.isfinite(score).all():  # nothing to refuse, nothing left out
+        if qid is None:  # the cells are the matrix: cell i is in row i // columns
+            return true, score, None, None, queries, columns
+        return true, score, codes, np.arange(true.size), queries, columns
+    bad = np.flatnonzero(np.isinf(score))
+    if bad.size:
+        raise InputError(
+            "y_score", None, f"y_score{at(bad[0])} = {score[bad[0]].item()!r} is not finite",
+            "finite scores (NaN leaves a cell out)",
+        )  # fmt: skip
+    keep = ~np.isnan(score)
+    codes = np.repeat(np.arange(queries), columns) if codes is None else codes
+    empty = np.flatnonzero(np.bincount(codes[keep], minlength=queries) == 0)
+    if empty.size:
+        query = f"row {empty[0]}" if qid is None else f"query {uniques[empty[0]]!r}"
+        raise InputError(
+            "y_score",
+            None,
+            f"{query} has no candidates (every score is NaN)",
+            "at least one score per query",
+        )
+    position = np.flatnonzero(keep)
+    return true[keep], score[keep], codes[keep], position, queries, columns
+
+
+def _levels(true: np.ndarray, score: np.ndarray, at: Callable[[int], str]) -> np.ndarray:
+    """``y_true`` (flat) as int64 levels, refusing what is not an integer in range
+    (``at`` names a flat index); a left-out cell (NaN score) may hold NaN."""
     if true.dtype.kind == "f":  # a left-out cell (NaN score) may pad y_true with NaN too
         true = np.where(np.isnan(score), 0.0, true)
         bad = np.flatnonzero(~np.isfinite(true) | (true != np.trunc(true)))
@@ -227,25 +268,168 @@ def _prepare(
                 "y_true", None, f"y_true{at(bad[0])} = {true[bad[0]].item()!r} is out of range",
                 "integer relevance levels within 64-bit integers",
             )  # fmt: skip
-    true = true.astype(np.int64)
-    bad = np.flatnonzero(np.isinf(score))
-    if bad.size:
-        raise InputError(
-            "y_score", None, f"y_score{at(bad[0])} = {score[bad[0]].item()!r} is not finite",
-            "finite scores (NaN leaves a cell out)",
+    return true.astype(np.int64, copy=False)
+
+
+@dataclass(frozen=True)
+class _Cells:
+    """The kept cells as a run against its own judgments, in the engine's structures.
+
+    Queries are numbered by their row (or order of first appearance in ``qid``) and the
+    judgments hold them in the order of those numbers as text, as :func:`tiecore.evaluate`
+    orders the same data written as run and qrels frames with those numbers as qids: so
+    every value and every mean is the DataFrame path's, bit for bit.  Each query is
+    judged on its first candidate (so that a query without relevant candidates is
+    evaluated and scores 0) and on every candidate of a non-zero level (every one when
+    ``rel_level <= 0``: a level-0 candidate is then relevant).
+
+    ``order`` holds the cells a measure cut at ``k`` can see, sorted by query, score
+    descending, then position (the file order): every tie group that starts within the
+    first ``k`` ranks, whole.  A head sum over ranks ``<= k`` reads those rows and the
+    counts of the groups above, so it is the same sum, in the same order, as over the
+    whole row (the ideal DCG and ``num_rel`` come from the judgments, which hold every
+    cell).  Without a cut it holds every cell.
+    """
+
+    judgments: Judgments
+    code: np.ndarray  # each query's place in the judgments' order
+    query: np.ndarray  # per cell of ``order``: its query's code
+    levels: np.ndarray
+    scores: np.ndarray
+    judged: np.ndarray
+    position: np.ndarray | None  # per cell: its flat index in the input (None: the cell's)
+    order: np.ndarray  # the cells kept, sorted (see above)
+
+    @classmethod
+    def of(
+        cls,
+        y_true: ArrayLike,
+        y_score: ArrayLike,
+        qid: ArrayLike | None,
+        rel_level: int,
+        k: int | None,
+        float32: bool = False,
+    ) -> _Cells:
+        """Check and flatten the input, judge its cells and sort them (one sort, of the
+        cells within reach of the cut ``k`` when given: with ``float32``, of the tie groups
+        of the scores rounded to float32, trec_eval's, each a run of whole groups of the
+        scores as given)."""
+        levels, scores, codes, position, queries, columns = _prepare(y_true, y_score, qid)
+        names = np.arange(queries).astype(str)
+        by_text = np.argsort(names, kind="stable")
+        code = np.empty(queries, np.int64)
+        code[by_text] = np.arange(queries)
+        judged = levels != 0 if rel_level > 0 else np.ones(levels.size, bool)
+        if codes is None:  # a whole matrix
+            judged[::columns] = True
+        elif columns:  # a matrix with cells left out: each row's kept cells are adjacent
+            judged[np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])] = True
+        else:  # ragged: a query's cells need not be adjacent
+            judged[np.unique(codes, return_index=True)[1]] = True
+        rows = np.flatnonzero(judged)
+        flat = rows if position is None else position[rows]
+        doc, docs = (flat % columns, columns) if columns else (flat, int(position[-1]) + 1)
+        judgments = Judgments.from_codes(
+            names[by_text].astype(object), code[_row_of(rows, codes, columns)], doc,
+            levels[rows], rel_level, docs=docs,
         )  # fmt: skip
-    keep = ~np.isnan(score)
-    empty = np.flatnonzero(np.bincount(codes[keep], minlength=queries) == 0)
-    if empty.size:
-        query = f"row {empty[0]}" if qid is None else f"query {uniques[empty[0]]!r}"
+        # the file order: score descending (-0.0 and 0.0 compare equal), then position
+        sort = _Sort(-scores, codes, position, code, queries, columns, by_text)
+        if k is None:
+            order = sort.all()
+        else:
+            order = sort.top(k, -float32_scores(scores) if float32 else sort.key)
+        query = code[_row_of(order, codes, columns)]
+        return cls(judgments, code, query, levels, scores, judged, position, order)
+
+    def ranking(self, tiebreak: str) -> Ranking:
+        """The ranking of the cells in :attr:`order` under ``tiebreak`` (``file_order``:
+        their order, kept as it is; the other policies sort them again inside ties)."""
+        o = self.order
+        docno = o if self.position is None else self.position[o]
+        docno = docno.astype(str) if tiebreak in DOCNO_POLICIES else docno
+        return Ranking.build_codes(
+            self.query, self.scores[o], self.levels[o], self.judged[o], self.judgments,
+            row=o, docno=docno, tiebreak=tiebreak,
+        )  # fmt: skip
+
+    def by_row(self, values: np.ndarray) -> np.ndarray:
+        """Per-query values in the judgments' order -> in row (first appearance) order."""
+        return values[..., self.code]
+
+
+@dataclass(frozen=True)
+class _Sort:
+    """The cells' file order: by query code, ``key`` ascending (score descending), then
+    position.  A matrix is sorted along its rows (a stable argsort, or a partition of
+    each row and a lexsort of the cells it keeps); ragged cells by one stable lexsort."""
+
+    key: np.ndarray
+    codes: np.ndarray | None  # per cell, its row (None: a whole matrix, see _prepare)
+    position: np.ndarray | None  # per cell, its flat index in the matrix
+    code: np.ndarray  # per row, its place in the judgments' order
+    queries: int
+    columns: int  # 0 when ragged
+    by_text: np.ndarray  # the rows in the judgments' order
+
+    def grid(self, key: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """``key`` (a value per cell) as a ``(queries, width)`` matrix in row order and
+        each slot's cell (None: slot ``i`` is cell ``i``; else left-out cells have key
+        ``+inf``, cell -1)."""
+        n, queries, columns = key.size, self.queries, self.columns
+        if self.codes is None:  # nothing left out: the cells are the matrix
+            return key.reshape(queries, columns), None
+        # cells left out: each kept cell back at its place in the matrix
+        grid = np.full(queries * columns, np.inf, key.dtype)
+        cells = np.full(queries * columns, -1, np.int64)
+        grid[self.position], cells[self.position] = key, np.arange(n)
+        return grid.reshape(queries, columns), cells.reshape(queries, columns)
+
+    def all(self) -> np.ndarray:
+        """Every cell, sorted."""
+        if not self.columns:
+            return np.lexsort((self.key, self.code[self.codes]))
+        grid, cells = self.grid(self.key)
+        within = np.argsort(grid[self.by_text], axis=1, kind="stable")
+        if cells is None:
+            return (within + (self.by_text * grid.shape[1])[:, None]).ravel()
+        flat = np.take_along_axis(cells[self.by_text], within, axis=1).ravel()
+        return flat[flat >= 0]
+
+    def top(self, k: int, cut: np.ndarray) -> np.ndarray:
+        """The cells of the tie groups of ``cut`` (:attr:`key`, or a coarser key that
+        rises with it) that start within a query's first ``k`` ranks, sorted: those whose
+        ``cut`` is at most the ``k``-th smallest of their row (a partition, not a sort, of
+        each row), then one lexsort of them."""
+        if not self.columns:
+            order = self.all()
+            query, key = self.code[self.codes[order]], cut[order]
+            counts = np.bincount(query, minlength=self.queries)
+            starts = np.cumsum(counts) - counts
+            last = np.where(counts >= k, key[np.minimum(starts + k - 1, key.size - 1)], np.inf)
+            return order[key <= last[query]]
+        grid, cells = self.grid(cut)
+        if k >= grid.shape[1]:
+            return self.all()
+        threshold = np.partition(grid, k - 1, axis=1)[:, k - 1 : k]
+        within = grid <= threshold
+        picked = np.flatnonzero(within) if cells is None else cells[within & (cells >= 0)]
+        query = self.code[_row_of(picked, self.codes, self.columns)]
+        return picked[np.lexsort((self.key[picked], query))]
+
+
+def _row_of(cells: np.ndarray, codes: np.ndarray | None, columns: int) -> np.ndarray:
+    """The rows of ``cells`` (``codes`` None: the cells of a whole matrix)."""
+    return cells // columns if codes is None else codes[cells]
+
+
+def _check_spread(spread: bool, ties: str) -> None:
+    if spread and ties != "aware":
         raise InputError(
-            "y_score",
-            None,
-            f"{query} has no candidates (every score is NaN)",
-            "at least one score per query",
-        )
-    position = np.arange(true.size)
-    return true[keep], score[keep], codes[keep], position[keep], queries
+            "ties", None, f"ties={ties!r} with spread=True",
+            "ties='aware' (the spread gives the tie-aware value and the oblivious one of "
+            "the tiebreak order together)",
+        )  # fmt: skip
 
 
 def _values(
@@ -260,83 +444,59 @@ def _values(
     average: bool,
     spread: bool = False,
 ) -> float | np.ndarray | Spread:
-    """``measure`` per query via :func:`tiecore.evaluate`; their mean when ``average``;
-    with ``spread`` a :class:`Spread` (:func:`tiecore.spread.evaluate_spread` and the
-    oblivious evaluation)."""
-    from tiecore.evaluation.core import evaluate
-
-    if spread and ties != "aware":
-        raise InputError(
-            "ties", None, f"ties={ties!r} with spread=True",
-            "ties='aware' (the spread gives the tie-aware value and the oblivious one of "
-            "the tiebreak order together)",
-        )  # fmt: skip
-    levels, scores, codes, position, queries = _prepare(y_true, y_score, qid)
-    run = pd.DataFrame({"qid": codes, "docno": position, "score": scores})
-    # Every query gets a judgment (its first candidate, with its own level), so that a
-    # query without relevant candidates is evaluated (and scores 0), not skipped.
-    first = np.ones(codes.size, bool)
-    first[1:] = codes[1:] != codes[:-1]
-    if qid is not None:  # ragged: a query's cells need not be adjacent
-        first = np.zeros(codes.size, bool)
-        first[np.unique(codes, return_index=True)[1]] = True
-    # With rel_level <= 0 a level-0 candidate is relevant, so it must be judged too.
-    judged = first | (levels != 0) | (rel_level <= 0)
-    qrels = pd.DataFrame({"qid": codes[judged], "docno": position[judged], "level": levels[judged]})
+    """``measure`` per query, in row order, from the engine's kernels over the cells'
+    ranking (:class:`_Cells`): :func:`tiecore.evaluate`'s values without its frames;
+    their mean when ``average``; with ``spread`` a :class:`Spread`."""
+    _check_spread(spread, ties)
+    measures = tuple(parse_measures(measure))
+    # trec_eval's tie groups are those of float32 scores: its cut keeps them whole
+    float32 = tiebreak in FLOAT32_POLICIES and (ties == "oblivious" or spread)
+    cells = _Cells.of(y_true, y_score, qid, rel_level, measures[0].cutoff, float32)
     if spread:
-        return _spread(run, qrels, measure, queries, tiebreak, rel_level, average)
-    result = evaluate(
-        run, qrels, measure, ties=ties, tiebreak=tiebreak, rel_level=rel_level, per_query=True
-    )
-    values = _per_query(result, ["value"], queries)["value"]
-    if average:
-        return float(result.loc[result["qid"].isna(), "value"].iloc[0])
-    return values
+        return _spread(cells, measures, tiebreak, average)
+    found, mean = _evaluate(cells, measures, ties, tiebreak)
+    return mean if average else cells.by_row(found)
 
 
-def _per_query(result: pd.DataFrame, columns: list[str], queries: int) -> dict[str, np.ndarray]:
-    """Columns of a per-query result in row order (``qid`` holds the row numbers)."""
-    rows = result[result["qid"].notna()]
-    order = rows["qid"].astype(np.int64).to_numpy()
-    out = {}
-    for column in columns:
-        values = np.empty(queries)
-        values[order] = rows[column].to_numpy(dtype=np.float64)
-        out[column] = values
-    return out
-
-
-def _spread(
-    run: pd.DataFrame,
-    qrels: pd.DataFrame,
-    measure: str,
-    queries: int,
+def _evaluate(
+    cells: _Cells,
+    measures: tuple[Measure, ...],
+    ties: str,
     tiebreak: str,
-    rel_level: int,
-    average: bool,
-) -> Spread:
-    """The aware value, its exact variance and bounds, and the oblivious value and bias."""
-    from tiecore.evaluation.core import evaluate
-    from tiecore.spread import evaluate_spread
+    ranking: Ranking | None = None,
+) -> tuple[np.ndarray, float]:
+    """Per-query values (the judgments' order) and their mean, as :func:`tiecore.evaluate`
+    computes them (:class:`~tiecore.evaluation.evaluator.Evaluator`)."""
+    evaluator = Evaluator(cells.judgments, measures, ties, tiebreak)
+    ranking = ranking if ranking is not None else cells.ranking(evaluator.order)
+    found = evaluator.values(ranking)
+    summary = evaluator.summary(np.ones(len(cells.code), bool), found)
+    return found[measures[0]], float(summary.columns["value"][0, -1])
 
-    found = evaluate_spread(run, qrels, measure, rel_level=rel_level, per_query=True)
-    oblivious = evaluate(
-        run, qrels, measure, ties="oblivious", tiebreak=tiebreak, rel_level=rel_level,
-        per_query=True,
-    )  # fmt: skip
-    columns = _per_query(found, ["value", "var", "min", "max"], queries)
-    one = _per_query(oblivious, ["value"], queries)["value"]
+
+def _spread(cells: _Cells, measures: tuple[Measure, ...], tiebreak: str, average: bool) -> Spread:
+    """The aware value, its exact variance and bounds (:mod:`tiecore.spread`'s arrays),
+    and the oblivious value of ``tiebreak``'s order and its bias."""
+    from tiecore.spread import _spread_arrays
+
+    refuse_inexact(measures, "spread=True (its value is the tie-aware mean)")
+    aware = cells.ranking("file_order")
+    found = _spread_arrays(aware, cells.judgments, list(measures), None)[measures[0]]
+    same = aware if tiebreak == "file_order" else None
+    one, one_mean = _evaluate(cells, measures, "oblivious", tiebreak, same)
+    columns = {key: cells.by_row(found[key]) for key in ("value", "var", "min", "max")}
+    one = cells.by_row(one)
     # one order lies within [min, max]; float sums in other orders may put it an ulp out
     low, high = np.minimum(columns["min"], one), np.maximum(columns["max"], one)
     if not average:
         value = columns["value"]
         return Spread(value, columns["var"], low, high, one, one - value)
-    value = float(found.loc[found["qid"].isna(), "value"].iloc[0])
-    one = float(oblivious.loc[oblivious["qid"].isna(), "value"].iloc[0])
-    var = float(found.loc[found["qid"].isna(), "var"].iloc[0])
-    low = min(float(low.mean()), value, one)
-    high = max(float(high.mean()), value, one)
-    return Spread(value, var, low, high, one, one - value)
+    # the summary row of evaluate_spread: means in the judgments' order, var / Q**2
+    value = float(found["value"].mean())
+    var = float(found["var"].sum() / len(cells.code) ** 2)
+    low = min(float(low.mean()), value, one_mean)
+    high = max(float(high.mean()), value, one_mean)
+    return Spread(value, var, low, high, one_mean, one_mean - value)
 
 
 def _cut(family: str, k: int | None, params: str = "") -> str:
