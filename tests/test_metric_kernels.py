@@ -112,12 +112,18 @@ def test_ragged_input_equals_the_matrix(data, k, seed):
     y_true, y_score = data
     keep = ~np.isnan(y_score)
     labels = np.repeat(np.arange(len(y_true)), y_true.shape[1]).reshape(y_true.shape)[keep]
-    order = np.random.default_rng(seed).permutation(keep.sum())
-    qid = labels[order]
-    for function in FUNCTIONS:
-        whole = function(y_true, y_score, k=k, average=False)
-        ragged = function(y_true[keep][order], y_score[keep][order], k=k, qid=qid, average=False)
-        assert ragged.tolist() == whole[list(dict.fromkeys(qid.tolist()))].tolist()
+    rng = np.random.default_rng(seed)
+    shuffled = rng.permutation(keep.sum())  # cells in any order: one lexsort
+    # each query's cells one after another, queries in any order: laid out in rows
+    grouped = np.argsort(rng.permutation(len(y_true))[labels], kind="stable")
+    for order in (shuffled, grouped):
+        qid = labels[order]
+        for function in FUNCTIONS:
+            whole = function(y_true, y_score, k=k, average=False)
+            ragged = function(
+                y_true[keep][order], y_score[keep][order], k=k, qid=qid, average=False
+            )
+            assert ragged.tolist() == whole[list(dict.fromkeys(qid.tolist()))].tolist()
 
 
 @pytest.mark.parametrize("k", [1, 5, 10, None])

@@ -334,7 +334,7 @@ class _Cells:
             levels[rows], rel_level, docs=docs,
         )  # fmt: skip
         # the file order: score descending (-0.0 and 0.0 compare equal), then position
-        sort = _Sort(-scores, codes, position, code, queries, columns, by_text)
+        sort = _Sort.of(-scores, codes, position, code, queries, columns, by_text)
         if k is None:
             order = sort.all()
         else:
@@ -361,38 +361,53 @@ class _Cells:
 @dataclass(frozen=True)
 class _Sort:
     """The cells' file order: by query code, ``key`` ascending (score descending), then
-    position.  A matrix is sorted along its rows (a stable argsort, or a partition of
-    each row and a lexsort of the cells it keeps); ragged cells by one stable lexsort."""
+    position.  Laid out as a ``(queries, width)`` matrix (a matrix, or ragged cells
+    grouped by query), the rows are sorted each (a stable argsort, or a partition of each
+    row and a lexsort of the cells it keeps); other ragged cells by one stable lexsort."""
 
     key: np.ndarray
     codes: np.ndarray | None  # per cell, its row (None: a whole matrix, see _prepare)
-    position: np.ndarray | None  # per cell, its flat index in the matrix
     code: np.ndarray  # per row, its place in the judgments' order
     queries: int
-    columns: int  # 0 when ragged
+    width: int  # of the layout; 0: none (ragged cells in no order)
+    slot: np.ndarray | None  # per cell, its flat index in the layout (None: its own)
     by_text: np.ndarray  # the rows in the judgments' order
 
+    @classmethod
+    def of(cls, key, codes, position, code, queries, columns, by_text) -> _Sort:
+        """The layout of the cells: a matrix's own (its cells at their positions), or for
+        ragged cells whose queries come one after another, each query's cells in a row
+        (when that pads the cells at most four times over)."""
+        if columns:
+            return cls(key, codes, code, queries, columns, position, by_text)
+        width, slot = 0, None
+        if (codes[1:] >= codes[:-1]).all():  # first-appearance codes: grouped by query
+            counts = np.bincount(codes, minlength=queries)
+            if queries * int(counts.max()) <= 4 * codes.size + 1024:
+                width, starts = int(counts.max()), np.cumsum(counts) - counts
+                slot = codes * width + np.arange(codes.size) - starts[codes]
+        return cls(key, codes, code, queries, width, slot, by_text)
+
     def grid(self, key: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-        """``key`` (a value per cell) as a ``(queries, width)`` matrix in row order and
-        each slot's cell (None: slot ``i`` is cell ``i``; else left-out cells have key
-        ``+inf``, cell -1)."""
-        n, queries, columns = key.size, self.queries, self.columns
-        if self.codes is None:  # nothing left out: the cells are the matrix
-            return key.reshape(queries, columns), None
-        # cells left out: each kept cell back at its place in the matrix
-        grid = np.full(queries * columns, np.inf, key.dtype)
-        cells = np.full(queries * columns, -1, np.int64)
-        grid[self.position], cells[self.position] = key, np.arange(n)
-        return grid.reshape(queries, columns), cells.reshape(queries, columns)
+        """``key`` (a value per cell) laid out ``(queries, width)``, rows in row order, and
+        each slot's cell (None: slot ``i`` is cell ``i``; else empty slots have key
+        ``+inf`` and cell -1)."""
+        shape = (self.queries, self.width)
+        if self.slot is None:  # nothing left out: the cells are the matrix
+            return key.reshape(shape), None
+        grid = np.full(shape[0] * shape[1], np.inf, key.dtype)
+        cells = np.full(grid.size, -1, np.int64)
+        grid[self.slot], cells[self.slot] = key, np.arange(key.size)
+        return grid.reshape(shape), cells.reshape(shape)
 
     def all(self) -> np.ndarray:
         """Every cell, sorted."""
-        if not self.columns:
+        if not self.width:
             return np.lexsort((self.key, self.code[self.codes]))
         grid, cells = self.grid(self.key)
         within = np.argsort(grid[self.by_text], axis=1, kind="stable")
         if cells is None:
-            return (within + (self.by_text * grid.shape[1])[:, None]).ravel()
+            return (within + (self.by_text * self.width)[:, None]).ravel()
         flat = np.take_along_axis(cells[self.by_text], within, axis=1).ravel()
         return flat[flat >= 0]
 
@@ -401,20 +416,20 @@ class _Sort:
         rises with it) that start within a query's first ``k`` ranks, sorted: those whose
         ``cut`` is at most the ``k``-th smallest of their row (a partition, not a sort, of
         each row), then one lexsort of them."""
-        if not self.columns:
+        if not self.width:
             order = self.all()
             query, key = self.code[self.codes[order]], cut[order]
             counts = np.bincount(query, minlength=self.queries)
             starts = np.cumsum(counts) - counts
             last = np.where(counts >= k, key[np.minimum(starts + k - 1, key.size - 1)], np.inf)
             return order[key <= last[query]]
-        grid, cells = self.grid(cut)
-        if k >= grid.shape[1]:
+        if k >= self.width:
             return self.all()
+        grid, cells = self.grid(cut)
         threshold = np.partition(grid, k - 1, axis=1)[:, k - 1 : k]
         within = grid <= threshold
         picked = np.flatnonzero(within) if cells is None else cells[within & (cells >= 0)]
-        query = self.code[_row_of(picked, self.codes, self.columns)]
+        query = self.code[_row_of(picked, self.codes, self.width)]
         return picked[np.lexsort((self.key[picked], query))]
 
 
