@@ -198,3 +198,63 @@ def test_spreads_are_priced_over_all_groups(monkeypatch):
     assert tiecore.evaluate_spread(run, qrels, f"ERR@{k}")["var"].iloc[0] > 0
     with pytest.raises(InputError, match=r"infAP's exact variance .* a depth of at most"):
         tiecore.evaluate_spread(run, qrels, "infAP")
+
+
+# ----------------------------------------------------------- nDCG(ideal=local) (issue 23)
+LOCAL = "nDCG(ideal=local)"
+
+
+def test_local_ideal_is_refused_up_front_with_a_cutoff_that_fits(monkeypatch):
+    """One group of 20000 tied docs in 5 levels: the sum over the compositions of the
+    top k's slots grows as k**4 / 24; past the time budget it is refused within a
+    second, naming a cutoff that runs, and one more does not."""
+    run, qrels = one_group(20_000)
+    monkeypatch.setenv(budget.TIME_ENV, "1")
+    start = time.perf_counter()
+    with pytest.raises(InputError, match=re.escape(f"{LOCAL}'s exact value")) as error:
+        tiecore.evaluate(run, qrels, f"{LOCAL}@60", ties="aware")
+    assert time.perf_counter() - start < 1
+    message = str(error.value)
+    assert "TIECORE_TIME_BUDGET" in message and "ties='sampled'" in message
+    k = at_most(message)
+    assert 10 < k < 60
+    got = tiecore.evaluate_spread(run, qrels, f"{LOCAL}@{k}")
+    assert 0 < got["value"].iloc[0] < 1 and got["var"].iloc[0] > 0
+    with pytest.raises(InputError, match="TIECORE_TIME_BUDGET"):
+        tiecore.evaluate_spread(run, qrels, f"{LOCAL}@{k + 1}")
+
+
+def test_local_ideal_memory_is_refused(monkeypatch):
+    run, qrels = one_group(20_000)
+    monkeypatch.setenv(budget.MEMORY_ENV, "1e8")
+    with pytest.raises(InputError, match="MB of memory") as error:
+        tiecore.evaluate(run, qrels, f"{LOCAL}@50", ties="aware")
+    k = at_most(str(error.value))
+    assert 0 < tiecore.evaluate(run, qrels, f"{LOCAL}@{k}", ties="aware")["value"].iloc[0] < 1
+
+
+def test_local_ideal_is_priced_over_all_queries(monkeypatch):
+    """40 queries, each with 400 tied docs: each group is within BUDGET compositions,
+    their sum is not within a second."""
+    rng = np.random.default_rng(3)
+    docs = [f"d{i}" for i in range(400)]
+    run = pd.DataFrame({"qid": np.repeat(np.arange(40).astype(str), 400), "docno": docs * 40})
+    run["score"] = 1.0
+    qrels = run[["qid", "docno"]].assign(level=rng.integers(0, 5, len(run)))
+    monkeypatch.setenv(budget.TIME_ENV, "1")
+    with pytest.raises(InputError, match="in all, over every query") as error:
+        tiecore.evaluate(run, qrels, f"{LOCAL}@30", ties="aware")
+    k = at_most(str(error.value))
+    assert 0 < k < 30
+    tiecore.evaluate(run, qrels, f"{LOCAL}@{k}", ties="aware")
+
+
+def test_local_ideal_on_200000_tied_docs(tmp_path, capsys):
+    """Without a cutoff no group straddles the cut (one composition, a fraction of a
+    second); with one, aware and --spread are refused within seconds, in one line."""
+    qrels, run = write_group(tmp_path, 200_000)
+    for extra in (["--ties", "aware"], ["--spread"]):
+        err = refused(["eval", qrels, run, "-m", f"{LOCAL}@1000", *extra], capsys)
+        assert f"{LOCAL}'s exact value" in err and 0 < at_most(err) < 1000
+        assert main(["eval", qrels, run, "-m", LOCAL, *extra]) == 0
+        assert LOCAL in capsys.readouterr().out

@@ -39,7 +39,9 @@ gain into the top k raises the ideal too.  Exp gains are scaled per
 composition by its largest level (exact powers of two, as
 :func:`tiecore.engine.judgments.gain_of`), so a top k of small levels keeps its gains
 even when the query's qrels hold a huge one.  A group whose compositions
-number more than :data:`BUDGET` is refused (:class:`~tiecore.errors.InputError`).
+number more than :data:`BUDGET`, or whose count and sum would pass the time or
+memory budget (:mod:`tiecore.engine.budget`, priced by :func:`_priced_counts`), is
+refused (:class:`~tiecore.errors.InputError`) with the largest cutoff that fits.
 
 Examples
 --------
@@ -70,6 +72,12 @@ from tiecore.errors import InputError
 BUDGET = 2_000_000
 #: Composition rows handled at once (several groups together, each within BUDGET).
 CHUNK = 2_000_000
+#: Seconds and bytes per cell of the sum over compositions (one composition times one
+#: gain class; measured 0.2-0.4 us and 90-115 bytes with temporaries, rounded up).
+SUM_SECONDS, SUM_BYTES = 6e-7, 128
+#: Seconds per cell (query x slot x gain class) and bytes per cell (query x slot) of the
+#: compositions' count (:func:`_composition_table`; measured 15-40 ns, 48 bytes).
+COUNT_SECONDS, COUNT_BYTES = 5e-8, 64
 
 
 def _cuts(ranking: Ranking, cutoff: int | None, depth: int | None) -> np.ndarray:
@@ -177,9 +185,10 @@ def _classes(query, level, nq):
     return out, count
 
 
-def _composition_counts(n_class: np.ndarray, m: np.ndarray) -> np.ndarray:
-    """Per row, the number of ``a`` with ``0 <= a_l <= n_class[l]`` and ``sum a = m``
-    (capped at 1e18): the coefficient of ``x^m`` in ``prod_l (1 + x + .. + x^n_l)``."""
+def _composition_table(n_class: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """Per row and ``m' = 0 .. max(m)``, the number of ``a`` with ``0 <= a_l <=
+    n_class[l]`` and ``sum a = m'`` (capped at 1e18): the coefficient of ``x^m'`` in
+    ``prod_l (1 + x + .. + x^n_l)``; ``(rows, max(m) + 1)``."""
     width = int(m.max(initial=0)) + 1
     poly = np.zeros((len(m), width))
     poly[:, 0] = 1.0
@@ -189,11 +198,12 @@ def _composition_counts(n_class: np.ndarray, m: np.ndarray) -> np.ndarray:
         back = column[None, :] - n_l[:, None] - 1
         lower = np.take_along_axis(total, np.maximum(back, 0), axis=1)
         poly = np.minimum(total - np.where(back >= 0, lower, 0.0), 1e18)
-    return poly[np.arange(len(m)), m]
+    return poly
 
 
 def _compositions(n_class: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Every ``a`` of :func:`_composition_counts`: ``(owner row, a)``, owners ascending."""
+    """Every ``a`` of :func:`_composition_table` for ``m``: ``(owner row, a)``, owners
+    ascending."""
     rows, width = n_class.shape
     rest = np.cumsum(n_class[:, ::-1], axis=1)[:, ::-1] - n_class  # capacity after l
     owner = np.arange(rows)
@@ -265,18 +275,7 @@ def local_spread(
     np.add.at(fixed_n, (query[: fixed_rows.size], klass[: fixed_rows.size]), 1)
     np.add.at(tied_n, (query[fixed_rows.size :], klass[fixed_rows.size :]), 1)
     class_level[query, klass] = level[rows]
-    total = _composition_counts(tied_n, m_q)
-    if total.max(initial=0) > budget:
-        worst = int(np.argmax(total))
-        raise InputError(
-            f"run {ranking.name}",
-            None,
-            f"query {judgments.qids[worst]} has a tie group of {n_q[worst]} docs in "
-            f"{int((tied_n[worst] > 0).sum())} gain levels with {m_q[worst]} of its slots in "
-            f"the top {cut[worst]}: nDCG(ideal=local)'s exact value needs {total[worst]:.3g} "
-            f"compositions of those slots, more than the {budget:.3g} allowed",
-            "ties='sampled' for this run, or a smaller cutoff",
-        )
+    total = _priced_counts(ranking, judgments, (tied_n, t_q, n_q, m_q, cut), budget)
     prefix = _prefix_discounts(int(cut.max(initial=0)))
     context = (fixed_n, tied_n, class_level, t_q, m_q, w_sum, w_spread)
     fixed = (mean_a, var_a, max_a, min_a, shift_a)
@@ -288,6 +287,85 @@ def local_spread(
         for key, values in found.items():
             out[key][at] = values
     return out
+
+
+def _priced_counts(ranking: Ranking, judgments: Judgments, straddling, budget: float):
+    """Per query the compositions of its straddling group's slots (1 for none), after
+    pricing the count and then the sum over them (:mod:`tiecore.engine.budget`); refused
+    (InputError) with the largest cutoff that fits, when a group needs more than
+    ``budget`` compositions or the work passes the time or memory budget.
+
+    Cost: the count is a DP over ``queries x slots x classes`` cells
+    (:data:`COUNT_SECONDS`, :data:`COUNT_BYTES` per ``query x slot``), the sum
+    ``compositions x classes`` cells (:data:`SUM_SECONDS`; :data:`SUM_BYTES` for the
+    largest chunk's).  A smaller cutoff ``k`` is priced on the same groups with
+    ``min(m, k - t)`` slots, each count taken as the largest for at most that many
+    (so the price grows with ``k``).
+    """
+    from tiecore.engine import budget as budgets
+
+    tied_n, t_q, n_q, m_q, cut = straddling
+    live = np.flatnonzero(m_q > 0)
+    classes = tied_n.shape[1]
+    deepest = int((t_q + m_q).max(initial=0))
+
+    def count_price(k: int) -> tuple[float, float]:
+        width = min(int(m_q.max(initial=0)), k) + 1
+        return live.size * width * classes * COUNT_SECONDS, live.size * width * COUNT_BYTES
+
+    seconds, memory = count_price(deepest)
+    if not budgets.within(seconds, memory):
+        what = f"counting the compositions of {live.size} tie groups' slots at the cut"
+        _refuse(ranking, what, seconds, memory, budgets.largest(count_price, deepest))
+    table = _composition_table(tied_n[live], m_q[live])
+    total = np.ones(len(m_q))
+    total[live] = table[np.arange(live.size), m_q[live]]
+    table = np.maximum.accumulate(table, axis=1)  # at most m' slots: grows with m'
+
+    def price(k: int) -> tuple[float, float]:
+        slots = np.clip(k - t_q[live], 0, m_q[live])
+        found = np.ones(len(m_q))
+        found[live] = np.where(slots == m_q[live], total[live], table[np.arange(live.size), slots])
+        if found.max(initial=0) > budget:
+            return np.inf, np.inf
+        chunk = (np.cumsum(found) // CHUNK).astype(np.int64)  # as local_spread chunks
+        rows = np.bincount(chunk, weights=found).max(initial=0)
+        return found.sum() * classes * SUM_SECONDS, rows * classes * SUM_BYTES
+
+    seconds, memory = price(deepest)
+    if np.isfinite(seconds) and budgets.within(seconds, memory):
+        return total
+    worst = int(np.argmax(total))
+    what = (
+        f"query {judgments.qids[worst]} has a tie group of {n_q[worst]} docs in "
+        f"{int((tied_n[worst] > 0).sum())} gain levels with {m_q[worst]} of its slots in "
+        f"the top {cut[worst]}: nDCG(ideal=local)'s exact value needs {total[worst]:.3g} "
+        "compositions of those slots"
+    )
+    fits = budgets.largest(price, deepest)
+    if total.max() > budget:
+        raise InputError(
+            f"run {ranking.name}", None, f"{what}, more than the {budget:.3g} allowed",
+            _fits(fits),
+        )  # fmt: skip
+    what += f" ({total.sum():.3g} in all, over every query)"
+    _refuse(ranking, what, seconds, memory, fits)
+
+
+def _fits(cutoff: int) -> str:
+    """What would fit: a cutoff of at most ``cutoff`` (when one does), or sampled ties."""
+    smaller = f"nDCG(ideal=local)@k with k at most {cutoff}, or " if cutoff else ""
+    return f"{smaller}ties='sampled' for this run"
+
+
+def _refuse(ranking: Ranking, what: str, seconds: float, memory: float, cutoff: int) -> None:
+    """Refuse (:func:`tiecore.engine.budget.check`) work past the time or memory budget."""
+    from tiecore.engine import budget as budgets
+
+    budgets.check(
+        f"run {ranking.name}", what, seconds, memory,
+        f"{_fits(cutoff)}, or a larger {budgets.TIME_ENV} or {budgets.MEMORY_ENV}",
+    )  # fmt: skip
 
 
 def _over_compositions(at, context, fixed, prefix, gain) -> dict[str, np.ndarray]:
