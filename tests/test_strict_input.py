@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -195,6 +196,74 @@ def test_a_lone_surrogate_in_a_frame_names_its_row(column):
     frame[column] = pd.Series(["1", "\ud800"], dtype=object)
     with pytest.raises(InputError, match=rf"row 1: {column} '\\ud800' is not valid UTF-8"):
         check_run(frame)
+
+
+def _surrogate_files(tmp_path, kind: str, column: str, gz: bool) -> list[str]:
+    """qrels and two runs (JSON Lines), ``kind``'s second line holding ``"\\ud800"`` in
+    ``column``; ``gz``: that file gzipped."""
+    import gzip
+
+    paths = []
+    for which, value in (("qrels", "level"), ("run", "score"), ("run2", "score")):
+        records = [{"qid": "1", "docno": "a", value: 1}, {"qid": "1", "docno": "b", value: 0}]
+        if which == kind:
+            records[1][column] = "\ud800"
+        text = "".join(json.dumps(r) + "\n" for r in records).encode()
+        path = tmp_path / f"{which}.jsonl{'.gz' if gz and which == kind else ''}"
+        path.write_bytes(gzip.compress(text) if gz and which == kind else text)
+        paths.append(str(path))
+    return paths
+
+
+@pytest.mark.parametrize("kind", ["run", "qrels"])
+@pytest.mark.parametrize("column", ["qid", "docno"])
+@pytest.mark.parametrize("gz", [False, True])
+def test_a_lone_surrogate_is_one_line_in_eval_and_compare(tmp_path, capsys, kind, column, gz):
+    """The command lines (eval, compare) and the explorer's upload reader give the
+    one-line InputError, gzipped or not; never a UnicodeEncodeError."""
+    from tiecore.cli import main
+
+    qrels, run, run2 = _surrogate_files(tmp_path, kind, column, gz)
+    problem = f"line 2: {column} '\\ud800' is not valid text (a lone surrogate)"
+    for argv in (["eval", qrels, run], ["compare", qrels, run, run2]):
+        assert main([*argv, "-m", "AP"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith("tiecore: error: ") and problem in err
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # app_lib next to app.py
+    from app_lib import data
+
+    upload = [(Path(p).name, Path(p).read_bytes()) for p in (qrels, run)]
+    with pytest.raises(InputError, match=re.escape(problem)):
+        data.dataset_from_trec([upload[1]], upload[0])
+
+
+@pytest.mark.parametrize("kind", ["run", "qrels"])
+@pytest.mark.parametrize("column", ["qid", "docno"])
+def test_a_lone_surrogate_in_a_frame_is_refused_by_every_entry(kind, column):
+    """evaluate (each mode), evaluate_spread and compare on DataFrames: an InputError."""
+    from tiecore import compare, spread
+
+    def frame(value: str) -> pd.DataFrame:
+        return pd.DataFrame(
+            {
+                "qid": pd.Series(["1", "1"], dtype=object),
+                "docno": pd.Series(["a", "b"], dtype=object),
+                value: [1, 0],
+            }
+        )
+
+    run, qrels = frame("score"), frame("level")
+    modes = ("oblivious", "aware", "sampled")
+    bad = run if kind == "run" else qrels
+    bad[column] = pd.Series([bad[column][0], "\ud800"], dtype=object)
+    calls = [
+        *(lambda t=t: tiecore.evaluate(run, qrels, "AP", ties=t) for t in modes),
+        lambda: spread.evaluate_spread(run, qrels, "AP"),
+        lambda: compare.compare({"a": run, "b": run}, qrels, "AP"),
+    ]
+    for call in calls:
+        with pytest.raises(InputError, match=rf"{column} '\\ud800' is not valid UTF-8"):
+            call()
 
 
 # ------------------------------------------------------------------ LETOR
