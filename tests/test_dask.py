@@ -567,3 +567,26 @@ def test_sampled_values_do_not_depend_on_the_split(data, samples) -> None:
     rows = pd.concat([p[p["qid"].notna()] for p in parts]).set_index(["qid", "measure"])
     expected = whole[whole["qid"].notna()].set_index(["qid", "measure"]).loc[rows.index]
     pd.testing.assert_frame_equal(rows, expected, check_exact=True)
+
+
+def test_cli_declined_local_cluster_runs_the_local_path(data, tmp_path) -> None:
+    """``--dask local:2`` on files too small to pay off: the note, then the very output
+    of the plain command (the pandas-free path: no cluster is started, no pandas loaded)."""
+    runs, qrels = data
+    qrels_path = tmp_path / "qrels.txt"
+    qrels_path.write_text("".join(f"{q} 0 {d} {lv}\n" for q, d, lv in qrels.itertuples(False)))
+    run_path = tmp_path / "run.txt"
+    rows = runs["bm25"].itertuples(False)
+    run_path.write_text("".join(f"{q} Q0 {d} 0 {s} r\n" for q, d, s in rows))
+    argv = ["eval", str(qrels_path), str(run_path), "-m", "AP,P@5"]
+    code = (
+        "import sys; from tiecore.cli import main; code = main(sys.argv[1:]); "
+        "assert 'pandas' not in sys.modules and 'distributed' not in sys.modules; sys.exit(code)"
+    )
+    plain = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True)
+    argv += ["--dask", "local:2"]
+    dask = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True)
+    assert (plain.returncode, dask.returncode) == (0, 0), dask.stderr
+    assert dask.stdout == plain.stdout
+    note, _, rest = dask.stderr.partition("\n")
+    assert note.startswith("tiecore: note: local:2 on ") and rest == plain.stderr

@@ -37,6 +37,7 @@ from tiecore.cli.common import (
     seed_value,
     show_progress,
 )
+from tiecore.distributed import local_declines
 from tiecore.errors import InputError
 from tiecore.measures import DEFAULT_MEASURES, Measure, parse_measures, split_measures
 from tiecore.options import EVAL_FORMATS, MODES, TIEBREAKS
@@ -284,6 +285,8 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
     if all_trec is not None and (args.ties == "aware" or args.spread):
         measures = without_inexact(measures, all_trec, stderr)
     _warn_unused(args)
+    if local_declines(args.dask, args.files[1:]):  # too small to pay off (the note says why)
+        args.dask = None  # evaluated locally, on the fastest path for the files
     small = _small_eval(args, measures, stderr) if all_trec is None else None
     if small is not None:
         return small
