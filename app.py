@@ -50,6 +50,7 @@ def main() -> None:
     with st.spinner("Loading the data ..."):
         from app_lib import recent, sidebar, warm  # after the first words (see above)
         from tiecore.errors import InputError
+        from tiecore.report import escape_markdown
 
         warm.start()  # once per server: the MSLR sample's first view, computed ahead
         recent.trimmer()  # once per server: freed memory handed back to the system
@@ -61,7 +62,7 @@ def main() -> None:
         try:
             page.run()
         except InputError as error:  # a budget tiecore keeps (samples, a tie group's size)
-            st.error(f"Refused: {error}", icon=":material/error:")
+            st.error(f"Refused: {escape_markdown(str(error))}", icon=":material/error:")
 
 
 # Streamlit runs this file as __main__; a process that only imports it (multiprocessing's

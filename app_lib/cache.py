@@ -29,6 +29,7 @@ from tiecore.errors import TieCoreWarning
 from tiecore.explain import anatomy, builder, orderings, policies
 from tiecore.measures import DEFAULT_MEASURES, Measure
 from tiecore.measures import iprec as interpolated
+from tiecore.report import escape_markdown
 
 
 def quiet(function: Callable, *args, **kwargs):
@@ -309,7 +310,7 @@ def evaluate(
 
     def report(i: int, name: str) -> None:
         nonlocal bar
-        text = f"Sampling {args['samples']} tie-breaks of {name} ..."
+        text = f"Sampling {args['samples']} tie-breaks of {escape_markdown(name)} ..."
         if bar is None:
             bar = st.progress(i / len(names), text=text)
         else:
@@ -573,7 +574,8 @@ def sampled_matrix(dataset: Dataset, settings: Settings, run: str, measure: str)
     args = (dataset.key, run, measure, settings.samples, settings.seed, settings.rel_level)
     done = st.session_state.setdefault("_computed", set())
     if args not in done:
-        bar = st.progress(0.5, text=f"Sampling {settings.samples} tie-breaks of {run} ...")
+        said = escape_markdown(run)  # a run tag may look like Markdown
+        bar = st.progress(0.5, text=f"Sampling {settings.samples} tie-breaks of {said} ...")
         _sampled_matrix(dataset, *args)
         bar.empty()
         done.add(args)

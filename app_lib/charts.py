@@ -9,6 +9,7 @@ tiecore version) and no float noise (:func:`tiecore.report.to_csv`).
 
 from __future__ import annotations
 
+import html
 import textwrap
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -297,14 +298,25 @@ def short(name: str, limit: int = 28) -> str:
 
 
 def short_labels(names: Sequence[str], limit: int = 28) -> list[str]:
-    """Unique shortened labels: a clash keeps the full names apart with a suffix."""
+    """Unique shortened labels for a chart's axis: a clash keeps the full names apart with
+    a suffix; HTML-escaped (:func:`plain`), since plotly renders its HTML subset in them."""
     out, seen = [], {}
     for name in names:
         label = short(name, limit)
         count = seen.get(label, 0)
         seen[label] = count + 1
-        out.append(label if count == 0 else f"{label} ({count + 1})")
+        out.append(plain(label if count == 0 else f"{label} ({count + 1})"))
     return out
+
+
+def plain(name: object) -> str:
+    """A user's name (run tag, query id) as plotly text that shows it as typed: plotly
+    renders ``<b>``, ``<i>`` and ``<a href>`` in titles, ticks, legends and hover texts.
+
+    >>> plain("<b>run</b> & co")
+    '&lt;b&gt;run&lt;/b&gt; &amp; co'
+    """
+    return html.escape(str(name), quote=False)
 
 
 def top_slider(total: int, key: str, label: str, default: int = 30, unit: str = "systems") -> int:
@@ -427,7 +439,7 @@ def show_table(
     kwargs.setdefault("hide_index", frame.index.name is None)  # an unnamed index means nothing
     st.dataframe(frame, column_config=config, width="stretch", **kwargs)
     st.download_button(
-        f"Download {name} (CSV)",
+        f"Download {report.escape_markdown(name)} (CSV)",  # a run or query named in Markdown
         lambda: report.to_csv(frame, provenance),  # built on click only
         file_name=f"{name.replace(' ', '_')}.csv",
         mime="text/csv",
@@ -441,8 +453,8 @@ def show_table(
 
 def dataset_caption(dataset) -> None:
     """One line about the data in use (and notes such as skipped queries or runs)."""
-    st.caption(f"**{dataset.label}** · {dataset.summary}")
-    for note in dataset.notes[:8]:
-        st.caption(f":material/info: {note}")
+    st.caption(f"**{report.escape_markdown(dataset.label)}** · {dataset.summary}")
+    for note in dataset.notes[:8]:  # they name runs and queries as the files do
+        st.caption(f":material/info: {report.escape_markdown(note)}")
     if len(dataset.notes) > 8:
         st.caption(f":material/info: ... and {len(dataset.notes) - 8} more notes")

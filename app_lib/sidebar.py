@@ -14,6 +14,7 @@ from app_lib import cache, data, glossary
 from app_lib.charts import GLOSSARY, TIEBREAK_HELP
 from app_lib.data import Dataset
 from app_lib.settings import MAX_LEVEL, MEASURE_CHOICES, Settings, with_gain
+from tiecore import report
 from tiecore.errors import InputError
 from tiecore.measures import DEFAULT_MEASURES, Measure, split_measures
 from tiecore.options import GAINS, SAMPLES, SEED, TIEBREAKS  # the API's options, declared once
@@ -83,7 +84,7 @@ def _data_sidebar() -> tuple[Dataset, list[str]]:
         st.session_state["dataset"] = data.robust03_sample()
     dataset = st.session_state["dataset"]
     if candidate is None:
-        st.caption(f"Still showing: {dataset.label}")
+        st.caption(f"Still showing: {report.escape_markdown(dataset.label)}")
     kept = f" The previous data were kept: {dataset.label}."
     return dataset, [message + kept for message in errors]
 
@@ -215,8 +216,8 @@ def sidebar() -> tuple[Dataset, Settings]:
         st.header("Settings")
         settings, measure_errors, warnings = _settings_sidebar(dataset)
     st.session_state["context"] = (dataset, settings)
-    for message in [*errors, *measure_errors]:
-        st.error(message, icon=":material/error:")
+    for message in [*errors, *measure_errors]:  # they quote file names, ids and names as typed
+        st.error(report.escape_markdown(message), icon=":material/error:")
     for message in warnings:
         st.warning(message, icon=":material/warning:")
     return dataset, settings

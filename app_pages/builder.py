@@ -64,7 +64,7 @@ if dataset.kind == "letor":
     columns = st.columns(min(len(chosen), 4))
     for i, feature in enumerate(chosen):
         weights[feature] = columns[i % len(columns)].slider(
-            f"weight of {dataset.describe(feature)}",
+            f"weight of {report.escape_markdown(dataset.describe(feature))}",
             0.0,
             1.0,
             1.0,

@@ -249,7 +249,7 @@ def modes_figure(measure: str, order_by: str) -> dict:
         for c in ("min", "max", "aware", "tie_sd", "oblivious", "z", "position")
     }
     flagged_here = part["flagged"].fillna(False).to_numpy(bool)
-    common = {"y": labels, "orientation": "h", "hovertext": names}
+    common = {"y": labels, "orientation": "h", "hovertext": [ch.plain(n) for n in names]}
     traces = [
         {
             "type": "bar",
@@ -498,7 +498,7 @@ with right:
         cache=(dataset.key, run),
         height=340,
         legend=False,
-        title=f"{describe(run)}: tie group sizes",
+        title=f"{ch.plain(describe(run))}: tie group sizes",
         xaxis={"title": "tie group size (docs; 1 = untied)", "type": "category"},
         yaxis={"title": "number of groups (log scale)", "type": "log", "dtick": 1},
     )

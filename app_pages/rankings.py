@@ -448,7 +448,7 @@ with right:
     hover = np.array(
         [[f"P({svg_text(a)} beats {svg_text(b)})" for b in full] for a in full], dtype=object
     )
-    names_axis = [svg_text(str(r)) for r in chosen]
+    names_axis = [str(r) for r in chosen]  # short_labels escapes them for plotly
     heat = go.Figure(
         go.Heatmap(
             z=beats.to_numpy(np.float64),
@@ -645,7 +645,9 @@ st.caption(
 
 # --- help and hurt against the baseline
 if reviewed.baseline is not None:
-    st.subheader(f"Per-query help and hurt against {describe(reviewed.baseline)}")
+    st.subheader(
+        f"Per-query help and hurt against {report.escape_markdown(describe(reviewed.baseline))}"
+    )
     counts = reviewed.help_hurt.copy()
     counts.insert(0, "system", list(counts.index))
     counts = counts.reset_index(drop=True)

@@ -32,8 +32,8 @@ else:
 if len(dataset.runs) < 2:
     where = "the sidebar's 'Features as systems'" if dataset.kind == "letor" else "the sidebar"
     st.info(
-        f"Only one {one} ({dataset.describe(dataset.names[0])}) is loaded: comparing needs at "
-        f"least two. Choose more in {where}."
+        f"Only one {one} ({report.escape_markdown(dataset.describe(dataset.names[0]))}) is "
+        f"loaded: comparing needs at least two. Choose more in {where}."
     )
     st.stop()
 
@@ -108,8 +108,8 @@ top = ch.top_slider(
     len(ordered), "features_top", f"{many.capitalize()} in the chart", 40, unit=many
 )
 part = ordered.head(top)
-labels = part.index.tolist()
-names = [dataset.describe(f) for f in labels]
+labels = [ch.plain(f) for f in part.index]  # run names as plotly text (HTML-escaped)
+names = [dataset.describe(f) for f in part.index]
 figure = go.Figure()
 figure.add_trace(
     go.Bar(
@@ -119,7 +119,7 @@ figure.add_trace(
         orientation="h",
         name="pessimistic … optimistic",
         marker_color="rgba(160,160,160,0.28)",
-        hovertext=names,
+        hovertext=[ch.plain(n) for n in names],
         customdata=part[["pessimistic", "optimistic", "share_tied_rows"]].to_numpy(),
         hovertemplate="%{hovertext}<br>pessimistic %{customdata[0]:.4f} … optimistic "
         "%{customdata[1]:.4f}<br>share of tied rows %{customdata[2]:.1%}<extra></extra>",
@@ -150,7 +150,7 @@ for column, symbol, color in (
             x=part[column],
             mode="markers",
             name=column,
-            hovertext=names,
+            hovertext=[ch.plain(n) for n in names],
             marker={"symbol": symbol, "size": 9, "color": color},
             customdata=part[f"rank_{column}"].to_numpy(),
             hovertemplate=f"%{{hovertext}}<br>{column} %{{x:.4f}} (rank %{{customdata:g}})"
@@ -187,7 +187,7 @@ scatter = go.Figure(
         x=table["share_tied_rows"],
         y=table["trec_eval_minus_aware"],
         mode="markers",
-        text=[dataset.describe(f) for f in table.index],
+        text=[ch.plain(dataset.describe(f)) for f in table.index],
         showlegend=False,
         marker={
             "size": size,

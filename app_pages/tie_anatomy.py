@@ -13,6 +13,9 @@ from app_lib import charts as ch
 from app_lib import sidebar as sb
 from tiecore import report
 
+#: A user's name (run tag, query id) as text in Markdown.
+said = report.escape_markdown
+
 dataset, settings = sb.context()
 st.title("Tie anatomy")
 ch.dataset_caption(dataset)
@@ -46,7 +49,7 @@ queries = spread[(spread["run"] == run) & (spread["qid"].notna())].sort_values(
     ["var", "qid"], ascending=[False, True]
 )
 if queries.empty:
-    st.warning(f"{dataset.describe(run)} has no judged queries: nothing to take apart.")
+    st.warning(f"{said(dataset.describe(run))} has no judged queries: nothing to take apart.")
     st.stop()
 sd = dict(zip(queries["qid"], np.sqrt(np.maximum(queries["var"], 0)), strict=True))
 with right:
@@ -58,12 +61,13 @@ with right:
     )
 if not noisy.empty and noisy.get(run, 0) == 0:
     st.info(
-        f"{dataset.describe(run)} has no tie variance for {measure}; "
-        f"{dataset.describe(noisy.index[0])} has the most."
+        f"{said(dataset.describe(run))} has no tie variance for {measure}; "
+        f"{said(dataset.describe(noisy.index[0]))} has the most."
     )
 elif sd[qid] == 0 and sd[queries["qid"].iloc[0]] > 0:
     st.info(
-        f"Query {qid} has no tie variance for {measure}; query {queries['qid'].iloc[0]} has "
+        f"Query {said(qid)} has no tie variance for {measure}; query "
+        f"{said(queries['qid'].iloc[0])} has "
         "the most."
     )
 
@@ -89,7 +93,7 @@ cols[3].metric("min over tie-breaks", report.format_value(row["min"]), help=ch.G
 cols[4].metric("max over tie-breaks", report.format_value(row["max"]), help=ch.GLOSSARY["max"])
 cols[5].metric("relevant in qrels", parts["num_rel"], help="R: relevant docs of the query")
 if length == 0:
-    st.info(f"{dataset.describe(run)} retrieved nothing for query {qid}.")
+    st.info(f"{said(dataset.describe(run))} retrieved nothing for query {said(qid)}.")
     st.stop()
 
 # --- the ranked list as tie groups

@@ -224,12 +224,16 @@ if len(tied) > 1:
     )
 else:
     top = 1
-    st.caption(f"Only one query of {run} has tie variance for {measure}: query {tied.index[0]}.")
+    st.caption(
+        f"Only one query of {run_said} has tie variance for {measure}: query "
+        f"{report.escape_markdown(str(tied.index[0]))}."
+    )
 chosen = tied.index[:top].tolist()
+ticks = [ch.plain(q) for q in chosen]  # query ids as plotly text (HTML-escaped)
 box = go.Figure()
 box.add_trace(
     go.Box(
-        x=np.repeat(chosen, len(samples)),
+        x=np.repeat(ticks, len(samples)),
         y=samples[chosen].to_numpy().T.ravel(),
         name="sampled",
         marker_color=ch.MODE_COLORS["sampled"],
@@ -239,7 +243,7 @@ box.add_trace(
 )
 box.add_trace(
     go.Scatter(
-        x=chosen,
+        x=ticks,
         y=exact.loc[chosen, "value"],
         mode="markers",
         name="exact mean ± sd",
@@ -313,7 +317,7 @@ if groups is not None and {"qid", "var_share", "start_rank"} <= set(groups.colum
     for ordinal, part in groups.groupby("ordinal"):
         stack.add_trace(
             go.Bar(
-                x=part["qid"],
+                x=part["qid"].map(ch.plain),
                 y=part["var_part"],
                 name=f"group #{ordinal}" if ordinal <= 5 else "later groups",
                 legendgroup=str(min(ordinal, 6)),
@@ -401,7 +405,7 @@ ch.show(
     histogram,
     "variance_histogram",
     height=340,
-    x_title=f"{measure} of query {qid}",
+    x_title=f"{measure} of query {ch.plain(qid)}",
     y_title="probability",
     bargap=0.05,
 )
