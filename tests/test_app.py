@@ -389,7 +389,7 @@ def test_warm_up_results_are_what_the_mslr_overview_looks_up(tmp_path, monkeypat
 
     for name in ("_score", "_spread"):
         monkeypatch.setattr(cache, name, fail)
-    monkeypatch.setattr(cache.anatomy, "tie_profiles", fail)
+    monkeypatch.setattr(cache.policies, "tie_profiles", fail)
     monkeypatch.setattr(data, "dataset_from_letor", fail)
     at = new_app(source="mslr")
     assert "MSLR" in " ".join(c.value for c in at.caption)
@@ -909,12 +909,12 @@ def test_stacked_layout_is_a_valid_plotly_layout(rows):
 
 
 def test_no_page_computes_a_measure_itself():
-    """Pages call tiecore through app_lib.cache or tiecore.explain.anatomy/report, never the
-    kernels."""
+    """Pages call tiecore through app_lib.cache, tiecore.explain or tiecore.report, never the
+    engine, the evaluation core or a measure family's module."""
     import re
 
     forbidden = (
-        r"tiecore\.(kernels|profiles|sampling|ranking|judgments)|import (kernels|profiles|sampling)"
+        r"tiecore\.(engine|evaluation|measures\.\w)|import (kernels|profiles|sampling)"
         r"|\bquery_values\b|Ranking\.build|math\.comb"
     )
     for path in (ROOT / "app_pages").glob("*.py"):
