@@ -28,6 +28,7 @@ import tiecore
 from tiecore.cli import main
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import TIEBREAKS, Ranking
+from tiecore.measures import Measure
 
 DATA = Path(os.environ.get("TIECORE_TREC_EVAL_TESTS", TREC_EVAL))
 TOLERANCE = 5e-5 + 1e-12
@@ -45,6 +46,9 @@ _NAME_RULES = [
     (re.compile(r"^Rprec$"), "Rprec"),
     (re.compile(r"^bpref$"), "Bpref"),
     (re.compile(r"^success_(\d+)$"), "Success@{}"),
+    # the later trec_eval that wrote these outputs rounds recall * num_rel to nearest;
+    # trec_eval 9.0.x's name iprec_at_recall_r (tiecore's too) rounds up (test_iprec.py)
+    (re.compile(r"^iprec_at_recall_(\d\.\d+)$"), "IPrec(recall={},round=nearest)"),
 ]
 
 
@@ -53,9 +57,13 @@ def our_name(trec_name: str) -> str | None:
 
     >>> our_name("ndcg_cut_10"), our_name("map"), our_name("gm_map")
     ('nDCG@10', 'AP', None)
+    >>> our_name("iprec_at_recall_0.10"), our_name("iprec_at_recall_0.00")
+    ('IPrec(recall=0.1,round=nearest)', 'IPrec(round=nearest)')
     """
     for pattern, template in _NAME_RULES:
         match = pattern.match(trec_name)
+        if match and template.startswith("IPrec"):  # tiecore's spelling: recall=0.1
+            return str(Measure.parse(template.format(f"{float(match[1]):.1f}")))
         if match:
             return template.format(*match.groups())
     return None
