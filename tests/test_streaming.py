@@ -346,15 +346,17 @@ def test_threads_give_the_first_error_in_input_order(tmp_path) -> None:
 
 
 def test_all_trec_holds_one_run_at_a_time(collection, capsys, monkeypatch) -> None:
-    """When a run is read, in either pass, only the one being evaluated meanwhile is
-    alive (the next run is read ahead); reading every run up front (the former way) is
-    caught by the same spy."""
+    """When a run is read, at most the one being evaluated meanwhile is alive (the next
+    run is read ahead); reading every run up front (the former way) is caught by the
+    same spy."""
     paths, qrels = collection
     live, _ = _count_live_runs(monkeypatch)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         _all_trec(capsys, qrels, paths, "--ties", "oblivious")
-        assert live == _read_ahead(len(paths)) * 2  # values, then counts
+        # each run read once; when it is read, at most the one evaluated meanwhile is
+        # alive (none when that one was done before the read started: timing decides)
+        assert len(live) == len(paths) and live[0] == 0 and max(live) <= 1, live
         live.clear()
         monkeypatch.setattr(cli_eval, "all_trec_inputs", read_inputs)
         _all_trec(capsys, qrels, paths, "--ties", "oblivious")
