@@ -43,3 +43,15 @@ def pytrec_dicts(run: pd.DataFrame, qrels: pd.DataFrame) -> tuple[dict, dict]:
     for q, d, s in zip(run["qid"], run["docno"], run["score"], strict=True):
         run_dict.setdefault(q, {})[d] = float(s)
     return qrel_dict, run_dict
+
+
+def pytrec_values(
+    run: pd.DataFrame, qrels: pd.DataFrame, measures: set[str], rel_level: int = 1
+) -> dict[str, dict[str, float]]:
+    """trec_eval 9.0.x's own C code (through pytrec_eval) per query: ``{qid: {name: value}}``
+    under trec_eval's names (``measures``: families such as ``{"map", "P"}``)."""
+    import pytrec_eval
+
+    qrel_dict, run_dict = pytrec_dicts(run, qrels)
+    evaluator = pytrec_eval.RelevanceEvaluator(qrel_dict, set(measures), relevance_level=rel_level)
+    return evaluator.evaluate(run_dict)

@@ -32,6 +32,7 @@ import pytest
 import reference as ref
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
+from shared_data import DATA, TREC_EVAL
 from strategies import FLOAT32_COLLIDING, HUGE_LEVELS, Case, cases, depths, rel_levels
 
 import tiecore
@@ -514,9 +515,6 @@ def test_reference_agrees_with_pytrec_eval_without_ties(case, rel_level):
     assert not problems, "\n".join(problems)
 
 
-TREC_EVAL_TESTS = Path("/work/shared/data/trec_eval_tests")
-
-
 def trec_eval_spec(name: str) -> ref.Spec | None:
     """trec_eval's measure name -> Spec (None for measures the reference lacks)."""
     simple = {"map": "AP", "Rprec": "Rprec", "bpref": "Bpref", "recip_rank": "RR", "ndcg": "nDCG"}
@@ -551,14 +549,14 @@ def read_trec(path: Path, columns: tuple[int, ...]) -> dict[str, list[tuple]]:
 def test_reference_reproduces_trec_eval_outputs(
     expected, qrels_file, run_file, rel_level, depth, complete
 ):
-    assert TREC_EVAL_TESTS.is_dir(), f"trec_eval's test files are not at {TREC_EVAL_TESTS}"
+    assert TREC_EVAL.is_dir(), f"trec_eval's test files are not at {TREC_EVAL}"
     qrels = {
         qid: {docno: int(level) for docno, level in rows}
-        for qid, rows in read_trec(TREC_EVAL_TESTS / qrels_file, (2, 3)).items()
+        for qid, rows in read_trec(TREC_EVAL / qrels_file, (2, 3)).items()
     }
-    run = read_trec(TREC_EVAL_TESTS / run_file, (2, 4))
+    run = read_trec(TREC_EVAL / run_file, (2, 4))
     per_query: dict[tuple[str, ref.Spec], float] = {}
-    for line in (TREC_EVAL_TESTS / expected).read_text().splitlines():
+    for line in (TREC_EVAL / expected).read_text().splitlines():
         name, qid, value = line.split()
         spec = trec_eval_spec(name)
         if spec is not None:
@@ -607,7 +605,6 @@ def test_docno_lookup_survives_hash_collisions(case, kind):
 
 # ------------------------------------------------- the seeds' measures against peers
 
-SHARED = Path("/work/shared/data")
 #: (run, qrels): tie-heavy Robust03 runs and trec_eval's own test files
 PEER_DATA = [
     ("robust03/runs/input.rutcor03100.gz", "robust03/qrels.txt"),
@@ -617,8 +614,8 @@ PEER_DATA = [
 
 
 def peer_inputs(run_file: str, qrels_file: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    assert (SHARED / run_file).exists(), f"{SHARED / run_file} is missing"
-    return tiecore.read_run(SHARED / run_file), tiecore.read_qrels(SHARED / qrels_file)
+    assert (DATA / run_file).exists(), f"{DATA / run_file} is missing"
+    return tiecore.read_run(DATA / run_file), tiecore.read_qrels(DATA / qrels_file)
 
 
 def per_query(frame: pd.DataFrame) -> dict[tuple[str, str], float]:

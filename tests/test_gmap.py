@@ -10,7 +10,7 @@ import pytest
 import pytrec_eval
 import reference as ref
 from hypothesis import HealthCheck, given, settings
-from shared_data import ROBUST_QRELS, plain_copy, pytrec_dicts, robust_run
+from shared_data import ROBUST_QRELS, plain_copy, pytrec_values, robust_run
 from strategies import cases
 
 import tiecore
@@ -32,8 +32,7 @@ def per_query_ap(run, qrels, ties, tiebreak="trec_eval") -> dict[str, float]:
 def test_oblivious_equals_pytrec_eval_on_robust03(tmp_path, name):
     qrels = tiecore.read_qrels(ROBUST_QRELS)
     run = tiecore.read_run(plain_copy(robust_run(name), tmp_path))
-    qrel_dict, run_dict = pytrec_dicts(run, qrels)
-    expected = pytrec_eval.RelevanceEvaluator(qrel_dict, {"gm_map"}).evaluate(run_dict)
+    expected = pytrec_values(run, qrels, {"gm_map"})
     ap = per_query_ap(run, qrels, "oblivious")
     assert set(ap) == set(expected)
     logs = {qid: float(log_floor(np.array([v]))[0]) for qid, v in ap.items()}
@@ -85,8 +84,7 @@ def test_evaluate_gm_map_summary_in_every_mode(tmp_path):
     aggregate); refused where the value would be a tie-aware mean (aware, spread, compare)."""
     qrels = tiecore.read_qrels(ROBUST_QRELS)
     run = tiecore.read_run(plain_copy(robust_run("input.MU03rob01.gz"), tmp_path))
-    qrel_dict, run_dict = pytrec_dicts(run, qrels)
-    logs = pytrec_eval.RelevanceEvaluator(qrel_dict, {"gm_map"}).evaluate(run_dict)
+    logs = pytrec_values(run, qrels, {"gm_map"})
     expected = pytrec_eval.compute_aggregated_measure(
         "gm_map", [v["gm_map"] for v in logs.values()]
     )

@@ -16,7 +16,6 @@ import ir_measures
 import numpy as np
 import pandas as pd
 import pytest
-import pytrec_eval
 import reference as ref
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -26,7 +25,7 @@ from shared_data import (
     ROBUST_RUNS,
     TREC_EVAL,
     plain_copy,
-    pytrec_dicts,
+    pytrec_values,
     robust_run,
 )
 from strategies import cases
@@ -323,9 +322,8 @@ def test_the_maximum_is_not_always_the_optimistic_order():
 
 
 def pytrec_infap(run: pd.DataFrame, qrels: pd.DataFrame, rel_level: int) -> dict[str, float]:
-    qrel_dict, run_dict = pytrec_dicts(run, qrels)
-    evaluator = pytrec_eval.RelevanceEvaluator(qrel_dict, {"infAP"}, relevance_level=rel_level)
-    return {qid: v["infAP"] for qid, v in evaluator.evaluate(run_dict).items()}
+    found = pytrec_values(run, qrels, {"infAP"}, rel_level)
+    return {qid: v["infAP"] for qid, v in found.items()}
 
 
 FILES = [

@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from shared_data import DATA
 
 from tiecore.errors import InputError
 from tiecore.io import read_letor, read_qrels, read_run, read_runs
@@ -22,7 +23,6 @@ from tiecore.io.fastpath import Text, fast_table
 from tiecore.io.text import _check_text
 from tiecore.io.trec import _QRELS_TYPES, _fast_run, _parse_qrels, _parse_run
 
-DATA = Path("/work/shared/data")
 ROBUST = sorted((DATA / "robust03" / "runs").glob("*.gz"))
 TREC_EVAL = DATA / "trec_eval_tests"
 MSLR = DATA / "mslr_web10k_sample"

@@ -10,11 +10,10 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 import pytest
-import pytrec_eval
 import reference as ref
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from shared_data import DATA, TREC_EVAL, plain_copy, pytrec_dicts
+from shared_data import DATA, TREC_EVAL, plain_copy, pytrec_values
 from strategies import cases
 
 import tiecore
@@ -337,8 +336,7 @@ def test_mu03rob01_query_374_is_the_mean_of_sampled_curves():
 def test_oblivious_equals_pytrec_eval(tmp_path, qrels_path, run_path):
     qrels = tiecore.read_qrels(DATA / qrels_path)
     run = tiecore.read_run(plain_copy(DATA / run_path, tmp_path))
-    qrel_dict, run_dict = pytrec_dicts(run, qrels)
-    expected = pytrec_eval.RelevanceEvaluator(qrel_dict, {"iprec_at_recall"}).evaluate(run_dict)
+    expected = pytrec_values(run, qrels, {"iprec_at_recall"})
     judgments = Judgments.from_qrels(qrels)
     ranking = Ranking.build(run, judgments, tiebreak="trec_eval")
     found = iprec_oblivious(ranking, judgments)
@@ -373,8 +371,7 @@ def test_evaluate_takes_trec_eval_and_ir_measures_names():
     (oblivious), the module's curve (aware), and evaluate_spread's variance."""
     qrels = tiecore.read_qrels(TREC_EVAL / "qrels.test")
     run = tiecore.read_run(TREC_EVAL / "results.test")
-    qrel_dict, run_dict = pytrec_dicts(run, qrels)
-    expected = pytrec_eval.RelevanceEvaluator(qrel_dict, {"iprec_at_recall"}).evaluate(run_dict)
+    expected = pytrec_values(run, qrels, {"iprec_at_recall"})
     mean = np.mean([v["iprec_at_recall_0.50"] for v in expected.values()])
     for name in ("IPrec@0.5", "IPrec(recall=0.5)"):
         frame = tiecore.evaluate(run, qrels, name, ties="oblivious")
@@ -415,9 +412,8 @@ def test_round_nearest_is_the_trec_eval_of_the_test_outputs():
         for q, m, v in zip(frame["qid"], frame["measure"], frame["value"], strict=True)
     }
     assert found == expected
-    qrel_dict, run_dict = pytrec_dicts(run, qrels)
-    pytrec = pytrec_eval.RelevanceEvaluator(qrel_dict, {"iprec_at_recall"})
-    assert pytrec.evaluate(run_dict)["301"]["iprec_at_recall_0.10"] != float(
+    pytrec = pytrec_values(run, qrels, {"iprec_at_recall"})
+    assert pytrec["301"]["iprec_at_recall_0.10"] != float(
         expected["301", "iprec_at_recall_0.10"]
     )  # the two trec_evals differ here (0.2096 against 0.2098)
 
@@ -441,8 +437,7 @@ def test_trec_eval_names_give_trec_eval_9s_numbers(tmp_path, capsys):
         for name, qid, value in (line.split("\t") for line in capsys.readouterr().out.splitlines())
         if name.strip() == "iprec_at_recall_0.80"
     }
-    qrel_dict, run_dict = pytrec_dicts(tiecore.read_run(run), tiecore.read_qrels(qrels))
-    pytrec = pytrec_eval.RelevanceEvaluator(qrel_dict, {"iprec_at_recall"}).evaluate(run_dict)
+    pytrec = pytrec_values(tiecore.read_run(run), tiecore.read_qrels(qrels), {"iprec_at_recall"})
     assert printed == {"q1": 0.0, "q2": 1.0, "all": 0.5}
     assert {q: printed[q] for q in pytrec} == {
         q: round(v["iprec_at_recall_0.80"], 4) for q, v in pytrec.items()

@@ -15,11 +15,10 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-import pytrec_eval
 import reference as ref
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from shared_data import TREC_EVAL, pytrec_dicts
+from shared_data import TREC_EVAL, pytrec_values
 from strategies import cases, rel_levels
 
 import tiecore
@@ -65,11 +64,7 @@ def test_equal_to_pytrec_eval_per_query(case, rel_level):
     for qid in case.qrels_qids:  # trec_eval misreads a query whose levels are all negative
         case.queries[qid].qrels["~pad"] = 0
     run, qrels = case.run_frame(), case.qrels_frame()
-    qrel_dict, run_dict = pytrec_dicts(run, qrels)
-    evaluator = pytrec_eval.RelevanceEvaluator(
-        qrel_dict, set(TREC_NAMES.values()), relevance_level=rel_level
-    )
-    expected = evaluator.evaluate(run_dict)
+    expected = pytrec_values(run, qrels, set(TREC_NAMES.values()), rel_level)
     for ties in ("oblivious", "aware"):
         got = per_query(
             tiecore.evaluate(

@@ -21,7 +21,7 @@ import pytest
 import strategies
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from shared_data import TREC_EVAL
+from shared_data import TREC_EVAL, pytrec_values
 from strategies import FLOAT32_COLLIDING, cases
 
 import tiecore
@@ -276,20 +276,11 @@ def trec_eval_full_precision(
     run: pd.DataFrame, qrels: pd.DataFrame, rel_level: int = 1
 ) -> dict[tuple[str, str], float]:
     """trec_eval's own code (through pytrec_eval) at full precision, per query, our names."""
-    import pytrec_eval
-
-    judged: dict[str, dict[str, int]] = {}
-    for qid, docno, level in qrels[["qid", "docno", "level"]].itertuples(index=False):
-        judged.setdefault(qid, {})[docno] = int(level)
-    scored: dict[str, dict[str, float]] = {}
-    for qid, docno, score in run[["qid", "docno", "score"]].itertuples(index=False):
-        scored.setdefault(qid, {})[docno] = float(score)
     families = {"P", "recall", "map", "map_cut", "recip_rank", "ndcg", "ndcg_cut"}
     families |= {"Rprec", "bpref", "success"}
-    evaluator = pytrec_eval.RelevanceEvaluator(judged, families, relevance_level=rel_level)
     return {
         (ours, qid): value
-        for qid, by_name in evaluator.evaluate(scored).items()
+        for qid, by_name in pytrec_values(run, qrels, families, rel_level).items()
         for name, value in by_name.items()
         if (ours := our_name(name)) is not None
     }
