@@ -129,6 +129,16 @@ def write_parquet_runs(
     return written
 
 
+def require_dask() -> None:
+    """ImportError, with the line that installs it, when dask.distributed is missing
+    (found without importing it)."""
+    if importlib.util.find_spec("distributed") is None:
+        raise ImportError(
+            'dask is not installed: pip install "dask[distributed]" (or, installing tiecore, '
+            'pip install "tiecore[dask]"; from a checkout, pip install -e ".[dask]")'
+        )
+
+
 @contextlib.contextmanager
 @validate_params({"spec": DASK_SPEC})
 def connect(spec: str | None) -> Iterator[object]:
@@ -145,11 +155,7 @@ def connect(spec: str | None) -> Iterator[object]:
     if spec is None:
         yield None
         return
-    if importlib.util.find_spec("distributed") is None:  # not imported yet: local:N may not
-        raise ImportError(
-            'dask is not installed: pip install "dask[distributed]" (or, installing tiecore, '
-            'pip install "tiecore[dask]"; from a checkout, pip install -e ".[dask]")'
-        )
+    require_dask()  # not imported yet: local:N may not need it
     if spec.startswith("local:"):
         with contextlib.ExitStack() as stack:
             client = OneOffClient(int(spec.partition(":")[2]), stack)
@@ -254,6 +260,7 @@ def local_declines(spec: str | None, files: Iterable[str | os.PathLike]) -> bool
     """
     if spec is None or not spec.startswith("local:"):
         return False
+    require_dask()  # asked for: its absence is said, whether or not the cluster would pay
     from tiecore.io.fastpath import file_rows
 
     return _declined(int(spec.partition(":")[2]), sum(file_rows(path) for path in files))

@@ -285,7 +285,11 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
     if all_trec is not None and (args.ties == "aware" or args.spread):
         measures = without_inexact(measures, all_trec, stderr)
     _warn_unused(args)
-    if local_declines(args.dask, args.files[1:]):  # too small to pay off (the note says why)
+    try:  # a one-off cluster too small to pay off: the note says why
+        declined = local_declines(args.dask, args.files[1:])
+    except ImportError as error:  # --dask asked for, dask missing
+        raise UsageError(f"--dask: {error}") from None
+    if declined:
         args.dask = None  # evaluated locally, on the fastest path for the files
     small = _small_eval(args, measures, stderr) if all_trec is None else None
     if small is not None:
