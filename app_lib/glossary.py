@@ -240,8 +240,7 @@ _FAMILIES: dict[str, tuple[str | None, str | None, str | None, str | None]] = {
         None,
         None,
         "set recall",
-        "the share of the query's relevant documents that were retrieved (trec_eval's "
-        "set_recall)",
+        "the share of the query's relevant documents that were retrieved (trec_eval's set_recall)",
     ),
     "SetF": (
         None,
