@@ -17,13 +17,14 @@ tiecore's equivalent; :func:`all_trec_measures` keeps those tiecore has, and
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tiecore.errors import InputError
+from tiecore.errors import InputError, TieCoreWarning
 from tiecore.io.peers import is_peer, peer_frame
 from tiecore.measures.ir_names import measure_name
 from tiecore.options import INTEROP, pick, validate_params
@@ -140,27 +141,20 @@ def count_rows(
     >>> count_rows(run, qrels, depth=2).loc["1", "num_rel_ret"].item()
     0
     """
-    import pandas as pd
+    from tiecore.evaluation.core import evaluate
 
-    run = run[["qid", "docno", "score"]].astype({"qid": str, "docno": str})
-    qrels = qrels[["qid", "docno", "level"]].astype({"qid": str, "docno": str})
-    if depth is not None:
-        order = run.assign(key=run["score"].astype(np.float32)).sort_values(
-            ["qid", "key", "docno"], ascending=[True, False, False], kind="stable"
-        )
-        run = order[order.groupby("qid", sort=False).cumcount() < depth]
-    relevant = qrels[(qrels["level"] >= rel_level) & (qrels["level"] >= 0)]  # trec_eval's num_rel
-    judged = pd.Index(qrels["qid"].unique())
-    run = run[run["qid"].isin(judged)]
-    hits = run.merge(relevant[["qid", "docno"]], on=["qid", "docno"], how="inner")
-    counts = pd.DataFrame(
-        {
-            "num_ret": run.groupby("qid").size(),
-            "num_rel": relevant.groupby("qid").size(),
-            "num_rel_ret": hits.groupby("qid").size(),
-        }
-    )
-    return counts.reindex(judged).fillna(0).astype(np.int64)
+    measures = {"NumRet": "num_ret", "NumRel": "num_rel", "NumRelRet": "num_rel_ret"}
+    with warnings.catch_warnings():  # counts: a query the run lacks is a 0, not news
+        warnings.simplefilter("ignore", TieCoreWarning)
+        found = evaluate(
+            run, qrels, list(measures), ties="oblivious", tiebreak="trec_eval",
+            rel_level=rel_level, depth=depth, per_query=True, complete=True,
+        )  # fmt: skip
+    rows = found[found["qid"].notna()]
+    counts = rows.pivot(index="qid", columns="measure", values="value")
+    judged = qrels["qid"].astype(str).unique()
+    counts = counts.rename(columns=measures)[list(measures.values())].reindex(judged)
+    return counts.fillna(0).astype(np.int64).rename_axis("qid").rename_axis(None, axis=1)
 
 
 @validate_params(pick(INTEROP, "rel_level", "depth"))

@@ -168,12 +168,6 @@ def _unscaled_exp_value(ranking: Ranking, judgments: Judgments, rows) -> np.ndar
         return np.where(ranking.judged[rows], gain_of(ranking.level[rows], "exp"), 0.0)
 
 
-def row_gains(ranking: Ranking, judgments: Judgments, gain: str) -> np.ndarray:
-    """Each row's gain, 0 for an unjudged doc (exp gains scaled per query, see
-    :func:`tiecore.engine.judgments.gain_of`)."""
-    return _gain_value(gain)(ranking, judgments, slice(None))
-
-
 # ----------------------------------------------------------- running counts, products
 
 
