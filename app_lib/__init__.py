@@ -1,7 +1,7 @@
 """The Streamlit explorer's app layer (``app.py`` and ``app_pages/``), split by concern.
 
 From the bottom up (a module imports only those above it in this list; none imports
-``app_pages``; ``tests/test_app_layers.py`` checks it, imports inside functions too):
+``app_pages``; ``tests/app/test_app_layers.py`` checks it, imports inside functions too):
 
 - :mod:`app_lib.settings`: the sidebar's :class:`~app_lib.settings.Settings`, the offered
   measures, and the limits (upload size, cache age) as data;

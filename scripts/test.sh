@@ -14,12 +14,12 @@ fi
 
 if [ ! -x /usr/bin/chromium ]; then
     if [ "$(id -u)" = 0 ]; then
-        echo "test.sh: installing Debian's chromium (/usr/bin/chromium, for tests/test_browser.py):" \
+        echo "test.sh: installing Debian's chromium (/usr/bin/chromium, for tests/app/test_browser.py):" \
             "apt-get install chromium"
         apt-get update -qq
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
     else
-        echo "test.sh: tests/test_browser.py needs Debian's chromium at /usr/bin/chromium;" \
+        echo "test.sh: tests/app/test_browser.py needs Debian's chromium at /usr/bin/chromium;" \
             "install it as root (apt-get install chromium) and run this again" >&2
         exit 1
     fi

@@ -15,6 +15,8 @@ DATA = Path("/work/shared/data")
 TREC_EVAL = DATA / "trec_eval_tests"
 ROBUST = DATA / "robust03"
 ROBUST_QRELS = ROBUST / "qrels.txt"
+#: A small valid run: two queries, three lines, tag ``t``.
+GOOD = "1 Q0 a 1 3.0 t\n1 Q0 b 2 2.0 t\n2 Q0 a 1 1.0 t\n"
 #: The 17 TREC 2003 Robust runs (gzip), in name order.
 ROBUST_RUNS = sorted((ROBUST / "runs").glob("input.*.gz"))
 

@@ -267,7 +267,7 @@ def test_test_extra_provides_every_import() -> None:
     project = PYPROJECT["project"]
     provided = _closure([*project["dependencies"], *project["optional-dependencies"]["test"]])
     sources = [
-        *ROOT.glob("tests/*.py"),
+        *ROOT.glob("tests/**/*.py"),
         *ROOT.glob("tiecore/**/*.py"),
         *ROOT.glob("app*.py"),
         *ROOT.glob("app_lib/**/*.py"),

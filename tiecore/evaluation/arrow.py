@@ -10,7 +10,7 @@ into arrow columns (:func:`tiecore.io.trec.read_qrels_columns`,
 :meth:`~tiecore.engine.ranking.Ranking.build_columns`), evaluates them with
 :class:`~tiecore.evaluation.evaluator.Evaluator` and gives the rows of
 :func:`tiecore.cli.eval.evaluate_runs` as :mod:`tiecore.evaluation.small` gives them, bit
-for bit (tests/test_small.py checks both paths agree).
+for bit (tests/evaluation/test_small.py checks both paths agree).
 
 Runs are read one at a time, the next one in a thread while this one is evaluated
 (most of reading and evaluating runs outside the GIL: 0.66x the time on 120 runs),

@@ -7,7 +7,7 @@ the rankings with :meth:`~tiecore.engine.judgments.Judgments.from_small` and
 :meth:`~tiecore.engine.ranking.Ranking.build_small`, evaluates them with the one core,
 :class:`~tiecore.evaluation.evaluator.Evaluator`, as :func:`tiecore.evaluate` does, and
 gives the rows :func:`tiecore.cli.eval.evaluate_runs` would give, bit for bit
-(tests/test_small.py checks both paths agree).
+(tests/evaluation/test_small.py checks both paths agree).
 
 The reader accepts only what :mod:`tiecore.io` reads without complaint, to the same
 values (its careful path's rules: lines end at ``\\n``, ``\\r\\n`` or ``\\r``; ASCII

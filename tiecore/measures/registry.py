@@ -56,7 +56,7 @@ tool whose convention it follows), any component of its own
 hooks (or :data:`COUNT_MOMENTS` / :data:`LINEAR_MOMENTS`), and
 ``register(Family(...))`` at the bottom.  Import it in
 ``tiecore/measures/__init__.py`` and test it against brute force over every
-ordering (``tests/test_against_bruteforce.py``) and against its reference tool.
+ordering (``tests/evaluation/test_against_bruteforce.py``) and against its reference tool.
 
 Examples
 --------

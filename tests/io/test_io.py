@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 import io
-import math
 import random
 import re
 from pathlib import Path
@@ -15,7 +14,8 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from shared_data import DATA
+from shared_data import DATA, GOOD
+from strategies import docnos, qids, run_files
 
 from tiecore.errors import InputError
 from tiecore.io import read_letor, read_qrels, read_run, read_runs
@@ -79,80 +79,6 @@ def same_frames(a: pd.DataFrame, b: pd.DataFrame) -> bool:
     return a.columns.tolist() == b.columns.tolist() and all(
         a[c].tolist() == b[c].tolist() for c in a.columns
     )
-
-
-# ------------------------------------------------------------------ generated run files
-
-token_chars = st.characters(
-    codec="utf-8", exclude_categories=("Cs", "Zs", "Zl", "Zp", "Cc"), exclude_characters="#"
-)
-qids = st.text(token_chars, min_size=1, max_size=4)
-# not whitespace to trec_eval (ASCII only): must stay inside a docno
-odd_chars = st.sampled_from(["#", "\u00a0", "\u3000", "\x85", "\x1c", "\x01", '"'])
-docnos = st.text(st.one_of(token_chars, odd_chars), min_size=1, max_size=40)
-tags = st.text(st.characters(min_codepoint=33, max_codepoint=126), min_size=1, max_size=8)
-finite = st.floats(allow_nan=False, allow_infinity=False)
-score_formats = st.sampled_from(["{!r}", "{:.6f}", "{:e}", "{:+.3g}", "{:.0f}", "{:E}"])
-MIXED_SEPARATORS = [" ", "\t", "  ", " \t", "\t\t", "\t  ", "\x0b", "\x0c"]
-ENDINGS = {"lf": ["\n"], "crlf": ["\r\n"], "cr": ["\r"], "mixed": ["\n", "\r\n", "\r"]}
-
-
-def join_lines(draw: st.DrawFn, lines: list[str], endings: list[str]) -> str:
-    """Lines joined with endings drawn from ``endings``, perhaps one after the last line."""
-
-    def ending(text: str) -> str:
-        chosen = draw(st.sampled_from(endings))
-        # CR, an empty line, LF would read as one CR LF break: use a second CR
-        return "\r" if chosen == "\n" and text.endswith("\r") else chosen
-
-    text = ""
-    for k, line in enumerate(lines):
-        text += (ending(text) if k else "") + line
-    return text + (ending(text) if draw(st.booleans()) else "")
-
-
-@st.composite
-def run_files(draw: st.DrawFn) -> tuple[bytes, list[int]]:
-    """A valid run file and the 1-based line number of every record in it."""
-    tagged = draw(st.booleans())
-    junk = tagged and draw(st.booleans())
-    style = draw(st.sampled_from(["uniform", "padded", "mixed"]))
-    endings = ENDINGS[draw(st.sampled_from(sorted(ENDINGS)))]
-    sep_choice = draw(st.sampled_from(["\t", " "]))
-    tag = draw(tags)
-    pairs = draw(
-        st.lists(st.tuples(qids, docnos), min_size=1, max_size=30, unique=True),
-    )
-    lines: list[str] = []
-    numbers: list[int] = []
-    for rank, (qid, docno) in enumerate(pairs):
-        if draw(st.integers(0, 9)) == 0:  # a blank or comment line
-            lines.append(draw(st.sampled_from(["", "# a comment", "  ", "\t#x y"])))
-        x = draw(finite)
-        score = draw(score_formats).format(x)
-        assume(math.isfinite(float(score)))
-        fields = [qid, "Q0", docno, str(rank + draw(st.integers(0, 3))), score]
-        if tagged:
-            fields.append(tag)
-        if junk:  # trec_eval ignores fields after the tag, as many as the line likes,
-            # once the first line and another have some (its own results.trunc)
-            some = not numbers or rank == len(pairs) - 1
-            fields += draw(
-                st.lists(st.sampled_from(["junk", "more"]), min_size=int(some), max_size=3)
-            )
-        if style == "uniform":
-            text = sep_choice.join(fields)
-        elif style == "padded":  # as trec_eval's results.test: tabs, spaces around the score
-            fields[4] = draw(st.sampled_from(["", " ", "  "])) + fields[4]
-            fields[4] += draw(st.sampled_from(["", " "]))
-            text = "\t".join(fields)
-        else:
-            seps = draw(st.lists(st.sampled_from(MIXED_SEPARATORS), min_size=len(fields) + 1))
-            lead = draw(st.sampled_from(["", " ", "\t", " \t "]))
-            text = lead + "".join(f + s for f, s in zip(fields, seps[1:], strict=False))
-        lines.append(text)
-        numbers.append(len(lines))
-    return join_lines(draw, lines, endings).encode(), numbers
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -249,9 +175,6 @@ def write(tmp_path: Path, text: bytes | str, name: str = "run.txt") -> Path:
     path = tmp_path / name
     path.write_bytes(text.encode() if isinstance(text, str) else text)
     return path
-
-
-GOOD = "1 Q0 a 1 3.0 t\n1 Q0 b 2 2.0 t\n2 Q0 a 1 1.0 t\n"
 
 
 def error_of(call, *args, **kwargs) -> InputError:

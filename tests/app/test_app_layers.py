@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 APP_FILES = sorted([ROOT / "app.py", *ROOT.glob("app_lib/*.py"), *ROOT.glob("app_pages/*.py")])
 #: The app layer from the bottom up: a module imports only modules listed before it.
 LAYERS = (

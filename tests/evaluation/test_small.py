@@ -21,9 +21,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from shared_data import ROBUST_QRELS, TREC_EVAL, robust_run
-from strategies import FLOAT32_COLLIDING, cases
-from test_io import GOOD, run_files
+from shared_data import GOOD, ROBUST_QRELS, TREC_EVAL, robust_run
+from strategies import FLOAT32_COLLIDING, cases, run_files
 
 import tiecore
 from tiecore import cli

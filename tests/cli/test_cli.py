@@ -25,7 +25,7 @@ from tiecore.cli import main
 from tiecore.measures import DEFAULT_MEASURES, split_measures
 from tiecore.report.formats import format_csv, format_json
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 QRELS = """\
 q1 0 d1 2

@@ -229,7 +229,7 @@ def test_a_lone_surrogate_is_one_line_in_eval_and_compare(tmp_path, capsys, kind
         assert main([*argv, "-m", "AP"]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and err.startswith("tiecore: error: ") and problem in err
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # app_lib next to app.py
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # app_lib next to app.py
     from app_lib import data
 
     upload = [(Path(p).name, Path(p).read_bytes()) for p in (qrels, run)]

@@ -4,7 +4,7 @@ Checked against pytrec_eval per query (its ``set_P``, ``set_recall``, ``set_F``,
 ``num_ret``, ``num_rel``, ``num_rel_ret``), against trec_eval's own outputs (per query
 and the ``all`` row, where trec_eval sums the counts), and by hand where a depth cuts a
 tie group (the only way ties move them).  Brute force over every ordering covers them in
-every mode through ``reference.all_specs`` (tests/test_against_bruteforce.py,
+every mode through ``reference.all_specs`` (tests/evaluation/test_against_bruteforce.py,
 tests/test_spread.py).
 """
 

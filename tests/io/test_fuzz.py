@@ -51,7 +51,7 @@ from tiecore.cli import main
 from tiecore.evaluation import arrow as _arrow_eval
 from tiecore.evaluation import small as _small
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: nan, inf, infinity as whole tokens, any case (not inside words such as "information").
 NONFINITE = re.compile(r"(?i)(?<![a-z0-9_])(nan|inf|infinity)(?![a-z0-9_])")
 SPECS = [

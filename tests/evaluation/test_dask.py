@@ -29,7 +29,7 @@ from tiecore.io.fastpath import file_rows
 from tiecore.report.comparison import format_comparison
 from tiecore.spread import evaluate_spread
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 MEASURES = ["P@5", "AP", "nDCG@10", "RR", "Bpref", "R@20", "Success@3"]
 
 

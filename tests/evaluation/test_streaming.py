@@ -29,7 +29,7 @@ from tiecore.evaluation import parallel as _parallel
 from tiecore.io import readers as tio_readers
 from tiecore.spread import evaluate_spread
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 MEASURES = ["P@5", "AP", "nDCG@10", "RR", "Bpref", "R@20"]
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # app_lib lives next to app.py
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # app_lib lives next to app.py
 
 from app_lib import charts, glossary
 from app_lib.settings import MEASURE_CHOICES

@@ -12,7 +12,7 @@ import pytest
 
 import tiecore
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_public_names_resolve_to_one_thing_each():

@@ -27,7 +27,7 @@ import pandas as pd
 import pytest
 import reference as ref
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))  # app_lib lives next to app.py
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
@@ -278,7 +278,7 @@ def test_136_letor_features_upload_and_every_page():
 def test_the_app_opens_on_the_sample_without_any_upload():
     at = new_app(page=None)
     assert at.sidebar.radio(key="source").value == "robust03"
-    assert at.title[0].value.startswith("Start here")  # the on-ramp (tests/test_app_start.py)
+    assert at.title[0].value.startswith("Start here")  # the on-ramp (tests/app/test_app_start.py)
     goto(at, "overview")
     assert at.title[0].value == "Overview"
     assert len(at.get("plotly_chart")) >= 2
