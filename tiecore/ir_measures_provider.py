@@ -31,7 +31,7 @@ query (tiecore's ``complete=True``); queries only the run has are ignored.
 
 A measure is supported when tiecore has it with the same definition
 (:func:`tiecore.interop.measure_name`); :meth:`TiecoreProvider.supports` says False
-for the others (``SetP``, ``NumRet``, custom nDCG gains, ``judged_only``; GMAP-like
+for the others (such as ``SetAP``, ``NumQ``, custom nDCG gains, ``judged_only``; GMAP-like
 measures in the aware mode) and ``evaluator`` raises ``ValueError`` naming them, as
 ir_measures' providers do.  A measure's ``rel`` is the evaluation's relevance level
 (measures with different ``rel`` are evaluated in separate passes).

@@ -447,3 +447,17 @@ def test_trec_eval_names_give_trec_eval_9s_numbers(tmp_path, capsys):
         ties="oblivious", per_query=True,
     )  # fmt: skip
     assert nearest["value"].tolist() == [0.5, 1.0, 0.75]  # the later trec_eval's: q1 differs
+
+
+@pytest.mark.parametrize(
+    ("written", "meant"),
+    [
+        ("IPrec(round=nearest)@0.5", "IPrec(recall=0.5,round=nearest)"),
+        ("IPrec(round=up)@0.50", "IPrec(recall=0.5,round=up)"),
+        ("iprec_at_recall_0.80", "IPrec(recall=0.8)"),
+    ],
+)
+def test_a_recall_level_after_the_parameters_is_the_recall(written, meant):
+    """``IPrec(round=nearest)@0.5`` is ``IPrec(recall=0.5,round=nearest)``, as ``IPrec@0.5``
+    is ``IPrec(recall=0.5)``: the level after ``@`` is no cutoff, with parameters too."""
+    assert Measure.parse(written) == Measure.parse(meant)

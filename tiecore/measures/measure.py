@@ -32,7 +32,10 @@ _LOOSE = re.compile(r"^(?P<family>[A-Za-z][A-Za-z0-9_]*?)(?:\([^)]*\))?@(?P<cuto
 _SEVERAL = re.compile(r",(?![^(]*\))")
 
 #: ir_measures' ``IPrec@0.1`` and trec_eval's ``iprec_at_recall_0.10`` (the level is no cutoff).
-_RECALL = re.compile(r"^(?:iprec@|iprec_at_recall_)(\d*\.\d+|\d+)$", re.IGNORECASE)
+_RECALL = re.compile(
+    r"^(?:iprec(?:\((?P<params>[^()]*)\))?@|iprec_at_recall_)(?P<level>\d*\.\d+|\d+)$",
+    re.IGNORECASE,
+)
 
 
 #: The largest cutoff (trec_eval's are C ints): past int64 numpy cannot hold one at all.
@@ -142,10 +145,11 @@ class Measure:
         ``rbp.p=0.5`` (``RBP(p=0.5,gain=scaled)``, rbp_eval's graded gain)."""
         recall = _RECALL.match(text.strip())  # IPrec@0.1, iprec_at_recall_0.10
         if recall:  # trec_eval 9.0.x's name, and its rounding (round=up, tiecore.measures.iprec)
-            level = float(recall.group(1))
+            level = float(recall["level"])
             # a level off trec_eval's 0.1 steps stays as given, to be refused (0.15 is no 0.1)
-            shown = f"{level:.1f}" if abs(level * 10 - round(level * 10)) < 1e-9 else recall[1]
-            text = f"IPrec(recall={shown})"
+            shown = f"{level:.1f}" if abs(level * 10 - round(level * 10)) < 1e-9 else recall[2]
+            params = f",{recall['params']}" if recall["params"] else ""  # IPrec(round=...)@0.5
+            text = f"IPrec(recall={shown}{params})"
         trec_rbp = _TREC_RBP.match(text.strip())
         if trec_rbp:  # rbp.p=0.5: rbp_eval's graded gain (tiecore.measures.registry's RBP)
             cut = f"@{trec_rbp['cutoff']}" if trec_rbp["cutoff"] else ""
