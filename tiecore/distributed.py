@@ -33,7 +33,6 @@ import importlib
 import importlib.util
 import itertools
 import os
-import pkgutil
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -348,6 +347,8 @@ def warm_up() -> list[str]:
     :func:`connect` registers on a running cluster), so that no task pays the
     imports (about a second of CPU for pandas, pyarrow and tiecore).
     """
+    import pkgutil  # a worker's start only, not the command's
+
     import tiecore.measures as measures
 
     families = [f"tiecore.measures.{m.name}" for m in pkgutil.iter_modules(measures.__path__)]

@@ -24,7 +24,6 @@ arrays (``tiecore eval`` of a small run imports neither pandas nor pyarrow).
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -182,7 +181,9 @@ def docno_hashes(docno: pa.Array | pa.ChunkedArray) -> np.ndarray:
     if len(pieces) < _THREADED_PIECES:  # threads cost more than they save
         for k in range(len(pieces)):
             piece(k)
-    else:
+    else:  # imported here: concurrent.futures loads logging (3 ms of every command's start)
+        from concurrent.futures import ThreadPoolExecutor
+
         with ThreadPoolExecutor(min(len(pieces), os.cpu_count() or 1)) as pool:
             list(pool.map(piece, range(len(pieces))))
     return out
