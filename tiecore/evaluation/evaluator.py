@@ -30,7 +30,6 @@ import numpy as np
 from tiecore.engine import budget, kernels, profiles
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
-from tiecore.engine.sampling import BATCH_CELLS, sample_values
 from tiecore.evaluation import summaries
 from tiecore.measures import Measure
 from tiecore.measures.registry import refuse_inexact
@@ -63,6 +62,8 @@ def sample_memory(samples: int, queries: int, measures: int, rows: int) -> int:
     >>> sample_memory(1000, 50, 10, 50_000)  # 20 MB of values, 192 MB of draws
     212000000
     """
+    from tiecore.engine.sampling import BATCH_CELLS  # sampled mode's only (see _sampled)
+
     values = _VALUE_COPIES * 8 * samples * max(queries, 1) * max(measures, 1)
     return values + _CELL_BYTES * max(min(samples * rows, BATCH_CELLS), rows)
 
@@ -148,7 +149,12 @@ def _aware(ranking, judgments, measures, depth, samples, rng) -> dict:
 
 
 def _sampled(ranking, judgments, measures, depth, samples, rng) -> dict:
-    """``samples`` random orderings, once the memory and time they need fit the budgets."""
+    """``samples`` random orderings, once the memory and time they need fit the budgets.
+
+    The sampler is imported here, in sampled mode only: its module costs every other
+    command about a millisecond of start-up."""
+    from tiecore.engine.sampling import sample_values
+
     check_samples(samples, len(judgments.qids), len(measures), ranking.rank.size)
     tied = int(ranking.size[ranking.size > 1].sum())  # the rows a sample draws, at most
     budget.check_sample_time(samples, tied, len(judgments.qids), len(measures))
