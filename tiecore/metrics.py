@@ -492,11 +492,11 @@ def _evaluate(
 def _spread(cells: _Cells, measures: tuple[Measure, ...], tiebreak: str, average: bool) -> Spread:
     """The aware value, its exact variance and bounds (:mod:`tiecore.spread`'s arrays),
     and the oblivious value of ``tiebreak``'s order and its bias."""
-    from tiecore.spread import _spread_arrays
+    from tiecore.spread import spread_arrays
 
     refuse_inexact(measures, "spread=True (its value is the tie-aware mean)")
     aware = cells.ranking("file_order")
-    found = _spread_arrays(aware, cells.judgments, list(measures), None)[measures[0]]
+    found = spread_arrays(aware, cells.judgments, list(measures), None)[measures[0]]
     same = aware if tiebreak == "file_order" else None
     one, one_mean = _evaluate(cells, measures, "oblivious", tiebreak, same)
     columns = {key: cells.by_row(found[key]) for key in ("value", "var", "min", "max")}

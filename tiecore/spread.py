@@ -88,7 +88,7 @@ def evaluate_spread(
     def arrays(name: str, run: pd.DataFrame) -> tuple[Ranking, dict]:
         run = check_run(run, name)  # the rules of the loaders (tiecore.io.frames)
         ranking = Ranking.build(run, judgments, tiebreak="file_order", name=name)
-        found = _spread_arrays(ranking, judgments, measures, depth)
+        found = spread_arrays(ranking, judgments, measures, depth)
         return ranking, {(m, c): np.asarray(found[m][c]) for m, c in keys}
 
     def tidy(name: str, present: np.ndarray, flat: dict) -> _Rows:
@@ -132,11 +132,11 @@ def query_spread(
         with columns ``value, var, min, max``.
     """
     index = pd.Index(judgments.qids, name="qid")
-    found = _spread_arrays(ranking, judgments, parse_measures(_as_list(measures)), depth)
+    found = spread_arrays(ranking, judgments, parse_measures(_as_list(measures)), depth)
     return {measure: pd.DataFrame(columns, index=index) for measure, columns in found.items()}
 
 
-def _spread_arrays(
+def spread_arrays(
     ranking: Ranking, judgments: Judgments, measures: list[Measure], depth: int | None
 ) -> dict[Measure, dict[str, np.ndarray]]:
     """:func:`query_spread` as arrays: only the tied groups with a slot above the cut
