@@ -131,13 +131,12 @@ class TiecoreProvider(Provider):
 
     def name_of(self, measure: object) -> str:
         """tiecore's name of an ir_measures measure; InputError when tiecore lacks it."""
+        from tiecore.evaluation.evaluator import check_measures
         from tiecore.interop import measure_name
         from tiecore.measures import Measure
-        from tiecore.measures.registry import refuse_inexact
 
         name = measure_name(measure, rel_level=_rel(measure))
-        if self.ties == "aware":
-            refuse_inexact([Measure.parse(name)], "ties='aware'")
+        check_measures([Measure.parse(name)], self.ties)  # the evaluator's own rule
         return name
 
     def supports(self, measure: object) -> bool:
