@@ -28,6 +28,7 @@ from tiecore.cli.common import (
     show_progress,
 )
 from tiecore.errors import InputError
+from tiecore.io import allocators
 from tiecore.measures import parse_measures, split_measures
 from tiecore.options import (
     CI_METHODS,
@@ -146,6 +147,7 @@ def _run_compare(args: argparse.Namespace, stderr: TextIO) -> str:
     from tiecore.compare import TooLarge, compare
     from tiecore.report.comparison import format_comparison
 
+    allocators.tune()  # many large arrays (tiecore.io.allocators)
     measures = parse_measures(split_measures(args.measures or ["AP"]))
     if len(measures) != 1:
         raise UsageError("compare takes one measure")

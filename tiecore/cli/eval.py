@@ -39,6 +39,7 @@ from tiecore.cli.common import (
 )
 from tiecore.distributed import local_declines
 from tiecore.errors import InputError
+from tiecore.io import allocators
 from tiecore.measures import DEFAULT_MEASURES, Measure, parse_measures, split_measures
 from tiecore.options import EVAL_FORMATS, MODES, TIEBREAKS
 from tiecore.report.formats import csv_text, json_text, plain_columns, trec_text
@@ -294,6 +295,7 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
     small = _small_eval(args, measures, stderr) if all_trec is None else None
     if small is not None:
         return small
+    allocators.tune()  # many large arrays from here on (tiecore.io.allocators)
     arrow = _arrow_eval(args, measures, stderr) if all_trec is None else None
     if arrow is not None:
         return arrow
