@@ -20,6 +20,7 @@ import gc
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -59,6 +60,16 @@ RANX_FAMILIES = {
     "Bpref": "bpref",
     "Success": "hit_rate",
 }
+#: The measures of the track lines: TREC-COVID's official ones (P@5, nDCG@10, MAP, bpref),
+#: the 4 measures of issue 26's track rows.
+TRACK_MEASURES = ("P@5", "nDCG@10", "AP", "Bpref")
+#: pytrec_eval's (trec_eval's) names of tiecore's measures, for plain pytrec_eval.
+PYTREC_NAMES = {"P@5": "P_5", "nDCG@10": "ndcg_cut_10", "AP": "map", "Bpref": "bpref"}
+#: Tracks shaped like TREC-COVID: name -> (runs, queries, docs per query, seed). Round 2 had
+#: 136 runs on 35 topics (4.2M rows), round 3 79 runs on 40 topics (2.8M rows).
+TRACKS = {"covid2": (136, 35, 900, 2), "covid3": (79, 40, 900, 3)}
+#: Quick mode's: real-sized runs, a tenth of them.
+QUICK_TRACKS = {"covid2": (14, 35, 900, 2), "covid3": (8, 40, 900, 3)}
 #: Quick-mode subset of robust03: a tie-heavy run (integer scores) and a short one.
 QUICK_ROBUST = ("input.MU03rob01.gz", "input.humR03dc.gz")
 #: A child process's last stderr line: its peak resident memory (VmHWM) in MB.
@@ -97,13 +108,14 @@ def best_of(fn: Callable[[], object], repeat: int) -> tuple[float, list[float]]:
 
 @dataclass
 class Child:
-    """One finished child process: wall time, peak RSS and its output."""
+    """One finished child process: wall time, peak RSS, its output and its CPU time."""
 
     wall: float
     max_rss_mb: float
     returncode: int
     stdout: str
     stderr: str
+    cpu: float = 0.0  # user + system seconds, its own threads and its waited-for children
 
     def report(self) -> dict:
         """The JSON object a ``--child`` process prints on its last stdout line."""
@@ -140,7 +152,9 @@ def run_child(cmd: list[str], env: dict[str, str] | None = None) -> Child:
         for line in stderr.splitlines():
             if line.startswith(HWM_MARK):
                 peak = float(line.split()[1])
-        return Child(wall, peak, proc.returncode, out.read().decode(errors="replace"), stderr)
+        stdout = out.read().decode(errors="replace")
+        cpu = usage.ru_utime + usage.ru_stime
+        return Child(wall, peak, proc.returncode, stdout, stderr, cpu)
 
 
 def best_child(cmd: list[str], repeat: int, env: dict[str, str] | None = None) -> Child:
@@ -1154,6 +1168,126 @@ def bench_parse(ds: Dataset, repeat: int) -> list[Result]:
     return out
 
 
+def bench_floor(ds: Dataset, measures, peer_repeat: int) -> list[Result]:
+    """``tiecore eval`` against the parse floor: a process that only reads the file.
+
+    The floor child imports pyarrow and pyarrow.csv and nothing else, and reads the
+    three columns any evaluation needs, typed (qid and docno strings, score float64):
+    what no tool reading TREC text with pyarrow can beat. All three processes take
+    turns, the fastest of ``peer_repeat`` (at least 2) kept.
+    """
+    files = [str(p) for p in ds.runs]
+    commands = {
+        "aware": tiecore_cmd(ds, measures, "aware"),
+        "oblivious": tiecore_cmd(ds, measures, "oblivious"),
+        "floor": child_cmd("floor", ds.sep, *files),
+    }
+    found = best_children(commands, max(peer_repeat, 2))
+    aware, ours, floor = found["aware"], found["oblivious"], found["floor"]
+    rep = floor.report()
+    split = (
+        f"floor process: import pyarrow+pyarrow.csv {rep['import']:.2f}s, read "
+        f"{rep['read']:.2f}s ({rep['rows']:,} rows; numpy imported by pyarrow: "
+        f"{rep['numpy']}), peak RSS {floor.max_rss_mb:.0f}MB, CPU {floor.cpu:.2f}s"
+    )
+    return [
+        Result(
+            ds.name,
+            "floor: tiecore eval aware / pyarrow.csv read (e2e)",
+            aware.wall,
+            floor.wall,
+            "<= 3",
+            note=(
+                f"{split}; tiecore aware ({len(measures)} measures) peak RSS "
+                f"{aware.max_rss_mb:.0f}MB, CPU {aware.cpu:.2f}s; aware / the read alone "
+                f"{aware.wall / rep['read']:.1f}"
+            ),
+            extra={"report": rep, "cpu": [aware.cpu, floor.cpu]},
+        ),
+        Result(
+            ds.name,
+            "  floor: tiecore eval oblivious / pyarrow.csv read",
+            ours.wall,
+            floor.wall,
+            note=f"oblivious peak RSS {ours.max_rss_mb:.0f}MB, CPU {ours.cpu:.2f}s",
+        ),
+    ]
+
+
+def bench_track(ds: Dataset, peer_repeat: int) -> list[Result]:
+    """A track of many real-sized runs: ``tiecore eval`` vs ir_measures and plain
+    pytrec_eval, each a process reading every run file, taking turns.
+
+    The 4 measures of TREC-COVID (:data:`TRACK_MEASURES`); the oblivious run (once,
+    after) gives the values checked against both peers'.
+    """
+    measures = list(TRACK_MEASURES)
+    files = [str(ds.qrels), *map(str, ds.runs)]
+    trec_names = ",".join(PYTREC_NAMES[m] for m in measures)
+    commands = {
+        "aware": tiecore_cmd(ds, measures, "aware"),
+        "ir_measures": child_cmd("ir_measures", ",".join(measures), *files),
+        "pytrec_eval": child_cmd("pytrec_eval", trec_names, *files),
+    }
+    found = best_children(commands, peer_repeat)
+    aware, irm, pte = found["aware"], found["ir_measures"], found["pytrec_eval"]
+    ours = best_child(tiecore_cmd(ds, measures, "oblivious"), 1)
+    values = tiecore_values(ours)
+    irm_rep, pte_rep = irm.report(), pte.report()
+    diffs = {
+        "pytrec_eval": compare_values(values, pte_rep["values"], PYTREC_NAMES.__getitem__),
+        "ir_measures": compare_values(values, irm_rep["values"], ir_measures_name),
+    }
+    worst = max((d for peer in diffs.values() for d in peer.values()), default=float("nan"))
+    agree = (
+        f"max |mean oblivious - pytrec_eval| {_fmt_diffs(diffs['pytrec_eval'])}; "
+        f"vs ir_measures max {max(diffs['ir_measures'].values(), default=float('nan')):.2g}"
+        + (" -- VALUES DIFFER" if not worst <= 1e-9 else "")
+    )
+    return [
+        Result(
+            ds.name,
+            "track: tiecore eval aware / ir_measures (e2e)",
+            aware.wall,
+            irm.wall,
+            "<= 0.2",
+            note=(
+                f"ir_measures: import {irm_rep['import']:.2f}s, evaluator (qrels) "
+                f"{irm_rep['qrels']:.2f}s, runs {irm_rep['eval']:.2f}s; tiecore oblivious "
+                f"{ours.wall:.2f}s"
+            ),
+            extra={"diffs": diffs, "report": irm_rep},
+        ),
+        Result(
+            ds.name,
+            "track: tiecore eval aware / pytrec_eval (e2e)",
+            aware.wall,
+            pte.wall,
+            "<= 0.3",
+            note=(
+                f"pytrec_eval: import {pte_rep['import']:.2f}s, parse_qrel + evaluator "
+                f"{pte_rep['qrels']:.2f}s, parse_run + evaluate {pte_rep['eval']:.2f}s; {agree}"
+            ),
+            extra={"report": pte_rep},
+        ),
+        Result(
+            ds.name,
+            "track: peak RSS tiecore aware / ir_measures",
+            aware.max_rss_mb,
+            irm.max_rss_mb,
+            "<= 2",
+            unit="MB",
+            note=(
+                f"pytrec_eval {pte.max_rss_mb:.0f}MB, tiecore oblivious "
+                f"{ours.max_rss_mb:.0f}MB; the largest run file "
+                f"{max(p.stat().st_size for p in ds.runs) / 2**20:.1f}MB"
+            ),
+        ),
+        Result(ds.name, "track: CPU aware / ir_measures", aware.cpu, irm.cpu, unit="s cpu"),
+        Result(ds.name, "track: CPU aware / pytrec_eval", aware.cpu, pte.cpu, unit="s cpu"),
+    ]
+
+
 # ----------------------------------------------------------------------------- children
 
 
@@ -1258,6 +1392,56 @@ def child_ir_measures(names: list[str], qrels: str, runs: list[str]) -> dict:
         "values": values,
         "providers": {k: ",".join(v) for k, v in providers.items()},
     }
+
+
+def child_pytrec_eval(names: list[str], qrels: str, runs: list[str]) -> dict:
+    """Plain pytrec_eval as its README shows it: ``parse_qrel`` and one
+    ``RelevanceEvaluator`` built once, then ``parse_run`` + ``evaluate`` per run file;
+    each measure's mean over the run's queries by ``compute_aggregated_measure``."""
+    t0 = time.perf_counter()
+    import pytrec_eval
+
+    t1 = time.perf_counter()
+    with open(qrels) as handle:
+        evaluator = pytrec_eval.RelevanceEvaluator(pytrec_eval.parse_qrel(handle), set(names))
+    t2 = time.perf_counter()
+    values = {}
+    for path in runs:
+        with open(path) as handle:
+            per_query = evaluator.evaluate(pytrec_eval.parse_run(handle))
+        values[path] = {
+            n: pytrec_eval.compute_aggregated_measure(n, [q[n] for q in per_query.values()])
+            for n in names
+        }
+    t3 = time.perf_counter()
+    return {"import": t1 - t0, "qrels": t2 - t1, "eval": t3 - t2, "values": values}
+
+
+def child_floor(sep: str, runs: list[str]) -> dict:
+    """The parse floor: pyarrow.csv reads each run's qid, docno and score, typed.
+
+    Imports pyarrow and pyarrow.csv only (``numpy`` says whether pyarrow pulled it in)."""
+    t0 = time.perf_counter()
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    t1 = time.perf_counter()
+    names = ["qid", "q0", "docno", "rank", "score", "tag"]
+    rows = 0
+    for path in runs:
+        table = pacsv.read_csv(
+            path,
+            read_options=pacsv.ReadOptions(column_names=names),
+            parse_options=pacsv.ParseOptions(delimiter=sep),
+            convert_options=pacsv.ConvertOptions(
+                column_types={"qid": pa.string(), "docno": pa.string(), "score": pa.float64()},
+                include_columns=["qid", "docno", "score"],
+            ),
+        )
+        rows += table.num_rows
+        del table
+    t2 = time.perf_counter()
+    return {"import": t1 - t0, "read": t2 - t1, "rows": rows, "numpy": "numpy" in sys.modules}
 
 
 def child_ranx(names: list[str], qrels: str, runs: list[str]) -> dict:
@@ -1499,6 +1683,10 @@ def run_as_child(argv: list[str]) -> int:
         report = child_ir_measures(args[0].split(","), args[1], args[2:])
     elif kind == "ranx":
         report = child_ranx(args[0].split(","), args[1], args[2:])
+    elif kind == "pytrec_eval":
+        report = child_pytrec_eval(args[0].split(","), args[1], args[2:])
+    elif kind == "floor":
+        report = child_floor(args[0], args[1:])
     elif kind == "eager":
         report = child_eager(args[0].split(","), args[1], args[2:])
     elif kind == "dask":
@@ -1627,39 +1815,21 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 #: Every section, in the order they run for each dataset.
 SECTIONS = (
     "startup", "arrays", "modes", "sampled", "parse", "e2e", "stream", "spread", "compare",
-    "dask",
+    "dask", "track",
 )  # fmt: skip
 
 
-def main(argv: list[str] | None = None) -> int:
-    if argv is None and len(sys.argv) > 1 and sys.argv[1] == "--child":
-        return run_as_child(sys.argv[2:])
-    args = parse_args(argv)
-    sys.path.insert(0, str(REPO))
-    warnings.simplefilter("ignore")
-    import tiecore
+#: The sections that run on each data set (the others have data of their own).
+PER_DATASET = {"modes", "sampled", "parse", "e2e", "stream", "spread", "compare", "dask"}
 
-    measures = list(RACE_MEASURES)
-    repeat = args.repeat or (2 if args.quick else 5)
-    peer_repeat = args.peer_repeat or (1 if args.quick else 2)
-    sections = set(args.sections.split(","))
-    unknown = sections - set(SECTIONS)
-    if unknown:
-        raise SystemExit(f"unknown sections {sorted(unknown)}; choose from {SECTIONS}")
+
+def make_datasets(args: argparse.Namespace, directory: Path, sections: set[str]) -> list[Dataset]:
+    """The data sets of the mode (generated into ``directory``), those of ``--datasets``
+    only; none where no section runs on them."""
+    if not sections & PER_DATASET and args.profile is None:
+        return []
     sizes = [(50, 1000)] if args.quick else [(1000, 1000), (7000, 1000)]
     collection = (12, 20, 200) if args.quick else (120, 50, 500)
-    keep = Path(args.keep) if args.keep else None
-    tmp = tempfile.TemporaryDirectory(prefix="tiecore-bench-") if keep is None else None
-    directory = keep or Path(tmp.name)
-    directory.mkdir(parents=True, exist_ok=True)
-
-    print(
-        f"tiecore {tiecore.__version__} | python {platform.python_version()} | "
-        f"{os.cpu_count()} cpus | load average {os.getloadavg()[0]:.1f} | "
-        f"{'quick' if args.quick else 'full'} mode | repeats {repeat} in-process, "
-        f"{peer_repeat} per subprocess (best taken)"
-    )
-    print(f"measures: {', '.join(measures)}")
     wanted = set(args.datasets.split(",")) if args.datasets else None
     datasets = []
     for queries, docs in sizes:
@@ -1681,8 +1851,126 @@ def main(argv: list[str] | None = None) -> int:
         datasets.append(coll)
     if wanted is not None:
         datasets = [d for d in datasets if d.name in wanted]
+    return datasets
 
+
+def bench_dataset(ds: Dataset, args, sections, measures, repeat, peer_repeat, *, last: bool):
+    """Every per-dataset section on ``ds``: its results and its cProfile (or ``None``)."""
+    print(f"\n--- {ds.name} ---", flush=True)
+    runs, qrels = load(ds)
+    print(f"{ds.rows:,} rows in {len(runs)} run(s), {len(qrels):,} qrels", flush=True)
     with_ranx = args.ranx if args.ranx is not None else not args.quick
+    obliv = profile = None
+    section: list[Result] = []
+    reps = repeat if args.repeat or ds.rows <= 2_000_000 else 3
+    many = len(ds.runs) > 1
+    if "modes" in sections or "sampled" in sections:
+        found, obliv = bench_modes(ds, runs, qrels, measures, reps)
+        section += found if "modes" in sections else []
+    if "sampled" in sections and (args.quick or ds.rows <= 2_000_000):
+        section += bench_sampled(ds, runs, qrels, measures, reps, obliv)
+    if "spread" in sections and (args.quick or ds.rows <= 3_000_000):
+        section += bench_spread(ds, measures, runs, qrels, peer_repeat, reps)
+    if args.profile is not None and ds.name in (args.profile or ds.name).split(","):
+        profile = profile_hot_spots(ds, runs, qrels, measures, 18)
+    del runs, qrels
+    gc.collect()
+    if "parse" in sections and len(ds.runs) <= 20:
+        section += bench_parse(ds, reps)
+    if "parse" in sections and ds.name.startswith("tie"):
+        section += bench_floor(ds, measures, peer_repeat)
+    if "e2e" in sections:
+        fresh_jit = with_ranx and not args.no_fresh_jit and last
+        section += bench_end_to_end(ds, measures, peer_repeat, ranx=with_ranx, fresh_jit=fresh_jit)
+    if "stream" in sections and many:
+        section += bench_stream(ds, measures)
+    if "compare" in sections and many:
+        section += bench_compare(ds, peer_repeat)
+    if "dask" in sections and ds.name.startswith(("coll", "robust03")):
+        section += bench_dask(ds, measures, reps)
+    print_progress(section)
+    return section, profile
+
+
+def bench_tracks(args: argparse.Namespace, directory: Path, peer_repeat: int) -> list[Result]:
+    """Section ``track``: the TREC-COVID-like tracks (:data:`TRACKS`) generated and timed."""
+    wanted = set(args.datasets.split(",")) if args.datasets else None
+    results: list[Result] = []
+    for name, (runs, queries, docs, seed) in (QUICK_TRACKS if args.quick else TRACKS).items():
+        if wanted is not None and name not in wanted:
+            continue
+        start = time.perf_counter()
+        ds = generate_collection(directory / name, runs, queries, docs, seed)
+        ds.name, ds.note = name, f"like TREC-COVID round {name[-1]}: {ds.note}"
+        took = time.perf_counter() - start
+        print(f"\n--- {name}: {ds.rows:,} rows ({ds.note}), generated in {took:.1f}s ---")
+        section = bench_track(ds, peer_repeat)
+        print_progress(section)
+        results += section
+        if args.keep is None:  # hundreds of MB each
+            shutil.rmtree(directory / name, ignore_errors=True)
+    return results
+
+
+def write_json(path: str, args, measures, datasets, results, profiles) -> None:
+    """Every figure, with its notes and extras, as JSON."""
+    payload = {
+        "mode": "quick" if args.quick else "full",
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "measures": measures,
+        "datasets": {
+            d.name: {"rows": d.rows, "runs": len(d.runs), "note": d.note} for d in datasets
+        },
+        "results": [
+            {
+                "dataset": r.dataset,
+                "what": r.what.strip(),
+                "tiecore": r.tiecore,
+                "peer": r.peer,
+                "unit": r.unit.strip(),
+                "ratio": r.ratio,
+                "goal": r.goal,
+                "verdict": r.verdict,
+                "note": r.note,
+                "extra": r.extra,
+            }
+            for r in results
+        ],
+        "profiles": profiles,
+    }
+    Path(path).write_text(json.dumps(payload, indent=1, default=str))
+    print(f"wrote {path}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    if argv is None and len(sys.argv) > 1 and sys.argv[1] == "--child":
+        return run_as_child(sys.argv[2:])
+    args = parse_args(argv)
+    sys.path.insert(0, str(REPO))
+    warnings.simplefilter("ignore")
+    import tiecore
+
+    measures = list(RACE_MEASURES)
+    repeat = args.repeat or (2 if args.quick else 5)
+    peer_repeat = args.peer_repeat or (1 if args.quick else 2)
+    sections = set(args.sections.split(","))
+    unknown = sections - set(SECTIONS)
+    if unknown:
+        raise SystemExit(f"unknown sections {sorted(unknown)}; choose from {SECTIONS}")
+    keep = Path(args.keep) if args.keep else None
+    tmp = tempfile.TemporaryDirectory(prefix="tiecore-bench-") if keep is None else None
+    directory = keep or Path(tmp.name)
+    directory.mkdir(parents=True, exist_ok=True)
+
+    print(
+        f"tiecore {tiecore.__version__} | python {platform.python_version()} | "
+        f"{os.cpu_count()} cpus | load average {os.getloadavg()[0]:.1f} | "
+        f"{'quick' if args.quick else 'full'} mode | repeats {repeat} in-process, "
+        f"{peer_repeat} per subprocess (best taken)"
+    )
+    print(f"measures: {', '.join(measures)}")
+    datasets = make_datasets(args, directory, sections)
     results: list[Result] = []
     profiles: dict[str, dict[str, str]] = {}
     if "startup" in sections:
@@ -1695,43 +1983,16 @@ def main(argv: list[str] | None = None) -> int:
         section = bench_arrays(repeat, peer_repeat, args.quick)
         print_progress(section)
         results += section
+    if args.profile == "" and datasets:
+        args.profile = datasets[0].name
     for ds in datasets:
-        print(f"\n--- {ds.name} ---", flush=True)
-        runs, qrels = load(ds)
-        print(f"{ds.rows:,} rows in {len(runs)} run(s), {len(qrels):,} qrels", flush=True)
-        obliv = None
-        section: list[Result] = []
-        reps = repeat if args.repeat or ds.rows <= 2_000_000 else 3
-        many = len(ds.runs) > 1
-        if "modes" in sections or "sampled" in sections:
-            found, obliv = bench_modes(ds, runs, qrels, measures, reps)
-            section += found if "modes" in sections else []
-        if "sampled" in sections and (args.quick or ds.rows <= 2_000_000):
-            section += bench_sampled(ds, runs, qrels, measures, reps, obliv)
-        if "spread" in sections and (args.quick or ds.rows <= 3_000_000):
-            section += bench_spread(ds, measures, runs, qrels, peer_repeat, reps)
-        if args.profile is not None and ds.name in (args.profile or datasets[0].name).split(","):
-            profiles[ds.name] = profile_hot_spots(ds, runs, qrels, measures, 18)
-        del runs, qrels
-        gc.collect()
-        if "parse" in sections and len(ds.runs) <= 20:
-            section += bench_parse(ds, reps)
-        if "e2e" in sections:
-            section += bench_end_to_end(
-                ds,
-                measures,
-                peer_repeat,
-                ranx=with_ranx,
-                fresh_jit=with_ranx and not args.no_fresh_jit and ds is datasets[-1],
-            )
-        if "stream" in sections and many:
-            section += bench_stream(ds, measures)
-        if "compare" in sections and many:
-            section += bench_compare(ds, peer_repeat)
-        if "dask" in sections and ds.name.startswith(("coll", "robust03")):
-            section += bench_dask(ds, measures, reps)
-        print_progress(section)
+        section, profile = bench_dataset(
+            ds, args, sections, measures, repeat, peer_repeat, last=ds is datasets[-1]
+        )
         results += section
+        if profile is not None:
+            profiles[ds.name] = profile
+    wanted = set(args.datasets.split(",")) if args.datasets else None
     if "dask" in sections and (wanted is None or "dask" in wanted):
         queries = 200 if args.quick else 12_000
         print(f"\n--- dask memory: tie{queries}k ---", flush=True)
@@ -1740,37 +2001,14 @@ def main(argv: list[str] | None = None) -> int:
         section = bench_dask_memory(big, measures, 400, 20_000 if args.quick else 100_000)
         print_progress(section)
         results += section
+    if "track" in sections:
+        print(f"\ntrack measures: {', '.join(TRACK_MEASURES)}")
+        results += bench_tracks(args, directory, peer_repeat)
 
     print()
     print_table(results)
     if args.json:
-        payload = {
-            "mode": "quick" if args.quick else "full",
-            "python": platform.python_version(),
-            "cpus": os.cpu_count(),
-            "measures": measures,
-            "datasets": {
-                d.name: {"rows": d.rows, "runs": len(d.runs), "note": d.note} for d in datasets
-            },
-            "results": [
-                {
-                    "dataset": r.dataset,
-                    "what": r.what.strip(),
-                    "tiecore": r.tiecore,
-                    "peer": r.peer,
-                    "unit": r.unit.strip(),
-                    "ratio": r.ratio,
-                    "goal": r.goal,
-                    "verdict": r.verdict,
-                    "note": r.note,
-                    "extra": r.extra,
-                }
-                for r in results
-            ],
-            "profiles": profiles,
-        }
-        Path(args.json).write_text(json.dumps(payload, indent=1, default=str))
-        print(f"wrote {args.json}")
+        write_json(args.json, args, measures, datasets, results, profiles)
     if tmp is not None:
         tmp.cleanup()
     return 0
