@@ -15,9 +15,7 @@ import sys
 import warnings
 from collections.abc import Sequence
 
-from tiecore.cli import compare as compare_command
 from tiecore.cli import eval as eval_command
-from tiecore.cli import report as report_command
 from tiecore.cli.common import UsageError
 from tiecore.cli.output import Stream, to_devnull, write_all, write_output
 from tiecore.errors import InputError
@@ -58,13 +56,18 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The ``tiecore`` argument parser: ``eval``, ``compare`` and ``report``.
 
     ``only="eval"`` builds the ``eval`` command alone (the same parser for a command
-    line that starts with ``eval``), without importing what the others need.
+    line that starts with ``eval``), without importing what the others need: their
+    modules (and tiecore.report's tables, which ``report`` imports) are imported here,
+    only for a parser that has them.
     """
     parser = _Parser(prog="tiecore", description="Tie-aware evaluation of ranking runs.")
     parser.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     eval_command.add_parser(commands)
     if only != "eval":
+        from tiecore.cli import compare as compare_command
+        from tiecore.cli import report as report_command
+
         compare_command.add_parser(commands)
         report_command.add_parser(commands)
     return parser
