@@ -38,6 +38,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tiecore.io import allocators
 from tiecore.options import DASK_SPEC, POSITIVE, validate_params
 
 if TYPE_CHECKING:
@@ -360,7 +361,13 @@ def warm_up() -> list[str]:
 
 def dask_setup(worker: object = None) -> None:
     """dask's preload hook: :func:`local_cluster`'s workers run it as they start
-    (``preload=["tiecore.distributed"]``), before they take any task."""
+    (``preload=["tiecore.distributed"]``), before they take any task.
+
+    These processes are tiecore's own, started to evaluate runs: they take the
+    command line's allocator settings (:func:`tiecore.io.allocators.tune`) too. The
+    plugin that :func:`connect` registers on a user's cluster does not change its
+    workers' allocators."""
+    allocators.tune()
     warm_up()
 
 

@@ -405,15 +405,21 @@ def _worker_settings() -> dict:
         "omp": os.environ.get("OMP_NUM_THREADS"),
         "arrow": pyarrow.cpu_count(),
         "profile": dask.config.get("distributed.worker.profile.enabled"),
+        "pool": pyarrow.default_memory_pool().backend_name,
     }
 
 
 def test_local_workers_are_single_threaded_without_malloc_trim(client) -> None:
-    """local:N: one thread per worker, numpy and pyarrow single-threaded, glibc's dynamic
-    mmap threshold kept (no MALLOC_TRIM_THRESHOLD_), no statistical profiler."""
+    """local:N: one thread per worker, numpy and pyarrow single-threaded, dask's
+    MALLOC_TRIM_THRESHOLD_ unset (tiecore.io.allocators sets glibc's thresholds), no
+    statistical profiler, and the command line's arrow pool (jemalloc where built)."""
     assert set(client.nthreads().values()) == {1} and len(client.nthreads()) == 2
     settings = list(client.run(_worker_settings).values())
-    expected = {"trim": None, "omp": "1", "arrow": 1, "profile": False}
+    try:
+        pool = pa.jemalloc_memory_pool().backend_name
+    except NotImplementedError:
+        pool = pa.default_memory_pool().backend_name
+    expected = {"trim": None, "omp": "1", "arrow": 1, "profile": False, "pool": pool}
     assert settings == [expected, expected]
 
 
