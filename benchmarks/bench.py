@@ -1912,10 +1912,23 @@ def bench_tracks(args: argparse.Namespace, directory: Path, peer_repeat: int) ->
     return results
 
 
+def commit() -> str:
+    """The repository's short commit hash (``+`` if the work tree differs), or ``?``."""
+    try:
+        head = subprocess.run(
+            ["git", "log", "-1", "--format=%h"], cwd=REPO, capture_output=True, text=True
+        ).stdout.strip()
+        dirty = subprocess.run(["git", "diff", "--quiet", "HEAD"], cwd=REPO).returncode
+    except OSError:
+        return "?"
+    return (head or "?") + ("+" if dirty else "")
+
+
 def write_json(path: str, args, measures, datasets, results, profiles) -> None:
     """Every figure, with its notes and extras, as JSON."""
     payload = {
         "mode": "quick" if args.quick else "full",
+        "commit": commit(),
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
         "measures": measures,
@@ -1964,7 +1977,7 @@ def main(argv: list[str] | None = None) -> int:
     directory.mkdir(parents=True, exist_ok=True)
 
     print(
-        f"tiecore {tiecore.__version__} | python {platform.python_version()} | "
+        f"tiecore {tiecore.__version__} ({commit()}) | python {platform.python_version()} | "
         f"{os.cpu_count()} cpus | load average {os.getloadavg()[0]:.1f} | "
         f"{'quick' if args.quick else 'full'} mode | repeats {repeat} in-process, "
         f"{peer_repeat} per subprocess (best taken)"
