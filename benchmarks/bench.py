@@ -695,8 +695,16 @@ def bench_end_to_end(ds, measures, peer_repeat, *, ranx: bool, fresh_jit: bool) 
                 extra={"diffs": diffs},
             ),
         ]
-    if not ranx:
-        return out
+    if ranx:
+        out += _ranx_lines(ds, measures, aware, values, peer_repeat, fresh_jit=fresh_jit)
+    return out
+
+
+def _ranx_lines(ds, measures, aware: Child, values, peer_repeat, *, fresh_jit) -> list[Result]:
+    """``tiecore eval`` aware (``aware``) vs ranx cold, warm and (``fresh_jit``) first use;
+    ``values``: the oblivious means its values are compared with."""
+    out: list[Result] = []
+    files = [str(ds.qrels), *map(str, ds.runs)]
     rnames = [ranx_name(m) for m in measures]
     try:
         rx = best_child(child_cmd("ranx", ",".join(rnames), *files), peer_repeat)
