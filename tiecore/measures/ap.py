@@ -38,13 +38,22 @@ def _ap_oblivious(ranking: Ranking, judgments: Judgments) -> np.ndarray:
 
 
 def _ap_aware(ranking: Ranking, judgments: Judgments, depth: int | None) -> np.ndarray:
-    g = ranking.group
-    n = ranking.size.astype(np.float64)
-    r = ranking.rel_count.astype(np.float64)
-    p = ranking.position.astype(np.float64)
+    """``r/n (R + 1 + p (r-1)/(n-1))`` per row, computed for the rows of groups that hold
+    a relevant doc only (the others are 0: most rows of a run are in such groups)."""
+    out = np.zeros(len(ranking.group))
+    live = np.flatnonzero(ranking.rel_count > 0)
+    n = ranking.size[live].astype(np.float64)
+    r = ranking.rel_count[live].astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
-        pair = np.where(n > 1, (r - 1) / (n - 1), 0.0)[g]
-    return (r / n)[g] * (ranking.rel_before[g] + 1 + p * pair)
+        pair = np.where(n > 1, (r - 1) / (n - 1), 0.0)
+    # each live group's rows, and each row's 0-based position in its group
+    size = ranking.size[live]
+    rows = np.repeat(ranking.group_start[live] - np.cumsum(size) + size, size)
+    rows += np.arange(len(rows))
+    g = np.repeat(np.arange(len(live)), size)
+    p = (rows - ranking.group_start[live][g]).astype(np.float64)
+    out[rows] = (r / n)[g] * (ranking.rel_before[live][g] + 1 + p * pair[g])
+    return out
 
 
 def _ap_sampled(draws: Draws) -> np.ndarray:
