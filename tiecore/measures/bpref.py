@@ -81,14 +81,17 @@ def _aware_bpref(ranking: Ranking, judgments: Judgments, depth: int | None) -> n
     its ``n`` positions.  A group cut by ``depth`` needs the term at each
     position ``p``: ``b`` is then hypergeometric (``p`` draws from ``n - 1``).
     """
-    q = ranking.group_query
+    live = np.flatnonzero(ranking.rel_count > 0)  # the other groups add 0
+    q = ranking.query[ranking.group_start[live]]
     num_rel = judgments.num_rel[q].astype(np.float64)
     denom = np.minimum(judgments.num_nonrel[q], judgments.num_rel[q]).astype(np.float64)
-    a, m = ranking.nonrel_before, ranking.nonrel_count
+    a, m = ranking.nonrel_before[live], ranking.nonrel_count[live]
     mean_min = (sum_min(a + m, num_rel) - sum_min(a - 1, num_rel)) / (m + 1)
     with np.errstate(divide="ignore", invalid="ignore"):
         term = np.where(denom > 0, 1.0 - mean_min / denom, 1.0)
-    per_row = (ranking.rel_count * term / ranking.size)[ranking.group]
+    per_group = np.zeros(len(ranking.group_start))
+    per_group[live] = ranking.rel_count[live] * term / ranking.size[live]
+    per_row = per_group[ranking.group]
     if depth is not None:
         cut = (
             (ranking.offset < depth)
