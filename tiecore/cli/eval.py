@@ -37,10 +37,14 @@ from tiecore.cli.common import (
     seed_value,
     show_progress,
 )
-from tiecore.distributed import local_declines
 from tiecore.errors import InputError
-from tiecore.io import allocators
-from tiecore.measures import DEFAULT_MEASURES, Measure, parse_measures, split_measures
+from tiecore.measures import (
+    DEFAULT_MEASURES,
+    Measure,
+    measure_name,
+    parse_measures,
+    split_measures,
+)
 from tiecore.options import EVAL_FORMATS, MODES, TIEBREAKS
 from tiecore.report.formats import csv_text, json_text, plain_columns, trec_text
 
@@ -272,29 +276,33 @@ _TEXTS: dict[str, Callable[[dict[str, list], dict[str, int]], str]] = {
 
 
 def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
-    """Read, evaluate and format; returns the text to write."""
+    """Read, evaluate and format; returns the text to write.
 
-    from tiecore.interop import expand_all_trec, measure_name
-
+    tiecore.interop (-m all_trec), tiecore.distributed (--dask) and the allocator
+    settings (past the small path) are imported where they are needed: a small
+    file's start-up imports none of them.
+    """
     names = split_measures(args.measures or [])  # -m '' names none: refused, not the defaults
     names = names if args.measures else list(DEFAULT_MEASURES)
     typed = names
     names = [n if n == "all_trec" else measure_name(n, rel_level=args.rel_level) for n in names]
     args.printed = trec_names(typed, names)  # trec_eval's names out when they came in
-    names, all_trec = expand_all_trec(names)  # -m all_trec: trec_eval's listing
+    all_trec = None
+    if "all_trec" in names:  # -m all_trec: trec_eval's listing
+        from tiecore.interop import expand_all_trec
+
+        names, all_trec = expand_all_trec(names)
     measures = parse_measures(names)
     if all_trec is not None and (args.ties == "aware" or args.spread):
         measures = without_inexact(measures, all_trec, stderr)
     _warn_unused(args)
-    try:  # a one-off cluster too small to pay off: the note says why
-        declined = local_declines(args.dask, args.files[1:])
-    except ImportError as error:  # --dask asked for, dask missing
-        raise UsageError(f"--dask: {error}") from None
-    if declined:
+    if args.dask is not None and _local_declines(args.dask, args.files[1:]):
         args.dask = None  # evaluated locally, on the fastest path for the files
     small = _small_eval(args, measures, stderr) if all_trec is None else None
     if small is not None:
         return small
+    from tiecore.io import allocators
+
     allocators.tune()  # many large arrays from here on (tiecore.io.allocators)
     arrow = _arrow_eval(args, measures, stderr) if all_trec is None else None
     if arrow is not None:
@@ -334,6 +342,18 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
 
         return format_all_trec(full, all_trec, per_query=args.per_query)
     return _text(args, columns, num_q)
+
+
+def _local_declines(spec: str, files: Sequence[str]) -> bool:
+    """Whether ``--dask spec`` is a one-off cluster too small to pay off for ``files``
+    (:func:`tiecore.distributed.local_declines`; its note says why); a missing dask is
+    a usage error."""
+    from tiecore.distributed import local_declines
+
+    try:
+        return local_declines(spec, files)
+    except ImportError as error:  # --dask asked for, dask missing
+        raise UsageError(f"--dask: {error}") from None
 
 
 def _without_pandas(args: argparse.Namespace) -> bool:
