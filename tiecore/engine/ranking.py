@@ -408,7 +408,8 @@ class Ranking:
         boundary[1:] |= key[1:] != key[:-1]
         group_start = np.flatnonzero(boundary)
         group = np.cumsum(boundary) - 1
-        rank = np.arange(n_rows) - starts[query] + 1
+        rank = np.arange(1, n_rows + 1)  # 1-based, within the query (rows sorted by query)
+        rank -= np.repeat(starts, counts)
         size = np.diff(np.append(group_start, n_rows))
         rel_count = np.add.reduceat(rel.astype(np.int64), group_start) if n_rows else rel[:0]
         nonrel_count = np.add.reduceat(nonrel.astype(np.int64), group_start) if n_rows else rel[:0]
