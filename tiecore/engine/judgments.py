@@ -141,17 +141,22 @@ class Judgments:
     ) -> Judgments:
         """The judgments of qrels id columns (string arrays) and levels (without pandas or
         pyarrow.compute: :func:`tiecore.io.arrays.kernel`, :func:`~tiecore.io.arrays.to_numpy`)."""
-        from tiecore.io.arrays import Kernels, kernel, to_numpy
+        from tiecore.io.arrays import kernel, to_numpy
 
-        distinct = kernel("unique", qid)
-        # sorted by bytes: UTF-8's byte order is str's code point order (np.sort's)
-        distinct = kernel("take", distinct, kernel("array_sort_indices", distinct))
+        # one hash pass a column (dictionary_encode: the distinct values in order of first
+        # appearance, as unique gives them, and each row's index among them, as index_in
+        # does; 3x as fast as the two, which hash every row twice)
+        codes = kernel("dictionary_encode", qid)
+        # qids sorted by bytes: UTF-8's byte order is str's code point order (np.sort's)
+        by_bytes = kernel("array_sort_indices", codes.dictionary)
+        distinct = kernel("take", codes.dictionary, by_bytes)
         qids = np.empty(len(distinct), dtype=object)
         qids[:] = distinct.to_pylist()
-        query = to_numpy(kernel("index_in", qid, options=Kernels.SetLookupOptions(distinct)))
-        docnos = kernel("unique", docno)
-        doc = kernel("index_in", docno, options=Kernels.SetLookupOptions(docnos))
-        doc = to_numpy(doc).astype(np.int64)
+        place = np.empty(len(distinct), np.int32)
+        place[to_numpy(by_bytes)] = np.arange(len(distinct), dtype=np.int32)
+        query = place[to_numpy(codes.indices)]
+        codes = kernel("dictionary_encode", docno)
+        docnos, doc = codes.dictionary, to_numpy(codes.indices).astype(np.int64)
         judgments, order = cls._from_codes(qids, query, docnos, doc, levels, rel_level)
         judgments._qid_array = distinct
         twice = np.flatnonzero(judgments._keys[1:] == judgments._keys[:-1])
