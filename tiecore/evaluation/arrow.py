@@ -71,21 +71,22 @@ def evaluate_files(
 
     Warnings go out as they come; errors are raised as the normal path raises them.
     """
-    qrels = trec.read_qrels_columns(qrels_path)
-    check_measures(measures, ties)  # after the qrels' errors, before the judgments'
-    judgments = Judgments.from_columns(qrels["qid"], qrels["docno"], qrels["level"], rel_level)
-    del qrels
-    evaluator = Evaluator(
-        judgments, tuple(measures), ties, tiebreak, seed=seed, depth=depth, complete=complete
-    )
     paths = [os.fspath(path) for path in run_paths]
-    peeked = [None if (tag := _runs.first_tag(path)) is None else [tag] for path in paths]
-    tags: list[list[str] | None] = [None] * len(paths)
-    names = _runs.file_names(paths, peeked)
-    tables: list[Table] = []
-    options = {"evaluator": evaluator, "measures": measures, "per_query": per_query}
-    clock = time.perf_counter()
+    # the first run is read while the qrels are: tiecore.io.files.read_ahead starts at once
     with contextlib.closing(_runs.read_ahead(trec.read_run_columns, paths)) as reads:
+        qrels = trec.read_qrels_columns(qrels_path)
+        check_measures(measures, ties)  # after the qrels' errors, before the judgments'
+        judgments = Judgments.from_columns(qrels["qid"], qrels["docno"], qrels["level"], rel_level)
+        del qrels
+        evaluator = Evaluator(
+            judgments, tuple(measures), ties, tiebreak, seed=seed, depth=depth, complete=complete
+        )
+        peeked = [None if (tag := _runs.first_tag(path)) is None else [tag] for path in paths]
+        tags: list[list[str] | None] = [None] * len(paths)
+        names = _runs.file_names(paths, peeked)
+        tables: list[Table] = []
+        options = {"evaluator": evaluator, "measures": measures, "per_query": per_query}
+        clock = time.perf_counter()
         for i, path in enumerate(paths):
             run = next(reads)  # (not through zip: its reused tuple would keep the last run)
             tags[i] = list(run.tags)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import gzip
 import os
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
@@ -96,25 +95,51 @@ def file_names(displays: Sequence[str], tags: Sequence[list[str] | None]) -> lis
     return names
 
 
-def read_ahead(read: Callable[[Source], Run], sources: Sequence[Source]) -> Iterator[Run]:
+def read_ahead(read: Callable[[Source], Run], sources: Sequence[Source]) -> ReadAhead:
     """``read(source)`` of each source in order, the next one read in a thread while the
     caller works on this one: reading runs mostly outside the GIL, the two overlap.
 
-    At most two runs are alive (the caller's and the next); an error comes when its
-    source's turn comes.  Close the iterator (``contextlib.closing``) to stop early:
-    a read not started yet is then cancelled.
+    The first read starts at once, so that it overlaps whatever the caller does before
+    it asks for that run (``tiecore eval`` reads the qrels meanwhile).  At most two
+    runs are alive (the caller's and the next); an error comes when its source's turn
+    comes.  Close it (``contextlib.closing``) to stop early: a read not started yet is
+    then cancelled, one under way finished and dropped.
 
     >>> list(read_ahead(str.upper, ["a", "b", "c"]))
     ['A', 'B', 'C']
     """
-    if not sources:
-        return
-    pool = ThreadPoolExecutor(1)
-    try:
-        ahead = pool.submit(read, sources[0])
-        for i in range(len(sources)):
-            done = ahead  # (the caller's last run is dropped here, before the next read)
-            ahead = pool.submit(read, sources[i + 1]) if i + 1 < len(sources) else None
-            yield done.result()
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    return ReadAhead(read, sources)
+
+
+class ReadAhead(Iterator[Run]):
+    """The iterator of :func:`read_ahead`: one reading thread, one read ahead."""
+
+    def __init__(self, read: Callable[[Source], Run], sources: Sequence[Source]) -> None:
+        # imported here: concurrent.futures loads logging, 3 ms of every command's start
+        from concurrent.futures import ThreadPoolExecutor
+
+        self._read, self._sources, self._next = read, list(sources), 0
+        self._pool = ThreadPoolExecutor(1) if self._sources else None
+        self._ahead = self._submit()
+
+    def _submit(self):
+        if self._pool is None or self._next >= len(self._sources):
+            return None
+        self._next += 1
+        return self._pool.submit(self._read, self._sources[self._next - 1])
+
+    def __next__(self) -> Run:
+        done = self._ahead
+        if done is None:
+            self.close()
+            raise StopIteration
+        self._ahead = None  # (the caller's last run is dropped here, before the next read)
+        self._ahead = self._submit()
+        return done.result()
+
+    def close(self) -> None:
+        """Cancel the read not started yet; wait for one under way."""
+        self._ahead = None
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
