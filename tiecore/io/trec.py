@@ -240,8 +240,11 @@ def _run_columns(
         del tag
     pa.default_memory_pool().release_unused()  # the parser's buffers: the test's memory
     ids = _check_unique(fields["qid"], fields["docno"], loc, "run")
-    # one chunk of scores, in arrow's pool: pandas then shares it instead of copying
-    score = pa.chunked_array([fields.pop("score").combine_chunks()])
+    # one chunk of scores, in arrow's pool: pandas then shares it instead of copying (a
+    # run read in one chunk is kept as it is: combine_chunks would copy it all the same)
+    score = fields.pop("score")
+    if score.num_chunks != 1:
+        score = pa.chunked_array([score.combine_chunks()])
     return RunColumns(fields.pop("qid"), fields.pop("docno"), score, tags, ids)
 
 
