@@ -98,7 +98,8 @@ def _bits(buffer: pa.Buffer, start: int, n: int) -> np.ndarray:
     if not n:
         return np.zeros(0, bool)
     raw = np.frombuffer(buffer, np.uint8, count=(start + n + 7) // 8)
-    return np.unpackbits(raw, bitorder="little", count=start + n)[start:].astype(bool)
+    # unpackbits gives 0 or 1 per byte: a valid bool array as it is, no copy
+    return np.unpackbits(raw, bitorder="little", count=start + n)[start:].view(bool)
 
 
 def offsets(arr: pa.Array) -> np.ndarray:
