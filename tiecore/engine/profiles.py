@@ -199,7 +199,7 @@ def segment_products(factor: np.ndarray, starts: np.ndarray) -> np.ndarray:
         return out
     length = np.diff(np.r_[starts, len(factor)])
     bucket = np.ceil(np.log2(length)).astype(np.int64)
-    for b in np.unique(bucket):
+    for b in np.flatnonzero(np.bincount(bucket)):  # (np.unique would import numpy.ma: 6 ms)
         chosen = np.flatnonzero(bucket == b)
         width = int(length[chosen].max())
         step = np.arange(width)
