@@ -8,9 +8,11 @@ from unittest import mock
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tiecore.errors import InputError
-from tiecore.io.fastpath import Text
+from tiecore.io.fastpath import Text, _first_line, _head
 from tiecore.io.trec import _parse_run_columns, read_qrels_columns, read_run_columns
 
 
@@ -76,3 +78,10 @@ def test_qrels_in_memory_come_in_one_chunk_per_column(tmp_path):
     assert blocks["docno"].num_chunks > 1
     for key in ("qid", "docno", "level"):
         assert joined[key].to_pylist() == blocks[key].to_pylist()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=12).map(lambda b: bytes(b"ab\r\n "[x % 5] for x in b)), st.integers(0, 8))
+def test_the_first_line_of_a_text_in_memory_is_found_without_a_copy(data, limit):
+    with mock.patch("tiecore.io.fastpath._FIRST_LINE", limit):
+        assert _first_line(_head(data)) == _first_line(data[: limit + 1])
