@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tiecore.errors import InputError
-from tiecore.io.fastpath import Text, _first_line, _head
+from tiecore.io.fastpath import Text, _copied, _first_line, _head, _in_place, _scan
 from tiecore.io.trec import _parse_run_columns, read_qrels_columns, read_run_columns
 
 
@@ -85,3 +85,13 @@ def test_qrels_in_memory_come_in_one_chunk_per_column(tmp_path):
 def test_the_first_line_of_a_text_in_memory_is_found_without_a_copy(data, limit):
     with mock.patch("tiecore.io.fastpath._FIRST_LINE", limit):
         assert _first_line(_head(data)) == _first_line(data[: limit + 1])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.binary(max_size=40).map(lambda b: bytes(b"ab \t\r\n#\x0b"[x % 8] for x in b)),
+    st.integers(1, 9),
+)
+def test_a_text_in_memory_is_scanned_in_place_as_in_copied_windows(data, window):
+    with mock.patch("tiecore.io.fastpath._SCAN", window):
+        assert _scan(_in_place(data), check_text=False) == _scan(_copied(data), check_text=False)
