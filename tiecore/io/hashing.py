@@ -121,22 +121,28 @@ def string_hashes(arr: pa.Array, kind: str = "docno") -> np.ndarray:
         h *= first
         mix(h)
         h ^= length.view(np.uint64) * last  # strings may end in the bytes of another
+        # the bounds and masks below matter only where some strings are short: with
+        # every string longer, each offset is inside its own string already
         if longest > 8:  # the last 8 bytes
-            h ^= _word(at, np.maximum(ends - 8, 0), length > 8, shortest <= 8, last)
+            short = shortest <= 8
+            where = np.maximum(ends - 8, 0) if short else ends - 8
+            h ^= _word(at, where, length > 8 if short else None, last)
         if longest > 16:  # bytes 8..15 and the 8 before the last 8
             short = shortest <= 16
-            longer = length > 16
-            h ^= _word(at, np.minimum(starts + 8, len(at) - 1), longer, short, second)
-            h ^= _word(at, np.maximum(ends - 16, 0), longer, short, before)
+            longer = length > 16 if short else None
+            where = np.minimum(starts + 8, len(at) - 1) if short else starts + 8
+            h ^= _word(at, where, longer, second)
+            h ^= _word(at, np.maximum(ends - 16, 0) if short else ends - 16, longer, before)
         return h
 
 
 def _word(
-    at: np.ndarray, where: np.ndarray, keep: np.ndarray, some_short: bool, factor: np.uint64
+    at: np.ndarray, where: np.ndarray, keep: np.ndarray | None, factor: np.uint64
 ) -> np.ndarray:
-    """``mix(word * factor)`` of the word at every offset, 0 where ``keep`` is false."""
+    """``mix(word * factor)`` of the word at every offset, 0 where ``keep`` is false
+    (``None``: every word is kept)."""
     word = at[where]
-    if some_short:
+    if keep is not None:
         word *= keep
     word *= factor
     return mix(word)
