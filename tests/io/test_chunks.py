@@ -1,5 +1,5 @@
-"""The fast path's chunks: a text in memory comes back in one chunk per column, with
-the values, ids and errors of the same text read in pyarrow's blocks or carefully."""
+"""The fast path on a text in memory: read in pyarrow's blocks (a chunk each), with the
+values, ids and errors of the careful path; its first line and its scan found in place."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from tiecore.errors import InputError
 from tiecore.io.fastpath import Text, _copied, _first_line, _head, _in_place, _scan
-from tiecore.io.trec import _parse_run_columns, read_qrels_columns, read_run_columns
+from tiecore.io.trec import _parse_run_columns, read_run_columns
 
 
 def _run_text(rows: int, seed: int = 7) -> bytes:
@@ -39,45 +39,22 @@ def _same(a, b) -> None:
     assert np.array_equal(a.ids.docno_hash, b.ids.docno_hash)
 
 
-def test_a_run_in_memory_comes_in_one_chunk_per_column(tmp_path):
+def test_a_run_in_blocks_equals_the_careful_path(tmp_path):
     path = tmp_path / "run.txt"
     path.write_bytes(_run_text(20_000))
-    joined = read_run_columns(path)
-    assert (joined.qid.num_chunks, joined.docno.num_chunks, joined.score.num_chunks) == (1, 1, 1)
-    with mock.patch("tiecore.io.fastpath._JOIN", 0):  # as pyarrow's blocks left it
-        blocks = read_run_columns(path)
-    assert blocks.docno.num_chunks > 1
-    _same(joined, blocks)
-    careful = _parse_run_columns(Text(path), fast=False)
-    _same(joined, careful)
+    blocks = read_run_columns(path)
+    assert blocks.docno.num_chunks > 1  # pyarrow's 256 KiB blocks, each a chunk
+    _same(blocks, _parse_run_columns(Text(path), fast=False))
 
 
-def test_a_duplicate_in_a_joined_run_names_its_lines(tmp_path):
+def test_a_duplicate_in_another_block_names_its_line(tmp_path):
     text = _run_text(20_000).splitlines(keepends=True)
     text.insert(15_000, text[9_000])  # same query: lines are 40 queries of 500
     path = tmp_path / "run.txt"
     path.write_bytes(b"".join(text))
-    with pytest.raises(InputError) as joined:
+    with pytest.raises(InputError) as error:
         read_run_columns(path)
-    with mock.patch("tiecore.io.fastpath._JOIN", 0):
-        with pytest.raises(InputError) as blocks:
-            read_run_columns(path)
-    assert str(joined.value) == str(blocks.value)
-    assert joined.value.line == 15_001
-
-
-def test_qrels_in_memory_come_in_one_chunk_per_column(tmp_path):
-    rng = random.Random(3)
-    lines = [f"{400 + k // 500} 0 DOC-{k:07d} {rng.randint(0, 2)}\n" for k in range(20_000)]
-    path = tmp_path / "qrels.txt"
-    path.write_text("".join(lines))
-    joined = read_qrels_columns(path)
-    assert {column.num_chunks for column in joined.values()} == {1}
-    with mock.patch("tiecore.io.fastpath._JOIN", 0):
-        blocks = read_qrels_columns(path)
-    assert blocks["docno"].num_chunks > 1
-    for key in ("qid", "docno", "level"):
-        assert joined[key].to_pylist() == blocks[key].to_pylist()
+    assert error.value.line == 15_001
 
 
 @settings(max_examples=300, deadline=None)

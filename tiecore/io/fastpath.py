@@ -39,7 +39,6 @@ _INFLATE_BLOCK = 1 << 20  # bytes per block of pyarrow's parser for an inflated 
 _INFLATE_AHEAD = 4  # blocks inflated ahead of pyarrow's reads (the memory in flight)
 _SCAN_THREAD = 1 << 22  # texts from this size on are scanned in a thread during the parse
 _FIRST_LINE = 1 << 20  # a longer first line sends the text to the careful path
-_JOIN = 1 << 23  # texts in memory up to this size come back in one chunk per column
 
 
 @dataclass
@@ -457,15 +456,8 @@ def fast_table(
     pyarrow's null type with the first line's value as the only null value, which
     checks that every line has that value and costs no memory; the value is then
     returned with the table (else ``None``, and the column is read as text).
-
-    A text in memory under ``_JOIN`` bytes (a run of up to some 200,000 rows) comes
-    back with one chunk per column: pyarrow parses it in 256 KiB blocks, and every
-    later pass (the checks here, the reader's hashes and duplicate test, the
-    evaluation) then runs once per column, not once per block (136 runs of 31,500
-    rows: 2.96 -> 2.85 ms of CPU per file for :func:`tiecore.io.trec.read_run_columns`).
     """
     head, scanning, stream = text.fast_input()
-    joined = isinstance(stream, pa.BufferReader) and stream.size() < _JOIN
     with stream:
         first = _first_line(head)
         if not first or first[:3] == BOM or not (b"\t" in first or b" " in first):
@@ -494,8 +486,6 @@ def fast_table(
             table = _read_csv(stream, n_fields, delim, types)
     if table is None:
         return None
-    if joined:  # one chunk per column: every later pass reads it in one go
-        table = table.combine_chunks()
     for name in types:
         column = table.column(name)
         if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
