@@ -208,8 +208,16 @@ class Ranking:
             query = query_or_null[keep]
         else:
             query = query_or_null
+        row = np.flatnonzero(known) if skipped.size else None
+        order = _stretch_order(query, score) if tiebreak == "file_order" else None
+        if order is not None and order is not _IN_ORDER:
+            # the queries' stretches in query order (judgments' order: a run of qids 1..50
+            # lists "10" after "1"): moved before the lookup, three columns move, not seven
+            query, score, hashes = query[order], score[order], hashes[order]
+            docno = _take(docno, order)
+            row = order if row is None else row[order]
         level, judged = judgments.lookup(query, docno, hashes)
-        row = np.flatnonzero(known) if skipped.size else np.arange(len(query))
+        row = np.arange(len(query)) if row is None else row
         return cls._sort(name, judgments, query, score, docno, level, judged, row, skipped,
                          tiebreak, seed)  # fmt: skip
 
