@@ -1321,7 +1321,6 @@ def child_parse(kind: str, sep: str, repeat: int, files: list[str]) -> dict:
 
     import pandas as pd
     import pyarrow as pa
-    import pyarrow.csv as pacsv
 
     import tiecore
 
@@ -1339,15 +1338,7 @@ def child_parse(kind: str, sep: str, repeat: int, files: list[str]) -> dict:
                 names=names,
                 dtype={"qid": "str", "docno": "str", "score": "float64"},
             )
-        return pacsv.read_csv(
-            path,
-            read_options=pacsv.ReadOptions(column_names=names),
-            parse_options=pacsv.ParseOptions(delimiter=sep),
-            convert_options=pacsv.ConvertOptions(
-                column_types={"qid": pa.string(), "docno": pa.string(), "score": pa.float64()},
-                include_columns=["qid", "docno", "score"],
-            ),
-        )
+        return pyarrow_columns(path, sep)
 
     def size(obj) -> int:
         if isinstance(obj, pa.Table):
@@ -1425,27 +1416,34 @@ def child_pytrec_eval(names: list[str], qrels: str, runs: list[str]) -> dict:
     return {"import": t1 - t0, "qrels": t2 - t1, "eval": t3 - t2, "values": values}
 
 
+def pyarrow_columns(path: str, sep: str):
+    """A run file's qid, docno and score read by ``pyarrow.csv`` alone, typed: the peer
+    of ``read_run`` and the parse floor (imports pyarrow only, for the floor's child)."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    return pacsv.read_csv(
+        path,
+        read_options=pacsv.ReadOptions(column_names=["qid", "q0", "docno", "rank", "score", "tag"]),
+        parse_options=pacsv.ParseOptions(delimiter=sep),
+        convert_options=pacsv.ConvertOptions(
+            column_types={"qid": pa.string(), "docno": pa.string(), "score": pa.float64()},
+            include_columns=["qid", "docno", "score"],
+        ),
+    )
+
+
 def child_floor(sep: str, runs: list[str]) -> dict:
     """The parse floor: pyarrow.csv reads each run's qid, docno and score, typed.
 
     Imports pyarrow and pyarrow.csv only (``numpy`` says whether pyarrow pulled it in)."""
     t0 = time.perf_counter()
-    import pyarrow as pa
-    import pyarrow.csv as pacsv
+    import pyarrow.csv  # noqa: F401  (its import timed apart from the reads)
 
     t1 = time.perf_counter()
-    names = ["qid", "q0", "docno", "rank", "score", "tag"]
     rows = 0
     for path in runs:
-        table = pacsv.read_csv(
-            path,
-            read_options=pacsv.ReadOptions(column_names=names),
-            parse_options=pacsv.ParseOptions(delimiter=sep),
-            convert_options=pacsv.ConvertOptions(
-                column_types={"qid": pa.string(), "docno": pa.string(), "score": pa.float64()},
-                include_columns=["qid", "docno", "score"],
-            ),
-        )
+        table = pyarrow_columns(path, sep)
         rows += table.num_rows
         del table
     t2 = time.perf_counter()
