@@ -40,27 +40,28 @@ def _ap_oblivious(ranking: Ranking, judgments: Judgments) -> np.ndarray:
 def _ap_aware(ranking: Ranking, judgments: Judgments, depth: int | None) -> np.ndarray:
     """``r/n (R + 1 + p (r-1)/(n-1))`` per row; 0 in groups without a relevant doc, so
     where those hold most rows (a run with few ties) only the other groups' rows are
-    computed, the same expression row by row."""
+    computed, by the same expression."""
     live = np.flatnonzero(ranking.rel_count > 0)
     size = ranking.size[live]
-    n_rows = len(ranking.group)
-    if 2 * int(size.sum()) > n_rows:  # mostly live (a tie-heavy run): every row at once
-        live, size = slice(None), ranking.size
+    if 2 * int(size.sum()) > len(ranking.group):  # mostly live (tie-heavy): every row
+        live = rows = slice(None)
+        size = ranking.size
+        g, p = ranking.group, ranking.position
+    else:  # each live group's rows, and each row's 0-based position in its group
+        start = ranking.group_start[live]
+        rows = np.repeat(start - np.cumsum(size) + size, size)
+        rows += np.arange(len(rows))
+        g = np.repeat(np.arange(len(size)), size)
+        p = rows - start[g]
     n = size.astype(np.float64)
     r = ranking.rel_count[live].astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         pair = np.where(n > 1, (r - 1) / (n - 1), 0.0)
-    before = ranking.rel_before[live] + 1
-    if isinstance(live, slice):
-        g = ranking.group
-        return (r / n)[g] * (before[g] + ranking.position * pair[g])
-    # each live group's rows, and each row's 0-based position in its group
-    start = ranking.group_start[live]
-    rows = np.repeat(start - np.cumsum(size) + size, size)
-    rows += np.arange(len(rows))
-    g = np.repeat(np.arange(len(size)), size)
-    out = np.zeros(n_rows)
-    out[rows] = (r / n)[g] * (before[g] + (rows - start[g]) * pair[g])
+    values = (r / n)[g] * (ranking.rel_before[live][g] + 1 + p * pair[g])
+    if isinstance(rows, slice):
+        return values
+    out = np.zeros(len(ranking.group))
+    out[rows] = values
     return out
 
 
