@@ -219,7 +219,7 @@ class Ranking:
         level, judged = judgments.lookup(query, docno, hashes)
         row = np.arange(len(query)) if row is None else row
         return cls._sort(name, judgments, query, score, docno, level, judged, row, skipped,
-                         tiebreak, seed)  # fmt: skip
+                         tiebreak, seed, stretched=order is not None)  # fmt: skip
 
     @classmethod
     def build_small(
@@ -293,13 +293,18 @@ class Ranking:
 
     @classmethod
     def _sort(
-        cls, name, judgments, query, score, docno, level, judged, row, skipped, tiebreak, seed
+        cls, name, judgments, query, score, docno, level, judged, row, skipped, tiebreak, seed,
+        stretched=False,
     ):  # fmt: skip
-        """Rows sorted by query, score (as the policy compares it), then the tie-break."""
+        """Rows sorted by query, score (as the policy compares it), then the tie-break;
+        ``stretched``: the caller put a file's query stretches in query order already
+        (:meth:`_build`, before its lookup), so that file order needs no sort."""
         rel = judged & judgments.relevant(level)
         key = tie_key(score, tiebreak)
         # file order: the queries' stretches of the file in query order, if that is sorted
-        order = _stretch_order(query, key) if tiebreak == "file_order" else None
+        order = None
+        if tiebreak == "file_order":
+            order = _IN_ORDER if stretched else _stretch_order(query, key)
         if order is None:
             keys = {"query": (query, "ascending"), "score": (key, "descending")}
             order = _order(keys, docno, level, rel, tiebreak, seed)
