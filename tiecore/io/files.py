@@ -133,7 +133,6 @@ class ReadAhead(Iterator[Run]):
         if done is None:
             self.close()
             raise StopIteration
-        self._ahead = None  # (the caller's last run is dropped here, before the next read)
         self._ahead = self._submit()
         return done.result()
 
