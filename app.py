@@ -33,9 +33,9 @@ PAGES = (
 )
 #: The pages that draw no plotly chart (the others load plotly's scripts at once, see main).
 CHARTLESS = {"Start here", "Precision what-if"}
-#: An invisible chart drawn under a new visitor's page name: it makes the browser fetch and
-#: start plotly's scripts (about 3.5 MB) while the server imports the app layer and computes
-#: the page, not after (a fresh server's Overview: usable 3.8 -> 3.1 s on 2 cores).
+#: An invisible chart drawn under the page's name on a fresh server's first run: the browser
+#: fetches and starts plotly's scripts (about 3.5 MB) while the server reads the data and
+#: computes the page, not after them (later visitors' pages follow their names at once).
 PRELOAD = {
     "data": [{"type": "scatter", "x": [], "y": []}],
     "layout": {
@@ -71,11 +71,10 @@ def main() -> None:
     heading = st.empty()
     top = heading.container()
     top.title(page.title)
-    if "_visited" not in st.session_state:  # a new visitor (see PRELOAD and FIRST_PAINT)
-        st.session_state["_visited"] = True
-        if page.title not in CHARTLESS:
-            top.plotly_chart(PRELOAD, config={"staticPlot": True, "displayModeBar": False})
-        time.sleep(FIRST_PAINT)
+    new_visitor = "_visited" not in st.session_state
+    st.session_state["_visited"] = True
+    if new_visitor:
+        time.sleep(FIRST_PAINT)  # the name painted before anything else arrives
     # One spinner over the whole run, the sidebar and the page: Streamlit shows it once the
     # run has taken half a second, so a visitor never waits longer without a sign, however
     # the time splits between reading the data and drawing the page.  Its words say what a
@@ -87,6 +86,8 @@ def main() -> None:
         from tiecore.errors import InputError
         from tiecore.report import escape_markdown
 
+        if fresh and page.title not in CHARTLESS:
+            top.plotly_chart(PRELOAD, config={"staticPlot": True, "displayModeBar": False})
         warm.start()  # once per server: the MSLR sample's first view, computed ahead
         recent.trimmer()  # once per server: freed memory handed back to the system
         sidebar.sidebar()  # its messages (a bad upload, say) stay at the top of the page

@@ -75,7 +75,8 @@ def start() -> None:
 
 
 def _launch(state: dict) -> None:
-    """Start ``python -m app_lib.warmup FOLDER`` and note it in ``state``."""
+    """Start ``python -m app_lib.warmup FOLDER`` and note it in ``state``; import what later
+    pages need."""
     folder = tempfile.mkdtemp(prefix="tiecore-warm-")
     process = subprocess.Popen(
         [sys.executable, "-m", "app_lib.warmup", folder],
@@ -87,6 +88,9 @@ def _launch(state: dict) -> None:
     atexit.register(_stop, process, folder)
     state["process"] = process  # before the folder: fetch() reads the folder first
     state["folder"] = folder
+    # tiecore imports scipy.stats (about 0.5 s) on first use, by the rankings' tests: here,
+    # seconds after the first page is drawn, rather than on a visitor's first rankings page
+    import scipy.stats  # noqa: F401
 
 
 @st.cache_resource(show_spinner=False)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
 from tiecore.options import CONFIDENCE, validate_params
 from tiecore.stats import SMALLEST_P
@@ -23,6 +22,8 @@ def tukey_hsd(groups: list[np.ndarray], confidence: float = 0.95) -> dict[str, n
     NaN (undefined) when a group is empty, no degree of freedom is left or the
     pooled variance is 0; p at least :data:`SMALLEST_P`.
     """
+    from scipy import stats  # here, not at import: scipy.stats takes ~0.5 s to import
+
     k = len(groups)
     out = {name: np.full((k, k), np.nan) for name in ("pvalue", "low", "high")}
     sizes = np.array([len(g) for g in groups], np.float64)

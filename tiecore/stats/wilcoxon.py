@@ -8,7 +8,6 @@ rounding noise neither breaks a tie of ranks nor hides a zero.
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
 from tiecore.options import ZERO_METHOD, validate_params
 from tiecore.stats import CHUNK_CELLS, SMALLEST_P
@@ -39,6 +38,8 @@ def wilcoxon_pvalues(
     >>> wilcoxon_pvalues(np.array([0.5, 0.25, 0.125])).tolist()
     [0.25]
     """
+    from scipy import stats  # here, not at import: scipy.stats takes ~0.5 s to import
+
     d = np.array(d, np.float64)
     if d.ndim == 1:
         d = d[:, None]
@@ -93,6 +94,8 @@ def _wilcoxon_flips(d: np.ndarray, zero_method: str) -> np.ndarray:
     unranked for ``wilcox``).  ``p = min(1, 2 min(P(W+ <= w), P(W+ >= w)))``;
     rank sums are multiples of 1/2, so they compare exactly.
     """
+    from scipy import stats  # here, not at import: scipy.stats takes ~0.5 s to import
+
     n = len(d)
     zeros = d == 0
     magnitude = np.where(zeros, np.inf, np.abs(d)) if zero_method == "wilcox" else np.abs(d)
