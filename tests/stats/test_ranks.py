@@ -164,6 +164,22 @@ def test_ranks_does_not_import_compare():
     assert out.stdout.strip() == "False"
 
 
+def test_compare_loads_scipy_stats_when_a_test_needs_it():
+    """Importing compare (the explorer does at start-up) leaves scipy.stats (~0.5 s) for the
+    first statistical test; a p-value then loads it and equals scipy's."""
+    code = (
+        "import sys, numpy as np, tiecore.compare\n"
+        "print('scipy.stats' in sys.modules)\n"
+        "from tiecore.stats.paired import paired_t\n"
+        "p = paired_t(np.array([[0.1, 0.3], [0.2, 0.2], [0.4, 0.9]]), np.array([0]), "
+        "np.array([1]))[0][0]\n"
+        "from scipy import stats\n"
+        "print(p == stats.ttest_rel([0.1, 0.2, 0.4], [0.3, 0.2, 0.9]).pvalue)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True"]
+
+
 @given(
     st.integers(1, 6).flatmap(
         lambda items: st.lists(
