@@ -107,8 +107,8 @@ def floor():
     if st.query_params.get("chart"):
         st.plotly_chart({"data": [{"type": "bar", "x": [1, 2], "y": [2, 1]}], "layout": {}})
 st.navigation([
-    st.Page(floor, title=title, icon=f":material/{icon}:", url_path=name or "start",
-            default=not name)
+    st.Page(floor, title=title, icon=f":material/{icon}:", url_path=name,
+            default=name == "start")
     for name, title, icon in PAGES
 ]).run()
 """
@@ -120,8 +120,7 @@ def floor(browser, tmp_path_factory) -> dict[str, float]:
     words and, with one plotly chart, to usable (the browser loads Streamlit's and plotly's
     scripts); and its fresh server's first visitor's first words (``fresh words``)."""
     folder = tmp_path_factory.mktemp("floor")
-    pages = [("" if name == "start" else name, title, icon) for name, title, icon in app.PAGES]
-    script = FLOOR_APP.replace("ICON", repr(str(app.ICON))).replace("PAGES", repr(pages))
+    script = FLOOR_APP.replace("ICON", repr(str(app.ICON))).replace("PAGES", repr(app.PAGES))
     (folder / "floor.py").write_text(script)
     found: dict[str, list[float]] = {"words": [], "chart": []}
     with serve("streamlit_floor.log", "floor.py", folder) as url:
