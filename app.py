@@ -82,7 +82,7 @@ def main() -> None:
     # tiecore: about a second) and reading the data, later the page's computations.
     fresh = "app_lib.sidebar" not in sys.modules
     with st.spinner("Loading the data ..." if fresh else "Computing ..."):
-        from app_lib import recent, sidebar, warm  # after the first words (see above)
+        from app_lib import recent, settings, sidebar, warm  # after the first words
         from tiecore.errors import InputError
         from tiecore.report import escape_markdown
 
@@ -92,6 +92,7 @@ def main() -> None:
         recent.trimmer()  # once per server: freed memory handed back to the system
         sidebar.sidebar()  # its messages (a bad upload, say) stay at the top of the page
         heading.empty()
+        time.sleep(settings.step_delay(page.title))  # 0 unless a test asks for a slow step
         try:
             page.run()
         except InputError as error:  # a budget tiecore keeps (samples, a tie group's size)

@@ -96,3 +96,20 @@ READ_FACTOR = 24
 #: upload), whatever memory is free; less where tiecore's memory budget
 #: (:func:`tiecore.engine.budget.memory_budget`) divided by :data:`READ_FACTOR` is less.
 MAX_UPLOAD_TEXT = int(_positive("TIECORE_APP_UPLOAD_TEXT", float(200 << 20)))
+#: Test-only: ``TIECORE_APP_TEST_DELAY="Page title=seconds"`` makes every run of that page
+#: wait that long under the run's spinner, so that a test can make one step slow on purpose
+#: and check what a user sees then (tests/app/test_browser.py); unset, nothing waits.
+TEST_DELAY_ENV = "TIECORE_APP_TEST_DELAY"
+
+
+def step_delay(title: str) -> float:
+    """Seconds the page called ``title`` waits on each run (:data:`TEST_DELAY_ENV`; 0).
+
+    >>> import os
+    >>> os.environ[TEST_DELAY_ENV] = "Playground=1.5"
+    >>> step_delay("Playground"), step_delay("Overview")
+    (1.5, 0.0)
+    >>> del os.environ[TEST_DELAY_ENV]
+    """
+    page, _, seconds = os.environ.get(TEST_DELAY_ENV, "").partition("=")
+    return float(seconds) if page == title and seconds else 0.0

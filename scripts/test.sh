@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The README's test command: install what the tests need into the current Python
 # environment (the package with its test extra; Debian's Chromium for the browser
-# test), then run the linters and the whole test suite. Says what it installs; never
-# calls sudo. Arguments go to pytest.
+# tests), then run the linters and the fast tier of the tests, in one worker per core
+# (pytest-xdist). Says what it installs; never calls sudo. Arguments go to pytest:
+# `-m slow` runs the slow tier instead, `-m ""` both (tests/conftest.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
@@ -31,4 +32,5 @@ echo "test.sh: pip install -e '.[test]' into $("$PYTHON" -c 'import sys; print(s
 
 "$PYTHON" -m ruff check .
 "$PYTHON" -m ruff format --check .
-"$PYTHON" -m pytest "$@"
+# one worker per core; a test module's tests stay on one worker (they share its server)
+"$PYTHON" -m pytest -n auto --dist loadscope "$@"

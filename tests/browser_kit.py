@@ -1,11 +1,12 @@
-"""What the browser tests share: a Streamlit server, Debian's Chromium, and waits that time
-what a user waits for.
+"""What the browser tests share: a Streamlit server, Debian's Chromium, and waits for states.
 
 ``serve()`` starts ``streamlit run app.py`` on a free port of 127.0.0.1 (its log in
 ``screenshots/``); ``launch()`` starts Chromium through Playwright (no browser download);
-``timed()`` measures an action until the rerun it starts is drawn, and ``TIMINGS`` keeps
-every figure for ``screenshots/timings.md``.  The checks a page must pass as a user would
-read it (``page_problems``) are here too, so that every browser test applies the same ones.
+``timed()`` does an action and waits until the rerun it starts is drawn, and says what the
+user saw meanwhile (a :class:`Step`: seconds, script run, progress shown).  The tests only
+wait for states; the seconds are read by ``benchmarks/explorer.py``, never asserted.  The
+checks a page must pass as a user would read it (``page_problems``) are here too, so that
+every browser test applies the same ones.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from playwright import sync_api
@@ -35,12 +37,9 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-#: First visits compute (sampling, 136 LETOR features); later ones hit the cache.
+#: How long a wait for a state may last before the test fails: first visits compute
+#: (sampling, 136 LETOR features) and a busy machine is slow; a wait ends at the state.
 RENDER_TIMEOUT_MS = 240_000
-#: What a user waits for: label -> (seconds, 1-minute load average, progress shown, seconds
-#: until the script run finished), filled by the timing tests and written to ``timings.md``
-#: after each step; what follows the script run is the browser drawing the page.
-TIMINGS: dict[str, tuple[float, float, bool, float]] = {}
 
 assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: apt-get install -y chromium"
 
@@ -53,10 +52,13 @@ def _free_port() -> int:
 
 @contextlib.contextmanager
 def serve(
-    log_name: str = "streamlit.log", script: str = "app.py", folder: Path = ROOT
+    log_name: str = "streamlit.log",
+    script: str = "app.py",
+    folder: Path = ROOT,
+    env: Mapping[str, str] | None = None,
 ) -> Iterator[str]:
-    """``streamlit run SCRIPT`` (in ``folder``) on a free port; yields its base URL, then
-    stops it."""
+    """``streamlit run SCRIPT`` (in ``folder``, with ``env`` added to the environment) on a
+    free port; yields its base URL, then stops it."""
     port = _free_port()
     SHOTS.mkdir(exist_ok=True)
     log = open(SHOTS / log_name, "w")  # closed after the server stops
@@ -68,12 +70,13 @@ def serve(
             "--server.fileWatcherType", "none",
         ],
         cwd=folder,
+        env={**os.environ, **(env or {})},
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + RENDER_TIMEOUT_MS / 1000
     try:
         while True:
             try:
@@ -194,8 +197,20 @@ def wait_for_rerun(page, start: float, sent: float, changed: str) -> bool:
                 raise
 
 
-def timed(page, action, label: str | None = None, changed: str = "() => false") -> float:
-    """Seconds from ``action`` until the rerun it starts has finished and its charts are drawn.
+@dataclass(frozen=True)
+class Step:
+    """What a user saw of one step: ``seconds`` from the action until the page was idle
+    with its charts drawn, ``ran`` seconds of script run as the browser saw it (nan: a
+    fragment's run, unseen), and whether a spinner or progress bar was ``shown``."""
+
+    seconds: float
+    ran: float
+    shown: bool
+
+
+def timed(page, action, changed: str = "() => false") -> Step:
+    """Do ``action`` and wait until the rerun it starts has finished and its charts are
+    drawn -> what the user saw (:class:`Step`).
 
     The rerun is recognised by :func:`wait_for_rerun`; ``changed`` (a JavaScript
     predicate on the page, e.g. a chart's new title) also counts as the rerun begun.
@@ -210,23 +225,19 @@ def timed(page, action, label: str | None = None, changed: str = "() => false") 
     seconds = (page.evaluate("() => performance.now()") - start) / 1000
     if not seen:  # the rerun finished unseen: until its last message, not the grace second
         seconds = RECEIVED[id(page)] - sent
-    if label:
-        shown = page.evaluate(f"() => window.__progress.some(t => t > {start})")
-        # how long the script ran: from the browser's first sign of it running to its last
-        # sign of it done (the spinner's 0.5 s count from the run's start, not the click)
-        ran = page.evaluate(
-            f"""() => {{
-                const states = window.__states.filter(([t]) => t > {start});
-                const begun = states.find(([, s]) => s === 'running');
-                const done = Math.max(
-                    ...states.filter(([, s]) => s === 'notRunning').map(([t]) => t));
-                return begun && done >= begun[0] ? done - begun[0] : null;
-            }}"""
-        )
-        ran = ran / 1000 if ran is not None else float("nan")  # not seen: a fragment
-        TIMINGS[label] = (seconds, os.getloadavg()[0], shown, ran)
-        write_timings()
-    return seconds
+    shown = page.evaluate(f"() => window.__progress.some(t => t > {start})")
+    # how long the script ran: from the browser's first sign of it running to its last
+    # sign of it done (the spinner's 0.5 s count from the run's start, not the click)
+    ran = page.evaluate(
+        f"""() => {{
+            const states = window.__states.filter(([t]) => t > {start});
+            const begun = states.find(([, s]) => s === 'running');
+            const done = Math.max(
+                ...states.filter(([, s]) => s === 'notRunning').map(([t]) => t));
+            return begun && done >= begun[0] ? done - begun[0] : null;
+        }}"""
+    )
+    return Step(seconds, ran / 1000 if ran is not None else float("nan"), bool(shown))
 
 
 def error_messages(page) -> list[str]:
@@ -238,29 +249,27 @@ def error_messages(page) -> list[str]:
     return found
 
 
+#: True once every chart's drawing has kept its size for ten animation frames in a row
+#: (plotly redraws a chart after its box changes size): a state, not a fixed pause.
+SETTLED = """() => {
+    const sizes = [...document.querySelectorAll('[data-testid="stPlotlyChart"] .main-svg')]
+        .map(svg => `${svg.clientWidth}x${svg.clientHeight}`).join(',');
+    if (window.__sizes !== sizes) { window.__sizes = sizes; window.__same = 0; }
+    return ++window.__same >= 10;
+}"""
+
+
 def screenshot(page, name: str) -> None:
     """The whole page: the main area scrolls inside the window, so grow the window to fit it."""
     height = page.evaluate(
         """() => document.querySelector('[data-testid="stMain"]').scrollHeight"""
     )
     size = page.viewport_size
+    page.evaluate("() => { window.__sizes = null; }")
     page.set_viewport_size({"width": size["width"], "height": min(max(height, 600), 16_000)})
-    page.wait_for_timeout(800)  # let the charts resize
+    page.wait_for_function(SETTLED, polling="raf")  # the charts laid out for the new size
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
     page.set_viewport_size(size)
-
-
-def write_timings() -> None:
-    SHOTS.mkdir(exist_ok=True)
-    lines = [
-        "| what | seconds | script ran (s) | load (1 min) | progress shown |",
-        "|---|---:|---:|---:|---|",
-    ]
-    lines += [
-        f"| {name} | {seconds:.2f} | {ran:.2f} | {load:.1f} | {'yes' if shown else 'no'} |"
-        for name, (seconds, load, shown, ran) in TIMINGS.items()
-    ]
-    (SHOTS / "timings.md").write_text("\n".join(lines) + "\n")
 
 
 # ----------------------------------------------------------------------------- what a user reads

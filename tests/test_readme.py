@@ -130,7 +130,15 @@ def test_every_block_runs_or_says_why_not() -> None:
 PYTHON = [b for b in RUN if b.lang == "python"]
 
 
-@pytest.mark.parametrize("block", PYTHON, ids=[f"{b.page}:{b.line}" for b in PYTHON])
+#: A block that imports ranx is the slow tier's: ranx compiles its numba functions on first
+#: use (about a minute in a new environment on two cores; tests/io/test_peers.py).
+EXAMPLES = [
+    pytest.param(b, id=f"{b.page}:{b.line}", marks=[pytest.mark.slow] * ("import ranx" in b.body))
+    for b in PYTHON
+]
+
+
+@pytest.mark.parametrize("block", EXAMPLES)
 def test_python_examples_run_each_on_its_own(monkeypatch, block) -> None:
     """Each block runs alone, in a namespace of its own: a reader may copy any one."""
     monkeypatch.chdir(ROOT)

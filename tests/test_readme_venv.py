@@ -48,6 +48,9 @@ def _base_install() -> tuple[int, list[str]]:
     raise AssertionError("the README has no `pip install -e ...` line in a bash block")
 
 
+#: The slow tier (tests/conftest.py): a new environment installs the package's dependencies.
+pytestmark = pytest.mark.slow
+
 BASE_BLOCK, BASE_INSTALL = _base_install()
 
 

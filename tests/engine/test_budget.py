@@ -9,7 +9,6 @@ trec_eval test files, Robust03 runs) pass every budget.
 from __future__ import annotations
 
 import re
-import time
 
 import numpy as np
 import pandas as pd
@@ -47,14 +46,12 @@ def write_group(tmp_path, n: int) -> tuple[str, str]:
     return str(qrels_path), str(run_path)
 
 
-def refused(argv: list[str], capsys, seconds: float = 5.0) -> str:
-    """The one-line error of a command line that must be refused within ``seconds``."""
-    start = time.perf_counter()
+def refused(argv: list[str], capsys) -> str:
+    """The one-line error of a command line that must be refused (before the work: the
+    work itself would take minutes and end with exit status 0)."""
     code = main(argv)
-    took = time.perf_counter() - start
     err = capsys.readouterr().err
     assert code == 2, err
-    assert took < seconds, f"refused after {took:.1f} s"
     assert err.count("\n") == 1 and err.startswith("tiecore: error: ")
     return err
 
@@ -86,10 +83,8 @@ def test_err_without_cutoff_on_20000_tied_docs_is_refused(monkeypatch):
     """Was: 8.6 GB and 32 s; now refused up front under a 4 GB cap, with a cutoff that fits."""
     monkeypatch.setenv(budget.MEMORY_ENV, HALF_OF_4GB)
     run, qrels = one_group(20_000)
-    start = time.perf_counter()
     with pytest.raises(InputError, match="ERR's exact mean") as error:
         tiecore.evaluate(run, qrels, "ERR", ties="aware")
-    assert time.perf_counter() - start < 5
     assert "GB of memory" in str(error.value)
     k = at_most(str(error.value))
     assert 100 < k < 20_000
@@ -210,10 +205,8 @@ def test_local_ideal_is_refused_up_front_with_a_cutoff_that_fits(monkeypatch):
     second, naming a cutoff that runs, and one more does not."""
     run, qrels = one_group(20_000)
     monkeypatch.setenv(budget.TIME_ENV, "1")
-    start = time.perf_counter()
     with pytest.raises(InputError, match=re.escape(f"{LOCAL}'s exact value")) as error:
         tiecore.evaluate(run, qrels, f"{LOCAL}@60", ties="aware")
-    assert time.perf_counter() - start < 1
     message = str(error.value)
     assert "TIECORE_TIME_BUDGET" in message and "ties='sampled'" in message
     k = at_most(message)

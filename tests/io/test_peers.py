@@ -21,6 +21,11 @@ MEASURES = ["P@10", "AP", "nDCG@10", "RR", "Bpref", "R@100"]
 RUN = robust_run("input.rutcor03100.gz")  # tie-heavy
 
 
+#: ranx compiles its numba functions on first use, 50-100 s in a new environment on two
+#: cores: its tests are the slow tier's (tests/conftest.py); trectools' stay in the fast one.
+ranx_compiles = pytest.mark.slow
+
+
 def ranx_frame(frame: pd.DataFrame, value: str) -> pd.DataFrame:
     """ranx's column names and types (object ids, as its ``from_df`` requires)."""
     names = {"qid": "q_id", "docno": "doc_id", value: "score"}
@@ -38,6 +43,7 @@ def frames():
     return run[run["qid"].isin(run["qid"].unique()[:25])], tiecore.read_qrels(ROBUST_QRELS)
 
 
+@ranx_compiles
 @pytest.mark.parametrize("ties", ["aware", "oblivious"])
 def test_ranx_objects_evaluate_as_frames(frames, ties):
     run, qrels = frames
@@ -83,6 +89,7 @@ def test_trectools_objects_read_from_files(tmp_path):
         assert list(tiecore.read_runs(run)) == [ours[0].attrs["name"]]
 
 
+@ranx_compiles
 def test_ranx_from_file_and_read_functions():
     run = ranx.Run.from_file(str(TREC_EVAL / "results.test"), kind="trec")
     qrels = ranx.Qrels.from_file(str(TREC_EVAL / "qrels.test"), kind="trec")
@@ -107,6 +114,7 @@ def test_ranx_from_file_and_read_functions():
         )
 
 
+@ranx_compiles
 def test_wrong_kind_and_other_objects():
     run = ranx.Run({"1": {"a": 1.0}}, name="x")
     qrels = ranx.Qrels({"1": {"a": 1}})
