@@ -205,9 +205,18 @@ def step_figures(browser, table: Table) -> None:
         note("2,000 samples on the Overview", timed(page, number("Samples", 2000)))
         timed(page, number("Samples", 200))
         timed(page, toggle.click)
+        links = {}
         for name, title, _ in app.PAGES[2:]:
-            link = page.locator(f'[data-testid="stSidebarNav"] a[href$="/{name}"]').first
-            note(f"first visit with 5 runs uploaded: {title}", timed(page, link.click))
+            links[name] = page.locator(f'[data-testid="stSidebarNav"] a[href$="/{name}"]').first
+            note(f"first visit with 5 runs uploaded: {title}", timed(page, links[name].click))
+        timed(page, links["variance"].click)
+        note("2,000 samples on Variance", timed(page, number("Samples", 2000)))
+        timed(page, number("Samples", 200))
+        timed(page, links["tie_anatomy"].click)
+        query = page.get_by_role("combobox", name="Query (most tie variance first)")
+        query.click()
+        query.press("ArrowDown")
+        note("another query on Tie anatomy", timed(page, page.get_by_role("option").nth(1).click))
         mslr = page.get_by_text("MSLR-WEB10K sample").first
         note("the MSLR sample's first view (136 features)", timed(page, mslr.click))
         context.close()

@@ -19,6 +19,7 @@ import tiecore
 from tiecore.cli import main
 from tiecore.engine import budget
 from tiecore.errors import InputError
+from tiecore.measures import err, local_ideal
 from tiecore.measures.err import _grade_terms, subset_cost, subset_terms
 
 #: The issue's 4 GB memory cap, of which half may be planned.
@@ -56,6 +57,11 @@ def refused(argv: list[str], capsys) -> str:
     return err
 
 
+def never_called(*args, **kwargs):
+    """Put in place of a costly step that a refusal must come before."""
+    raise AssertionError("the costly step started before the refusal")
+
+
 def at_most(message: str) -> int:
     return int(re.search(r"at most (\d+)", message).group(1))
 
@@ -83,8 +89,10 @@ def test_err_without_cutoff_on_20000_tied_docs_is_refused(monkeypatch):
     """Was: 8.6 GB and 32 s; now refused up front under a 4 GB cap, with a cutoff that fits."""
     monkeypatch.setenv(budget.MEMORY_ENV, HALF_OF_4GB)
     run, qrels = one_group(20_000)
-    with pytest.raises(InputError, match="ERR's exact mean") as error:
-        tiecore.evaluate(run, qrels, "ERR", ties="aware")
+    with monkeypatch.context() as tripwire:  # refused before the sum over subsets starts
+        tripwire.setattr(err, "subset_product_means", never_called)
+        with pytest.raises(InputError, match="ERR's exact mean") as error:
+            tiecore.evaluate(run, qrels, "ERR", ties="aware")
     assert "GB of memory" in str(error.value)
     k = at_most(str(error.value))
     assert 100 < k < 20_000
@@ -205,8 +213,10 @@ def test_local_ideal_is_refused_up_front_with_a_cutoff_that_fits(monkeypatch):
     second, naming a cutoff that runs, and one more does not."""
     run, qrels = one_group(20_000)
     monkeypatch.setenv(budget.TIME_ENV, "1")
-    with pytest.raises(InputError, match=re.escape(f"{LOCAL}'s exact value")) as error:
-        tiecore.evaluate(run, qrels, f"{LOCAL}@60", ties="aware")
+    with monkeypatch.context() as tripwire:  # refused before the compositions are built
+        tripwire.setattr(local_ideal, "_over_compositions", never_called)
+        with pytest.raises(InputError, match=re.escape(f"{LOCAL}'s exact value")) as error:
+            tiecore.evaluate(run, qrels, f"{LOCAL}@60", ties="aware")
     message = str(error.value)
     assert "TIECORE_TIME_BUDGET" in message and "ties='sampled'" in message
     k = at_most(message)
