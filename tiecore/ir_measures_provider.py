@@ -25,9 +25,11 @@ PyTerrier's ``pt.Experiment`` (it calls ``ir_measures.iter_calc``)::
     with as_default():  # tie-aware values for every measure tiecore has
         pt.Experiment([bm25], topics, qrels, eval_metrics=[ir_measures.nDCG @ 10])
 
-As with every ir_measures provider, a query of the qrels that the run lacks scores the
-measure's default (0) in ``iter_calc`` and the aggregate averages over every qrels
-query (tiecore's ``complete=True``); queries only the run has are ignored.
+As with ir_measures' pytrec_eval provider, a query of the qrels that the run lacks scores
+the measure's default (0) in ``iter_calc`` and the aggregate averages over every qrels
+query (tiecore's ``complete=True``); queries only the run has are ignored; an empty run
+scores every qrels query 0 and empty qrels give nothing (NaN aggregates), where
+:func:`tiecore.evaluate` refuses empty input as a likely mistake.
 
 A measure is supported when tiecore has it with the same definition
 (:func:`tiecore.interop.measure_name`); :meth:`TiecoreProvider.supports` says False
@@ -35,6 +37,19 @@ for the others (such as ``SetAP``, ``NumQ``, custom nDCG gains, ``judged_only``;
 measures in the aware mode) and ``evaluator`` raises ``ValueError`` naming them, as
 ir_measures' providers do.  A measure's ``rel`` is the evaluation's relevance level
 (measures with different ``rel`` are evaluated in separate passes).
+
+What the user reads does not show the mode (ir_measures' measure objects and PyTerrier's
+columns are the same whoever computed them), so the mode is said where it can be:
+
+* in each provider's ``NAME`` and ``repr`` (``TiecoreProvider(ties='aware', ...)``), which
+  ``with as_default() as provider`` gives;
+* within :func:`as_default`, measures tiecore lacks still come from ir_measures' other
+  providers, and each evaluation that takes some says so in one
+  :class:`~tiecore.errors.TieCoreWarning` naming them and their providers (one table
+  would otherwise mix tie-aware and trec_eval numbers unsaid); ``as_default(strict=True)``
+  refuses them instead;
+* results follow the order the measures were given (ir_measures' own pipeline keeps them
+  in sets, so PyTerrier's columns would change with the hash seed).
 """
 
 from __future__ import annotations
