@@ -57,6 +57,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import sys
 import warnings
 from collections.abc import Iterable, Iterator
 from typing import ClassVar
@@ -301,7 +302,13 @@ def _ordered_evaluator(
         else:
             owner[measure] = chosen
     if unsupported:
-        raise ValueError(f"Unsupported measures {_braced(unsupported)}.")
+        missing = [p for p in others if any(p.supports(m) for m in unsupported)]
+        hint = "".join(
+            f"; {p.NAME} would"
+            + (f" ({p.install_instructions()})" if p.install_instructions() else "")
+            for p in missing
+        )
+        raise ValueError(f"Unsupported measures {_braced(unsupported)}{hint}.")
     elsewhere = [m for m in measures if owner[m] is not first]
     if elsewhere and strict:
         raise InputError(
@@ -317,7 +324,7 @@ def _ordered_evaluator(
             f"{first.NAME} does not compute {len(elsewhere)} of the measures, whose values come "
             f"from other providers, without tiecore's tie handling: {said}",
             TieCoreWarning,
-            stacklevel=4,
+            stacklevel=_outside_level(),
         )
     groups: dict = {}  # provider -> its measures, in the user's order
     for measure in measures:
@@ -331,6 +338,22 @@ def _ordered_evaluator(
         for (provider, mine), q in zip(groups.items(), teed, strict=True)
     ]
     return _OrderedEvaluator(measures, evaluators)
+
+
+def _outside_level() -> int:
+    """The ``stacklevel`` of the first caller outside tiecore and ir_measures.
+
+    ir_measures reaches the pipeline through one to three of its own calls
+    (``iter_calc``, ``calc_aggregate``, ``evaluator``), so a fixed level would point
+    the warning at ir_measures' code rather than at the user's line.
+    """
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] in {
+        "tiecore",
+        "ir_measures",
+    }:
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 class _OrderedEvaluator(Evaluator):
