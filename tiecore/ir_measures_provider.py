@@ -329,9 +329,8 @@ def _ordered_evaluator(
     groups: dict = {}  # provider -> its measures, in the user's order
     for measure in measures:
         groups.setdefault(owner[measure], []).append(measure)
-    if len(groups) == 1:
-        ((provider, mine),) = groups.items()
-        return provider.evaluator(mine, qrels)
+    if list(groups) == [first]:
+        return first.evaluator(measures, qrels)  # already in the measures' order
     teed = QrelsConverter(qrels).tee(len(groups))
     evaluators = [
         provider.evaluator(mine, q.qrels)
@@ -368,7 +367,7 @@ class _OrderedEvaluator(Evaluator):
         teed = RunConverter(run).tee(len(self.evaluators))
         for evaluator, one in zip(self.evaluators, teed, strict=True):
             for metric in evaluator.iter_calc(one.run):
-                found[metric.measure].append(metric)
+                found.setdefault(metric.measure, []).append(metric)
         for metrics in found.values():
             yield from metrics
 
