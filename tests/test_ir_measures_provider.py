@@ -4,15 +4,29 @@
   provider on trec_eval's test files and tie-heavy Robust03 runs;
 * aware and sampled: the values of :func:`tiecore.evaluate` (aggregates with
   ``complete=True``, ir_measures' convention of averaging over every qrels query);
-* measures tiecore lacks are not supported, and ``evaluator`` names them.
+* measures tiecore lacks are not supported, and ``evaluator`` names them;
+* empty runs and qrels give what the pytrec_eval provider gives;
+* ``as_default`` says (or, strict, refuses) measures other providers compute, and keeps
+  the user's order of measures whatever the hash seed;
+* bad settings are one-line ``InputError`` s naming the setting.
 """
 
 from __future__ import annotations
 
+import json
+import math
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
 import ir_measures
 import pandas as pd
 import pytest
-from ir_measures import AP, RR, Bpref, P, R, Rprec, SetAP, Success, infAP, nDCG
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from ir_measures import AP, RR, Bpref, NumQ, P, R, Rprec, SetAP, SetF, Success, infAP, nDCG
 from shared_data import ROBUST_QRELS, TREC_EVAL, robust_run
 
 import tiecore
@@ -121,8 +135,8 @@ def test_unsupported_measures_said_the_ir_measures_way():
     assert tiecore_oblivious.supports(ir_measures.parse_measure("P(rel=2)@5"))
     with pytest.raises(ValueError, match=r"Unsupported measures \{SetAP\}"):
         tiecore_aware.evaluator([P @ 5, SetAP], [ir_measures.Qrel("1", "c", 1)])
-    with pytest.raises(tiecore.InputError, match="unknown tie mode"):
-        TiecoreProvider("optimistic")
+    with pytest.raises(ValueError, match=r"Unsupported measures \{NumQ, SetAP\}"):
+        tiecore_aware.evaluator([NumQ, P @ 5, SetAP], [ir_measures.Qrel("1", "c", 1)])
 
 
 def test_as_default_is_what_pyterrier_calls():
@@ -132,7 +146,7 @@ def test_as_default_is_what_pyterrier_calls():
     qrels, run = ir_inputs(*CASES[2])
     measures = [nDCG @ 10, AP, SetAP]
     plain = per_query(ir_measures.iter_calc(measures, qrels, run))
-    with as_default() as provider:
+    with as_default() as provider, pytest.warns(tiecore.TieCoreWarning, match="SetAP"):
         assert provider is tiecore_aware
         found = per_query(ir_measures.iter_calc(measures, qrels, run))
     aware = per_query(tiecore_aware.iter_calc([nDCG @ 10, AP], qrels, run))
@@ -145,3 +159,219 @@ def test_as_default_is_what_pyterrier_calls():
     with as_default("oblivious"):
         again = per_query(ir_measures.iter_calc([nDCG @ 10, AP], qrels, run))
     assert again == pytest.approx({k: v for k, v in plain.items() if k[0] != SetAP}, rel=1e-12)
+
+
+# -- empty inputs: what ir_measures' pytrec_eval provider gives ------------------------------
+
+QRELS = [ir_measures.Qrel(q, d, r) for q, d, r in [("0", "a", 1), ("0", "b", 2), ("1", "c", 1)]]
+RUN = [ir_measures.ScoredDoc(q, d, s) for q, d, s in [("0", "a", 2.0), ("0", "b", 1.0)]]
+ABSENT = [ir_measures.ScoredDoc("9", "a", 1.0)]  # a query the qrels lack
+EMPTY_FRAME = pd.DataFrame({"query_id": [], "doc_id": [], "score": []})
+EMPTY_INPUTS = {
+    "empty run": (QRELS, []),
+    "empty run frame": (QRELS, EMPTY_FRAME),
+    "empty run dict": (QRELS, {}),
+    "empty qrels": ([], RUN),
+    "empty qrels dict": ({}, {"0": {"a": 1.0}}),
+    "both empty": ([], []),
+    "run queries all absent": (QRELS, ABSENT),
+    "partial run": (QRELS, RUN),
+    "run with an unjudged query too": (QRELS, RUN + ABSENT),
+}
+
+
+def same(found, expected) -> bool:
+    """Equal values (to rounding), NaN equal to NaN (an aggregate over no query)."""
+    if math.isnan(expected):
+        return math.isnan(found)
+    return found == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("case", list(EMPTY_INPUTS))
+@pytest.mark.parametrize("provider", [tiecore_oblivious, tiecore_aware])
+def test_empty_inputs_give_what_pytrec_eval_gives(case, provider):
+    measures = [P @ 5, AP, nDCG @ 10, RR, P(rel=2) @ 5]
+    qrels, run = EMPTY_INPUTS[case]
+    theirs = ir_measures.pytrec_eval
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing said: these inputs are ordinary to ir_measures
+        found = provider.calc(measures, qrels, run)
+        once = iter(run) if isinstance(run, list) else run  # an iterator, read once
+        listed = per_query(provider.iter_calc(measures, qrels, once))
+    expected = theirs.calc(measures, qrels, run)
+    assert listed == pytest.approx(per_query(expected.per_query), rel=1e-12)
+    assert per_query(found.per_query) == listed
+    assert found.aggregated.keys() == expected.aggregated.keys()
+    for measure, value in expected.aggregated.items():
+        assert same(found.aggregated[measure], value), case
+    assert same(provider.calc_aggregate(measures, qrels, run)[AP], expected.aggregated[AP])
+
+
+# -- as_default: measures from other providers are said, or refused -------------------------
+
+MIXED = [nDCG @ 10, SetAP, P @ 5, NumQ, SetF(beta=2.0), P(judged_only=True) @ 5]
+ELSEWHERE = [SetAP, NumQ, SetF(beta=2.0), P(judged_only=True) @ 5]  # tiecore has none of these
+
+
+def tiecore_warnings(record) -> list[str]:
+    return [str(w.message) for w in record if issubclass(w.category, tiecore.TieCoreWarning)]
+
+
+def test_as_default_warns_once_naming_what_came_from_elsewhere():
+    qrels, run = ir_inputs(*CASES[0])
+    with as_default("oblivious"), warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        found = ir_measures.calc_aggregate(MIXED, qrels, run)
+        evaluator = ir_measures.evaluator(MIXED, qrels)
+        evaluator.calc_aggregate(run), list(evaluator.iter_calc(run))  # no new warning
+    said = tiecore_warnings(record)
+    assert len(said) == 2, said  # one per evaluator: calc_aggregate's and evaluator's
+    assert said[0] == said[1] and "\n" not in said[0]
+    assert said[0].startswith("tiecore_oblivious does not compute 4 of the measures")
+    for measure in ELSEWHERE:
+        assert f"{measure} from pytrec_eval" in said[0]
+    assert "nDCG@10" not in said[0] and "P@5 " not in said[0]
+    assert found == pytest.approx(ir_measures.pytrec_eval.calc_aggregate(MIXED, qrels, run))
+    with as_default(), warnings.catch_warnings():
+        warnings.simplefilter("error")  # every measure tiecore's: nothing to say
+        ir_measures.calc_aggregate([nDCG @ 10, P @ 5, RR], qrels, run)
+
+
+def test_as_default_strict_refuses_them_in_one_line():
+    qrels, run = ir_inputs(*CASES[0])
+    with as_default("aware", strict=True):
+        with pytest.raises(tiecore.InputError) as raised:
+            ir_measures.calc_aggregate(MIXED, qrels, run)
+        found = ir_measures.calc_aggregate([nDCG @ 10, P @ 5], qrels, run)
+    message = str(raised.value)
+    assert "\n" not in message and message.startswith("as_default('tiecore', strict=True)")
+    assert "does not compute SetAP, NumQ, SetF(beta=2.0), P(judged_only=True)@5" in message
+    assert "strict=False to take these from pytrec_eval" in message
+    assert found == tiecore_aware.calc_aggregate([nDCG @ 10, P @ 5], qrels, run)
+    assert ir_measures.DefaultPipeline.providers[0] is not tiecore_aware  # restored
+    assert "_evaluator" not in vars(ir_measures.DefaultPipeline)
+
+
+def test_as_default_blocks_nest():
+    qrels, run = ir_inputs(*CASES[0])
+    with as_default("aware", strict=True), as_default("oblivious"):
+        with pytest.warns(tiecore.TieCoreWarning, match="tiecore_oblivious does not"):
+            ir_measures.calc_aggregate([SetAP, AP], qrels, run)
+    with as_default("aware", strict=True):
+        with as_default("oblivious"):
+            pass
+        with pytest.raises(tiecore.InputError, match="strict=True"):
+            ir_measures.calc_aggregate([SetAP, AP], qrels, run)
+
+
+# -- the order of the results is the order of the measures -----------------------------------
+
+ORDERED = [SetAP, nDCG @ 10, P(rel=2) @ 5, AP, NumQ, RR, P @ 10, SetF(beta=2.0), Rprec]
+ORDERED += [SetAP(rel=2), SetF(beta=0.5)]
+
+
+def orders(measures, qrels, run) -> tuple[list, list, list]:
+    """The measures' order in calc_aggregate, iter_calc, and each query's in iter_calc."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", tiecore.TieCoreWarning)
+        aggregate = list(ir_measures.calc_aggregate(measures, qrels, run))
+        metrics = list(ir_measures.iter_calc(measures, qrels, run))
+    per_query: dict = {}
+    for metric in metrics:  # PyTerrier's per-query table: qid -> measure -> value
+        per_query.setdefault(metric.query_id, {})[metric.measure] = metric.value
+    first = list(dict.fromkeys(m.measure for m in metrics))
+    return aggregate, first, [list(row) for row in per_query.values()]
+
+
+@settings(deadline=None)  # the first call imports pytrec_eval's parts: no clock asserted
+@given(st.lists(st.sampled_from(ORDERED), min_size=1, unique=True))
+def test_as_default_keeps_the_order_of_the_measures(measures):
+    """Any choice of measures, tiecore's, pytrec_eval's or both, in any order."""
+    qrels, run = QRELS, [*RUN, ir_measures.ScoredDoc("1", "c", 1.0)]
+    with as_default():
+        aggregate, first, rows = orders(measures, qrels, run)
+    assert aggregate == first == measures
+    assert rows == [measures, measures]
+
+
+_ORDER_SCRIPT = """
+import json, sys
+import ir_measures
+from ir_measures import *
+from tiecore.ir_measures_provider import as_default
+sys.path.insert(0, "tests")
+from test_ir_measures_provider import ORDERED, QRELS, RUN, orders
+with as_default():
+    print(json.dumps([[str(m) for m in part] for part in orders(ORDERED, QRELS, RUN)[:2]]))
+"""
+
+
+def test_order_does_not_follow_the_hash_seed():
+    """pt.Experiment's columns follow iter_calc's order; ir_measures' own pipeline keeps
+    measures in sets, so without tiecore's ordering they change with PYTHONHASHSEED."""
+    root = Path(__file__).resolve().parents[1]
+    found = []
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(root)}
+        done = subprocess.run(
+            [sys.executable, "-c", _ORDER_SCRIPT],
+            cwd=root,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        found.append(json.loads(done.stdout))
+    expected = [str(m) for m in ORDERED]
+    assert found[0] == found[1] == [expected, expected]
+
+
+# -- the mode is shown; bad settings said in one line ---------------------------------------
+
+
+def test_the_mode_is_in_the_name_and_repr():
+    assert repr(tiecore_aware) == "TiecoreProvider(ties='aware', tiebreak='trec_eval')"
+    assert repr(tiecore_oblivious) == "TiecoreProvider(ties='oblivious', tiebreak='trec_eval')"
+    mine = TiecoreProvider("sampled", samples=200, seed=1)
+    assert (
+        repr(mine) == "TiecoreProvider(ties='sampled', tiebreak='trec_eval', samples=200, seed=1)"
+    )
+    assert mine.NAME == "tiecore_sampled(tiebreak=trec_eval, samples=200, seed=1)"
+    evaluator = tiecore_oblivious.evaluator([P @ 5, AP], QRELS)
+    assert repr(evaluator) == "TiecoreEvaluator(tiecore_oblivious, [P@5, AP])"
+
+
+@pytest.mark.parametrize(
+    ("settings", "start"),
+    [
+        ({"ties": "bogus"}, "ties: unknown ties 'bogus' (expected one of oblivious, aware"),
+        ({"tiebreak": "bogus"}, "tiebreak: unknown tiebreak 'bogus' (expected one of trec_eval"),
+        ({"samples": -1}, "samples: -1 is out of range (expected an integer >= 2"),
+        ({"samples": True}, "samples: True is a bool"),
+        ({"seed": -1}, "seed: -1 is out of range"),
+    ],
+)
+def test_bad_settings_said_in_one_line(settings, start):
+    with pytest.raises(tiecore.InputError) as raised:
+        TiecoreProvider(**settings)
+    assert str(raised.value).startswith(start) and "\n" not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("bogus",), "as_default: unknown tie mode 'bogus' (expected one of aware, oblivious"),
+        ((ir_measures.pytrec_eval,), "as_default: pytrec_eval is not a tiecore provider"),
+        (("aware", "yes"), "strict: 'yes' is a str"),
+    ],
+)
+def test_as_default_bad_arguments_said_in_one_line(args, message):
+    provider, *strict = args
+    before = list(ir_measures.DefaultPipeline.providers)
+    with (
+        pytest.raises(tiecore.InputError) as raised,
+        as_default(provider, strict=(strict or [False])[0]),
+    ):
+        pass
+    assert str(raised.value).startswith(message) and "\n" not in str(raised.value)
+    assert ir_measures.DefaultPipeline.providers == before

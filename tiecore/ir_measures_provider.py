@@ -25,9 +25,11 @@ PyTerrier's ``pt.Experiment`` (it calls ``ir_measures.iter_calc``)::
     with as_default():  # tie-aware values for every measure tiecore has
         pt.Experiment([bm25], topics, qrels, eval_metrics=[ir_measures.nDCG @ 10])
 
-As with every ir_measures provider, a query of the qrels that the run lacks scores the
-measure's default (0) in ``iter_calc`` and the aggregate averages over every qrels
-query (tiecore's ``complete=True``); queries only the run has are ignored.
+As with ir_measures' pytrec_eval provider, a query of the qrels that the run lacks scores
+the measure's default (0) in ``iter_calc`` and the aggregate averages over every qrels
+query (tiecore's ``complete=True``); queries only the run has are ignored; an empty run
+scores every qrels query 0 and empty qrels give nothing (NaN aggregates), where
+:func:`tiecore.evaluate` refuses empty input as a likely mistake.
 
 A measure is supported when tiecore has it with the same definition
 (:func:`tiecore.interop.measure_name`); :meth:`TiecoreProvider.supports` says False
@@ -35,11 +37,28 @@ for the others (such as ``SetAP``, ``NumQ``, custom nDCG gains, ``judged_only``;
 measures in the aware mode) and ``evaluator`` raises ``ValueError`` naming them, as
 ir_measures' providers do.  A measure's ``rel`` is the evaluation's relevance level
 (measures with different ``rel`` are evaluated in separate passes).
+
+What the user reads does not show the mode (ir_measures' measure objects and PyTerrier's
+columns are the same whoever computed them), so the mode is said where it can be:
+
+* in each provider's ``NAME`` and ``repr`` (``TiecoreProvider(ties='aware', ...)``), which
+  ``with as_default() as provider`` gives;
+* within :func:`as_default`, measures tiecore lacks still come from ir_measures' other
+  providers, and each evaluation that takes some says so in one
+  :class:`~tiecore.errors.TieCoreWarning` naming them and their providers (one table
+  would otherwise mix tie-aware and trec_eval numbers unsaid); ``as_default(strict=True)``
+  refuses them instead;
+* results follow the order the measures were given (ir_measures' own pipeline keeps them
+  in sets, so PyTerrier's columns would change with the hash seed).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import os
+import sys
+import warnings
 from collections.abc import Iterable, Iterator
 from typing import ClassVar
 
@@ -47,9 +66,10 @@ import ir_measures
 import pandas as pd
 from ir_measures import Metric
 from ir_measures.providers.base import NOT_PROVIDED, Any, Evaluator, Provider
+from ir_measures.util import QrelsConverter, RunConverter
 
-from tiecore.errors import InputError
-from tiecore.options import MODES
+from tiecore.errors import InputError, TieCoreWarning
+from tiecore.options import BOOL, SAMPLES, SEED, TIEBREAK, TIES, check
 
 __all__ = [
     "TiecoreEvaluator",
@@ -72,8 +92,26 @@ def _rel(measure: object) -> int:
     return 1
 
 
+def _listed(measures: Iterable[object]) -> list:
+    """The measures once each, in the order given (ir_measures' measures are equal by name).
+
+    ir_measures' own fallback pipeline keeps measures in sets, whose order follows
+    Python's string hash seed; a list keeps the user's order from run to run.
+    """
+    return list(dict.fromkeys(measures))
+
+
+def _braced(measures: Iterable[object]) -> str:
+    """``{SetAP, NumQ}``: measures as ir_measures' errors write them, in the given order."""
+    return "{" + ", ".join(str(m) for m in measures) + "}"
+
+
 class TiecoreProvider(Provider):
     """An ir_measures provider whose values are tiecore's, in one tie mode.
+
+    The mode is part of the provider's ``NAME`` (``tiecore``, ``tiecore_oblivious``,
+    ``tiecore_sampled``; other settings appended) and of its ``repr``, since the measure
+    objects and the numbers ir_measures and PyTerrier print do not show it.
 
     Parameters
     ----------
@@ -84,7 +122,13 @@ class TiecoreProvider(Provider):
     tiebreak : str
         The oblivious ordering (``trec_eval``: as pytrec_eval; see :func:`tiecore.evaluate`).
     samples, seed : int
-        Sampled mode: how many random tie-breaks, which seed.
+        Sampled mode: how many random tie-breaks (at least 2), which seed (>= 0).
+
+    Raises
+    ------
+    InputError
+        An unknown ``ties`` or ``tiebreak``, or ``samples`` / ``seed`` out of range,
+        checked here so that the mistake shows where the provider is made.
 
     Examples
     --------
@@ -95,6 +139,8 @@ class TiecoreProvider(Provider):
     {RR: 0.41666666666666663}
     >>> TiecoreProvider(ties="oblivious").calc_aggregate([ir_measures.RR], qrels, run)
     {RR: 0.5}
+    >>> TiecoreProvider(ties="sampled", samples=200, seed=1)
+    TiecoreProvider(ties='sampled', tiebreak='trec_eval', samples=200, seed=1)
     """
 
     NAME = "tiecore"
@@ -117,17 +163,20 @@ class TiecoreProvider(Provider):
         self, ties: str = "aware", tiebreak: str = "trec_eval", samples: int = 1000, seed: int = 0
     ) -> None:
         super().__init__()
-        if ties not in MODES:
-            raise InputError("ties", ties, f"unknown tie mode {ties!r}", " or ".join(MODES))
+        check("ties", ties, TIES)
+        check("tiebreak", tiebreak, TIEBREAK)
+        check("samples", samples, SAMPLES)
+        check("seed", seed, SEED)
         self.ties, self.tiebreak, self.samples, self.seed = ties, tiebreak, samples, seed
-        self.NAME = (
-            _NAMES[ties]
-            if (tiebreak, samples, seed) == ("trec_eval", 1000, 0)
-            else (f"tiecore({ties}, {tiebreak})")
-        )
+        self.NAME = _NAMES[ties]
+        if (tiebreak, samples, seed) != ("trec_eval", 1000, 0):
+            self.NAME += f"(tiebreak={tiebreak}, samples={samples}, seed={seed})"
 
     def __repr__(self) -> str:
-        return f"TiecoreProvider(ties={self.ties!r}, tiebreak={self.tiebreak!r})"
+        text = f"TiecoreProvider(ties={self.ties!r}, tiebreak={self.tiebreak!r}"
+        if self.ties == "sampled" or (self.samples, self.seed) != (1000, 0):
+            text += f", samples={self.samples}, seed={self.seed}"
+        return text + ")"
 
     def name_of(self, measure: object) -> str:
         """tiecore's name of an ir_measures measure; InputError when tiecore lacks it."""
@@ -149,11 +198,11 @@ class TiecoreProvider(Provider):
         return True
 
     def _evaluator(self, measures: Iterable[object], qrels: object) -> TiecoreEvaluator:
-        measures = list(measures)
+        measures = _listed(measures)
         refused = [m for m in measures if not self.supports(m)]
         if refused:
             raise ValueError(
-                f"Unsupported measures {set(refused)} for provider {self.NAME} (tiecore has "
+                f"Unsupported measures {_braced(refused)} for provider {self.NAME} (tiecore has "
                 "no measure with their definition)"
             )
         return TiecoreEvaluator(self, measures, _qrels_frame(qrels))
@@ -163,22 +212,49 @@ class TiecoreProvider(Provider):
 
 
 class TiecoreEvaluator(Evaluator):
-    """Scores runs against one set of qrels (see :class:`TiecoreProvider`)."""
+    """Scores runs against one set of qrels (see :class:`TiecoreProvider`).
 
-    def __init__(self, provider: TiecoreProvider, measures: list, qrels: pd.DataFrame) -> None:
-        super().__init__(measures, set(qrels["qid"]))
+    ``iter_calc`` yields measure by measure in the order the measures were given, each
+    over the qrels' queries: those the run has, then the others with the measure's
+    default (0), so that tables built from it (PyTerrier's per-query ones) keep the
+    user's column order.  Run queries the qrels lack are ignored, and empty qrels give
+    nothing (NaN aggregates), as ir_measures' pytrec_eval provider does.
+    """
+
+    def __init__(
+        self, provider: TiecoreProvider, measures: list, qrels: pd.DataFrame | None
+    ) -> None:
+        qids = [] if qrels is None else list(dict.fromkeys(qrels["qid"]))
+        super().__init__(measures, qids)
         self.provider, self.qrels = provider, qrels
         self.passes: dict[int, dict[str, list]] = {}  # rel level -> tiecore name -> measures
         for measure in measures:
             names = self.passes.setdefault(_rel(measure), {})
             names.setdefault(provider.name_of(measure), []).append(measure)
 
+    def __repr__(self) -> str:
+        return f"TiecoreEvaluator({self.provider.NAME}, {list(self.measures)})"
+
     def _iter_calc(self, run: object) -> Iterator[Metric]:
+        values = self._values(run)
+        for measure in self.measures:
+            found = values.get(measure, {})
+            for qid, value in found.items():
+                yield Metric(query_id=qid, measure=measure, value=value)
+            for qid in sorted(q for q in self.qrel_qids if q not in found):
+                yield Metric(query_id=qid, measure=measure, value=measure.DEFAULT)
+
+    def _values(self, run: object) -> dict:
+        """measure -> {qid: value} over the queries both the run and the qrels have."""
         from tiecore.evaluation.core import evaluate
 
+        values: dict = {}
         run = _run_frame(run)
+        if run is None or self.qrels is None:
+            return values
+        run = run[run["qid"].isin(set(self.qrel_qids))]
         if not len(run):
-            return
+            return values
         p = self.provider
         for rel_level, names in self.passes.items():
             found = evaluate(
@@ -197,21 +273,131 @@ class TiecoreEvaluator(Evaluator):
                 found["measure"], found["qid"], found["value"], strict=True
             ):
                 for measure in names[name]:
-                    yield Metric(query_id=qid, measure=measure, value=float(value))
+                    values.setdefault(measure, {})[qid] = float(value)
+        return values
+
+
+def _ordered_evaluator(
+    pipeline: Provider, first: TiecoreProvider, strict: bool, measures: Iterable, qrels: object
+) -> Evaluator:
+    """ir_measures' fallback pipeline with ``first`` first, kept in the user's order.
+
+    Each measure goes to ``first`` when it supports it, else to the pipeline's first
+    available provider that does (as :class:`ir_measures.providers.FallbackProvider`
+    does, but over lists rather than sets, so the order of the results does not follow
+    the hash seed).  Measures that come from another provider are said in one
+    :class:`~tiecore.errors.TieCoreWarning` per evaluator, or refused when ``strict``.
+    """
+    measures = _listed(measures)
+    others = [p for p in pipeline.providers if p is not first]
+    owner: dict = {}  # measure -> provider, in the user's order
+    unsupported = []
+    for measure in measures:
+        if first.supports(measure):
+            owner[measure] = first
+            continue
+        chosen = next((p for p in others if p.supports(measure) and p.is_available()), None)
+        if chosen is None:
+            unsupported.append(measure)
+        else:
+            owner[measure] = chosen
+    if unsupported:
+        missing = [p for p in others if any(p.supports(m) for m in unsupported)]
+        hint = "".join(
+            f"; {p.NAME} would"
+            + (f" ({p.install_instructions()})" if p.install_instructions() else "")
+            for p in missing
+        )
+        raise ValueError(f"Unsupported measures {_braced(unsupported)}{hint}.")
+    elsewhere = [m for m in measures if owner[m] is not first]
+    if elsewhere and strict:
+        raise InputError(
+            f"as_default({first.NAME!r}, strict=True)",
+            None,
+            f"{first.NAME} does not compute {', '.join(map(str, elsewhere))}",
+            "only measures tiecore has, or strict=False to take these from "
+            + ", ".join(dict.fromkeys(owner[m].NAME for m in elsewhere)),
+        )
+    if elsewhere:
+        said = "; ".join(f"{m} from {owner[m].NAME}" for m in elsewhere)
+        warnings.warn(
+            f"{first.NAME} does not compute {len(elsewhere)} of the measures, whose values come "
+            f"from other providers, without tiecore's tie handling: {said}",
+            TieCoreWarning,
+            stacklevel=_outside_level(),
+        )
+    groups: dict = {}  # provider -> its measures, in the user's order
+    for measure in measures:
+        groups.setdefault(owner[measure], []).append(measure)
+    if list(groups) == [first]:
+        return first.evaluator(measures, qrels)  # already in the measures' order
+    teed = QrelsConverter(qrels).tee(len(groups))
+    evaluators = [
+        provider.evaluator(mine, q.qrels)
+        for (provider, mine), q in zip(groups.items(), teed, strict=True)
+    ]
+    return _OrderedEvaluator(measures, evaluators)
+
+
+def _outside_level() -> int:
+    """The ``stacklevel`` of the first caller outside tiecore and ir_measures.
+
+    ir_measures reaches the pipeline through one to three of its own calls
+    (``iter_calc``, ``calc_aggregate``, ``evaluator``), so a fixed level would point
+    the warning at ir_measures' code rather than at the user's line.
+    """
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] in {
+        "tiecore",
+        "ir_measures",
+    }:
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+class _OrderedEvaluator(Evaluator):
+    """Several providers' evaluators whose results come back in the measures' order."""
+
+    def __init__(self, measures: list, evaluators: list) -> None:
+        super().__init__(measures, evaluators[0].qrel_qids)
+        self.evaluators = evaluators
+
+    def _iter_calc(self, run: object) -> Iterator[Metric]:
+        found: dict = {m: [] for m in self.measures}
+        teed = RunConverter(run).tee(len(self.evaluators))
+        for evaluator, one in zip(self.evaluators, teed, strict=True):
+            for metric in evaluator.iter_calc(one.run):
+                found.setdefault(metric.measure, []).append(metric)
+        for metrics in found.values():
+            yield from metrics
 
 
 @contextlib.contextmanager
-def as_default(provider: str | TiecoreProvider = "aware") -> Iterator[TiecoreProvider]:
+def as_default(
+    provider: str | TiecoreProvider = "aware", *, strict: bool = False
+) -> Iterator[TiecoreProvider]:
     """Within the block, ir_measures' default pipeline asks ``provider`` first.
 
     ``ir_measures.iter_calc``, ``calc_aggregate``, ``calc`` and ``evaluator`` (and
     PyTerrier's ``pt.Experiment``, which calls them) then take every measure this
-    provider supports from tiecore, and the others from ir_measures' usual providers.
+    provider supports from tiecore, and the others from ir_measures' usual providers:
+    one :class:`~tiecore.errors.TieCoreWarning` per evaluation names those measures and
+    the provider each came from, since one table would otherwise mix tie-aware and
+    trec_eval numbers unsaid.  Results follow the order the measures were given (ir_measures'
+    own pipeline keeps them in sets, whose order changes with the hash seed).
 
     Parameters
     ----------
     provider : {"aware", "oblivious", "sampled"} or TiecoreProvider
         A tie mode (the registered provider) or a provider of your own settings.
+    strict : bool
+        Refuse, with one :class:`~tiecore.errors.InputError` naming them, measures that
+        tiecore does not compute instead of taking them from other providers.
+
+    Raises
+    ------
+    InputError
+        ``provider`` is neither a tie mode nor a :class:`TiecoreProvider`.
 
     Examples
     --------
@@ -224,31 +410,68 @@ def as_default(provider: str | TiecoreProvider = "aware") -> Iterator[TiecorePro
     >>> ir_measures.calc_aggregate([ir_measures.P @ 1], qrels, run)  # pytrec_eval's again
     {P@1: 1.0}
     """
-    if isinstance(provider, str):
-        if provider not in _NAMES:
-            raise InputError("provider", provider, "unknown tie mode", " or ".join(_NAMES))
+    if isinstance(provider, str) and provider in _NAMES:
         provider = ir_measures.providers.registry[_NAMES[provider]]
-    providers = ir_measures.DefaultPipeline.providers
-    providers.insert(0, provider)
+    if not isinstance(provider, TiecoreProvider):
+        problem = (
+            f"unknown tie mode {provider!r}"
+            if isinstance(provider, str)
+            else f"{getattr(provider, 'NAME', type(provider).__name__)} is not a tiecore provider"
+        )
+        raise InputError(
+            "as_default", None, problem, "one of " + ", ".join(_NAMES) + ", or a TiecoreProvider"
+        )
+    check("strict", strict, BOOL)
+    pipeline = ir_measures.DefaultPipeline
+    before = pipeline.__dict__.get("_evaluator")  # an enclosing block's, or none
+    pipeline.providers.insert(0, provider)  # what supports() and run_inputs() ask
+    pipeline._evaluator = functools.partial(_ordered_evaluator, pipeline, provider, strict)
     try:
         yield provider
     finally:
-        providers.remove(provider)
+        pipeline.providers.remove(provider)
+        if before is None:
+            del pipeline._evaluator
+        else:
+            pipeline._evaluator = before
 
 
-def _qrels_frame(qrels: object) -> pd.DataFrame:
+def _records(data: object) -> object | None:
+    """``data`` ready for tiecore's readers, or None when it holds no record.
+
+    ir_measures gives empty qrels or runs a meaning (no values, NaN aggregates; every
+    qrels query at its default), where tiecore's readers refuse them as a likely mistake;
+    an iterator is listed here so that it can be looked at and still read.
+    """
+    if isinstance(data, pd.DataFrame):
+        return data if len(data) else None
+    if isinstance(data, dict):
+        return data if any(len(docs) for docs in data.values()) else None
+    if isinstance(data, str | bytes | os.PathLike) or not isinstance(data, Iterable):
+        return data  # a file, or something the reader will refuse in its own words
+    data = list(data)
+    return data if data else None
+
+
+def _qrels_frame(qrels: object) -> pd.DataFrame | None:
     """ir_measures' qrels (namedtuples, DataFrame, dict of dicts) as tiecore's frame."""
     from tiecore.io import read_qrels
 
+    qrels = _records(qrels)
+    if qrels is None:
+        return None
     if isinstance(qrels, pd.DataFrame) and "relevance" in qrels.columns:
         qrels = qrels[["query_id", "doc_id", "relevance"]]
     return read_qrels(qrels)
 
 
-def _run_frame(run: object) -> pd.DataFrame:
+def _run_frame(run: object) -> pd.DataFrame | None:
     """ir_measures' run (namedtuples, DataFrame, dict of dicts) as tiecore's frame."""
     from tiecore.io import read_run
 
+    run = _records(run)
+    if run is None:
+        return None
     if isinstance(run, pd.DataFrame) and "query_id" in run.columns:
         run = run[["query_id", "doc_id", "score"]]
     return read_run(run, name="run")
