@@ -296,10 +296,12 @@ class RelevanceEvaluator:
                 "run", None, f"a {type(scores).__name__}",
                 "{qid: {docno: score}}, as pytrec_eval takes",
             )  # fmt: skip
-        if self._qrels is None or not scores or not self._keys:
+        if self._qrels is None or not scores:
             return {}
         asked = pd.Index(list(scores), dtype=object).astype(str)
         present = asked[asked.isin(self._qids)].unique()
+        if not self._keys:  # no measures: the judged queries, without values
+            return {qid: {} for qid in present}
         if present.empty:
             return {}
         run, qrels = self._inputs(scores)
