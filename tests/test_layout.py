@@ -16,7 +16,7 @@ The layers, lowest first (``docs/design.md`` says why each sits where it does)::
     evaluation        the one evaluation core, run by run, in or across processes
     stats             statistics over per-query values (tests, intervals, ranks)
     spread, distributed, interop   public entry points over the evaluation
-    metrics, compare  the array API; comparing systems
+    metrics, compare, pytrec   the array API; comparing systems; pytrec_eval's evaluator
     ir_measures_provider   tiecore as an ir_measures provider
     report            tables, effects and every writer
     explain           the math the explorer draws (it uses report's effect rules)
@@ -47,7 +47,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("tiecore.evaluation",),
     ("tiecore.stats",),
     ("tiecore.spread", "tiecore.distributed", "tiecore.interop"),
-    ("tiecore.metrics", "tiecore.compare"),
+    ("tiecore.metrics", "tiecore.compare", "tiecore.pytrec"),
     ("tiecore.ir_measures_provider",),
     ("tiecore.report",),
     ("tiecore.explain",),

@@ -31,6 +31,7 @@ _LAZY_MODULES = (
     "interop",
     "ir_measures_provider",  # needs ir_measures: imported only when named
     "metrics",
+    "pytrec",  # pytrec_eval's RelevanceEvaluator, tie-aware
     "spread",
     "explain",  # anatomy, builder, precision: the math the explorer draws
     "stats",  # ranks within a tolerance
@@ -64,6 +65,7 @@ __all__ = [
     "interop",
     "ir_measures_provider",
     "metrics",
+    "pytrec",
     "read_letor",
     "read_qrels",
     "read_run",
