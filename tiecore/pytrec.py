@@ -31,6 +31,7 @@ from tiecore.evaluation.core import evaluate
 from tiecore.interop import ALL_TREC
 from tiecore.io import read_qrels, read_run
 from tiecore.measures import Measure
+from tiecore.options import SAMPLES, SEED, TIES, check
 
 __all__ = [
     "RelevanceEvaluator",
@@ -41,7 +42,6 @@ __all__ = [
     "supported_nicknames",
 ]
 
-_TIES = ("aware", "oblivious", "sampled")
 _KEY_PARAM = re.compile(r"_[0-9][0-9.]*$")
 
 
@@ -259,8 +259,9 @@ class RelevanceEvaluator:
         samples: int = 1000,
         seed: int = 0,
     ) -> None:
-        if ties not in _TIES:
-            raise InputError("ties", None, f"{ties!r}", " or ".join(map(repr, _TIES)))
+        check("ties", ties, TIES)
+        check("samples", samples, SAMPLES)
+        check("seed", seed, SEED)
         if not isinstance(query_relevance, Mapping):
             raise InputError(
                 "query_relevance", None, f"a {type(query_relevance).__name__}",
