@@ -82,13 +82,15 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Param:
-    """A measure parameter: its default, its choices (None: a number in ``(low, high)``)
+    """A measure parameter: its default, its choices (None: a number in ``(low, high)``,
+    or in ``[low, high]`` when ``closed``)
     and what it means (``description``, shown in the glossary and the docs)."""
 
     default: str
     choices: tuple[str, ...] | None = None
     low: float = 0.0
     high: float = 1.0
+    closed: bool = False
     description: str = ""
 
     def canonical(self, value: str) -> str:
@@ -101,7 +103,9 @@ class Param:
             number = float(value)
         except ValueError:
             raise ValueError("must be a number") from None
-        if not self.low < number < self.high:
+        if self.closed and not self.low <= number <= self.high:
+            raise ValueError(f"must be from {self.low:g} to {self.high:g}")
+        if not self.closed and not self.low < number < self.high:
             raise ValueError(f"must be between {self.low:g} and {self.high:g} (exclusive)")
         return repr(number)
 
