@@ -75,6 +75,8 @@ def test_one_flag_with_commas_is_several_flags(capsys):
     assert out == (GOLDEN / "counts.q").read_text()
     _, out, _ = eval_out(capsys, "-m", "map,map_cut", "-m", "ndcg_cut", *TEST)
     assert out == (GOLDEN / "cuts_map").read_text()
+    _, out, _ = eval_out(capsys, "-m", "P.5,7,3,map", *TEST)  # a name ends the list
+    assert [line.split()[0] for line in out.splitlines()] == ["map", "P_3", "P_5", "P_7"]
 
 
 def test_flags_in_any_order_print_trec_eval_s_order(capsys):

@@ -239,7 +239,7 @@ def trec_plan(values: Sequence[str], measure_name=str) -> TrecPlan:
     ours_only = False
     missing: list[str] = []
     for value in values:
-        parts = [value.strip()] if _trec_item(value.strip()) else _split(value)
+        parts = [value.strip()] if _whole(value.strip()) else _split(value)
         for part in parts:
             item = _trec_item(part)
             if item is None:
@@ -299,10 +299,41 @@ def trec_plan(values: Sequence[str], measure_name=str) -> TrecPlan:
     return plan
 
 
+def _whole(value: str) -> bool:
+    """Whether one ``-m`` value is one trec_eval measure, as trec_eval reads it
+    (``P.5,10``), rather than tiecore's comma list of names (``P.5,num_ret``: a list
+    item that is no number starts the next name)."""
+    item = _trec_item(value)
+    if item is None:
+        return False
+    name, params = item
+    kind = TABLE[name].kind if name in TABLE else None
+    if params and "," in params and kind in ("long", "float"):
+        pattern = _LONG if kind == "long" else _FLOAT
+        return all(re.match(pattern, each) for each in params.split(","))
+    return True
+
+
 def _split(value: str) -> list[str]:
+    """tiecore's comma list (commas outside parentheses), with trec_eval's parameter
+    lists kept whole: ``P.5,7,map`` is ``P.5,7`` and ``map``."""
     from tiecore.measures import split_measures
 
-    return split_measures([value])
+    parts: list[str] = []
+    for piece in split_measures([value]):
+        name, _, number = piece.partition(".")
+        previous = _trec_item(parts[-1]) if parts else None
+        if (
+            previous is not None
+            and previous[1] is not None
+            and previous[0] == name
+            and parts[-1].startswith(name + ".")
+            and re.fullmatch(_FLOAT, number)
+        ):
+            parts[-1] += "," + number  # split_measures made P.5,7 into P.5 and P.7
+        else:
+            parts.append(piece)
+    return parts
 
 
 def _check_params(text: str, measure: TrecMeasure, params: str | None) -> list | None:
