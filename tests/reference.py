@@ -196,12 +196,16 @@ def exact_dcg(labels: Sequence[Label], kind: str) -> Fraction:
     )
 
 
-def r_precision(labels: Sequence[Label], levels: Sequence[int], rel_level: int) -> float:
-    """Rprec = relevant in top num_rel / num_rel."""
+def r_precision(
+    labels: Sequence[Label], levels: Sequence[int], rel_level: int, mult: float = 1.0
+) -> float:
+    """Rprec = relevant in top num_rel / num_rel; with ``mult`` (trec_eval's Rprec_mult)
+    the rank is int(mult * num_rel + 0.9)."""
     num_rel = num_relevant(levels, rel_level)
-    if num_rel == 0:
+    rank = int(mult * num_rel + 0.9)
+    if rank == 0:
         return 0.0
-    return relevant_in_top(labels, num_rel, rel_level) / num_rel
+    return relevant_in_top(labels, rank, rel_level) / rank
 
 
 def success(labels: Sequence[Label], levels: Sequence[int], k: int, rel_level: int) -> float:
@@ -445,6 +449,7 @@ def all_specs(cutoffs: Iterable[int] = range(1, 11)) -> list[Spec]:
     the parameters: nDCG's max and local ideals, AP's min denominator, RBP's p and gains."""
     specs = [Spec("AP"), Spec("RR"), Spec("nDCG"), Spec("nDCG", None, "exp")]
     specs += [Spec("Rprec"), Spec("Bpref")]
+    specs += [Spec("Rprec", params=(("mult", m),)) for m in ("0.2", "0.6", "1.4", "2.0")]
     specs += [Spec("CG"), Spec("DCG", None, "exp"), Spec("Judged"), Spec("RBP")]
     specs += [Spec("RBP", None, "binary", (("p", "0.5"),)), Spec("RBP_residual")]
     specs += [Spec("RBP", None, "scaled", (("p", "0.5"),))]
@@ -506,7 +511,7 @@ def measure(
         case "nDCG":
             return ndcg(labels, levels, rel_level, k, spec.gain)
         case "Rprec":
-            return r_precision(labels, levels, rel_level)
+            return r_precision(labels, levels, rel_level, float(spec.param("mult", "1.0")))
         case "Success":
             return success(labels, levels, k, rel_level)
         case "Bpref":
