@@ -27,10 +27,9 @@ TEST = [str(TREC_EVAL / "qrels.test"), str(TREC_EVAL / "results.test")]
 TRUNC = [str(TREC_EVAL / "qrels.test"), str(TREC_EVAL / "results.trunc")]
 LEVELS = [str(TREC_EVAL / "qrels.rel_level"), str(TREC_EVAL / "results.test")]
 #: trec_eval measures tiecore does not have, as quicktest's meas_params asks for them.
-MISSING = ["Rprec_mult.5.0,0.2,0.35", "utility.2,-1,0,0", "11pt_avg..25,.5,.75"]
-MISSING += ["ndcg.1=3,2=9,4=4.5"]
+MISSING = ["utility.2,-1,0,0", "11pt_avg..25,.5,.75", "ndcg.1=3,2=9,4=4.5"]
 MEAS_PARAMS = ["iprec_at_recall..10,.20,.25,.75,.50", "P.5,7,3", "recall.20,2000"]
-MEAS_PARAMS += [*MISSING, "ndcg_cut.10,20,23.4", "success.2,5,20"]
+MEAS_PARAMS += ["Rprec_mult.5.0,0.2,0.35", *MISSING, "ndcg_cut.10,20,23.4", "success.2,5,20"]
 
 
 def eval_out(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -103,7 +102,7 @@ def test_set_prints_what_tiecore_has_and_says_what_it_leaves_out(capsys):
 def test_quicktest_meas_params(capsys):
     """quicktest's out.test.meas_params: refused whole, in one line naming each measure
     tiecore lacks; without those, byte-identical to trec_eval 9.0.8's lines of the rest
-    (iprec at 0.25 and 0.75 included)."""
+    (iprec at 0.25 and 0.75, Rprec_mult at 0.2, 0.35 and 5 included)."""
     code, out, err = eval_out(capsys, "-q", *flags(*MEAS_PARAMS), *TEST)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and "Traceback" not in err
@@ -112,7 +111,7 @@ def test_quicktest_meas_params(capsys):
     code, out, err = eval_out(capsys, "-q", *flags(*kept), *TEST)
     assert code == 0, err
     golden = (GOLDEN / "meas_params.q").read_text().splitlines(keepends=True)
-    absent = ("Rprec_mult_", "utility_", "11pt_avg_", "ndcg_1=")
+    absent = ("utility_", "11pt_avg_", "ndcg_1=")
     assert out == "".join(line for line in golden if not line.startswith(absent))
 
 
@@ -166,6 +165,7 @@ def test_tie_aware_keeps_trec_eval_s_layout(capsys):
     ("value", "needle"),
     [
         ("utility", "utility"),
+        ("Rprec_mult.-1,0.5", "mult must be from 0"),
         ("P.0", "cutoff 0"),
         ("P.5,5", "given twice"),
         ("P.", "no parameters"),
@@ -186,7 +186,10 @@ def test_bad_trec_eval_flags_are_one_line_errors(capsys, value, needle):
 def test_table_and_nicknames_agree_with_all_trec():
     """The table's all_trec measures tiecore has are interop.ALL_TREC's, in its order."""
     plan = trec_plan(["all_trec"])
-    assert [plan.printed[m] for m in plan.names] == [t for t, _ in ALL_TREC]
+    listed = [printed for printed, _ in plan.lines]
+    assert [p for p in listed if not p.startswith("Rprec_mult_")] == [t for t, _ in ALL_TREC]
+    assert listed.index("Rprec_mult_0.20") == listed.index("infAP") + 1  # trec_eval's order
+    assert ("Rprec_mult_1.00", "Rprec") in plan.lines and ("Rprec", "Rprec") in plan.lines
     assert plan.runid and plan.num_q and plan.trec
     assert set(NICKNAMES["official"]) <= set(TABLE)
     assert trec_plan(["P"]).names == [f"P@{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)]

@@ -38,4 +38,5 @@ def without_inexact(measures: list, plan: TrecPlan, stderr: TextIO) -> list:
             file=stderr,
         )
         plan.names.remove(str(m))
+        plan.lines = [line for line in plan.lines if line[1] != str(m)]
     return [m for m in measures if m not in dropped]

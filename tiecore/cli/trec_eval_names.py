@@ -23,7 +23,7 @@ import itertools
 import math
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from tiecore.cli.common import UsageError
@@ -67,7 +67,7 @@ _HAS: tuple[TrecMeasure, ...] = (
     TrecMeasure("recall", "long", "R@{}", _CUTS),
     TrecMeasure("infAP", "single", "infAP"),
     TrecMeasure("gm_bpref", "single", None),
-    TrecMeasure("Rprec_mult", "float", None),
+    TrecMeasure("Rprec_mult", "float", "Rprec(mult={})", tuple(i / 10 for i in range(2, 21, 2))),
     TrecMeasure("utility", "single", None),
     TrecMeasure("11pt_avg", "single", None),
     TrecMeasure("binG", "single", None),
@@ -144,6 +144,8 @@ class TrecPlan:
 
     ``names``: tiecore measure names to evaluate, in the order to print (trec_eval's
     table order for trec_eval's names); ``printed``: tiecore name -> the name to print;
+    ``lines``: trec_eval's lines, ``(printed, tiecore name)``, where one measure may
+    print twice (``Rprec`` and ``Rprec_mult_1.00``);
     ``counts``: tiecore names printed as trec_eval's counts (integers, summed in
     ``all``); ``summary_only``: printed for ``all`` only (gm_map); ``runid``/``num_q``:
     whether those lines were asked for; ``trec``: every value was trec_eval's, so the
@@ -154,6 +156,7 @@ class TrecPlan:
 
     names: list[str] = field(default_factory=list)
     printed: dict[str, str] = field(default_factory=dict)
+    lines: list[tuple[str, str]] = field(default_factory=list)
     counts: set[str] = field(default_factory=set)
     summary_only: set[str] = field(default_factory=set)
     runid: bool = False
@@ -217,11 +220,12 @@ def _lines(measure: TrecMeasure, values: Sequence) -> list[tuple[str, str]]:
     return [(measure.name, measure.ours)]
 
 
-def trec_plan(values: Sequence[str], measure_name=str) -> TrecPlan:
+def trec_plan(values: Sequence[str], measure_name: Callable[[str], str] | None = None) -> TrecPlan:
     """Read the ``-m`` values as trec_eval reads its own, tiecore's names beside them.
 
     ``measure_name`` turns a tiecore (or ir_measures) name into tiecore's canonical
-    name (:func:`tiecore.measures.measure_name`); trec_eval's names map through
+    name (default :func:`tiecore.measures.measure_name`; ``tiecore eval`` passes its
+    relevance level); trec_eval's names map through
     :data:`TABLE`.  A usage error names a value that trec_eval's syntax refuses or a
     trec_eval measure tiecore does not have.
 
@@ -233,6 +237,8 @@ def trec_plan(values: Sequence[str], measure_name=str) -> TrecPlan:
     >>> trec_plan(["official"]).names[:3], trec_plan(["P@10", "num_ret"]).trec
     (['NumRet', 'NumRel', 'NumRelRet'], False)
     """
+    if measure_name is None:
+        from tiecore.measures import measure_name
     marked: dict[str, tuple[str, list] | None] = {}  # name -> (params, values) first given
     nickname_of: dict[str, str] = {}  # names only a nickname asked for -> that nickname
     items: list[tuple[str, str | None]] = []  # ("trec", None) once, ("ours", name)
@@ -293,6 +299,7 @@ def trec_plan(values: Sequence[str], measure_name=str) -> TrecPlan:
             continue
         for printed, ours in trec_lines:
             ours = measure_name(ours)
+            plan.lines.append((printed, ours))
             if ours not in plan.printed:
                 plan.names.append(ours)
                 plan.printed[ours] = printed
@@ -434,18 +441,18 @@ def trec_eval_text(
         if per_query:
             for qid in qids.get(run, {}):
                 lines.extend(
-                    _line(plan.printed[m], qid, block[qid, m], m in plan.counts)
-                    for m in plan.names
+                    _line(printed, qid, block[qid, m], m in plan.counts)
+                    for printed, m in plan.lines
                     if m not in plan.summary_only and (qid, m) in block
                 )
         if plan.runid:
             lines.append(f"{'runid':<22}\tall\t{run}")
         if plan.num_q:
             lines.append(f"{'num_q':<22}\tall\t{num_q[run]}")
-        for m in plan.names:
+        for printed, m in plan.lines:
             mean = block[None, m]
             shown = mean * num_q[run] if m in plan.counts else mean
-            lines.append(_line(plan.printed[m], "all", shown, m in plan.counts))
+            lines.append(_line(printed, "all", shown, m in plan.counts))
     return "".join(line + "\n" for line in lines)
 
 
