@@ -77,9 +77,11 @@ of documents whose scores tie.
 
 _EPILOG = """\
 measures: ir_measures names such as P@10, R@100, F1@10, AP, AP@100, RR, nDCG,
-nDCG@10, nDCG(gain=exp)@10, Rprec, Success@5, Bpref; trec_eval names (P_10,
-map, ndcg_cut_10, recip_rank ...) work too; -m all_trec prints trec_eval's
--m all_trec listing (its names and layout) for the measures tiecore has. Default:
+nDCG@10, nDCG(gain=exp)@10, Rprec, Success@5, Bpref. trec_eval's -m flags mean
+what they mean to trec_eval 9.0.x: P (P_5 ... P_1000), P.5,10, ndcg_cut.10,20,
+map_cut, success, iprec_at_recall..25,.5, official, set, all_trec ...; given only
+those, tiecore prints trec_eval's lines (its order, counts, runid and num_q when
+asked for) for the measures tiecore has. Default:
 {defaults}
 
 output: "trec" prints one block per run -- a "runid all NAME" line, a "num_q

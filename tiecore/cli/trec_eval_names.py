@@ -242,14 +242,14 @@ def trec_plan(values: Sequence[str], measure_name: Callable[[str], str] | None =
     marked: dict[str, tuple[str, list] | None] = {}  # name -> (params, values) first given
     nickname_of: dict[str, str] = {}  # names only a nickname asked for -> that nickname
     items: list[tuple[str, str | None]] = []  # ("trec", None) once, ("ours", name)
-    ours_only = False
+    has_ours = False  # a tiecore name too: tiecore's layout
     missing: list[str] = []
     for value in values:
         parts = [value.strip()] if _whole(value.strip()) else _split(value)
         for part in parts:
             item = _trec_item(part)
             if item is None:
-                ours_only = True
+                has_ours = True
                 items.append(("ours", measure_name(part)))
                 continue
             name, params = item
@@ -285,7 +285,7 @@ def trec_plan(values: Sequence[str], measure_name: Callable[[str], str] | None =
                 marked[name] = None if numbers is None else (params, numbers)
     if missing:
         raise _missing(missing)
-    plan = TrecPlan(trec=not ours_only and bool(marked))
+    plan = TrecPlan(trec=not has_ours and bool(marked))
     trec_lines = _trec_lines(marked, nickname_of, plan)
     canonical = {ours: measure_name(ours) for _, ours in trec_lines}
     plan.counts = {canonical[m] for m in plan.counts}
