@@ -193,3 +193,27 @@ def test_table_and_nicknames_agree_with_all_trec():
     assert plan.runid and plan.num_q and plan.trec
     assert set(NICKNAMES["official"]) <= set(TABLE)
     assert trec_plan(["P"]).names == [f"P@{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)]
+
+
+def test_a_count_s_summary_is_the_sum_in_every_mode(capsys):
+    """num_rel_ret cut at 67 docs, inside query 301's tie of a relevant and a judged
+    non-relevant doc (ranks 67-68): a fraction tie-aware, whose all row is the sum of the
+    queries' rows, with the variance, min and max of that sum (queries independent)."""
+    argv = [*flags("num_rel_ret"), "-M", "67", "-q", "--spread", "--format", "csv"]
+    code = main(["eval", *TEST, *argv])
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert code == 0 and {r["measure"] for r in rows} == {"num_rel_ret"}
+    queries = [r for r in rows if r["qid"]]
+    (summary,) = [r for r in rows if not r["qid"]]
+    assert float(summary["var"]) > 0
+    for column in ("value", "var", "min", "max"):
+        total = sum(float(r[column]) for r in queries)
+        assert float(summary[column]) == pytest.approx(total, rel=1e-12, abs=1e-12), column
+    assert main(["eval", *TEST, *flags("num_rel_ret"), "-M", "67"]) == 0
+    total = sum(float(r["value"]) for r in queries)
+    assert total != round(total)
+    assert capsys.readouterr().out == f"num_rel_ret           \tall\t{total:.4f}\n"
+    _, out, _ = eval_out(capsys, *flags("num_rel_ret"), "-M", "67", *TEST)  # one order
+    assert out == f"num_rel_ret           \tall\t{round(float(summary['min']))}\n" or out == (
+        f"num_rel_ret           \tall\t{round(float(summary['max']))}\n"
+    )
