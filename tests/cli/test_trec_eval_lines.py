@@ -171,6 +171,7 @@ def test_tie_aware_keeps_trec_eval_s_layout(capsys):
         ("P.", "no parameters"),
         ("P.abc", "'abc' is no number"),
         ("map.5", "map takes no parameters"),
+        ("set_F.0.5", "beta 1 only"),
         ("official.5", "nickname"),
         ("iprec_at_recall.1.5", "from 0 to 1"),
         ("ndcg.1=3", "ndcg.1=3"),

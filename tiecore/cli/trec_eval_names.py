@@ -358,6 +358,8 @@ def _check_params(text: str, measure: TrecMeasure, params: str | None) -> list |
         return [re.fullmatch(_RBP, params)["p"]]
     if measure.name == "ndcg":  # trec_eval's gain values per level
         raise _Missing(text)
+    if measure.name == "set_F":  # trec_eval's beta
+        raise _refuse(text, "tiecore's set_F has beta 1 only", "set_F alone")
     raise _refuse(text, f"{measure.name} takes no parameters", f"{measure.name} alone")
 
 
