@@ -405,9 +405,11 @@ def set_counts(labels: Sequence[Label], levels: Sequence[int], rel_level: int) -
     return len(labels), num_relevant(levels, rel_level), relevant
 
 
-def set_measure(family: str, labels: Sequence[Label], levels: Sequence[int], rel_level: int):
+def set_measure(
+    family: str, labels: Sequence[Label], levels: Sequence[int], rel_level: int, x: str = "1"
+):
     """trec_eval's set measures: ``set_P = num_rel_ret / num_ret``, ``set_recall =
-    num_rel_ret / num_rel``, ``set_F = 2 P R / (P + R)`` (beta 1; 0 when nothing relevant
+    num_rel_ret / num_rel``, ``set_F = (x + 1) P R / (x P + R)`` (0 when nothing relevant
     is retrieved), and the three counts themselves."""
     ret, rel, rel_ret = set_counts(labels, levels, rel_level)
     precision = Fraction(rel_ret, ret) if ret else Fraction(0)
@@ -418,7 +420,9 @@ def set_measure(family: str, labels: Sequence[Label], levels: Sequence[int], rel
         "NumRelRet": rel_ret,
         "SetP": precision,
         "SetR": recall,
-        "SetF": 2 * precision * recall / (precision + recall) if rel_ret else Fraction(0),
+        "SetF": (Fraction(x) + 1) * precision * recall / (Fraction(x) * precision + recall)
+        if rel_ret
+        else Fraction(0),
     }
     return float(values[family])
 
@@ -455,6 +459,7 @@ def all_specs(cutoffs: Iterable[int] = range(1, 11)) -> list[Spec]:
     specs += [Spec("RBP", None, "scaled", (("p", "0.5"),))]
     specs += [Spec("infAP")]
     specs += [Spec(family) for family in SET_FAMILIES]
+    specs += [Spec("SetF", params=(("x", x),)) for x in ("0.5", "3.0")]
     for k in cutoffs:
         specs += [Spec(family, k) for family in ("P", "R", "F1", "AP", "RR", "nDCG", "Success")]
         specs.append(Spec("nDCG", k, "exp"))
@@ -530,7 +535,7 @@ def measure(
         case "infAP":
             return inferred_ap(labels, levels, rel_level)
         case family if family in SET_FAMILIES:
-            return set_measure(family, labels, levels, rel_level)
+            return set_measure(family, labels, levels, rel_level, spec.param("x", "1"))
     raise ValueError(f"unknown family {spec.family!r}")
 
 
