@@ -56,6 +56,7 @@ CASES = {
         *TEST,
     ],
     "official.cM": ["-c", "-M", "100", *flags("official"), *TRUNC],
+    "set_F_Rprec_mult.qM": ["-q", "-M", "100", *flags("set_F.0.5", "set_P", "Rprec_mult"), *TEST],
     "official.ql2": ["-q", "-l", "2", *flags("official"), *LEVELS],
 }
 
@@ -171,7 +172,7 @@ def test_tie_aware_keeps_trec_eval_s_layout(capsys):
         ("P.", "no parameters"),
         ("P.abc", "'abc' is no number"),
         ("map.5", "map takes no parameters"),
-        ("set_F.0.5", "beta 1 only"),
+        ("set_F.abc", "'abc' is no number"),
         ("official.5", "nickname"),
         ("iprec_at_recall.1.5", "from 0 to 1"),
         ("ndcg.1=3", "ndcg.1=3"),

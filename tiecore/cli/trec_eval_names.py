@@ -40,8 +40,9 @@ class TrecMeasure:
     (lines of the ``all`` block), ``count`` (an integer per query, summed in ``all``),
     ``single`` (one value, no parameters), ``summary`` (one value for ``all`` only:
     gm_map), ``long`` (integer cutoffs, printed ``NAME_5``), ``float`` (real cutoffs,
-    printed ``NAME_0.25``).  ``ours`` is tiecore's name (a template with ``{}`` for a
-    cutoff); None where tiecore does not have the measure.
+    printed ``NAME_0.25``), ``weighted`` (one number, printed as typed: ``set_F_0.5``),
+    ``pairs`` (``rbp.p=0.5``, printed ``rbp_p=0.5``).  ``ours`` is tiecore's name (a
+    template with ``{}`` for a cutoff); None where tiecore does not have the measure.
     """
 
     name: str
@@ -83,7 +84,7 @@ _HAS: tuple[TrecMeasure, ...] = (
     TrecMeasure("set_relative_P", "single", None),
     TrecMeasure("set_recall", "single", "SetR"),
     TrecMeasure("set_map", "single", None),
-    TrecMeasure("set_F", "single", "SetF"),
+    TrecMeasure("set_F", "weighted", "SetF(x={})"),
     TrecMeasure("num_nonrel_judged_ret", "count", None),
 )
 #: trec_eval 9.0.x's measures, in the order it computes and prints them (measures.c);
@@ -217,6 +218,10 @@ def _lines(measure: TrecMeasure, values: Sequence) -> list[tuple[str, str]]:
         return [(f"{measure.name}_{v:.2f}", measure.ours.format(repr(float(v)))) for v in values]
     if measure.kind == "pairs":
         return [(f"{measure.name}_p={values[0]}", measure.ours.format(values[0]))]
+    if measure.kind == "weighted":  # set_F, or set_F_0.5 as given
+        if not values:
+            return [(measure.name, measure.ours.format("1.0"))]
+        return [(f"{measure.name}_{values[0]}", measure.ours.format(repr(values[1])))]
     return [(measure.name, measure.ours)]
 
 
@@ -356,10 +361,13 @@ def _check_params(text: str, measure: TrecMeasure, params: str | None) -> list |
         return _numbers(text, measure.name, params, measure.kind)
     if measure.kind == "pairs":
         return [re.fullmatch(_RBP, params)["p"]]
+    if measure.kind == "weighted":  # set_F.0.5: the first number, the text printed whole
+        found = re.match(_FLOAT, params.split(",")[0])
+        if found is None:
+            raise _refuse(text, f"{params!r} is no number", f"{measure.name}.0.5")
+        return [params, float(found[0])]
     if measure.name == "ndcg":  # trec_eval's gain values per level
         raise _Missing(text)
-    if measure.name == "set_F":  # trec_eval's beta
-        raise _refuse(text, "tiecore's set_F has beta 1 only", "set_F alone")
     raise _refuse(text, f"{measure.name} takes no parameters", f"{measure.name} alone")
 
 
