@@ -40,9 +40,10 @@ class TrecMeasure:
     (lines of the ``all`` block), ``count`` (an integer per query, summed in ``all``),
     ``single`` (one value, no parameters), ``summary`` (one value for ``all`` only:
     gm_map), ``long`` (integer cutoffs, printed ``NAME_5``), ``float`` (real cutoffs,
-    printed ``NAME_0.25``), ``weighted`` (one number, printed as typed: ``set_F_0.5``),
-    ``pairs`` (``rbp.p=0.5``, printed ``rbp_p=0.5``).  ``ours`` is tiecore's name (a
-    template with ``{}`` for a cutoff); None where tiecore does not have the measure.
+    printed ``NAME_0.25``), ``weighted`` (numbers, printed as typed: ``set_F_0.5``,
+    ``utility_2,-1,0,0``), ``pairs`` (``rbp.p=0.5``, printed ``rbp_p=0.5``).  ``ours``
+    is tiecore's name (a template with ``{}`` for each number); None where tiecore does
+    not have the measure.
     """
 
     name: str
@@ -69,7 +70,7 @@ _HAS: tuple[TrecMeasure, ...] = (
     TrecMeasure("infAP", "single", "infAP"),
     TrecMeasure("gm_bpref", "single", None),
     TrecMeasure("Rprec_mult", "float", "Rprec(mult={})", tuple(i / 10 for i in range(2, 21, 2))),
-    TrecMeasure("utility", "single", None),
+    TrecMeasure("utility", "weighted", "Utility(a={},b={},c={},d={})"),
     TrecMeasure("11pt_avg", "single", None),
     TrecMeasure("binG", "single", None),
     TrecMeasure("G", "single", None),
@@ -220,8 +221,8 @@ def _lines(measure: TrecMeasure, values: Sequence) -> list[tuple[str, str]]:
         return [(f"{measure.name}_p={values[0]}", measure.ours.format(values[0]))]
     if measure.kind == "weighted":  # set_F, or set_F_0.5 as given
         if not values:
-            return [(measure.name, measure.ours.format("1.0"))]
-        return [(f"{measure.name}_{values[0]}", measure.ours.format(repr(values[1])))]
+            return [(measure.name, measure.name)]  # the family's defaults
+        return [(f"{measure.name}_{values[0]}", measure.ours.format(*map(repr, values[1:])))]
     return [(measure.name, measure.ours)]
 
 
@@ -361,11 +362,15 @@ def _check_params(text: str, measure: TrecMeasure, params: str | None) -> list |
         return _numbers(text, measure.name, params, measure.kind)
     if measure.kind == "pairs":
         return [re.fullmatch(_RBP, params)["p"]]
-    if measure.kind == "weighted":  # set_F.0.5: the first number, the text printed whole
-        found = re.match(_FLOAT, params.split(",")[0])
-        if found is None:
-            raise _refuse(text, f"{params!r} is no number", f"{measure.name}.0.5")
-        return [params, float(found[0])]
+    if measure.kind == "weighted":  # set_F.0.5, utility.2,-1,0,0: numbers, printed as typed
+        items = params.split(",")
+        wanted = measure.ours.count("{}")
+        if measure.name == "utility" and len(items) != wanted:
+            raise _refuse(text, f"{len(items)} weights", "four: utility.a,b,c,d")
+        found = [re.match(_FLOAT, item) for item in items[:wanted]]
+        if not all(found):
+            raise _refuse(text, f"{params!r} is no list of numbers", f"{measure.name}.0.5")
+        return [params, *(float(each[0]) for each in found)]
     if measure.name == "ndcg":  # trec_eval's gain values per level
         raise _Missing(text)
     raise _refuse(text, f"{measure.name} takes no parameters", f"{measure.name} alone")
