@@ -268,6 +268,14 @@ _FAMILIES: dict[str, tuple[str | None, str | None, str | None, str | None]] = {
         "relevant documents retrieved",
         "the number of relevant documents retrieved for the query (trec_eval's num_rel_ret)",
     ),
+    "Utility": (
+        None,
+        None,
+        "utility",
+        "{a} per relevant document retrieved, {b} per non-relevant document retrieved, {c} "
+        "per relevant document not retrieved and {d} per non-relevant document not retrieved, "
+        "summed (trec_eval's utility; the collection counted as no other documents)",
+    ),
 }
 _GAINS = {
     "linear": "its relevance level",
@@ -313,8 +321,15 @@ def define(measure_name: str) -> str:
         "gain": _GAINS.get(measure.gain, measure.gain),
         "p": _param(measure, "p"),
         "recall": _param(measure, "recall"),
+        **{w: _param(measure, w) for w in "abcd"},
     }
     body = text.format(**fields)
+    if (_param(measure, "mult") or "1.0") != "1.0":  # trec_eval's Rprec_mult
+        mult = _param(measure, "mult")
+        body += f"; here at rank int({mult} × R + 0.9) instead of R (trec_eval's Rprec_mult)"
+    if (_param(measure, "x") or "1.0") != "1.0":  # trec_eval's set_F.x
+        x = _param(measure, "x")
+        body += f"; here weighted: ({x} + 1) × P × R / ({x} × P + R), P and R the set measures"
     if measure.family == "nDCG":
         body += _IDEAL.get(_param(measure, "ideal") or "global", "")
     if _param(measure, "denom") == "min":  # AP, GMAP: min(k, R) instead of R

@@ -196,12 +196,16 @@ def exact_dcg(labels: Sequence[Label], kind: str) -> Fraction:
     )
 
 
-def r_precision(labels: Sequence[Label], levels: Sequence[int], rel_level: int) -> float:
-    """Rprec = relevant in top num_rel / num_rel."""
+def r_precision(
+    labels: Sequence[Label], levels: Sequence[int], rel_level: int, mult: float = 1.0
+) -> float:
+    """Rprec = relevant in top num_rel / num_rel; with ``mult`` (trec_eval's Rprec_mult)
+    the rank is int(mult * num_rel + 0.9)."""
     num_rel = num_relevant(levels, rel_level)
-    if num_rel == 0:
+    rank = int(mult * num_rel + 0.9)
+    if rank == 0:
         return 0.0
-    return relevant_in_top(labels, num_rel, rel_level) / num_rel
+    return relevant_in_top(labels, rank, rel_level) / rank
 
 
 def success(labels: Sequence[Label], levels: Sequence[int], k: int, rel_level: int) -> float:
@@ -401,9 +405,11 @@ def set_counts(labels: Sequence[Label], levels: Sequence[int], rel_level: int) -
     return len(labels), num_relevant(levels, rel_level), relevant
 
 
-def set_measure(family: str, labels: Sequence[Label], levels: Sequence[int], rel_level: int):
+def set_measure(
+    family: str, labels: Sequence[Label], levels: Sequence[int], rel_level: int, x: str = "1"
+):
     """trec_eval's set measures: ``set_P = num_rel_ret / num_ret``, ``set_recall =
-    num_rel_ret / num_rel``, ``set_F = 2 P R / (P + R)`` (beta 1; 0 when nothing relevant
+    num_rel_ret / num_rel``, ``set_F = (x + 1) P R / (x P + R)`` (0 when nothing relevant
     is retrieved), and the three counts themselves."""
     ret, rel, rel_ret = set_counts(labels, levels, rel_level)
     precision = Fraction(rel_ret, ret) if ret else Fraction(0)
@@ -414,9 +420,24 @@ def set_measure(family: str, labels: Sequence[Label], levels: Sequence[int], rel
         "NumRelRet": rel_ret,
         "SetP": precision,
         "SetR": recall,
-        "SetF": 2 * precision * recall / (precision + recall) if rel_ret else Fraction(0),
+        "SetF": (Fraction(x) + 1) * precision * recall / (Fraction(x) * precision + recall)
+        if rel_ret
+        else Fraction(0),
     }
     return float(values[family])
+
+
+def utility(
+    labels: Sequence[Label], levels: Sequence[int], rel_level: int, weights: Sequence[float]
+) -> float:
+    """trec_eval's utility: a per relevant doc retrieved, b per non-relevant retrieved, c
+    per relevant not retrieved, d per non-relevant not retrieved, in a collection of
+    no other docs (trec_eval without -N)."""
+    a, b, c, d = (Fraction(w) for w in weights)
+    ret, rel, rel_ret = set_counts(labels, levels, rel_level)
+    return float(
+        a * rel_ret + b * (ret - rel_ret) + c * (rel - rel_ret) + d * (rel_ret - ret - rel)
+    )
 
 
 #: trec_eval's set measures and counts (:func:`set_measure`).
@@ -445,11 +466,15 @@ def all_specs(cutoffs: Iterable[int] = range(1, 11)) -> list[Spec]:
     the parameters: nDCG's max and local ideals, AP's min denominator, RBP's p and gains."""
     specs = [Spec("AP"), Spec("RR"), Spec("nDCG"), Spec("nDCG", None, "exp")]
     specs += [Spec("Rprec"), Spec("Bpref")]
+    specs += [Spec("Rprec", params=(("mult", m),)) for m in ("0.2", "0.6", "1.4", "2.0")]
     specs += [Spec("CG"), Spec("DCG", None, "exp"), Spec("Judged"), Spec("RBP")]
     specs += [Spec("RBP", None, "binary", (("p", "0.5"),)), Spec("RBP_residual")]
     specs += [Spec("RBP", None, "scaled", (("p", "0.5"),))]
     specs += [Spec("infAP")]
     specs += [Spec(family) for family in SET_FAMILIES]
+    specs += [Spec("SetF", params=(("x", x),)) for x in ("0.5", "3.0")]
+    specs += [Spec("Utility"), Spec("Utility", params=(("a", "2.0"), ("d", "0.5")))]
+    specs += [Spec("Utility", params=(("a", "-1.0"), ("b", "2.0"), ("c", "-3.0")))]
     for k in cutoffs:
         specs += [Spec(family, k) for family in ("P", "R", "F1", "AP", "RR", "nDCG", "Success")]
         specs.append(Spec("nDCG", k, "exp"))
@@ -506,7 +531,7 @@ def measure(
         case "nDCG":
             return ndcg(labels, levels, rel_level, k, spec.gain)
         case "Rprec":
-            return r_precision(labels, levels, rel_level)
+            return r_precision(labels, levels, rel_level, float(spec.param("mult", "1.0")))
         case "Success":
             return success(labels, levels, k, rel_level)
         case "Bpref":
@@ -524,8 +549,11 @@ def measure(
             return rbp_residual(labels, k, float(spec.param("p", "0.8")))
         case "infAP":
             return inferred_ap(labels, levels, rel_level)
+        case "Utility":
+            defaults = {"a": "1", "b": "-1", "c": "0", "d": "0"}
+            return utility(labels, levels, rel_level, [spec.param(w, defaults[w]) for w in "abcd"])
         case family if family in SET_FAMILIES:
-            return set_measure(family, labels, levels, rel_level)
+            return set_measure(family, labels, levels, rel_level, spec.param("x", "1"))
     raise ValueError(f"unknown family {spec.family!r}")
 
 

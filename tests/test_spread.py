@@ -202,8 +202,10 @@ def test_each_group_carries_its_own_variance(case, rel_level, depth, specs):
         cutoff = min(cutoff, depth if depth is not None else math.inf)
         for qid, rows in groups.groupby("qid"):
             q = case.queries[qid]
-            if spec.family == "Rprec":
-                cutoff = min(ref.num_relevant(q.levels, rel_level), depth or math.inf)
+            if spec.family == "Rprec":  # the rank int(mult * num_rel + 0.9); num_rel at 1
+                mult = float(spec.param("mult", "1.0"))
+                rank = int(mult * ref.num_relevant(q.levels, rel_level) + 0.9)
+                cutoff = min(rank, depth or math.inf)
             reference_groups = ref.tie_groups(q.scores)
             assert rows["group"].tolist() == list(range(1, len(reference_groups) + 1))
             start = 1

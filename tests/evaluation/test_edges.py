@@ -274,8 +274,8 @@ def test_an_empty_measure_list_is_refused(tmp_path, capsys, empty, command):
     [
         ("ERR(max_rel=0)@5", "ERR's max_rel must be one of"),  # was a KeyError in ir_measures
         ("ERR(max_rel=4.5)@5", "ERR's max_rel must be one of"),
-        ("IPrec@0.15", "IPrec's recall must be one of"),  # was IPrec(recall=0.1), silently
-        ("iprec_at_recall_0.05", "IPrec's recall must be one of"),  # was recall 0.1
+        ("IPrec@1.5", "IPrec's recall must be from 0 to 1"),  # any level in [0, 1] is one
+        ("iprec_at_recall_2.00", "IPrec's recall must be from 0 to 1"),
         ("RBP(p=0.8,p=0.5)", "parameter 'p' given twice"),  # was RBP(p=0.5)
     ],
 )

@@ -39,14 +39,19 @@ PROPERTY = settings(max_examples=80, deadline=None, suppress_health_check=[Healt
 
 
 def reference_iprec(
-    labels, num_rel: int, depth: int | None, rel_level: int = 1, shift: float = 0.9
+    labels,
+    num_rel: int,
+    depth: int | None,
+    rel_level: int = 1,
+    shift: float = 0.9,
+    levels=RECALL_LEVELS,
 ) -> list[float]:
     """trec_eval's m_iprec_at_recall.c, transcribed: ranks walked backwards, the running
     maximum of precision recorded when the relevant count hits a level's cutoff."""
     labels = list(labels)[:depth] if depth is not None else list(labels)
     rel = [ref.is_relevant(label, rel_level) for label in labels]
     num_ret, num_rel_ret = len(labels), sum(rel)
-    cutoffs = [int(c * num_rel + shift) for c in RECALL_LEVELS]
+    cutoffs = [int(c * num_rel + shift) for c in levels]
     values = [0.0] * len(cutoffs)
     current = len(cutoffs) - 1
     while current >= 0 and cutoffs[current] > num_rel_ret:
@@ -98,6 +103,43 @@ def test_aware_is_the_mean_over_all_orderings(case, opts, rounding):
         expected = [math.fsum(c * v[i] for v, c in curves) / total for i in range(11)]
         at = list(judgments.qids).index(qid)
         np.testing.assert_allclose(found[at], expected, rtol=0, atol=1e-12)
+
+
+#: Levels off trec_eval's 0.1 grid, as ``-m iprec_at_recall..25,.75`` asks for them.
+OFF_GRID = (0.25, 1 / 3, 0.75)
+
+
+@settings(PROPERTY, max_examples=40)
+@given(cases(), options)
+def test_levels_off_the_grid_are_exact_too(case, opts):
+    """Any recall level from 0 to 1 (trec_eval takes any): tie-aware is the mean over
+    all orderings, oblivious trec_eval's loop, and evaluate's IPrec(recall=r) both."""
+    ranking, judgments = build(case, rel_level=opts["rel_level"])
+    aware = iprec_aware(ranking, judgments, OFF_GRID, depth=opts["depth"])
+    oblivious = iprec_oblivious(ranking, judgments, OFF_GRID, depth=opts["depth"])
+    names = [f"IPrec(recall={level!r})" for level in OFF_GRID]
+    frame = tiecore.evaluate(
+        case.run_frame(), case.qrels_frame(), names, ties="aware", per_query=True,
+        rel_level=opts["rel_level"], depth=opts["depth"], complete=True,
+    )  # fmt: skip
+    for qid in case.both_qids:
+        q = case.queries[qid]
+        num_rel = ref.num_relevant(q.levels, opts["rel_level"])
+        sequences = ref.label_sequences(q.scores, q.labels)
+        total = sum(sequences.values())
+        curves = [
+            (reference_iprec(s, num_rel, opts["depth"], opts["rel_level"], levels=OFF_GRID), c)
+            for s, c in sequences.items()
+        ]
+        expected = [math.fsum(c * v[i] for v, c in curves) / total for i in range(len(OFF_GRID))]
+        at = list(judgments.qids).index(qid)
+        np.testing.assert_allclose(aware[at], expected, rtol=0, atol=1e-12)
+        rows = frame[frame["qid"] == qid].set_index("measure")["value"]
+        np.testing.assert_allclose(rows[names].to_numpy(), expected, rtol=0, atol=1e-12)
+        order = [q.labels[i] for i in ref.order_indices(q.scores, q.docnos, q.labels, "file_order")]
+        assert oblivious[at].tolist() == reference_iprec(
+            order, num_rel, opts["depth"], opts["rel_level"], levels=OFF_GRID
+        )
 
 
 @settings(PROPERTY, max_examples=60)

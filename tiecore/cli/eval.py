@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, TextIO
 
 import numpy as np
 
-from tiecore.cli.all_trec import all_trec_inputs, trec_names, without_inexact
+from tiecore.cli.all_trec import all_trec_inputs, without_inexact
 from tiecore.cli.common import (
     UsageError,
     add_complete,
@@ -37,13 +37,18 @@ from tiecore.cli.common import (
     seed_value,
     show_progress,
 )
+from tiecore.cli.trec_eval_names import (
+    summed_counts,
+    tiecore_layout_text,
+    trec_eval_text,
+    trec_plan,
+)
 from tiecore.errors import InputError
 from tiecore.measures import (
     DEFAULT_MEASURES,
     Measure,
     measure_name,
     parse_measures,
-    split_measures,
 )
 from tiecore.options import EVAL_FORMATS, MODES, TIEBREAKS
 from tiecore.report.formats import csv_text, json_text, plain_columns, trec_text
@@ -72,9 +77,11 @@ of documents whose scores tie.
 
 _EPILOG = """\
 measures: ir_measures names such as P@10, R@100, F1@10, AP, AP@100, RR, nDCG,
-nDCG@10, nDCG(gain=exp)@10, Rprec, Success@5, Bpref; trec_eval names (P_10,
-map, ndcg_cut_10, recip_rank ...) work too; -m all_trec prints trec_eval's
--m all_trec listing (its names and layout) for the measures tiecore has. Default:
+nDCG@10, nDCG(gain=exp)@10, Rprec, Success@5, Bpref. trec_eval's -m flags mean
+what they mean to trec_eval 9.0.x: P (P_5 ... P_1000), P.5,10, ndcg_cut.10,20,
+map_cut, success, iprec_at_recall..25,.5, official, set, all_trec ...; given only
+those, tiecore prints trec_eval's lines (its order, counts, runid and num_q when
+asked for) for the measures tiecore has. Default:
 {defaults}
 
 output: "trec" prints one block per run -- a "runid all NAME" line, a "num_q
@@ -253,17 +260,45 @@ def _only(options: dict, *names: str) -> dict:
 
 
 def _text(args: argparse.Namespace, columns: dict[str, list], num_q: dict[str, int]) -> str:
-    """The output text of ``eval``: measures under the names typed (:func:`trec_names`);
-    csv and json name the mode in columns ``ties`` and ``tiebreak`` (the oblivious
-    ordering; empty for aware and sampled, which average over orderings); trec format
-    stays trec_eval's."""
-    printed = getattr(args, "printed", None) or {}
-    if printed:
-        columns = {**columns, "measure": [printed.get(m, m) for m in columns["measure"]]}
+    """The output text of ``eval``.
+
+    A command line of trec_eval's names only prints trec_eval's lines in trec format
+    (:func:`trec_eval_text`: its order, counts and ``runid`` / ``num_q`` where asked
+    for).  Otherwise the measures come under the names typed (trec_eval's names
+    included; those a nickname brought keep tiecore's in csv and json), a measure
+    typed as trec_eval's count (``num_ret``) holds trec_eval's sum in the summary row,
+    and trec format leaves out gm_map's per-query rows as trec_eval does.  csv and json
+    name the mode in columns ``ties`` and ``tiebreak`` (the oblivious ordering; empty
+    for aware and sampled, which average over orderings).
+    """
+    plan = args.plan
+    if args.format == "trec" and (plan.trec or plan.counts):
+        _check_rows(args, columns)  # a query named "all", before trec_eval's writers
+    if args.format == "trec" and plan.trec:
+        return trec_eval_text(columns, num_q, plan, per_query=args.per_query)
+    wanted = set(plan.names)
+    shown = {
+        ours: printed
+        for ours, printed in plan.printed.items()
+        if args.format == "trec" or ours not in plan.nicknamed
+    }
+    counts = {m for m in plan.counts if shown.get(m, m) != m}
+    columns = summed_counts(columns, num_q, counts)
+    skip = plan.summary_only if args.format == "trec" else set()
+    keep = [
+        i
+        for i, (qid, m) in enumerate(zip(columns["qid"], columns["measure"], strict=True))
+        if m in wanted and not (qid is not None and m in skip)
+    ]
+    if len(keep) != len(columns["measure"]):
+        columns = {name: [column[i] for i in keep] for name, column in columns.items()}
+    columns = {**columns, "measure": [shown.get(m, m) for m in columns["measure"]]}
     if args.format != "trec":
         rows = len(columns["run"])
         tiebreak = (args.tiebreak or "trec_eval") if args.ties == "oblivious" else None
         columns = {**columns, "ties": [args.ties] * rows, "tiebreak": [tiebreak] * rows}
+    elif counts:  # trec_eval's counts as integers
+        return tiecore_layout_text(columns, num_q, {shown[m] for m in counts})
     return _TEXTS[args.format](columns, num_q)
 
 
@@ -282,32 +317,32 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
     settings (past the small path) are imported where they are needed: a small
     file's start-up imports none of them.
     """
-    names = split_measures(args.measures or [])  # -m '' names none: refused, not the defaults
-    names = names if args.measures else list(DEFAULT_MEASURES)
-    typed = names
-    names = [n if n == "all_trec" else measure_name(n, rel_level=args.rel_level) for n in names]
-    args.printed = trec_names(typed, names)  # trec_eval's names out when they came in
-    all_trec = None
-    if "all_trec" in names:  # -m all_trec: trec_eval's listing
-        from tiecore.interop import expand_all_trec
-
-        names, all_trec = expand_all_trec(names)
-    measures = parse_measures(names)
-    if all_trec is not None and (args.ties == "aware" or args.spread):
-        measures = without_inexact(measures, all_trec, stderr)
+    if args.measures:  # trec_eval's -m values as trec_eval reads them, tiecore's beside them
+        plan = trec_plan(args.measures, partial(measure_name, rel_level=args.rel_level))
+    else:
+        plan = trec_plan(list(DEFAULT_MEASURES), partial(measure_name, rel_level=args.rel_level))
+    if not plan.names and not (plan.runid or plan.num_q):  # -m '' names none: refused
+        parse_measures([])
+    for note in plan.notes:
+        print(note, file=stderr)
+    args.plan = plan
+    measures = parse_measures(plan.names or ["AP"])  # runid / num_q alone need some rows
+    if args.ties == "aware" or args.spread:
+        measures = without_inexact(measures, plan, stderr)
     _warn_unused(args)
     if args.dask is not None and _local_declines(args.dask, args.files[1:]):
         args.dask = None  # evaluated locally, on the fastest path for the files
-    small = _small_eval(args, measures, stderr) if all_trec is None else None
+    # a nickname (-m all_trec, official) takes the normal path, a run at a time
+    small = None if plan.nicknamed else _small_eval(args, measures, stderr)
     if small is not None:
         return small
     from tiecore.io import allocators
 
     allocators.tune()  # many large arrays from here on (tiecore.io.allocators)
-    arrow = _arrow_eval(args, measures, stderr) if all_trec is None else None
+    arrow = None if plan.nicknamed else _arrow_eval(args, measures, stderr)
     if arrow is not None:
         return arrow
-    runs, qrels, sources = eval_inputs(args) if all_trec is None else all_trec_inputs(args)
+    runs, qrels, sources = all_trec_inputs(args) if plan.nicknamed else eval_inputs(args)
     if args.ties == "sampled":  # refuse a count that cannot fit before the long work
         _check_sample_count(args.samples or DEFAULT_SAMPLES, runs, qrels, measures)
     show = show_progress(args, stderr)
@@ -332,15 +367,10 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
             spread=args.spread,
             client=client,
         )
-    full = result
     if not args.per_query:
         result = result[result["qid"].isna()].reset_index(drop=True)
     columns = plain_columns(result)
     _check_rows(args, columns)
-    if all_trec is not None and args.format == "trec":  # trec_eval's names (counts included)
-        from tiecore.interop import format_all_trec
-
-        return format_all_trec(full, all_trec, per_query=args.per_query)
     return _text(args, columns, num_q)
 
 

@@ -27,8 +27,8 @@ class FamilyLike(Protocol):
 
     cut: Callable | None
     denominator: Callable | None
-    scale: float
-    offset: float
+    scale: float | Callable
+    offset: float | Callable
     values: Callable | None
 
     def hooked(self, measure: HeadSum) -> bool: ...
@@ -60,7 +60,7 @@ class Plan:
     cut: np.ndarray  # per query: ranks 1..cut count
     scale: float
     denominator: np.ndarray  # per query
-    offset: float = 0.0
+    offset: float | np.ndarray = 0.0  # one per query where the family's varies
 
 
 def plan(
@@ -82,15 +82,18 @@ def plan(
     cut = np.full(nq, min(k, depth if depth is not None else unbounded), dtype=np.int64)
     if family.cut is not None:
         cut = family.cut(measure, judgments, cut)
+    offset = family.offset
+    if callable(offset):  # per query (trec_eval's utility)
+        offset = np.asarray(offset(measure, judgments, ranking, cut), np.float64)
     return Plan(
         measure=measure,
         family=family,
         component=family.component_of(measure),
         divisor=family.divisor_of(measure),
         cut=cut,
-        scale=family.scale,
+        scale=family.scale(measure) if callable(family.scale) else family.scale,
         denominator=np.asarray(family.denominator(measure, judgments, ranking, cut), np.float64),
-        offset=family.offset,
+        offset=offset,
     )
 
 
@@ -172,7 +175,7 @@ def finish(plan_: Plan, sums: np.ndarray) -> np.ndarray:
     out = np.zeros_like(sums)
     live = plan_.denominator > 0
     np.divide(plan_.scale * sums, plan_.denominator, out=out, where=live)
-    if plan_.offset:
+    if np.any(plan_.offset):  # a number, or one per query
         out += np.where(live, plan_.offset, 0.0)
     return out
 

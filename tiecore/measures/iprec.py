@@ -775,9 +775,6 @@ def family_sample(measure, ranking: Ranking, judgments: Judgments, *, samples, r
     )[:, :, 0]
 
 
-#: trec_eval's recall levels of iprec_at_recall, as IPrec's ``recall`` accepts them.
-RECALL_CHOICES = tuple(f"{level / 10:.1f}" for level in range(11))
-
 register(
     Family(
         "IPrec",
@@ -789,7 +786,12 @@ register(
         ("iprec_at_recall",),
         "none",
         params={
-            "recall": Param("0.0", RECALL_CHOICES, description="the recall level, 0.0 to 1.0"),
+            "recall": Param(
+                "0.0",
+                closed=True,
+                description="the recall level, 0 to 1 (trec_eval's defaults: 0.0, 0.1, ..., 1.0; "
+                "it takes any, as in iprec_at_recall..25,.75)",
+            ),
             "round": Param(
                 "up",
                 ("up", "nearest"),

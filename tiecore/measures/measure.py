@@ -145,9 +145,7 @@ class Measure:
         ``rbp.p=0.5`` (``RBP(p=0.5,gain=scaled)``, rbp_eval's graded gain)."""
         recall = _RECALL.match(text.strip())  # IPrec@0.1, iprec_at_recall_0.10
         if recall:  # trec_eval 9.0.x's name, and its rounding (round=up, tiecore.measures.iprec)
-            level = float(recall["level"])
-            # a level off trec_eval's 0.1 steps stays as given, to be refused (0.15 is no 0.1)
-            shown = f"{level:.1f}" if abs(level * 10 - round(level * 10)) < 1e-9 else recall[2]
+            shown = recall["level"]  # any level from 0 to 1 (trec_eval's iprec_at_recall..25)
             params = f",{recall['params']}" if recall["params"] else ""  # IPrec(round=...)@0.5
             text = f"IPrec(recall={shown}{params})"
         trec_rbp = _TREC_RBP.match(text.strip())
@@ -169,7 +167,7 @@ class Measure:
             family = lookup(loose["family"])
             what = "recall level" if family.name == "IPrec" else "cutoff"
             wanted = (
-                "one of 0.0, 0.1, ..., 1.0" if what == "recall level"
+                "a number from 0 to 1" if what == "recall level"
                 else f"an integer from 1 to {MAX_CUTOFF}"
             )  # fmt: skip
             raise _Refused(

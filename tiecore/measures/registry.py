@@ -25,7 +25,9 @@ A :class:`Family` declares everything tiecore needs to compute it in the three m
     Per query the ranks summed (``cut(measure, judgments, cut)`` from the
     cutoff-and-depth cut) and ``value = offset + scale * S / denominator``
     (``denominator(measure, judgments, ranking, cut)``; a query whose
-    denominator is 0 scores 0).
+    denominator is 0 scores 0).  ``scale`` is a number or a function of the measure
+    (its parameters); ``offset`` a number or, where it differs by query (trec_eval's
+    utility), ``offset(measure, judgments, ranking, cut)``.
 ``variance``, ``bounds``, ``distribution``
     Hooks called ``(context, d, plan)`` per tie group (``context`` a
     :class:`tiecore.engine.moments.Context`): the variance of the group's head sum
@@ -82,13 +84,15 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Param:
-    """A measure parameter: its default, its choices (None: a number in ``(low, high)``)
+    """A measure parameter: its default, its choices (None: a number in ``(low, high)``,
+    or in ``[low, high]`` when ``closed``)
     and what it means (``description``, shown in the glossary and the docs)."""
 
     default: str
     choices: tuple[str, ...] | None = None
     low: float = 0.0
     high: float = 1.0
+    closed: bool = False
     description: str = ""
 
     def canonical(self, value: str) -> str:
@@ -101,7 +105,9 @@ class Param:
             number = float(value)
         except ValueError:
             raise ValueError("must be a number") from None
-        if not self.low < number < self.high:
+        if self.closed and not self.low <= number <= self.high:
+            raise ValueError(f"must be from {self.low:g} to {self.high:g}")
+        if not self.closed and not self.low < number < self.high:
             raise ValueError(f"must be between {self.low:g} and {self.high:g} (exclusive)")
         return repr(number)
 
@@ -119,8 +125,8 @@ class Family:
     divisor: Divisor | Callable = ONE
     cut: Callable | None = None
     denominator: Callable | None = None
-    scale: float = 1.0
-    offset: float = 0.0
+    scale: float | Callable = 1.0
+    offset: float | Callable = 0.0
     variance: Callable | None = None
     bounds: Callable | None = None
     distribution: Callable | None = None

@@ -1,0 +1,224 @@
+"""``tiecore eval --ties oblivious`` with trec_eval's ``-m`` flags prints trec_eval's lines.
+
+The expected outputs are trec_eval 9.0.8's own, printed for these command lines on
+trec_eval's test files (``trec_eval_908/``, provenance in its README.md; one of
+trec_eval 10.0 in ``trec_eval_10/``): compared byte for byte.  Bare families expand to
+trec_eval's default parameters (``P`` is P_5 ... P_1000), several ``-m`` add up, lines
+come in trec_eval's table order, counts are integers summed in ``all``, ``runid`` and
+``num_q`` print only when asked for, and trec_eval's parameter lists (``P.5,7,3``,
+``ndcg_cut.10,20,23.4``, ``iprec_at_recall..10,.25``) read as trec_eval reads them.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import pytest
+from shared_data import TREC_EVAL
+
+from tiecore.cli import main
+from tiecore.cli.trec_eval_names import NICKNAMES, TABLE, trec_plan
+from tiecore.interop import ALL_TREC
+
+GOLDEN = Path(__file__).parent / "trec_eval_908"
+TEST = [str(TREC_EVAL / "qrels.test"), str(TREC_EVAL / "results.test")]
+TRUNC = [str(TREC_EVAL / "qrels.test"), str(TREC_EVAL / "results.trunc")]
+LEVELS = [str(TREC_EVAL / "qrels.rel_level"), str(TREC_EVAL / "results.test")]
+#: trec_eval measures tiecore does not have, as quicktest's meas_params asks for them.
+MISSING = ["11pt_avg..25,.5,.75", "ndcg.1=3,2=9,4=4.5"]
+MEAS_PARAMS = ["iprec_at_recall..10,.20,.25,.75,.50", "P.5,7,3", "recall.20,2000"]
+MEAS_PARAMS += ["Rprec_mult.5.0,0.2,0.35", "utility.2,-1,0,0", *MISSING]
+MEAS_PARAMS += ["ndcg_cut.10,20,23.4", "success.2,5,20"]
+
+
+def eval_out(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["eval", "--ties", "oblivious", *argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def flags(*names: str) -> list[str]:
+    return [a for name in names for a in ("-m", name)]
+
+
+CASES = {
+    "official.q": ["-q", *flags("official"), *TEST],
+    "P_recall.q": ["-q", *flags("P", "recall"), *TEST],
+    "cuts_map": [*flags("ndcg_cut", "map_cut", "map"), *TEST],
+    "success_iprec.q": ["-q", *flags("success", "iprec_at_recall"), *TEST],
+    "counts.q": ["-q", *flags("num_ret", "num_rel", "num_rel_ret", "num_q"), *TEST],
+    "gm_map.q": ["-q", *flags("gm_map"), *TEST],
+    "params.q": [
+        "-q",
+        *flags("P.5,7,3", "recall.20,2000", "ndcg_cut.10,20,23.4", "success.2,5,20"),
+        "-miprec_at_recall..10,.20,.50",
+        *TEST,
+    ],
+    "official.cM": ["-c", "-M", "100", *flags("official"), *TRUNC],
+    "set_F_Rprec_mult.qM": ["-q", "-M", "100", *flags("set_F.0.5", "set_P", "Rprec_mult"), *TEST],
+    "official.ql2": ["-q", "-l", "2", *flags("official"), *LEVELS],
+}
+
+
+@pytest.mark.parametrize("golden", list(CASES))
+def test_trec_eval_command_lines_print_trec_eval_s_bytes(capsys, golden):
+    code, out, err = eval_out(capsys, *CASES[golden])
+    assert code == 0, err
+    assert out == (GOLDEN / golden).read_text()
+    assert err == ""
+
+
+def test_one_flag_with_commas_is_several_flags(capsys):
+    """tiecore's comma list (trec_eval takes one name per -m) means the same flags."""
+    _, out, _ = eval_out(capsys, "-q", "-m", "num_ret,num_rel,num_rel_ret,num_q", *TEST)
+    assert out == (GOLDEN / "counts.q").read_text()
+    _, out, _ = eval_out(capsys, "-m", "map,map_cut", "-m", "ndcg_cut", *TEST)
+    assert out == (GOLDEN / "cuts_map").read_text()
+    _, out, _ = eval_out(capsys, "-m", "P.5,7,3,map", *TEST)  # a name ends the list
+    assert [line.split()[0] for line in out.splitlines()] == ["map", "P_3", "P_5", "P_7"]
+
+
+def test_flags_in_any_order_print_trec_eval_s_order(capsys):
+    _, out, _ = eval_out(capsys, *flags("map", "ndcg_cut", "map_cut"), *TEST)
+    assert out == (GOLDEN / "cuts_map").read_text()
+    # trec_eval's printed names typed back are the same measures
+    _, out, _ = eval_out(capsys, "-q", *flags("P_5", "ndcg_cut_10", "iprec_at_recall_0.20"), *TEST)
+    names = list(dict.fromkeys(line.split()[0] for line in out.splitlines()))
+    assert names == ["iprec_at_recall_0.20", "P_5", "ndcg_cut_10"]
+
+
+def test_set_prints_what_tiecore_has_and_says_what_it_leaves_out(capsys):
+    code, out, err = eval_out(capsys, "-q", "-m", "set", *TEST)
+    assert code == 0
+    left_out = ("set_relative_P", "set_map")
+    golden = (GOLDEN / "set.q").read_text().splitlines(keepends=True)
+    assert out == "".join(line for line in golden if line.split()[0] not in left_out)
+    assert err == (
+        "tiecore: set leaves out set_relative_P, set_map: trec_eval measures tiecore does not "
+        "have\n"
+    )
+
+
+def test_quicktest_meas_params(capsys):
+    """quicktest's out.test.meas_params: refused whole, in one line naming each measure
+    tiecore lacks; without those, byte-identical to trec_eval 9.0.8's lines of the rest
+    (iprec at 0.25 and 0.75, Rprec_mult at 0.2, 0.35 and 5, utility.2,-1,0,0 included)."""
+    code, out, err = eval_out(capsys, "-q", *flags(*MEAS_PARAMS), *TEST)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert all(f"-m {name}" in err for name in MISSING)
+    kept = [name for name in MEAS_PARAMS if name not in MISSING]
+    code, out, err = eval_out(capsys, "-q", *flags(*kept), *TEST)
+    assert code == 0, err
+    golden = (GOLDEN / "meas_params.q").read_text().splitlines(keepends=True)
+    absent = ("11pt_avg_", "ndcg_1=")
+    assert out == "".join(line for line in golden if not line.startswith(absent))
+
+
+def test_rbp_prints_as_trec_eval_10_names_it(capsys):
+    _, out, _ = eval_out(capsys, "-q", *flags("rbp.p=0.5", "map"), *TEST)
+    assert out == (GOLDEN.parent / "trec_eval_10" / "rbp_map.q").read_text()
+    _, out, _ = eval_out(capsys, *flags("rbp", "rbp.p=0.5@10"), *TEST)  # tiecore's RBP
+    assert [line.split("\t")[0].strip() for line in out.splitlines()] == [
+        "runid", "num_q", "RBP", "RBP(p=0.5,gain=scaled)@10",
+    ]  # fmt: skip
+
+
+def test_first_parameters_win_as_in_trec_eval(capsys):
+    code, out, err = eval_out(capsys, *flags("P.5", "P", "P.10"), *TEST)
+    assert code == 0
+    assert [line.split()[0] for line in out.splitlines()] == ["P_5"]
+    assert "trec_eval takes the first parameters given for P (P.5)" in err
+
+
+def test_mixed_with_tiecore_names_keeps_tiecore_s_layout(capsys):
+    """A tiecore name on the line: tiecore's layout (runid, num_q, the order asked for),
+    trec_eval's names with trec_eval's meaning (counts summed, as integers; gm_map for
+    all only; bare families expanded)."""
+    _, out, _ = eval_out(capsys, "-q", *flags("P@10", "num_ret", "gm_map", "success"), *TEST)
+    lines = [line.split("\t") for line in out.splitlines()]
+    assert [name.strip() for name, _, _ in lines[:2]] == ["runid", "num_q"]
+    assert ["num_ret               ", "301", "500"] in lines
+    assert ["num_ret               ", "all", "1500"] in lines
+    assert [qid for name, qid, _ in lines if name.strip() == "gm_map"] == ["all"]
+    assert [n.strip() for n, q, _ in lines if q == "all"][2:] == [
+        "P@10", "num_ret", "gm_map", "success_1", "success_5", "success_10",
+    ]  # fmt: skip
+    _, out, _ = eval_out(capsys, *flags("num_ret", "NumRet"), "--format", "csv", *TEST)
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert [(r["measure"], float(r["value"])) for r in rows] == [("num_ret", 1500.0)]
+    _, out, _ = eval_out(capsys, *flags("NumRet", "P@10"), *TEST)  # tiecore's: the mean
+    assert "NumRet                \tall\t500.0000\n" in out
+
+
+def test_tie_aware_keeps_trec_eval_s_layout(capsys):
+    code = main(["eval", "-m", "official", *TEST])  # aware: gm_map has no exact value
+    captured = capsys.readouterr()
+    assert code == 0
+    golden = (GOLDEN / "official.q").read_text().splitlines()
+    names = [line.split("\t")[0] for line in golden if "\tall\t" in line and "gm_map" not in line]
+    assert [line.split("\t")[0] for line in captured.out.splitlines()] == names
+    assert "official leaves out gm_map" in captured.err
+
+
+@pytest.mark.parametrize(
+    ("value", "needle"),
+    [
+        ("11pt_avg", "11pt_avg"),
+        ("utility.1,2", "four: utility.a,b,c,d"),
+        ("Rprec_mult.-1,0.5", "mult must be from 0"),
+        ("P.0", "cutoff 0"),
+        ("P.5,5", "given twice"),
+        ("P.", "no parameters"),
+        ("P.abc", "'abc' is no number"),
+        ("map.5", "map takes no parameters"),
+        ("set_F.abc", "'abc' is no list of numbers"),
+        ("official.5", "nickname"),
+        ("iprec_at_recall.1.5", "from 0 to 1"),
+        ("ndcg.1=3", "ndcg.1=3"),
+        ("all_prefs", "-m all_prefs: trec_eval measures"),
+    ],
+)
+def test_bad_trec_eval_flags_are_one_line_errors(capsys, value, needle):
+    code, out, err = eval_out(capsys, "-m", value, *TEST)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and needle in err and "Traceback" not in err
+
+
+def test_table_and_nicknames_agree_with_all_trec():
+    """The table's all_trec measures tiecore has are interop.ALL_TREC's, in its order."""
+    plan = trec_plan(["all_trec"])
+    listed = [printed for printed, _ in plan.lines]
+    new = ("Rprec_mult_", "utility")  # since ALL_TREC (interop's) was written
+    assert [p for p in listed if not p.startswith(new)] == [t for t, _ in ALL_TREC]
+    assert listed.index("Rprec_mult_0.20") == listed.index("infAP") + 1  # trec_eval's order
+    assert ("Rprec_mult_1.00", "Rprec") in plan.lines and ("Rprec", "Rprec") in plan.lines
+    assert plan.runid and plan.num_q and plan.trec
+    assert set(NICKNAMES["official"]) <= set(TABLE)
+    assert trec_plan(["P"]).names == [f"P@{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)]
+
+
+def test_a_count_s_summary_is_the_sum_in_every_mode(capsys):
+    """num_rel_ret cut at 67 docs, inside query 301's tie of a relevant and a judged
+    non-relevant doc (ranks 67-68): a fraction tie-aware, whose all row is the sum of the
+    queries' rows, with the variance, min and max of that sum (queries independent)."""
+    argv = [*flags("num_rel_ret"), "-M", "67", "-q", "--spread", "--format", "csv"]
+    code = main(["eval", *TEST, *argv])
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert code == 0 and {r["measure"] for r in rows} == {"num_rel_ret"}
+    queries = [r for r in rows if r["qid"]]
+    (summary,) = [r for r in rows if not r["qid"]]
+    assert float(summary["var"]) > 0
+    for column in ("value", "var", "min", "max"):
+        total = sum(float(r[column]) for r in queries)
+        assert float(summary[column]) == pytest.approx(total, rel=1e-12, abs=1e-12), column
+    assert main(["eval", *TEST, *flags("num_rel_ret"), "-M", "67"]) == 0
+    total = sum(float(r["value"]) for r in queries)
+    assert total != round(total)
+    assert capsys.readouterr().out == f"num_rel_ret           \tall\t{total:.4f}\n"
+    _, out, _ = eval_out(capsys, *flags("num_rel_ret"), "-M", "67", *TEST)  # one order
+    assert out == f"num_rel_ret           \tall\t{round(float(summary['min']))}\n" or out == (
+        f"num_rel_ret           \tall\t{round(float(summary['max']))}\n"
+    )

@@ -1,0 +1,13 @@
+num_ret               	301	500
+num_rel               	301	474
+num_rel_ret           	301	71
+num_ret               	302	500
+num_rel               	302	77
+num_rel_ret           	302	50
+num_ret               	303	500
+num_rel               	303	10
+num_rel_ret           	303	10
+num_q                 	all	3
+num_ret               	all	1500
+num_rel               	all	561
+num_rel_ret           	all	131

@@ -1,0 +1,517 @@
+"""trec_eval's ``-m`` arguments, read as trec_eval 9.0.x reads them: :func:`trec_plan`.
+
+trec_eval takes ``-m NAME`` or ``-m NAME.PARAMS``: ``NAME`` is one of its measures
+(``P``, ``map``, ``ndcg_cut`` ...) or a nickname for several (``official``, ``set``,
+``all_trec``); ``PARAMS`` is a comma-separated list (cutoffs ``P.5,10``, recall levels
+``iprec_at_recall..10,.20``).  A bare family stands for its default parameters
+(``P`` is ``P_5`` ... ``P_1000``), the flags add up (``-m map_cut -m map``), the first
+parameter list given for a measure is the one it uses, and trec_eval prints the
+measures in its own table order (per query, then ``all``), ``runid`` and ``num_q``
+included only when asked for (``official`` asks for them).
+
+:func:`trec_plan` turns the ``-m`` values into what ``tiecore eval`` computes and
+prints: the tiecore measures, their trec_eval names, and whether the whole command
+line is trec_eval's (then :func:`trec_eval_text` prints trec_eval's layout).  Names
+tiecore spells its own way (``P@10``, ``AP``, ``nDCG@10``) keep tiecore's meaning
+and layout.  The table below is written from trec_eval 9.0.x's ``measures.c`` and
+``m_*.c`` (names, order, defaults); none of its code is used.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from tiecore.cli.common import UsageError
+
+_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+_LEVELS = tuple(i / 10 for i in range(11))
+
+
+@dataclass(frozen=True)
+class TrecMeasure:
+    """One measure of trec_eval's table.
+
+    ``kind`` says how its parameters read and how it prints: ``runid`` and ``num_q``
+    (lines of the ``all`` block), ``count`` (an integer per query, summed in ``all``),
+    ``single`` (one value, no parameters), ``summary`` (one value for ``all`` only:
+    gm_map), ``long`` (integer cutoffs, printed ``NAME_5``), ``float`` (real cutoffs,
+    printed ``NAME_0.25``), ``weighted`` (numbers, printed as typed: ``set_F_0.5``,
+    ``utility_2,-1,0,0``), ``pairs`` (``rbp.p=0.5``, printed ``rbp_p=0.5``).  ``ours``
+    is tiecore's name (a template with ``{}`` for each number); None where tiecore does
+    not have the measure.
+    """
+
+    name: str
+    kind: str
+    ours: str | None
+    defaults: tuple = ()
+
+
+_HAS: tuple[TrecMeasure, ...] = (
+    TrecMeasure("runid", "runid", "runid"),
+    TrecMeasure("num_q", "num_q", "num_q"),
+    TrecMeasure("num_ret", "count", "NumRet"),
+    TrecMeasure("num_rel", "count", "NumRel"),
+    TrecMeasure("num_rel_ret", "count", "NumRelRet"),
+    TrecMeasure("map", "single", "AP"),
+    TrecMeasure("gm_map", "summary", "GMAP"),
+    TrecMeasure("Rprec", "single", "Rprec"),
+    TrecMeasure("bpref", "single", "Bpref"),
+    TrecMeasure("recip_rank", "single", "RR"),
+    TrecMeasure("iprec_at_recall", "float", "IPrec(recall={})", _LEVELS),
+    TrecMeasure("P", "long", "P@{}", _CUTS),
+    TrecMeasure("relstring", "single", None),
+    TrecMeasure("recall", "long", "R@{}", _CUTS),
+    TrecMeasure("infAP", "single", "infAP"),
+    TrecMeasure("gm_bpref", "single", None),
+    TrecMeasure("Rprec_mult", "float", "Rprec(mult={})", tuple(i / 10 for i in range(2, 21, 2))),
+    TrecMeasure("utility", "weighted", "Utility(a={},b={},c={},d={})"),
+    TrecMeasure("11pt_avg", "single", None),
+    TrecMeasure("binG", "single", None),
+    TrecMeasure("G", "single", None),
+    TrecMeasure("ndcg", "single", "nDCG"),
+    TrecMeasure("ndcg_rel", "single", None),
+    TrecMeasure("Rndcg", "single", None),
+    TrecMeasure("ndcg_cut", "long", "nDCG@{}", _CUTS),
+    TrecMeasure("map_cut", "long", "AP@{}", _CUTS),
+    TrecMeasure("relative_P", "long", None),
+    TrecMeasure("success", "long", "Success@{}", (1, 5, 10)),
+    TrecMeasure("set_P", "single", "SetP"),
+    TrecMeasure("set_relative_P", "single", None),
+    TrecMeasure("set_recall", "single", "SetR"),
+    TrecMeasure("set_map", "single", None),
+    TrecMeasure("set_F", "weighted", "SetF(x={})"),
+    TrecMeasure("num_nonrel_judged_ret", "count", None),
+)
+#: trec_eval 9.0.x's measures, in the order it computes and prints them (measures.c);
+#: those past set_F's neighbours are the preference and judgment-group measures.
+TABLE: dict[str, TrecMeasure] = {m.name: m for m in _HAS}
+for _name in (
+    "prefs_num_prefs_poss prefs_num_prefs_ful prefs_num_prefs_ful_ret prefs_simp prefs_pair "
+    "prefs_avgjg prefs_avgjg_Rnonrel prefs_simp_ret prefs_pair_ret prefs_avgjg_ret "
+    "prefs_avgjg_Rnonrel_ret prefs_simp_imp prefs_pair_imp prefs_avgjg_imp map_avgjg P_avgjg "
+    "Rprec_mult_avgjg yaap"
+).split():
+    TABLE[_name] = TrecMeasure(_name, "single", None)
+#: trec_eval 10's rbp, last in its table, as ``rbp.p=0.5`` (printed ``rbp_p=0.5``): its
+#: gain is the level over the largest level, tiecore's RBP(gain=scaled).  A bare ``rbp``
+#: is tiecore's RBP (trec_eval 9.0.x has none).
+TABLE["rbp"] = TrecMeasure("rbp", "pairs", "RBP(p={},gain=scaled)")
+
+#: trec_eval's nicknames: the measures each one asks for.
+NICKNAMES: dict[str, tuple[str, ...]] = {
+    "official": (
+        "runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank "
+        "iprec_at_recall P"
+    ).split(),
+    "set": "runid num_q num_ret num_rel num_rel_ret utility set_P set_recall "
+    "set_relative_P set_map set_F".split(),
+    "all_trec": (
+        "runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank "
+        "iprec_at_recall P relstring recall infAP gm_bpref utility 11pt_avg ndcg relative_P "
+        "Rprec_mult success map_cut ndcg_cut ndcg_rel Rndcg binG G set_P set_recall "
+        "set_relative_P set_map set_F num_nonrel_judged_ret"
+    ).split(),
+    "all_prefs": (
+        "runid num_q prefs_num_prefs_poss prefs_num_prefs_ful prefs_num_prefs_ful_ret "
+        "prefs_simp prefs_pair prefs_avgjg prefs_avgjg_Rnonrel prefs_simp_ret prefs_pair_ret "
+        "prefs_avgjg_ret prefs_avgjg_Rnonrel_ret prefs_simp_imp prefs_pair_imp prefs_avgjg_imp"
+    ).split(),
+    "prefs": (
+        "runid num_q prefs_num_prefs_poss prefs_num_prefs_ful prefs_num_prefs_ful_ret "
+        "prefs_simp prefs_pair prefs_avgjg"
+    ).split(),
+    "qrels_jg": "runid num_q map_avgjg P_avgjg Rprec_mult_avgjg".split(),
+}
+
+#: trec_eval's printed names typed back (``P_10``, ``iprec_at_recall_0.10``): the same
+#: measure as ``P.10``.
+_PRINTED = ("P", "recall", "ndcg_cut", "map_cut", "success", "iprec_at_recall")
+#: C's atol and atof read the longest number at the start of the text (``23.4`` is 23).
+#: Patterns as text, compiled on first use (re caches them): tiecore's own names never
+#: need them, and compiling costs more than a small file's whole evaluation start-up.
+_LONG = r"\s*[+-]?\d+"
+_FLOAT = r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+_RBP = r"p=(?P<p>[^,=@]+)"
+
+
+@dataclass
+class TrecPlan:
+    """What ``tiecore eval`` computes and prints for its ``-m`` values.
+
+    ``names``: tiecore measure names to evaluate, in the order to print (trec_eval's
+    table order for trec_eval's names); ``printed``: tiecore name -> the name to print;
+    ``lines``: trec_eval's lines, ``(printed, tiecore name)``, where one measure may
+    print twice (``Rprec`` and ``Rprec_mult_1.00``);
+    ``counts``: tiecore names printed as trec_eval's counts (integers, summed in
+    ``all``); ``summary_only``: printed for ``all`` only (gm_map); ``runid``/``num_q``:
+    whether those lines were asked for; ``trec``: every value was trec_eval's, so the
+    output is trec_eval's layout; ``nicknamed``: tiecore names that only a nickname
+    asked for (left out, with a note, where they have no exact value); ``notes``: lines
+    for stderr.
+    """
+
+    names: list[str] = field(default_factory=list)
+    printed: dict[str, str] = field(default_factory=dict)
+    lines: list[tuple[str, str]] = field(default_factory=list)
+    counts: set[str] = field(default_factory=set)
+    summary_only: set[str] = field(default_factory=set)
+    runid: bool = False
+    num_q: bool = False
+    trec: bool = False
+    nicknamed: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def _refuse(text: str, problem: str, expected: str) -> UsageError:
+    return UsageError(f"-m {text}: {problem} (expected {expected})")
+
+
+def _trec_item(text: str) -> tuple[str, str | None] | None:
+    """``(trec_eval name or nickname, parameters or None)`` when ``text`` is trec_eval's
+    (``P``, ``P.5,10``, ``official``, ``P_10``), else None (a tiecore name)."""
+    name, dot, params = text.partition(".")
+    if name == "rbp" and not (dot and re.fullmatch(_RBP, params)):
+        return None  # tiecore's RBP (rbp, rbp.p=0.5@10)
+    if name in TABLE or name in NICKNAMES:
+        return name, params if dot else None
+    name, _, param = text.rpartition("_")
+    number = param.replace(".", "", 1) if name == "iprec_at_recall" else param
+    if name in _PRINTED and number.isdigit():
+        return name, param
+    return None
+
+
+def _numbers(text: str, name: str, params: str, kind: str) -> list:
+    """The parameter list of a cutoff measure, as trec_eval reads it: C's atol / atof
+    of each comma-separated item (``23.4`` is cutoff 23), sorted; no number at all,
+    a cutoff below 1 or a repeated one is refused."""
+    pattern, convert = (_LONG, int) if kind == "long" else (_FLOAT, float)
+    values = []
+    for item in params.split(","):
+        found = re.match(pattern, item)
+        if found is None:
+            raise _refuse(
+                text, f"{item!r} is no number", f"{name}.{'5,10' if kind == 'long' else '.1,.5'}"
+            )
+        values.append(convert(found[0]))
+    values.sort()
+    if kind == "long" and values[0] <= 0:
+        raise _refuse(text, f"cutoff {values[0]}", "cutoffs of 1 or more")
+    if kind == "float" and not all(math.isfinite(v) for v in values):
+        raise _refuse(text, "a level that is no finite number", "levels from 0 to 1")
+    for a, b in itertools.pairwise(values):
+        if a == b:
+            raise _refuse(text, f"{name} {a} given twice", "each value once")
+    return values
+
+
+def _lines(measure: TrecMeasure, values: Sequence) -> list[tuple[str, str]]:
+    """``(printed name, tiecore name)`` of each line a measure prints."""
+    if measure.kind == "long":
+        return [(f"{measure.name}_{v}", measure.ours.format(v)) for v in values]
+    if measure.kind == "float":
+        return [(f"{measure.name}_{v:.2f}", measure.ours.format(repr(float(v)))) for v in values]
+    if measure.kind == "pairs":
+        return [(f"{measure.name}_p={values[0]}", measure.ours.format(values[0]))]
+    if measure.kind == "weighted":  # set_F, or set_F_0.5 as given
+        if not values:
+            return [(measure.name, measure.name)]  # the family's defaults
+        return [(f"{measure.name}_{values[0]}", measure.ours.format(*map(repr, values[1:])))]
+    return [(measure.name, measure.ours)]
+
+
+def trec_plan(values: Sequence[str], measure_name: Callable[[str], str] | None = None) -> TrecPlan:
+    """Read the ``-m`` values as trec_eval reads its own, tiecore's names beside them.
+
+    ``measure_name`` turns a tiecore (or ir_measures) name into tiecore's canonical
+    name (default :func:`tiecore.measures.measure_name`; ``tiecore eval`` passes its
+    relevance level); trec_eval's names map through
+    :data:`TABLE`.  A usage error names a value that trec_eval's syntax refuses or a
+    trec_eval measure tiecore does not have.
+
+    >>> plan = trec_plan(["map_cut.10,5", "map", "P_5"])
+    >>> plan.names, plan.trec, plan.runid
+    (['AP', 'P@5', 'AP@5', 'AP@10'], True, False)
+    >>> [plan.printed[n] for n in plan.names]
+    ['map', 'P_5', 'map_cut_5', 'map_cut_10']
+    >>> trec_plan(["official"]).names[:3], trec_plan(["P@10", "num_ret"]).trec
+    (['NumRet', 'NumRel', 'NumRelRet'], False)
+    """
+    if measure_name is None:
+        from tiecore.measures import measure_name
+    marked: dict[str, tuple[str, list] | None] = {}  # name -> (params, values) first given
+    nickname_of: dict[str, str] = {}  # names only a nickname asked for -> that nickname
+    items: list[tuple[str, str | None]] = []  # ("trec", None) once, ("ours", name)
+    has_ours = False  # a tiecore name too: tiecore's layout
+    missing: list[str] = []
+    for value in values:
+        parts = [value.strip()] if _whole(value.strip()) else _split(value)
+        for part in parts:
+            item = _trec_item(part)
+            if item is None:
+                has_ours = True
+                items.append(("ours", measure_name(part)))
+                continue
+            name, params = item
+            if ("trec", None) not in items:
+                items.append(("trec", None))
+            if name in NICKNAMES:
+                if params is not None:
+                    raise _refuse(part, f"{name} is a nickname", f"{name} without parameters")
+                if not any(
+                    TABLE[each].kind not in ("runid", "num_q") and TABLE[each].ours
+                    for each in NICKNAMES[name]
+                ):
+                    missing.append(part)  # the preference and judgment-group measures
+                    continue
+                for each in NICKNAMES[name]:
+                    if each not in marked:
+                        marked[each] = None
+                        nickname_of[each] = name
+                continue
+            nickname_of.pop(name, None)
+            try:
+                numbers = _check_params(part, TABLE[name], params)
+            except _Missing:
+                missing.append(part)
+                continue
+            if numbers is not None and marked.get(name) is not None and marked[name][0] != params:
+                warnings.warn(
+                    f"-m {part}: trec_eval takes the first parameters given for {name} "
+                    f"({name}.{marked[name][0]}) and ignores these",
+                    stacklevel=2,
+                )
+            elif numbers is not None or name not in marked:
+                marked[name] = None if numbers is None else (params, numbers)
+    if missing:
+        raise _missing(missing)
+    plan = TrecPlan(trec=not has_ours and bool(marked))
+    trec_lines = _trec_lines(marked, nickname_of, plan)
+    canonical = {ours: measure_name(ours) for _, ours in trec_lines}
+    plan.counts = {canonical[m] for m in plan.counts}
+    plan.summary_only = {canonical[m] for m in plan.summary_only}
+    plan.nicknamed = {canonical[m]: n for m, n in plan.nicknamed.items()}
+    for kind, name in items:
+        if kind == "ours":
+            if name not in plan.printed:
+                plan.names.append(name)
+                plan.printed[name] = name
+            continue
+        for printed, ours in trec_lines:
+            ours = measure_name(ours)
+            plan.lines.append((printed, ours))
+            if ours not in plan.printed:
+                plan.names.append(ours)
+                plan.printed[ours] = printed
+    return plan
+
+
+def _whole(value: str) -> bool:
+    """Whether one ``-m`` value is one trec_eval measure, as trec_eval reads it
+    (``P.5,10``), rather than tiecore's comma list of names (``P.5,num_ret``: a list
+    item that is no number starts the next name)."""
+    item = _trec_item(value)
+    if item is None:
+        return False
+    name, params = item
+    kind = TABLE[name].kind if name in TABLE else None
+    if params and "," in params and kind in ("long", "float"):
+        pattern = _LONG if kind == "long" else _FLOAT
+        return all(re.match(pattern, each) for each in params.split(","))
+    return True
+
+
+def _split(value: str) -> list[str]:
+    """tiecore's comma list (commas outside parentheses), with trec_eval's parameter
+    lists kept whole: ``P.5,7,map`` is ``P.5,7`` and ``map``."""
+    from tiecore.measures import split_measures
+
+    parts: list[str] = []
+    for piece in split_measures([value]):
+        name, _, number = piece.partition(".")
+        previous = _trec_item(parts[-1]) if parts else None
+        if (
+            previous is not None
+            and previous[1] is not None
+            and previous[0] == name
+            and parts[-1].startswith(name + ".")
+            and re.fullmatch(_FLOAT, number)
+        ):
+            parts[-1] += "," + number  # split_measures made P.5,7 into P.5 and P.7
+        else:
+            parts.append(piece)
+    return parts
+
+
+def _check_params(text: str, measure: TrecMeasure, params: str | None) -> list | None:
+    """The parameter values (None: the defaults); a usage error for a measure tiecore
+    does not have and for parameters the measure does not take."""
+    if measure.ours is None:
+        raise _Missing(text)
+    if params is None:
+        return None
+    if params == "":
+        raise _refuse(text, "no parameters after the '.'", f"{measure.name} or {measure.name}.5")
+    if measure.kind in ("long", "float"):
+        return _numbers(text, measure.name, params, measure.kind)
+    if measure.kind == "pairs":
+        return [re.fullmatch(_RBP, params)["p"]]
+    if measure.kind == "weighted":  # set_F.0.5, utility.2,-1,0,0: numbers, printed as typed
+        items = params.split(",")
+        wanted = measure.ours.count("{}")
+        if measure.name == "utility" and len(items) != wanted:
+            raise _refuse(text, f"{len(items)} weights", "four: utility.a,b,c,d")
+        found = [re.match(_FLOAT, item) for item in items[:wanted]]
+        if not all(found):
+            raise _refuse(text, f"{params!r} is no list of numbers", f"{measure.name}.0.5")
+        return [params, *(float(each[0]) for each in found)]
+    if measure.name == "ndcg":  # trec_eval's gain values per level
+        raise _Missing(text)
+    raise _refuse(text, f"{measure.name} takes no parameters", f"{measure.name} alone")
+
+
+class _Missing(Exception):
+    """A trec_eval measure (or parameter, ndcg's gains) that tiecore does not have."""
+
+
+def _missing(texts: list[str]) -> UsageError:
+    """One line naming every trec_eval measure asked for that tiecore does not have."""
+    has = ", ".join(m.name for m in TABLE.values() if m.ours)
+    return UsageError(
+        f"-m {', -m '.join(texts)}: trec_eval measures (or, for ndcg, gain values) that tiecore "
+        f"does not have (expected trec_eval's {has}, or the nicknames official, set, all_trec)"
+    )
+
+
+def _trec_lines(
+    marked: dict[str, tuple[str, list] | None], nickname_of: dict[str, str], plan: TrecPlan
+) -> list[tuple[str, str]]:
+    """The marked measures' lines in trec_eval's table order; fills the plan's flags."""
+    lines: list[tuple[str, str]] = []
+    left_out: dict[str, list[str]] = {}
+    for measure in TABLE.values():
+        if measure.name not in marked:
+            continue
+        if measure.ours is None:  # only a nickname asks for one tiecore lacks
+            left_out.setdefault(nickname_of[measure.name], []).append(measure.name)
+            continue
+        if measure.kind == "runid":
+            plan.runid = True
+            continue
+        if measure.kind == "num_q":
+            plan.num_q = True
+            continue
+        given = marked[measure.name]
+        values = measure.defaults if given is None else given[1]
+        for printed, ours in _lines(measure, values):
+            lines.append((printed, ours))
+            if measure.kind == "count":
+                plan.counts.add(ours)
+            if measure.kind == "summary":
+                plan.summary_only.add(ours)
+            if measure.name in nickname_of:
+                plan.nicknamed[ours] = nickname_of[measure.name]
+    for nickname, names in left_out.items():
+        plan.notes.append(
+            f"tiecore: {nickname} leaves out {', '.join(names)}: trec_eval measures tiecore "
+            "does not have"
+        )
+    return lines
+
+
+def trec_eval_text(
+    columns: dict[str, list], num_q: dict[str, int], plan: TrecPlan, *, per_query: bool
+) -> str:
+    """trec_eval's output for a plan whose values were all trec_eval's.
+
+    Per run: with ``per_query`` each query's lines (the plan's order; gm_map, runid
+    and num_q print for ``all`` only), then ``runid`` and ``num_q`` where asked for,
+    then the ``all`` lines; lines are ``"%-22s\\t%s\\t%.4f"``, counts ``%d`` and summed
+    over the queries.  ``columns`` are the evaluation's rows (``qid`` None: the mean).
+
+    >>> columns = {"run": ["r"] * 4, "qid": ["1", "2", None, None],
+    ...     "measure": ["NumRet", "NumRet", "NumRet", "AP"], "value": [3.0, 5.0, 4.0, 0.5]}
+    >>> plan = trec_plan(["num_ret", "map"])
+    >>> [line.split("\\t") for line in trec_eval_text(columns, {"r": 2}, plan, per_query=False)
+    ...     .splitlines()]
+    [['num_ret               ', 'all', '8'], ['map                   ', 'all', '0.5000']]
+    """
+    value = columns["value"]
+    cells: dict[str, dict[tuple[str | None, str], float]] = {}
+    qids: dict[str, dict[str, None]] = {}
+    for i, (run, qid, measure) in enumerate(
+        zip(columns["run"], columns["qid"], columns["measure"], strict=True)
+    ):
+        cells.setdefault(run, {})[qid, measure] = value[i]
+        if qid is not None:
+            qids.setdefault(run, {})[qid] = None
+    lines: list[str] = []
+    for run, block in cells.items():
+        if per_query:
+            for qid in qids.get(run, {}):
+                lines.extend(
+                    _line(printed, qid, block[qid, m], m in plan.counts)
+                    for printed, m in plan.lines
+                    if m not in plan.summary_only and (qid, m) in block
+                )
+        if plan.runid:
+            lines.append(f"{'runid':<22}\tall\t{run}")
+        if plan.num_q:
+            lines.append(f"{'num_q':<22}\tall\t{num_q[run]}")
+        for printed, m in plan.lines:
+            mean = block[None, m]
+            shown = mean * num_q[run] if m in plan.counts else mean
+            lines.append(_line(printed, "all", shown, m in plan.counts))
+    return "".join(line + "\n" for line in lines)
+
+
+def tiecore_layout_text(columns: dict[str, list], num_q: dict[str, int], counts: set[str]) -> str:
+    """tiecore's trec format (per run ``runid``, ``num_q``, then the rows as they come)
+    with the measures named in ``counts`` printed as trec_eval prints its counts: whole
+    numbers as integers."""
+    lines: list[str] = []
+    runs: dict[str, list[int]] = {}
+    for i, run in enumerate(columns["run"]):
+        runs.setdefault(run, []).append(i)
+    measure, qid, value = columns["measure"], columns["qid"], columns["value"]
+    for run, rows in runs.items():
+        lines.append(f"{'runid':<22}\tall\t{run}")
+        lines.append(f"{'num_q':<22}\tall\t{num_q[run]}")
+        lines.extend(
+            _line(measure[i], "all" if qid[i] is None else qid[i], value[i], measure[i] in counts)
+            for i in rows
+        )
+    return "".join(line + "\n" for line in lines)
+
+
+def _line(name: str, qid: str, value: float, count: bool) -> str:
+    """One line; a count as an integer (a tie-aware count between two is a fraction)."""
+    if count and abs(value - round(value)) <= 1e-9 * max(1.0, abs(value)):
+        return f"{name:<22}\t{qid}\t{round(value)}"
+    return f"{name:<22}\t{qid}\t{value:.4f}"
+
+
+def summed_counts(
+    columns: dict[str, list], num_q: dict[str, int], counts: set[str]
+) -> dict[str, list]:
+    """``columns`` with the summary rows of trec_eval's counts (measures in ``counts``)
+    made sums over the queries, as trec_eval reports them: the mean times ``num_q``
+    (and its spread columns scaled alike; ``var`` by the square)."""
+    if not counts:
+        return columns
+    out = {name: list(column) for name, column in columns.items()}
+    for i, (run, qid, measure) in enumerate(
+        zip(columns["run"], columns["qid"], columns["measure"], strict=True)
+    ):
+        if qid is None and measure in counts:
+            n = num_q[run]
+            for name in ("value", "std", "stderr", "min", "max", "var"):
+                if name in out:
+                    out[name][i] = out[name][i] * (n * n if name == "var" else n)
+    return out

@@ -1,0 +1,84 @@
+"""Utility, trec_eval's ``utility``: a weighted sum of the retrieved set's contingency table.
+
+trec_eval's ``utility.a,b,c,d`` scores a query ``a`` per relevant doc retrieved, ``b``
+per non-relevant doc retrieved, ``c`` per relevant doc not retrieved and ``d`` per
+non-relevant doc not retrieved (default ``1, -1, 0, 0``); "retrieved" stops at the
+depth.  The last cell needs the collection's size, which trec_eval takes from ``-N``
+and otherwise counts as 0 (tiecore has no ``-N``: 0, as trec_eval without it).  With
+``RR`` the relevant docs retrieved, ``NR`` the docs retrieved and ``R`` the relevant
+ones,
+
+    utility = (a - b - c + d) RR + b NR + c R - d (NR + R)
+
+a count of relevant docs above the depth (``RR``, hypergeometric where the depth cuts
+a tie group) times a constant, plus a per-query constant: its tie-aware value, exact
+variance, minimum and maximum are those of ``RR`` scaled.  trec_eval's summary
+averages it over the queries, as tiecore's does.
+
+>>> from tiecore.measures import Measure
+>>> str(Measure.parse("Utility")), str(Measure.parse("Utility(a=2,b=-1)"))
+('Utility', 'Utility(a=2.0)')
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tiecore.measures.registry import (
+    COUNT_MOMENTS,
+    Family,
+    Param,
+    num_rel,
+    ones,
+    register,
+    retrieved_in_cut,
+)
+
+
+def _weights(measure) -> tuple[float, float, float, float]:
+    return tuple(float(measure.param(name)) for name in "abcd")
+
+
+def relevant_retrieved_weight(measure) -> float:
+    """The weight of a relevant doc retrieved, net of the cells it leaves: ``a - b - c + d``."""
+    a, b, c, d = _weights(measure)
+    return a - b - c + d
+
+
+def fixed_part(measure, judgments, ranking, cut) -> np.ndarray:
+    """Per query ``b NR + c R - d (NR + R)`` (the collection's size taken as 0)."""
+    _, b, c, d = _weights(measure)
+    retrieved = retrieved_in_cut(measure, judgments, ranking, cut)
+    relevant = num_rel(measure, judgments, ranking, cut)
+    return b * retrieved + c * relevant - d * (retrieved + relevant)
+
+
+def _weight(default: str, cell: str) -> Param:
+    return Param(
+        default,
+        low=-np.inf,
+        high=np.inf,
+        description=f"trec_eval's utility: the worth of each {cell}",
+    )
+
+
+register(
+    Family(
+        "Utility",
+        "trec_eval's utility.a,b,c,d: a per relevant doc retrieved, b per non-relevant doc "
+        "retrieved, c per relevant doc not retrieved, d per non-relevant doc not retrieved "
+        "(a collection of no other docs, as trec_eval without -N)",
+        ("utility",),
+        "none",
+        params={
+            "a": _weight("1.0", "relevant doc retrieved"),
+            "b": _weight("-1.0", "non-relevant doc retrieved"),
+            "c": _weight("0.0", "relevant doc not retrieved"),
+            "d": _weight("0.0", "non-relevant doc not retrieved"),
+        },
+        denominator=ones,
+        scale=relevant_retrieved_weight,
+        offset=fixed_part,
+        **COUNT_MOMENTS,
+    )
+)
