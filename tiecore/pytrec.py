@@ -65,8 +65,9 @@ _DEFAULTS = dict(_DEFAULTS)
 #: ``supported_measures`` lists more: those tiecore does not have, :data:`_LACKING`).
 supported_measures: frozenset[str] = frozenset(_DEFAULTS)
 
-#: trec_eval 9.0.x's measures that tiecore does not have (pytrec_eval computes them):
-#: asked for by name they raise an error; a nickname leaves them out.
+#: trec_eval 9.0.x's measures this evaluator does not offer (pytrec_eval computes them):
+#: asked for by name they raise an error; a nickname leaves them out.  (Rprec_mult and
+#: utility are tiecore's now, through ``tiecore eval``'s trec_eval names, not yet here.)
 _LACKING = frozenset({
     "runid", "num_q", "relstring", "gm_bpref", "Rprec_mult", "utility", "11pt_avg",
     "binG", "G", "ndcg_rel", "Rndcg", "relative_P", "set_relative_P", "set_map",
@@ -223,20 +224,19 @@ class RelevanceEvaluator:
 
     Notes
     -----
-    What differs from pytrec_eval: the trec_eval measures tiecore does not have
+    What differs from pytrec_eval: the trec_eval measures this evaluator does not offer
     (``runid``, ``num_q``, ``relstring``, ``gm_bpref``, ``Rprec_mult``, ``utility``,
     ``11pt_avg``, ``binG``, ``G``, ``ndcg_rel``, ``Rndcg``, ``relative_P``,
-    ``set_relative_P``, ``set_map``, ``num_nonrel_judged_ret``) raise an error when
-    named and are left out of the nicknames; ``gm_map`` is left out of them unless
-    ``ties="oblivious"``; ``iprec_at_recall`` takes the recall levels 0, 0.1, ..., 1
-    only, ``set_F`` its beta 1 only, and ``ndcg`` no gain map.  A score must be a
-    finite number.  A judged query given as an empty dict (or left without documents
-    by ``judged_docs_only_flag``) scores 0 in every measure, its ``num_rel`` counted
-    (trec_eval ``-c``'s value for a query without documents), where pytrec_eval gives
-    NaN for its ``iprec_at_recall``.  With ``ties="oblivious"`` the values are
-    pytrec_eval's with ``==`` but for map, map_cut, ndcg, ndcg_cut, bpref, set_F and
-    gm_map, whose last bits may differ (tiecore adds a query's terms in another
-    order: within 1e-15, gm_map within 2e-15).
+    ``set_relative_P``, ``set_map``, ``num_nonrel_judged_ret``) raise an error when named
+    and are left out of the nicknames; ``gm_map`` is left out of them unless
+    ``ties="oblivious"``; ``set_F`` takes its beta 1 only, and ``ndcg`` no gain map. A score
+    must be a finite number.  A judged query given as an empty dict (or left without
+    documents by ``judged_docs_only_flag``) scores 0 in every measure, its ``num_rel``
+    counted (trec_eval ``-c``'s value for a query without documents), where pytrec_eval
+    gives NaN for its ``iprec_at_recall``.  With ``ties="oblivious"`` the values are
+    pytrec_eval's with ``==`` but for map, map_cut, ndcg, ndcg_cut, bpref, set_F and gm_map,
+    whose last bits may differ (tiecore adds a query's terms in another order: within 1e-15,
+    gm_map within 2e-15).
 
     Examples
     --------
