@@ -111,11 +111,22 @@ def parse_csv(text: str) -> list[dict[str, object]]:
 
 
 def mode_of(rows: list[dict[str, object]], options: dict) -> list[dict[str, object]]:
-    """The rows without their ``ties`` and ``tiebreak`` fields, which must name the mode."""
+    """The rows without their ``ties`` and ``tiebreak`` fields (and sampled mode's
+    ``samples`` and ``seed``), which must name the mode."""
     ties = options.get("ties", "aware")
     tiebreak = options.get("tiebreak", "trec_eval") if ties == "oblivious" else None
     assert {(row.pop("ties"), row.pop("tiebreak")) for row in rows} == {(ties, tiebreak)}
+    if ties == "sampled":
+        drawn = {(int(row.pop("samples")), int(row.pop("seed"))) for row in rows}
+        assert drawn == {(options["samples"], options["seed"])}
     return rows
+
+
+def mode_line(out: str, mode: str = "aware") -> str:
+    """trec format's text below its first line, which names the tie mode (aware, sampled)."""
+    first, rest = out.split("\n", 1)
+    assert [part.strip() for part in first.split("\t")] == ["ties", "all", mode]
+    return rest
 
 
 def records(frame) -> list[dict[str, object]]:
@@ -147,7 +158,7 @@ def reference(files: dict[str, Path], runs: list[str], measures=MEASURES, **opti
 def test_defaults_are_aware_mode_and_default_measures(files, capsys) -> None:
     code, out, err = run_main(capsys, "eval", files["qrels"], files["a"])
     assert code == 0 and err == ""
-    lines = [line.split("\t") for line in out.splitlines()]
+    lines = [line.split("\t") for line in mode_line(out).splitlines()]
     assert [p.strip() for p in lines[0]] == ["runid", "all", "alpha"]
     assert [p.strip() for p in lines[1]] == ["num_q", "all", "2"]
     assert [name.strip() for name, _, _ in lines[2:]] == list(DEFAULT_MEASURES)
@@ -160,6 +171,7 @@ def test_defaults_are_aware_mode_and_default_measures(files, capsys) -> None:
 def test_trec_lines_look_like_trec_eval(files, capsys) -> None:
     code, out, _ = run_main(capsys, "eval", files["qrels"], files["a"], files["b"], "-q")
     assert code == 0
+    out = mode_line(out)  # once, above every run's block
     for line in out.splitlines():
         name, qid, value = line.split("\t")
         assert len(name) == 22 or (len(name) > 22 and name == name.rstrip())
@@ -194,7 +206,7 @@ def test_measure_option_forms(files, capsys) -> None:
         "map,ndcg_cut_3",
     )
     assert code == 0
-    names = [line.split("\t")[0].strip() for line in out.splitlines()[2:]]
+    names = [line.split("\t")[0].strip() for line in mode_line(out).splitlines()[2:]]
     # trec_eval's names come out as typed (AP, typed first as AP, stays AP)
     assert names == ["P@5", "P@10", "AP", "nDCG(gain=exp)@10", "ndcg_cut_3"]
 
@@ -247,7 +259,9 @@ def test_csv_agrees_with_evaluate(files, capsys, argv, options) -> None:
     assert canonical(rows) == expected
     header = out.splitlines()[0].split(",")
     if options.get("ties") == "sampled":
-        assert header == ["run", "qid", "measure", "value", "std", "stderr", "ties", "tiebreak"]
+        assert header == [
+            "run", "qid", "measure", "value", "std", "stderr", "ties", "tiebreak", "samples", "seed"
+        ]  # fmt: skip
     else:
         assert header == ["run", "qid", "measure", "value", "ties", "tiebreak"]
 
@@ -283,6 +297,9 @@ def test_trec_agrees_with_evaluate(files, capsys, argv, options) -> None:
         (r["run"], r["qid"] or "all", r["measure"]): f"{r['value']:.4f}" for r in records(expected)
     }
     got, run = {}, None
+    ties = options.get("ties", "aware")
+    if ties != "oblivious":  # the mode named above the blocks, as trec_eval's layout
+        out = mode_line(out, ties if ties == "aware" else "sampled(samples=50,seed=11)")
     for line in out.splitlines():
         name, qid, value = (p.strip() for p in line.split("\t"))
         if name == "runid":
@@ -306,8 +323,8 @@ def test_modes_and_tiebreaks_reach_evaluate(files, capsys) -> None:
 def test_num_q_counts_averaged_queries(files, capsys) -> None:
     _, plain, _ = run_main(capsys, "eval", files["qrels"], files["b"])
     _, complete, _ = run_main(capsys, "eval", files["qrels"], files["b"], "-c")
-    assert plain.splitlines()[1].split("\t")[2] == "2"
-    assert complete.splitlines()[1].split("\t")[2] == "3"  # q3 is in the qrels only
+    assert mode_line(plain).splitlines()[1].split("\t")[2] == "2"
+    assert mode_line(complete).splitlines()[1].split("\t")[2] == "3"  # q3: in the qrels only
 
 
 def test_progress_goes_to_stderr_only(files, capsys) -> None:
@@ -792,7 +809,7 @@ def test_query_named_all_in_trec_format(all_files, capsys) -> None:
     qrels, run = all_files
     code, out, err = run_main(capsys, "eval", qrels, run, "-m", "P@2,AP")
     assert code == 0, err
-    lines = [[p.strip() for p in line.split("\t")] for line in out.splitlines()]
+    lines = [[p.strip() for p in line.split("\t")] for line in mode_line(out).splitlines()]
     assert lines[1] == ["num_q", "all", "3"]  # the query "all" counts
     assert [(name, qid) for name, qid, _ in lines[2:]] == [("P@2", "all"), ("AP", "all")]
     # with -q the query's rows would read as summary rows: refused, with what to do instead
@@ -1034,7 +1051,7 @@ def test_broken_stderr_never_stops_the_work(files, capsys, monkeypatch) -> None:
 
     monkeypatch.setattr(sys, "stderr", Broken())
     code = main(["eval", str(files["qrels"]), str(files["a"]), "--samples", "5", "--progress"])
-    assert code == 0 and capsys.readouterr().out.startswith("runid")
+    assert code == 0 and capsys.readouterr().out.startswith("ties")
 
 
 @pytest.mark.parametrize("case", ["directory", "missing directory", "under a file"])
@@ -1144,6 +1161,6 @@ def test_output_through_a_link_replaces_its_target(files, capsys, tmp_path) -> N
     link.symlink_to(target)
     code, out, _ = run_main(capsys, "eval", files["qrels"], files["a"], "-o", link)
     assert code == 0 and out == "" and link.is_symlink()
-    assert target.read_text().startswith("runid") and (target.stat().st_mode & 0o777) == 0o640
+    assert target.read_text().startswith("ties") and (target.stat().st_mode & 0o777) == 0o640
     code, _, _ = run_main(capsys, "eval", files["qrels"], files["a"], "-o", os.devnull)
     assert code == 0 and Path(os.devnull).exists() and not Path(os.devnull).is_file()

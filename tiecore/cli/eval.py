@@ -86,9 +86,10 @@ asked for) for the measures tiecore has. Default:
 
 output: "trec" prints one block per run -- a "runid all NAME" line, a "num_q
 all N" line, the per-query rows (with -q), then the "all" rows (the mean over
-queries) -- as "%-22s\\t%s\\t%.4f" lines; sampled mode prints the mean there.
+queries) -- as "%-22s\\t%s\\t%.4f" lines; sampled mode prints the mean there;
+aware and sampled mode name themselves in a first "ties all MODE" line.
 "csv" and "json" hold run, qid, measure, value (sampled adds std, stderr) at
-full precision.
+full precision, and the mode (ties, tiebreak; sampled: samples, seed).
 
 examples:
   tiecore eval qrels.txt run1.gz run2.gz -m P@10,AP --ties aware -q
@@ -269,8 +270,34 @@ def _text(args: argparse.Namespace, columns: dict[str, list], num_q: dict[str, i
     typed as trec_eval's count (``num_ret``) holds trec_eval's sum in the summary row,
     and trec format leaves out gm_map's per-query rows as trec_eval does.  csv and json
     name the mode in columns ``ties`` and ``tiebreak`` (the oblivious ordering; empty
-    for aware and sampled, which average over orderings).
+    for aware and sampled, which average over orderings), and sampled mode's
+    ``samples`` and ``seed``; trec format names aware and sampled mode in a first line of
+    its own (:func:`mode_line`), and oblivious output stays trec_eval's, byte for byte.
     """
+    return mode_line(args) + _rows_text(args, columns, num_q)
+
+
+def mode_line(args: argparse.Namespace) -> str:
+    r"""The first line of trec format outside oblivious mode, in trec_eval's layout: what
+    made the numbers below, so that a tie-aware value is never read as trec_eval's.
+
+    >>> mode_line(argparse.Namespace(format="trec", ties="aware", spread=False))
+    'ties                  \tall\taware\n'
+    >>> mode_line(argparse.Namespace(format="trec", ties="sampled", samples=None, seed=3))
+    'ties                  \tall\tsampled(samples=1000,seed=3)\n'
+    >>> mode_line(argparse.Namespace(format="trec", ties="oblivious"))
+    ''
+    """
+    if args.format != "trec" or args.ties == "oblivious":
+        return ""
+    mode = args.ties
+    if mode == "sampled":
+        mode += f"(samples={args.samples or DEFAULT_SAMPLES},seed={args.seed})"
+    return f"{'ties':<22}\tall\t{mode}\n"
+
+
+def _rows_text(args: argparse.Namespace, columns: dict[str, list], num_q: dict[str, int]) -> str:
+    """:func:`_text` but for its mode line."""
     plan = args.plan
     if args.format == "trec" and (plan.trec or plan.counts):
         _check_rows(args, columns)  # a query named "all", before trec_eval's writers
@@ -297,6 +324,9 @@ def _text(args: argparse.Namespace, columns: dict[str, list], num_q: dict[str, i
         rows = len(columns["run"])
         tiebreak = (args.tiebreak or "trec_eval") if args.ties == "oblivious" else None
         columns = {**columns, "ties": [args.ties] * rows, "tiebreak": [tiebreak] * rows}
+        if args.ties == "sampled":  # what reproduces the draws
+            samples = args.samples or DEFAULT_SAMPLES
+            columns = {**columns, "samples": [samples] * rows, "seed": [args.seed] * rows}
     elif counts:  # trec_eval's counts as integers
         return tiecore_layout_text(columns, num_q, {shown[m] for m in counts})
     return _TEXTS[args.format](columns, num_q)

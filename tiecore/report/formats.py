@@ -199,23 +199,27 @@ def provenance(**fields: object) -> dict[str, object]:
 
 
 def to_csv(frame: pd.DataFrame, provenance: Mapping[str, object] | None = None) -> str:
-    """CSV with ``# key: value`` provenance lines first, floats to 12 significant digits.
+    """CSV that a plain ``pandas.read_csv`` reads: the settings behind the table as columns
+    of their own after its columns (``data_set``, ``seed``, ``tiecore_version``: the same
+    value on every row), floats to 12 significant digits.
 
-    ``pandas.read_csv(..., comment="#")`` reads it back.
+    A setting the table holds as a column already (``measure``) is not repeated.  Comment
+    lines would read more easily in a text editor, but ``pandas.read_csv`` and most CSV
+    readers take them as rows unless told otherwise.
 
     Examples
     --------
     >>> import pandas as pd
     >>> print(to_csv(pd.DataFrame({"v": [0.1 + 0.2]}), {"measure": "P@10"}), end="")
-    # measure: P@10
-    v
-    0.3
+    v,measure
+    0.3,P@10
     """
     import pandas as pd
 
-    head = "".join(f"# {k}: {v}\n" for k, v in (provenance or {}).items())
+    settings = {k.replace(" ", "_"): v for k, v in (provenance or {}).items()}
+    table = frame.assign(**{k: v for k, v in settings.items() if k not in frame.columns})
     index = frame.index.name is not None or isinstance(frame.index, pd.MultiIndex)
-    return head + frame.to_csv(index=index, float_format=f"%.{DIGITS}g")
+    return table.to_csv(index=index, float_format=f"%.{DIGITS}g")
 
 
 # ------------------------------------------------- tiecore eval's rows: trec_eval text, CSV, JSON
