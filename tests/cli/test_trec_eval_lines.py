@@ -16,8 +16,9 @@ import io
 from pathlib import Path
 
 import pytest
-from shared_data import TREC_EVAL
+from shared_data import ROBUST_QRELS, ROBUST_RUNS, TREC_EVAL, robust_run
 
+import tiecore
 from tiecore.cli import main
 from tiecore.cli.trec_eval_names import NICKNAMES, TABLE, trec_plan
 from tiecore.interop import ALL_TREC
@@ -227,3 +228,44 @@ def test_a_count_s_summary_is_the_sum_in_every_mode(capsys):
     assert out == f"num_rel_ret           \tall\t{round(float(summary['min']))}\n" or out == (
         f"num_rel_ret           \tall\t{round(float(summary['max']))}\n"
     )
+
+
+MEANS = ["-m", "P.200,1000", "-m", "set_P", "-m", "map"]
+
+
+@pytest.mark.parametrize(
+    ("golden", "flags"),
+    [
+        ("robust03_SABIR03BASE.means", MEANS),
+        ("robust03_SABIR03BASE.cM.means", ["-c", "-M", "100", *MEANS]),
+        ("robust03_rutcor03100.means", MEANS),
+        ("robust03_rutcor03100.cM.means", ["-c", "-M", "100", *MEANS]),
+        ("robust03_VTcdhgp1.l2.means", ["-l", "2", "-m", "map", "-m", "P.200,1000"]),
+    ],
+)
+def test_means_are_summed_in_trec_eval_s_order(golden, flags, capsys):
+    """The mean over queries adds the queries one after the other, as trec_eval does:
+    numpy's pairwise sum printed P_200 0.0961 where trec_eval prints 0.0960 (SABIR03BASE's
+    exact mean is 0.09605)."""
+    run = robust_run(f"input.{golden.split('_', 1)[1].split('.')[0]}.gz")
+    code = main(["eval", "--ties", "oblivious", *flags, str(ROBUST_QRELS), str(run)])
+    assert code == 0
+    assert capsys.readouterr().out == (GOLDEN / golden).read_text()
+
+
+def test_the_mean_is_trec_eval_s_loop():
+    """Every summary double of every shared Robust03 run: the per-query values added one
+    after the other in the queries' order, divided by their count (trec_eval's loop)."""
+    qrels = tiecore.read_qrels(ROBUST_QRELS)
+    for path in ROBUST_RUNS:
+        found = tiecore.evaluate(
+            tiecore.read_run(path), qrels, ["AP", "P@200", "nDCG@10", "Bpref"],
+            ties="oblivious", per_query=True,
+        )  # fmt: skip
+        for measure, rows in found.groupby("measure", sort=False):
+            values = rows.loc[rows["qid"].notna(), "value"].tolist()
+            total = 0.0
+            for value in values:
+                total += value
+            (mean,) = rows.loc[rows["qid"].isna(), "value"]
+            assert mean == total / len(values), (path.name, measure)
