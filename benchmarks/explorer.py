@@ -27,14 +27,22 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
+from functools import partial
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "tests"), str(REPO)]  # browser_kit, and app for its page list
 
-from browser_kit import launch, new_tab, serve, timed, wait_until_rendered  # noqa: E402
+from browser_kit import (  # noqa: E402
+    choose_option,
+    launch,
+    new_tab,
+    serve,
+    sidebar_number,
+    timed,
+    wait_until_rendered,
+)
 
 import app  # noqa: E402
 
@@ -171,18 +179,7 @@ def step_figures(browser, table: Table) -> None:
         timed(page, lambda: inputs.nth(1).set_input_files(str(SAMPLE / "qrels.txt.gz")))
         runs = [str(p) for p in sorted((SAMPLE / "runs").glob("*.gz"))]
         note("an upload of 5 runs", timed(page, lambda: inputs.nth(0).set_input_files(runs)))
-
-        def choose(select_label: str, option: str):
-            box = page.get_by_role("combobox", name=select_label)
-            box.click()
-            box.press("ArrowDown")
-            exact = re.compile(f"^{re.escape(option)}$")
-            return page.get_by_role("option").filter(has_text=exact).click
-
-        def number(input_label: str, value: int):
-            field = sidebar.get_by_label(input_label, exact=True)
-            field.fill(str(value))
-            return lambda: field.press("Enter")
+        choose, number = partial(choose_option, page), partial(sidebar_number, page)
 
         steps = {
             "tie-break docno_asc": lambda: choose("Tie-break (oblivious mode)", "docno_asc"),

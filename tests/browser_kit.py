@@ -240,6 +240,29 @@ def timed(page, action, changed: str = "() => false") -> Step:
     return Step(seconds, ran / 1000 if ran is not None else float("nan"), bool(shown))
 
 
+# Each helper does what precedes a setting's change (open a list, type a number) and returns
+# the one action that changes it, the one a test or the benchmark passes to timed().
+
+
+def choose_option(page, select_label: str, option: str):
+    """Open the select box ``select_label``; return the click that picks ``option``."""
+    import re
+
+    box = page.get_by_role("combobox", name=select_label)
+    box.click()
+    box.press("ArrowDown")  # opens the list of options
+    exact = re.compile(f"^{re.escape(option)}$")
+    return page.get_by_role("option").filter(has_text=exact).click
+
+
+def sidebar_number(page, input_label: str, value: int):
+    """Type ``value`` into the sidebar's number input ``input_label``; return the Enter
+    that applies it."""
+    field = page.locator('[data-testid="stSidebar"]').get_by_label(input_label, exact=True)
+    field.fill(str(value))
+    return lambda: field.press("Enter")
+
+
 def error_messages(page) -> list[str]:
     """Text of exception elements and of error alerts on the page."""
     found = [e.inner_text() for e in page.query_selector_all('[data-testid="stException"]')]

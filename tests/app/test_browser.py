@@ -19,19 +19,21 @@ waits for is measured by ``benchmarks/explorer.py``.
 
 from __future__ import annotations
 
-import re
+from functools import partial
 from pathlib import Path
 
 import app_edge_data as edge
 import pytest
 from browser_kit import (
     ROOT,
+    choose_option,
     error_messages,
     launch,
     new_tab,
     page_text,
     screenshot,
     serve,
+    sidebar_number,
     timed,
     wait_until_rendered,
 )
@@ -157,20 +159,7 @@ def test_uploaded_real_runs_every_setting_and_page(server, page):
     timed(page, lambda: inputs.nth(0).set_input_files([str(p) for p in runs]))
     assert "5 uploaded runs" in page_text(page)
     sidebar = page.locator('[data-testid="stSidebar"]')
-
-    # Each helper does what precedes the change (open a list, type a number) and returns the
-    # one action that changes the setting, which alone is timed.
-    def choose(select_label: str, option: str):
-        box = page.get_by_role("combobox", name=select_label)
-        box.click()
-        box.press("ArrowDown")  # opens the list of options
-        exact = re.compile(f"^{re.escape(option)}$")
-        return page.get_by_role("option").filter(has_text=exact).click
-
-    def number(input_label: str, value: int):
-        field = sidebar.get_by_label(input_label, exact=True)
-        field.fill(str(value))
-        return lambda: field.press("Enter")
+    choose, number = partial(choose_option, page), partial(sidebar_number, page)
 
     settings = {
         "tie-break docno_asc": lambda: choose("Tie-break (oblivious mode)", "docno_asc"),

@@ -86,21 +86,25 @@ options = st.fixed_dictionaries(
 SHIFTS = {"up": 0.9, "nearest": 0.5}
 
 
+def mean_over_orderings(q, opts, shift: float = 0.9, levels=RECALL_LEVELS) -> list[float]:
+    """The reference curve of one query averaged over every ordering of its ties."""
+    num_rel = ref.num_relevant(q.levels, opts["rel_level"])
+    sequences = ref.label_sequences(q.scores, q.labels)
+    total = sum(sequences.values())
+    curves = [
+        (reference_iprec(s, num_rel, opts["depth"], opts["rel_level"], shift, levels), c)
+        for s, c in sequences.items()
+    ]
+    return [math.fsum(c * v[i] for v, c in curves) / total for i in range(len(levels))]
+
+
 @settings(PROPERTY)
 @given(cases(), options, st.sampled_from(sorted(SHIFTS)))
 def test_aware_is_the_mean_over_all_orderings(case, opts, rounding):
     ranking, judgments = build(case, rel_level=opts["rel_level"])
     found = iprec_aware(ranking, judgments, depth=opts["depth"], rounding=rounding)
     for qid in case.both_qids:
-        q = case.queries[qid]
-        num_rel = ref.num_relevant(q.levels, opts["rel_level"])
-        sequences = ref.label_sequences(q.scores, q.labels)
-        total = sum(sequences.values())
-        curves = [
-            (reference_iprec(s, num_rel, opts["depth"], opts["rel_level"], SHIFTS[rounding]), c)
-            for s, c in sequences.items()
-        ]
-        expected = [math.fsum(c * v[i] for v, c in curves) / total for i in range(11)]
+        expected = mean_over_orderings(case.queries[qid], opts, SHIFTS[rounding])
         at = list(judgments.qids).index(qid)
         np.testing.assert_allclose(found[at], expected, rtol=0, atol=1e-12)
 
@@ -125,13 +129,7 @@ def test_levels_off_the_grid_are_exact_too(case, opts):
     for qid in case.both_qids:
         q = case.queries[qid]
         num_rel = ref.num_relevant(q.levels, opts["rel_level"])
-        sequences = ref.label_sequences(q.scores, q.labels)
-        total = sum(sequences.values())
-        curves = [
-            (reference_iprec(s, num_rel, opts["depth"], opts["rel_level"], levels=OFF_GRID), c)
-            for s, c in sequences.items()
-        ]
-        expected = [math.fsum(c * v[i] for v, c in curves) / total for i in range(len(OFF_GRID))]
+        expected = mean_over_orderings(q, opts, levels=OFF_GRID)
         at = list(judgments.qids).index(qid)
         np.testing.assert_allclose(aware[at], expected, rtol=0, atol=1e-12)
         rows = frame[frame["qid"] == qid].set_index("measure")["value"]
