@@ -34,19 +34,6 @@ pytestmark = pytest.mark.filterwarnings(
     "ignore:relevance level 2 is above every level:tiecore.errors.TieCoreWarning"
 )
 
-#: Measures whose per-query doubles are pytrec_eval's only to the last bits: tiecore's
-#: kernels add a query's terms in another order than trec_eval's C loops (AP and
-#: map_cut sum precisions, nDCG and ndcg_cut discounted gains, bpref its terms, and
-#: set_F divides in another order), so a value may differ by a few units in the last
-#: place.  They are checked within 1e-15 (their values lie in [0, 1]); gm_map, a log
-#: of AP per query, inherits AP's relative error as an absolute one: within 2e-15.
-#: Every other measure is checked with ``==``.
-LAST_BITS = {
-    "map": 1e-15, "map_cut": 1e-15, "ndcg": 1e-15, "ndcg_cut": 1e-15, "bpref": 1e-15,
-    "set_F": 1e-15, "gm_map": 2e-15,
-}  # fmt: skip
-#: Measures whose doubles equal pytrec_eval's with ``==``, per query and in the mean.
-EXACT = sorted(pytrec.supported_measures - set(LAST_BITS))
 #: Robust03 runs: with and without many ties (scores equal as 32-bit floats).
 ROBUST = ["input.Sel50.gz", "input.MU03rob01.gz", "input.pircRBa1.gz"]
 
@@ -65,9 +52,8 @@ def _read(qrels_path, run_path) -> tuple[dict, dict]:
 
 
 def assert_as_pytrec_eval(ours: dict, theirs: dict, run: dict | None = None, qrels=None) -> None:
-    """Same queries, the same keys as far as tiecore has the measure, and the values:
-    ``==`` but for :data:`LAST_BITS`; the means (pytrec_eval's
-    ``compute_aggregated_measure``) likewise.
+    """Same queries, the same keys as far as tiecore has the measure, and the values
+    ``==``; the means (pytrec_eval's ``compute_aggregated_measure``) likewise.
 
     One known difference: a judged query whose dict in ``run`` is empty (or, with
     ``qrels``, trec_eval's ``-J``, holds no doc judged 0 or more) scores 0 in every
@@ -101,11 +87,7 @@ def assert_as_pytrec_eval(ours: dict, theirs: dict, run: dict | None = None, qre
 
 def _check(key: str, ours: float, theirs: float, where: str) -> None:
     assert type(ours) is float, (key, where)
-    tolerance = LAST_BITS.get(_base(key))
-    if tolerance is None:
-        assert ours == theirs, (key, where, ours, theirs)
-    else:
-        assert abs(ours - theirs) <= tolerance, (key, where, ours, theirs)
+    assert ours == theirs, (key, where, ours, theirs)
 
 
 def padded(case) -> tuple[dict, dict]:
@@ -144,12 +126,11 @@ def test_oblivious_robust03(name):
     assert_as_pytrec_eval(*both(qrels, run, {"map", "P.5"}, judged_docs_only_flag=True))
 
 
-def test_oblivious_exact_measures_are_most():
-    """The split above is what it says: the measures checked with ``==`` are listed."""
-    assert EXACT == sorted(
-        ["Rprec", "P", "infAP", "iprec_at_recall", "num_rel", "num_rel_ret", "num_ret",
-         "recall", "recip_rank", "set_P", "set_recall", "success"]
-    )  # fmt: skip
+def test_all_trec_covers_every_supported_measure():
+    """The ``all_trec`` comparisons above reach every measure the evaluator offers."""
+    qrels, run = _read(TREC_EVAL / "qrels.test", TREC_EVAL / "results.test")
+    ours = pytrec.RelevanceEvaluator(qrels, {"all_trec"}, ties="oblivious").evaluate(run)
+    assert {_base(key) for values in ours.values() for key in values} == pytrec.supported_measures
 
 
 @settings(max_examples=60, deadline=None)

@@ -253,6 +253,25 @@ def test_means_are_summed_in_trec_eval_s_order(golden, flags, capsys):
     assert capsys.readouterr().out == (GOLDEN / golden).read_text()
 
 
+def test_a_query_s_terms_are_summed_in_rank_order(capsys):
+    """Per query, AP, map_cut, nDCG, bpref add their terms rank by rank as trec_eval's
+    loops do, and set_F divides as it divides: numpy's pairwise sums printed MU03rob01's
+    query 419 map_cut_15 as 0.1312 where trec_eval prints 0.1313 (exactly 0.13125)."""
+    argv = ["-q", *flags("map_cut", "ndcg", "bpref", "set_F", "map")]
+    code = main(
+        [
+            "eval",
+            "--ties",
+            "oblivious",
+            *argv,
+            str(ROBUST_QRELS),
+            str(robust_run("input.MU03rob01.gz")),
+        ]
+    )
+    assert code == 0
+    assert capsys.readouterr().out == (GOLDEN / "robust03_MU03rob01.sums.q").read_text()
+
+
 def test_the_mean_is_trec_eval_s_loop():
     """Every summary double of every shared Robust03 run: the per-query values added one
     after the other in the queries' order, divided by their count (trec_eval's loop)."""

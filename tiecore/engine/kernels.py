@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Protocol
 
 import numpy as np
@@ -30,6 +31,7 @@ class FamilyLike(Protocol):
     scale: float | Callable
     offset: float | Callable
     values: Callable | None
+    formula: Callable | None
 
     def hooked(self, measure: HeadSum) -> bool: ...
     def component_of(self, measure: HeadSum) -> str | None: ...
@@ -61,6 +63,7 @@ class Plan:
     scale: float
     denominator: np.ndarray  # per query
     offset: float | np.ndarray = 0.0  # one per query where the family's varies
+    formula: Callable[[np.ndarray], np.ndarray] | None = None  # the family's, bound
 
 
 def plan(
@@ -94,6 +97,9 @@ def plan(
         scale=family.scale(measure) if callable(family.scale) else family.scale,
         denominator=np.asarray(family.denominator(measure, judgments, ranking, cut), np.float64),
         offset=offset,
+        formula=None
+        if family.formula is None
+        else partial(family.formula, measure, judgments, ranking, cut),
     )
 
 
@@ -112,19 +118,79 @@ def head_sums(
     """Per query, the sum of ``values`` over its first ``min(count, cut)`` rows.
 
     ``values`` carries a trailing 0 so that every bound is a valid index; rows of
-    a 2-d ``values`` are summed each (along the last axis).
+    a 2-d ``values`` are summed each (along the last axis).  The terms are added in
+    rank order (:func:`ordered_sums`), as trec_eval's loops add them.
     """
-    ends = starts + np.minimum(counts, cut)
-    last = values.shape[-1] - 1
-    bounds = np.empty(2 * len(starts), dtype=np.int64)
-    bounds[0::2] = np.where(ends > starts, starts, last)
-    bounds[1::2] = np.where(ends > starts, ends, last)
-    with np.errstate(over="ignore"):  # unscaled exp gains past float64 sum to inf
-        if len(bounds):
-            sums = np.add.reduceat(values, bounds, axis=-1)[..., 0::2]
+    lengths = np.maximum(np.minimum(counts, cut), 0)
+    with np.errstate(over="ignore", invalid="ignore"):  # unscaled exp gains: inf
+        return ordered_sums(values, starts, lengths)
+
+
+#: The most terms :func:`ordered_sums` gathers at once (bounds its scratch memory).
+_BLOCK = 1 << 20
+#: From this many segments of one width on, :func:`ordered_sums` adds rank by rank
+#: across them (one numpy step per rank); below, it gathers each segment whole.
+_ACROSS = 256
+
+
+def ordered_sums(values: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Per segment ``values[..., start:start + length]``, added first to last.
+
+    ``((v_0 + v_1) + v_2) + ...``: the double a C loop over the ranks gives (numpy's
+    ``sum`` and ``add.reduceat`` add in pairs and blocks, which may differ in the last
+    bits).  Zero terms leave a running sum as it is (``x + 0 == x``), so only the
+    nonzero ones are kept (most of a query's terms are 0 in oblivious mode: a precision
+    or a gain counts at relevant docs only).  The segments are then taken by width
+    (their lengths' next power of two): many segments of a width are added rank by
+    rank, all at once (``sums += terms[first + j]``, the shorter ones dropping out);
+    a few long ones are gathered whole, padded with a trailing 0 to the width, and
+    accumulated (``cumsum``) in blocks of at most :data:`_BLOCK` terms.  An empty
+    segment sums to 0.
+    """
+    out = np.zeros((*values.shape[:-1], len(starts)))
+    nonzero = values[..., :-1] != 0
+    if nonzero.ndim > 1:
+        nonzero = nonzero.any(axis=tuple(range(nonzero.ndim - 1)))
+    kept = np.flatnonzero(nonzero)
+    first = np.searchsorted(kept, starts)
+    counts = np.searchsorted(kept, starts + lengths) - first
+    live = np.flatnonzero(counts > 0)
+    if not len(live):
+        return out
+    terms = np.concatenate([values[..., kept], np.zeros((*values.shape[:-1], 1))], axis=-1)
+    live = live[np.argsort(-counts[live], kind="stable")]  # longest first
+    width = np.ceil(np.log2(counts[live])).astype(np.int64)
+    edges = np.flatnonzero(np.diff(width)) + 1
+    for rows in np.split(live, edges):
+        if len(rows) >= _ACROSS:
+            out[..., rows] = _rank_by_rank(terms, first[rows], counts[rows])
         else:
-            sums = np.zeros((*values.shape[:-1], 0))
-    return np.where(ends > starts, sums, 0.0)
+            out[..., rows] = _whole(terms, first[rows], counts[rows])
+    return out
+
+
+def _rank_by_rank(terms: np.ndarray, first: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Sums of segments (``counts`` descending), each term added at its rank: at rank
+    ``j`` the segments longer than ``j`` (a prefix) add their ``j``-th term."""
+    sums = np.zeros((*terms.shape[:-1], len(first)))
+    longer = np.searchsorted(-counts, -np.arange(int(counts[0])), side="left")
+    for j, active in enumerate(longer.tolist()):
+        sums[..., :active] += terms[..., first[:active] + j]
+    return sums
+
+
+def _whole(terms: np.ndarray, first: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Sums of a few segments, each gathered whole (padded with the trailing 0)."""
+    last = terms.shape[-1] - 1
+    columns = np.arange(int(counts.max()))
+    sums = np.empty((*terms.shape[:-1], len(first)))
+    step = max(1, _BLOCK // len(columns))
+    for at in range(0, len(first), step):
+        part = slice(at, at + step)
+        index = first[part, None] + columns
+        index[columns >= counts[part, None]] = last
+        sums[..., part] = np.cumsum(terms[..., index], axis=-1)[..., -1]
+    return sums
 
 
 def weighted_head_sums(
@@ -171,7 +237,10 @@ def head_sums_apart(
 
 
 def finish(plan_: Plan, sums: np.ndarray) -> np.ndarray:
-    """``offset + scale * S / denominator``, 0 where the denominator is 0."""
+    """``offset + scale * S / denominator``, 0 where the denominator is 0 (or the
+    family's ``formula`` of ``S``, where it has one)."""
+    if plan_.formula is not None:
+        return plan_.formula(sums)
     out = np.zeros_like(sums)
     live = plan_.denominator > 0
     np.divide(plan_.scale * sums, plan_.denominator, out=out, where=live)

@@ -28,6 +28,11 @@ A :class:`Family` declares everything tiecore needs to compute it in the three m
     denominator is 0 scores 0).  ``scale`` is a number or a function of the measure
     (its parameters); ``offset`` a number or, where it differs by query (trec_eval's
     utility), ``offset(measure, judgments, ranking, cut)``.
+``formula``
+    Where the reference tool's arithmetic is not ``offset + scale * S / denominator``
+    (trec_eval's set_F divides P and R), ``formula(measure, judgments, ranking, cut,
+    sums)`` gives the values from the head sums ``S`` (any leading axes) in its order of
+    operations, equal in exact arithmetic, so oblivious doubles are the tool's bit for bit.
 ``variance``, ``bounds``, ``distribution``
     Hooks called ``(context, d, plan)`` per tie group (``context`` a
     :class:`tiecore.engine.moments.Context`): the variance of the group's head sum
@@ -135,6 +140,7 @@ class Family:
     spread: Callable | None = None
     sample: Callable | None = None
     aggregate: str = "mean"
+    formula: Callable | None = None
 
     def component_of(self, measure: Measure) -> str | None:
         """The component key of ``measure`` (None: no head sum, see :meth:`hooked`)."""

@@ -7,7 +7,9 @@ trec_eval uses ``x`` where van Rijsbergen's F has ``beta^2``), 0 when nothing re
 is retrieved.  That is ``(x + 1) num_rel_ret / (num_ret + x num_rel)``, a count over a
 denominator fixed by the depth, so under ties it moves only when the depth cuts a tie
 group (``num_rel_ret`` hypergeometric there) and its mean over orderings is
-``(x + 1) E[num_rel_ret] / (num_ret + x num_rel)``.
+``(x + 1) E[num_rel_ret] / (num_ret + x num_rel)``.  The value is computed as trec_eval
+computes it (``P`` and ``R`` first, :func:`trec_eval_formula`), so that oblivious doubles
+are trec_eval's bit for bit; the variance and bounds read the linear form.
 
 >>> from tiecore.measures import FAMILIES, Measure, lookup
 >>> str(Measure.parse("set_F")), FAMILIES["SetF"].scale, str(Measure.parse("SetF(x=0.5)"))
@@ -40,6 +42,20 @@ def retrieved_plus_num_rel(measure, judgments, ranking, cut) -> np.ndarray:
     return (retrieved + x * relevant) * (2.0 / (x + 1.0))
 
 
+def trec_eval_formula(measure, judgments, ranking, cut, sums: np.ndarray) -> np.ndarray:
+    """``(x + 1) P R / (x P + R)`` with ``P = S / num_ret`` and ``R = S / num_rel``, ``S``
+    the (expected) relevant docs retrieved; 0 where ``S`` is 0 (trec_eval's order of
+    operations, so its doubles are reproduced bit for bit)."""
+    x = float(measure.param("x"))
+    retrieved = retrieved_in_cut(measure, judgments, ranking, cut).astype(np.float64)
+    relevant = num_rel(measure, judgments, ranking, cut).astype(np.float64)
+    live = sums > 0
+    safe = np.where(live, sums, 1.0)
+    precision = safe / np.where(live, retrieved, 1.0)
+    recall = safe / np.where(live, relevant, 1.0)
+    return np.where(live, (x + 1.0) * precision * recall / (x * precision + recall), 0.0)
+
+
 register(
     Family(
         "SetF",
@@ -59,6 +75,7 @@ register(
         },
         denominator=retrieved_plus_num_rel,
         scale=2.0,
+        formula=trec_eval_formula,
         **COUNT_MOMENTS,
     )
 )
