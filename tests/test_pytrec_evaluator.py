@@ -22,7 +22,7 @@ import pytrec_eval
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from reference import orderings
-from shared_data import ROBUST_QRELS, TREC_EVAL, pytrec_dicts, robust_run
+from shared_data import ROBUST_QRELS, ROBUST_RUNS, TREC_EVAL, pytrec_dicts, robust_run
 from strategies import FLOAT32_COLLIDING, cases
 
 import tiecore
@@ -118,8 +118,15 @@ def test_oblivious_trec_eval_files(qrels_name, level, judged_only):
     assert_as_pytrec_eval(ours, theirs)
 
 
-@pytest.mark.parametrize("name", ROBUST)
+@pytest.mark.parametrize(
+    "name",
+    [
+        name if name in ROBUST else pytest.param(name, marks=pytest.mark.slow)
+        for name in [path.name for path in ROBUST_RUNS]
+    ],
+)
 def test_oblivious_robust03(name):
+    """Every shared Robust03 run (three in the fast tier): every double ``==``."""
     qrels, run = _read(ROBUST_QRELS, robust_run(name))
     assert_as_pytrec_eval(*both(qrels, run, {"all_trec"}))
     assert_as_pytrec_eval(*both(qrels, run, {"official", "ndcg_cut.3,10"}, relevance_level=2))
