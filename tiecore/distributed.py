@@ -38,6 +38,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tiecore.errors import InputError
 from tiecore.io import allocators
 from tiecore.options import DASK_SPEC, POSITIVE, validate_params
 
@@ -169,7 +170,13 @@ def connect(spec: str | None) -> Iterator[object]:
     else:
         from distributed import Client
 
-        with Client(spec) as client:
+        try:
+            client = Client(spec, timeout=CONNECT_SECONDS)
+        except (ValueError, OSError) as error:  # a bad scheme, no scheduler there
+            raise InputError(
+                "dask", None, f"{spec}: {error}", "a scheduler address (tcp://host:8786) or local:N"
+            ) from None
+        with client:
             client.register_plugin(_plugin()(), name=PLUGIN)
             yield client
 
@@ -324,6 +331,9 @@ def pays_off(rows: int, workers: int, cores: int | None = None) -> bool:
 
 #: The worker plugin's name: registered once per cluster (it is idempotent).
 PLUGIN = "tiecore-warm-up"
+#: How long :func:`connect` waits for a scheduler address to answer (distributed's
+#: default is 30 s).
+CONNECT_SECONDS = 10
 
 #: What a worker imports before its first task (:func:`warm_up`); the measure
 #: families (every module of :mod:`tiecore.measures`) come too.

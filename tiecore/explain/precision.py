@@ -182,6 +182,10 @@ def coarsen(scores: ArrayLike, precision: str | int) -> np.ndarray:
         x = np.asarray(scores, dtype=np.float64)
     except (TypeError, ValueError):
         raise InputError("scores", None, "the scores are not all numbers", "numbers") from None
+    except OverflowError:  # a Python int beyond float64
+        raise InputError(
+            "scores", None, "a score is too large for a 64-bit float", "numbers below 1.8e308"
+        ) from None
     if isinstance(precision, int):
         return _decimals(x, precision)
     with np.errstate(over="ignore"):  # beyond the range -> inf, reported below

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar
@@ -63,7 +64,7 @@ def first_tag(path: str | os.PathLike) -> str | None:
                     return fields[5].decode() if len(fields) >= 6 else None
                 if count > 1000:
                     return None
-    except (OSError, EOFError, UnicodeDecodeError, ValueError):
+    except (OSError, EOFError, UnicodeDecodeError, ValueError, zlib.error):  # read again later
         return None
     return None
 

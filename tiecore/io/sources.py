@@ -32,7 +32,7 @@ import os
 import re
 import sys
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 import pandas as pd
 
@@ -406,7 +406,40 @@ def _object(pairs: list[tuple[str, object]]) -> dict[str, object]:
 
 
 def _records(kind: str, source: Iterable, where: str) -> pd.DataFrame:
-    """ir_measures namedtuples, dicts or pytrec_eval's ``{qid: {docno: value}}``."""
+    """ir_measures namedtuples, dicts or pytrec_eval's ``{qid: {docno: value}}``; a
+    string that UTF-8 cannot encode (a lone surrogate, which pandas refuses) is named."""
+    if not isinstance(source, Mapping):
+        source = list(source)
+    try:
+        return _records_frame(kind, source, where)
+    except UnicodeEncodeError:
+        bad = next(text for text in _texts(source) if not _encodable(text))
+        raise InputError(
+            where, None, f"{bad!r} is not valid text (a lone surrogate)",
+            "text that UTF-8 can encode",
+        ) from None  # fmt: skip
+
+
+def _texts(source: Mapping | list) -> Iterator[str]:
+    """Every string of ``{qid: {docno: value}}`` or of a list of records."""
+    if isinstance(source, Mapping):
+        for qid, docs in source.items():
+            yield from (text for text in (qid, *docs) if isinstance(text, str))
+        return
+    for row in source:
+        cells = row.values() if isinstance(row, Mapping) else row
+        yield from (cell for cell in cells if isinstance(cell, str))
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _records_frame(kind: str, source: Mapping | list, where: str) -> pd.DataFrame:
     value = "score" if kind == "run" else "level"
     if isinstance(source, Mapping):
         qids, docnos, values = [], [], []
@@ -420,7 +453,7 @@ def _records(kind: str, source: Iterable, where: str) -> pd.DataFrame:
             docnos.extend(docs.keys())
             values.extend(docs.values())
         return pd.DataFrame({"qid": qids, "docno": docnos, value: values})
-    rows = list(source)
+    rows = source
     if not rows:
         raise InputError(where, None, "no records (an empty iterable)", "at least one record")
     first = rows[0]

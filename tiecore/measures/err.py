@@ -70,7 +70,7 @@ def stop_probabilities(
             "qrels",
             None,
             f"level {int(levels.max())} is above ERR's largest grade {max_grade}",
-            f"levels up to {max_grade}, or a larger max_grade",
+            f"levels up to {max_grade}, or a larger max_rel (ERR(max_rel=N))",
         )
     table = np.ldexp(np.ldexp(1.0, np.arange(max_grade + 1)) - 1.0, -max_grade)
     return table[np.where(ranking.judged & (ranking.level > 0), ranking.level, 0)]

@@ -75,12 +75,28 @@ level for all measures (expected rel_level=2 (tiecore eval -l 2) for the evaluat
             measure = ir_measures.parse_measure(measure)
         except (ValueError, NameError, SyntaxError, TypeError, AttributeError):
             raise native from None
+        if _unsupported(measure):  # ir_measures parses any keyword: P(foo=1)@10
+            raise native from None
     if not _is_ir_measure(measure):
         raise TypeError(f"expected a measure name or an ir_measures measure, got {measure!r}")
     return _convert(measure, rel_level)
 
 
+def _unsupported(measure: object) -> list[str]:
+    """The parameters of an ir_measures measure that its family does not declare."""
+    declared = getattr(measure, "SUPPORTED_PARAMS", None)
+    return [] if declared is None else sorted(set(measure.params) - set(declared))
+
+
 def _convert(measure: object, rel_level: int) -> str:
+    unknown = _unsupported(measure)
+    if unknown:  # its repr would raise KeyError
+        raise InputError(
+            "measure",
+            None,
+            f"{measure.NAME}: {', '.join(unknown)} is no parameter of ir_measures' {measure.NAME}",
+            f"one of {', '.join(sorted(measure.SUPPORTED_PARAMS)) or 'no parameters'}",
+        )
     shown = repr(measure)
     family = measure.NAME
     params = dict(measure.params)
