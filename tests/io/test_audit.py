@@ -8,6 +8,10 @@ the input and what was expected.
 from __future__ import annotations
 
 import gzip
+import os
+import signal
+import subprocess
+import sys
 
 import ir_measures
 import pytest
@@ -94,3 +98,59 @@ def test_damaged_deflate_blocks(capsys, tmp_path, command):
         runs = [str(damaged)] if command == "eval" else [str(damaged), RUN]
         line = one_error(capsys, command, QRELS, *runs, "-m", "AP")
         assert "run.gz: corrupt gzip data" in line, (at, line)
+
+
+@pytest.mark.parametrize("command", ["eval", "compare"])
+def test_o_never_overwrites_the_file_on_stdin(tmp_path, command):
+    """``tiecore eval QRELS - -o r.txt < r.txt``: stdin's file is an input, whatever it is
+    named; exit 2, the file byte-identical."""
+    taken = tmp_path / ("run.txt" if command == "eval" else "qrels.txt")
+    original = (TREC_EVAL / ("results.test" if command == "eval" else "qrels.test")).read_bytes()
+    taken.write_bytes(original)
+    argv = [QRELS, "-"] if command == "eval" else ["-", RUN, str(TREC_EVAL / "results.trunc")]
+    with open(taken, "rb") as stdin:
+        done = subprocess.run(
+            [sys.executable, "-m", "tiecore", command, *argv, "-m", "AP", "-o", str(taken)],
+            stdin=stdin, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "is the standard input's file" in done.stderr and "Traceback" not in done.stderr
+    assert taken.read_bytes() == original
+
+
+KILLED_WRITE = """
+import os, signal, sys
+from tiecore.cli import output
+def fsync(fd):  # the signal arrives mid-write, after the temporary file is filled
+    os.kill(os.getpid(), getattr(signal, sys.argv[2]))
+output.os.fsync = fsync
+output.write_output(sys.argv[1], "x" * 100_000)
+"""
+
+
+@pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGHUP"])
+def test_a_signalled_write_leaves_no_temporary_file(tmp_path, signal_name):
+    target = tmp_path / "out.txt"
+    target.write_text("old\n")
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED_WRITE, str(target), signal_name],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 128 + getattr(signal, signal_name), done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"]
+    assert target.read_text() == "old\n"
+
+
+def test_the_next_write_removes_a_killed_write_s_file(tmp_path, capsys):
+    """SIGKILL leaves the temporary file (named with the dead writer's pid): the next
+    ``-o`` to the same file removes it; a live writer's is left alone."""
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    stale = tmp_path / f".out.txt.tiecore-{dead.stdout.strip()}-abc123.tmp"
+    live = tmp_path / f".out.txt.tiecore-{os.getppid()}-def456.tmp"
+    other = tmp_path / f".other.txt.tiecore-{dead.stdout.strip()}-abc123.tmp"
+    for path in (stale, live, other):
+        path.write_text("x" * 1000)
+    assert main(["eval", QRELS, RUN, "-m", "AP", "-o", str(tmp_path / "out.txt")]) == 0
+    capsys.readouterr()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["out.txt", live.name, other.name])

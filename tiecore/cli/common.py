@@ -201,6 +201,17 @@ def check_files(args: argparse.Namespace) -> None:
             raise InputError(path, None, "permission denied", "a readable file")
 
 
+def _same_file(path: str, source: str) -> bool:
+    """Whether ``source`` (``-``: the file on standard input, if it is one) is ``path``."""
+    try:
+        if source == "-":
+            found, there = os.fstat(0), os.stat(path)
+            return (found.st_dev, found.st_ino) == (there.st_dev, there.st_ino)
+        return os.path.exists(source) and os.path.samefile(path, source)
+    except OSError:  # no standard input, or nothing to compare
+        return False
+
+
 def _check_output(path: str, inputs: Sequence[str] = ()) -> None:
     """``-o PATH`` must name a file (new or writable) in an existing, writable directory,
     and none of the ``inputs``: writing the results there would destroy an input (a link
@@ -208,14 +219,14 @@ def _check_output(path: str, inputs: Sequence[str] = ()) -> None:
     if os.path.isdir(path):
         raise InputError(path, None, "is a directory", "-o FILE, a file to write")
     for source in inputs:
-        if source != "-" and os.path.exists(path) and os.path.exists(source):
-            if os.path.samefile(path, source):
-                raise InputError(
-                    path,
-                    None,
-                    f"is the input {source}: writing there would destroy it",
-                    "-o FILE, a file that is none of the inputs",
-                )
+        if os.path.exists(path) and _same_file(path, source):
+            shown = "the standard input's file" if source == "-" else f"the input {source}"
+            raise InputError(
+                path,
+                None,
+                f"is {shown}: writing there would destroy it",
+                "-o FILE, a file that is none of the inputs",
+            )
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise InputError(path, None, f"its directory {folder} does not exist", "a writable path")

@@ -75,7 +75,13 @@ def write_output(path: str, text: str) -> None:
     flushed to disk, then renamed over it (a rename within a directory is atomic), so an
     interrupted run or a full disk leaves no half-written output and the old file intact.
     A link is followed (its target is replaced); an existing non-regular file (a device
-    such as /dev/null, a named pipe) is written in place, as it cannot be replaced."""
+    such as /dev/null, a named pipe) is written in place, as it cannot be replaced.
+
+    A SIGTERM or SIGHUP during the write removes the temporary file before the process
+    ends (with status 128 + the signal's number); one that no handler sees (SIGKILL, a
+    power cut) leaves it behind, named with the writer's process id, and the next write
+    to the same file removes it once that process is gone (:func:`_remove_stale`).
+    """
     import tempfile  # only for -o (its import pulls in random and shutil)
 
     target = os.path.realpath(path)
@@ -90,17 +96,78 @@ def write_output(path: str, text: str) -> None:
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
-    handle, temporary = tempfile.mkstemp(
-        prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=os.path.dirname(target)
-    )
+    folder, name = os.path.split(target)
+    _remove_stale(folder, name)
+    with _signals_as_exit():
+        handle, temporary = tempfile.mkstemp(
+            prefix=f"{_temporary_prefix(name)}{os.getpid()}-", suffix=".tmp", dir=folder
+        )
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as stream:
+                stream.write(text)
+                stream.flush()
+                os.fsync(stream.fileno())
+            os.chmod(temporary, stat.S_IMODE(mode))
+            os.replace(temporary, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
+
+
+def _temporary_prefix(name: str) -> str:
+    """How the temporary files of writes to ``name`` begin (then the writer's process
+    id, ``-``, random letters and ``.tmp``)."""
+    return f".{name}.tiecore-"
+
+
+_SIGNALS = ("SIGTERM", "SIGHUP")
+
+
+def _remove_stale(folder: str, name: str) -> None:
+    """Remove the temporary files of earlier writes to ``name`` whose process is gone."""
+    prefix = _temporary_prefix(name)
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(folder):
+            if not (entry.name.startswith(prefix) and entry.name.endswith(".tmp")):
+                continue
+            pid = entry.name[len(prefix) :].partition("-")[0]
+            if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+
+
+def _alive(pid: int) -> bool:
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temporary, stat.S_IMODE(mode))
-        os.replace(temporary, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process
+        return True
+    return True
+
+
+@contextlib.contextmanager
+def _signals_as_exit():
+    """SIGTERM and SIGHUP raise ``SystemExit(128 + signal)`` inside the block (so that
+    its cleanup runs), where this is the main thread; the old handlers come back after."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def leave(number, frame):
+        raise SystemExit(128 + number)
+
+    kept = {}
+    for name in _SIGNALS:
+        number = getattr(signal, name, None)
+        if number is not None:
+            kept[number] = signal.signal(number, leave)
+    try:
+        yield
+    finally:
+        for number, handler in kept.items():
+            signal.signal(number, handler)
