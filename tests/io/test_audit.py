@@ -154,3 +154,14 @@ def test_the_next_write_removes_a_killed_write_s_file(tmp_path, capsys):
     assert main(["eval", QRELS, RUN, "-m", "AP", "-o", str(tmp_path / "out.txt")]) == 0
     capsys.readouterr()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["out.txt", live.name, other.name])
+
+
+@pytest.mark.parametrize("command", [["eval", "--ties", "sampled"], ["report"]])
+def test_sampled_mode_honours_the_memory_budget(capsys, monkeypatch, command):
+    """10 million samples need about 1.4 GB here: over a 200 MB TIECORE_MEMORY_BUDGET
+    both commands refuse them in one line (report raised a traceback; the guard read
+    half the available memory and ignored the budget)."""
+    monkeypatch.setenv("TIECORE_MEMORY_BUDGET", "200000000")
+    line = one_error(capsys, *command, QRELS, RUN, "-m", "AP", "--samples", "10000000")
+    assert "more than the 200 MB allowed (TIECORE_MEMORY_BUDGET" in line, line
+    assert "use at most" in line

@@ -289,3 +289,18 @@ def add_progress(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="print one progress line per run on stderr (default: when stderr is a terminal)",
     )
+
+
+def check_sample_count(
+    samples: int, runs: dict[str, pd.DataFrame], qrels: pd.DataFrame, measures: list
+) -> None:
+    """:func:`tiecore.evaluation.evaluator.check_samples` for these inputs, as a usage error."""
+    from tiecore.evaluation.evaluator import check_samples
+
+    if not isinstance(runs, dict):  # files: each is checked once read (_samples_guard)
+        return
+    rows = max((len(run) for run in runs.values()), default=0)
+    try:
+        check_samples(samples, int(qrels["qid"].nunique()), len(measures), rows, name="--samples")
+    except ValueError as error:
+        raise UsageError(str(error)) from None

@@ -30,6 +30,7 @@ from tiecore.cli.common import (
     add_options,
     add_progress,
     check_files,
+    check_sample_count,
     dask_client,
     eval_inputs,
     progress_line,
@@ -374,7 +375,7 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
         return arrow
     runs, qrels, sources = all_trec_inputs(args) if plan.nicknamed else eval_inputs(args)
     if args.ties == "sampled":  # refuse a count that cannot fit before the long work
-        _check_sample_count(args.samples or DEFAULT_SAMPLES, runs, qrels, measures)
+        check_sample_count(args.samples or DEFAULT_SAMPLES, runs, qrels, measures)
     show = show_progress(args, stderr)
 
     def progress(index: int, total: int, name: str, seconds: float) -> None:
@@ -525,18 +526,3 @@ def _check_rows(args: argparse.Namespace, columns: dict[str, list]) -> None:
                 f"{columns[column][i]}: the computation overflowed",
                 "qrels levels that keep every gain finite (2**level overflows above 1023)",
             )
-
-
-def _check_sample_count(
-    samples: int, runs: dict[str, pd.DataFrame], qrels: pd.DataFrame, measures: list[Measure]
-) -> None:
-    """:func:`tiecore.evaluation.evaluator.check_samples` for these inputs, as a usage error."""
-    from tiecore.evaluation.evaluator import check_samples
-
-    if not isinstance(runs, dict):  # files: each is checked once read (_samples_guard)
-        return
-    rows = max((len(run) for run in runs.values()), default=0)
-    try:
-        check_samples(samples, int(qrels["qid"].nunique()), len(measures), rows, name="--samples")
-    except ValueError as error:
-        raise UsageError(str(error)) from None

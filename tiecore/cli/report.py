@@ -13,7 +13,7 @@ import argparse
 import warnings
 from typing import TextIO
 
-from tiecore.cli.common import add_inputs, add_options, read_inputs
+from tiecore.cli.common import add_inputs, add_options, check_sample_count, read_inputs
 from tiecore.errors import TieCoreWarning
 from tiecore.measures import parse_measures, split_measures
 from tiecore.options import FIXED_TIEBREAKS, REPORT, SEED, cli_type
@@ -95,6 +95,8 @@ def run(args: argparse.Namespace, stderr: TextIO) -> str:
     named = split_measures(args.measures or [])  # -m '' names none: refused, not the defaults
     measures = [str(m) for m in parse_measures(named if args.measures else DEFAULT_MEASURES)]
     runs, qrels, sources = read_inputs(args)
+    if args.samples:
+        check_sample_count(args.samples, runs, qrels, parse_measures(measures))
     table = modes_table(
         runs,
         qrels,

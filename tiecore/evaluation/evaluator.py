@@ -79,15 +79,15 @@ def check_samples(
 ) -> None:
     """Refuse a sample count whose memory (:func:`sample_memory`) exceeds ``limit``.
 
-    The limit is :data:`~tiecore.engine.budget.MEMORY_SHARE` of
-    :func:`~tiecore.engine.budget.available_memory` unless given; the message says how
-    much the count would need and the largest count that fits (a bisection: the need
-    grows with the count).
+    The limit is :func:`~tiecore.engine.budget.memory_budget` unless given (the one
+    budget of every guard: ``TIECORE_MEMORY_BUDGET``, else half the memory available,
+    less under ``ulimit -v`` or a control group's limit); the message says how much
+    the count would need and the largest count that fits (a bisection: the need grows
+    with the count).
     """
     samples, queries, measures, rows = map(int, (samples, queries, measures, rows))
     need = sample_memory(samples, queries, measures, rows)
-    share = budget.MEMORY_SHARE
-    limit = int(share * budget.available_memory()) if limit is None else limit
+    limit = int(budget.memory_budget()) if limit is None else limit
     if need <= limit:
         return
     low, high = 0, samples
@@ -102,7 +102,7 @@ def check_samples(
         f"{name} {samples} would need about {_size(need)} of memory ({queries} queries x "
         f"{measures} measures x 8 bytes per sample, about {_VALUE_COPIES} copies, plus "
         f"random draws for {rows} rows), more than the {_size(limit)} allowed "
-        f"({share:.0%} of the memory available); {fits}"
+        f"({budget.MEMORY_ENV}, else half the memory available); {fits}"
     )
 
 
