@@ -352,6 +352,16 @@ def rbp(
     return math.fsum(g(label) * (1 - p) * p ** (j - 1) for j, label in enumerate(top, start=1))
 
 
+def rbp_residual_trec(labels: Sequence[Label], k: int | None, p: float) -> float:
+    """trec_eval 10's rbp_resid: with U the top-k ranks j not in the qrels or at a
+    negative level, p^min(k, retrieved) + sum_U (1 - p) p^(j-1), or 0 when U is empty."""
+    top = labels if k is None else labels[:k]
+    unjudged = [j for j, label in enumerate(top, 1) if label is None or label < 0]
+    if not unjudged:
+        return 0.0
+    return p ** len(top) + math.fsum((1 - p) * p ** (j - 1) for j in unjudged)
+
+
 def unjudged_share(labels: Sequence[Label], k: int) -> float:
     """trec_eval 10's unj@k: docs in the top k not in the qrels or at a negative level, / k."""
     return sum(label is None or label < 0 for label in labels[:k]) / k
@@ -468,8 +478,11 @@ def policies_are_extremes(spec: Spec) -> bool:
 def is_head_sum(spec: Spec) -> bool:
     """Whether ``spec`` is a sum over ranks with a fixed normaliser, whose variance
     splits over the tie groups (tiecore.spread.tie_groups): not nDCG's local ideal, nor
-    infAP (its groups are independent too, but it is no head sum that tie_groups reads)."""
+    infAP (its groups are independent too, but it is no head sum that tie_groups reads),
+    nor trec_eval 10's rbp_resid (0 unless some group puts an unjudged doc above k)."""
     if spec.family in ("infAP", "NumRel", "NumRet"):  # the counts: no per-rank sum
+        return False
+    if spec.param("convention", "tiecore") == "trec_eval":  # times "an unjudged doc above k"
         return False
     return not (spec.family == "nDCG" and spec.param("ideal", "global") == "local")
 
@@ -484,6 +497,7 @@ def all_specs(cutoffs: Iterable[int] = range(1, 11)) -> list[Spec]:
     specs += [Spec("RBP", None, "binary", (("p", "0.5"),)), Spec("RBP_residual")]
     specs += [Spec("RBP", None, "scaled", (("p", "0.5"),))]
     specs += [Spec("RBP", None, "query_scaled", (("p", "0.9"),))]
+    specs += [Spec("RBP_residual", None, params=(("p", "0.9"), ("convention", "trec_eval")))]
     specs += [Spec("infAP")]
     specs += [Spec(family) for family in SET_FAMILIES]
     specs += [Spec("SetF", params=(("x", x),)) for x in ("0.5", "3.0")]
@@ -501,6 +515,7 @@ def all_specs(cutoffs: Iterable[int] = range(1, 11)) -> list[Spec]:
         specs += [
             Spec("RBP", k, "exp", (("p", "0.9"),)),
             Spec("RBP_residual", k, params=(("p", "0.5"),)),
+            Spec("RBP_residual", k, params=(("p", "0.5"), ("convention", "trec_eval"))),
             Spec("RBP", k, "scaled", (("p", "0.5"),)),
         ]
         specs += [Spec("nDCG", k, gain, (("ideal", "local"),)) for gain in ("linear", "exp")]
@@ -562,6 +577,8 @@ def measure(
             return rbp(labels, k, p, spec.gain, rel_level, top, levels)
         case "Unjudged":
             return unjudged_share(labels, k)
+        case "RBP_residual" if spec.param("convention", "tiecore") == "trec_eval":
+            return rbp_residual_trec(labels, k, float(spec.param("p", "0.8")))
         case "RBP_residual":
             return rbp_residual(labels, k, float(spec.param("p", "0.8")))
         case "infAP":
