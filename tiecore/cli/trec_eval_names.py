@@ -141,7 +141,9 @@ for _name, _measure in TABLE.items():
     if _name == "G":
         TABLE_10["dcg"] = TrecMeasure("dcg", "single", "DCG")
         TABLE_10["ideal_dcg"] = TrecMeasure("ideal_dcg", "single", None)
-TABLE_10["rbp_resid"] = TrecMeasure("rbp_resid", "pairs", None, ("0.9",))
+TABLE_10["rbp_resid"] = TrecMeasure(
+    "rbp_resid", "pairs", "RBP_residual(p={},convention=trec_eval)", ("0.9",)
+)
 TABLE_10["unj"] = TrecMeasure("unj", "long", "Unjudged@{}", (5, 10, 20))
 NICKNAMES_10: dict[str, tuple[str, ...]] = {
     **NICKNAMES,

@@ -106,6 +106,8 @@ register(
         **LINEAR_MOMENTS,
     )
 )
+
+
 def _residual_component(measure: Measure) -> str | None:
     """``judged`` (tiecore's residual, a head sum), or None for trec_eval 10's
     ``rbp_resid`` (its own hooks: :func:`trec_resid_values` and its neighbours)."""
