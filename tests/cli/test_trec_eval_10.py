@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from shared_data import TREC_EVAL
+from shared_data import ROBUST_QRELS, TREC_EVAL, robust_run
 
 from tiecore.cli import main
 from tiecore.cli.trec_eval_names import TABLE_10
@@ -142,3 +142,23 @@ def test_unknown_version_is_a_usage_error(capsys):
     assert main(["eval", "--trec-eval", "8", *TEST]) == 2
     err = capsys.readouterr().err
     assert "--trec-eval" in err and err.count("\n") == 1
+
+
+ROBUST = ["-m", "rbp_resid", "-m", "unj", "-m", "iprec_at_recall", "-m", "dcg"]
+
+
+@pytest.mark.parametrize(
+    ("golden", "run", "flags"),
+    [
+        ("robust03_SABIR03BASE.M100.q", "input.SABIR03BASE.gz", ["-q", "-M", "100"]),
+        ("robust03_VTcdhgp1.l2.means", "input.VTcdhgp1.gz", ["-l", "2"]),
+    ],
+)
+def test_robust03_runs(capsys, golden, run, flags):
+    """Shared TREC 2003 Robust runs (qrels levels 0 to 2): rbp_resid, unj, the recall
+    levels rounded to nearest and dcg as trec_eval 10.0 prints them.  (Not rbp: with
+    gains above 1, trec_eval 10.0's m_rbp.c reads its smallest and largest gain from
+    variables it never sets, and prints values that change with the other -m flags.)"""
+    code, out, err = run10(capsys, *flags, *ROBUST, str(ROBUST_QRELS), str(robust_run(run)))
+    assert code == 0, err
+    assert out == (GOLDEN / golden).read_text()
