@@ -84,10 +84,11 @@ of documents whose scores tie.
 _EPILOG = """\
 measures: ir_measures names such as P@10, R@100, F1@10, AP, AP@100, RR, nDCG,
 nDCG@10, nDCG(gain=exp)@10, Rprec, Success@5, Bpref. trec_eval's -m flags mean
-what they mean to trec_eval 9.0.x: P (P_5 ... P_1000), P.5,10, ndcg_cut.10,20,
-map_cut, success, iprec_at_recall..25,.5, official, set, all_trec ...; given only
-those, tiecore prints trec_eval's lines (its order, counts, runid and num_q when
-asked for) for the measures tiecore has. Default:
+what they mean to trec_eval 9.0.x (10.0 with --trec-eval 10): P (P_5 ...
+P_1000), P.5,10, ndcg_cut.10,20, map_cut, success, iprec_at_recall..25,.5,
+official, set, all_trec ...; given only those, tiecore prints trec_eval's lines
+(its order, counts, runid and num_q when asked for) for the measures tiecore has.
+Default:
 {defaults}
 
 output: "trec" prints one block per run -- a "runid all NAME" line, a "num_q
@@ -143,7 +144,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         metavar="VERSION",
         help="whose conventions trec_eval's -m names follow: 9 (trec_eval 9.0.8, the "
         "default) or 10 (trec_eval 10.0: recall levels rounded to nearest, scores tied as "
-        "doubles, rbp, unj, dcg; see docs/cli.md); given, no -m means trec_eval's "
+        "doubles, rbp, rbp_resid, unj, dcg; see docs/cli.md); given, no -m means trec_eval's "
         "default, -m official",
     )
     ev.add_argument(
