@@ -183,6 +183,14 @@ _FAMILIES: dict[str, tuple[str | None, str | None, str | None, str | None]] = {
         "judged share",
         "the share of the retrieved documents that have a relevance judgment",
     ),
+    "Unjudged": (
+        "unjudged share of the top {k}",
+        "the documents in the top {k} without a relevance judgment (or with a negative one), "
+        "divided by {k} (trec_eval 10's unj)",
+        "unjudged share",
+        "the retrieved documents without a relevance judgment (or with a negative one), "
+        "divided by their number",
+    ),
     "RBP": (
         "rank-biased precision of the top {k} (persistence {p})",
         "each document's gain ({gain}) times (1 − {p}) × {p}^(rank − 1), summed over the top "
@@ -281,6 +289,8 @@ _GAINS = {
     "linear": "its relevance level",
     "exp": "2^level − 1 for relevance level 'level'",
     "binary": "1 when relevant, else 0",
+    "scaled": "its relevance level over the qrels' largest level",
+    "query_scaled": "its relevance level over the query's largest level when that is above 1",
 }
 _IDEAL = {
     "max": "; the best order puts the qrels' top gain at every rank",
@@ -332,6 +342,11 @@ def define(measure_name: str) -> str:
         body += f"; here weighted: ({x} + 1) × P × R / ({x} × P + R), P and R the set measures"
     if measure.family == "nDCG":
         body += _IDEAL.get(_param(measure, "ideal") or "global", "")
+    if _param(measure, "convention") == "trec_eval":  # trec_eval 10's rbp_resid
+        body += (
+            "; as trec_eval 10's rbp_resid: a negative level counts as unjudged, and the "
+            "residual is 0 when no unjudged document is ranked"
+        )
     if _param(measure, "denom") == "min":  # AP, GMAP: min(k, R) instead of R
         smaller = f"the smaller of {measure.cutoff} and " if measure.cutoff else ""
         body = body.replace("by the query's number", f"by {smaller}the query's number")

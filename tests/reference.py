@@ -328,7 +328,13 @@ def judged_share(labels: Sequence[Label], k: int | None) -> float:
 
 
 def rbp(
-    labels: Sequence[Label], k: int | None, p: float, kind: str, rel_level: int, top_level: int = 0
+    labels: Sequence[Label],
+    k: int | None,
+    p: float,
+    kind: str,
+    rel_level: int,
+    top_level: int = 0,
+    levels: Sequence[int] = (),
 ) -> float:
     """RBP(p)(@k) = sum over ranks j <= k of g_j (1 - p) p^(j-1); g binary or a gain
     (``scaled``: the level / ``top_level``, the qrels' largest level; 0 when that is <= 0)."""
@@ -338,10 +344,27 @@ def rbp(
             return float(is_relevant(label, rel_level))
         if kind == "scaled":
             return gain(label, "linear") / top_level if top_level > 0 else 0.0
+        if kind == "query_scaled":  # trec_eval 10's rbp: the query's own largest level
+            return gain(label, "linear") / max([1, *levels])
         return gain(label, kind)
 
     top = labels if k is None else labels[:k]
     return math.fsum(g(label) * (1 - p) * p ** (j - 1) for j, label in enumerate(top, start=1))
+
+
+def rbp_residual_trec(labels: Sequence[Label], k: int | None, p: float) -> float:
+    """trec_eval 10's rbp_resid: with U the top-k ranks j not in the qrels or at a
+    negative level, p^min(k, retrieved) + sum_U (1 - p) p^(j-1), or 0 when U is empty."""
+    top = labels if k is None else labels[:k]
+    unjudged = [j for j, label in enumerate(top, 1) if label is None or label < 0]
+    if not unjudged:
+        return 0.0
+    return p ** len(top) + math.fsum((1 - p) * p ** (j - 1) for j in unjudged)
+
+
+def unjudged_share(labels: Sequence[Label], k: int) -> float:
+    """trec_eval 10's unj@k: docs in the top k not in the qrels or at a negative level, / k."""
+    return sum(label is None or label < 0 for label in labels[:k]) / k
 
 
 def rbp_residual(labels: Sequence[Label], k: int | None, p: float) -> float:
@@ -396,7 +419,7 @@ class Spec:
 #: Families whose extremes are not the optimistic and pessimistic orders: they count
 #: judged docs, and those orders rank an unjudged doc as level 0, among judged ones
 #: (infAP: a pooled-but-unjudged doc above a relevant one can raise its term).
-JUDGED_FAMILIES = ("Judged", "RBP_residual", "infAP")
+JUDGED_FAMILIES = ("Judged", "RBP_residual", "infAP", "Unjudged")
 
 
 def set_counts(labels: Sequence[Label], levels: Sequence[int], rel_level: int) -> tuple:
@@ -455,8 +478,11 @@ def policies_are_extremes(spec: Spec) -> bool:
 def is_head_sum(spec: Spec) -> bool:
     """Whether ``spec`` is a sum over ranks with a fixed normaliser, whose variance
     splits over the tie groups (tiecore.spread.tie_groups): not nDCG's local ideal, nor
-    infAP (its groups are independent too, but it is no head sum that tie_groups reads)."""
+    infAP (its groups are independent too, but it is no head sum that tie_groups reads),
+    nor trec_eval 10's rbp_resid (0 unless some group puts an unjudged doc above k)."""
     if spec.family in ("infAP", "NumRel", "NumRet"):  # the counts: no per-rank sum
+        return False
+    if spec.param("convention", "tiecore") == "trec_eval":  # times "an unjudged doc above k"
         return False
     return not (spec.family == "nDCG" and spec.param("ideal", "global") == "local")
 
@@ -470,6 +496,8 @@ def all_specs(cutoffs: Iterable[int] = range(1, 11)) -> list[Spec]:
     specs += [Spec("CG"), Spec("DCG", None, "exp"), Spec("Judged"), Spec("RBP")]
     specs += [Spec("RBP", None, "binary", (("p", "0.5"),)), Spec("RBP_residual")]
     specs += [Spec("RBP", None, "scaled", (("p", "0.5"),))]
+    specs += [Spec("RBP", None, "query_scaled", (("p", "0.9"),))]
+    specs += [Spec("RBP_residual", None, params=(("p", "0.9"), ("convention", "trec_eval")))]
     specs += [Spec("infAP")]
     specs += [Spec(family) for family in SET_FAMILIES]
     specs += [Spec("SetF", params=(("x", x),)) for x in ("0.5", "3.0")]
@@ -483,10 +511,11 @@ def all_specs(cutoffs: Iterable[int] = range(1, 11)) -> list[Spec]:
             Spec("nDCG", k, "exp", (("ideal", "max"),)),
             Spec("AP", k, params=(("denom", "min"),)),
         ]
-        specs += [Spec("CG", k, "exp"), Spec("DCG", k), Spec("Judged", k)]
+        specs += [Spec("CG", k, "exp"), Spec("DCG", k), Spec("Judged", k), Spec("Unjudged", k)]
         specs += [
             Spec("RBP", k, "exp", (("p", "0.9"),)),
             Spec("RBP_residual", k, params=(("p", "0.5"),)),
+            Spec("RBP_residual", k, params=(("p", "0.5"), ("convention", "trec_eval"))),
             Spec("RBP", k, "scaled", (("p", "0.5"),)),
         ]
         specs += [Spec("nDCG", k, gain, (("ideal", "local"),)) for gain in ("linear", "exp")]
@@ -544,7 +573,12 @@ def measure(
             return judged_share(labels, k)
         case "RBP":
             top = max(levels, default=0) if top_level is None else top_level
-            return rbp(labels, k, float(spec.param("p", "0.8")), spec.gain, rel_level, top)
+            p = float(spec.param("p", "0.8"))
+            return rbp(labels, k, p, spec.gain, rel_level, top, levels)
+        case "Unjudged":
+            return unjudged_share(labels, k)
+        case "RBP_residual" if spec.param("convention", "tiecore") == "trec_eval":
+            return rbp_residual_trec(labels, k, float(spec.param("p", "0.8")))
         case "RBP_residual":
             return rbp_residual(labels, k, float(spec.param("p", "0.8")))
         case "infAP":

@@ -404,6 +404,12 @@ TIEBREAKS = (
     "pessimistic",
     "random",
 )
+#: trec_eval versions whose conventions ``tiecore eval --trec-eval`` follows (9.0.8 first,
+#: the default; 10.0: see docs/cli.md).
+TREC_EVAL_VERSIONS = ("9", "10")
+#: The oblivious tie-break of each version: 9.0.8 compares scores as C floats, 10.0 as
+#: doubles (``sim`` became a double in its trec_format.h).
+TREC_EVAL_TIEBREAK = {"9": "trec_eval", "10": "trec_eval_double"}
 #: Multiple-comparison corrections over all unordered pairs (``tiecore.stats.corrections``).
 CORRECTIONS = ("none", "holm", "bonferroni", "bh")
 #: Treatments of zero differences in the Wilcoxon test (as :func:`scipy.stats.wilcoxon`).

@@ -51,7 +51,13 @@ from tiecore.measures import (
     measure_name,
     parse_measures,
 )
-from tiecore.options import EVAL_FORMATS, MODES, TIEBREAKS
+from tiecore.options import (
+    EVAL_FORMATS,
+    MODES,
+    TIEBREAKS,
+    TREC_EVAL_TIEBREAK,
+    TREC_EVAL_VERSIONS,
+)
 from tiecore.report.formats import csv_text, json_text, plain_columns, trec_text
 
 if TYPE_CHECKING:  # pandas loads only when a command needs it (tiecore.evaluation.small: start-up)
@@ -79,10 +85,11 @@ of documents whose scores tie.
 _EPILOG = """\
 measures: ir_measures names such as P@10, R@100, F1@10, AP, AP@100, RR, nDCG,
 nDCG@10, nDCG(gain=exp)@10, Rprec, Success@5, Bpref. trec_eval's -m flags mean
-what they mean to trec_eval 9.0.x: P (P_5 ... P_1000), P.5,10, ndcg_cut.10,20,
-map_cut, success, iprec_at_recall..25,.5, official, set, all_trec ...; given only
-those, tiecore prints trec_eval's lines (its order, counts, runid and num_q when
-asked for) for the measures tiecore has. Default:
+what they mean to trec_eval 9.0.x (10.0 with --trec-eval 10): P (P_5 ...
+P_1000), P.5,10, ndcg_cut.10,20, map_cut, success, iprec_at_recall..25,.5,
+official, set, all_trec ...; given only those, tiecore prints trec_eval's lines
+(its order, counts, runid and num_q when asked for) for the measures tiecore has.
+Default:
 {defaults}
 
 output: "trec" prints one block per run -- a "runid all NAME" line, a "num_q
@@ -131,6 +138,15 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "--tiebreak",
         choices=TIEBREAKS,
         help="the order inside tie groups for --ties oblivious (default: trec_eval)",
+    )
+    ev.add_argument(
+        "--trec-eval",
+        choices=TREC_EVAL_VERSIONS,
+        metavar="VERSION",
+        help="whose conventions trec_eval's -m names follow: 9 (trec_eval 9.0.8, the "
+        "default) or 10 (trec_eval 10.0: recall levels rounded to nearest, scores tied as "
+        "doubles, rbp, rbp_resid, unj, dcg; see docs/cli.md); given, no -m means trec_eval's "
+        "default, -m official",
     )
     ev.add_argument(
         "--samples",
@@ -323,7 +339,7 @@ def _rows_text(args: argparse.Namespace, columns: dict[str, list], num_q: dict[s
     columns = {**columns, "measure": [shown.get(m, m) for m in columns["measure"]]}
     if args.format != "trec":
         rows = len(columns["run"])
-        tiebreak = (args.tiebreak or "trec_eval") if args.ties == "oblivious" else None
+        tiebreak = _tiebreak(args) if args.ties == "oblivious" else None
         columns = {**columns, "ties": [args.ties] * rows, "tiebreak": [tiebreak] * rows}
         if args.ties == "sampled":  # what reproduces the draws
             samples = args.samples or DEFAULT_SAMPLES
@@ -349,7 +365,13 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
     file's start-up imports none of them.
     """
     if args.measures:  # trec_eval's -m values as trec_eval reads them, tiecore's beside them
-        plan = trec_plan(args.measures, partial(measure_name, rel_level=args.rel_level))
+        plan = trec_plan(
+            args.measures,
+            partial(measure_name, rel_level=args.rel_level),
+            version=_version(args),
+        )
+    elif args.trec_eval is not None:  # trec_eval's default measures
+        plan = trec_plan(["official"], version=args.trec_eval)
     else:
         plan = trec_plan(list(DEFAULT_MEASURES), partial(measure_name, rel_level=args.rel_level))
     if not plan.names and not (plan.runid or plan.num_q):  # -m '' names none: refused
@@ -389,7 +411,7 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
             progress=progress if show else None,
             sources=sources,
             ties=args.ties,
-            tiebreak=args.tiebreak or "trec_eval",
+            tiebreak=_tiebreak(args),
             samples=args.samples or DEFAULT_SAMPLES,
             seed=args.seed,
             rel_level=args.rel_level,
@@ -403,6 +425,17 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
     columns = plain_columns(result)
     _check_rows(args, columns)
     return _text(args, columns, num_q)
+
+
+def _tiebreak(args: argparse.Namespace) -> str:
+    """The oblivious tie-break: ``--tiebreak``, else the ``--trec-eval`` version's (9.0.8
+    ties scores equal as C floats, 10.0 as doubles; both then by docno descending)."""
+    return args.tiebreak or TREC_EVAL_TIEBREAK[_version(args)]
+
+
+def _version(args: argparse.Namespace) -> str:
+    """The trec_eval version whose conventions apply: ``--trec-eval``, else 9.0.8's."""
+    return args.trec_eval or TREC_EVAL_VERSIONS[0]
 
 
 def _local_declines(spec: str, files: Sequence[str]) -> bool:
@@ -433,7 +466,7 @@ def _eval_options(args: argparse.Namespace) -> dict:
     """The evaluation options of ``eval`` that both pandas-free paths take, by keyword."""
     return {
         "ties": args.ties,
-        "tiebreak": args.tiebreak or "trec_eval",
+        "tiebreak": _tiebreak(args),
         "seed": args.seed,
         "rel_level": args.rel_level,
         "depth": args.depth,

@@ -99,9 +99,11 @@ for _name in (
 ).split():
     TABLE[_name] = TrecMeasure(_name, "single", None)
 #: trec_eval 10's rbp, last in its table, as ``rbp.p=0.5`` (printed ``rbp_p=0.5``): its
-#: gain is the level over the largest level, tiecore's RBP(gain=scaled).  A bare ``rbp``
-#: is tiecore's RBP (trec_eval 9.0.x has none).
-TABLE["rbp"] = TrecMeasure("rbp", "pairs", "RBP(p={},gain=scaled)")
+#: gain is the level over the query's largest qrels level when that is above 1, tiecore's
+#: RBP(gain=query_scaled).  A bare ``rbp`` is tiecore's RBP (trec_eval 9.0.x has none),
+#: unless ``--trec-eval 10`` (:data:`TABLE_10`).
+_RBP_10 = "RBP(p={},gain=query_scaled)"
+TABLE["rbp"] = TrecMeasure("rbp", "pairs", _RBP_10, ("0.9",))
 
 #: trec_eval's nicknames: the measures each one asks for.
 NICKNAMES: dict[str, tuple[str, ...]] = {
@@ -129,9 +131,35 @@ NICKNAMES: dict[str, tuple[str, ...]] = {
     "qrels_jg": "runid num_q map_avgjg P_avgjg Rprec_mult_avgjg".split(),
 }
 
+#: trec_eval 10.0's table (``tiecore eval --trec-eval 10``): 9.0.x's, with ``dcg`` and
+#: ``ideal_dcg`` after ``G`` and ``rbp``, ``rbp_resid`` and ``unj`` last (its measures.c),
+#: a bare ``rbp`` trec_eval's (p = 0.9, printed ``rbp``), and all_trec asking for unj,
+#: rbp and rbp_resid too.  Its recall levels round to nearest (:func:`_nearest`).
+TABLE_10: dict[str, TrecMeasure] = {}
+for _name, _measure in TABLE.items():
+    TABLE_10[_name] = _measure
+    if _name == "G":
+        TABLE_10["dcg"] = TrecMeasure("dcg", "single", "DCG")
+        TABLE_10["ideal_dcg"] = TrecMeasure("ideal_dcg", "single", None)
+TABLE_10["rbp_resid"] = TrecMeasure(
+    "rbp_resid", "pairs", "RBP_residual(p={},convention=trec_eval)", ("0.9",)
+)
+TABLE_10["unj"] = TrecMeasure("unj", "long", "Unjudged@{}", (5, 10, 20))
+NICKNAMES_10: dict[str, tuple[str, ...]] = {
+    **NICKNAMES,
+    "all_trec": tuple(
+        m
+        for name in NICKNAMES["all_trec"]
+        for m in ((name, "unj", "rbp", "rbp_resid") if name == "recall" else (name,))
+    ),
+}
+#: The tables and nicknames of each ``--trec-eval`` version.
+TABLES = {"9": TABLE, "10": TABLE_10}
+NICKNAMES_OF = {"9": NICKNAMES, "10": NICKNAMES_10}
+
 #: trec_eval's printed names typed back (``P_10``, ``iprec_at_recall_0.10``): the same
 #: measure as ``P.10``.
-_PRINTED = ("P", "recall", "ndcg_cut", "map_cut", "success", "iprec_at_recall")
+_PRINTED = ("P", "recall", "ndcg_cut", "map_cut", "success", "iprec_at_recall", "unj")
 #: C's atol and atof read the longest number at the start of the text (``23.4`` is 23).
 #: Patterns as text, compiled on first use (re caches them): tiecore's own names never
 #: need them, and compiling costs more than a small file's whole evaluation start-up.
@@ -172,17 +200,22 @@ def _refuse(text: str, problem: str, expected: str) -> UsageError:
     return UsageError(f"-m {text}: {problem} (expected {expected})")
 
 
-def _trec_item(text: str) -> tuple[str, str | None] | None:
+def _trec_item(text: str, version: str = "9") -> tuple[str, str | None] | None:
     """``(trec_eval name or nickname, parameters or None)`` when ``text`` is trec_eval's
     (``P``, ``P.5,10``, ``official``, ``P_10``), else None (a tiecore name)."""
+    table = TABLES[version]
     name, dot, params = text.partition(".")
-    if name == "rbp" and not (dot and re.fullmatch(_RBP, params)):
-        return None  # tiecore's RBP (rbp, rbp.p=0.5@10)
-    if name in TABLE or name in NICKNAMES:
+    if (
+        name == "rbp"
+        and not (dot and re.fullmatch(_RBP, params))
+        and not (version == "10" and not dot)
+    ):
+        return None  # tiecore's RBP (rbp, rbp.p=0.5@10); trec_eval 10's bare rbp
+    if name in table or name in NICKNAMES_OF[version]:
         return name, params if dot else None
     name, _, param = text.rpartition("_")
     number = param.replace(".", "", 1) if name == "iprec_at_recall" else param
-    if name in _PRINTED and number.isdigit():
+    if name in _PRINTED and name in table and number.isdigit():
         return name, param
     return None
 
@@ -217,6 +250,8 @@ def _lines(measure: TrecMeasure, values: Sequence) -> list[tuple[str, str]]:
         return [(f"{measure.name}_{v}", measure.ours.format(v)) for v in values]
     if measure.kind == "float":
         return [(f"{measure.name}_{v:.2f}", measure.ours.format(repr(float(v)))) for v in values]
+    if measure.kind == "pairs" and values is measure.defaults:  # trec_eval 10's bare rbp
+        return [(measure.name, measure.ours.format(values[0]))]
     if measure.kind == "pairs":
         return [(f"{measure.name}_p={values[0]}", measure.ours.format(values[0]))]
     if measure.kind == "weighted":  # set_F, or set_F_0.5 as given
@@ -226,14 +261,21 @@ def _lines(measure: TrecMeasure, values: Sequence) -> list[tuple[str, str]]:
     return [(measure.name, measure.ours)]
 
 
-def trec_plan(values: Sequence[str], measure_name: Callable[[str], str] | None = None) -> TrecPlan:
+def trec_plan(
+    values: Sequence[str],
+    measure_name: Callable[[str], str] | None = None,
+    *,
+    version: str = "9",
+) -> TrecPlan:
     """Read the ``-m`` values as trec_eval reads its own, tiecore's names beside them.
 
     ``measure_name`` turns a tiecore (or ir_measures) name into tiecore's canonical
     name (default :func:`tiecore.measures.measure_name`; ``tiecore eval`` passes its
     relevance level); trec_eval's names map through
-    :data:`TABLE`.  A usage error names a value that trec_eval's syntax refuses or a
-    trec_eval measure tiecore does not have.
+    :data:`TABLE` (``version="9"``, trec_eval 9.0.8's) or :data:`TABLE_10` (``"10"``,
+    trec_eval 10.0's: its measures and nicknames, recall levels rounded to nearest).  A
+    usage error names a value that trec_eval's syntax refuses or a trec_eval measure
+    tiecore does not have.
 
     >>> plan = trec_plan(["map_cut.10,5", "map", "P_5"])
     >>> plan.names, plan.trec, plan.runid
@@ -245,15 +287,16 @@ def trec_plan(values: Sequence[str], measure_name: Callable[[str], str] | None =
     """
     if measure_name is None:
         from tiecore.measures import measure_name
+    table, nicknames = TABLES[version], NICKNAMES_OF[version]
     marked: dict[str, tuple[str, list] | None] = {}  # name -> (params, values) first given
     nickname_of: dict[str, str] = {}  # names only a nickname asked for -> that nickname
     items: list[tuple[str, str | None]] = []  # ("trec", None) once, ("ours", name)
     has_ours = False  # a tiecore name too: tiecore's layout
     missing: list[str] = []
     for value in values:
-        parts = [value.strip()] if _whole(value.strip()) else _split(value)
+        parts = [value.strip()] if _whole(value.strip(), version) else _split(value, version)
         for part in parts:
-            item = _trec_item(part)
+            item = _trec_item(part, version)
             if item is None:
                 has_ours = True
                 items.append(("ours", measure_name(part)))
@@ -261,23 +304,23 @@ def trec_plan(values: Sequence[str], measure_name: Callable[[str], str] | None =
             name, params = item
             if ("trec", None) not in items:
                 items.append(("trec", None))
-            if name in NICKNAMES:
+            if name in nicknames:
                 if params is not None:
                     raise _refuse(part, f"{name} is a nickname", f"{name} without parameters")
                 if not any(
-                    TABLE[each].kind not in ("runid", "num_q") and TABLE[each].ours
-                    for each in NICKNAMES[name]
+                    table[each].kind not in ("runid", "num_q") and table[each].ours
+                    for each in nicknames[name]
                 ):
                     missing.append(part)  # the preference and judgment-group measures
                     continue
-                for each in NICKNAMES[name]:
+                for each in nicknames[name]:
                     if each not in marked:
                         marked[each] = None
                         nickname_of[each] = name
                 continue
             nickname_of.pop(name, None)
             try:
-                numbers = _check_params(part, TABLE[name], params)
+                numbers = _check_params(part, table[name], params)
             except _Missing:
                 missing.append(part)
                 continue
@@ -290,9 +333,9 @@ def trec_plan(values: Sequence[str], measure_name: Callable[[str], str] | None =
             elif numbers is not None or name not in marked:
                 marked[name] = None if numbers is None else (params, numbers)
     if missing:
-        raise _missing(missing)
+        raise _missing(missing, version)
     plan = TrecPlan(trec=not has_ours and bool(marked))
-    trec_lines = _trec_lines(marked, nickname_of, plan)
+    trec_lines = _trec_lines(marked, nickname_of, plan, version)
     canonical = {ours: measure_name(ours) for _, ours in trec_lines}
     plan.counts = {canonical[m] for m in plan.counts}
     plan.summary_only = {canonical[m] for m in plan.summary_only}
@@ -312,22 +355,22 @@ def trec_plan(values: Sequence[str], measure_name: Callable[[str], str] | None =
     return plan
 
 
-def _whole(value: str) -> bool:
+def _whole(value: str, version: str = "9") -> bool:
     """Whether one ``-m`` value is one trec_eval measure, as trec_eval reads it
     (``P.5,10``), rather than tiecore's comma list of names (``P.5,num_ret``: a list
     item that is no number starts the next name)."""
-    item = _trec_item(value)
+    item = _trec_item(value, version)
     if item is None:
         return False
     name, params = item
-    kind = TABLE[name].kind if name in TABLE else None
+    kind = TABLES[version][name].kind if name in TABLES[version] else None
     if params and "," in params and kind in ("long", "float"):
         pattern = _LONG if kind == "long" else _FLOAT
         return all(re.match(pattern, each) for each in params.split(","))
     return True
 
 
-def _split(value: str) -> list[str]:
+def _split(value: str, version: str = "9") -> list[str]:
     """tiecore's comma list (commas outside parentheses), with trec_eval's parameter
     lists kept whole: ``P.5,7,map`` is ``P.5,7`` and ``map``."""
     from tiecore.measures import split_measures
@@ -335,7 +378,7 @@ def _split(value: str) -> list[str]:
     parts: list[str] = []
     for piece in split_measures([value]):
         name, _, number = piece.partition(".")
-        previous = _trec_item(parts[-1]) if parts else None
+        previous = _trec_item(parts[-1], version) if parts else None
         if (
             previous is not None
             and previous[1] is not None
@@ -361,7 +404,10 @@ def _check_params(text: str, measure: TrecMeasure, params: str | None) -> list |
     if measure.kind in ("long", "float"):
         return _numbers(text, measure.name, params, measure.kind)
     if measure.kind == "pairs":
-        return [re.fullmatch(_RBP, params)["p"]]
+        found = re.fullmatch(_RBP, params)
+        if found is None:
+            raise _refuse(text, f"{params!r} is no persistence", f"{measure.name}.p=0.9")
+        return [found["p"]]
     if measure.kind == "weighted":  # set_F.0.5, utility.2,-1,0,0: numbers, printed as typed
         items = params.split(",")
         wanted = measure.ours.count("{}")
@@ -380,9 +426,9 @@ class _Missing(Exception):
     """A trec_eval measure (or parameter, ndcg's gains) that tiecore does not have."""
 
 
-def _missing(texts: list[str]) -> UsageError:
+def _missing(texts: list[str], version: str = "9") -> UsageError:
     """One line naming every trec_eval measure asked for that tiecore does not have."""
-    has = ", ".join(m.name for m in TABLE.values() if m.ours)
+    has = ", ".join(m.name for m in TABLES[version].values() if m.ours)
     return UsageError(
         f"-m {', -m '.join(texts)}: trec_eval measures (or, for ndcg, gain values) that tiecore "
         f"does not have (expected trec_eval's {has}, or the nicknames official, set, all_trec)"
@@ -390,12 +436,15 @@ def _missing(texts: list[str]) -> UsageError:
 
 
 def _trec_lines(
-    marked: dict[str, tuple[str, list] | None], nickname_of: dict[str, str], plan: TrecPlan
+    marked: dict[str, tuple[str, list] | None],
+    nickname_of: dict[str, str],
+    plan: TrecPlan,
+    version: str = "9",
 ) -> list[tuple[str, str]]:
     """The marked measures' lines in trec_eval's table order; fills the plan's flags."""
     lines: list[tuple[str, str]] = []
     left_out: dict[str, list[str]] = {}
-    for measure in TABLE.values():
+    for measure in TABLES[version].values():
         if measure.name not in marked:
             continue
         if measure.ours is None:  # only a nickname asks for one tiecore lacks
@@ -410,6 +459,8 @@ def _trec_lines(
         given = marked[measure.name]
         values = measure.defaults if given is None else given[1]
         for printed, ours in _lines(measure, values):
+            if version == "10":
+                ours = _nearest(ours)
             lines.append((printed, ours))
             if measure.kind == "count":
                 plan.counts.add(ours)
@@ -423,6 +474,23 @@ def _trec_lines(
             "does not have"
         )
     return lines
+
+
+def _nearest(ours: str) -> str:
+    """trec_eval 10's recall levels: a measure whose family rounds a recall level to a
+    count of relevant docs (a ``round`` parameter: IPrec) rounds it to nearest, as
+    trec_eval 10's ``lround(level * num_rel)`` (9.0.8: ``(long)(level * num_rel + 0.9)``).
+
+    >>> _nearest("IPrec(recall=0.1)"), _nearest("P@5")
+    ('IPrec(recall=0.1,round=nearest)', 'P@5')
+    """
+    from tiecore.measures import Measure
+
+    if "round" not in Measure.parse(ours).spec.params:
+        return ours
+    head, at, cut = ours.partition("@")
+    head = head[:-1] + ",round=nearest)" if head.endswith(")") else head + "(round=nearest)"
+    return head + at + cut
 
 
 def trec_eval_text(

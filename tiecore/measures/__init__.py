@@ -21,7 +21,7 @@ from tiecore.measures.registry import FAMILIES, Family, Param, lookup, register
 # isort: off
 from tiecore.measures import p, r, f1, ap, rr, success, rprec, bpref  # noqa: F401
 from tiecore.measures import ndcg, dcg, cg, judged, rbp  # noqa: F401
-from tiecore.measures import err, iprec, infap, gmap  # noqa: F401
+from tiecore.measures import err, iprec, infap, gmap, unjudged  # noqa: F401
 from tiecore.measures import setp, setr, setf, numret, numrel, numrelret, utility  # noqa: F401
 # isort: on
 

@@ -8,8 +8,9 @@ count of relevant docs ``k(c) = (long)(c * num_rel + 0.9)`` and reports
 (``rank_m`` the rank of the ``m``-th relevant doc retrieved, ``RR`` how many
 were retrieved within the depth; 0 when no ``m`` qualifies): the precision
 interpolated as the maximum precision at any rank at or below.  That ``+ 0.9``
-is trec_eval 9.0.x's (pytrec_eval, ir_measures); the later trec_eval that wrote
-trec_eval's test outputs rounds to nearest (``+ 0.5``): ``rounding="nearest"``.
+is trec_eval 9.0.x's (pytrec_eval, ir_measures); trec_eval 10.0, which wrote
+trec_eval's test outputs, rounds to nearest (``lround(c * num_rel)``, halves away
+from 0): ``rounding="nearest"``.
 
 Tie-aware.  The tie groups' relevant counts and offsets are fixed, so the
 ordinals ``R + 1 .. R + r`` of a group's relevant docs and the ranks around
@@ -105,8 +106,8 @@ def level_names(levels=RECALL_LEVELS) -> list[str]:
 
 
 #: How trec_eval turns a recall level into a count of relevant docs: ``(long)(c * num_rel
-#: + 0.9)`` in trec_eval 9.0.x (pytrec_eval, ir_measures), ``+ 0.5`` (to nearest) in the
-#: later trec_eval that produced the trec_eval test outputs.
+#: + 0.9)`` in trec_eval 9.0.x (pytrec_eval, ir_measures), ``lround(c * num_rel)`` (to
+#: nearest, halves up) in trec_eval 10.0, which produced the trec_eval test outputs.
 ROUNDINGS = {"up": 0.9, "nearest": 0.5}
 
 
@@ -119,11 +120,17 @@ def relevant_counts(judgments: Judgments, levels=RECALL_LEVELS, rounding: str = 
     [[1, 1, 2, 3]]
     >>> relevant_counts(j, (0.0, 0.1, 0.5, 1.0), "nearest").tolist()
     [[1, 1, 2, 3]]
+
+    ``nearest`` is C's ``lround`` of the product, exactly: ``floor(x) + (x - floor(x) >=
+    0.5)`` (the difference is exact), not ``(long)(x + 0.5)``, whose sum rounds up an
+    ``x`` just below a half.
     """
-    shift = ROUNDINGS[rounding]
-    cut = (np.asarray(levels, dtype=np.float64) * judgments.num_rel[:, None] + shift).astype(
-        np.int64
-    )
+    x = np.asarray(levels, dtype=np.float64) * judgments.num_rel[:, None]
+    if rounding == "nearest":
+        whole = np.floor(x)
+        cut = (whole + (x - whole >= 0.5)).astype(np.int64)
+    else:
+        cut = (x + ROUNDINGS[rounding]).astype(np.int64)
     return np.maximum(cut, 1)
 
 
@@ -695,7 +702,7 @@ def iprec_sample(
 
 
 def _rounding(measure) -> str:
-    """The measure's ``round`` parameter (``up``: trec_eval 9.0.x; ``nearest``: later)."""
+    """The measure's ``round`` parameter (``up``: trec_eval 9.0.x; ``nearest``: 10.0)."""
     return measure.param("round")
 
 
@@ -780,8 +787,8 @@ register(
         "IPrec",
         "trec_eval's iprec_at_recall: the largest precision at or below the rank "
         "of relevant doc number max(1, (long)(recall * num_rel + 0.9)) (round=up: trec_eval "
-        "9.0.x and its names iprec_at_recall_r, pytrec_eval, ir_measures' IPrec@r) or + 0.5 "
-        "(round=nearest: the later trec_eval of the test outputs); 0 when too few are "
+        "9.0.x and its names iprec_at_recall_r, pytrec_eval, ir_measures' IPrec@r) or "
+        "lround(recall * num_rel) (round=nearest: trec_eval 10.0); 0 when too few are "
         "retrieved",
         ("iprec_at_recall",),
         "none",
@@ -795,7 +802,7 @@ register(
             "round": Param(
                 "up",
                 ("up", "nearest"),
-                description="up: + 0.9 (trec_eval 9.0.x); nearest: + 0.5 (later trec_eval)",
+                description="up: + 0.9 (trec_eval 9.0.x); nearest: to nearest (trec_eval 10.0)",
             ),
         },
         component=None,

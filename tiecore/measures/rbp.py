@@ -3,8 +3,10 @@
 ``RBP@k = sum_{j <= k} g_j (1 - p) p^(j-1)`` with persistence ``p``: the expected
 gain of a user who reads on from each rank with probability ``p``.  The gain is the
 level (``gain=linear``, ir_measures'), ``2^level - 1`` (``exp``), relevant or not
-(``binary``, Moffat & Zobel's) or the level / the qrels' largest level (``scaled``,
-rbp_eval's, which TREC-COVID published; trec-style name ``rbp.p=0.5``).
+(``binary``, Moffat & Zobel's), the level / the qrels' largest level (``scaled``,
+rbp_eval's, which TREC-COVID published) or the level / the query's own largest qrels
+level where that is above 1 (``query_scaled``: trec_eval 10's ``rbp``, whose
+``m_rbp.c`` maps the query's gains onto ``[0, 1]`` when the largest is above 1).
 
 ``RBP_residual`` is the weight RBP leaves undecided: the weight of the unjudged ranks
 ``j <= k`` plus the tail ``p^min(k, retrieved)``, that is ``1 - judged weight``.  Both
@@ -38,14 +40,18 @@ if TYPE_CHECKING:
 
 
 def _rbp_component(measure: Measure) -> str:
-    """Binary: relevant or not; ``scaled``: the level (divided by :func:`rbp_denominator`)."""
+    """Binary: relevant or not; ``scaled``, ``query_scaled``: the level (divided by
+    :func:`rbp_denominator`)."""
     if measure.gain == "binary":
         return "rel"
-    return "gain:linear" if measure.gain == "scaled" else unscaled_gain_component(measure)
+    if measure.gain in ("scaled", "query_scaled"):
+        return "gain:linear"
+    return unscaled_gain_component(measure)
 
 
 def rbp_denominator(measure, judgments, ranking, cut) -> np.ndarray:
-    """1, or with ``gain=scaled`` the largest level of the whole qrels (every query).
+    """1, or with ``gain=scaled`` the largest level of the whole qrels (every query), or
+    with ``gain=query_scaled`` each query's own largest qrels level, at least 1.
 
     ``gain=scaled`` is rbp_eval's graded gain, which TREC-COVID published: ``level /
     top`` with ``top`` the qrels' largest level, so every gain is in ``[0, 1]`` and
@@ -54,7 +60,23 @@ def rbp_denominator(measure, judgments, ranking, cut) -> np.ndarray:
     if measure.gain == "scaled":
         top = max(int(judgments._levels.max(initial=0)), 0)
         return np.full(len(judgments.qids), float(top))
+    if measure.gain == "query_scaled":
+        return np.maximum(query_top_level(judgments), 1).astype(np.float64)
     return ones(measure, judgments, ranking, cut)
+
+
+def query_top_level(judgments) -> np.ndarray:
+    """Per query the largest level ``>= 0`` of its qrels docs, retrieved or not (0 when it
+    has none): trec_eval's ``num_rel_levels - 1`` (``form_res_rels.c``).
+
+    trec_eval 10's ``rbp`` then divides the gains (the levels) by it when it is above 1;
+    its ``m_rbp.c`` reads the smallest and largest gain from variables it never sets,
+    and this is the reading its test outputs bear out (the smallest gain 0, level 0's).
+    """
+    top = np.zeros(len(judgments.qids), np.int64)
+    if len(judgments._levels):
+        np.maximum.at(top, judgments._query_of_key, np.maximum(judgments._levels, 0))
+    return top
 
 
 def _rbp_divisor(measure: Measure) -> Divisor:
@@ -64,9 +86,10 @@ def _rbp_divisor(measure: Measure) -> Divisor:
 PERSISTENCE = Param("0.8", description="the chance of reading on from one rank to the next")
 RBP_GAIN = Param(
     "linear",
-    (*GAINS, "binary", "scaled"),
+    (*GAINS, "binary", "scaled", "query_scaled"),
     description="linear: the level; exp: 2^level - 1; binary: relevant or not; scaled: "
-    "the level / the qrels' largest level (rbp_eval's)",
+    "the level / the qrels' largest level (rbp_eval's); query_scaled: the level / the "
+    "query's largest qrels level when above 1 (trec_eval 10's rbp)",
 )
 
 register(
@@ -74,8 +97,8 @@ register(
         "RBP",
         "sum over ranks j <= k of gain (1 - p) p^(j-1); gain the level (linear, "
         "ir_measures'), 2^level - 1 (exp), relevant (binary, Moffat & Zobel's) or the level "
-        "/ the qrels' largest level (scaled, rbp_eval's and TREC-COVID's; trec-style name "
-        "rbp.p=0.5)",
+        "/ the qrels' largest level (scaled, rbp_eval's and TREC-COVID's) or / the query's "
+        "largest level when above 1 (query_scaled, trec_eval 10's rbp)",
         params={"p": PERSISTENCE, "gain": RBP_GAIN},
         component=_rbp_component,
         divisor=_rbp_divisor,
@@ -83,18 +106,199 @@ register(
         **LINEAR_MOMENTS,
     )
 )
+
+
+def _residual_component(measure: Measure) -> str | None:
+    """``judged`` (tiecore's residual, a head sum), or None for trec_eval 10's
+    ``rbp_resid`` (its own hooks: :func:`trec_resid_values` and its neighbours)."""
+    return None if measure.param("convention") == "trec_eval" else "judged"
+
+
+# ------------------------------------------------- trec_eval 10's rbp_resid, exact
+
+
+def _trec_cut(ranking, cutoff: int | None, depth: int | None) -> np.ndarray:
+    """Per query ``n = min(k, depth, retrieved)``: the ranks the residual reads."""
+    n = ranking.counts.astype(np.int64)
+    for bound in (cutoff, depth):
+        if bound is not None:
+            n = np.minimum(n, bound)
+    return n
+
+
+def _weights(rank: np.ndarray, p: float) -> np.ndarray:
+    """RBP's rank weight ``(1 - p) p^(rank - 1)``."""
+    return (1.0 - p) * np.power(p, rank - 1.0)
+
+
+def _trec_unjudged(ranking) -> np.ndarray:
+    """trec_eval 10's unjudged rows: not in the qrels, or at a negative level."""
+    return ~(ranking.judged & (ranking.level >= 0))
+
+
+def trec_resid_oblivious(ranking, p: float, n: np.ndarray) -> np.ndarray:
+    """The ranking's own order: ``p^n + sum over unjudged ranks j <= n of (1 - p)
+    p^(j-1)`` where the top n holds an unjudged doc, else 0 (trec_eval 10)."""
+    nq = len(ranking.counts)
+    inside = _trec_unjudged(ranking) & (ranking.rank <= n[ranking.query])
+    query = ranking.query[inside]
+    count = np.bincount(query, minlength=nq)
+    total = np.bincount(query, weights=_weights(ranking.rank[inside], p), minlength=nq)
+    return np.where(count > 0, np.power(p, n) + total, 0.0)
+
+
+def trec_resid_moments(ranking, p: float, n: np.ndarray) -> dict:
+    """Exact ``value, var, min, max`` over every ordering of the tied docs.
+
+    With ``L = p^n + sum_{unjudged j <= n} (1 - p) p^(j-1)`` (a linear permutation
+    statistic: each group's ``u`` unjudged docs take ``u`` of its positions at
+    random) and ``Z`` the event that the top n holds no unjudged doc (then ``L = p^n``
+    exactly), the value is ``L (1 - Z) = L - p^n Z``, so with ``P = P(Z)`` (the product
+    over groups of the hypergeometric chance of no unjudged doc in the group's slots
+    above n)
+
+        E = E[L] - p^n P,    Var = Var(L) - p^2n P (1 + P) + 2 p^n P E[L]
+
+    (``E[L Z] = p^n P``).  ``Var(L)`` is the sum over groups of ``u (n_g - u) / (n_g -
+    1)`` times the population variance of the group's weights (0 past n); the extremes
+    of ``L`` put the unjudged docs first (max) or last (min) in every group, and the
+    value's are ``max L`` (0 when ``P = 1``) and ``min L`` (0 when ``P > 0``).
+    """
+    nq = len(ranking.counts)
+    tail = np.power(p, n.astype(np.float64))
+    if ranking.rank.size == 0:
+        zeros = np.zeros(nq)
+        return {"value": zeros, "var": zeros.copy(), "min": zeros.copy(), "max": zeros.copy()}
+    unjudged = _trec_unjudged(ranking)
+    start, size, group, gq = ranking.group_start, ranking.size, ranking.group, ranking.group_query
+    weight = np.where(ranking.rank <= n[ranking.query], _weights(ranking.rank, p), 0.0)
+    u = np.add.reduceat(unjudged.astype(np.int64), start)
+    mean_w = np.add.reduceat(weight, start) / size
+    square_w = np.add.reduceat(weight * weight, start) / size
+    expected = tail + np.bincount(gq, weights=u * mean_w, minlength=nq)
+    spread = np.maximum(square_w - mean_w**2, 0.0)
+    many = size > 1
+    group_var = np.where(many, u * (size - u) / np.where(many, size - 1, 1) * spread, 0.0)
+    var_l = np.bincount(gq, weights=group_var, minlength=nq)
+    # extremes of L: the unjudged docs on the group's first u positions (max) or last (min)
+    first = ranking.position < u[group]
+    last = ranking.position >= (size - u)[group]
+    high = tail + np.bincount(ranking.query[first], weights=weight[first], minlength=nq)
+    low = tail + np.bincount(ranking.query[last], weights=weight[last], minlength=nq)
+    # P(no unjudged doc above n): per group C(size - u, s) / C(size, s), s its slots
+    slots = np.clip(n[gq] - ranking.offset, 0, size)
+    reached = (slots > 0) & (u > 0)
+    forced = np.bincount(gq, weights=reached & (slots > size - u), minlength=nq) > 0
+    log_zero = np.where(
+        reached & (slots <= size - u), _log_choose(size - u, slots) - _log_choose(size, slots), 0.0
+    )
+    zero = np.where(forced, 0.0, np.exp(np.bincount(gq, weights=log_zero, minlength=nq)))
+    zero[np.bincount(gq, weights=reached, minlength=nq) == 0] = 1.0  # no unjudged doc above n
+    mixed = (zero > 0.0) & (zero < 1.0)
+    var = var_l - tail * tail * zero * (1.0 + zero) + 2.0 * tail * zero * expected
+    return {
+        "value": np.where(zero >= 1.0, 0.0, expected - tail * zero),
+        "var": np.where(mixed, np.maximum(var, 0.0), np.where(zero >= 1.0, 0.0, var_l)),
+        "min": np.where(zero > 0.0, 0.0, low),
+        "max": np.where(zero < 1.0, high, 0.0),
+    }
+
+
+def _log_choose(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``log C(a, b)`` for ``0 <= b <= a`` (elementwise; anything where ``b > a``)."""
+    from scipy.special import gammaln
+
+    a = np.asarray(a, np.float64)
+    b = np.minimum(np.asarray(b, np.float64), a)
+    return gammaln(a + 1) - gammaln(b + 1) - gammaln(a - b + 1)
+
+
+def trec_resid_sample(ranking, judgments, p: float, n: np.ndarray, *, samples, rng):
+    """``(samples, queries)`` under random tie-breaks (:mod:`tiecore.engine.sampling`'s keyed
+    draws), each draw read as :func:`trec_resid_oblivious` reads an order: from the
+    judged weight ``J`` and count ``c`` of the top n, ``L = 1 - J`` and the value
+    ``L`` where ``c < n``, else 0."""
+    from tiecore.engine import sampling
+    from tiecore.engine.seeding import stream_key
+
+    nq = len(ranking.counts)
+    judged = ~_trec_unjudged(ranking)
+    layout = sampling._Layout.of(ranking, int(n.max(initial=0)))
+    keep = judged & (ranking.rank <= n[ranking.query])
+    keep[layout.cleared] = False
+    fixed_weight = np.bincount(
+        ranking.query[keep], weights=_weights(ranking.rank[keep], p), minlength=nq
+    ).astype(np.float64)  # (an empty bincount is of integers)
+    fixed_count = np.bincount(ranking.query[keep], minlength=nq)
+    out = np.empty((samples, nq))
+    words = sampling._Words(stream_key(rng), judgments, ranking, layout.docs)
+    columns = max(layout.docs.size, 1)
+    batch = max(1, min(samples, sampling.BATCH_CELLS // columns))
+    query = ranking.query[layout.docs]
+    for first in range(0, samples, batch):
+        size = min(batch, samples - first)
+        weight = np.broadcast_to(fixed_weight, (size, nq)).copy()
+        count = np.broadcast_to(fixed_count, (size, nq)).copy()
+        if layout.docs.size:
+            doc, slot = sampling.draw(layout, words, first, size)
+            rank = ranking.rank[slot]
+            inside = judged[doc] & (rank <= n[query][None, :])
+            cell = (np.arange(size)[:, None] * nq + query[None, :])[inside]
+            weight += np.bincount(
+                cell, weights=_weights(rank[inside], p), minlength=size * nq
+            ).reshape(size, nq)
+            count += np.bincount(cell, minlength=size * nq).reshape(size, nq)
+        out[first : first + size] = np.where(count < n, 1.0 - weight, 0.0)
+    return out
+
+
+def trec_resid_values(measure, profile, ranking, judgments, depth=None) -> np.ndarray:
+    """Per query, in the profile's mode (oblivious: the ranking's order; aware: the mean)."""
+    p, n = float(measure.param("p")), _trec_cut(ranking, measure.cutoff, depth)
+    if profile.mode == "aware":
+        return trec_resid_moments(ranking, p, n)["value"]
+    return trec_resid_oblivious(ranking, p, n)
+
+
+def trec_resid_spread(measure, ranking, judgments, depth=None) -> dict:
+    """Per query ``value, var, min, max``, exact (:func:`trec_resid_moments`)."""
+    return trec_resid_moments(
+        ranking, float(measure.param("p")), _trec_cut(ranking, measure.cutoff, depth)
+    )
+
+
+def trec_resid_draws(measure, ranking, judgments, *, samples, rng, depth=None) -> np.ndarray:
+    """``(samples, queries)`` (:func:`trec_resid_sample`)."""
+    p, n = float(measure.param("p")), _trec_cut(ranking, measure.cutoff, depth)
+    return trec_resid_sample(ranking, judgments, p, n, samples=samples, rng=rng)
+
+
 register(
     Family(
         "RBP_residual",
         "RBP's residual: the weight (1 - p) p^(j-1) of the unjudged ranks "
-        "j <= k plus the tail p^min(k, retrieved), = 1 - judged weight",
+        "j <= k plus the tail p^min(k, retrieved), = 1 - judged weight; convention="
+        "trec_eval: trec_eval 10's rbp_resid, 0 when no unjudged doc (none in the qrels "
+        "or at a negative level) is in the top k",
         ("rbp_res",),
-        params={"p": PERSISTENCE},
-        component="judged",
+        params={
+            "p": PERSISTENCE,
+            "convention": Param(
+                "tiecore",
+                ("tiecore", "trec_eval"),
+                description="tiecore: a doc in the qrels is judged, and the tail always "
+                "counts; trec_eval: trec_eval 10's rbp_resid (a negative level is "
+                "unjudged, and the residual is 0 without an unjudged doc in the top k)",
+            ),
+        },
+        component=_residual_component,
         divisor=_rbp_divisor,
         denominator=ones,
         scale=-1.0,
         offset=1.0,
+        values=trec_resid_values,
+        spread=trec_resid_spread,
+        sample=trec_resid_draws,
         **LINEAR_MOMENTS,
     )
 )
