@@ -165,3 +165,20 @@ def test_sampled_mode_honours_the_memory_budget(capsys, monkeypatch, command):
     line = one_error(capsys, *command, QRELS, RUN, "-m", "AP", "--samples", "10000000")
     assert "more than the 200 MB allowed (TIECORE_MEMORY_BUDGET" in line, line
     assert "use at most" in line
+
+
+def test_listing_orderings_checks_its_limit_without_huge_factorials(monkeypatch):
+    """3 million tied scores: ``orderings`` says None (more than its 5,040) after a few
+    multiplications; it computed 3,000,000! first (31 s in the audit)."""
+    import math
+
+    from tiecore.explain import orderings
+
+    def small_factorial(n):
+        assert n <= 10, f"{n}! computed"
+        return math.factorial(n)
+
+    monkeypatch.setattr(orderings.math, "factorial", small_factorial)
+    assert orderings.orderings([0.5] * 3_000_000) is None
+    assert orderings.count_orderings([0.5] * 3_000_000, above=5040) > 5040
+    assert orderings.count_orderings([0.9, 0.7, 0.7, 0.7, 0.4, 0.4], above=5040) == 12

@@ -26,16 +26,30 @@ from tiecore.options import ANATOMY, pick, validate_params
 MAX_ORDERINGS = 5040
 
 
-def count_orderings(scores: Sequence[float]) -> int:
+def count_orderings(scores: Sequence[float], above: int | None = None) -> int:
     """``prod(n_i!)`` over the tie groups: how many orders the scores allow.
+
+    With ``above``, the product stops as soon as it passes ``above`` (a number larger
+    than ``above`` is returned, not the count): a limit is checked in a few
+    multiplications, where 3 million tied scores' exact count would take half a minute.
 
     Examples
     --------
     >>> count_orderings([0.9, 0.7, 0.7, 0.7, 0.4, 0.4])
     12
+    >>> count_orderings([0.5] * 3_000_000, above=5040) > 5040
+    True
     """
     _, sizes = np.unique(np.asarray(scores, np.float64) + 0.0, return_counts=True)
-    return math.prod(math.factorial(int(n)) for n in sizes)
+    if above is None:
+        return math.prod(math.factorial(int(n)) for n in sizes)
+    total = 1
+    for n in sizes[sizes > 1].tolist():  # each factor >= 2: past `above` within log2 steps
+        for k in range(2, n + 1):
+            total *= k
+            if total > above:
+                return total
+    return total
 
 
 @validate_params(pick(ANATOMY, "limit"))
@@ -55,7 +69,7 @@ def orderings(scores: Sequence[float], limit: int = MAX_ORDERINGS) -> np.ndarray
     [[1, 0, 2], [1, 2, 0]]
     """
     scores = np.asarray(scores, dtype=np.float64) + 0.0
-    if count_orderings(scores) > limit:
+    if count_orderings(scores, above=limit) > limit:
         return None
     order = np.argsort(-scores, kind="stable")
     _, sizes = np.unique(-scores[order], return_counts=True)
