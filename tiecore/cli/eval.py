@@ -37,6 +37,7 @@ from tiecore.cli.common import (
     seed_value,
     show_progress,
 )
+from tiecore.cli.trec_eval_flags import add_trec_eval_flags, check_trec_eval_flags, zscore_output
 from tiecore.cli.trec_eval_names import (
     summed_counts,
     tiecore_layout_text,
@@ -151,6 +152,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "min and max over all orderings (columns var, min, max in csv and json)",
     )
     ev.add_argument("-q", "--per-query", action="store_true", help="also print one row per query")
+    add_trec_eval_flags(ev)
     add_complete(ev)
     add_options(ev, FORMATS)
     add_dask(ev)
@@ -356,20 +358,22 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
     for note in plan.notes:
         print(note, file=stderr)
     args.plan = plan
+    zscores = check_trec_eval_flags(args, plan)  # -Z, -N, -R: read and checked up front
     measures = parse_measures(plan.names or ["AP"])  # runid / num_q alone need some rows
     if args.ties == "aware" or args.spread:
         measures = without_inexact(measures, plan, stderr)
     _warn_unused(args)
     if args.dask is not None and _local_declines(args.dask, args.files[1:]):
         args.dask = None  # evaluated locally, on the fastest path for the files
-    # a nickname (-m all_trec, official) takes the normal path, a run at a time
-    small = None if plan.nicknamed else _small_eval(args, measures, stderr)
+    # a nickname (-m all_trec, official) and -Z take the normal path, a run at a time
+    normal = bool(plan.nicknamed) or zscores is not None
+    small = None if normal else _small_eval(args, measures, stderr)
     if small is not None:
         return small
     from tiecore.io import allocators
 
     allocators.tune()  # many large arrays from here on (tiecore.io.allocators)
-    arrow = None if plan.nicknamed else _arrow_eval(args, measures, stderr)
+    arrow = None if normal else _arrow_eval(args, measures, stderr)
     if arrow is not None:
         return arrow
     runs, qrels, sources = all_trec_inputs(args) if plan.nicknamed else eval_inputs(args)
@@ -394,9 +398,11 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
             rel_level=args.rel_level,
             depth=args.depth,
             complete=args.complete,
-            spread=args.spread,
+            spread=args.spread or (zscores is not None and args.ties == "aware"),
             client=client,
         )
+    if zscores is not None:  # z-scores of the per-query rows, then their summary
+        return mode_line(args) + zscore_output(args, plain_columns(result), num_q, zscores, stderr)
     if not args.per_query:
         result = result[result["qid"].isna()].reset_index(drop=True)
     columns = plain_columns(result)

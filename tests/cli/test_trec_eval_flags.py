@@ -1,0 +1,192 @@
+"""trec_eval's input flags in ``tiecore eval``: ``-Z``, ``-N``, ``-R``.
+
+Goldens are trec_eval 9.0.8's own outputs for quicktest's command lines
+(``trec_eval_908/``, provenance in its README.md), compared byte for byte; the tie-aware
+values are checked against the mean, variance and range over every ordering of the
+tied docs, each ordering evaluated in oblivious mode.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from reference import orderings
+from shared_data import TREC_EVAL
+
+from tiecore.cli import main
+from tiecore.cli.trec_eval_names import TABLE
+
+GOLDEN = Path(__file__).parent / "trec_eval_908"
+TEST = [str(TREC_EVAL / "qrels.test"), str(TREC_EVAL / "results.test")]
+
+
+def eval_out(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["eval", *argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _family(printed: str) -> str:
+    """trec_eval's measure of a printed name (``ZP_10`` -> ``P``, ``Zset_F`` -> ``set_F``)."""
+    name = printed.strip()
+    if name not in TABLE and name.startswith("Z"):
+        name = name[1:]
+    return name if name in TABLE else name.rsplit("_", 1)[0]
+
+
+def tiecore_has(golden: str) -> tuple[str, set[str]]:
+    """The golden's lines of the measures tiecore has, and the measures it lacks.
+
+    Once every measure of trec_eval's table is tiecore's (another branch adds the
+    rest of all_trec), the lines are the whole golden: the test is then byte for
+    byte over the whole output, with nothing to switch.
+    """
+    lines = golden.splitlines(keepends=True)
+    lacking = {_family(line.split("\t")[0]) for line in lines}
+    lacking = {name for name in lacking if TABLE[name].ours is None}
+    kept = [line for line in lines if _family(line.split("\t")[0]) not in lacking]
+    return "".join(kept), lacking
+
+
+# ---------------------------------------------------------------------------- -Z
+
+
+def test_zscore_all_trec_prints_trec_eval_s_lines(capsys):
+    """quicktest's ``-q -m all_trec -Z zscores_file`` (out.test.aqZ): every line of a
+    measure tiecore has, byte for byte; -1000000 where the file lacks a pair (gm_map)
+    or a zero stddev meets another value (num_rel), ``   nan`` for its nan rows."""
+    zscores = str(GOLDEN / "zscores_file")
+    code, out, err = eval_out(
+        capsys, "--ties", "oblivious", "-q", "-m", "all_trec", "-Z", zscores, *TEST
+    )
+    assert code == 0, err
+    expected, lacking = tiecore_has((GOLDEN / "all_trec.qZ").read_text())
+    assert out == expected
+    if not lacking:  # every measure of all_trec is tiecore's: the whole file
+        assert out == (GOLDEN / "all_trec.qZ").read_text()
+    assert "Znum_rel               \tall\t-2000000.0000\n" in out
+    assert "Zset_F                 \tall\t   nan\n" in out
+    assert "has no mean and stddev for 3 query and measure pairs (301 gm_map" in err
+
+
+def test_zscore_without_q_prints_the_all_lines(capsys):
+    zscores = str(GOLDEN / "zscores_file")
+    _, out, _ = eval_out(capsys, "--ties", "oblivious", "-m", "all_trec", "-Z", zscores, *TEST)
+    expected, _ = tiecore_has((GOLDEN / "all_trec.qZ").read_text())
+    assert out == "".join(line for line in expected.splitlines(True) if "\tall\t" in line)
+
+
+def _write(path: Path, text: str) -> str:
+    path.write_text(text)
+    return str(path)
+
+
+def _csv(text: str) -> dict[tuple[str, str], dict[str, float]]:
+    import csv
+    import io
+
+    rows = csv.DictReader(io.StringIO(text))
+    return {
+        (row["qid"], row["measure"]): {
+            k: float(row[k]) for k in ("value", "var", "min", "max") if k in row
+        }
+        for row in rows
+    }
+
+
+def test_zscore_aware_is_the_mean_over_orderings(capsys, tmp_path):
+    """Aware -Z: the value, variance and range of the z-score over every ordering of
+    the tied docs, each ordering evaluated oblivious (a negative stddev swaps the
+    bounds); the mean's value, variance (sum over Q**2) and range alike."""
+    qrels = _write(tmp_path / "qrels", "1 0 a 1\n1 0 b 0\n1 0 c 1\n1 0 d 0\n2 0 a 1\n2 0 e 1\n")
+    scores = {"1": {"a": 2.0, "b": 2.0, "c": 2.0, "d": 1.0}, "2": {"a": 1.0, "e": 1.0, "b": 1.0}}
+    zfile = _write(
+        tmp_path / "z",
+        "1 map 0.4 0.2\n1 P_2 0.5 -0.25\n2 map 0.9 0.1\n2 P_2 0.5 0.5\n"
+        "1 num_ret 3 1\n2 num_ret 3 0\n",
+    )
+    flags = ["-q", "-m", "map", "-m", "P.2", "-m", "num_ret", "-Z", zfile, "--format", "csv"]
+
+    def run_text(order: dict[str, list[str]]) -> str:
+        return "".join(
+            f"{qid} Q0 {doc} {r} {len(docs) - r} t\n"
+            for qid, docs in order.items()
+            for r, doc in enumerate(docs)
+        )
+
+    per_order = []
+    groups = {qid: list(orderings(list(s.values()), list(s))) for qid, s in scores.items()}
+    for first in groups["1"]:
+        for second in groups["2"]:
+            run = _write(tmp_path / "run", run_text({"1": list(first), "2": list(second)}))
+            code, out, err = eval_out(capsys, "--ties", "oblivious", *flags, qrels, run)
+            assert code == 0, err
+            per_order.append(_csv(out))
+    run = _write(
+        tmp_path / "tied",
+        "".join(f"{q} Q0 {d} 0 {s} t\n" for q, docs in scores.items() for d, s in docs.items()),
+    )
+    code, out, err = eval_out(capsys, "--ties", "aware", "--spread", *flags, qrels, run)
+    assert code == 0, err
+    aware = _csv(out)
+    assert set(aware) == set(per_order[0])
+    for key, got in aware.items():
+        values = [each[key]["value"] for each in per_order]
+        mean = sum(values) / len(values)
+        assert got["value"] == pytest.approx(mean, abs=1e-12)
+        assert got["min"] == pytest.approx(min(values), abs=1e-12)
+        assert got["max"] == pytest.approx(max(values), abs=1e-12)
+        if key[0] != "":  # a query: its variance over its orderings
+            var = sum((v - mean) ** 2 for v in values) / len(values)
+            assert got["var"] == pytest.approx(var, abs=1e-12)
+        assert got["min"] - 1e-12 <= got["value"] <= got["max"] + 1e-12
+    mean_var = aware[("", "Zmap")]["var"]
+    assert mean_var == pytest.approx(
+        (aware[("1", "Zmap")]["var"] + aware[("2", "Zmap")]["var"]) / 4
+    )
+
+
+def test_zscore_aware_refuses_a_zero_stddev_of_a_varying_value(capsys, tmp_path):
+    qrels = _write(tmp_path / "qrels", "1 0 a 1\n1 0 b 0\n")
+    run = _write(tmp_path / "run", "1 Q0 a 0 1 t\n1 Q0 b 0 1 t\n")
+    zfile = _write(tmp_path / "z", "1 P_1 0.5 0\n")
+    code, _, err = eval_out(capsys, "--ties", "aware", "-m", "P.1", "-Z", zfile, qrels, run)
+    assert code != 0
+    assert err.count("\n") == 1 and "stddev 0 for query 1, measure P_1" in err
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "what"),
+    [
+        ("1 map 0.1\n", "line 1", "3 fields (expected 4 fields: qid measure mean stddev)"),
+        ("1 map 0.1 0.2\n\n", "line 2", "a blank line"),
+        ("1 map 0.1 0.2\n1 P_5 x 0.2\n", "line 2", "mean 'x' is no number"),
+        ("1 map 0.1 0.2 9\n", "line 1", "5 fields"),
+        ("1 map 0.1 0.2\n1 map 0.1 0.2\n", "line 2", "given again (first on line 1)"),
+        ("", "", "is empty"),
+    ],
+)
+def test_zscore_file_errors_name_file_and_line(capsys, tmp_path, text, where, what):
+    zfile = _write(tmp_path / "z", text)
+    code, out, err = eval_out(capsys, "--ties", "oblivious", "-m", "map", "-Z", zfile, *TEST)
+    assert code != 0 and out == ""
+    assert err.count("\n") == 1 and zfile in err and where in err and what in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "what"),
+    [
+        (["-m", "P@10"], "-Z goes with trec_eval's -m names only"),
+        (["-m", "map", "--ties", "sampled"], "not sampled"),
+        (["-m", "map", "-c"], "-Z with -c"),
+    ],
+)
+def test_zscore_usage_errors(capsys, argv, what):
+    code, _, err = eval_out(capsys, *argv, "-Z", str(GOLDEN / "zscores_file"), *TEST)
+    assert code == 2 and what in err and err.count("\n") == 1
+
+
+def test_zscore_nan_prints_as_c_does():
+    assert f"{math.nan:6.4f}" == "   nan"

@@ -1,0 +1,103 @@
+"""trec_eval's input flags in ``tiecore eval``: ``-Z FILE``, ``-N NUM``, ``-R FORMAT``.
+
+They mean what they mean to trec_eval 9.0.x (``trec_eval -h``):
+
+``-Z FILE`` (``--Zscore``)
+    print every value as a z-score against the file's per-query means and standard
+    deviations (:mod:`tiecore.cli.zscores`).
+``-N NUM`` (``--Number_docs_in_coll``)
+    the number of docs in the collection, which utility's fourth cell (non-relevant
+    docs not retrieved) needs; 0 by default, as trec_eval.
+``-R FORMAT`` (``--Rel_info_format``)
+    the format of the judgments file: ``qrels`` (default), ``qrels_jg``, ``prefs`` or
+    ``qrels_prefs`` (:mod:`tiecore.io.trec_eval_files`).
+
+None of them clashes with a tiecore option of ``eval``; docs/cli.md lists them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from typing import TextIO
+
+from tiecore.cli.common import UsageError
+from tiecore.cli.trec_eval_names import TrecPlan
+
+
+def _atol(text: str) -> int:
+    """``-N``'s value as C's ``atol`` reads it (``12.5`` is 12); text with no number at
+    its start, or a negative count, is refused (trec_eval would read 0)."""
+    found = re.match(r"\s*[+-]?\d+", text)
+    if found is None or int(found[0]) < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is no number of docs (expected 0 or more)")
+    return int(found[0])
+
+
+def add_trec_eval_flags(parser: argparse.ArgumentParser) -> None:
+    """-Z, -N, -R as trec_eval spells them."""
+    parser.add_argument(
+        "-Z",
+        "--Zscore",
+        dest="zscore",
+        metavar="FILE",
+        help="trec_eval's -Z: print each value as a z-score, (value - mean) / stddev, with "
+        "the mean and stddev of its query and measure from FILE (lines: qid measure mean "
+        "stddev); trec_eval's -m names only",
+    )
+
+
+def check_trec_eval_flags(
+    args: argparse.Namespace, plan: TrecPlan
+) -> dict[tuple[str, str], tuple[float, float]] | None:
+    """The flags checked against the rest of the command line; returns the ``-Z`` table
+    (read now, so that a bad file stops the command before any evaluation) or None."""
+    if args.zscore is None:
+        return None
+    if not plan.trec:
+        raise UsageError(
+            "-Z goes with trec_eval's -m names only (its file names trec_eval's printed "
+            "names: P_10, map)"
+        )
+    if args.ties == "sampled":
+        raise UsageError("-Z takes --ties oblivious or aware (not sampled)")
+    if args.complete:
+        raise UsageError("-Z with -c is not supported")
+    from tiecore.io.trec_eval_files import read_zscores
+
+    return read_zscores(args.zscore)
+
+
+def zscore_output(
+    args: argparse.Namespace,
+    columns: dict[str, list],
+    num_q: dict[str, int],
+    table: dict[tuple[str, str], tuple[float, float]],
+    stderr: TextIO,
+) -> str:
+    """The text of ``eval -Z``: trec_eval's lines in trec format; csv and json hold the
+    same rows, named ``Z`` and the printed name, with the mode columns."""
+    from tiecore.cli.zscores import MISSING, zscore_columns, zscore_text
+    from tiecore.report.formats import csv_text, json_text
+
+    z, missing = zscore_columns(columns, num_q, args.plan, table, args.zscore)
+    if missing:
+        shown = ", ".join(missing[:5]) + (
+            f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        )
+        print(
+            f"tiecore: {args.zscore} has no mean and stddev for {len(missing)} query and "
+            f"measure pairs ({shown}): printed as {MISSING:.0f}, as trec_eval does",
+            file=stderr,
+        )
+    if not args.spread:
+        z = {name: column for name, column in z.items() if name not in ("var", "min", "max")}
+    if args.format == "trec":
+        return zscore_text(z, num_q, args.plan, per_query=args.per_query)
+    keep = [i for i, qid in enumerate(z["qid"]) if args.per_query or qid is None]
+    z = {name: [column[i] for i in keep] for name, column in z.items()}
+    rows = len(z["run"])
+    z["measure"] = ["Z" + name for name in z["measure"]]
+    z["ties"] = [args.ties] * rows
+    z["tiebreak"] = [(args.tiebreak or "trec_eval") if args.ties == "oblivious" else None] * rows
+    return (csv_text if args.format == "csv" else json_text)(z, num_q)
