@@ -428,16 +428,19 @@ def set_measure(
 
 
 def utility(
-    labels: Sequence[Label], levels: Sequence[int], rel_level: int, weights: Sequence[float]
+    labels: Sequence[Label],
+    levels: Sequence[int],
+    rel_level: int,
+    weights: Sequence[float],
+    docs: float = 0,
 ) -> float:
     """trec_eval's utility: a per relevant doc retrieved, b per non-relevant retrieved, c
     per relevant not retrieved, d per non-relevant not retrieved, in a collection of
-    no other docs (trec_eval without -N)."""
+    ``docs`` docs (trec_eval's -N, 0 without it)."""
     a, b, c, d = (Fraction(w) for w in weights)
     ret, rel, rel_ret = set_counts(labels, levels, rel_level)
-    return float(
-        a * rel_ret + b * (ret - rel_ret) + c * (rel - rel_ret) + d * (rel_ret - ret - rel)
-    )
+    not_ret_nonrel = Fraction(docs) + rel_ret - ret - rel
+    return float(a * rel_ret + b * (ret - rel_ret) + c * (rel - rel_ret) + d * not_ret_nonrel)
 
 
 #: trec_eval's set measures and counts (:func:`set_measure`).
@@ -475,6 +478,7 @@ def all_specs(cutoffs: Iterable[int] = range(1, 11)) -> list[Spec]:
     specs += [Spec("SetF", params=(("x", x),)) for x in ("0.5", "3.0")]
     specs += [Spec("Utility"), Spec("Utility", params=(("a", "2.0"), ("d", "0.5")))]
     specs += [Spec("Utility", params=(("a", "-1.0"), ("b", "2.0"), ("c", "-3.0")))]
+    specs += [Spec("Utility", params=(("d", "0.5"), ("docs", "40.0")))]
     for k in cutoffs:
         specs += [Spec(family, k) for family in ("P", "R", "F1", "AP", "RR", "nDCG", "Success")]
         specs.append(Spec("nDCG", k, "exp"))
@@ -551,7 +555,8 @@ def measure(
             return inferred_ap(labels, levels, rel_level)
         case "Utility":
             defaults = {"a": "1", "b": "-1", "c": "0", "d": "0"}
-            return utility(labels, levels, rel_level, [spec.param(w, defaults[w]) for w in "abcd"])
+            weights = [spec.param(w, defaults[w]) for w in "abcd"]
+            return utility(labels, levels, rel_level, weights, spec.param("docs", "0"))
         case family if family in SET_FAMILIES:
             return set_measure(family, labels, levels, rel_level, spec.param("x", "1"))
     raise ValueError(f"unknown family {spec.family!r}")

@@ -190,3 +190,42 @@ def test_zscore_usage_errors(capsys, argv, what):
 
 def test_zscore_nan_prints_as_c_does():
     assert f"{math.nan:6.4f}" == "   nan"
+
+
+# ---------------------------------------------------------------------------- -N
+
+
+@pytest.mark.parametrize(
+    ("golden", "argv"),
+    [
+        ("utility_N.q", ["-q", "-N", "200000", "-m", "utility.2,-1,-0.5,0.001", "-m", "num_ret"]),
+        ("set_N", ["-N", "5000", "-m", "set"]),
+    ],
+)
+def test_num_docs_in_coll_fills_utility_s_fourth_cell(capsys, golden, argv):
+    """``-N`` counts the non-relevant docs not retrieved as N + RR - NR - R (trec_eval
+    9.0.8's own lines; ``set`` lacks set_relative_P and set_map in tiecore)."""
+    code, out, err = eval_out(capsys, "--ties", "oblivious", *argv, *TEST)
+    assert code == 0, err
+    expected, _ = tiecore_has((GOLDEN / golden).read_text())
+    assert out == expected
+
+
+def test_num_docs_in_coll_reaches_tiecore_s_utility_and_aware_mode(capsys):
+    """-N sets tiecore's Utility too, in every mode: a constant d * N added per query."""
+    base = ["-m", "Utility(d=0.5)", "--format", "csv", *TEST]
+    _, plain, _ = eval_out(capsys, "--ties", "aware", "--spread", *base)
+    _, with_n, _ = eval_out(capsys, "--ties", "aware", "--spread", "-N", "1000", *base)
+    rows, shifted = _csv(plain), _csv(with_n)
+    assert len(rows) == len(shifted) > 0
+    for (qid, _), row in rows.items():
+        other = shifted[qid, "Utility(d=0.5,docs=1000.0)"]
+        for k in ("value", "min", "max"):  # shifted by d * N
+            assert other[k] == pytest.approx(row[k] + 500.0)
+        assert other["var"] == pytest.approx(row["var"])  # unchanged
+
+
+@pytest.mark.parametrize("value", ["abc", "-5"])
+def test_num_docs_in_coll_refuses_what_is_no_count(capsys, value):
+    code, _, err = eval_out(capsys, "-N", value, "-m", "utility", *TEST)
+    assert code == 2 and "no number of docs" in err

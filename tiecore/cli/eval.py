@@ -37,7 +37,12 @@ from tiecore.cli.common import (
     seed_value,
     show_progress,
 )
-from tiecore.cli.trec_eval_flags import add_trec_eval_flags, check_trec_eval_flags, zscore_output
+from tiecore.cli.trec_eval_flags import (
+    add_trec_eval_flags,
+    check_trec_eval_flags,
+    with_docs,
+    zscore_output,
+)
 from tiecore.cli.trec_eval_names import (
     summed_counts,
     tiecore_layout_text,
@@ -349,10 +354,10 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
     settings (past the small path) are imported where they are needed: a small
     file's start-up imports none of them.
     """
-    if args.measures:  # trec_eval's -m values as trec_eval reads them, tiecore's beside them
-        plan = trec_plan(args.measures, partial(measure_name, rel_level=args.rel_level))
-    else:
-        plan = trec_plan(list(DEFAULT_MEASURES), partial(measure_name, rel_level=args.rel_level))
+    # trec_eval's -m values as trec_eval reads them, tiecore's beside them; -N sets utility's
+    # collection size
+    names = with_docs(partial(measure_name, rel_level=args.rel_level), args.num_docs)
+    plan = trec_plan(args.measures or list(DEFAULT_MEASURES), names)
     if not plan.names and not (plan.runid or plan.num_q):  # -m '' names none: refused
         parse_measures([])
     for note in plan.notes:

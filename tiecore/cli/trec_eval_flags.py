@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Callable
 from typing import TextIO
 
 from tiecore.cli.common import UsageError
@@ -45,6 +46,38 @@ def add_trec_eval_flags(parser: argparse.ArgumentParser) -> None:
         "the mean and stddev of its query and measure from FILE (lines: qid measure mean "
         "stddev); trec_eval's -m names only",
     )
+    parser.add_argument(
+        "-N",
+        "--Number_docs_in_coll",
+        dest="num_docs",
+        type=_atol,
+        metavar="NUM",
+        help="trec_eval's -N: the number of docs in the collection, for utility's "
+        "non-relevant docs not retrieved (default: 0, as trec_eval)",
+    )
+
+
+def with_docs(measure_name: Callable[[str], str], docs: int | None) -> Callable[[str], str]:
+    """``measure_name`` that gives utility (trec_eval's or tiecore's ``Utility``) the
+    collection's size of ``-N`` (its parameter ``docs``); unchanged without ``-N``.
+
+    >>> from tiecore.measures import measure_name
+    >>> name = with_docs(measure_name, 1000)
+    >>> name("utility"), name("Utility(a=2)"), name("P@5")
+    ('Utility(docs=1000.0)', 'Utility(a=2.0,docs=1000.0)', 'P@5')
+    """
+    if not docs:
+        return measure_name
+
+    def name(text: str) -> str:
+        canonical = measure_name(text)
+        if canonical == "Utility":
+            return measure_name(f"Utility(docs={docs})")
+        if canonical.startswith("Utility(") and "docs=" not in canonical:
+            return measure_name(f"{canonical[:-1]},docs={docs})")
+        return canonical
+
+    return name
 
 
 def check_trec_eval_flags(
