@@ -229,3 +229,93 @@ def test_num_docs_in_coll_reaches_tiecore_s_utility_and_aware_mode(capsys):
 def test_num_docs_in_coll_refuses_what_is_no_count(capsys, value):
     code, _, err = eval_out(capsys, "-N", value, "-m", "utility", *TEST)
     assert code == 2 and "no number of docs" in err
+
+
+# ------------------------------------------------------------------ -R qrels_jg
+
+QRELS_JG = str(GOLDEN / "qrels.123")
+TRUNC = str(TREC_EVAL / "results.trunc")
+
+
+@pytest.mark.parametrize(
+    ("golden", "argv"),
+    [
+        ("qrels_jg.q", ["-m", "qrels_jg", "-q", "-R", "qrels_jg", QRELS_JG, TEST[1]]),
+        (
+            "qrels_jg.cM",
+            ["-c", "-M", "100", "-m", "qrels_jg", "-R", "qrels_jg", QRELS_JG, TRUNC],
+        ),
+    ],
+)
+def test_qrels_jg_prints_trec_eval_s_bytes(capsys, golden, argv):
+    """quicktest's ``-m qrels_jg -q -R qrels_jg qrels.123 results.test``
+    (out.test.qrels_jg), and with -c -M 100 on the truncated run."""
+    code, out, err = eval_out(capsys, "--ties", "oblivious", *argv)
+    assert code == 0, err
+    assert out == (GOLDEN / golden).read_text()
+
+
+def test_qrels_jg_aware_is_the_mean_over_orderings(capsys, tmp_path):
+    """Aware avgjg: the mean over every ordering of the tied docs of the oblivious
+    average over groups (one ordering shared by the groups)."""
+    qrels = _write(
+        tmp_path / "jg",
+        "1 u a 1\n1 u b 0\n1 u c 1\n1 v a 0\n1 v b 1\n1 v d 1\n2 u a 1\n2 w e 2\n",
+    )
+    scores = {"1": {"a": 2.0, "b": 2.0, "c": 2.0, "d": 1.0}, "2": {"a": 1.0, "e": 1.0, "b": 1.0}}
+    flags = ["-q", "-m", "map_avgjg", "-m", "P_avgjg.1,2", "-m", "Rprec_mult_avgjg.0.5,1.0"]
+    flags += ["-R", "qrels_jg", "--format", "csv"]
+    per_order = []
+    groups = {qid: list(orderings(list(s.values()), list(s))) for qid, s in scores.items()}
+    for first in groups["1"]:
+        for second in groups["2"]:
+            text = "".join(
+                f"{qid} Q0 {doc} {r} {len(docs) - r} t\n"
+                for qid, docs in (("1", first), ("2", second))
+                for r, doc in enumerate(docs)
+            )
+            run = _write(tmp_path / "run", text)
+            code, out, err = eval_out(capsys, "--ties", "oblivious", *flags, qrels, run)
+            assert code == 0, err
+            per_order.append(_csv(out))
+    run = _write(
+        tmp_path / "tied",
+        "".join(f"{q} Q0 {d} 0 {s} t\n" for q, docs in scores.items() for d, s in docs.items()),
+    )
+    code, out, err = eval_out(capsys, "--ties", "aware", *flags, qrels, run)
+    assert code == 0, err
+    aware = _csv(out)
+    assert set(aware) == set(per_order[0]) and len(aware) == 3 * 5
+    for key, got in aware.items():
+        values = [each[key]["value"] for each in per_order]
+        assert got["value"] == pytest.approx(sum(values) / len(values), abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "what"),
+    [
+        ("1 u a 1\n1 u b\n", "line 2", "3 fields (expected 4 fields: qid jg docno rel)"),
+        ("1 u a 1\n1 u b x\n", "line 2", "rel 'x' is no integer"),
+        ("1 u a 1\n1 v a 0\n1 u a 0\n", "line 3", "judged again for query 1, group u"),
+    ],
+)
+def test_qrels_jg_errors_name_file_and_line(capsys, tmp_path, text, where, what):
+    qrels = _write(tmp_path / "jg", text)
+    code, out, err = eval_out(capsys, "-m", "qrels_jg", "-R", "qrels_jg", qrels, TEST[1])
+    assert code != 0 and out == ""
+    assert err.count("\n") == 1 and qrels in err and where in err and what in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "what"),
+    [
+        (["-m", "map", "-R", "qrels_jg"], "-R qrels_jg: map cannot read these judgments"),
+        (["-m", "P@10", "-R", "qrels_jg"], "tiecore's names cannot read"),
+        (["-m", "map_avgjg"], "(expected -R qrels_jg)"),
+        (["-m", "qrels_jg", "-R", "qrels_jg", "--spread"], "neither --spread"),
+        (["-m", "qrels_jg", "-R", "qrels_jg", "--ties", "sampled"], "nor --ties sampled"),
+    ],
+)
+def test_qrels_jg_usage_errors(capsys, argv, what):
+    code, _, err = eval_out(capsys, *argv, QRELS_JG, TEST[1])
+    assert code == 2 and what in err and err.count("\n") == 1

@@ -370,6 +370,8 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
     _warn_unused(args)
     if args.dask is not None and _local_declines(args.dask, args.files[1:]):
         args.dask = None  # evaluated locally, on the fastest path for the files
+    if args.rel_format != "qrels":  # trec_eval's judgment groups (-R qrels_jg)
+        return _groups_eval(args, measures, zscores, stderr)
     # a nickname (-m all_trec, official) and -Z take the normal path, a run at a time
     normal = bool(plan.nicknamed) or zscores is not None
     small = None if normal else _small_eval(args, measures, stderr)
@@ -412,6 +414,40 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
         result = result[result["qid"].isna()].reset_index(drop=True)
     columns = plain_columns(result)
     _check_rows(args, columns)
+    return _text(args, columns, num_q)
+
+
+def _groups_eval(
+    args: argparse.Namespace, measures: list[Measure], zscores: dict | None, stderr: TextIO
+) -> str:
+    """``eval -R qrels_jg``: the measures averaged over each query's judgment groups
+    (:mod:`tiecore.evaluation.judgment_groups`), in trec_eval's lines."""
+    from tiecore import io
+    from tiecore.evaluation.core import evaluate
+    from tiecore.evaluation.judgment_groups import evaluate_judgment_groups
+    from tiecore.io.trec_eval_files import read_qrels_jg
+
+    check_files(args)
+    groups = read_qrels_jg(args.files[0])
+    runs = io.read_runs(args.files[1:])
+    columns, num_q = evaluate_judgment_groups(
+        runs,
+        groups,
+        measures,
+        evaluate,
+        ties=args.ties,
+        tiebreak=args.tiebreak or "trec_eval",
+        seed=args.seed,
+        rel_level=args.rel_level,
+        depth=args.depth,
+        complete=args.complete,
+    )
+    _check_rows(args, columns)
+    if zscores is not None:
+        return mode_line(args) + zscore_output(args, columns, num_q, zscores, stderr)
+    if not args.per_query:
+        keep = [i for i, qid in enumerate(columns["qid"]) if qid is None]
+        columns = {name: [column[i] for i in keep] for name, column in columns.items()}
     return _text(args, columns, num_q)
 
 

@@ -25,6 +25,54 @@ from typing import TextIO
 from tiecore.cli.common import UsageError
 from tiecore.cli.trec_eval_names import TrecPlan
 
+#: trec_eval's judgment formats (-R), and the measures each one serves.
+REL_FORMATS = ("qrels", "qrels_jg", "prefs", "qrels_prefs")
+#: The measures of the judgment-group format; every other measure reads qrels.
+JG_MEASURES = ("map_avgjg", "P_avgjg", "Rprec_mult_avgjg")
+
+
+def trec_family(printed: str) -> str:
+    """trec_eval's measure of a printed line name (``P_avgjg_5`` -> ``P_avgjg``).
+
+    >>> trec_family("P_avgjg_5"), trec_family("map"), trec_family("iprec_at_recall_0.10")
+    ('P_avgjg', 'map', 'iprec_at_recall')
+    """
+    from tiecore.cli.trec_eval_names import TABLE
+
+    name = printed
+    while name not in TABLE and "_" in name:
+        name = name.rsplit("_", 1)[0]
+    return name
+
+
+def _formats_match(args: argparse.Namespace, plan: TrecPlan) -> None:
+    """Each measure asked for reads the judgments' format (-R), as in trec_eval, where a
+    measure of another format stops the run."""
+    families = list(dict.fromkeys(trec_family(printed) for printed, _ in plan.lines))
+    if args.rel_format == "qrels":
+        wrong = [name for name in families if name in JG_MEASURES]
+        if wrong:
+            raise UsageError(
+                f"-m {', '.join(wrong)}: measures of judgment groups, which read -R qrels_jg "
+                "judgments (expected -R qrels_jg)"
+            )
+        return
+    if args.letor is not None:
+        raise UsageError(f"-R {args.rel_format} reads QRELS in its format, not --letor")
+    wanted = JG_MEASURES
+    wrong = [name for name in families if name not in wanted]
+    if not plan.trec or wrong or not families:
+        shown = ", ".join(wrong) or "tiecore's names"
+        raise UsageError(
+            f"-R {args.rel_format}: {shown} cannot read these judgments (expected trec_eval's "
+            f"{', '.join(wanted)}: -m qrels_jg)"
+        )
+    if args.ties == "sampled" or args.spread:
+        raise UsageError(
+            f"-R {args.rel_format}: --ties aware gives the exact mean over orderings, but "
+            "neither --spread nor --ties sampled (the judgment groups share one ordering)"
+        )
+
 
 def _atol(text: str) -> int:
     """``-N``'s value as C's ``atol`` reads it (``12.5`` is 12); text with no number at
@@ -45,6 +93,17 @@ def add_trec_eval_flags(parser: argparse.ArgumentParser) -> None:
         help="trec_eval's -Z: print each value as a z-score, (value - mean) / stddev, with "
         "the mean and stddev of its query and measure from FILE (lines: qid measure mean "
         "stddev); trec_eval's -m names only",
+    )
+    parser.add_argument(
+        "-R",
+        "--Rel_info_format",
+        dest="rel_format",
+        choices=REL_FORMATS,
+        default="qrels",
+        help="trec_eval's -R: the format of QRELS: qrels (default), qrels_jg (qid jg docno "
+        "rel, for map_avgjg, P_avgjg, Rprec_mult_avgjg: -m qrels_jg), prefs (qid jg jsg "
+        "docno rel_level) or qrels_prefs (qid jg docno rel_level), for the prefs_* measures "
+        "(-m all_prefs)",
     )
     parser.add_argument(
         "-N",
@@ -85,8 +144,11 @@ def check_trec_eval_flags(
 ) -> dict[tuple[str, str], tuple[float, float]] | None:
     """The flags checked against the rest of the command line; returns the ``-Z`` table
     (read now, so that a bad file stops the command before any evaluation) or None."""
+    _formats_match(args, plan)
     if args.zscore is None:
         return None
+    if args.rel_format != "qrels" and args.ties != "oblivious":
+        raise UsageError(f"-Z with -R {args.rel_format} takes --ties oblivious")
     if not plan.trec:
         raise UsageError(
             "-Z goes with trec_eval's -m names only (its file names trec_eval's printed "
