@@ -319,3 +319,64 @@ def test_qrels_jg_errors_name_file_and_line(capsys, tmp_path, text, where, what)
 def test_qrels_jg_usage_errors(capsys, argv, what):
     code, _, err = eval_out(capsys, *argv, QRELS_JG, TEST[1])
     assert code == 2 and what in err and err.count("\n") == 1
+
+
+# ------------------------------------------------------------ -R prefs, qrels_prefs
+
+
+def _golden_file(name: str) -> str:
+    return str(GOLDEN / name)
+
+
+TIES = ["prefs.ties", "results.ties"]
+PREFS_CASES = {
+    "prefs.q": ["-m", "all_prefs", "-q", "-R", "prefs", "prefs.test", "prefs.results.test"],
+    "prefs.ties.qM": ["-q", "-M", "4", "-m", "all_prefs", "-R", "prefs", *TIES],
+}
+
+
+@pytest.mark.parametrize("golden", list(PREFS_CASES))
+def test_prefs_print_trec_eval_s_bytes(capsys, golden):
+    """quicktest's ``-m all_prefs -q -R prefs prefs.test prefs.results.test``
+    (out.test.prefs), and judgments with tied scores, a JG of three sub-groups, -M 4."""
+    argv = PREFS_CASES[golden]
+    argv = [*argv[:-2], _golden_file(argv[-2]), _golden_file(argv[-1])]
+    code, out, err = eval_out(capsys, "--ties", "oblivious", *argv)
+    assert code == 0, err
+    assert out == (GOLDEN / golden).read_text()
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "what"),
+    [
+        ("1 g s a 1\n1 g s b\n", "line 2", "4 fields (expected 5 fields: qid jg jsg docno"),
+        ("1 g s a 1\n1 g s b one\n", "line 2", "rel_level 'one' is no number"),
+        ("1 g s a 1\n\n1 g s b 0\n", "line 2", "a blank line"),
+        ("1 g s a 1\n1 g s b 0\n1 g t a 0\n", "line 3", "both level 0 and a level above 0"),
+        ("1 g s a 2\n1 g s b 1\n1 g t b 2\n1 g t a 1\n", "line", "inconsistent preferences"),
+        ("1 g s a 2\n1 g s a 1\n", "line", "two different rel_levels in one judgment sub-group"),
+    ],
+)
+def test_prefs_errors_name_file_and_line(capsys, tmp_path, text, where, what):
+    prefs = _write(tmp_path / "prefs", text)
+    run = _write(tmp_path / "run", "1 Q0 a 0 2 t\n1 Q0 b 0 1 t\n")
+    argv = ["--ties", "oblivious", "-m", "all_prefs", "-R", "prefs", prefs, run]
+    code, out, err = eval_out(capsys, *argv)
+    assert code != 0 and out == ""
+    assert err.count("\n") == 1 and prefs in err and where in err and what in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "what"),
+    [
+        (["-m", "map", "-R", "prefs"], "-R prefs: map cannot read these judgments"),
+        (["-m", "prefs_simp"], "(expected -R prefs or -R qrels_prefs)"),
+        (["-m", "all_prefs", "-R", "prefs", "--spread"], "neither --spread"),
+        (["-m", "all_prefs", "-R", "prefs", "--ties", "sampled"], "nor --ties sampled"),
+        (["-m", "prefs_avgjg_Rnonrel", "-R", "prefs", "--ties", "aware"], "no tie-aware value"),
+    ],
+)
+def test_prefs_usage_errors(capsys, argv, what):
+    files = [_golden_file("prefs.test"), _golden_file("prefs.results.test")]
+    code, _, err = eval_out(capsys, *argv, *files)
+    assert code == 2 and what in err and err.count("\n") == 1

@@ -364,6 +364,8 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
         print(note, file=stderr)
     args.plan = plan
     zscores = check_trec_eval_flags(args, plan)  # -Z, -N, -R: read and checked up front
+    if args.rel_format in ("prefs", "qrels_prefs"):  # trec_eval's preference measures
+        return _prefs_eval(args, zscores, stderr)
     measures = parse_measures(plan.names or ["AP"])  # runid / num_q alone need some rows
     if args.ties == "aware" or args.spread:
         measures = without_inexact(measures, plan, stderr)
@@ -414,6 +416,47 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
         result = result[result["qid"].isna()].reset_index(drop=True)
     columns = plain_columns(result)
     _check_rows(args, columns)
+    return _text(args, columns, num_q)
+
+
+def _prefs_eval(args: argparse.Namespace, zscores: dict | None, stderr: TextIO) -> str:
+    """``eval -R prefs`` / ``-R qrels_prefs``: trec_eval's preference measures
+    (:mod:`tiecore.evaluation.prefs`), in trec_eval's lines."""
+    from tiecore import io
+    from tiecore.evaluation.prefs import evaluate_prefs
+    from tiecore.io.trec_eval_files import read_prefs, read_qrels_prefs
+    from tiecore.measures.prefs import RANK_RECOUNTED
+
+    plan = args.plan
+    if args.ties == "aware":  # the Rnonrel measures recount by rank: no tie-aware value
+        asked = [m for m in RANK_RECOUNTED if m in plan.printed and m not in plan.nicknamed]
+        if asked:
+            raise UsageError(
+                f"-m {', '.join(asked)}: no tie-aware value (they recount by rank); use "
+                "--ties oblivious"
+            )
+        dropped = [m for m in RANK_RECOUNTED if m in plan.printed]
+        if dropped:
+            print(
+                f"tiecore: {plan.nicknamed[dropped[0]]} leaves out {', '.join(dropped)}: no "
+                "tie-aware value (use --ties oblivious for them)",
+                file=stderr,
+            )
+            plan.names = [m for m in plan.names if m not in dropped]
+            plan.lines = [line for line in plan.lines if line[1] not in dropped]
+    check_files(args)
+    reader = read_prefs if args.rel_format == "prefs" else read_qrels_prefs
+    prefs = reader(args.files[0])
+    runs = io.read_runs(args.files[1:])
+    columns, num_q = evaluate_prefs(
+        runs, prefs, ties=args.ties, depth=args.depth, complete=args.complete
+    )
+    _check_rows(args, columns)
+    if zscores is not None:
+        return mode_line(args) + zscore_output(args, columns, num_q, zscores, stderr)
+    if not args.per_query:
+        keep = [i for i, qid in enumerate(columns["qid"]) if qid is None]
+        columns = {name: [column[i] for i in keep] for name, column in columns.items()}
     return _text(args, columns, num_q)
 
 

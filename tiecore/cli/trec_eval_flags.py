@@ -27,8 +27,10 @@ from tiecore.cli.trec_eval_names import TrecPlan
 
 #: trec_eval's judgment formats (-R), and the measures each one serves.
 REL_FORMATS = ("qrels", "qrels_jg", "prefs", "qrels_prefs")
-#: The measures of the judgment-group format; every other measure reads qrels.
+#: The measures of the judgment-group format and of the preference formats; every
+#: other measure reads qrels.
 JG_MEASURES = ("map_avgjg", "P_avgjg", "Rprec_mult_avgjg")
+PREFS_FORMATS = ("prefs", "qrels_prefs")
 
 
 def trec_family(printed: str) -> str:
@@ -48,29 +50,34 @@ def trec_family(printed: str) -> str:
 def _formats_match(args: argparse.Namespace, plan: TrecPlan) -> None:
     """Each measure asked for reads the judgments' format (-R), as in trec_eval, where a
     measure of another format stops the run."""
+    from tiecore.measures.prefs import PREFS_MEASURES
+
     families = list(dict.fromkeys(trec_family(printed) for printed, _ in plan.lines))
     if args.rel_format == "qrels":
-        wrong = [name for name in families if name in JG_MEASURES]
-        if wrong:
-            raise UsageError(
-                f"-m {', '.join(wrong)}: measures of judgment groups, which read -R qrels_jg "
-                "judgments (expected -R qrels_jg)"
-            )
+        for names, needs in ((JG_MEASURES, "-R qrels_jg"), (PREFS_MEASURES, "-R prefs")):
+            wrong = [name for name in families if name in names]
+            if wrong:
+                raise UsageError(
+                    f"-m {', '.join(wrong)}: measures of other judgments than qrels "
+                    f"(expected {needs}{' or -R qrels_prefs' if needs == '-R prefs' else ''})"
+                )
         return
     if args.letor is not None:
         raise UsageError(f"-R {args.rel_format} reads QRELS in its format, not --letor")
-    wanted = JG_MEASURES
+    prefs = args.rel_format in PREFS_FORMATS
+    wanted, nickname = (PREFS_MEASURES, "all_prefs") if prefs else (JG_MEASURES, "qrels_jg")
     wrong = [name for name in families if name not in wanted]
     if not plan.trec or wrong or not families:
         shown = ", ".join(wrong) or "tiecore's names"
         raise UsageError(
             f"-R {args.rel_format}: {shown} cannot read these judgments (expected trec_eval's "
-            f"{', '.join(wanted)}: -m qrels_jg)"
+            f"{', '.join(wanted)}: -m {nickname})"
         )
     if args.ties == "sampled" or args.spread:
         raise UsageError(
             f"-R {args.rel_format}: --ties aware gives the exact mean over orderings, but "
-            "neither --spread nor --ties sampled (the judgment groups share one ordering)"
+            "neither --spread nor --ties sampled (the "
+            f"{'preferences' if prefs else 'judgment groups'} share one ordering)"
         )
 
 
@@ -118,18 +125,21 @@ def add_trec_eval_flags(parser: argparse.ArgumentParser) -> None:
 
 def with_docs(measure_name: Callable[[str], str], docs: int | None) -> Callable[[str], str]:
     """``measure_name`` that gives utility (trec_eval's or tiecore's ``Utility``) the
-    collection's size of ``-N`` (its parameter ``docs``); unchanged without ``-N``.
+    collection's size of ``-N`` (its parameter ``docs``; none without ``-N``), and that
+    keeps trec_eval's preference measures' names (``prefs_simp``: tiecore.measures.prefs).
 
     >>> from tiecore.measures import measure_name
     >>> name = with_docs(measure_name, 1000)
     >>> name("utility"), name("Utility(a=2)"), name("P@5")
     ('Utility(docs=1000.0)', 'Utility(a=2.0,docs=1000.0)', 'P@5')
     """
-    if not docs:
-        return measure_name
 
     def name(text: str) -> str:
+        if text.startswith("prefs_"):  # trec_eval's preference measures keep their names
+            return text
         canonical = measure_name(text)
+        if not docs:
+            return canonical
         if canonical == "Utility":
             return measure_name(f"Utility(docs={docs})")
         if canonical.startswith("Utility(") and "docs=" not in canonical:

@@ -98,6 +98,12 @@ for _name in (
     "Rprec_mult_avgjg yaap"
 ).split():
     TABLE[_name] = TrecMeasure(_name, "single", None)
+#: The preference measures (``-R prefs``, ``qrels_prefs``): tiecore.measures.prefs, under
+#: trec_eval's names; the first three are counts.
+for _name in TABLE:
+    if _name.startswith("prefs_"):
+        _kind = "count" if _name.startswith("prefs_num_") else "single"
+        TABLE[_name] = TrecMeasure(_name, _kind, _name)
 #: The judgment-group measures (``-R qrels_jg``): tiecore's AP, P@k and Rprec(mult=m) on
 #: each group's judgments, averaged over the groups (tiecore.evaluation.judgment_groups).
 TABLE["map_avgjg"] = TrecMeasure("map_avgjg", "single", "AP")
