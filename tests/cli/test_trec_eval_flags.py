@@ -329,18 +329,25 @@ def _golden_file(name: str) -> str:
 
 
 TIES = ["prefs.ties", "results.ties"]
+QP_TIES = ["qrels_prefs.ties", "results.ties"]
 PREFS_CASES = {
     "prefs.q": ["-m", "all_prefs", "-q", "-R", "prefs", "prefs.test", "prefs.results.test"],
+    "qrels_prefs.q": ["-m", "all_prefs", "-q", "-R", "qrels_prefs", *TEST],
     "prefs.ties.qM": ["-q", "-M", "4", "-m", "all_prefs", "-R", "prefs", *TIES],
+    "qrels_prefs.ties.qc": ["-q", "-c", "-m", "all_prefs", "-R", "qrels_prefs", *QP_TIES],
 }
 
 
 @pytest.mark.parametrize("golden", list(PREFS_CASES))
 def test_prefs_print_trec_eval_s_bytes(capsys, golden):
     """quicktest's ``-m all_prefs -q -R prefs prefs.test prefs.results.test``
-    (out.test.prefs), and judgments with tied scores, a JG of three sub-groups, -M 4."""
+    (out.test.prefs) and ``-m all_prefs -q -R qrels_prefs qrels.test results.test``
+    (out.test.qrels_prefs); judgments with tied scores, a JG of three sub-groups, -M 4,
+    and qrels_prefs with -c."""
     argv = PREFS_CASES[golden]
     argv = [*argv[:-2], _golden_file(argv[-2]), _golden_file(argv[-1])]
+    if golden == "qrels_prefs.q":  # trec_eval's own qrels and run (shared test data)
+        argv[-2:] = TEST
     code, out, err = eval_out(capsys, "--ties", "oblivious", *argv)
     assert code == 0, err
     assert out == (GOLDEN / golden).read_text()
@@ -380,3 +387,20 @@ def test_prefs_usage_errors(capsys, argv, what):
     files = [_golden_file("prefs.test"), _golden_file("prefs.results.test")]
     code, _, err = eval_out(capsys, *argv, *files)
     assert code == 2 and what in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "what"),
+    [
+        ("1 g a 1\n1 g b\n", "line 2", "3 fields (expected 4 fields: qid jg docno rel_level)"),
+        ("1 g a 1\n1 g b x\n", "line 2", "rel_level 'x' is no number"),
+        ("1 g a 1\n1 g a 0\n", "line", "two different rel_levels in one judgment sub-group"),
+    ],
+)
+def test_qrels_prefs_errors_name_file_and_line(capsys, tmp_path, text, where, what):
+    prefs = _write(tmp_path / "qprefs", text)
+    run = _write(tmp_path / "run", "1 Q0 a 0 2 t\n1 Q0 b 0 1 t\n")
+    argv = ["--ties", "oblivious", "-m", "all_prefs", "-R", "qrels_prefs", prefs, run]
+    code, out, err = eval_out(capsys, *argv)
+    assert code != 0 and out == ""
+    assert err.count("\n") == 1 and prefs in err and where in err and what in err
