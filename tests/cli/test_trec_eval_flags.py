@@ -404,3 +404,25 @@ def test_qrels_prefs_errors_name_file_and_line(capsys, tmp_path, text, where, wh
     code, out, err = eval_out(capsys, *argv)
     assert code != 0 and out == ""
     assert err.count("\n") == 1 and prefs in err and where in err and what in err
+
+
+def test_zscore_of_the_preference_measures(capsys):
+    """-Z with -R qrels_prefs: trec_eval 9.0.8's lines (the file has the prefs_* rows)."""
+    argv = ["-q", "-m", "all_prefs", "-R", "qrels_prefs", "-Z", _golden_file("zscores_file")]
+    code, out, err = eval_out(capsys, "--ties", "oblivious", *argv, *TEST)
+    assert code == 0, err
+    assert out == (GOLDEN / "qrels_prefs.qZ").read_text()
+
+
+def test_aware_prefs_name_their_mode_and_leave_out_the_recounts(capsys):
+    """Aware all_prefs: the mode line, the exact expectations
+    (tests/evaluation/test_prefs.py), and a note for the two Rnonrel measures."""
+    argv = ["-m", "all_prefs", "-R", "prefs", *map(_golden_file, TIES)]
+    code, out, err = eval_out(capsys, "--ties", "aware", *argv)
+    assert code == 0
+    assert out.startswith("ties                  \tall\taware\n")
+    assert "Rnonrel" not in out and "prefs_num_prefs_ful   \tall\t30.5000\n" in out
+    assert err == (
+        "tiecore: all_prefs leaves out prefs_avgjg_Rnonrel, prefs_avgjg_Rnonrel_ret: no "
+        "tie-aware value (use --ties oblivious for them)\n"
+    )
