@@ -378,8 +378,7 @@ def test_prefs_errors_name_file_and_line(capsys, tmp_path, text, where, what):
     [
         (["-m", "map", "-R", "prefs"], "-R prefs: map cannot read these judgments"),
         (["-m", "prefs_simp"], "(expected -R prefs or -R qrels_prefs)"),
-        (["-m", "all_prefs", "-R", "prefs", "--spread"], "neither --spread"),
-        (["-m", "all_prefs", "-R", "prefs", "--ties", "sampled"], "nor --ties sampled"),
+        (["-m", "all_prefs", "-R", "prefs", "--ties", "sampled"], "not offered for preferences"),
         (["-m", "prefs_avgjg_Rnonrel", "-R", "prefs", "--ties", "aware"], "no tie-aware value"),
     ],
 )

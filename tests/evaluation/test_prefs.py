@@ -1,7 +1,8 @@
-"""trec_eval's preference measures under ties: the exact expectation over orderings.
+"""trec_eval's preference measures under ties: exact expectation, variance and range.
 
-``evaluate_prefs(..., ties="aware")`` against the brute force: every ordering of each
-query's tied docs, each evaluated oblivious (distinct scores in that order), averaged.
+``evaluate_prefs(..., ties="aware", spread=True)`` against the brute force: every
+ordering of each query's tied docs, each evaluated oblivious (distinct scores in that
+order): their mean, (population) variance, min and max.
 Holds for every measure but the two ``Rnonrel`` ones, which recount by rank (aware
 mode leaves them out).  The oblivious values themselves are trec_eval 9.0.8's
 (``tests/cli/test_trec_eval_flags.py``, goldens).
@@ -69,8 +70,14 @@ def test_aware_prefs_equal_the_mean_over_every_ordering(case):
         path = Path(folder) / "prefs"
         path.write_text(text)
         prefs = read_prefs(path)
-    aware, _ = evaluate_prefs({"r": _run(queries)}, prefs, ties="aware")
+    aware, _ = evaluate_prefs({"r": _run(queries)}, prefs, ties="aware", spread=True)
     got = _values(aware)
+    spread = {
+        (q, m): (var, low, high)
+        for q, m, var, low, high in zip(
+            aware["qid"], aware["measure"], aware["var"], aware["min"], aware["max"], strict=True
+        )
+    }
     for qid, docs in queries.items():
         per_order = []
         for order in orderings(list(docs.values()), list(docs)):
@@ -83,8 +90,14 @@ def test_aware_prefs_equal_the_mean_over_every_ordering(case):
         for measure in PREFS_MEASURES:
             if measure in RANK_RECOUNTED or (qid, measure) not in per_order[0]:
                 continue
-            mean = np.mean([each[qid, measure] for each in per_order])
+            values = np.array([each[qid, measure] for each in per_order])
+            mean = values.mean()
             assert got[qid, measure] == pytest.approx(mean, abs=1e-12), (qid, measure)
+            var, low, high = spread[qid, measure]
+            assert var == pytest.approx(values.var(), abs=1e-12), (qid, measure)
+            assert low == pytest.approx(values.min(), abs=1e-12), (qid, measure)
+            assert high == pytest.approx(values.max(), abs=1e-12), (qid, measure)
+            assert low - 1e-12 <= got[qid, measure] <= high + 1e-12
 
 
 def test_aware_prefs_hand_example():

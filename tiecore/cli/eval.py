@@ -449,7 +449,7 @@ def _prefs_eval(args: argparse.Namespace, zscores: dict | None, stderr: TextIO) 
     prefs = reader(args.files[0])
     runs = io.read_runs(args.files[1:])
     columns, num_q = evaluate_prefs(
-        runs, prefs, ties=args.ties, depth=args.depth, complete=args.complete
+        runs, prefs, ties=args.ties, depth=args.depth, complete=args.complete, spread=args.spread
     )
     _check_rows(args, columns)
     if zscores is not None:

@@ -11,8 +11,9 @@ Tie-aware (``ties="aware"``): the docs of equal scores (as given) form tie group
 retrieved set does not depend on their order (a depth that cuts a tie group is
 refused), so each preference between two tied docs is fulfilled in half of the
 orderings and the counts, ``simp``, ``avgjg`` and ``pair`` measures, linear in those
-indicators over fixed denominators, have their exact expectation.  The ``Rnonrel``
-measures have none here.
+indicators over fixed denominators, have their exact expectation, and with
+``spread`` their exact variance and range (:func:`tiecore.measures.prefs.tied_spread`).
+The ``Rnonrel`` measures have none here (nan).
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ def evaluate_prefs(
     ties: str = "oblivious",
     depth: int | None = None,
     complete: bool = False,
+    spread: bool = False,
 ) -> tuple[dict[str, list], dict[str, int]]:
     """Every preference measure of every run, per query and summary.
 
@@ -63,12 +65,18 @@ def evaluate_prefs(
     then the summary rows, whose ``qid`` is None) and ``num_q`` per run (with
     ``complete``, every judged query: one the run lacks adds 0).  An inconsistent
     preference, or (aware) a depth that cuts a tie group, is an :class:`InputError`.
+    ``spread`` (aware): columns ``var``, ``min``, ``max`` too, per query the exact
+    variance over random orderings and the range over all of them
+    (:func:`tiecore.measures.prefs.tied_spread`); for the summary, the mean's (the
+    variances summed over ``num_q**2``).
     """
     aware = ties == "aware"
     qids = prefs.qid.astype(str)
     starts = np.flatnonzero(np.r_[True, qids[1:] != qids[:-1]])
     ends = np.r_[starts[1:], len(qids)]
-    columns: dict[str, list] = {"run": [], "qid": [], "measure": [], "value": []}
+    spread = spread and aware
+    names = ("value", "var", "min", "max") if spread else ("value",)
+    columns: dict[str, list] = {"run": [], "qid": [], "measure": [], **{n: [] for n in names}}
     num_q: dict[str, int] = {}
     for name, run in runs.items():
         by_query = {str(q): part for q, part in run.groupby("qid", sort=False)}
@@ -78,21 +86,25 @@ def evaluate_prefs(
             part = by_query.get(qid)
             if part is None:
                 continue
-            values.append(_query(part, prefs, a, b, aware, depth, name, qid))
-            for measure, value in zip(PREFS_MEASURES, values[-1], strict=True):
+            found = _query(part, prefs, a, b, aware, depth, name, qid, spread)
+            values.append(found.reshape(len(names), len(PREFS_MEASURES)))
+            for k, measure in enumerate(PREFS_MEASURES):
                 columns["run"].append(name)
                 columns["qid"].append(qid)
                 columns["measure"].append(measure)
-                columns["value"].append(float(value))
+                for row, column in enumerate(names):
+                    columns[column].append(float(values[-1][row, k]))
         n = len(starts) if complete else len(values)
         num_q[name] = n
-        table = np.asarray(values, dtype=np.float64).reshape(len(values), len(PREFS_MEASURES))
-        sums = np.cumsum(table, axis=0)[-1] if len(values) else np.zeros(len(PREFS_MEASURES))
+        table = np.asarray(values, dtype=np.float64).reshape(len(values), len(names), -1)
+        sums = np.cumsum(table, axis=0)[-1] if len(values) else np.zeros(table.shape[1:])
         for k, measure in enumerate(PREFS_MEASURES):
             columns["run"].append(name)
             columns["qid"].append(None)
             columns["measure"].append(measure)
-            columns["value"].append(float(sums[k]) / n if n else 0.0)
+            for row, column in enumerate(names):
+                scale = n * n if column == "var" else n
+                columns[column].append(float(sums[row, k]) / scale if n else 0.0)
     return columns, num_q
 
 
@@ -105,6 +117,7 @@ def _query(
     depth: int | None,
     name: str,
     qid: str,
+    spread: bool = False,
 ) -> np.ndarray:
     """One query's values: docid ranks of its judged docs, then the measures."""
     docno, tie = _ranked(part, aware)
@@ -136,9 +149,14 @@ def _query(
             len(judged),
             len(ranked),
             groups,
+            spread,
         )
     except PrefsError as error:
         line = int(prefs.line[a + error.row])
         raise InputError(
             prefs.source, line, f"query {qid}: {error.problem}", "consistent preferences"
+        ) from None
+    except ValueError as error:  # a tie group too large for the bounds
+        raise InputError(
+            f"run {name}", None, f"query {qid}: {error}", "--ties aware without --spread"
         ) from None

@@ -43,7 +43,8 @@ Every value here is trec_eval 9.0.8's, to the bit: sums in its order, levels as 
 floats.  Under ties without a depth cut, the retrieved set is fixed and a tied pair
 is fulfilled with probability 1/2, so the counts, ``simp``, ``avgjg`` and ``pair``
 measures have an exact expectation: :func:`query_values` takes ``groups`` (the tie
-group of each judged retrieved doc) and counts each tied preference as 1/2.  The
+group of each judged retrieved doc) and counts each tied preference as 1/2; their
+exact variance and range follow from the same pairs (:func:`tied_spread`).  The
 ``Rnonrel`` measures recount by rank and have none here.
 """
 
@@ -102,6 +103,7 @@ class _Group:
     classes: list | None = None  # EC JG: each class's ranks, ascending, levels descending
     prefs: np.ndarray | None = None  # PA JG: the closed relation over the query's docs
     levels: np.ndarray | None = None  # PA JG: each doc's level (-1: not in the JG)
+    pairs: tuple = ()  # its preferences (hi, lo) as docid ranks, one per pair of lines
 
 
 def _above(a: np.ndarray, b: np.ndarray, groups: np.ndarray | None) -> np.ndarray:
@@ -153,6 +155,7 @@ def _class_group(ranks, levels, rows, njr, counts, groups) -> _Group:
         )
     np.add.at(counts, (hi, lo), 1)
     _count_pairs(g, hi, lo, njr, groups)
+    g.pairs = (hi, lo)
     return g
 
 
@@ -197,6 +200,7 @@ def _relation_group(ranks, subgroups, levels, rows, njr, nj, counts, groups) -> 
     hi, lo = np.nonzero(relation)
     counts[hi, lo] += 1
     _count_pairs(g, hi, lo, njr, groups)
+    g.pairs = (hi, lo)
     return g
 
 
@@ -281,6 +285,7 @@ def query_values(
     num_judged: int,
     num_judged_ret: int,
     groups: np.ndarray | None = None,
+    spread: bool = False,
 ) -> np.ndarray:
     """One query's :data:`PREFS_MEASURES`, trec_eval's values.
 
@@ -299,6 +304,12 @@ def query_values(
         Tie group of each judged retrieved doc (by docid rank): a preference between
         two docs of one group counts as half fulfilled (the expectation over orderings).
 
+    spread : bool
+        With ``groups``: return rows ``value, var, min, max`` per measure (shape
+        ``(4, 14)``): the exact variance over uniformly random orderings of the tie
+        groups and the range over all of them (:func:`tied_spread`); nan for the
+        ``Rnonrel`` measures.
+
     Raises
     ------
     PrefsError
@@ -314,7 +325,10 @@ def query_values(
             jgs.append(_relation_group(*args, num_judged_ret, num_judged, counts, groups))
         else:
             jgs.append(_class_group(args[0], args[2], args[3], num_judged_ret, counts, groups))
-    return _measures(jgs, counts, num_judged_ret, groups)
+    values = _measures(jgs, counts, num_judged_ret, groups)
+    if not spread:
+        return values
+    return tied_spread(values, jgs, counts, num_judged_ret, groups)
 
 
 def _ratio_mean(pairs: list[tuple[float, float]], guard: bool) -> float:
@@ -385,3 +399,123 @@ def _rnonrel(g: _Group, njr: int, retrieved_only: bool) -> tuple[float, float]:
             ful = g.ful_ret + g.ful_imp + g.num_rel_ret * (r - n)
             return ful, g.poss_ret + g.poss_imp + g.notoccur + g.num_rel * (r - n)
     return _recount(g, njr, retrieved_only)
+
+
+#: The largest tie group of judged docs whose bounds :func:`tied_spread` finds (by a
+#: dynamic programme over its subsets: 2**n states).
+MAX_BOUNDED_GROUP = 10
+
+
+def _pair_weights(jgs: list[_Group], counts: np.ndarray, njr: int) -> np.ndarray:
+    """Per measure, the antisymmetric matrix ``D`` over the retrieved docs: ``D[x, y]``
+    is the measure with x above y minus the measure with y above x, all else equal
+    (shape ``(14, njr, njr)``).
+
+    A JG's preference ``x > y`` fulfilled adds 1 to the fulfilled counts (divided by
+    the ratio's fixed denominator), a pair of docs adds ``C[hi, lo] / (C[x, y] + C[y,
+    x])`` to prefs_pair's sum (divided by its fixed number of pairs).
+    """
+    weights = np.zeros((len(PREFS_MEASURES), njr, njr))
+
+    def oriented(hi: np.ndarray, lo: np.ndarray, scale: float) -> np.ndarray:
+        m = np.zeros((njr, njr))
+        inside = (hi < njr) & (lo < njr)
+        np.add.at(m, (hi[inside], lo[inside]), scale)
+        return m - m.T
+
+    def per(b: float) -> float:
+        return 1.0 / b if b else 0.0
+
+    poss_ret = sum(g.poss_ret for g in jgs)
+    poss_imp = sum(g.poss_imp for g in jgs)
+    poss = poss_ret + poss_imp + sum(g.notoccur for g in jgs)
+    fulfilled = sum((oriented(*g.pairs, 1.0) for g in jgs), np.zeros((njr, njr)))
+    weights[1] = weights[2] = fulfilled
+    weights[3] = fulfilled * per(poss)
+    weights[7] = fulfilled * per(poss_ret)
+    weights[11] = fulfilled * per(poss_ret + poss_imp)
+    n = len(jgs)
+    for index, denominator in (
+        (5, lambda g: g.poss_ret + g.poss_imp + g.notoccur),
+        (9, lambda g: g.poss_ret),
+        (13, lambda g: g.poss_ret + g.poss_imp),
+    ):
+        for g in jgs:
+            if denominator(g):
+                weights[index] += oriented(*g.pairs, 1.0 / (n * denominator(g)))
+    c = counts[:njr, :njr].astype(np.float64)
+    total = c + c.T
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pair = np.where(total > 0, (c - c.T) / total, 0.0)
+    retrieved, implied, unretrieved = _pair_blocks(counts, njr, None)
+    weights[4] = pair * per(len(retrieved) + len(implied) + unretrieved)
+    weights[8] = pair * per(len(retrieved))
+    weights[12] = pair * per(len(retrieved) + len(implied))
+    return weights
+
+
+def _linear_ordering(d: np.ndarray) -> tuple[float, float]:
+    """The min and max over orders of a group's docs of ``sum over x before y of
+    d[x, y]`` (a dynamic programme over subsets: the last doc of each subset)."""
+    n = len(d)
+    size = 1 << n
+    low = np.full(size, np.inf)
+    high = np.full(size, -np.inf)
+    low[0] = high[0] = 0.0
+    for mask in range(1, size):
+        for v in range(n):
+            bit = 1 << v
+            if mask & bit:
+                rest = mask ^ bit
+                gain = sum(d[x, v] for x in range(n) if rest >> x & 1)
+                low[mask] = min(low[mask], low[rest] + gain)
+                high[mask] = max(high[mask], high[rest] + gain)
+    return float(low[-1]), float(high[-1])
+
+
+def tied_spread(
+    values: np.ndarray, jgs: list[_Group], counts: np.ndarray, njr: int, groups: np.ndarray
+) -> np.ndarray:
+    """``value, var, min, max`` of each measure over the orderings of the tie groups.
+
+    Per measure the value is a constant plus, per tie group, ``1/2 sum_{x before y}
+    D[x, y]`` (:func:`_pair_weights`, ``D`` antisymmetric; its mean over orderings is
+    0).  Over a uniformly random order of a group, with ``J_xy = [x before y] - 1/2``:
+    ``E[J_xy J_xz] = E[J_xy J_zy] = 1/12``, ``E[J_xy J_yz] = -1/12``, pairs without a
+    common doc are independent, so the group's variance is
+
+        sum_{x != y} D[x, y]**2 / 24 + sum_x r_x**2 / 12,   r_x = sum_y D[x, y],
+
+    (two docs: ``d**2 / 4``; n docs of weight 1: the inversions' ``n(n-1)(2n+5)/72``);
+    the groups are independent, so their variances add.  The range is each group's
+    linear-ordering extreme (:func:`_linear_ordering`), for groups of up to
+    :data:`MAX_BOUNDED_GROUP` judged docs (a larger one is a ValueError).
+    """
+    weights = _pair_weights(jgs, counts, njr)
+    out = np.zeros((4, len(PREFS_MEASURES)))
+    out[0] = values
+    low = np.zeros(len(PREFS_MEASURES))
+    high = np.zeros(len(PREFS_MEASURES))
+    for g in np.unique(groups):
+        members = np.flatnonzero(groups == g)
+        if len(members) < 2:
+            continue
+        if len(members) > MAX_BOUNDED_GROUP:
+            raise ValueError(
+                f"a tie group of {len(members)} judged docs (more than {MAX_BOUNDED_GROUP}): "
+                "its bounds would need too many orderings"
+            )
+        block = weights[:, members][:, :, members]
+        rows = block.sum(axis=2)
+        out[1] += (block**2).sum(axis=(1, 2)) / 24 + (rows**2).sum(axis=1) / 12
+        for k in range(len(PREFS_MEASURES)):
+            if block[k].any():
+                a, b = _linear_ordering(block[k])
+                low[k] += a / 2
+                high[k] += b / 2
+    out[2] = values + low
+    out[3] = values + high
+    for k, name in enumerate(PREFS_MEASURES):
+        if name in RANK_RECOUNTED:
+            out[:, k] = np.nan
+    return out
