@@ -57,8 +57,9 @@ def _formats_match(args: argparse.Namespace, plan: TrecPlan) -> None:
         for names, needs in ((JG_MEASURES, "-R qrels_jg"), (PREFS_MEASURES, "-R prefs")):
             wrong = [name for name in families if name in names]
             if wrong:
+                shown = ", ".join(wrong[:3]) + (f" and {len(wrong) - 3} more" * (len(wrong) > 3))
                 raise UsageError(
-                    f"-m {', '.join(wrong)}: measures of other judgments than qrels "
+                    f"-m {shown}: measures of other judgments than qrels "
                     f"(expected {needs}{' or -R qrels_prefs' if needs == '-R prefs' else ''})"
                 )
         return
