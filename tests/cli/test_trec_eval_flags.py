@@ -425,3 +425,16 @@ def test_aware_prefs_name_their_mode_and_leave_out_the_recounts(capsys):
         "tiecore: all_prefs leaves out prefs_avgjg_Rnonrel, prefs_avgjg_Rnonrel_ret: no "
         "tie-aware value (use --ties oblivious for them)\n"
     )
+
+
+def test_aware_prefs_spread_in_csv(capsys):
+    """--spread: var, min and max of every measure but the left-out Rnonrel ones, the
+    value within its range."""
+    argv = ["--spread", "--format", "csv", "-q", "-m", "all_prefs", "-R", "prefs"]
+    code, out, err = eval_out(capsys, *argv, *map(_golden_file, TIES))
+    assert code == 0, err
+    rows = _csv(out)
+    assert rows and not any("Rnonrel" in measure for _, measure in rows)
+    for row in rows.values():
+        assert row["min"] - 1e-12 <= row["value"] <= row["max"] + 1e-12
+        assert row["var"] >= 0

@@ -451,6 +451,9 @@ def _prefs_eval(args: argparse.Namespace, zscores: dict | None, stderr: TextIO) 
     columns, num_q = evaluate_prefs(
         runs, prefs, ties=args.ties, depth=args.depth, complete=args.complete, spread=args.spread
     )
+    wanted = set(plan.names)  # the measures asked for (aware: without the Rnonrel ones)
+    keep = [i for i, measure in enumerate(columns["measure"]) if measure in wanted]
+    columns = {name: [column[i] for i in keep] for name, column in columns.items()}
     _check_rows(args, columns)
     if zscores is not None:
         return mode_line(args) + zscore_output(args, columns, num_q, zscores, stderr)
