@@ -438,3 +438,25 @@ def test_aware_prefs_spread_in_csv(capsys):
     for row in rows.values():
         assert row["min"] - 1e-12 <= row["value"] <= row["max"] + 1e-12
         assert row["var"] >= 0
+
+
+def test_zscore_keeps_a_text_line_as_trec_eval_prints_relstring():
+    """A measure whose value is text (trec_eval's relstring, which another branch adds)
+    prints per query as is, without 'Z', and has no summary line (out.test.aqZ)."""
+    from tiecore.cli.trec_eval_names import TrecPlan
+    from tiecore.cli.zscores import zscore_columns, zscore_text
+
+    plan = TrecPlan(names=["RS", "AP"], lines=[("relstring", "RS"), ("map", "AP")], trec=True)
+    columns = {
+        "run": ["r"] * 4,
+        "qid": ["1", "1", None, None],
+        "measure": ["RS", "AP", "RS", "AP"],
+        "value": ["'01'", 0.5, "", 0.5],
+    }
+    z, missing = zscore_columns(columns, {"r": 1}, plan, {("1", "map"): (0.25, 0.5)}, "f")
+    assert missing == []
+    assert zscore_text(z, {"r": 1}, plan, per_query=True) == (
+        "relstring             \t1\t'01'\n"
+        "Zmap                   \t1\t0.5000\n"
+        "Zmap                   \tall\t0.5000\n"
+    )

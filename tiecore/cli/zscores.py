@@ -65,6 +65,7 @@ def zscore_columns(
     for name in spread:
         out[name] = []
     missing: dict[str, None] = {}
+    text: set[str] = set()  # printed names of text lines (no z-score, no summary)
     for run in dict.fromkeys(columns["run"]):
         qids = list(queries.get(run, {}))
         summary: list[tuple[str, list[float], dict[str, list[float]]]] = []
@@ -75,6 +76,14 @@ def zscore_columns(
             for qid in qids:
                 i = cells[run].get((qid, measure))
                 if i is None:
+                    continue
+                if isinstance(columns["value"][i], str):  # a text line (relstring): as is
+                    text.add(printed)
+                    out["run"].append(run)
+                    out["qid"].append(qid)
+                    out["measure"].append(printed)
+                    for name in ("value", *spread):
+                        out[name].append(columns[name][i])
                     continue
                 row = {name: float(columns[name][i]) for name in ("value", *spread)}
                 z = _transform(row, table.get((qid, printed)), printed, qid, source)
@@ -97,6 +106,8 @@ def zscore_columns(
         for column in out.values():
             column[first:] = [column[i] for i in order]
         for printed, values, moments in summary:
+            if printed in text:
+                continue  # a text line has no summary
             n = num_q[run]
             measure = dict(plan.lines)[printed]
             out["run"].append(run)
@@ -171,7 +182,11 @@ def zscore_text(
     for run, rows in runs.items():
         if per_query:
             lines.extend(
-                f"Z{measure[i]:<22}\t{qid[i]}\t{value[i]:6.4f}" for i in rows if qid[i] is not None
+                f"{measure[i]:<22}\t{qid[i]}\t{value[i]}"
+                if isinstance(value[i], str)  # a text line (relstring): no z-score
+                else f"Z{measure[i]:<22}\t{qid[i]}\t{value[i]:6.4f}"
+                for i in rows
+                if qid[i] is not None
             )
         if plan.runid:
             lines.append(f"{'runid':<22}\tall\t{run}")
