@@ -282,7 +282,8 @@ _FAMILIES: dict[str, tuple[str | None, str | None, str | None, str | None]] = {
         "utility",
         "{a} per relevant document retrieved, {b} per non-relevant document retrieved, {c} "
         "per relevant document not retrieved and {d} per non-relevant document not retrieved, "
-        "summed (trec_eval's utility; the collection counted as no other documents)",
+        "summed (trec_eval's utility; the collection counted as {docs} documents, "
+        "trec_eval's -N)",
     ),
 }
 _GAINS = {
@@ -331,7 +332,7 @@ def define(measure_name: str) -> str:
         "gain": _GAINS.get(measure.gain, measure.gain),
         "p": _param(measure, "p"),
         "recall": _param(measure, "recall"),
-        **{w: _param(measure, w) for w in "abcd"},
+        **{w: _param(measure, w) for w in ("a", "b", "c", "d", "docs")},
     }
     body = text.format(**fields)
     if (_param(measure, "mult") or "1.0") != "1.0":  # trec_eval's Rprec_mult

@@ -451,16 +451,19 @@ def set_measure(
 
 
 def utility(
-    labels: Sequence[Label], levels: Sequence[int], rel_level: int, weights: Sequence[float]
+    labels: Sequence[Label],
+    levels: Sequence[int],
+    rel_level: int,
+    weights: Sequence[float],
+    docs: float = 0,
 ) -> float:
     """trec_eval's utility: a per relevant doc retrieved, b per non-relevant retrieved, c
     per relevant not retrieved, d per non-relevant not retrieved, in a collection of
-    no other docs (trec_eval without -N)."""
+    ``docs`` docs (trec_eval's -N, 0 without it)."""
     a, b, c, d = (Fraction(w) for w in weights)
     ret, rel, rel_ret = set_counts(labels, levels, rel_level)
-    return float(
-        a * rel_ret + b * (ret - rel_ret) + c * (rel - rel_ret) + d * (rel_ret - ret - rel)
-    )
+    not_ret_nonrel = Fraction(docs) + rel_ret - ret - rel
+    return float(a * rel_ret + b * (ret - rel_ret) + c * (rel - rel_ret) + d * not_ret_nonrel)
 
 
 #: trec_eval's set measures and counts (:func:`set_measure`).
@@ -503,6 +506,7 @@ def all_specs(cutoffs: Iterable[int] = range(1, 11)) -> list[Spec]:
     specs += [Spec("SetF", params=(("x", x),)) for x in ("0.5", "3.0")]
     specs += [Spec("Utility"), Spec("Utility", params=(("a", "2.0"), ("d", "0.5")))]
     specs += [Spec("Utility", params=(("a", "-1.0"), ("b", "2.0"), ("c", "-3.0")))]
+    specs += [Spec("Utility", params=(("d", "0.5"), ("docs", "40.0")))]
     for k in cutoffs:
         specs += [Spec(family, k) for family in ("P", "R", "F1", "AP", "RR", "nDCG", "Success")]
         specs.append(Spec("nDCG", k, "exp"))
@@ -585,7 +589,8 @@ def measure(
             return inferred_ap(labels, levels, rel_level)
         case "Utility":
             defaults = {"a": "1", "b": "-1", "c": "0", "d": "0"}
-            return utility(labels, levels, rel_level, [spec.param(w, defaults[w]) for w in "abcd"])
+            weights = [spec.param(w, defaults[w]) for w in "abcd"]
+            return utility(labels, levels, rel_level, weights, spec.param("docs", "0"))
         case family if family in SET_FAMILIES:
             return set_measure(family, labels, levels, rel_level, spec.param("x", "1"))
     raise ValueError(f"unknown family {spec.family!r}")
@@ -778,3 +783,14 @@ def mean_over_queries(
     denominator = len(set(qrels_qids)) if complete else len(both)
     total = [values[qid] for qid in both] + [(empty or {}).get(qid, 0.0) for qid in missing]
     return math.fsum(total) / denominator
+
+
+def consistent_spread(value: float, var: float, low: float, high: float) -> tuple:
+    """What ``evaluate_spread`` shows of a module's exact value, variance and bounds
+    ``(var, min, max)``: where the bounds differ by at most 2**-42 of their magnitude
+    (rounding's, 1,024 units in the last place) no ordering moves the value (variance 0,
+    min = max = value); elsewhere the variance as computed and the bounds widened to hold
+    the value (``min <= value <= max``)."""
+    if abs(high - low) <= 2.0**-42 * max(abs(low), abs(high)):
+        return 0.0, value, value
+    return var, min(low, value), max(high, value)

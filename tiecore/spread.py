@@ -180,9 +180,9 @@ def spread_arrays(
     return out
 
 
-#: A spread ``max - min`` at most this share of the values' scale (``max(1, |min|,
-#: |max|)``) is rounding's, not the orderings': see :func:`_within_bounds`.
-FLAT = 1e-12
+#: A spread ``max - min`` at most this share of ``max(|min|, |max|)`` (1,024 units in
+#: the last place) is rounding's, not the orderings': see :func:`_within_bounds`.
+FLAT = 2.0**-42
 
 
 def _within_bounds(spread: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -191,19 +191,20 @@ def _within_bounds(spread: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     The mean over orderings lies in ``[min, max]``, but value, min, max and variance are
     float sums taken in different orders: where no order moves the value (``min = value
     = max`` in exact arithmetic, variance 0) min and max may differ by rounding (up to
-    2e-14 on real runs) and the variance come out a tiny positive number.  So a spread
-    of at most :data:`FLAT` of the scale is none: variance 0 and ``min = max = value``;
+    2e-14 on real runs, a hundred units in the last place) and the variance come out a
+    tiny positive number.  So a spread of at most :data:`FLAT` of the bounds' magnitude
+    is none: variance 0 and ``min = max = value``;
     elsewhere the bounds widen to the value (by no more than rounding), so that
     ``min <= value <= max`` holds exactly as printed and variance 0 holds exactly when
     ``min = max``.  The value stays bit for bit the aware value of
     :func:`tiecore.evaluate`; the summary's means keep the order (rounded sums are
-    monotone).  A true spread that small (RBP's terms past rank 100 at p = 0.8 are
-    below 1e-9) is below what any printed digit shows.
+    monotone).  A true spread that small (2e-13 of the value: RBP's terms past rank 130
+    at p = 0.8) is far below what any printed digit shows.
     """
     value = np.asarray(spread["value"], dtype=np.float64)
     low = np.minimum(np.asarray(spread["min"], dtype=np.float64), value)
     high = np.maximum(np.asarray(spread["max"], dtype=np.float64), value)
-    scale = np.maximum(1.0, np.maximum(np.abs(low), np.abs(high)))
+    scale = np.maximum(np.abs(low), np.abs(high))
     flat = high - low <= FLAT * scale
     var = np.asarray(spread["var"], dtype=np.float64)
     # a real spread whose variance underflowed (a rare order far off): positive still

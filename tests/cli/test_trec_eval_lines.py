@@ -181,7 +181,7 @@ def test_tie_aware_keeps_trec_eval_s_layout(capsys):
         ("official.5", "nickname"),
         ("iprec_at_recall.1.5", "from 0 to 1"),
         ("ndcg.1=3", "ndcg.1=3"),
-        ("all_prefs", "-m all_prefs: trec_eval measures"),
+        ("all_prefs", "measures of other judgments than qrels (expected -R prefs"),
     ],
 )
 def test_bad_trec_eval_flags_are_one_line_errors(capsys, value, needle):

@@ -38,6 +38,12 @@ from tiecore.cli.common import (
     seed_value,
     show_progress,
 )
+from tiecore.cli.trec_eval_flags import (
+    add_trec_eval_flags,
+    check_trec_eval_flags,
+    with_docs,
+    zscore_output,
+)
 from tiecore.cli.trec_eval_names import (
     summed_counts,
     tiecore_layout_text,
@@ -168,6 +174,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "min and max over all orderings (columns var, min, max in csv and json)",
     )
     ev.add_argument("-q", "--per-query", action="store_true", help="also print one row per query")
+    add_trec_eval_flags(ev)
     add_complete(ev)
     add_options(ev, FORMATS)
     add_dask(ev)
@@ -364,35 +371,40 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
     settings (past the small path) are imported where they are needed: a small
     file's start-up imports none of them.
     """
-    if args.measures:  # trec_eval's -m values as trec_eval reads them, tiecore's beside them
-        plan = trec_plan(
-            args.measures,
-            partial(measure_name, rel_level=args.rel_level),
-            version=_version(args),
-        )
+    # trec_eval's -m values as trec_eval reads them, tiecore's beside them; -N sets utility's
+    # collection size
+    names = with_docs(partial(measure_name, rel_level=args.rel_level), args.num_docs)
+    if args.measures:
+        plan = trec_plan(args.measures, names, version=_version(args))
     elif args.trec_eval is not None:  # trec_eval's default measures
         plan = trec_plan(["official"], version=args.trec_eval)
     else:
-        plan = trec_plan(list(DEFAULT_MEASURES), partial(measure_name, rel_level=args.rel_level))
+        plan = trec_plan(list(DEFAULT_MEASURES), names)
     if not plan.names and not (plan.runid or plan.num_q):  # -m '' names none: refused
         parse_measures([])
     for note in plan.notes:
         print(note, file=stderr)
     args.plan = plan
+    zscores = check_trec_eval_flags(args, plan)  # -Z, -N, -R: read and checked up front
+    if args.rel_format in ("prefs", "qrels_prefs"):  # trec_eval's preference measures
+        return _prefs_eval(args, zscores, stderr)
     measures = parse_measures(plan.names or ["AP"])  # runid / num_q alone need some rows
     if args.ties == "aware" or args.spread:
         measures = without_inexact(measures, plan, stderr)
     _warn_unused(args)
     if args.dask is not None and _local_declines(args.dask, args.files[1:]):
         args.dask = None  # evaluated locally, on the fastest path for the files
-    # a nickname (-m all_trec, official) takes the normal path, a run at a time
-    small = None if plan.nicknamed else _small_eval(args, measures, stderr)
+    if args.rel_format != "qrels":  # trec_eval's judgment groups (-R qrels_jg)
+        return _groups_eval(args, measures, zscores, stderr)
+    # a nickname (-m all_trec, official) and -Z take the normal path, a run at a time
+    normal = bool(plan.nicknamed) or zscores is not None
+    small = None if normal else _small_eval(args, measures, stderr)
     if small is not None:
         return small
     from tiecore.io import allocators
 
     allocators.tune()  # many large arrays from here on (tiecore.io.allocators)
-    arrow = None if plan.nicknamed else _arrow_eval(args, measures, stderr)
+    arrow = None if normal else _arrow_eval(args, measures, stderr)
     if arrow is not None:
         return arrow
     runs, qrels, sources = all_trec_inputs(args) if plan.nicknamed else eval_inputs(args)
@@ -417,9 +429,11 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
             rel_level=args.rel_level,
             depth=args.depth,
             complete=args.complete,
-            spread=args.spread,
+            spread=args.spread or (zscores is not None and args.ties == "aware"),
             client=client,
         )
+    if zscores is not None:  # z-scores of the per-query rows, then their summary
+        return mode_line(args) + zscore_output(args, plain_columns(result), num_q, zscores, stderr)
     if not args.per_query:
         result = result[result["qid"].isna()].reset_index(drop=True)
     columns = plain_columns(result)
@@ -436,6 +450,84 @@ def _tiebreak(args: argparse.Namespace) -> str:
 def _version(args: argparse.Namespace) -> str:
     """The trec_eval version whose conventions apply: ``--trec-eval``, else 9.0.8's."""
     return args.trec_eval or TREC_EVAL_VERSIONS[0]
+
+
+def _prefs_eval(args: argparse.Namespace, zscores: dict | None, stderr: TextIO) -> str:
+    """``eval -R prefs`` / ``-R qrels_prefs``: trec_eval's preference measures
+    (:mod:`tiecore.evaluation.prefs`), in trec_eval's lines."""
+    from tiecore import io
+    from tiecore.evaluation.prefs import evaluate_prefs
+    from tiecore.io.trec_eval_files import read_prefs, read_qrels_prefs
+    from tiecore.measures.prefs import RANK_RECOUNTED
+
+    plan = args.plan
+    if args.ties == "aware":  # the Rnonrel measures recount by rank: no tie-aware value
+        asked = [m for m in RANK_RECOUNTED if m in plan.printed and m not in plan.nicknamed]
+        if asked:
+            raise UsageError(
+                f"-m {', '.join(asked)}: no tie-aware value (they recount by rank); use "
+                "--ties oblivious"
+            )
+        dropped = [m for m in RANK_RECOUNTED if m in plan.printed]
+        if dropped:
+            print(
+                f"tiecore: {plan.nicknamed[dropped[0]]} leaves out {', '.join(dropped)}: no "
+                "tie-aware value (use --ties oblivious for them)",
+                file=stderr,
+            )
+            plan.names = [m for m in plan.names if m not in dropped]
+            plan.lines = [line for line in plan.lines if line[1] not in dropped]
+    check_files(args)
+    reader = read_prefs if args.rel_format == "prefs" else read_qrels_prefs
+    prefs = reader(args.files[0])
+    runs = io.read_runs(args.files[1:])
+    columns, num_q = evaluate_prefs(
+        runs, prefs, ties=args.ties, depth=args.depth, complete=args.complete, spread=args.spread
+    )
+    wanted = set(plan.names)  # the measures asked for (aware: without the Rnonrel ones)
+    keep = [i for i, measure in enumerate(columns["measure"]) if measure in wanted]
+    columns = {name: [column[i] for i in keep] for name, column in columns.items()}
+    _check_rows(args, columns)
+    if zscores is not None:
+        return mode_line(args) + zscore_output(args, columns, num_q, zscores, stderr)
+    if not args.per_query:
+        keep = [i for i, qid in enumerate(columns["qid"]) if qid is None]
+        columns = {name: [column[i] for i in keep] for name, column in columns.items()}
+    return _text(args, columns, num_q)
+
+
+def _groups_eval(
+    args: argparse.Namespace, measures: list[Measure], zscores: dict | None, stderr: TextIO
+) -> str:
+    """``eval -R qrels_jg``: the measures averaged over each query's judgment groups
+    (:mod:`tiecore.evaluation.judgment_groups`), in trec_eval's lines."""
+    from tiecore import io
+    from tiecore.evaluation.core import evaluate
+    from tiecore.evaluation.judgment_groups import evaluate_judgment_groups
+    from tiecore.io.trec_eval_files import read_qrels_jg
+
+    check_files(args)
+    groups = read_qrels_jg(args.files[0])
+    runs = io.read_runs(args.files[1:])
+    columns, num_q = evaluate_judgment_groups(
+        runs,
+        groups,
+        measures,
+        evaluate,
+        ties=args.ties,
+        tiebreak=_tiebreak(args),
+        seed=args.seed,
+        rel_level=args.rel_level,
+        depth=args.depth,
+        complete=args.complete,
+    )
+    _check_rows(args, columns)
+    if zscores is not None:
+        return mode_line(args) + zscore_output(args, columns, num_q, zscores, stderr)
+    if not args.per_query:
+        keep = [i for i, qid in enumerate(columns["qid"]) if qid is None]
+        columns = {name: [column[i] for i in keep] for name, column in columns.items()}
+    return _text(args, columns, num_q)
 
 
 def _local_declines(spec: str, files: Sequence[str]) -> bool:

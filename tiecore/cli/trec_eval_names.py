@@ -98,6 +98,19 @@ for _name in (
     "Rprec_mult_avgjg yaap"
 ).split():
     TABLE[_name] = TrecMeasure(_name, "single", None)
+#: The preference measures (``-R prefs``, ``qrels_prefs``): tiecore.measures.prefs, under
+#: trec_eval's names; the first three are counts.
+for _name in TABLE:
+    if _name.startswith("prefs_"):
+        _kind = "count" if _name.startswith("prefs_num_") else "single"
+        TABLE[_name] = TrecMeasure(_name, _kind, _name)
+#: The judgment-group measures (``-R qrels_jg``): tiecore's AP, P@k and Rprec(mult=m) on
+#: each group's judgments, averaged over the groups (tiecore.evaluation.judgment_groups).
+TABLE["map_avgjg"] = TrecMeasure("map_avgjg", "single", "AP")
+TABLE["P_avgjg"] = TrecMeasure("P_avgjg", "long", "P@{}", _CUTS)
+TABLE["Rprec_mult_avgjg"] = TrecMeasure(
+    "Rprec_mult_avgjg", "float", "Rprec(mult={})", tuple(i / 10 for i in range(2, 21, 2))
+)
 #: trec_eval 10's rbp, last in its table, as ``rbp.p=0.5`` (printed ``rbp_p=0.5``): its
 #: gain is the level over the query's largest qrels level when that is above 1, tiecore's
 #: RBP(gain=query_scaled).  A bare ``rbp`` is tiecore's RBP (trec_eval 9.0.x has none),
@@ -431,7 +444,8 @@ def _missing(texts: list[str], version: str = "9") -> UsageError:
     has = ", ".join(m.name for m in TABLES[version].values() if m.ours)
     return UsageError(
         f"-m {', -m '.join(texts)}: trec_eval measures (or, for ndcg, gain values) that tiecore "
-        f"does not have (expected trec_eval's {has}, or the nicknames official, set, all_trec)"
+        f"does not have (expected trec_eval's {has}, or the nicknames official, set, all_trec, "
+        "qrels_jg)"
     )
 
 

@@ -3,12 +3,13 @@
 trec_eval's ``utility.a,b,c,d`` scores a query ``a`` per relevant doc retrieved, ``b``
 per non-relevant doc retrieved, ``c`` per relevant doc not retrieved and ``d`` per
 non-relevant doc not retrieved (default ``1, -1, 0, 0``); "retrieved" stops at the
-depth.  The last cell needs the collection's size, which trec_eval takes from ``-N``
-and otherwise counts as 0 (tiecore has no ``-N``: 0, as trec_eval without it).  With
-``RR`` the relevant docs retrieved, ``NR`` the docs retrieved and ``R`` the relevant
-ones,
+depth.  The last cell needs the collection's size ``N``, which trec_eval takes from
+``-N`` and otherwise counts as 0; here it is the parameter ``docs`` (default 0), which
+``tiecore eval -N`` sets.  With ``RR`` the relevant docs retrieved, ``NR`` the docs
+retrieved and ``R`` the relevant ones, the non-relevant docs not retrieved are
+``N + RR - NR - R`` (trec_eval's count, negative when ``N`` is too small), and
 
-    utility = (a - b - c + d) RR + b NR + c R - d (NR + R)
+    utility = (a - b - c + d) RR + b NR + c R + d (N - NR - R)
 
 a count of relevant docs above the depth (``RR``, hypergeometric where the depth cuts
 a tie group) times a constant, plus a per-query constant: its tie-aware value, exact
@@ -16,8 +17,8 @@ variance, minimum and maximum are those of ``RR`` scaled.  trec_eval's summary
 averages it over the queries, as tiecore's does.
 
 >>> from tiecore.measures import Measure
->>> str(Measure.parse("Utility")), str(Measure.parse("Utility(a=2,b=-1)"))
-('Utility', 'Utility(a=2.0)')
+>>> str(Measure.parse("Utility")), str(Measure.parse("Utility(a=2,b=-1,docs=100)"))
+('Utility', 'Utility(a=2.0,docs=100.0)')
 """
 
 from __future__ import annotations
@@ -46,11 +47,12 @@ def relevant_retrieved_weight(measure) -> float:
 
 
 def fixed_part(measure, judgments, ranking, cut) -> np.ndarray:
-    """Per query ``b NR + c R - d (NR + R)`` (the collection's size taken as 0)."""
+    """Per query ``b NR + c R + d (N - NR - R)``, ``N`` the collection's size (``docs``)."""
     _, b, c, d = _weights(measure)
+    docs = float(measure.param("docs"))
     retrieved = retrieved_in_cut(measure, judgments, ranking, cut)
     relevant = num_rel(measure, judgments, ranking, cut)
-    return b * retrieved + c * relevant - d * (retrieved + relevant)
+    return b * retrieved + c * relevant + d * (docs - retrieved - relevant)
 
 
 def _weight(default: str, cell: str) -> Param:
@@ -67,7 +69,7 @@ register(
         "Utility",
         "trec_eval's utility.a,b,c,d: a per relevant doc retrieved, b per non-relevant doc "
         "retrieved, c per relevant doc not retrieved, d per non-relevant doc not retrieved "
-        "(a collection of no other docs, as trec_eval without -N)",
+        "(docs: the number of docs in the collection, trec_eval's -N; default 0)",
         ("utility",),
         "none",
         params={
@@ -75,6 +77,14 @@ register(
             "b": _weight("-1.0", "non-relevant doc retrieved"),
             "c": _weight("0.0", "relevant doc not retrieved"),
             "d": _weight("0.0", "non-relevant doc not retrieved"),
+            "docs": Param(
+                "0.0",
+                low=0.0,
+                high=np.inf,
+                closed=True,
+                description="the number of docs in the collection (trec_eval's -N), which "
+                "the non-relevant docs not retrieved (d) are counted from",
+            ),
         },
         denominator=ones,
         scale=relevant_retrieved_weight,

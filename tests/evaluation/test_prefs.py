@@ -1,0 +1,123 @@
+"""trec_eval's preference measures under ties: exact expectation, variance and range.
+
+``evaluate_prefs(..., ties="aware", spread=True)`` against the brute force: every
+ordering of each query's tied docs, each evaluated oblivious (distinct scores in that
+order): their mean, (population) variance, min and max.
+Holds for every measure but the two ``Rnonrel`` ones, which recount by rank (aware
+mode leaves them out).  The oblivious values themselves are trec_eval 9.0.8's
+(``tests/cli/test_trec_eval_flags.py``, goldens).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reference import orderings
+
+from tiecore.errors import InputError
+from tiecore.evaluation.prefs import evaluate_prefs
+from tiecore.io.trec_eval_files import read_prefs
+from tiecore.measures.prefs import PREFS_MEASURES, RANK_RECOUNTED
+
+DOCS = ("a", "B", "c2", "d", "e_", "f")
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> tuple[str, dict[str, dict[str, float]]]:
+    """Preference lines (a few JGs, some of several consistent sub-groups) and a run of
+    tie-heavy scores over some of the judged docs and some unjudged ones."""
+    lines = []
+    queries = {}
+    for qid in ("1", "2"):
+        for jg in range(draw(st.integers(1, 3))):
+            order = draw(st.permutations(DOCS))  # one consistent order per JG
+            worth = {doc: len(DOCS) - k for k, doc in enumerate(order)}
+            for jsg in range(draw(st.integers(1, 3))):
+                docs = draw(st.lists(st.sampled_from(DOCS), min_size=2, max_size=4, unique=True))
+                for doc in docs:
+                    level = 0 if worth[doc] <= 2 else worth[doc]
+                    lines.append(f"{qid} g{jg} s{jsg} {doc} {level}\n")
+        run_docs = draw(
+            st.lists(st.sampled_from((*DOCS, "x", "y")), min_size=1, max_size=5, unique=True)
+        )
+        queries[qid] = {doc: draw(st.sampled_from((1.0, 2.0, 3.0))) for doc in run_docs}
+    return "".join(lines), queries
+
+
+def _run(queries: dict[str, dict[str, float]]) -> pd.DataFrame:
+    rows = [(qid, doc, score) for qid, docs in queries.items() for doc, score in docs.items()]
+    return pd.DataFrame(rows, columns=["qid", "docno", "score"])
+
+
+def _values(columns: dict[str, list]) -> dict[tuple[str | None, str], float]:
+    return {
+        (q, m): v
+        for q, m, v in zip(columns["qid"], columns["measure"], columns["value"], strict=True)
+    }
+
+
+@settings(max_examples=60, deadline=None)
+@given(cases())
+def test_aware_prefs_equal_the_mean_over_every_ordering(case):
+    text, queries = case
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "prefs"
+        path.write_text(text)
+        prefs = read_prefs(path)
+    aware, _ = evaluate_prefs({"r": _run(queries)}, prefs, ties="aware", spread=True)
+    got = _values(aware)
+    spread = {
+        (q, m): (var, low, high)
+        for q, m, var, low, high in zip(
+            aware["qid"], aware["measure"], aware["var"], aware["min"], aware["max"], strict=True
+        )
+    }
+    for qid, docs in queries.items():
+        per_order = []
+        for order in orderings(list(docs.values()), list(docs)):
+            distinct = {qid: {doc: float(len(order) - k) for k, doc in enumerate(order)}}
+            try:
+                columns, _ = evaluate_prefs({"r": _run(distinct)}, prefs, ties="oblivious")
+            except InputError:
+                return  # inconsistent preferences: refused in both modes
+            per_order.append(_values(columns))
+        for measure in PREFS_MEASURES:
+            if measure in RANK_RECOUNTED or (qid, measure) not in per_order[0]:
+                continue
+            values = np.array([each[qid, measure] for each in per_order])
+            mean = values.mean()
+            assert got[qid, measure] == pytest.approx(mean, abs=1e-12), (qid, measure)
+            var, low, high = spread[qid, measure]
+            assert var == pytest.approx(values.var(), abs=1e-12), (qid, measure)
+            assert low == pytest.approx(values.min(), abs=1e-12), (qid, measure)
+            assert high == pytest.approx(values.max(), abs=1e-12), (qid, measure)
+            assert low - 1e-12 <= got[qid, measure] <= high + 1e-12
+
+
+def test_aware_prefs_hand_example():
+    """One JG preferring a > b > c; a and b tied, c below: ful_ret = 1/2 + 1 + 1."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "prefs"
+        path.write_text("1 g s a 3\n1 g s b 2\n1 g s c 1\n")
+        prefs = read_prefs(path)
+    run = pd.DataFrame({"qid": "1", "docno": ["a", "b", "c"], "score": [2.0, 2.0, 1.0]})
+    got = _values(evaluate_prefs({"r": run}, prefs, ties="aware")[0])
+    assert got["1", "prefs_num_prefs_ful_ret"] == 2.5
+    assert got["1", "prefs_simp"] == pytest.approx(2.5 / 3)
+    assert got["1", "prefs_pair"] == pytest.approx(2.5 / 3)
+
+
+def test_aware_prefs_refuse_a_depth_that_cuts_a_tie_group():
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "prefs"
+        path.write_text("1 g s a 3\n1 g s b 2\n")
+        prefs = read_prefs(path)
+    run = pd.DataFrame({"qid": "1", "docno": ["a", "b"], "score": [2.0, 2.0]})
+    with pytest.raises(InputError, match="cuts a group of tied scores"):
+        evaluate_prefs({"r": run}, prefs, ties="aware", depth=1)
