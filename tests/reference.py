@@ -410,7 +410,8 @@ def set_measure(
 ):
     """trec_eval's set measures: ``set_P = num_rel_ret / num_ret``, ``set_recall =
     num_rel_ret / num_rel``, ``set_F = (x + 1) P R / (x P + R)`` (0 when nothing relevant
-    is retrieved), and the three counts themselves."""
+    is retrieved), ``set_relative_P = num_rel_ret / min(num_ret, num_rel)`` (0 when
+    either is 0), and the three counts themselves."""
     ret, rel, rel_ret = set_counts(labels, levels, rel_level)
     precision = Fraction(rel_ret, ret) if ret else Fraction(0)
     recall = Fraction(rel_ret, rel) if rel else Fraction(0)
@@ -423,6 +424,7 @@ def set_measure(
         "SetF": (Fraction(x) + 1) * precision * recall / (Fraction(x) * precision + recall)
         if rel_ret
         else Fraction(0),
+        "SetRelP": Fraction(rel_ret, min(ret, rel)) if ret and rel else Fraction(0),
     }
     return float(values[family])
 
@@ -441,7 +443,7 @@ def utility(
 
 
 #: trec_eval's set measures and counts (:func:`set_measure`).
-SET_FAMILIES = ("SetP", "SetR", "SetF", "NumRet", "NumRel", "NumRelRet")
+SET_FAMILIES = ("SetP", "SetR", "SetF", "SetRelP", "NumRet", "NumRel", "NumRelRet")
 
 
 def policies_are_extremes(spec: Spec) -> bool:
