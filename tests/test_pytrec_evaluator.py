@@ -204,8 +204,7 @@ def test_aware_is_tiecore_evaluate(name):
     constants = {"runid": 0.0, "num_q": 1.0, "relstring": 0.0}
     for qid, values in ours.items():
         assert values == {
-            key: constants[key] if key in constants else expected[qid][names[key]]
-            for key in values
+            key: constants[key] if key in constants else expected[qid][names[key]] for key in values
         }
 
 

@@ -147,7 +147,8 @@ def _parse_measures(measures: Iterable[str], ties: str) -> dict[str, str]:
         base, given = _split(name)
         if base in _OBLIVIOUS_ONLY and ties != "oblivious":
             raise InputError(
-                "measures", None, f"{name}: no exact tie-aware value (a log of {_LOGGED[base]} per query)",
+                "measures", None,
+                f"{name}: no exact tie-aware value (a log of {_LOGGED[base]} per query)",
                 "ties='oblivious' for it",
             )  # fmt: skip
         params.setdefault(base, set()).update(given)
