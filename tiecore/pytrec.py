@@ -88,6 +88,11 @@ for _trec in _CONSTANTS:
 _DEFAULTS["Rprec_mult"] = {f"Rprec_mult_{m:.2f}": _rprec_mult(m) for m in _MULTS}
 _DEFAULTS["utility"] = {"utility": "Utility"}
 _DEFAULTS["set_relative_P"] = {"set_relative_P": "SetRelP"}
+_DEFAULTS["set_map"] = {"set_map": "SetAP"}
+_DEFAULTS["relative_P"] = {
+    f"relative_P_{k}": f"RelP@{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+}
+_DEFAULTS["num_nonrel_judged_ret"] = {"num_nonrel_judged_ret": "NumNonRelJudgedRet"}
 _DEFAULTS["gm_bpref"] = {"gm_bpref": "Bpref"}  # its log taken per query, as gm_map's AP
 _DEFAULTS = {base: _DEFAULTS[base] for base in _ORDER if base in _DEFAULTS}
 
@@ -113,7 +118,9 @@ _COUNTS = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret")
 #: (trec_eval's ``official``, ``set`` and ``all_trec``, less what tiecore lacks).
 supported_nicknames: dict[str, frozenset[str]] = {
     "official": frozenset((*_COUNTS, *_OFFICIAL)),
-    "set": frozenset((*_COUNTS, "utility", "set_P", "set_relative_P", "set_recall", "set_F")),
+    "set": frozenset(
+        (*_COUNTS, "utility", "set_P", "set_relative_P", "set_recall", "set_map", "set_F")
+    ),
     "all_trec": supported_measures,
 }
 
