@@ -291,18 +291,19 @@ class RelevanceEvaluator:
     Notes
     -----
     What differs from pytrec_eval: the trec_eval measures this evaluator does not offer
-    (``runid``, ``num_q``, ``relstring``, ``gm_bpref``, ``Rprec_mult``, ``utility``,
-    ``11pt_avg``, ``binG``, ``G``, ``ndcg_rel``, ``Rndcg``, ``relative_P``,
-    ``set_relative_P``, ``set_map``, ``num_nonrel_judged_ret``) raise an error when named
-    and are left out of the nicknames; ``gm_map`` is left out of them unless
-    ``ties="oblivious"``; ``set_F`` takes its beta 1 only, and ``ndcg`` no gain map. A score
-    must be a finite number.  A judged query given as an empty dict (or left without
+    (``11pt_avg``, ``binG``, ``G``, ``ndcg_rel``, ``Rndcg``) raise an error when named and
+    are left out of the nicknames, as do parameters on a measure that takes none
+    (``map.5``, which pytrec_eval ignores) and fewer than four weights of ``utility``
+    (pytrec_eval passes trec_eval the distinct numbers named, sorted as text, and gets 0);
+    ``gm_map`` and ``gm_bpref`` are left out of the nicknames unless ``ties="oblivious"``;
+    ``ndcg`` takes no gain map; ``runid`` is 0 (pytrec_eval leaves that double unset).  A
+    score must be a finite number.  A judged query given as an empty dict (or left without
     documents by ``judged_docs_only_flag``) scores 0 in every measure, its ``num_rel``
     counted (trec_eval ``-c``'s value for a query without documents), where pytrec_eval
     gives NaN for its ``iprec_at_recall``.  With ``ties="oblivious"`` the values are
-    pytrec_eval's with ``==`` but for map, map_cut, ndcg, ndcg_cut, bpref, set_F and gm_map,
-    whose last bits may differ (tiecore adds a query's terms in another order: within 1e-15,
-    gm_map within 2e-15).
+    pytrec_eval's with ``==`` but for map, map_cut, ndcg, ndcg_cut, bpref, set_F, gm_map and
+    gm_bpref, whose last bits may differ (tiecore adds a query's terms in another order:
+    within 1e-15, gm_map and gm_bpref within 2e-15).
 
     Examples
     --------
@@ -371,8 +372,9 @@ class RelevanceEvaluator:
             )  # fmt: skip
         if self._qrels is None or not scores:
             return {}
-        asked = pd.Index(list(scores), dtype=object).astype(str)
-        present = asked[asked.isin(self._qids)].unique()
+        # as str objects: pandas' arrow strings test isin item by item in Python
+        asked = pd.Index(np.asarray(list(scores), dtype=object).astype(str).astype(object))
+        present = pd.Index(asked[asked.isin(self._qids)].unique(), dtype="str")
         if not self._keys:  # no measures: the judged queries, without values
             return {qid: {} for qid in present}
         if present.empty:
@@ -413,7 +415,7 @@ class RelevanceEvaluator:
         run = read_run(scores) if rows else None
         if run is not None and self.judged_docs_only_flag:
             run = _judged_only(run, qrels)
-        if run is not None and pd.Index(run["qid"].unique()).isin(self._qids).any():
+        if run is not None and pd.Index(run["qid"].unique().astype(object)).isin(self._qids).any():
             return run, qrels
         stand_in = "\x00tiecore-empty-run"
         while stand_in in set(qrels["qid"]):
