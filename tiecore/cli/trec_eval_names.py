@@ -68,7 +68,7 @@ _HAS: tuple[TrecMeasure, ...] = (
     TrecMeasure("relstring", "single", None),
     TrecMeasure("recall", "long", "R@{}", _CUTS),
     TrecMeasure("infAP", "single", "infAP"),
-    TrecMeasure("gm_bpref", "single", None),
+    TrecMeasure("gm_bpref", "summary", "GMBpref"),
     TrecMeasure("Rprec_mult", "float", "Rprec(mult={})", tuple(i / 10 for i in range(2, 21, 2))),
     TrecMeasure("utility", "weighted", "Utility(a={},b={},c={},d={})"),
     TrecMeasure("11pt_avg", "single", None),
