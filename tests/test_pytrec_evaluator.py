@@ -331,6 +331,8 @@ def test_judged_docs_only():
         ({"gm_map"}, "sampled", r"gm_map: no exact tie-aware value"),
         ({"map.5"}, "aware", r"map.5: tiecore's map takes no parameter"),
         ({"num_q.5"}, "aware", r"num_q.5: tiecore's num_q takes no parameter"),
+        ({"P_5x"}, "aware", r"^measures: unsupported measure P_5x"),  # pytrec_eval: P_5
+        ({"P.5.5"}, "aware", r"P.5.5: P's cutoffs \(expected positive integers\)"),
         ({"P.0"}, "aware", r"P.0: P's cutoffs \(expected positive integers\)"),
         ({"map"}, "best", r"^ties: unknown ties 'best' \(expected one of oblivious, aware"),
         ([3], "aware", r"^measures: 3 is no measure name"),

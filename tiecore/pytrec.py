@@ -293,7 +293,8 @@ class RelevanceEvaluator:
     What differs from pytrec_eval: the trec_eval measures this evaluator does not offer
     (``11pt_avg``, ``binG``, ``G``, ``ndcg_rel``, ``Rndcg``) raise an error when named and
     are left out of the nicknames, as do parameters on a measure that takes none
-    (``map.5``, which pytrec_eval ignores) and fewer than four weights of ``utility``
+    (``map.5``, which pytrec_eval ignores), text after the parameters (``P_5x``, ``P.5.5``:
+    pytrec_eval matches the start of a name only) and fewer than four weights of ``utility``
     (pytrec_eval passes trec_eval the distinct numbers named, sorted as text, and gets 0);
     ``gm_map`` and ``gm_bpref`` are left out of the nicknames unless ``ties="oblivious"``;
     ``ndcg`` takes no gain map; ``runid`` is 0 (pytrec_eval leaves that double unset).  A
