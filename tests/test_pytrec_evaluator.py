@@ -291,6 +291,24 @@ def test_names_and_keys(measures):
 
 
 @pytest.mark.parametrize(
+    "measures", [{"iprec_at_recall.0.333,0.1"}, {"Rprec_mult.0.3351,1.27"}, {"P.05,10"}]
+)
+def test_real_parameters_computed_as_given(measures):
+    """A real parameter is computed as given and printed with 2 decimals, as trec_eval
+    does: with 1000 relevant docs ``iprec_at_recall_0.33`` of 0.333 needs 333 of them
+    (0.33: 330), ``Rprec_mult_0.34`` of 0.3351 ranks 335 (0.34: 340)."""
+    qrels = {"q1": {f"d{i}": 1 for i in range(0, 3000, 3)}}
+    run = {"q1": {f"d{i}": float(3000 - i) + 0.5 * (i % 7 == 0) for i in range(3000)}}
+    ours, theirs = both(qrels, run, measures)
+    assert_as_pytrec_eval(ours, theirs, run)
+    rounded = {k: v for k, v in ours["q1"].items() if k.endswith(("0.33", "0.34"))}
+    if rounded:  # the 2 decimals alone would give another value
+        names = {k.replace("_0.", ".0.") for k in rounded}
+        again = pytrec.RelevanceEvaluator(qrels, names, ties="oblivious").evaluate(run)
+        assert again["q1"].keys() == rounded.keys() and again["q1"] != rounded
+
+
+@pytest.mark.parametrize(
     "run",
     [{}, {"q9": {"d1": 1.0}}, {"q2": {}}, {"q1": {}, "q2": {}}, RUN, {"q3": {"d1": 1.0}}],
 )

@@ -192,12 +192,15 @@ def _keyed(base: str, given: set[str]) -> dict[str, str]:
             )  # fmt: skip
         weights = ",".join(f"{w}={float(v)}" for w, v in zip("abcd", ordered, strict=True))
         return {"utility": str(Measure.parse(f"Utility({weights})"))}
-    keys = {}
-    for key in sorted({_key(base, p) for p in given}, key=_key_order):
+    keys = {}  # a real parameter is computed as given, printed with 2 decimals (0.333: _0.33)
+    for param in sorted(given, key=float):
+        key = _key(base, param)
         if base == "Rprec_mult":
-            keys[key] = _rprec_mult(key.rsplit("_", 1)[1])
+            keys.setdefault(key, _rprec_mult(param))
+        elif base == "iprec_at_recall":
+            keys.setdefault(key, str(Measure.parse(f"IPrec(recall={float(param)})")))
         else:
-            keys[key] = str(Measure.parse(key))
+            keys.setdefault(key, str(Measure.parse(key)))
     return keys
 
 
@@ -231,10 +234,6 @@ def _key(base: str, param: str) -> str:
     if base in _FLOATS:
         return f"{base}_{float(param):.2f}"
     return f"{base}_{int(param)}"
-
-
-def _key_order(key: str) -> float:
-    return float(key.rsplit("_", 1)[1])
 
 
 def _judged_only(run: pd.DataFrame, qrels: pd.DataFrame) -> pd.DataFrame:
