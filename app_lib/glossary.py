@@ -257,6 +257,44 @@ _FAMILIES: dict[str, tuple[str | None, str | None, str | None, str | None]] = {
         "the harmonic mean of set precision and set recall: 2 × (relevant retrieved) / "
         "(retrieved + the query's number of relevant documents) (trec_eval's set_F)",
     ),
+    "SetRelP": (
+        None,
+        None,
+        "relative set precision",
+        "the relevant documents retrieved over the most a set of that size could hold: "
+        "divided by the smaller of the number retrieved and the query's number of relevant "
+        "documents (trec_eval's set_relative_P)",
+    ),
+    "SetAP": (
+        None,
+        None,
+        "set average precision",
+        "set precision times set recall: (relevant retrieved)² / (retrieved × the query's "
+        "number of relevant documents) (trec_eval's set_map)",
+    ),
+    "RelP": (
+        "relative precision at {k}",
+        "the relevant documents in the top {k}, divided by the smaller of {k} and the query's "
+        "number of relevant documents: precision up to that number, recall past it "
+        "(trec_eval's relative_P)",
+        None,
+        None,
+    ),
+    "GMBpref": (
+        None,
+        None,
+        "geometric mean of bpref",
+        "binary preference of each query, averaged over the queries with a geometric mean "
+        "(bpref floored at 0.00001), so queries with low values weigh more (trec_eval's "
+        "gm_bpref)",
+    ),
+    "NumNonRelJudgedRet": (
+        None,
+        None,
+        "judged non-relevant documents retrieved",
+        "the number of retrieved documents judged not relevant, unjudged ones left out "
+        "(trec_eval's num_nonrel_judged_ret)",
+    ),
     "NumRet": (
         None,
         None,

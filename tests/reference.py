@@ -99,6 +99,14 @@ def relevant_in_top(labels: Sequence[Label], k: int, rel_level: int) -> int:
 # ------------------------------------------------------------------------- measures
 
 
+def relative_precision(
+    labels: Sequence[Label], levels: Sequence[int], k: int, rel_level: int
+) -> float:
+    """trec_eval's relative_P@k = relevant in top k / min(k, num_rel) (0 without relevant)."""
+    relevant = num_relevant(levels, rel_level)
+    return relevant_in_top(labels, k, rel_level) / min(k, relevant) if relevant else 0.0
+
+
 def precision(labels: Sequence[Label], levels: Sequence[int], k: int, rel_level: int) -> float:
     """P@k = relevant in top k / k (k even when fewer documents were retrieved)."""
     if num_relevant(levels, rel_level) == 0:
@@ -419,7 +427,7 @@ class Spec:
 #: Families whose extremes are not the optimistic and pessimistic orders: they count
 #: judged docs, and those orders rank an unjudged doc as level 0, among judged ones
 #: (infAP: a pooled-but-unjudged doc above a relevant one can raise its term).
-JUDGED_FAMILIES = ("Judged", "RBP_residual", "infAP", "Unjudged")
+JUDGED_FAMILIES = ("Judged", "RBP_residual", "infAP", "Unjudged", "NumNonRelJudgedRet")
 
 
 def set_counts(labels: Sequence[Label], levels: Sequence[int], rel_level: int) -> tuple:
@@ -433,7 +441,9 @@ def set_measure(
 ):
     """trec_eval's set measures: ``set_P = num_rel_ret / num_ret``, ``set_recall =
     num_rel_ret / num_rel``, ``set_F = (x + 1) P R / (x P + R)`` (0 when nothing relevant
-    is retrieved), and the three counts themselves."""
+    is retrieved), ``set_relative_P = num_rel_ret / min(num_ret, num_rel)`` and ``set_map =
+    num_rel_ret^2 / (num_ret num_rel)`` (0 when either is 0), and the three counts
+    themselves."""
     ret, rel, rel_ret = set_counts(labels, levels, rel_level)
     precision = Fraction(rel_ret, ret) if ret else Fraction(0)
     recall = Fraction(rel_ret, rel) if rel else Fraction(0)
@@ -446,6 +456,8 @@ def set_measure(
         "SetF": (Fraction(x) + 1) * precision * recall / (Fraction(x) * precision + recall)
         if rel_ret
         else Fraction(0),
+        "SetRelP": Fraction(rel_ret, min(ret, rel)) if ret and rel else Fraction(0),
+        "SetAP": Fraction(rel_ret * rel_ret, ret * rel) if ret and rel else Fraction(0),
     }
     return float(values[family])
 
@@ -467,7 +479,7 @@ def utility(
 
 
 #: trec_eval's set measures and counts (:func:`set_measure`).
-SET_FAMILIES = ("SetP", "SetR", "SetF", "NumRet", "NumRel", "NumRelRet")
+SET_FAMILIES = ("SetP", "SetR", "SetF", "SetRelP", "SetAP", "NumRet", "NumRel", "NumRelRet")
 
 
 def policies_are_extremes(spec: Spec) -> bool:
@@ -483,7 +495,7 @@ def is_head_sum(spec: Spec) -> bool:
     splits over the tie groups (tiecore.spread.tie_groups): not nDCG's local ideal, nor
     infAP (its groups are independent too, but it is no head sum that tie_groups reads),
     nor trec_eval 10's rbp_resid (0 unless some group puts an unjudged doc above k)."""
-    if spec.family in ("infAP", "NumRel", "NumRet"):  # the counts: no per-rank sum
+    if spec.family in ("infAP", "NumRel", "NumRet", "SetAP"):  # no per-rank sum (SetAP: a square)
         return False
     if spec.param("convention", "tiecore") == "trec_eval":  # times "an unjudged doc above k"
         return False
@@ -503,12 +515,15 @@ def all_specs(cutoffs: Iterable[int] = range(1, 11)) -> list[Spec]:
     specs += [Spec("RBP_residual", None, params=(("p", "0.9"), ("convention", "trec_eval")))]
     specs += [Spec("infAP")]
     specs += [Spec(family) for family in SET_FAMILIES]
+    specs += [Spec("NumNonRelJudgedRet")]
     specs += [Spec("SetF", params=(("x", x),)) for x in ("0.5", "3.0")]
     specs += [Spec("Utility"), Spec("Utility", params=(("a", "2.0"), ("d", "0.5")))]
     specs += [Spec("Utility", params=(("a", "-1.0"), ("b", "2.0"), ("c", "-3.0")))]
     specs += [Spec("Utility", params=(("d", "0.5"), ("docs", "40.0")))]
     for k in cutoffs:
-        specs += [Spec(family, k) for family in ("P", "R", "F1", "AP", "RR", "nDCG", "Success")]
+        specs += [
+            Spec(family, k) for family in ("P", "R", "F1", "AP", "RR", "nDCG", "Success", "RelP")
+        ]
         specs.append(Spec("nDCG", k, "exp"))
         specs += [Spec("nDCG", k, "linear", (("ideal", "max"),))]
         specs += [
@@ -546,6 +561,10 @@ def measure(
     match spec.family:
         case "P":
             return precision(labels, levels, k, rel_level)
+        case "RelP":
+            return relative_precision(labels, levels, k, rel_level)
+        case "NumNonRelJudgedRet":
+            return float(sum(is_judged_nonrelevant(label, rel_level) for label in labels))
         case "R":
             return recall(labels, levels, k, rel_level)
         case "F1":

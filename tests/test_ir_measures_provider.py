@@ -4,7 +4,9 @@
   provider on trec_eval's test files and tie-heavy Robust03 runs;
 * aware and sampled: the values of :func:`tiecore.evaluate` (aggregates with
   ``complete=True``, ir_measures' convention of averaging over every qrels query);
-* measures tiecore lacks are not supported, and ``evaluator`` names them;
+* measures tiecore lacks are not supported, and ``evaluator`` names them (those it has
+  since, SetAP, NumQ, SetF's beta, SetRelP, judged_only and nDCG's gains, are checked
+  against ir_measures' own tests in tests/test_ir_measures_own_suite.py);
 * empty runs and qrels give what the pytrec_eval provider gives;
 * ``as_default`` says (or, strict, refuses) measures other providers compute, and keeps
   the user's order of measures whatever the hash seed;
@@ -26,7 +28,22 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from ir_measures import AP, RR, Bpref, NumQ, P, R, Rprec, SetAP, SetF, Success, infAP, nDCG
+from ir_measures import (
+    AP,
+    RR,
+    Bpref,
+    Compat,
+    NumQ,
+    P,
+    R,
+    Rprec,
+    SetAP,
+    SetF,
+    SetP,
+    Success,
+    infAP,
+    nDCG,
+)
 from shared_data import ROBUST_QRELS, TREC_EVAL, robust_run
 
 import tiecore
@@ -124,19 +141,23 @@ def test_inputs_in_ir_measures_formats():
     assert expected[P @ 2] == pytest.approx((0.5 + 0.0) / 2)
 
 
+#: Measures tiecore lacks that another installed provider computes (ir_measures' compat).
+COMPAT, COMPAT_HALF = Compat(p=0.8), Compat(p=0.5)
+
+
 def test_unsupported_measures_said_the_ir_measures_way():
-    for measure in [
-        SetAP,  # (tiecore has SetP, SetR, SetF and the counts, not SetAP nor NumQ)
-        ir_measures.NumQ,
-        nDCG(gains={0: 0, 1: 1, 2: 3}),
-        P(judged_only=True) @ 5,
-    ]:
+    for measure in [COMPAT, nDCG(gains={0: 0, 1: 2.5})]:  # (pytrec_eval takes integer levels)
         assert not tiecore_aware.supports(measure)
+    for measure in [SetAP, NumQ, SetF(beta=2.0), SetP(relative=True), nDCG(gains={0: 0, 2: 3})]:
+        assert tiecore_aware.supports(measure) and tiecore_oblivious.supports(measure)
     assert tiecore_oblivious.supports(ir_measures.parse_measure("P(rel=2)@5"))
-    with pytest.raises(ValueError, match=r"Unsupported measures \{SetAP\}"):
-        tiecore_aware.evaluator([P @ 5, SetAP], [ir_measures.Qrel("1", "c", 1)])
-    with pytest.raises(ValueError, match=r"Unsupported measures \{NumQ, SetAP\}"):
-        tiecore_aware.evaluator([NumQ, P @ 5, SetAP], [ir_measures.Qrel("1", "c", 1)])
+    assert tiecore_aware.supports(P(judged_only=True) @ 5)
+    with pytest.raises(ValueError, match=r"Unsupported measures \{Compat\(p=0.8\)\}"):
+        tiecore_aware.evaluator([P @ 5, COMPAT], [ir_measures.Qrel("1", "c", 1)])
+    with pytest.raises(
+        ValueError, match=r"Unsupported measures \{Compat\(p=0.5\), Compat\(p=0.8\)\}"
+    ):
+        tiecore_aware.evaluator([COMPAT_HALF, P @ 5, COMPAT], [ir_measures.Qrel("1", "c", 1)])
 
 
 def test_as_default_is_what_pyterrier_calls():
@@ -144,21 +165,21 @@ def test_as_default_is_what_pyterrier_calls():
     pyterrier/_evaluation/_execution.py): within as_default that call gives tiecore's
     values, and measures tiecore lacks still come from ir_measures' own providers."""
     qrels, run = ir_inputs(*CASES[2])
-    measures = [nDCG @ 10, AP, SetAP]
+    measures = [nDCG @ 10, AP, COMPAT]
     plain = per_query(ir_measures.iter_calc(measures, qrels, run))
-    with as_default() as provider, pytest.warns(tiecore.TieCoreWarning, match="SetAP"):
+    with as_default() as provider, pytest.warns(tiecore.TieCoreWarning, match="Compat"):
         assert provider is tiecore_aware
         found = per_query(ir_measures.iter_calc(measures, qrels, run))
     aware = per_query(tiecore_aware.iter_calc([nDCG @ 10, AP], qrels, run))
-    assert {k: v for k, v in found.items() if k[0] != SetAP} == aware
-    assert {k: v for k, v in found.items() if k[0] == SetAP} == {
-        k: v for k, v in plain.items() if k[0] == SetAP
+    assert {k: v for k, v in found.items() if k[0] != COMPAT} == aware
+    assert {k: v for k, v in found.items() if k[0] == COMPAT} == {
+        k: v for k, v in plain.items() if k[0] == COMPAT
     }
     assert any(aware[k] != plain[k] for k in aware)  # the ties matter on this run
     assert tiecore_aware not in ir_measures.DefaultPipeline.providers  # restored
     with as_default("oblivious"):
         again = per_query(ir_measures.iter_calc([nDCG @ 10, AP], qrels, run))
-    assert again == pytest.approx({k: v for k, v in plain.items() if k[0] != SetAP}, rel=1e-12)
+    assert again == pytest.approx({k: v for k, v in plain.items() if k[0] != COMPAT}, rel=1e-12)
 
 
 # -- empty inputs: what ir_measures' pytrec_eval provider gives ------------------------------
@@ -209,8 +230,8 @@ def test_empty_inputs_give_what_pytrec_eval_gives(case, provider):
 
 # -- as_default: measures from other providers are said, or refused -------------------------
 
-MIXED = [nDCG @ 10, SetAP, P @ 5, NumQ, SetF(beta=2.0), P(judged_only=True) @ 5]
-ELSEWHERE = [SetAP, NumQ, SetF(beta=2.0), P(judged_only=True) @ 5]  # tiecore has none of these
+MIXED = [nDCG @ 10, COMPAT, P @ 5, SetAP, COMPAT_HALF, P(judged_only=True) @ 5]
+ELSEWHERE = [COMPAT, COMPAT_HALF]  # tiecore has neither
 
 
 def tiecore_warnings(record) -> list[str]:
@@ -227,11 +248,14 @@ def test_as_default_warns_once_naming_what_came_from_elsewhere():
     said = tiecore_warnings(record)
     assert len(said) == 2, said  # one per evaluator: calc_aggregate's and evaluator's
     assert said[0] == said[1] and "\n" not in said[0]
-    assert said[0].startswith("tiecore_oblivious does not compute 4 of the measures")
+    assert said[0].startswith("tiecore_oblivious does not compute 2 of the measures")
     for measure in ELSEWHERE:
-        assert f"{measure} from pytrec_eval" in said[0]
-    assert "nDCG@10" not in said[0] and "P@5 " not in said[0]
-    assert found == pytest.approx(ir_measures.pytrec_eval.calc_aggregate(MIXED, qrels, run))
+        assert f"{measure} from compat" in said[0]
+    assert "nDCG@10" not in said[0] and "P@5 " not in said[0] and "SetAP" not in said[0]
+    ours = [m for m in MIXED if m not in ELSEWHERE]
+    expected = ir_measures.pytrec_eval.calc_aggregate(ours, qrels, run)
+    expected |= ir_measures.providers.registry["compat"].calc_aggregate(ELSEWHERE, qrels, run)
+    assert found == pytest.approx(expected)
     with as_default(), warnings.catch_warnings():
         warnings.simplefilter("error")  # every measure tiecore's: nothing to say
         ir_measures.calc_aggregate([nDCG @ 10, P @ 5, RR], qrels, run)
@@ -245,8 +269,8 @@ def test_as_default_strict_refuses_them_in_one_line():
         found = ir_measures.calc_aggregate([nDCG @ 10, P @ 5], qrels, run)
     message = str(raised.value)
     assert "\n" not in message and message.startswith("as_default('tiecore', strict=True)")
-    assert "does not compute SetAP, NumQ, SetF(beta=2.0), P(judged_only=True)@5" in message
-    assert "strict=False to take these from pytrec_eval" in message
+    assert "does not compute Compat(p=0.8), Compat(p=0.5) (expected" in message
+    assert "strict=False to take these from compat" in message
     assert found == tiecore_aware.calc_aggregate([nDCG @ 10, P @ 5], qrels, run)
     assert ir_measures.DefaultPipeline.providers[0] is not tiecore_aware  # restored
     assert "_evaluator" not in vars(ir_measures.DefaultPipeline)
@@ -256,18 +280,18 @@ def test_as_default_blocks_nest():
     qrels, run = ir_inputs(*CASES[0])
     with as_default("aware", strict=True), as_default("oblivious"):
         with pytest.warns(tiecore.TieCoreWarning, match="tiecore_oblivious does not"):
-            ir_measures.calc_aggregate([SetAP, AP], qrels, run)
+            ir_measures.calc_aggregate([COMPAT, AP], qrels, run)
     with as_default("aware", strict=True):
         with as_default("oblivious"):
             pass
         with pytest.raises(tiecore.InputError, match="strict=True"):
-            ir_measures.calc_aggregate([SetAP, AP], qrels, run)
+            ir_measures.calc_aggregate([COMPAT, AP], qrels, run)
 
 
 # -- the order of the results is the order of the measures -----------------------------------
 
-ORDERED = [SetAP, nDCG @ 10, P(rel=2) @ 5, AP, NumQ, RR, P @ 10, SetF(beta=2.0), Rprec]
-ORDERED += [SetAP(rel=2), SetF(beta=0.5)]
+ORDERED = [COMPAT, nDCG @ 10, P(rel=2) @ 5, AP, NumQ, RR, P @ 10, SetF(beta=2.0), Rprec]
+ORDERED += [SetAP(rel=2), COMPAT_HALF, SetAP]
 
 
 def orders(measures, qrels, run) -> tuple[list, list, list]:
@@ -286,7 +310,7 @@ def orders(measures, qrels, run) -> tuple[list, list, list]:
 @settings(deadline=None)  # the first call imports pytrec_eval's parts: no clock asserted
 @given(st.lists(st.sampled_from(ORDERED), min_size=1, unique=True))
 def test_as_default_keeps_the_order_of_the_measures(measures):
-    """Any choice of measures, tiecore's, pytrec_eval's or both, in any order."""
+    """Any choice of measures, tiecore's, compat's or both, in any order."""
     qrels, run = QRELS, [*RUN, ir_measures.ScoredDoc("1", "c", 1.0)]
     with as_default():
         aggregate, first, rows = orders(measures, qrels, run)

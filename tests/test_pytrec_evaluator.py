@@ -87,6 +87,9 @@ def assert_as_pytrec_eval(ours: dict, theirs: dict, run: dict | None = None, qre
 
 def _check(key: str, ours: float, theirs: float, where: str) -> None:
     assert type(ours) is float, (key, where)
+    if key == "runid":  # pytrec_eval's per-query runid is a double it never sets
+        assert ours == 0.0, (key, where)
+        return
     assert ours == theirs, (key, where, ours, theirs)
 
 
@@ -165,16 +168,18 @@ def test_oblivious_random_ties(case, level, judged_only, empty):
 # ------------------------------------------------------------------ aware
 
 
-ALL_BUT_GM = pytrec.supported_measures - {"gm_map"}
+#: runid left out too: pytrec_eval's per-query runid is a double it never sets.
+ALL_BUT_GM = pytrec.supported_measures - {"gm_map", "gm_bpref", "runid"}
 
 
 @pytest.mark.parametrize("name", ["input.pircRBa1.gz", "input.Sel50.gz"])
 def test_aware_is_tiecore_evaluate(name):
     qrels, run = _read(ROBUST_QRELS, robust_run(name))
-    ours = pytrec.RelevanceEvaluator(qrels, {"all_trec"}).evaluate(run)
-    names = {k: str(tiecore.interop.measure_name(k)) for k in next(iter(ours.values()))}
+    evaluator = pytrec.RelevanceEvaluator(qrels, {"all_trec"})
+    ours = evaluator.evaluate(run)
+    names = {k: n for k, n in evaluator._keys.items() if n is not None}  # constants: below
     found = tiecore.evaluate(
-        tiecore.read_run(run), tiecore.read_qrels(qrels), list(names.values()),
+        tiecore.read_run(run), tiecore.read_qrels(qrels), list(dict.fromkeys(names.values())),
         ties="aware", per_query=True,
     )  # fmt: skip
     found = found[found["qid"].notna()]
@@ -182,8 +187,11 @@ def test_aware_is_tiecore_evaluate(name):
     for qid, measure, value in zip(found["qid"], found["measure"], found["value"], strict=True):
         expected[qid][measure] = value
     assert set(ours) == set(expected)
+    constants = {"runid": 0.0, "num_q": 1.0, "relstring": 0.0}
     for qid, values in ours.items():
-        assert values == {key: expected[qid][names[key]] for key in values}
+        assert values == {
+            key: constants[key] if key in constants else expected[qid][names[key]] for key in values
+        }
 
 
 def brute_force(qrels: dict, run: dict, measures, level: int) -> dict:
@@ -252,7 +260,9 @@ RUN = {"q1": {"d1": 1.0, "d2": 0.0, "d3": 1.5}, "q2": {}, "q9": {"d1": 1.0}}
         {"official"}, {"set"}, {"official", "set", "ndcg"}, {"P", "P.7"}, {"all_trec", "P_3"},
         ["ndcg_cut", "ndcg_cut.1,4", "ndcg_cut_20,4", "ndcg_cut_15", "recall.1000", "P"],
         {"success.2,1", "iprec_at_recall.0.5", "set_F.1", "map_cut.2"}, set(),
-        {"iprec_at_recall.0.25,0.75", "iprec_at_recall"},
+        {"iprec_at_recall.0.25,0.75", "iprec_at_recall"}, {"set_F.0.5", "set_F.2"},
+        {"utility.1,2,3,4"}, {"Rprec_mult.0.5,1", "Rprec_mult_1.5"}, {"num_q", "relstring"},
+        {"set_relative_P", "gm_bpref", "runid"},
     ],
 )  # fmt: skip
 def test_names_and_keys(measures):
@@ -263,6 +273,24 @@ def test_names_and_keys(measures):
     for qid in ours:
         keys = [k for k in theirs[qid] if k in ours[qid]]
         assert list(ours[qid]) == keys
+
+
+@pytest.mark.parametrize(
+    "measures", [{"iprec_at_recall.0.333,0.1"}, {"Rprec_mult.0.3351,1.27"}, {"P.05,10"}]
+)
+def test_real_parameters_computed_as_given(measures):
+    """A real parameter is computed as given and printed with 2 decimals, as trec_eval
+    does: with 1000 relevant docs ``iprec_at_recall_0.33`` of 0.333 needs 333 of them
+    (0.33: 330), ``Rprec_mult_0.34`` of 0.3351 ranks 335 (0.34: 340)."""
+    qrels = {"q1": {f"d{i}": 1 for i in range(0, 3000, 3)}}
+    run = {"q1": {f"d{i}": float(3000 - i) + 0.5 * (i % 7 == 0) for i in range(3000)}}
+    ours, theirs = both(qrels, run, measures)
+    assert_as_pytrec_eval(ours, theirs, run)
+    rounded = {k: v for k, v in ours["q1"].items() if k.endswith(("0.33", "0.34"))}
+    if rounded:  # the 2 decimals alone would give another value
+        names = {k.replace("_0.", ".0.") for k in rounded}
+        again = pytrec.RelevanceEvaluator(qrels, names, ties="oblivious").evaluate(run)
+        assert again["q1"].keys() == rounded.keys() and again["q1"] != rounded
 
 
 @pytest.mark.parametrize(
@@ -298,12 +326,16 @@ def test_judged_docs_only():
     ("measures", "ties", "message"),
     [
         ({"foo"}, "aware", r"^measures: unsupported measure foo \(expected one of"),
-        ({"utility"}, "aware", r"^measures: utility: tiecore does not have this trec_eval"),
-        ({"relative_P.5"}, "aware", r"relative_P.5: tiecore does not have this"),
+        ({"G"}, "aware", r"^measures: G: tiecore does not have this trec_eval"),
+        ({"utility.2,1,0,0"}, "aware", r"^measures: utility.0,1,2: 3 weights \(pytrec_eval"),
+        ({"gm_bpref"}, "aware", r"gm_bpref: no exact tie-aware value \(a log of bpref"),
+        ({"binG.5"}, "aware", r"binG.5: tiecore does not have this"),
         ({"gm_map"}, "aware", r"gm_map: no exact tie-aware value .*ties='oblivious'"),
         ({"gm_map"}, "sampled", r"gm_map: no exact tie-aware value"),
         ({"map.5"}, "aware", r"map.5: tiecore's map takes no parameter"),
-        ({"set_F.0.5"}, "aware", r"set_F.0.5: tiecore's set_F takes no parameter"),
+        ({"num_q.5"}, "aware", r"num_q.5: tiecore's num_q takes no parameter"),
+        ({"P_5x"}, "aware", r"^measures: unsupported measure P_5x"),  # pytrec_eval: P_5
+        ({"P.5.5"}, "aware", r"P.5.5: P's cutoffs \(expected positive integers\)"),
         ({"P.0"}, "aware", r"P.0: P's cutoffs \(expected positive integers\)"),
         ({"map"}, "best", r"^ties: unknown ties 'best' \(expected one of oblivious, aware"),
         ([3], "aware", r"^measures: 3 is no measure name"),

@@ -33,10 +33,16 @@ scores every qrels query 0 and empty qrels give nothing (NaN aggregates), where
 
 A measure is supported when tiecore has it with the same definition
 (:func:`tiecore.interop.measure_name`); :meth:`TiecoreProvider.supports` says False
-for the others (such as ``SetAP``, ``NumQ``, custom nDCG gains, ``judged_only``; GMAP-like
-measures in the aware mode) and ``evaluator`` raises ``ValueError`` naming them, as
-ir_measures' providers do.  A measure's ``rel`` is the evaluation's relevance level
-(measures with different ``rel`` are evaluated in separate passes).
+for the others (such as ``ERR``, ``alpha_nDCG``, ``Judged`` with ``judged_only``,
+non-integer nDCG gains; GMAP-like measures in the aware mode) and ``evaluator`` raises
+``ValueError`` naming them, as ir_measures' providers do.  As ir_measures' pytrec_eval
+provider reads them: a measure's ``rel`` is the evaluation's relevance level;
+``judged_only=True`` removes the run's docs without a judgment of level 0 or more
+first (trec_eval's ``-J``); ``nDCG(gains={0: 0, 1: 1, 2: 3})`` maps each qrels level to
+its gain (levels not named kept); ``SetP(relative=True)`` (``SetRelP``) is trec_eval's
+``set_relative_P``, ``SetAP`` its ``set_map``, ``SetF(beta=b)`` its ``set_F.b``; measures
+that differ in these are evaluated in separate passes.  ``NumQ`` is 1 for each query of
+the run that has judgments (summed by ir_measures' aggregate).
 
 What the user reads does not show the mode (ir_measures' measure objects and PyTerrier's
 columns are the same whoever computed them), so the mode is said where it can be:
@@ -90,6 +96,30 @@ def _rel(measure: object) -> int:
         if rel is not NOT_PROVIDED and rel is not None:
             return int(rel)
     return 1
+
+
+#: ir_measures' NumQ: 1 for each query the run and the qrels have (summed by its
+#: aggregator), no measure of a ranking: the provider counts it itself.
+_NUM_Q = "NumQ"
+
+
+def _pass(measure: object) -> tuple[int, bool, tuple | None]:
+    """How the inputs are read for ``measure``: its relevance level, whether only judged
+    docs are kept (``judged_only``) and its gains (``nDCG(gains=...)``, sorted pairs)."""
+    params = getattr(measure, "params", {})
+    gains = params.get("gains")
+    gains = None if gains is None or gains is NOT_PROVIDED else tuple(sorted(gains.items()))
+    return _rel(measure), bool(params.get("judged_only", False)), gains
+
+
+def _plain(measure: object) -> object:
+    """``measure`` without ``judged_only`` and ``gains``, which the provider applies to
+    its inputs rather than to the measure."""
+    params = getattr(measure, "params", None)
+    if not params or not {"judged_only", "gains"} & set(params):
+        return measure
+    kept = {k: v for k, v in params.items() if k not in ("judged_only", "gains")}
+    return type(measure)(**kept)
 
 
 def _listed(measures: Iterable[object]) -> list:
@@ -157,7 +187,12 @@ class TiecoreProvider(Provider):
         ir_measures.measures._infAP(rel=Any()),
         ir_measures.measures._Judged(cutoff=Any()),
         ir_measures.measures._RBP(p=Any(), rel=Any()),
-    ]
+        ir_measures.measures._SetP(rel=Any(), relative=Any(), judged_only=Any()),
+        ir_measures.measures._SetR(rel=Any()),
+        ir_measures.measures._SetF(rel=Any(), beta=Any(), judged_only=Any()),
+        ir_measures.measures._SetAP(rel=Any(), judged_only=Any()),
+        ir_measures.measures._NumQ(),
+    ]  # and judged_only / gains where ir_measures' pytrec_eval provider takes them
 
     def __init__(
         self, ties: str = "aware", tiebreak: str = "trec_eval", samples: int = 1000, seed: int = 0
@@ -179,12 +214,21 @@ class TiecoreProvider(Provider):
         return text + ")"
 
     def name_of(self, measure: object) -> str:
-        """tiecore's name of an ir_measures measure; InputError when tiecore lacks it."""
+        """tiecore's name of an ir_measures measure (``judged_only`` and ``gains`` aside:
+        :func:`_pass`); InputError when tiecore lacks it."""
         from tiecore.evaluation.evaluator import check_measures
         from tiecore.interop import measure_name
         from tiecore.measures import Measure
 
-        name = measure_name(measure, rel_level=_rel(measure))
+        if getattr(measure, "NAME", None) == _NUM_Q:
+            return _NUM_Q
+        _, _, gains = _pass(measure)
+        if gains is not None and any(not isinstance(g, int) for _, g in gains):
+            raise InputError(
+                "measure", None, f"{measure}: gains {dict(gains)}",
+                "integer gains (pytrec_eval's qrels take integer levels)",
+            )  # fmt: skip
+        name = measure_name(_plain(measure), rel_level=_rel(measure))
         check_measures([Measure.parse(name)], self.ties)  # the evaluator's own rule
         return name
 
@@ -227,10 +271,13 @@ class TiecoreEvaluator(Evaluator):
         qids = [] if qrels is None else list(dict.fromkeys(qrels["qid"]))
         super().__init__(measures, qids)
         self.provider, self.qrels = provider, qrels
-        self.passes: dict[int, dict[str, list]] = {}  # rel level -> tiecore name -> measures
+        #: (rel level, judged only, gains) -> tiecore name -> measures; NumQ's apart
+        self.passes: dict[tuple, dict[str, list]] = {}
+        self.counted = [m for m in measures if provider.name_of(m) == _NUM_Q]
         for measure in measures:
-            names = self.passes.setdefault(_rel(measure), {})
-            names.setdefault(provider.name_of(measure), []).append(measure)
+            if measure not in self.counted:
+                names = self.passes.setdefault(_pass(measure), {})
+                names.setdefault(provider.name_of(measure), []).append(measure)
 
     def __repr__(self) -> str:
         return f"TiecoreEvaluator({self.provider.NAME}, {list(self.measures)})"
@@ -255,11 +302,17 @@ class TiecoreEvaluator(Evaluator):
         run = run[run["qid"].isin(set(self.qrel_qids))]
         if not len(run):
             return values
+        for measure in self.counted:  # NumQ: 1 for each query of the run with judgments
+            values[measure] = dict.fromkeys(map(str, run["qid"].unique()), 1.0)
         p = self.provider
-        for rel_level, names in self.passes.items():
+        for (rel_level, judged_only, gains), names in self.passes.items():
+            qrels = self.qrels if gains is None else _with_gains(self.qrels, dict(gains))
+            kept = _judged(run, qrels) if judged_only else run
+            if not len(kept):
+                continue  # every query at its default, as for a run without them
             found = evaluate(
-                run,
-                self.qrels,
+                kept,
+                qrels,
                 list(names),
                 ties=p.ties,
                 tiebreak=p.tiebreak,
@@ -451,6 +504,23 @@ def _records(data: object) -> object | None:
         return data  # a file, or something the reader will refuse in its own words
     data = list(data)
     return data if data else None
+
+
+def _with_gains(qrels: pd.DataFrame, gains: dict) -> pd.DataFrame:
+    """The qrels with each level mapped to its gain (levels not in ``gains`` kept), as
+    ir_measures' pytrec_eval provider maps them for ``nDCG(gains=...)``."""
+    from tiecore.io import read_qrels
+
+    mapped = qrels[["qid", "docno", "level"]].copy()
+    mapped["level"] = mapped["level"].replace(gains)
+    return read_qrels(mapped)
+
+
+def _judged(run: pd.DataFrame, qrels: pd.DataFrame) -> pd.DataFrame:
+    """The run's docs judged at a level of 0 or more (trec_eval's ``-J``, which
+    ``judged_only=True`` asks of pytrec_eval: a negative level counts as unjudged)."""
+    judged = qrels.loc[qrels["level"] >= 0, ["qid", "docno"]]
+    return run.merge(judged, on=["qid", "docno"], how="inner")
 
 
 def _qrels_frame(qrels: object) -> pd.DataFrame | None:

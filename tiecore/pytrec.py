@@ -50,50 +50,85 @@ def _base(trec: str) -> str:
     return _KEY_PARAM.sub("", trec)
 
 
+#: trec_eval 9.0.x's measures in its table order (measures.c), the order of pytrec_eval's
+#: result keys.
+_ORDER = (
+    "runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank "
+    "iprec_at_recall P relstring recall infAP gm_bpref Rprec_mult utility 11pt_avg binG G "
+    "ndcg ndcg_rel Rndcg ndcg_cut map_cut relative_P success set_P set_relative_P set_recall "
+    "set_map set_F num_nonrel_judged_ret"
+).split()
+
+#: Keys whose per-query value is no measure of the ranking: pytrec_eval gives ``num_q`` 1
+#: for each query (trec_eval's ``all`` line sums them), and ``runid`` and ``relstring``
+#: (a name and a string in trec_eval's output, no number) 0, or for ``runid`` whatever
+#: its unset double holds.
+_CONSTANTS = {"runid": 0.0, "num_q": 1.0, "relstring": 0.0}
+
+#: trec_eval's default Rprec_mult parameters, printed as ``Rprec_mult_0.20``.
+_MULTS = tuple(m / 10 for m in range(2, 21, 2))
+
+
+def _rprec_mult(mult: str | float) -> str:
+    """``Rprec_mult_0.50``'s tiecore measure: Rprec at ``mult`` times num_rel."""
+    return str(Measure.parse(f"Rprec(mult={float(mult)})"))
+
+
 #: pytrec_eval's measure (trec_eval's name without parameter) -> its default result
-#: keys with tiecore's measure, in trec_eval's order: the measures of trec_eval's
-#: ``-m all_trec`` that tiecore has.
-_DEFAULTS: dict[str, dict[str, str]] = defaultdict(dict)
+#: keys with tiecore's measure (None: a key of :data:`_CONSTANTS`), in trec_eval's order:
+#: the measures of trec_eval's ``-m all_trec`` that tiecore has.
+_DEFAULTS: dict[str, dict[str, str | None]] = defaultdict(dict)
 for _trec, _ours in ALL_TREC:
     try:
         _DEFAULTS[_base(_trec)][_trec] = str(Measure.parse(_ours))
     except InputError:  # none today: ALL_TREC names tiecore's measures
         continue
-_DEFAULTS = dict(_DEFAULTS)
+for _trec in _CONSTANTS:
+    _DEFAULTS[_trec][_trec] = None
+_DEFAULTS["Rprec_mult"] = {f"Rprec_mult_{m:.2f}": _rprec_mult(m) for m in _MULTS}
+_DEFAULTS["utility"] = {"utility": "Utility"}
+_DEFAULTS["set_relative_P"] = {"set_relative_P": "SetRelP"}
+_DEFAULTS["set_map"] = {"set_map": "SetAP"}
+_DEFAULTS["relative_P"] = {
+    f"relative_P_{k}": f"RelP@{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+}
+_DEFAULTS["num_nonrel_judged_ret"] = {"num_nonrel_judged_ret": "NumNonRelJudgedRet"}
+_DEFAULTS["gm_bpref"] = {"gm_bpref": "Bpref"}  # its log taken per query, as gm_map's AP
+_DEFAULTS = {base: _DEFAULTS[base] for base in _ORDER if base in _DEFAULTS}
 
 #: The measures a ``RelevanceEvaluator`` takes, as pytrec_eval names them (its
 #: ``supported_measures`` lists more: those tiecore does not have, :data:`_LACKING`).
 supported_measures: frozenset[str] = frozenset(_DEFAULTS)
 
 #: trec_eval 9.0.x's measures this evaluator does not offer (pytrec_eval computes them):
-#: asked for by name they raise an error; a nickname leaves them out.  (Rprec_mult and
-#: utility are tiecore's now, through ``tiecore eval``'s trec_eval names, not yet here.)
-_LACKING = frozenset({
-    "runid", "num_q", "relstring", "gm_bpref", "Rprec_mult", "utility", "11pt_avg",
-    "binG", "G", "ndcg_rel", "Rndcg", "relative_P", "set_relative_P", "set_map",
-    "num_nonrel_judged_ret",
-})  # fmt: skip
+#: asked for by name they raise an error; a nickname leaves them out.
+_LACKING = frozenset(_ORDER) - supported_measures
 
-#: Measures whose parameters are cutoffs (trec_eval's ``%ld``); the rest are floats
-#: (``%3.2f``) or take no parameter (``set_F``'s beta: 1 only).
-_CUTOFFS = frozenset({"P", "recall", "ndcg_cut", "map_cut", "success"})
-_FLOATS = frozenset({"iprec_at_recall"})
+#: Measures whose parameters are cutoffs (trec_eval's ``%ld``), or real numbers
+#: (``%3.2f``) each giving a key; ``set_F`` and ``utility`` take theirs as one measure's
+#: (its beta; the weights a, b, c, d); the rest take none.
+_CUTOFFS = frozenset({"P", "recall", "ndcg_cut", "map_cut", "success", "relative_P"})
+_FLOATS = frozenset({"iprec_at_recall", "Rprec_mult"})
+_WEIGHTED = frozenset({"set_F", "utility"})
 
 _OFFICIAL = ("map", "gm_map", "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P")
-_COUNTS = ("num_ret", "num_rel", "num_rel_ret")
+_COUNTS = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret")
 
 #: pytrec_eval's nicknames -> the measures of :data:`supported_measures` they stand for
 #: (trec_eval's ``official``, ``set`` and ``all_trec``, less what tiecore lacks).
 supported_nicknames: dict[str, frozenset[str]] = {
     "official": frozenset((*_COUNTS, *_OFFICIAL)),
-    "set": frozenset((*_COUNTS, "set_P", "set_recall", "set_F")),
+    "set": frozenset(
+        (*_COUNTS, "utility", "set_P", "set_relative_P", "set_recall", "set_map", "set_F")
+    ),
     "all_trec": supported_measures,
 }
 
-#: Measures with no exact tie-aware value (their per-query value is a log of AP):
-#: ``ties="oblivious"`` only; a nickname leaves them out under the other modes.
-_OBLIVIOUS_ONLY = frozenset({"gm_map"})
-_MIN_GEO_MEAN = 1e-5  # trec_eval's floor of AP in gm_map
+#: Measures with no exact tie-aware value (their per-query value is a log of AP or of
+#: bpref): ``ties="oblivious"`` only; a nickname leaves them out under the other modes.
+_OBLIVIOUS_ONLY = frozenset({"gm_map", "gm_bpref"})
+_MIN_GEO_MEAN = 1e-5  # trec_eval's floor of AP in gm_map, of bpref in gm_bpref
+_LOGGED = {"gm_map": "AP", "gm_bpref": "bpref"}
 
 _PARAMS = r"[._]([0-9]+(?:\.[0-9]+)?(?:,[0-9]+(?:\.[0-9]+)?)*)"
 
@@ -119,7 +154,8 @@ def _parse_measures(measures: Iterable[str], ties: str) -> dict[str, str]:
         base, given = _split(name)
         if base in _OBLIVIOUS_ONLY and ties != "oblivious":
             raise InputError(
-                "measures", None, f"{name}: no exact tie-aware value (a log of AP per query)",
+                "measures", None,
+                f"{name}: no exact tie-aware value (a log of {_LOGGED[base]} per query)",
                 "ties='oblivious' for it",
             )  # fmt: skip
         params.setdefault(base, set()).update(given)
@@ -130,8 +166,41 @@ def _parse_measures(measures: Iterable[str], ties: str) -> dict[str, str]:
         if not params[base]:
             keys.update(defaults)
             continue
-        for key in sorted({_key(base, p) for p in params[base]}, key=_key_order):
-            keys[key] = str(Measure.parse(key))
+        keys.update(_keyed(base, params[base]))
+    return keys
+
+
+def _keyed(base: str, given: set[str]) -> dict[str, str]:
+    """One measure's keys and tiecore measures for the parameters named.
+
+    ``set_F`` and ``utility`` take the parameters as pytrec_eval hands them to trec_eval:
+    the set of those named, sorted as text, so set_F's beta is the first and utility's
+    weights a, b, c, d are the four in that order (pytrec_eval's ``utility.2,1,0,0``
+    passes ``0,1,2``, three weights, where trec_eval wants four: an error here, 0 with a
+    message on stderr there).
+    """
+    ordered = sorted(given)
+    if base == "set_F":
+        return {"set_F": str(Measure.parse(f"SetF(x={float(ordered[0])})"))}
+    if base == "utility":
+        if len(ordered) != 4:
+            raise InputError(
+                "measures", None,
+                f"utility.{','.join(ordered)}: {len(ordered)} weights (pytrec_eval passes "
+                "trec_eval the distinct numbers named, sorted as text)",
+                "four distinct numbers a,b,c,d in that order, such as utility.1,2,3,4",
+            )  # fmt: skip
+        weights = ",".join(f"{w}={float(v)}" for w, v in zip("abcd", ordered, strict=True))
+        return {"utility": str(Measure.parse(f"Utility({weights})"))}
+    keys = {}  # a real parameter is computed as given, printed with 2 decimals (0.333: _0.33)
+    for param in sorted(given, key=float):
+        key = _key(base, param)
+        if base == "Rprec_mult":
+            keys.setdefault(key, _rprec_mult(param))
+        elif base == "iprec_at_recall":
+            keys.setdefault(key, str(Measure.parse(f"IPrec(recall={float(param)})")))
+        else:
+            keys.setdefault(key, str(Measure.parse(key)))
     return keys
 
 
@@ -153,11 +222,11 @@ def _split(name: str) -> tuple[str, set[str]]:
             f"({', '.join(supported_nicknames)}); parameters as P.5,10 or P_5",
         )  # fmt: skip
     given = re.fullmatch(re.escape(base) + _PARAMS, name)[1].split(",")
-    if base not in _CUTOFFS | _FLOATS and not (base == "set_F" and set(map(float, given)) == {1}):
+    if base not in _CUTOFFS | _FLOATS | _WEIGHTED:
         raise InputError("measures", None, f"{name}: tiecore's {base} takes no parameter")
     if base in _CUTOFFS and any(not p.isdigit() or int(p) == 0 for p in given):
         raise InputError("measures", None, f"{name}: {base}'s cutoffs", "positive integers")
-    return base, set() if base == "set_F" else set(given)
+    return base, set(given)
 
 
 def _key(base: str, param: str) -> str:
@@ -165,10 +234,6 @@ def _key(base: str, param: str) -> str:
     if base in _FLOATS:
         return f"{base}_{float(param):.2f}"
     return f"{base}_{int(param)}"
-
-
-def _key_order(key: str) -> float:
-    return float(key.rsplit("_", 1)[1])
 
 
 def _judged_only(run: pd.DataFrame, qrels: pd.DataFrame) -> pd.DataFrame:
@@ -225,18 +290,20 @@ class RelevanceEvaluator:
     Notes
     -----
     What differs from pytrec_eval: the trec_eval measures this evaluator does not offer
-    (``runid``, ``num_q``, ``relstring``, ``gm_bpref``, ``Rprec_mult``, ``utility``,
-    ``11pt_avg``, ``binG``, ``G``, ``ndcg_rel``, ``Rndcg``, ``relative_P``,
-    ``set_relative_P``, ``set_map``, ``num_nonrel_judged_ret``) raise an error when named
-    and are left out of the nicknames; ``gm_map`` is left out of them unless
-    ``ties="oblivious"``; ``set_F`` takes its beta 1 only, and ``ndcg`` no gain map. A score
-    must be a finite number.  A judged query given as an empty dict (or left without
+    (``11pt_avg``, ``binG``, ``G``, ``ndcg_rel``, ``Rndcg``) raise an error when named and
+    are left out of the nicknames, as do parameters on a measure that takes none
+    (``map.5``, which pytrec_eval ignores), text after the parameters (``P_5x``, ``P.5.5``:
+    pytrec_eval matches the start of a name only) and fewer than four weights of ``utility``
+    (pytrec_eval passes trec_eval the distinct numbers named, sorted as text, and gets 0);
+    ``gm_map`` and ``gm_bpref`` are left out of the nicknames unless ``ties="oblivious"``;
+    ``ndcg`` takes no gain map; ``runid`` is 0 (pytrec_eval leaves that double unset).  A
+    score must be a finite number.  A judged query given as an empty dict (or left without
     documents by ``judged_docs_only_flag``) scores 0 in every measure, its ``num_rel``
     counted (trec_eval ``-c``'s value for a query without documents), where pytrec_eval
     gives NaN for its ``iprec_at_recall``.  With ``ties="oblivious"`` the values are
-    pytrec_eval's with ``==`` but for map, map_cut, ndcg, ndcg_cut, bpref, set_F and gm_map,
-    whose last bits may differ (tiecore adds a query's terms in another order: within 1e-15,
-    gm_map within 2e-15).
+    pytrec_eval's with ``==`` but for map, map_cut, ndcg, ndcg_cut, bpref, set_F, gm_map and
+    gm_bpref, whose last bits may differ (tiecore adds a query's terms in another order:
+    within 1e-15, gm_map and gm_bpref within 2e-15).
 
     Examples
     --------
@@ -305,27 +372,37 @@ class RelevanceEvaluator:
             )  # fmt: skip
         if self._qrels is None or not scores:
             return {}
-        asked = pd.Index(list(scores), dtype=object).astype(str)
-        present = asked[asked.isin(self._qids)].unique()
+        # as str objects: pandas' arrow strings test isin item by item in Python
+        asked = pd.Index(np.asarray(list(scores), dtype=object).astype(str).astype(object))
+        present = pd.Index(asked[asked.isin(self._qids)].unique(), dtype="str")
         if not self._keys:  # no measures: the judged queries, without values
             return {qid: {} for qid in present}
         if present.empty:
             return {}
-        run, qrels = self._inputs(scores)
-        with warnings.catch_warnings():  # pytrec_eval skips them silently
-            warnings.filterwarnings("ignore", "run .*without judgments", TieCoreWarning)
-            found = evaluate(
-                run, qrels, list(dict.fromkeys(self._keys.values())), ties=self.ties,
-                tiebreak="trec_eval", samples=self.samples, seed=self.seed,
-                rel_level=self.relevance_level, complete=True, per_query=True,
-            )  # fmt: skip
-        rows = found[found["qid"].notna()]  # the summary rows' qid is NA
-        table = rows.pivot(index="qid", columns="measure", values="value")
-        table = table.reindex(index=present, columns=list(self._keys.values()))
-        table.columns = list(self._keys)
-        if "gm_map" in table:  # trec_eval's per-query gm_map: log(max(AP, 1e-5))
-            ap = np.maximum(table["gm_map"].to_numpy(), _MIN_GEO_MEAN)
-            table["gm_map"] = list(map(math.log, ap))  # C's log, as trec_eval's
+        names = list(dict.fromkeys(n for n in self._keys.values() if n is not None))
+        table = pd.DataFrame(index=present)
+        if names:
+            run, qrels = self._inputs(scores)
+            with warnings.catch_warnings():  # pytrec_eval skips them silently
+                warnings.filterwarnings("ignore", "run .*without judgments", TieCoreWarning)
+                found = evaluate(
+                    run, qrels, names, ties=self.ties, tiebreak="trec_eval",
+                    samples=self.samples, seed=self.seed, rel_level=self.relevance_level,
+                    complete=True, per_query=True,
+                )  # fmt: skip
+            rows = found[found["qid"].notna()]  # the summary rows' qid is NA
+            table = rows.pivot(index="qid", columns="measure", values="value")
+            table = table.reindex(index=present, columns=names)
+        table = pd.DataFrame(
+            {
+                key: _CONSTANTS[key] if name is None else table[name]
+                for key, name in self._keys.items()
+            },
+            index=present,
+        )
+        for key in _OBLIVIOUS_ONLY & set(table):  # trec_eval's log(max(AP or bpref, 1e-5))
+            floored = np.maximum(table[key].to_numpy(), _MIN_GEO_MEAN)
+            table[key] = list(map(math.log, floored))  # C's log, as trec_eval's
         return table.to_dict("index")
 
     def _inputs(self, scores: Mapping) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -338,7 +415,7 @@ class RelevanceEvaluator:
         run = read_run(scores) if rows else None
         if run is not None and self.judged_docs_only_flag:
             run = _judged_only(run, qrels)
-        if run is not None and pd.Index(run["qid"].unique()).isin(self._qids).any():
+        if run is not None and pd.Index(run["qid"].unique().astype(object)).isin(self._qids).any():
             return run, qrels
         stand_in = "\x00tiecore-empty-run"
         while stand_in in set(qrels["qid"]):

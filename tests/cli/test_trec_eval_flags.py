@@ -68,7 +68,7 @@ def test_zscore_all_trec_prints_trec_eval_s_lines(capsys):
         assert out == (GOLDEN / "all_trec.qZ").read_text()
     assert "Znum_rel               \tall\t-2000000.0000\n" in out
     assert "Zset_F                 \tall\t   nan\n" in out
-    assert "has no mean and stddev for 3 query and measure pairs (301 gm_map" in err
+    assert "has no mean and stddev for 6 query and measure pairs (301 gm_map, 302 gm_map" in err
 
 
 def test_zscore_without_q_prints_the_all_lines(capsys):

@@ -1,4 +1,5 @@
-"""trec_eval's set measures and counts: SetP, SetR, SetF, NumRet, NumRel, NumRelRet.
+"""trec_eval's set measures and counts: SetP, SetR, SetF, SetRelP, SetAP, NumRet, NumRel,
+NumRelRet.
 
 Checked against pytrec_eval per query (its ``set_P``, ``set_recall``, ``set_F``,
 ``num_ret``, ``num_rel``, ``num_rel_ret``), against trec_eval's own outputs (per query
@@ -29,6 +30,8 @@ TREC_NAMES = {
     "SetP": "set_P",
     "SetR": "set_recall",
     "SetF": "set_F",
+    "SetRelP": "set_relative_P",
+    "SetAP": "set_map",
     "NumRet": "num_ret",
     "NumRel": "num_rel",
     "NumRelRet": "num_rel_ret",

@@ -68,7 +68,7 @@ _HAS: tuple[TrecMeasure, ...] = (
     TrecMeasure("relstring", "single", None),
     TrecMeasure("recall", "long", "R@{}", _CUTS),
     TrecMeasure("infAP", "single", "infAP"),
-    TrecMeasure("gm_bpref", "single", None),
+    TrecMeasure("gm_bpref", "summary", "GMBpref"),
     TrecMeasure("Rprec_mult", "float", "Rprec(mult={})", tuple(i / 10 for i in range(2, 21, 2))),
     TrecMeasure("utility", "weighted", "Utility(a={},b={},c={},d={})"),
     TrecMeasure("11pt_avg", "single", None),
@@ -79,14 +79,14 @@ _HAS: tuple[TrecMeasure, ...] = (
     TrecMeasure("Rndcg", "single", None),
     TrecMeasure("ndcg_cut", "long", "nDCG@{}", _CUTS),
     TrecMeasure("map_cut", "long", "AP@{}", _CUTS),
-    TrecMeasure("relative_P", "long", None),
+    TrecMeasure("relative_P", "long", "RelP@{}", _CUTS),
     TrecMeasure("success", "long", "Success@{}", (1, 5, 10)),
     TrecMeasure("set_P", "single", "SetP"),
-    TrecMeasure("set_relative_P", "single", None),
+    TrecMeasure("set_relative_P", "single", "SetRelP"),
     TrecMeasure("set_recall", "single", "SetR"),
-    TrecMeasure("set_map", "single", None),
+    TrecMeasure("set_map", "single", "SetAP"),
     TrecMeasure("set_F", "weighted", "SetF(x={})"),
-    TrecMeasure("num_nonrel_judged_ret", "count", None),
+    TrecMeasure("num_nonrel_judged_ret", "count", "NumNonRelJudgedRet"),
 )
 #: trec_eval 9.0.x's measures, in the order it computes and prints them (measures.c);
 #: those past set_F's neighbours are the preference and judgment-group measures.

@@ -5,7 +5,10 @@
 tiecore's name, mapping the parameters: ``cutoff`` is ``@k``; ``rel`` must be the
 relevance level of the evaluation (tiecore has one for all measures, ``rel_level``);
 nDCG's ``dcg='exp-log2'`` is ``gain=exp``; RBP's ``rel`` is its binary gain;
-``judged_only`` and custom ``gains`` have no tiecore equivalent and are refused.
+``SetP(relative=True)`` (``SetRelP``) is SetRelP; SetF's ``beta`` is trec_eval's
+``set_F`` parameter ``x`` (what ir_measures' pytrec_eval provider passes it);
+``judged_only`` and custom ``gains`` are no measure's parameters in tiecore and are
+refused here (:mod:`tiecore.ir_measures_provider` applies them to its inputs).
 It lives beside the parser (:func:`tiecore.measures.parse_measures` takes ir_measures'
 objects through it); :mod:`tiecore.interop` offers it publicly.  ir_measures is
 imported only when a name is none of tiecore's.
@@ -129,6 +132,11 @@ def _convert(measure: object, rel_level: int) -> str:
         gains = params.pop("gains", None)
         if gains is not None and any(int(k) != v for k, v in dict(gains).items()):
             raise refuse("custom gains have no tiecore equivalent", "the levels as gains")
+    if family == "SetP" and params.pop("relative", False):  # ir_measures' SetRelP
+        family = "SetRelP"
+    params.pop("relative", None)
+    if family == "SetF" and "beta" in params:  # pytrec_eval's set_F.beta: trec_eval's x
+        ours["x"] = params.pop("beta")
     ours.update(params)  # anything else (RBP's p, ...) as tiecore's parser takes it
     name = _join(family, ours, cutoff)
     try:

@@ -247,7 +247,7 @@ def refuse_inexact(measures: Iterable[Measure], where: str) -> None:
             "measure",
             None,
             f"{', '.join(inexact)} has no exact value under {where}: the mean over orderings "
-            "of a geometric mean needs every query's whole AP distribution",
+            "of a geometric mean needs every query's whole distribution (of AP, of bpref)",
             "ties='sampled' (an estimate of that mean, with its standard error), or "
             "ties='oblivious' with tiebreak='pessimistic' / 'optimistic' for its exact "
             "min and max",
