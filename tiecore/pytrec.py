@@ -373,8 +373,15 @@ class RelevanceEvaluator:
         if self._qrels is None or not scores:
             return {}
         # as str objects: pandas' arrow strings test isin item by item in Python
-        asked = pd.Index(np.asarray(list(scores), dtype=object).astype(str).astype(object))
-        present = pd.Index(asked[asked.isin(self._qids)].unique(), dtype="str")
+        try:
+            asked = pd.Index(np.asarray(list(scores), dtype=object).astype(str).astype(object))
+            present = pd.Index(asked[asked.isin(self._qids)].unique(), dtype="str")
+        except UnicodeEncodeError:  # a lone surrogate, which pandas' and arrow's str refuse
+            bad = next(q for q in map(str, scores) if not _encodable(q))
+            raise InputError(
+                "run", None, f"query {bad!r} is not valid text (a lone surrogate)",
+                "text that UTF-8 can encode",
+            ) from None  # fmt: skip
         if not self._keys:  # no measures: the judged queries, without values
             return {qid: {} for qid in present}
         if present.empty:
@@ -480,3 +487,11 @@ def _nested(lines: Iterable[str], fields: int, cast: type, kind: str) -> dict[st
             raise InputError(kind, number, f"docno {docno!r} appears twice for query {qid!r}")
         nested[qid][docno] = value
     return dict(nested)
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

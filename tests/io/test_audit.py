@@ -73,12 +73,16 @@ def test_a_score_beyond_float64_in_coarsen():
         precision.coarsen([10**400], "bf16")
 
 
-@pytest.mark.parametrize("where", ["qrels", "run records"])
+@pytest.mark.parametrize("where", ["qrels", "run query", "run docno", "run records"])
 def test_a_lone_surrogate_in_dictionaries_and_records(where):
     bad = "d\ud800"
     with pytest.raises(InputError, match=r"'d\\ud800' is not valid text"):
         if where == "qrels":
             pytrec.RelevanceEvaluator({"q1": {bad: 1}}, {"map"})
+        elif where == "run query":
+            pytrec.RelevanceEvaluator({"q1": {"d1": 1}}, {"map"}).evaluate({bad: {"d1": 1.0}})
+        elif where == "run docno":
+            pytrec.RelevanceEvaluator({"q1": {"d1": 1}}, {"map"}).evaluate({"q1": {bad: 1.0}})
         else:
             tiecore.read_run([ir_measures.ScoredDoc("q1", bad, 1.0)])
 
