@@ -28,9 +28,10 @@ def all_trec_inputs(args: argparse.Namespace) -> tuple[object, pd.DataFrame, dic
 def without_inexact(measures: list, plan: TrecPlan, stderr: TextIO) -> list:
     """A trec_eval nickname (``official``, ``all_trec``) under aware or ``--spread``:
     leave out, with a note, its measures that have no exact tie-aware value (gm_map,
-    see tiecore.measures.gmap); the plan loses them too.  A measure asked for by name
+    see tiecore.measures.gmap, and those whose family says ``inexact``); the plan loses them
+    too.  A measure asked for by name
     stays, to be refused with the reason."""
-    dropped = [m for m in measures if m.spec.aggregate == "geometric" and str(m) in plan.nicknamed]
+    dropped = [m for m in measures if not m.exact_spread and str(m) in plan.nicknamed]
     for m in dropped:
         print(
             f"tiecore: {plan.nicknamed[str(m)]} leaves out {plan.printed[str(m)]}: no exact "

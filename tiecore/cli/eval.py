@@ -357,6 +357,8 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
         print(note, file=stderr)
     args.plan = plan
     measures = parse_measures(plan.names or ["AP"])  # runid / num_q alone need some rows
+    if plan.trec and args.per_query and args.complete and "NumRet" not in plan.names:
+        measures = [*measures, *parse_measures("NumRet")]  # which queries the run has
     if args.ties == "aware" or args.spread:
         measures = without_inexact(measures, plan, stderr)
     _warn_unused(args)

@@ -41,7 +41,9 @@ class TrecMeasure:
     ``single`` (one value, no parameters), ``summary`` (one value for ``all`` only:
     gm_map), ``long`` (integer cutoffs, printed ``NAME_5``), ``float`` (real cutoffs,
     printed ``NAME_0.25``), ``weighted`` (numbers, printed as typed: ``set_F_0.5``,
-    ``utility_2,-1,0,0``), ``pairs`` (``rbp.p=0.5``, printed ``rbp_p=0.5``).  ``ours``
+    ``utility_2,-1,0,0``), ``pairs`` (``rbp.p=0.5``, printed ``rbp_p=0.5``), ``levels``
+    (recall levels averaged into one value, printed as typed: ``11pt_avg_.25,.5,.75``),
+    ``gains`` (``level=gain`` pairs, printed as typed: ``G_1=3,2=9``).  ``ours``
     is tiecore's name (a template with ``{}`` for each number); None where tiecore does
     not have the measure.
     """
@@ -68,25 +70,25 @@ _HAS: tuple[TrecMeasure, ...] = (
     TrecMeasure("relstring", "single", None),
     TrecMeasure("recall", "long", "R@{}", _CUTS),
     TrecMeasure("infAP", "single", "infAP"),
-    TrecMeasure("gm_bpref", "single", None),
+    TrecMeasure("gm_bpref", "summary", "GMBpref"),
     TrecMeasure("Rprec_mult", "float", "Rprec(mult={})", tuple(i / 10 for i in range(2, 21, 2))),
     TrecMeasure("utility", "weighted", "Utility(a={},b={},c={},d={})"),
-    TrecMeasure("11pt_avg", "single", None),
-    TrecMeasure("binG", "single", None),
-    TrecMeasure("G", "single", None),
+    TrecMeasure("11pt_avg", "levels", "IPrecAvg(levels={})"),
+    TrecMeasure("binG", "single", "BinG"),
+    TrecMeasure("G", "gains", "G(gains={})"),
     TrecMeasure("ndcg", "single", "nDCG"),
-    TrecMeasure("ndcg_rel", "single", None),
-    TrecMeasure("Rndcg", "single", None),
+    TrecMeasure("ndcg_rel", "gains", "NDCGRel(gains={})"),
+    TrecMeasure("Rndcg", "gains", "Rndcg(gains={})"),
     TrecMeasure("ndcg_cut", "long", "nDCG@{}", _CUTS),
     TrecMeasure("map_cut", "long", "AP@{}", _CUTS),
-    TrecMeasure("relative_P", "long", None),
+    TrecMeasure("relative_P", "long", "RelP@{}", _CUTS),
     TrecMeasure("success", "long", "Success@{}", (1, 5, 10)),
     TrecMeasure("set_P", "single", "SetP"),
-    TrecMeasure("set_relative_P", "single", None),
+    TrecMeasure("set_relative_P", "single", "SetRelP"),
     TrecMeasure("set_recall", "single", "SetR"),
-    TrecMeasure("set_map", "single", None),
+    TrecMeasure("set_map", "single", "SetMAP"),
     TrecMeasure("set_F", "weighted", "SetF(x={})"),
-    TrecMeasure("num_nonrel_judged_ret", "count", None),
+    TrecMeasure("num_nonrel_judged_ret", "count", "NumNonrelJudgedRet"),
 )
 #: trec_eval 9.0.x's measures, in the order it computes and prints them (measures.c);
 #: those past set_F's neighbours are the preference and judgment-group measures.
@@ -219,6 +221,10 @@ def _lines(measure: TrecMeasure, values: Sequence) -> list[tuple[str, str]]:
         return [(f"{measure.name}_{v:.2f}", measure.ours.format(repr(float(v)))) for v in values]
     if measure.kind == "pairs":
         return [(f"{measure.name}_p={values[0]}", measure.ours.format(values[0]))]
+    if measure.kind in ("levels", "gains"):  # 11pt_avg, G: one line, named as typed
+        if not values:
+            return [(measure.name, measure.ours.partition("(")[0])]  # the defaults
+        return [(f"{measure.name}_{values[0]}", measure.ours.format(values[1]))]
     if measure.kind == "weighted":  # set_F, or set_F_0.5 as given
         if not values:
             return [(measure.name, measure.name)]  # the family's defaults
@@ -371,9 +377,38 @@ def _check_params(text: str, measure: TrecMeasure, params: str | None) -> list |
         if not all(found):
             raise _refuse(text, f"{params!r} is no list of numbers", f"{measure.name}.0.5")
         return [params, *(float(each[0]) for each in found)]
+    if measure.kind == "levels":  # 11pt_avg..25,.5,.75: C's atof of each, as given
+        found = [re.match(_FLOAT, item) for item in params.split(",")]
+        levels = [float(each[0]) if each else 0.0 for each in found]
+        if not all(0.0 <= level <= 1.0 for level in levels):
+            raise _refuse(text, "a recall level outside 0 to 1", f"{measure.name}..25,.5,.75")
+        if any(a > b for a, b in itertools.pairwise(levels)):
+            raise _refuse(
+                text,
+                "recall levels out of order (trec_eval's value then depends on the order)",
+                "increasing levels",
+            )
+        return [params, ";".join(map(repr, levels))]
+    if measure.kind == "gains":  # G.1=3,2=9: C's atol of each level, atof of each gain
+        return [params, _gain_pairs(text, measure.name, params)]
     if measure.name == "ndcg":  # trec_eval's gain values per level
         raise _Missing(text)
     raise _refuse(text, f"{measure.name} takes no parameters", f"{measure.name} alone")
+
+
+def _gain_pairs(text: str, name: str, params: str) -> str:
+    """trec_eval's ``level=gain`` pairs (``1=3,2=9,4=4.5``) as tiecore's ``1:3.0;2:9.0;4:4.5``:
+    each level read by C's atol, each gain by atof, as trec_eval reads them; a pair that is
+    no ``level=gain`` is refused (trec_eval refuses it too)."""
+    pairs = []
+    for item in params.split(","):
+        level, equals, gain = item.partition("=")
+        found_level, found_gain = re.match(_LONG, level), re.match(_FLOAT, gain)
+        if not equals or found_level is None:
+            raise _refuse(text, f"{item!r} is no level=gain pair", f"{name}.1=3,2=9")
+        value = float(found_gain[0]) if found_gain else 0.0
+        pairs.append(f"{int(found_level[0])}:{value!r}")
+    return ";".join(pairs)
 
 
 class _Missing(Exception):
@@ -433,7 +468,8 @@ def trec_eval_text(
     Per run: with ``per_query`` each query's lines (the plan's order; gm_map, runid
     and num_q print for ``all`` only), then ``runid`` and ``num_q`` where asked for,
     then the ``all`` lines; lines are ``"%-22s\\t%s\\t%.4f"``, counts ``%d`` and summed
-    over the queries.  ``columns`` are the evaluation's rows (``qid`` None: the mean).
+    over the queries.  A query the run retrieved nothing for (``num_ret`` 0, there under
+    ``-c``) prints no lines of its own, as in trec_eval.  ``columns`` are the evaluation's rows (``qid`` None: the mean).
 
     >>> columns = {"run": ["r"] * 4, "qid": ["1", "2", None, None],
     ...     "measure": ["NumRet", "NumRet", "NumRet", "AP"], "value": [3.0, 5.0, 4.0, 0.5]}
@@ -455,6 +491,8 @@ def trec_eval_text(
     for run, block in cells.items():
         if per_query:
             for qid in qids.get(run, {}):
+                if block.get((qid, "NumRet"), 1) == 0:
+                    continue  # a query of the qrels only (-c): trec_eval prints none of its lines
                 lines.extend(
                     _line(printed, qid, block[qid, m], m in plan.counts)
                     for printed, m in plan.lines

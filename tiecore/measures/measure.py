@@ -120,7 +120,7 @@ class Measure:
         >>> Measure.parse("AP").exact_spread, Measure.parse("GMAP").exact_spread
         (True, False)
         """
-        return self.spec.aggregate != "geometric"
+        return self.spec.aggregate != "geometric" and not self.spec.inexact
 
     @property
     def has_tie_groups(self) -> bool:

@@ -36,6 +36,9 @@ A :class:`Family` declares everything tiecore needs to compute it in the three m
     shared ones (relevant docs counted; document values weighted).
 ``convention``
     One line saying which convention the family follows.
+``inexact``
+    Why the family has no exact tie-aware value (empty: it has one); such a family is
+    oblivious and sampled only, refused by the exact modes as GMAP is.
 
 So every measure is ``offset + scale * sum_{rank j <= cut} c_j / w(j) /
 denominator`` (:mod:`tiecore.engine.kernels`).
@@ -135,6 +138,7 @@ class Family:
     spread: Callable | None = None
     sample: Callable | None = None
     aggregate: str = "mean"
+    inexact: str = ""
 
     def component_of(self, measure: Measure) -> str | None:
         """The component key of ``measure`` (None: no head sum, see :meth:`hooked`)."""
@@ -235,13 +239,18 @@ def refuse_inexact(measures: Iterable[Measure], where: str) -> None:
     """
     from tiecore.errors import InputError
 
-    inexact = [str(m) for m in measures if not m.exact_spread]
+    inexact = [m for m in measures if not m.exact_spread]
     if inexact:
+        reasons = dict.fromkeys(
+            m.spec.inexact or "the mean over orderings of a geometric mean needs every "
+            "query's whole distribution"
+            for m in inexact
+        )
         raise InputError(
             "measure",
             None,
-            f"{', '.join(inexact)} has no exact value under {where}: the mean over orderings "
-            "of a geometric mean needs every query's whole AP distribution",
+            f"{', '.join(map(str, inexact))} has no exact value under {where}: "
+            f"{'; '.join(reasons)}",
             "ties='sampled' (an estimate of that mean, with its standard error), or "
             "ties='oblivious' with tiebreak='pessimistic' / 'optimistic' for its exact "
             "min and max",

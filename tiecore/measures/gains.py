@@ -1,0 +1,281 @@
+"""trec_eval's gain-based measures beside ndcg: ``G``, ``binG``, ``ndcg_rel``, ``Rndcg``.
+
+Each has one family (:data:`FAMILIES` ``G``, ``BinG``, ``NDCGRel``, ``Rndcg``), all
+computed here from the ranking's order, as trec_eval's ``m_G.c``, ``m_binG.c``,
+``m_ndcg_rel.c`` and ``m_Rndcg.c`` define them.  ``g_i`` is the gain of the doc at
+0-based index ``i`` (its qrels level, or a ``gains`` parameter's value for it: 0 for a
+doc not in the qrels); the ideal ranking takes the qrels docs by decreasing gain,
+``I_i`` its gain at index ``i`` (0 past its end), ``n+`` the number of its positive
+gains, ``DCG@k = sum_{i < k} g_i / log2(i + 2)`` and ``IDCG@k`` the same of the ideal's
+positive gains.
+
+``binG``
+    ``sum_{relevant retrieved} 1 / log2(2 + nonrel_above) / R`` (``nonrel_above``: the
+    docs above it that are not relevant, judged or not; ``R`` the relevant docs).
+``G``
+    ``sum_i g_i / log2(2 + C_i - S_i) / sum_i max(I_i, 0)``, ``C_i = sum_{j <= i}
+    max(I_j, 1)`` (each rank costs at least 1) and ``S_i = sum_{j <= i} g_j``; with
+    gains 0 and 1 it is ``binG``.
+``ndcg_rel``
+    ``(sum_{retrieved i, g_i > 0} DCG@(i + 1) / IDCG@min(i + 1, n+) + (n+ - m)
+    DCG@NR / IDCG@n+) / n+`` (``m`` the retrieved docs of positive gain, ``NR`` the
+    retrieved docs): nDCG at each relevant doc, the relevant docs not retrieved at the
+    end of the ranking.
+``Rndcg``
+    The mean of ``DCG@min(k, NR) / IDCG@k`` over the ``k`` where the ideal's gain
+    changes (the R levels: ``1 <= k <= n+`` with ``I_k != I_{k-1}``, and ``k = n+``),
+    and ``k = NR`` where ``n+ + 1 < NR`` (trec_eval's loop reaches that last point only
+    then); 0 for a query without relevant docs.
+
+Sums run one after the other, as trec_eval's loops add.  Under ties none of them is
+a sum of per-doc values (a doc's term depends on the docs above it): oblivious and
+sampled only for now.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tiecore.engine.judgments import Judgments
+from tiecore.engine.ranking import Ranking
+from tiecore.measures.orderings import (
+    canonical_gains,
+    ideal_gains,
+    parse_gains,
+    retrieved,
+    row_gains,
+    gain_table,
+    sample_orders,
+    segment_cumsum,
+    segment_last,
+)
+from tiecore.measures.registry import Family, Param, register
+
+
+class GainsParam(Param):
+    """trec_eval's ``level=gain`` pairs, written ``level:gain`` separated by ``;``."""
+
+    def canonical(self, value: str) -> str:
+        return canonical_gains(value)
+
+
+GAINS_PARAM = GainsParam(
+    "",
+    description="trec_eval's level=gain pairs as level:gain;level:gain (ndcg_rel.1=3,2=9 "
+    "is gains=1:3;2:9); other levels gain their level",
+)
+
+
+def _rows(ranking: Ranking, depth: int | None):
+    """The retrieved rows (up to the depth), their query starts among them, and per
+    query how many."""
+    keep = np.flatnonzero(retrieved(ranking, depth))
+    nq = len(ranking.counts)
+    counts = np.bincount(ranking.query[keep], minlength=nq)
+    starts = np.r_[0, np.cumsum(counts)[:-1]]
+    return keep, starts, counts
+
+
+def bin_g(ranking: Ranking, judgments: Judgments, depth: int | None) -> np.ndarray:
+    """Per query trec_eval's binG of the ranking's own order."""
+    keep, starts, counts = _rows(ranking, depth)
+    nq = len(counts)
+    rel = ranking.rel[keep]
+    index = np.arange(keep.size) - np.repeat(starts, counts)
+    rel_so_far = segment_cumsum(rel.astype(np.float64), starts)
+    term = np.where(rel, 1.0 / np.log2(3.0 + index - rel_so_far), 0.0)
+    total = segment_last(segment_cumsum(term, starts), starts, nq, np.arange(nq))
+    found = segment_last(rel_so_far, starts, nq, np.arange(nq)) > 0
+    num_rel = judgments.num_rel.astype(np.float64)
+    return np.where(found, total / np.maximum(num_rel, 1.0), 0.0)
+
+
+def _ideal_at(judgments: Judgments, gains: dict, query: np.ndarray, index: np.ndarray):
+    """The ideal's gain at ``index`` of each ``query`` (0 past its end)."""
+    values, starts = ideal_gains(judgments, gains)
+    length = np.diff(starts)
+    inside = index < length[query]
+    at = np.where(inside, starts[query] + index, 0)
+    return np.where(inside, values[at] if values.size else 0.0, 0.0)
+
+
+def g_measure(ranking: Ranking, judgments: Judgments, gains: dict, depth: int | None):
+    """Per query trec_eval's G of the ranking's own order."""
+    keep, starts, counts = _rows(ranking, depth)
+    nq = len(counts)
+    query = ranking.query[keep]
+    index = np.arange(keep.size) - np.repeat(starts, counts)
+    _, table = gain_table(judgments, gains)
+    gain = row_gains(ranking, table)[keep]
+    cost = np.maximum(_ideal_at(judgments, gains, query, index), 1.0)
+    sum_cost = segment_cumsum(cost, starts)
+    sum_results = segment_cumsum(gain, starts)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        term = np.where(gain != 0, gain / np.log2(2.0 + sum_cost - sum_results), 0.0)
+    total = segment_last(segment_cumsum(term, starts), starts, nq, np.arange(nq))
+    values, ideal_starts = ideal_gains(judgments, gains)
+    positive = np.where(values > 0, values, 0.0)
+    ideal = segment_last(
+        segment_cumsum(positive, ideal_starts[:-1]), ideal_starts[:-1], nq, np.arange(nq)
+    )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(ideal > 0, total / ideal, 0.0)
+
+
+def _dcg(ranking: Ranking, judgments: Judgments, gains: dict, depth: int | None):
+    """Retrieved rows' running DCG and gains, with their starts and counts."""
+    keep, starts, counts = _rows(ranking, depth)
+    index = np.arange(keep.size) - np.repeat(starts, counts)
+    _, table = gain_table(judgments, gains)
+    gain = row_gains(ranking, table)[keep]
+    running = segment_cumsum(np.where(gain != 0, gain / np.log2(index + 2.0), 0.0), starts)
+    return running, gain, starts, counts, index
+
+
+def _ideal_dcg(judgments: Judgments, gains: dict):
+    """The ideal's gains, its running IDCG over its positive gains, starts and ``n+``."""
+    values, starts = ideal_gains(judgments, gains)
+    length = np.diff(starts)
+    index = np.arange(values.size) - np.repeat(starts[:-1], length)
+    positive = values > 0
+    running = segment_cumsum(np.where(positive, values / np.log2(index + 2.0), 0.0), starts[:-1])
+    n_pos = np.bincount(
+        np.repeat(np.arange(len(length)), length)[positive], minlength=len(length)
+    )
+    return values, running, starts, n_pos
+
+
+def ndcg_rel(ranking: Ranking, judgments: Judgments, gains: dict, depth: int | None):
+    """Per query trec_eval's ndcg_rel of the ranking's own order."""
+    nq = len(ranking.counts)
+    running, gain, starts, counts, index = _dcg(ranking, judgments, gains, depth)
+    query = np.repeat(np.arange(nq), counts)
+    _, ideal_running, ideal_starts, n_pos = _ideal_dcg(judgments, gains)
+    at = np.minimum(index, np.maximum(n_pos[query] - 1, 0))
+    idcg = np.where(n_pos[query] > 0, ideal_running[np.minimum(ideal_starts[query] + at,
+                    max(ideal_running.size - 1, 0))] if ideal_running.size else 0.0, 0.0)
+    counted = gain > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        term = np.where(counted, running / idcg, 0.0)
+    total = segment_last(segment_cumsum(term, starts), starts, nq, np.arange(nq))
+    found = np.bincount(query[counted], minlength=nq)
+    dcg = segment_last(running, starts, nq, np.arange(nq))
+    final = np.zeros(nq)
+    has = n_pos > 0
+    final[has] = ideal_running[ideal_starts[:-1][has] + n_pos[has] - 1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        total = total + (n_pos - found) * dcg / final
+        return np.where(total > 0, total / n_pos, 0.0)
+
+
+def rndcg(ranking: Ranking, judgments: Judgments, gains: dict, depth: int | None):
+    """Per query trec_eval's Rndcg of the ranking's own order."""
+    nq = len(ranking.counts)
+    running, _, starts, counts, _ = _dcg(ranking, judgments, gains, depth)
+    values, ideal_running, ideal_starts, n_pos = _ideal_dcg(judgments, gains)
+    length = np.diff(ideal_starts)
+    index = np.arange(values.size) - np.repeat(ideal_starts[:-1], length)
+    query = np.repeat(np.arange(nq), length)
+    previous = np.r_[0.0, values[:-1]]
+    # the R levels k (IDCG@k the ideal's running sum at k - 1): a change of positive gain,
+    # and k = n+ (the gain falls to 0 or below)
+    changed = (index >= 1) & (index < n_pos[query]) & (values != previous)
+    ends = (index == n_pos[query] - 1) & (n_pos[query] > 0)
+    k = np.r_[index[changed], index[ends] + 1]
+    owner = np.r_[query[changed], query[ends]]
+    idcg = np.r_[ideal_running[np.flatnonzero(changed) - 1], ideal_running[np.flatnonzero(ends)]]
+    extra = np.flatnonzero((n_pos > 0) & (n_pos + 1 < counts))  # NR after n+ + 1
+    k = np.r_[k, counts[extra]]
+    owner = np.r_[owner, extra]
+    idcg = np.r_[idcg, ideal_running[ideal_starts[extra] + n_pos[extra] - 1]]
+    order = np.lexsort((k, owner))  # by query, then k (the extra point comes last)
+    k, owner, idcg = k[order], owner[order], idcg[order]
+    depth_k = np.minimum(k, counts[owner])
+    dcg = np.where(
+        depth_k > 0, running[np.maximum(starts[owner] + depth_k - 1, 0)] if running.size else 0.0,
+        0.0,
+    )
+    ratio = dcg / idcg
+    point_starts = np.searchsorted(owner, np.arange(nq))
+    total = segment_last(segment_cumsum(ratio, point_starts), point_starts, nq, np.arange(nq))
+    points = np.bincount(owner, minlength=nq)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = total / points
+    return np.where(judgments.num_rel > 0, value, 0.0)
+
+
+def _gains(measure) -> dict:
+    return parse_gains(measure.param("gains")) if "gains" in measure.spec.params else {}
+
+
+#: The scorer of each family: ``(ranking, judgments, gains, depth) -> per-query values``.
+SCORERS = {
+    "BinG": lambda ranking, judgments, gains, depth: bin_g(ranking, judgments, depth),
+    "G": g_measure,
+    "NDCGRel": ndcg_rel,
+    "Rndcg": rndcg,
+}
+
+
+def family_values(measure, profile, ranking: Ranking, judgments: Judgments, depth=None):
+    """Per-query values of the ranking's own order."""
+    return SCORERS[measure.family](ranking, judgments, _gains(measure), depth)
+
+
+def family_sample(measure, ranking: Ranking, judgments: Judgments, *, samples, rng, depth=None):
+    """``(samples, queries)`` under random tie-breaks."""
+    scorer, gains = SCORERS[measure.family], _gains(measure)
+    return sample_orders(
+        lambda order: scorer(order, judgments, gains, depth),
+        ranking,
+        judgments,
+        samples=samples,
+        rng=rng,
+        depth=depth,
+    )
+
+
+_INEXACT = "a doc's term depends on the docs above it; no exact tie-aware value derived yet"
+
+for _name, _alias, _convention, _params in (
+    (
+        "BinG",
+        "bing",
+        "trec_eval's binG: sum over relevant retrieved of 1 / log2(2 + non-relevant docs "
+        "above), / num_rel",
+        {},
+    ),
+    (
+        "G",
+        "g",
+        "trec_eval's G: sum of gain / log2(2 + ideal cost - gain so far), / the ideal's "
+        "gain (each rank costing at least 1)",
+        {"gains": GAINS_PARAM},
+    ),
+    (
+        "NDCGRel",
+        "ndcg_rel",
+        "trec_eval's ndcg_rel: nDCG at each doc of positive gain (at the end of the "
+        "ranking for those not retrieved), averaged over them",
+        {"gains": GAINS_PARAM},
+    ),
+    (
+        "Rndcg",
+        "rndcg",
+        "trec_eval's Rndcg: nDCG averaged over the ranks where the ideal's gain changes",
+        {"gains": GAINS_PARAM},
+    ),
+):
+    register(
+        Family(
+            _name,
+            _convention,
+            (_alias,),
+            "none",
+            params=_params,
+            component=None,
+            values=family_values,
+            sample=family_sample,
+            inexact=_INEXACT,
+        )
+    )
