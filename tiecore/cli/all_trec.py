@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import warnings
 from typing import TYPE_CHECKING, TextIO
 
-from tiecore.cli.common import eval_inputs, read_inputs
+from tiecore.cli.common import UsageError, eval_inputs, read_inputs
 from tiecore.cli.trec_eval_names import TrecPlan
 
 if TYPE_CHECKING:  # pandas loads only when a command needs it (start-up)
@@ -41,3 +42,50 @@ def without_inexact(measures: list, plan: TrecPlan, stderr: TextIO) -> list:
         plan.names.remove(str(m))
         plan.lines = [line for line in plan.lines if line[1] != str(m)]
     return [m for m in measures if m not in dropped]
+
+
+def without_strings(plan: TrecPlan, stderr: TextIO) -> None:
+    """trec_eval's relstring outside oblivious mode: it names one ordering (a string, not
+    a number: there is no mean over orderings of it).  Asked for through a nickname it is
+    left out with a note; asked for by name, refused."""
+    named = [key for key in plan.strings if key not in plan.nicknamed]
+    printed = {ours: name for name, ours in plan.lines}
+    if named:
+        raise UsageError(
+            f"-m {printed[named[0]]}: relstring names the relevance values of one ordering, "
+            "which has no mean over the orderings of the tied docs (expected --ties oblivious "
+            "for it: trec_eval's tie-break)"
+        )
+    for key in list(plan.strings):
+        print(
+            f"tiecore: {plan.nicknamed[key]} leaves out {printed[key]}: it names one "
+            "ordering (use --ties oblivious for it)",
+            file=stderr,
+        )
+        del plan.strings[key]
+        plan.lines = [line for line in plan.lines if line[1] != key]
+
+
+def relevance_strings(runs, qrels: pd.DataFrame, args: argparse.Namespace) -> dict:
+    """``(run, qid, name) -> string``: trec_eval's relstring of each run's queries in the
+    ranking's own order (the tie-break of ``args``), for the plan's ``strings``."""
+    from tiecore import io
+    from tiecore.engine.judgments import Judgments
+    from tiecore.engine.ranking import Ranking
+    from tiecore.measures.relstring import relstrings
+
+    judgments = Judgments.from_qrels(qrels, rel_level=args.rel_level)
+    frames = runs if isinstance(runs, dict) else io.read_runs(list(runs))
+    out = {}
+    for name, run in frames.items():
+        with warnings.catch_warnings():  # the evaluation has said what it drops
+            warnings.simplefilter("ignore")
+            ranking = Ranking.build(
+                run, judgments, tiebreak=args.tiebreak or "trec_eval", name=name
+            )
+        for key, length in args.plan.strings.items():
+            for qid, text in zip(
+                judgments.qids.tolist(), relstrings(ranking, length, args.depth), strict=True
+            ):
+                out[name, qid, key] = text
+    return out

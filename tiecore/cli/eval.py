@@ -21,7 +21,12 @@ from typing import TYPE_CHECKING, TextIO
 
 import numpy as np
 
-from tiecore.cli.all_trec import all_trec_inputs, without_inexact
+from tiecore.cli.all_trec import (
+    all_trec_inputs,
+    relevance_strings,
+    without_inexact,
+    without_strings,
+)
 from tiecore.cli.common import (
     UsageError,
     add_complete,
@@ -302,7 +307,8 @@ def _rows_text(args: argparse.Namespace, columns: dict[str, list], num_q: dict[s
     if args.format == "trec" and (plan.trec or plan.counts):
         _check_rows(args, columns)  # a query named "all", before trec_eval's writers
     if args.format == "trec" and plan.trec:
-        return trec_eval_text(columns, num_q, plan, per_query=args.per_query)
+        strings = getattr(args, "strings", None)
+        return trec_eval_text(columns, num_q, plan, per_query=args.per_query, strings=strings)
     wanted = set(plan.names)
     shown = {
         ours: printed
@@ -351,7 +357,7 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
         plan = trec_plan(args.measures, partial(measure_name, rel_level=args.rel_level))
     else:
         plan = trec_plan(list(DEFAULT_MEASURES), partial(measure_name, rel_level=args.rel_level))
-    if not plan.names and not (plan.runid or plan.num_q):  # -m '' names none: refused
+    if not plan.names and not (plan.runid or plan.num_q or plan.strings):  # -m '': refused
         parse_measures([])
     for note in plan.notes:
         print(note, file=stderr)
@@ -361,17 +367,19 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
         measures = [*measures, *parse_measures("NumRet")]  # which queries the run has
     if args.ties == "aware" or args.spread:
         measures = without_inexact(measures, plan, stderr)
+    if plan.strings and args.ties != "oblivious":
+        without_strings(plan, stderr)
     _warn_unused(args)
     if args.dask is not None and _local_declines(args.dask, args.files[1:]):
         args.dask = None  # evaluated locally, on the fastest path for the files
     # a nickname (-m all_trec, official) takes the normal path, a run at a time
-    small = None if plan.nicknamed else _small_eval(args, measures, stderr)
+    small = None if plan.nicknamed or plan.strings else _small_eval(args, measures, stderr)
     if small is not None:
         return small
     from tiecore.io import allocators
 
     allocators.tune()  # many large arrays from here on (tiecore.io.allocators)
-    arrow = None if plan.nicknamed else _arrow_eval(args, measures, stderr)
+    arrow = None if plan.nicknamed or plan.strings else _arrow_eval(args, measures, stderr)
     if arrow is not None:
         return arrow
     runs, qrels, sources = all_trec_inputs(args) if plan.nicknamed else eval_inputs(args)
@@ -401,6 +409,8 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
         )
     if not args.per_query:
         result = result[result["qid"].isna()].reset_index(drop=True)
+    elif plan.strings:
+        args.strings = relevance_strings(runs, qrels, args)
     columns = plain_columns(result)
     _check_rows(args, columns)
     return _text(args, columns, num_q)

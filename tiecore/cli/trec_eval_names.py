@@ -43,7 +43,9 @@ class TrecMeasure:
     printed ``NAME_0.25``), ``weighted`` (numbers, printed as typed: ``set_F_0.5``,
     ``utility_2,-1,0,0``), ``pairs`` (``rbp.p=0.5``, printed ``rbp_p=0.5``), ``levels``
     (recall levels averaged into one value, printed as typed: ``11pt_avg_.25,.5,.75``),
-    ``gains`` (``level=gain`` pairs, printed as typed: ``G_1=3,2=9``).  ``ours``
+    ``gains`` (``level=gain`` pairs, printed as typed: ``G_1=3,2=9``), ``string``
+    (relstring: a string per query, not a measure; ``relstring.20`` printed
+    ``relstring_20``).  ``ours``
     is tiecore's name (a template with ``{}`` for each number); None where tiecore does
     not have the measure.
     """
@@ -67,7 +69,7 @@ _HAS: tuple[TrecMeasure, ...] = (
     TrecMeasure("recip_rank", "single", "RR"),
     TrecMeasure("iprec_at_recall", "float", "IPrec(recall={})", _LEVELS),
     TrecMeasure("P", "long", "P@{}", _CUTS),
-    TrecMeasure("relstring", "single", None),
+    TrecMeasure("relstring", "string", "relstring@{}", (10,)),
     TrecMeasure("recall", "long", "R@{}", _CUTS),
     TrecMeasure("infAP", "single", "infAP"),
     TrecMeasure("gm_bpref", "summary", "GMBpref"),
@@ -167,6 +169,7 @@ class TrecPlan:
     num_q: bool = False
     trec: bool = False
     nicknamed: dict[str, str] = field(default_factory=dict)
+    strings: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
 
@@ -221,6 +224,10 @@ def _lines(measure: TrecMeasure, values: Sequence) -> list[tuple[str, str]]:
         return [(f"{measure.name}_{v:.2f}", measure.ours.format(repr(float(v)))) for v in values]
     if measure.kind == "pairs":
         return [(f"{measure.name}_p={values[0]}", measure.ours.format(values[0]))]
+    if measure.kind == "string":  # relstring, relstring_20
+        if values and isinstance(values[0], str):
+            return [(f"{measure.name}_{values[0]}", measure.ours.format(values[1]))]
+        return [(measure.name, measure.ours.format(values[0] if values else 10))]
     if measure.kind in ("levels", "gains"):  # 11pt_avg, G: one line, named as typed
         if not values:
             return [(measure.name, measure.ours.partition("(")[0])]  # the defaults
@@ -299,17 +306,27 @@ def trec_plan(values: Sequence[str], measure_name: Callable[[str], str] | None =
         raise _missing(missing)
     plan = TrecPlan(trec=not has_ours and bool(marked))
     trec_lines = _trec_lines(marked, nickname_of, plan)
+    if plan.strings and has_ours:
+        raise UsageError(
+            "-m relstring: trec_eval's relevance string prints in trec_eval's layout only "
+            "(expected trec_eval's names alone on the command line with it)"
+        )
+    string_lines = trec_lines
+    trec_lines = [line for line in trec_lines if line[1] not in plan.strings]
     canonical = {ours: measure_name(ours) for _, ours in trec_lines}
     plan.counts = {canonical[m] for m in plan.counts}
     plan.summary_only = {canonical[m] for m in plan.summary_only}
-    plan.nicknamed = {canonical[m]: n for m, n in plan.nicknamed.items()}
+    plan.nicknamed = {canonical.get(m, m): n for m, n in plan.nicknamed.items()}
     for kind, name in items:
         if kind == "ours":
             if name not in plan.printed:
                 plan.names.append(name)
                 plan.printed[name] = name
             continue
-        for printed, ours in trec_lines:
+        for printed, ours in string_lines:
+            if ours in plan.strings:  # relstring: printed from the ranking, no measure
+                plan.lines.append((printed, ours))
+                continue
             ours = measure_name(ours)
             plan.lines.append((printed, ours))
             if ours not in plan.printed:
@@ -377,6 +394,9 @@ def _check_params(text: str, measure: TrecMeasure, params: str | None) -> list |
         if not all(found):
             raise _refuse(text, f"{params!r} is no list of numbers", f"{measure.name}.0.5")
         return [params, *(float(each[0]) for each in found)]
+    if measure.kind == "string":  # relstring.20: C's atof of the first, as a length
+        found = re.match(_FLOAT, params.split(",")[0])
+        return [params, int(float(found[0])) if found else 0]
     if measure.kind == "levels":  # 11pt_avg..25,.5,.75: C's atof of each, as given
         found = [re.match(_FLOAT, item) for item in params.split(",")]
         levels = [float(each[0]) if each else 0.0 for each in found]
@@ -448,6 +468,8 @@ def _trec_lines(
             lines.append((printed, ours))
             if measure.kind == "count":
                 plan.counts.add(ours)
+            if measure.kind == "string":
+                plan.strings[ours] = values[0] if given is None else values[1]
             if measure.kind == "summary":
                 plan.summary_only.add(ours)
             if measure.name in nickname_of:
@@ -461,7 +483,12 @@ def _trec_lines(
 
 
 def trec_eval_text(
-    columns: dict[str, list], num_q: dict[str, int], plan: TrecPlan, *, per_query: bool
+    columns: dict[str, list],
+    num_q: dict[str, int],
+    plan: TrecPlan,
+    *,
+    per_query: bool,
+    strings: dict[tuple[str, str, str], str] | None = None,
 ) -> str:
     """trec_eval's output for a plan whose values were all trec_eval's.
 
@@ -469,7 +496,9 @@ def trec_eval_text(
     and num_q print for ``all`` only), then ``runid`` and ``num_q`` where asked for,
     then the ``all`` lines; lines are ``"%-22s\\t%s\\t%.4f"``, counts ``%d`` and summed
     over the queries.  A query the run retrieved nothing for (``num_ret`` 0, there under
-    ``-c``) prints no lines of its own, as in trec_eval.  ``columns`` are the evaluation's rows (``qid`` None: the mean).
+    ``-c``) prints no lines of its own, as in trec_eval.  ``columns`` are the evaluation's
+    rows (``qid`` None: the mean); ``strings`` the relevance strings of the plan's
+    ``strings`` by ``(run, qid, name)``, printed ``'...'`` per query only.
 
     >>> columns = {"run": ["r"] * 4, "qid": ["1", "2", None, None],
     ...     "measure": ["NumRet", "NumRet", "NumRet", "AP"], "value": [3.0, 5.0, 4.0, 0.5]}
@@ -493,16 +522,18 @@ def trec_eval_text(
             for qid in qids.get(run, {}):
                 if block.get((qid, "NumRet"), 1) == 0:
                     continue  # a query of the qrels only (-c): trec_eval prints none of its lines
-                lines.extend(
-                    _line(printed, qid, block[qid, m], m in plan.counts)
-                    for printed, m in plan.lines
-                    if m not in plan.summary_only and (qid, m) in block
-                )
+                for printed, m in plan.lines:
+                    if m in plan.strings and strings is not None and (run, qid, m) in strings:
+                        lines.append(f"{printed:<22}\t{qid}\t'{strings[run, qid, m]}'")
+                    elif m not in plan.summary_only and (qid, m) in block:
+                        lines.append(_line(printed, qid, block[qid, m], m in plan.counts))
         if plan.runid:
             lines.append(f"{'runid':<22}\tall\t{run}")
         if plan.num_q:
             lines.append(f"{'num_q':<22}\tall\t{num_q[run]}")
         for printed, m in plan.lines:
+            if m in plan.strings:
+                continue  # relstring prints per query only
             mean = block[None, m]
             shown = mean * num_q[run] if m in plan.counts else mean
             lines.append(_line(printed, "all", shown, m in plan.counts))
