@@ -40,11 +40,11 @@ from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
 from tiecore.measures.orderings import (
     canonical_gains,
+    gain_table,
     ideal_gains,
     parse_gains,
     retrieved,
     row_gains,
-    gain_table,
     sample_orders,
     segment_cumsum,
     segment_last,
@@ -139,9 +139,7 @@ def _ideal_dcg(judgments: Judgments, gains: dict):
     index = np.arange(values.size) - np.repeat(starts[:-1], length)
     positive = values > 0
     running = segment_cumsum(np.where(positive, values / np.log2(index + 2.0), 0.0), starts[:-1])
-    n_pos = np.bincount(
-        np.repeat(np.arange(len(length)), length)[positive], minlength=len(length)
-    )
+    n_pos = np.bincount(np.repeat(np.arange(len(length)), length)[positive], minlength=len(length))
     return values, running, starts, n_pos
 
 
@@ -152,8 +150,13 @@ def ndcg_rel(ranking: Ranking, judgments: Judgments, gains: dict, depth: int | N
     query = np.repeat(np.arange(nq), counts)
     _, ideal_running, ideal_starts, n_pos = _ideal_dcg(judgments, gains)
     at = np.minimum(index, np.maximum(n_pos[query] - 1, 0))
-    idcg = np.where(n_pos[query] > 0, ideal_running[np.minimum(ideal_starts[query] + at,
-                    max(ideal_running.size - 1, 0))] if ideal_running.size else 0.0, 0.0)
+    idcg = np.where(
+        n_pos[query] > 0,
+        ideal_running[np.minimum(ideal_starts[query] + at, max(ideal_running.size - 1, 0))]
+        if ideal_running.size
+        else 0.0,
+        0.0,
+    )
     counted = gain > 0
     with np.errstate(divide="ignore", invalid="ignore"):
         term = np.where(counted, running / idcg, 0.0)
@@ -192,7 +195,8 @@ def rndcg(ranking: Ranking, judgments: Judgments, gains: dict, depth: int | None
     k, owner, idcg = k[order], owner[order], idcg[order]
     depth_k = np.minimum(k, counts[owner])
     dcg = np.where(
-        depth_k > 0, running[np.maximum(starts[owner] + depth_k - 1, 0)] if running.size else 0.0,
+        depth_k > 0,
+        running[np.maximum(starts[owner] + depth_k - 1, 0)] if running.size else 0.0,
         0.0,
     )
     ratio = dcg / idcg

@@ -242,8 +242,8 @@ def refuse_inexact(measures: Iterable[Measure], where: str) -> None:
     inexact = [m for m in measures if not m.exact_spread]
     if inexact:
         reasons = dict.fromkeys(
-            m.spec.inexact or "the mean over orderings of a geometric mean needs every "
-            "query's whole distribution"
+            m.spec.inexact
+            or "the mean over orderings of a geometric mean needs every query's whole distribution"
             for m in inexact
         )
         raise InputError(

@@ -42,4 +42,6 @@ def relstrings(ranking: Ranking, length: int, depth: int | None = None) -> list[
     counts = np.bincount(ranking.query[shown], minlength=len(ranking.counts))
     text = chars[shown].tobytes().decode("ascii")
     ends = np.cumsum(counts)
-    return [text[end - count : end] for end, count in zip(ends.tolist(), counts.tolist())]
+    return [
+        text[end - count : end] for end, count in zip(ends.tolist(), counts.tolist(), strict=True)
+    ]
