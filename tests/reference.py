@@ -393,10 +393,150 @@ class Spec:
         return self.name
 
 
+# ------------------------------------------------ trec_eval's all_trec extras
+
+
+def trec_gain(label: Label, levels: Sequence[int], gains: dict | None = None) -> float:
+    """trec_eval's gain of a doc (ndcg, ndcg_rel, Rndcg, G): a ``level=gain`` parameter's
+    value where one names its relevance value (the level; -1 not in the qrels, -2 a
+    negative level), else the level itself for ``0 .. the query's largest level``, else 0."""
+    value = -1 if label is None else (-2 if label < 0 else label)
+    gains = gains or {}
+    if value in gains:
+        return float(gains[value])
+    top = max((level for level in levels if level >= 0), default=-1)
+    return float(value) if 0 <= value <= top else 0.0
+
+
+def ideal_gains(levels: Sequence[int], gains: dict | None = None) -> list[float]:
+    """The qrels docs' gains (levels 0 and up), largest first: trec_eval's ideal ranking."""
+    return sorted((trec_gain(level, levels, gains) for level in levels if level >= 0), reverse=True)
+
+
+def bin_g(labels: Sequence[Label], levels: Sequence[int], rel_level: int) -> float:
+    """trec_eval's binG: each relevant doc adds ``1 / log2(2 + docs above it that are not
+    relevant)``; the sum over ``num_rel`` (0 when no relevant doc is retrieved)."""
+    total, others, found = 0.0, 0, False
+    for label in labels:
+        if is_relevant(label, rel_level):
+            total += 1.0 / math.log2(2 + others)
+            found = True
+        else:
+            others += 1
+    return total / num_relevant(levels, rel_level) if found else 0.0
+
+
+def g_measure(labels: Sequence[Label], levels: Sequence[int], gains: dict | None = None) -> float:
+    """trec_eval's G: each doc of non-zero gain ``g`` adds ``g / log2(2 + C - S)``, ``C``
+    the ideal's gains so far (each rank at least 1) and ``S`` the ranking's (both through
+    this doc); the sum over the ideal's positive gains."""
+    ideal = ideal_gains(levels, gains)
+    cost = results = total = 0.0
+    for i, label in enumerate(labels):
+        g = trec_gain(label, levels, gains)
+        results += g
+        cost += max(ideal[i] if i < len(ideal) else 0.0, 1.0)
+        if g != 0:
+            total += g / math.log2(2 + cost - results)
+    best = sum(x for x in ideal if x > 0)
+    return total / best if best > 0 else 0.0
+
+
+def _idcg(positive: Sequence[float], k: int) -> float:
+    return sum(positive[j] / math.log2(j + 2) for j in range(min(k, len(positive))))
+
+
+def _dcg_of(labels: Sequence[Label], levels: Sequence[int], k: int, gains) -> float:
+    return sum(
+        trec_gain(label, levels, gains) / math.log2(i + 2) for i, label in enumerate(labels[:k])
+    )
+
+
+def ndcg_rel(labels: Sequence[Label], levels: Sequence[int], gains: dict | None = None) -> float:
+    """trec_eval's ndcg_rel: nDCG at each retrieved doc of positive gain (the ideal cut at
+    the same rank, at most its positive gains), those of the ideal not retrieved at the
+    ranking's end; the mean over the ideal's positive gains (0 if that sum is 0)."""
+    positive = [x for x in ideal_gains(levels, gains) if x > 0]
+    n = len(positive)
+    total, found = 0.0, 0
+    for i, label in enumerate(labels):
+        if trec_gain(label, levels, gains) > 0:
+            total += _dcg_of(labels, levels, i + 1, gains) / _idcg(positive, min(i + 1, n))
+            found += 1
+    if n:
+        total += (n - found) * _dcg_of(labels, levels, len(labels), gains) / _idcg(positive, n)
+    return total / n if total > 0 else 0.0
+
+
+def rndcg(
+    labels: Sequence[Label], levels: Sequence[int], rel_level: int, gains: dict | None = None
+) -> float:
+    """trec_eval's Rndcg: the mean of ``DCG@min(k, NR) / IDCG@k`` over the ranks ``k`` where
+    the ideal's gain changes (``1 <= k < n+`` with a new gain at ``k``, and ``k = n+``, the
+    ideal's positive gains), and ``NR`` (docs retrieved) where ``n+ + 1 < NR``; 0 without
+    relevant docs."""
+    if num_relevant(levels, rel_level) == 0:
+        return 0.0
+    positive = [x for x in ideal_gains(levels, gains) if x > 0]
+    n, retrieved = len(positive), len(labels)
+    points = [(k, k) for k in range(1, n) if positive[k] != positive[k - 1]]
+    points += [(n, n)] if n else []
+    points += [(retrieved, n)] if n and n + 1 < retrieved else []
+    values = [
+        _dcg_of(labels, levels, min(k, retrieved), gains) / _idcg(positive, ideal)
+        for k, ideal in points
+    ]
+    return sum(values) / len(values)
+
+
+def iprec_avg(
+    labels: Sequence[Label], levels: Sequence[int], rel_level: int, recall_levels: Sequence[float]
+) -> float:
+    """trec_eval's 11pt_avg: the mean over the recall levels ``c`` of the largest precision
+    at or below relevant doc number ``max(1, (long)(c R + 0.9))`` (0 past the retrieved)."""
+    num_rel = num_relevant(levels, rel_level)
+    precisions, found = [], 0
+    for i, label in enumerate(labels):
+        if is_relevant(label, rel_level):
+            found += 1
+            precisions.append(found / (i + 1))
+    total = 0.0
+    for c in reversed(recall_levels):
+        first = max(int(c * num_rel + 0.9), 1)
+        total += max(precisions[first - 1 :], default=0.0)
+    return total / len(recall_levels)
+
+
+def set_extra(family: str, labels: Sequence[Label], levels: Sequence[int], rel_level: int) -> float:
+    """trec_eval's set_relative_P (``RR / min(NR, R)``), set_map (``RR^2 / (NR R)``) and
+    num_nonrel_judged_ret (retrieved docs judged below ``rel_level``)."""
+    ret, rel, rel_ret = set_counts(labels, levels, rel_level)
+    if family == "NumNonrelJudgedRet":
+        return float(sum(is_judged_nonrelevant(label, rel_level) for label in labels))
+    if not (ret and rel):
+        return 0.0
+    if family == "SetRelP":
+        return rel_ret / min(ret, rel)
+    return float(Fraction(rel_ret * rel_ret, ret * rel))
+
+
+def relative_precision(
+    labels: Sequence[Label], levels: Sequence[int], k: int, rel_level: int
+) -> float:
+    """trec_eval's relative_P: relevant in the top ``k`` / ``min(k, R)`` (0 when R is 0)."""
+    rel = num_relevant(levels, rel_level)
+    return relevant_in_top(labels, k, rel_level) / min(k, rel) if rel else 0.0
+
+
+def _gains_param(spec) -> dict:
+    text = spec.param("gains", "")
+    return {int(a): float(b) for a, b in (p.split(":") for p in text.split(";") if p)}
+
+
 #: Families whose extremes are not the optimistic and pessimistic orders: they count
 #: judged docs, and those orders rank an unjudged doc as level 0, among judged ones
 #: (infAP: a pooled-but-unjudged doc above a relevant one can raise its term).
-JUDGED_FAMILIES = ("Judged", "RBP_residual", "infAP")
+JUDGED_FAMILIES = ("Judged", "RBP_residual", "infAP", "NumNonrelJudgedRet")
 
 
 def set_counts(labels: Sequence[Label], levels: Sequence[int], rel_level: int) -> tuple:
@@ -456,7 +596,7 @@ def is_head_sum(spec: Spec) -> bool:
     """Whether ``spec`` is a sum over ranks with a fixed normaliser, whose variance
     splits over the tie groups (tiecore.spread.tie_groups): not nDCG's local ideal, nor
     infAP (its groups are independent too, but it is no head sum that tie_groups reads)."""
-    if spec.family in ("infAP", "NumRel", "NumRet"):  # the counts: no per-rank sum
+    if spec.family in ("infAP", "NumRel", "NumRet", "SetMAP"):  # no per-rank sum
         return False
     return not (spec.family == "nDCG" and spec.param("ideal", "global") == "local")
 
@@ -471,12 +611,16 @@ def all_specs(cutoffs: Iterable[int] = range(1, 11)) -> list[Spec]:
     specs += [Spec("RBP", None, "binary", (("p", "0.5"),)), Spec("RBP_residual")]
     specs += [Spec("RBP", None, "scaled", (("p", "0.5"),))]
     specs += [Spec("infAP")]
+    specs += [Spec("SetRelP"), Spec("SetMAP"), Spec("NumNonrelJudgedRet")]
+    specs += [Spec("nDCG", params=(("gains", "1:3.0;2:-1.0;0:0.5"),))]
     specs += [Spec(family) for family in SET_FAMILIES]
     specs += [Spec("SetF", params=(("x", x),)) for x in ("0.5", "3.0")]
     specs += [Spec("Utility"), Spec("Utility", params=(("a", "2.0"), ("d", "0.5")))]
     specs += [Spec("Utility", params=(("a", "-1.0"), ("b", "2.0"), ("c", "-3.0")))]
     for k in cutoffs:
         specs += [Spec(family, k) for family in ("P", "R", "F1", "AP", "RR", "nDCG", "Success")]
+        specs.append(Spec("RelP", k))
+        specs.append(Spec("nDCG", k, params=(("gains", "1:3.0;2:9.0;4:4.5"),)))
         specs.append(Spec("nDCG", k, "exp"))
         specs += [Spec("nDCG", k, "linear", (("ideal", "max"),))]
         specs += [
@@ -523,6 +667,12 @@ def measure(
             return average_precision(labels, levels, rel_level, k)
         case "RR":
             return reciprocal_rank(labels, levels, rel_level, k)
+        case "nDCG" if spec.param("gains", ""):
+            gains = _gains_param(spec)
+            positive = [x for x in ideal_gains(levels, gains) if x > 0]
+            best = _idcg(positive, k if k is not None else len(positive))
+            cut = len(labels) if k is None else k
+            return _dcg_of(labels, levels, cut, gains) / best if best > 0 else 0.0
         case "nDCG" if spec.param("ideal", "global") == "local":
             return ndcg_local_ideal(labels, k, spec.gain)
         case "nDCG" if spec.param("ideal", "global") == "max":
@@ -554,6 +704,24 @@ def measure(
             return utility(labels, levels, rel_level, [spec.param(w, defaults[w]) for w in "abcd"])
         case family if family in SET_FAMILIES:
             return set_measure(family, labels, levels, rel_level, spec.param("x", "1"))
+        case "SetRelP" | "SetMAP" | "NumNonrelJudgedRet":
+            return set_extra(spec.family, labels, levels, rel_level)
+        case "RelP":
+            return relative_precision(labels, levels, k, rel_level)
+        case "BinG":
+            return bin_g(labels, levels, rel_level)
+        case "G":
+            return g_measure(labels, levels, _gains_param(spec))
+        case "NDCGRel":
+            return ndcg_rel(labels, levels, _gains_param(spec))
+        case "Rndcg":
+            return rndcg(labels, levels, rel_level, _gains_param(spec))
+        case "IPrecAvg":
+            default = ";".join(str(i / 10) for i in range(11))
+            points = [float(x) for x in spec.param("levels", default).split(";")]
+            return iprec_avg(labels, levels, rel_level, points)
+        case "GMBpref":
+            return bpref(labels, levels, rel_level)
     raise ValueError(f"unknown family {spec.family!r}")
 
 

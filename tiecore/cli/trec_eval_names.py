@@ -78,7 +78,7 @@ _HAS: tuple[TrecMeasure, ...] = (
     TrecMeasure("11pt_avg", "levels", "IPrecAvg(levels={})"),
     TrecMeasure("binG", "single", "BinG"),
     TrecMeasure("G", "gains", "G(gains={})"),
-    TrecMeasure("ndcg", "single", "nDCG"),
+    TrecMeasure("ndcg", "gains", "nDCG(gains={})"),
     TrecMeasure("ndcg_rel", "gains", "NDCGRel(gains={})"),
     TrecMeasure("Rndcg", "gains", "Rndcg(gains={})"),
     TrecMeasure("ndcg_cut", "long", "nDCG@{}", _CUTS),
@@ -411,8 +411,6 @@ def _check_params(text: str, measure: TrecMeasure, params: str | None) -> list |
         return [params, ";".join(map(repr, levels))]
     if measure.kind == "gains":  # G.1=3,2=9: C's atol of each level, atof of each gain
         return [params, _gain_pairs(text, measure.name, params)]
-    if measure.name == "ndcg":  # trec_eval's gain values per level
-        raise _Missing(text)
     raise _refuse(text, f"{measure.name} takes no parameters", f"{measure.name} alone")
 
 

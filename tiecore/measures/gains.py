@@ -39,7 +39,7 @@ import numpy as np
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
 from tiecore.measures.orderings import (
-    canonical_gains,
+    GAINS_PARAM,
     gain_table,
     ideal_gains,
     parse_gains,
@@ -49,21 +49,7 @@ from tiecore.measures.orderings import (
     segment_cumsum,
     segment_last,
 )
-from tiecore.measures.registry import Family, Param, register
-
-
-class GainsParam(Param):
-    """trec_eval's ``level=gain`` pairs, written ``level:gain`` separated by ``;``."""
-
-    def canonical(self, value: str) -> str:
-        return canonical_gains(value)
-
-
-GAINS_PARAM = GainsParam(
-    "",
-    description="trec_eval's level=gain pairs as level:gain;level:gain (ndcg_rel.1=3,2=9 "
-    "is gains=1:3;2:9); other levels gain their level",
-)
+from tiecore.measures.registry import Family, register
 
 
 def _rows(ranking: Ranking, depth: int | None):

@@ -11,6 +11,7 @@ says otherwise; the ideal ranking takes the qrels docs by decreasing gain).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -18,10 +19,12 @@ import numpy as np
 
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
+from tiecore.measures.registry import Param
 
 #: trec_eval's relevance value of a retrieved doc not in the qrels (``RELVALUE_NONPOOL``)
 #: and of one in the qrels with a negative level (``RELVALUE_UNJUDGED``).
 NONPOOL, UNJUDGED = -1, -2
+_REGISTER = threading.Lock()
 
 
 def retrieved(ranking: Ranking, depth: int | None) -> np.ndarray:
@@ -63,6 +66,54 @@ def canonical_gains(text: str) -> str:
             "must be level:gain pairs separated by ';' (trec_eval's 1=3,2=9 is 1:3;2:9)"
         ) from None
     return ";".join(f"{level}:{gain!r}" for level, gain in gains.items())
+
+
+class GainsParam(Param):
+    """trec_eval's ``level=gain`` pairs, written ``level:gain`` separated by ``;``."""
+
+    def canonical(self, value: str) -> str:
+        return canonical_gains(value)
+
+
+#: The ``gains`` parameter of nDCG, G, NDCGRel and Rndcg.
+GAINS_PARAM = GainsParam(
+    "",
+    description="trec_eval's level=gain pairs as level:gain;level:gain (ndcg.1=3,2=9 is "
+    "gains=1:3;2:9); the other levels gain their level",
+)
+
+
+def gain_map_component(text: str) -> str:
+    """The key of the document-value component of a ``gains`` parameter (registered on
+    first use): a doc's gain by its trec_eval relevance value (:func:`gain_table`).  Its
+    key does not start ``gain:``, so the sampler tells every judged doc apart (level 0
+    and negative levels may gain here)."""
+    from tiecore.engine.profiles import COMPONENTS, doc_component, register_component
+
+    key = f"gainmap:{text}"
+    if key not in COMPONENTS:
+        gains = parse_gains(text)
+
+        def value(ranking: Ranking, judgments: Judgments, rows) -> np.ndarray:
+            _, table = gain_table(judgments, gains)
+            return row_gains(ranking, table)[rows]
+
+        with _REGISTER:
+            if key not in COMPONENTS:
+                register_component(doc_component(key, value))
+    return key
+
+
+def ideal_dcg_of(judgments: Judgments, gains: dict, cutoff: int | None) -> np.ndarray:
+    """Per query the ideal DCG of the ``gains`` (their positive values, largest first,
+    ``/ log2(rank + 1)``, cut at ``cutoff``), added one after the other as trec_eval adds."""
+    values, starts = ideal_gains(judgments, gains)
+    nq = len(starts) - 1
+    length = np.diff(starts)
+    index = np.arange(values.size) - np.repeat(starts[:-1], length)
+    keep = (values > 0) & (index < (cutoff if cutoff is not None else values.size + 1))
+    running = segment_cumsum(np.where(keep, values / np.log2(index + 2.0), 0.0), starts[:-1])
+    return segment_last(running, starts[:-1], nq, np.arange(nq))
 
 
 def gain_table(judgments: Judgments, gains: dict[int, float]) -> tuple[np.ndarray, np.ndarray]:

@@ -55,14 +55,10 @@ def _cut_groups(ranking: Ranking, depth: int | None):
     """Per query ``a`` (relevant docs of the groups wholly above the depth) and, where
     the depth cuts a group, that group's ``n, r, d``."""
     nq = len(ranking.counts)
-    if depth is None:
-        end = ranking.offset + ranking.size
-        whole = np.ones(len(ranking.offset), bool)
-    else:
-        end = ranking.offset + ranking.size
-        whole = end <= depth
+    end = ranking.offset + ranking.size
+    whole = np.ones(len(end), bool) if depth is None else end <= depth
     q = ranking.group_query
-    a = np.bincount(q[whole], weights=ranking.rel_count[whole], minlength=nq)
+    a = np.bincount(q[whole], weights=ranking.rel_count[whole], minlength=nq).astype(np.int64)
     n = np.zeros(nq, np.int64)
     r = np.zeros(nq, np.int64)
     d = np.zeros(nq, np.int64)
@@ -79,7 +75,7 @@ def _moments(ranking: Ranking, judgments: Judgments, depth: int | None):
     a, n, r, d = _cut_groups(ranking, depth)
     low = a + np.maximum(0, d - (n - r))
     high = a + np.minimum(r, d)
-    second, fourth = a * a, a**4
+    second, fourth = low.astype(np.float64) ** 2, low.astype(np.float64) ** 4  # fixed RR
     live = np.flatnonzero(high > low)
     if live.size:
         from scipy import stats  # only here: importing scipy.stats takes seconds
@@ -87,10 +83,10 @@ def _moments(ranking: Ranking, judgments: Judgments, depth: int | None):
         lo = (low - a)[live]
         owner, x = expand(lo, (high - low)[live] + 1)
         chance = stats.hypergeom.pmf(x, n[live][owner], r[live][owner], d[live][owner])
-        value = a[live][owner] + x
+        value = (a[live][owner] + x).astype(np.float64)
         second[live] = np.bincount(owner, weights=chance * value**2, minlength=live.size)
         fourth[live] = np.bincount(owner, weights=chance * value**4, minlength=live.size)
-    return second, fourth, low, high
+    return second, fourth, low.astype(np.float64), high.astype(np.float64)
 
 
 def family_values(measure, profile, ranking: Ranking, judgments: Judgments, depth=None):
