@@ -587,9 +587,11 @@ SET_FAMILIES = ("SetP", "SetR", "SetF", "NumRet", "NumRel", "NumRelRet")
 def policies_are_extremes(spec: Spec) -> bool:
     """Whether the optimistic and pessimistic orders give the max and min of ``spec``: not
     for :data:`JUDGED_FAMILIES`, nor for nDCG's local ideal (a high gain pushed into the
-    top k raises that ideal too), whose extremes only the enumeration gives."""
+    top k raises that ideal too), nor for gains given per level (a higher level may gain
+    less), whose extremes only the enumeration gives."""
     local = spec.family == "nDCG" and spec.param("ideal", "global") == "local"
-    return spec.family not in JUDGED_FAMILIES and not local
+    mapped = bool(spec.param("gains", ""))  # a level's gain need not grow with it
+    return spec.family not in JUDGED_FAMILIES and not local and not mapped
 
 
 def is_head_sum(spec: Spec) -> bool:
