@@ -54,11 +54,23 @@ def _base(trec: str) -> str:
 #: keys with tiecore's measure, in trec_eval's order: the measures of trec_eval's
 #: ``-m all_trec`` that tiecore has.
 _DEFAULTS: dict[str, dict[str, str]] = defaultdict(dict)
+#: trec_eval's all_trec measures beyond :data:`tiecore.interop.ALL_TREC`, each group
+#: after the measure it follows in trec_eval's order.
+_MORE: dict[str, tuple[tuple[str, str], ...]] = {
+    "infAP": (("gm_bpref", "GMBpref"), ("11pt_avg", "IPrecAvg"), ("binG", "BinG"), ("G", "G")),
+    "ndcg": (("ndcg_rel", "NDCGRel"), ("Rndcg", "Rndcg")),
+    "map_cut_1000": tuple((f"relative_P_{k}", f"RelP@{k}") for k in (5, 10, 15, 20, 30, 100,
+                                                                      200, 500, 1000)),
+    "set_P": (("set_relative_P", "SetRelP"),),
+    "set_recall": (("set_map", "SetMAP"),),
+    "set_F": (("num_nonrel_judged_ret", "NumNonrelJudgedRet"),),
+}  # fmt: skip
 for _trec, _ours in ALL_TREC:
-    try:
-        _DEFAULTS[_base(_trec)][_trec] = str(Measure.parse(_ours))
-    except InputError:  # none today: ALL_TREC names tiecore's measures
-        continue
+    for _name, _measure in ((_trec, _ours), *_MORE.get(_trec, ())):
+        try:
+            _DEFAULTS[_base(_name)][_name] = str(Measure.parse(_measure))
+        except InputError:  # none today: ALL_TREC names tiecore's measures
+            continue
 _DEFAULTS = dict(_DEFAULTS)
 
 #: The measures a ``RelevanceEvaluator`` takes, as pytrec_eval names them (its
@@ -67,16 +79,13 @@ supported_measures: frozenset[str] = frozenset(_DEFAULTS)
 
 #: trec_eval 9.0.x's measures this evaluator does not offer (pytrec_eval computes them):
 #: asked for by name they raise an error; a nickname leaves them out.  (Rprec_mult and
-#: utility are tiecore's now, through ``tiecore eval``'s trec_eval names, not yet here.)
-_LACKING = frozenset({
-    "runid", "num_q", "relstring", "gm_bpref", "Rprec_mult", "utility", "11pt_avg",
-    "binG", "G", "ndcg_rel", "Rndcg", "relative_P", "set_relative_P", "set_map",
-    "num_nonrel_judged_ret",
-})  # fmt: skip
+#: utility are tiecore's now, through ``tiecore eval``'s trec_eval names, not yet here;
+#: relstring is no number.)
+_LACKING = frozenset({"runid", "num_q", "relstring", "Rprec_mult", "utility"})
 
 #: Measures whose parameters are cutoffs (trec_eval's ``%ld``); the rest are floats
 #: (``%3.2f``) or take no parameter (``set_F``'s beta: 1 only).
-_CUTOFFS = frozenset({"P", "recall", "ndcg_cut", "map_cut", "success"})
+_CUTOFFS = frozenset({"P", "recall", "ndcg_cut", "map_cut", "success", "relative_P"})
 _FLOATS = frozenset({"iprec_at_recall"})
 
 _OFFICIAL = ("map", "gm_map", "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P")
@@ -86,14 +95,18 @@ _COUNTS = ("num_ret", "num_rel", "num_rel_ret")
 #: (trec_eval's ``official``, ``set`` and ``all_trec``, less what tiecore lacks).
 supported_nicknames: dict[str, frozenset[str]] = {
     "official": frozenset((*_COUNTS, *_OFFICIAL)),
-    "set": frozenset((*_COUNTS, "set_P", "set_recall", "set_F")),
+    "set": frozenset((*_COUNTS, "set_P", "set_relative_P", "set_recall", "set_map", "set_F")),
     "all_trec": supported_measures,
 }
 
-#: Measures with no exact tie-aware value (their per-query value is a log of AP):
-#: ``ties="oblivious"`` only; a nickname leaves them out under the other modes.
-_OBLIVIOUS_ONLY = frozenset({"gm_map"})
-_MIN_GEO_MEAN = 1e-5  # trec_eval's floor of AP in gm_map
+#: Measures with no exact tie-aware value, and why: ``ties="oblivious"`` only; a nickname
+#: leaves them out under the other modes.
+_OBLIVIOUS_ONLY: dict[str, str] = {
+    "gm_map": "a log of AP per query",
+    "gm_bpref": "a log of Bpref per query",
+    **dict.fromkeys(("11pt_avg", "binG", "G", "ndcg_rel", "Rndcg"), "none derived yet"),
+}
+_MIN_GEO_MEAN = 1e-5  # trec_eval's floor of AP in gm_map (and of Bpref in gm_bpref)
 
 _PARAMS = r"[._]([0-9]+(?:\.[0-9]+)?(?:,[0-9]+(?:\.[0-9]+)?)*)"
 
@@ -113,13 +126,13 @@ def _parse_measures(measures: Iterable[str], ties: str) -> dict[str, str]:
             raise InputError("measures", None, f"{name!r} is no measure name", "strings")
         if name in supported_nicknames:
             bases = supported_nicknames[name]
-            for base in bases - _OBLIVIOUS_ONLY if ties != "oblivious" else bases:
+            for base in bases - set(_OBLIVIOUS_ONLY) if ties != "oblivious" else bases:
                 params.setdefault(base, set())
             continue
         base, given = _split(name)
         if base in _OBLIVIOUS_ONLY and ties != "oblivious":
             raise InputError(
-                "measures", None, f"{name}: no exact tie-aware value (a log of AP per query)",
+                "measures", None, f"{name}: no exact tie-aware value ({_OBLIVIOUS_ONLY[base]})",
                 "ties='oblivious' for it",
             )  # fmt: skip
         params.setdefault(base, set()).update(given)
@@ -225,11 +238,10 @@ class RelevanceEvaluator:
     Notes
     -----
     What differs from pytrec_eval: the trec_eval measures this evaluator does not offer
-    (``runid``, ``num_q``, ``relstring``, ``gm_bpref``, ``Rprec_mult``, ``utility``,
-    ``11pt_avg``, ``binG``, ``G``, ``ndcg_rel``, ``Rndcg``, ``relative_P``,
-    ``set_relative_P``, ``set_map``, ``num_nonrel_judged_ret``) raise an error when named
-    and are left out of the nicknames; ``gm_map`` is left out of them unless
-    ``ties="oblivious"``; ``set_F`` takes its beta 1 only, and ``ndcg`` no gain map. A score
+    (``runid``, ``num_q``, ``relstring``, ``Rprec_mult``, ``utility``) raise an error when
+    named and are left out of the nicknames; ``gm_map``, ``gm_bpref``, ``11pt_avg``,
+    ``binG``, ``G``, ``ndcg_rel`` and ``Rndcg`` (no exact tie-aware value) are left out of
+    them unless ``ties="oblivious"``; ``set_F`` takes its beta 1 only, and ``ndcg`` no gain map. A score
     must be a finite number.  A judged query given as an empty dict (or left without
     documents by ``judged_docs_only_flag``) scores 0 in every measure, its ``num_rel``
     counted (trec_eval ``-c``'s value for a query without documents), where pytrec_eval
@@ -323,9 +335,10 @@ class RelevanceEvaluator:
         table = rows.pivot(index="qid", columns="measure", values="value")
         table = table.reindex(index=present, columns=list(self._keys.values()))
         table.columns = list(self._keys)
-        if "gm_map" in table:  # trec_eval's per-query gm_map: log(max(AP, 1e-5))
-            ap = np.maximum(table["gm_map"].to_numpy(), _MIN_GEO_MEAN)
-            table["gm_map"] = list(map(math.log, ap))  # C's log, as trec_eval's
+        for key in ("gm_map", "gm_bpref"):  # trec_eval's per query: log(max(AP, 1e-5))
+            if key in table:
+                value = np.maximum(table[key].to_numpy(), _MIN_GEO_MEAN)
+                table[key] = list(map(math.log, value))  # C's log, as trec_eval's
         return table.to_dict("index")
 
     def _inputs(self, scores: Mapping) -> tuple[pd.DataFrame, pd.DataFrame]:
