@@ -241,8 +241,8 @@ class RelevanceEvaluator:
     (``runid``, ``num_q``, ``relstring``, ``Rprec_mult``, ``utility``) raise an error when
     named and are left out of the nicknames; ``gm_map``, ``gm_bpref``, ``11pt_avg``,
     ``binG``, ``G``, ``ndcg_rel`` and ``Rndcg`` (no exact tie-aware value) are left out of
-    them unless ``ties="oblivious"``; ``set_F`` takes its beta 1 only, and ``ndcg`` no gain map. A score
-    must be a finite number.  A judged query given as an empty dict (or left without
+    them unless ``ties="oblivious"``; ``set_F`` takes its beta 1 only, and ``ndcg`` no gain
+    map.  A score must be a finite number.  A judged query given as an empty dict (or left without
     documents by ``judged_docs_only_flag``) scores 0 in every measure, its ``num_rel``
     counted (trec_eval ``-c``'s value for a query without documents), where pytrec_eval
     gives NaN for its ``iprec_at_recall``.  With ``ties="oblivious"`` the values are
