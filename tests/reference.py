@@ -598,7 +598,7 @@ def is_head_sum(spec: Spec) -> bool:
     """Whether ``spec`` is a sum over ranks with a fixed normaliser, whose variance
     splits over the tie groups (tiecore.spread.tie_groups): not nDCG's local ideal, nor
     infAP (its groups are independent too, but it is no head sum that tie_groups reads)."""
-    if spec.family in ("infAP", "NumRel", "NumRet", "SetMAP"):  # no per-rank sum
+    if spec.family in ("infAP", "NumRel", "NumRet", "SetMAP", "Rndcg", "BinG"):  # no head sum
         return False
     return not (spec.family == "nDCG" and spec.param("ideal", "global") == "local")
 
@@ -615,6 +615,8 @@ def all_specs(cutoffs: Iterable[int] = range(1, 11)) -> list[Spec]:
     specs += [Spec("infAP")]
     specs += [Spec("SetRelP"), Spec("SetMAP"), Spec("NumNonrelJudgedRet")]
     specs += [Spec("nDCG", params=(("gains", "1:3.0;2:-1.0;0:0.5"),))]
+    specs += [Spec("Rndcg"), Spec("Rndcg", params=(("gains", "2:1.0;1:2.5;0:-1.0"),))]
+    specs += [Spec("BinG")]
     specs += [Spec(family) for family in SET_FAMILIES]
     specs += [Spec("SetF", params=(("x", x),)) for x in ("0.5", "3.0")]
     specs += [Spec("Utility"), Spec("Utility", params=(("a", "2.0"), ("d", "0.5")))]

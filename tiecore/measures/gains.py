@@ -27,9 +27,15 @@ positive gains.
     and ``k = NR`` where ``n+ + 1 < NR`` (trec_eval's loop reaches that last point only
     then); 0 for a query without relevant docs.
 
-Sums run one after the other, as trec_eval's loops add.  Under ties none of them is
-a sum of per-doc values (a doc's term depends on the docs above it): oblivious and
-sampled only for now.
+Sums run one after the other, as trec_eval's loops add.  Under ties G and ndcg_rel are
+no sums of per-doc values (a doc's term depends on the gains above it): oblivious and
+sampled only for now.  binG's term depends on the count above it only, which inside a
+tie group is uniform (hypergeometric where the depth cuts it): its exact spread is
+:func:`_bin_g_spread`'s.  Rndcg is one: ``sum_rows g * w`` with the row
+weight ``w = sum_{points k: rank <= min(k, NR)} 1 / (points IDCG@k) / log2(rank + 1)``
+fixed by the qrels and the number retrieved (:func:`rndcg_weights`), so its mean over
+the orderings, variance and bounds are those of a linear permutation statistic per
+tie group (:func:`tiecore.measures.orderings.linear_statistic`).
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ from tiecore.measures.orderings import (
     GAINS_PARAM,
     gain_table,
     ideal_gains,
+    linear_statistic,
     parse_gains,
     retrieved,
     row_gains,
@@ -157,17 +164,17 @@ def ndcg_rel(ranking: Ranking, judgments: Judgments, gains: dict, depth: int | N
         return np.where(total > 0, total / n_pos, 0.0)
 
 
-def rndcg(ranking: Ranking, judgments: Judgments, gains: dict, depth: int | None):
-    """Per query trec_eval's Rndcg of the ranking's own order."""
-    nq = len(ranking.counts)
-    running, _, starts, counts, _ = _dcg(ranking, judgments, gains, depth)
+def _r_levels(judgments: Judgments, gains: dict, counts: np.ndarray):
+    """Rndcg's points ``(k, query, IDCG)``, sorted by query then ``k``: the R levels ``k``
+    (IDCG@k the ideal's running sum at ``k - 1``: a change of positive gain, and ``k = n+``
+    where the gain falls to 0 or below), and ``k = NR`` (``counts``) where ``n+ + 1 < NR``
+    with the whole ideal's IDCG, last."""
+    nq = len(counts)
     values, ideal_running, ideal_starts, n_pos = _ideal_dcg(judgments, gains)
     length = np.diff(ideal_starts)
     index = np.arange(values.size) - np.repeat(ideal_starts[:-1], length)
     query = np.repeat(np.arange(nq), length)
     previous = np.r_[0.0, values[:-1]]
-    # the R levels k (IDCG@k the ideal's running sum at k - 1): a change of positive gain,
-    # and k = n+ (the gain falls to 0 or below)
     changed = (index >= 1) & (index < n_pos[query]) & (values != previous)
     ends = (index == n_pos[query] - 1) & (n_pos[query] > 0)
     k = np.r_[index[changed], index[ends] + 1]
@@ -178,7 +185,14 @@ def rndcg(ranking: Ranking, judgments: Judgments, gains: dict, depth: int | None
     owner = np.r_[owner, extra]
     idcg = np.r_[idcg, ideal_running[ideal_starts[extra] + n_pos[extra] - 1]]
     order = np.lexsort((k, owner))  # by query, then k (the extra point comes last)
-    k, owner, idcg = k[order], owner[order], idcg[order]
+    return k[order], owner[order], idcg[order]
+
+
+def rndcg(ranking: Ranking, judgments: Judgments, gains: dict, depth: int | None):
+    """Per query trec_eval's Rndcg of the ranking's own order."""
+    nq = len(ranking.counts)
+    running, _, starts, counts, _ = _dcg(ranking, judgments, gains, depth)
+    k, owner, idcg = _r_levels(judgments, gains, counts)
     depth_k = np.minimum(k, counts[owner])
     dcg = np.where(
         depth_k > 0,
@@ -194,6 +208,94 @@ def rndcg(ranking: Ranking, judgments: Judgments, gains: dict, depth: int | None
     return np.where(judgments.num_rel > 0, value, 0.0)
 
 
+def rndcg_weights(ranking: Ranking, judgments: Judgments, gains: dict, depth: int | None):
+    """Per row Rndcg's weight: ``sum_{R levels k: rank <= min(k, NR)} 1 / (points IDCG@k)
+    / log2(rank + 1)`` (0 past the depth, and for a query without relevant docs), so that
+    Rndcg is ``sum_rows gain * weight`` (:func:`rndcg` as a linear statistic)."""
+    nq = len(ranking.counts)
+    keep, starts, counts = _rows(ranking, depth)
+    k, owner, idcg = _r_levels(judgments, gains, counts)
+    points = np.bincount(owner, minlength=nq)
+    reach = np.minimum(k, counts[owner])
+    live = (reach > 0) & (judgments.num_rel[owner] > 0)
+    add = np.zeros(keep.size + 1)
+    np.add.at(add, starts[owner[live]] + reach[live] - 1, 1.0 / (points[owner[live]] * idcg[live]))
+    # per retrieved row, the sum over the R levels at or below it: a reversed running sum
+    ends = starts + counts
+    total = np.cumsum(add[::-1])[::-1]
+    query = np.repeat(np.arange(nq), counts)
+    weight = (total[:-1] - total[ends[query]]) / np.log2(np.arange(keep.size) - starts[query] + 2.0)
+    out = np.zeros(ranking.rank.size)
+    out[keep] = weight
+    return out
+
+
+def _bin_g_spread(measure, ranking: Ranking, judgments: Judgments, depth=None) -> dict:
+    """binG's exact ``value, var, min, max`` over the orderings.
+
+    A relevant doc adds ``f(y) = 1 / log2(2 + y)``, ``y`` the docs above it that are not
+    relevant.  In a tie group of ``n`` docs, ``r`` relevant and ``m = n - r`` not, after
+    ``a`` docs that are not relevant, with ``d`` of its slots retrieved (the depth), let
+    ``L`` of the ``m`` fall in those slots (``L ~ Hypergeom(n, m, d)``; ``L = m`` when the
+    whole group is retrieved) and ``K = d - L`` relevant docs with them, in a uniform order:
+    each relevant doc sees ``a + U`` above, ``U`` uniform on ``0..L``, two of them a pair
+    of such draws, so with ``F1 = sum_{u <= L} f(a + u)`` and ``F2`` the same of ``f^2``
+    (as Bpref's terms, :func:`tiecore.measures.bpref._bpref_moments`)
+
+        E[S | L] = K F1 / (L + 1),
+        E[S^2 | L] = K F2 / (L + 1) + K (K - 1) (F1^2 + F2) / ((L + 1)(L + 2)).
+
+    Groups are shuffled independently: the query's mean and variance sum over them, /
+    ``num_rel`` (and its square).  The maximum puts the relevant docs first (``min(r, d)``
+    of them at ``f(a)``), the minimum last (``max(0, d - m)`` at ``f(a + min(m, d))``).
+    """
+    nq = len(ranking.counts)
+    n, r = ranking.size, ranking.rel_count
+    m = n - r
+    a = ranking.offset - ranking.rel_before
+    d = n if depth is None else np.clip(depth - ranking.offset, 0, n)
+    top = int(ranking.counts.max(initial=0)) + 2
+    f = 1.0 / np.log2(2.0 + np.arange(top))
+    p1, p2 = np.r_[0.0, np.cumsum(f)], np.r_[0.0, np.cumsum(f * f)]
+    live = np.flatnonzero((r > 0) & (d > 0))
+    low = np.maximum(0, d - r)[live]  # the least L: the slots the relevant docs leave
+    high = np.minimum(m, d)[live]
+    width = high - low + 1
+    owner = np.repeat(np.arange(live.size), width)
+    ell = np.arange(owner.size) - np.repeat(np.cumsum(width) - width, width) + low[owner]
+    g = live[owner]
+    whole = d[g] == n[g]
+    chance = np.ones(owner.size)
+    if not whole.all():
+        from scipy import stats  # only here: importing scipy.stats takes seconds
+
+        cut = ~whole
+        chance[cut] = stats.hypergeom.pmf(ell[cut], n[g][cut], m[g][cut], d[g][cut])
+    k = (d[g] - ell).astype(np.float64)
+    f1 = p1[a[g] + ell + 1] - p1[a[g]]
+    f2 = p2[a[g] + ell + 1] - p2[a[g]]
+    count = ell + 1.0
+    first = k * f1 / count
+    second = k * f2 / count + k * (k - 1) * (f1 * f1 + f2) / (count * (count + 1))
+    mean = np.bincount(owner, weights=chance * first, minlength=live.size)
+    square = np.bincount(owner, weights=chance * second, minlength=live.size)
+    var = np.maximum(square - mean * mean, 0.0)
+    best = np.minimum(r, d)[live] * f[a[live]]
+    worst = np.maximum(0, d - m)[live] * f[np.minimum(a[live] + high, top - 1)]
+    q = ranking.group_query[live]
+    scale = 1.0 / np.maximum(judgments.num_rel, 1).astype(np.float64)
+    total = {
+        name: np.bincount(q, weights=values, minlength=nq)
+        for name, values in (("value", mean), ("var", var), ("min", worst), ("max", best))
+    }
+    return {
+        "value": total["value"] * scale,
+        "var": total["var"] * scale * scale,
+        "min": total["min"] * scale,
+        "max": total["max"] * scale,
+    }
+
+
 def _gains(measure) -> dict:
     return parse_gains(measure.param("gains")) if "gains" in measure.spec.params else {}
 
@@ -207,8 +309,19 @@ SCORERS = {
 }
 
 
+def _rndcg_spread(measure, ranking: Ranking, judgments: Judgments, depth=None) -> dict:
+    """Rndcg's exact ``value, var, min, max`` over the orderings: a linear statistic of
+    the docs' gains and the rows' weights (:func:`rndcg_weights`)."""
+    gains = _gains(measure)
+    _, table = gain_table(judgments, gains)
+    weights = rndcg_weights(ranking, judgments, gains, depth)
+    return linear_statistic(ranking, row_gains(ranking, table), weights)
+
+
 def family_values(measure, profile, ranking: Ranking, judgments: Judgments, depth=None):
-    """Per-query values of the ranking's own order."""
+    """Per-query values of the ranking's own order (aware: the mean over orderings)."""
+    if profile.mode == "aware":
+        return SPREADS[measure.family](measure, ranking, judgments, depth)["value"]
     return SCORERS[measure.family](ranking, judgments, _gains(measure), depth)
 
 
@@ -224,6 +337,9 @@ def family_sample(measure, ranking: Ranking, judgments: Judgments, *, samples, r
         depth=depth,
     )
 
+
+#: The exact spread of the families that have one.
+SPREADS = {"BinG": _bin_g_spread, "Rndcg": _rndcg_spread}
 
 _INEXACT = "a doc's term depends on the docs above it; no exact tie-aware value derived yet"
 
@@ -266,6 +382,6 @@ for _name, _alias, _convention, _params in (
             component=None,
             values=family_values,
             sample=family_sample,
-            inexact=_INEXACT,
+            **({"spread": SPREADS[_name]} if _name in SPREADS else {"inexact": _INEXACT}),
         )
     )

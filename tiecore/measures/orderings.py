@@ -243,3 +243,47 @@ def segment_last(running: np.ndarray, starts: np.ndarray, nq: int, owner: np.nda
     nonempty = ends >= starts
     out[owner[nonempty]] = running[ends[nonempty]]
     return out
+
+
+def linear_statistic(ranking: Ranking, values: np.ndarray, weights: np.ndarray) -> dict:
+    """Per query ``value, var, min, max`` over the orderings of ``sum_rows values[doc at
+    the row] * weights[row]``: doc values shuffled inside each tie group, row weights fixed
+    (0 past the depth).
+
+    Inside a group of ``n`` docs the mean is ``n`` times the mean value times the mean
+    weight, the variance ``sum (v - mean v)^2 sum (w - mean w)^2 / (n - 1)`` (a linear
+    permutation statistic, Hoeffding 1951), the extremes the values and weights sorted
+    alike or opposite (the rearrangement inequality); groups are shuffled independently,
+    so each sums over the query's groups.
+    """
+    nq = len(ranking.counts)
+    group, starts, size = ranking.group, ranking.group_start, ranking.size
+    if not values.size:
+        zero = np.zeros(nq)
+        return {"value": zero, "var": zero.copy(), "min": zero.copy(), "max": zero.copy()}
+    v_sum = np.add.reduceat(values, starts)
+    w_sum = np.add.reduceat(weights, starts)
+    v_mean, w_mean = v_sum / size, w_sum / size
+    mean = v_mean * w_sum
+    v_dev = np.add.reduceat((values - v_mean[group]) ** 2, starts)
+    w_dev = np.add.reduceat((weights - w_mean[group]) ** 2, starts)
+    var = np.where(size > 1, v_dev * w_dev / np.maximum(size - 1, 1), 0.0)
+    by_value = np.lexsort((values, group))
+    by_weight = np.lexsort((weights, group))
+    ascending = weights[by_weight]
+    high = np.add.reduceat(values[by_value] * ascending, starts)
+    low = np.add.reduceat(values[by_value] * ascending[_flip(starts, size)], starts)
+    q = ranking.group_query
+    return {
+        "value": np.bincount(q, weights=mean, minlength=nq),
+        "var": np.bincount(q, weights=var, minlength=nq),
+        "min": np.bincount(q, weights=low, minlength=nq),
+        "max": np.bincount(q, weights=high, minlength=nq),
+    }
+
+
+def _flip(starts: np.ndarray, size: np.ndarray) -> np.ndarray:
+    """The index that reverses each group's slice: ``start + size - 1 - position``."""
+    owner = np.repeat(np.arange(len(starts)), size)
+    position = np.arange(owner.size) - np.repeat(starts, size)
+    return starts[owner] + size[owner] - 1 - position
