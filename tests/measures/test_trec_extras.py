@@ -39,8 +39,9 @@ SPECS = [
     ref.Spec("IPrecAvg", params=(("levels", "0.25;0.5;0.75"),)),
     ref.Spec("GMBpref"),
 ]
-#: Those with an exact tie-aware value (tests/evaluation/test_against_bruteforce.py).
-EXACT = ("BinG", "Rndcg")
+#: Those with an exact tie-aware value (tests/evaluation/test_against_bruteforce.py;
+#: IPrecAvg's value below, its variance refused).
+EXACT = ("BinG", "Rndcg", "IPrecAvg")
 PROPERTY = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 pytestmark = pytest.mark.filterwarnings("ignore::tiecore.errors.TieCoreWarning")
 options = st.fixed_dictionaries({"rel_level": rel_levels, "depth": depths})
@@ -95,6 +96,34 @@ def test_sampled_draws_are_orderings_and_average_to_the_mean(case, options):
                 assert any(math.isclose(value, v, rel_tol=1e-12, abs_tol=1e-12) for v in every)
             stderr = column.std(ddof=1) / math.sqrt(samples)
             assert abs(column.mean() - mean) <= 5 * stderr + 1e-12, (spec.name, qid)
+
+
+@settings(PROPERTY, max_examples=60)
+@given(cases(), options)
+def test_iprec_avg_aware_is_the_mean_over_orderings(case, options):
+    """11pt_avg's aware value: the mean of the levels' exact IPrec values (linearity),
+    which is the mean over every ordering of the levels' mean."""
+    specs = [spec for spec in SPECS if spec.family == "IPrecAvg"]
+    run, qrels = case.run_frame(), case.qrels_frame()
+    frame = tiecore.evaluate(
+        {"r": run}, qrels, [s.name for s in specs], per_query=True, ties="aware", **options
+    )
+    rows = frame[frame["qid"].notna()]
+    got = {(q, m): v for q, m, v in zip(rows["qid"], rows["measure"], rows["value"], strict=True)}
+    for qid in case.both_qids:
+        q = case.queries[qid]
+        expected = ref.reference_aware(specs, q.scores, q.labels, q.levels, **options)
+        for spec, value in expected.items():
+            name = str(Measure.parse(spec.name))
+            assert got[qid, name] == pytest.approx(value, rel=1e-9, abs=1e-12), (qid, name)
+
+
+def test_iprec_avg_spread_is_refused():
+    qrels = pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "b"], "level": [1, 0]})
+    run = pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "b"], "score": [1.0, 1.0]})
+    with pytest.raises(InputError, match="covariances of the levels") as error:
+        tiecore.evaluate_spread(run, qrels, ["IPrecAvg"])
+    assert "\n" not in str(error.value)
 
 
 @pytest.mark.parametrize("spec", [s for s in SPECS if s.family not in EXACT], ids=str)

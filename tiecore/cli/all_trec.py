@@ -26,17 +26,19 @@ def all_trec_inputs(args: argparse.Namespace) -> tuple[object, pd.DataFrame, dic
     return read_inputs(args)
 
 
-def without_inexact(measures: list, plan: TrecPlan, stderr: TextIO) -> list:
+def without_inexact(measures: list, plan: TrecPlan, stderr: TextIO, spread: bool = True) -> list:
     """A trec_eval nickname (``official``, ``all_trec``) under aware or ``--spread``:
     leave out, with a note, its measures that have no exact tie-aware value (gm_map,
     see tiecore.measures.gmap, and those whose family says ``inexact``); the plan loses them
     too.  A measure asked for by name
     stays, to be refused with the reason."""
-    dropped = [m for m in measures if not m.exact_spread and str(m) in plan.nicknamed]
+    exact = (lambda m: m.exact_spread) if spread else (lambda m: m.exact_value)
+    dropped = [m for m in measures if not exact(m) and str(m) in plan.nicknamed]
     for m in dropped:
+        what = "spread" if m.exact_value else "value"
         print(
             f"tiecore: {plan.nicknamed[str(m)]} leaves out {plan.printed[str(m)]}: no exact "
-            "tie-aware value (use --ties sampled or oblivious for it)",
+            f"tie-aware {what} (use --ties sampled or oblivious for it)",
             file=stderr,
         )
         plan.names.remove(str(m))

@@ -366,7 +366,7 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
     if plan.trec and args.per_query and args.complete and "NumRet" not in plan.names:
         measures = [*measures, *parse_measures("NumRet")]  # which queries the run has
     if args.ties == "aware" or args.spread:
-        measures = without_inexact(measures, plan, stderr)
+        measures = without_inexact(measures, plan, stderr, spread=args.spread)
     if plan.strings and args.ties != "oblivious":
         without_strings(plan, stderr)
     _warn_unused(args)

@@ -10,8 +10,8 @@ summed from the highest level down, as trec_eval adds them.  tiecore's name is
 ``IPrecAvg(levels=0.25;0.5;0.75)``.
 
 Under ties its mean over the orderings is the mean of the levels' exact tie-aware
-IPrec values (linearity), but its variance needs the covariances of the levels'
-maxima, which tiecore does not derive yet: oblivious and sampled only.
+IPrec values (linearity: aware mode gives it), but its variance needs the covariances
+of the levels' maxima, which tiecore does not derive yet: ``--spread`` refuses it.
 
 >>> from tiecore.measures import Measure
 >>> str(Measure.parse("IPrecAvg(levels=0.25;0.5;.75)"))
@@ -25,6 +25,7 @@ import numpy as np
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
 from tiecore.measures.iprec import RECALL_LEVELS, iprec_oblivious
+from tiecore.measures.iprec import _moments as iprec_moments
 from tiecore.measures.orderings import sample_orders
 from tiecore.measures.registry import Family, Param, register
 
@@ -59,8 +60,13 @@ def iprec_avg_oblivious(
 
 
 def family_values(measure, profile, ranking: Ranking, judgments: Judgments, depth=None):
-    """Per-query mean interpolated precision of the ranking's own order."""
-    return iprec_avg_oblivious(ranking, judgments, levels_of(measure), depth)
+    """Per-query mean interpolated precision of the ranking's own order, or (aware) the
+    mean of the levels' exact tie-aware IPrec values."""
+    levels = levels_of(measure)
+    if profile.mode == "aware":
+        mean, _ = iprec_moments(ranking, judgments, levels, depth=depth)
+        return mean[:, ::-1].sum(axis=1) / len(levels)
+    return iprec_avg_oblivious(ranking, judgments, levels, depth)
 
 
 def family_sample(measure, ranking: Ranking, judgments: Judgments, *, samples, rng, depth=None):
@@ -93,7 +99,7 @@ register(
         component=None,
         values=family_values,
         sample=family_sample,
-        inexact="its variance needs the covariances of the levels' interpolated "
+        inexact_spread="its variance needs the covariances of the levels' interpolated "
         "precisions, not derived yet",
     )
 )

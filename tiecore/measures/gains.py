@@ -281,6 +281,8 @@ def _bin_g_spread(measure, ranking: Ranking, judgments: Judgments, depth=None) -
     square = np.bincount(owner, weights=chance * second, minlength=live.size)
     var = np.maximum(square - mean * mean, 0.0)
     best = np.minimum(r, d)[live] * f[a[live]]
+    fixed = m[live] == 0  # relevant docs only: their terms are f(a) each, no variance
+    mean[fixed], var[fixed] = best[fixed], 0.0
     worst = np.maximum(0, d - m)[live] * f[np.minimum(a[live] + high, top - 1)]
     q = ranking.group_query[live]
     scale = 1.0 / np.maximum(judgments.num_rel, 1).astype(np.float64)

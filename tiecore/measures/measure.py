@@ -120,6 +120,16 @@ class Measure:
         >>> Measure.parse("AP").exact_spread, Measure.parse("GMAP").exact_spread
         (True, False)
         """
+        return self.exact_value and not self.spec.inexact_spread
+
+    @property
+    def exact_value(self) -> bool:
+        """Whether the tie-aware value (the mean over orderings) is exact, its spread
+        perhaps not (IPrecAvg's variance).
+
+        >>> Measure.parse("IPrecAvg").exact_value, Measure.parse("IPrecAvg").exact_spread
+        (True, False)
+        """
         return self.spec.aggregate != "geometric" and not self.spec.inexact
 
     @property
