@@ -40,8 +40,10 @@ SPECS = [
     ref.Spec("GMBpref"),
 ]
 #: Those with an exact tie-aware value (tests/evaluation/test_against_bruteforce.py;
-#: IPrecAvg's value below, its variance refused).
-EXACT = ("BinG", "Rndcg", "IPrecAvg")
+#: IPrecAvg's and NDCGRel's values below, their variances refused).
+EXACT = ("BinG", "Rndcg", "IPrecAvg", "NDCGRel")
+#: An exact value without an exact variance (yet).
+VALUE_ONLY = ("IPrecAvg", "NDCGRel")
 PROPERTY = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 pytestmark = pytest.mark.filterwarnings("ignore::tiecore.errors.TieCoreWarning")
 options = st.fixed_dictionaries({"rel_level": rel_levels, "depth": depths})
@@ -100,10 +102,11 @@ def test_sampled_draws_are_orderings_and_average_to_the_mean(case, options):
 
 @settings(PROPERTY, max_examples=60)
 @given(cases(), options)
-def test_iprec_avg_aware_is_the_mean_over_orderings(case, options):
+def test_aware_value_is_the_mean_over_orderings(case, options):
     """11pt_avg's aware value: the mean of the levels' exact IPrec values (linearity),
-    which is the mean over every ordering of the levels' mean."""
-    specs = [spec for spec in SPECS if spec.family == "IPrecAvg"]
+    which is the mean over every ordering of the levels' mean; ndcg_rel's: sums over
+    pairs of docs (tiecore.measures.gains.ndcg_rel_aware)."""
+    specs = [spec for spec in SPECS if spec.family in VALUE_ONLY]
     run, qrels = case.run_frame(), case.qrels_frame()
     frame = tiecore.evaluate(
         {"r": run}, qrels, [s.name for s in specs], per_query=True, ties="aware", **options
@@ -118,11 +121,18 @@ def test_iprec_avg_aware_is_the_mean_over_orderings(case, options):
             assert got[qid, name] == pytest.approx(value, rel=1e-9, abs=1e-12), (qid, name)
 
 
-def test_iprec_avg_spread_is_refused():
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [("IPrecAvg", "covariances of the levels"), ("NDCGRel", "up to four docs")],
+)
+def test_value_only_spread_is_refused(name, reason):
     qrels = pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "b"], "level": [1, 0]})
     run = pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "b"], "score": [1.0, 1.0]})
-    with pytest.raises(InputError, match="covariances of the levels") as error:
-        tiecore.evaluate_spread(run, qrels, ["IPrecAvg"])
+    with pytest.raises(InputError, match=reason) as error:
+        tiecore.evaluate_spread(run, qrels, [name])
+    assert "\n" not in str(error.value)
+    with pytest.raises(InputError, match="negative gain") as error:
+        tiecore.evaluate(run, qrels, ["NDCGRel(gains=1:-1)"], ties="aware")
     assert "\n" not in str(error.value)
 
 

@@ -27,15 +27,19 @@ positive gains.
     and ``k = NR`` where ``n+ + 1 < NR`` (trec_eval's loop reaches that last point only
     then); 0 for a query without relevant docs.
 
-Sums run one after the other, as trec_eval's loops add.  Under ties G and ndcg_rel are
-no sums of per-doc values (a doc's term depends on the gains above it): oblivious and
-sampled only for now.  binG's term depends on the count above it only, which inside a
-tie group is uniform (hypergeometric where the depth cuts it): its exact spread is
-:func:`_bin_g_spread`'s.  Rndcg is one: ``sum_rows g * w`` with the row
-weight ``w = sum_{points k: rank <= min(k, NR)} 1 / (points IDCG@k) / log2(rank + 1)``
-fixed by the qrels and the number retrieved (:func:`rndcg_weights`), so its mean over
-the orderings, variance and bounds are those of a linear permutation statistic per
-tie group (:func:`tiecore.measures.orderings.linear_statistic`).
+Sums run one after the other, as trec_eval's loops add.  Under ties:
+
+* G is no sum of per-doc values (a doc's term depends on the sum of the gains above
+  it, through a logarithm): oblivious and sampled only for now;
+* binG's term depends on the count above it only, which inside a tie group is uniform
+  (hypergeometric where the depth cuts it): its exact spread is :func:`_bin_g_spread`'s;
+* ndcg_rel's mean over the orderings is a sum over pairs of docs
+  (:func:`ndcg_rel_aware`); its variance is not derived yet;
+* Rndcg is ``sum_rows g * w`` with the row weight ``w = sum_{points k: rank <= min(k,
+  NR)} 1 / (points IDCG@k) / log2(rank + 1)`` fixed by the qrels and the number
+  retrieved (:func:`rndcg_weights`), so its mean over the orderings, variance and
+  bounds are those of a linear permutation statistic per tie group
+  (:func:`tiecore.measures.orderings.linear_statistic`).
 """
 
 from __future__ import annotations
@@ -298,6 +302,79 @@ def _bin_g_spread(measure, ranking: Ranking, judgments: Judgments, depth=None) -
     }
 
 
+def ndcg_rel_aware(ranking: Ranking, judgments: Judgments, gains: dict, depth: int | None):
+    """ndcg_rel's exact mean over the orderings (gains of 0 or more).
+
+    With ``w_i = 1 / log2(i + 2)`` at retrieved row ``i`` (0 past the depth), ``h_i = 1 /
+    IDCG@min(i + 1, n+)``, ``p = [g > 0]``, ``D = sum_j g_j w_j`` and ``M = sum_i p_i``
+    (the retrieved docs of positive gain), ``n+ ndcg_rel = T1 + (n+ D - M D) / IDCG@n+``
+    with ``T1 = sum_i p_i h_i sum_{j <= i} g_j w_j``: sums of products of two docs'
+    values at two rows.  Inside a tie group (``n`` docs) a row holds a doc of mean gain
+    ``mu``, positive with chance ``pi``, mean ``p g`` ``nu``, and two rows two distinct
+    docs, ``E[p_a g_b] = (sum p sum g - sum p g) / (n (n - 1))`` (``rho``); rows of two
+    groups hold independent docs.  So ``E[T1] = sum_i h_i (nu w_i + rho sum_{j < i in
+    the group} w_j + pi sum_{j before the group} mu_j w_j)`` and ``E[M D]`` likewise over
+    all pairs.  With gains of 0 or more every ordering's sum is at least 0, so trec_eval's
+    ``0 unless the sum is positive`` changes no term: the mean is exact.
+    """
+    nq = len(ranking.counts)
+    _, table = gain_table(judgments, gains)
+    g = row_gains(ranking, table)
+    if (g < 0).any():
+        from tiecore.errors import InputError
+
+        raise InputError(
+            "measure", None,
+            "NDCGRel with a negative gain has no exact tie-aware value (trec_eval's "
+            "ndcg_rel is 0 where its sum is not positive, no sum of pairs then)",
+            "gains of 0 or more, or ties='oblivious' / 'sampled'",
+        )  # fmt: skip
+    if not g.size:
+        return np.zeros(nq)
+    p = (g > 0).astype(np.float64)
+    starts, size, group = ranking.group_start, ranking.size, ranking.group
+    sum_g, sum_p = np.add.reduceat(g, starts), np.add.reduceat(p, starts)
+    sum_pg = np.add.reduceat(p * g, starts)
+    mu, pi, nu = sum_g / size, sum_p / size, sum_pg / size
+    rho = np.where(size > 1, (sum_p * sum_g - sum_pg) / np.maximum(size * (size - 1), 1), 0.0)
+    ret = retrieved(ranking, depth)
+    w = np.where(ret, 1.0 / np.log2(ranking.rank + 1.0), 0.0)
+    _, ideal_running, ideal_starts, n_pos = _ideal_dcg(judgments, gains)
+    q = ranking.query
+    index = ranking.rank - 1
+    at = ideal_starts[q] + np.minimum(index, np.maximum(n_pos[q] - 1, 0))
+    has = n_pos[q] > 0
+    idcg = np.where(has, ideal_running[np.minimum(at, max(ideal_running.size - 1, 0))]
+                    if ideal_running.size else 1.0, 1.0)  # fmt: skip
+    h = np.where(has, 1.0 / idcg, 0.0)
+    first = ranking.starts[q]
+    muw = mu[group] * w
+
+    def before(values: np.ndarray, start: np.ndarray) -> np.ndarray:
+        total = np.cumsum(values)
+        return total - values - (total[start] - values[start])
+
+    above_group = before(muw, first)[starts][group]  # sum of mu w over the earlier groups
+    in_group = before(w, starts[group])  # sum of w over the group's rows above
+    t1 = np.where(ret, h * (nu[group] * w + rho[group] * in_group + pi[group] * above_group), 0.0)
+    expected_d = np.bincount(q, weights=muw, minlength=nq)
+    w_group = np.add.reduceat(w, starts)
+    md = np.where(
+        ret,
+        nu[group] * w
+        + rho[group] * (w_group[group] - w)
+        + pi[group] * (expected_d[q] - mu[group] * w_group[group]),
+        0.0,
+    )
+    final = np.zeros(nq)
+    final[n_pos > 0] = ideal_running[ideal_starts[:-1][n_pos > 0] + n_pos[n_pos > 0] - 1]
+    total = np.bincount(q, weights=t1, minlength=nq)
+    total_md = np.bincount(q, weights=md, minlength=nq)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = (total + (n_pos * expected_d - total_md) / final) / n_pos
+    return np.where(n_pos > 0, value, 0.0)
+
+
 def _gains(measure) -> dict:
     return parse_gains(measure.param("gains")) if "gains" in measure.spec.params else {}
 
@@ -322,6 +399,8 @@ def _rndcg_spread(measure, ranking: Ranking, judgments: Judgments, depth=None) -
 
 def family_values(measure, profile, ranking: Ranking, judgments: Judgments, depth=None):
     """Per-query values of the ranking's own order (aware: the mean over orderings)."""
+    if profile.mode == "aware" and measure.family == "NDCGRel":
+        return ndcg_rel_aware(ranking, judgments, _gains(measure), depth)
     if profile.mode == "aware":
         return SPREADS[measure.family](measure, ranking, judgments, depth)["value"]
     return SCORERS[measure.family](ranking, judgments, _gains(measure), depth)
@@ -343,6 +422,9 @@ def family_sample(measure, ranking: Ranking, judgments: Judgments, *, samples, r
 #: The exact spread of the families that have one.
 SPREADS = {"BinG": _bin_g_spread, "Rndcg": _rndcg_spread}
 
+_NO_VARIANCE = (
+    "its variance needs the moments of products of up to four docs' values, not derived yet"
+)
 _INEXACT = "a doc's term depends on the docs above it; no exact tie-aware value derived yet"
 
 for _name, _alias, _convention, _params in (
@@ -384,6 +466,12 @@ for _name, _alias, _convention, _params in (
             component=None,
             values=family_values,
             sample=family_sample,
-            **({"spread": SPREADS[_name]} if _name in SPREADS else {"inexact": _INEXACT}),
+            **(
+                {"spread": SPREADS[_name]}
+                if _name in SPREADS
+                else {"inexact_spread": _NO_VARIANCE}
+                if _name == "NDCGRel"
+                else {"inexact": _INEXACT}
+            ),
         )
     )
