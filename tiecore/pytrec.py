@@ -245,10 +245,10 @@ class RelevanceEvaluator:
     map.  A score must be a finite number.  A judged query given as an empty dict (or left without
     documents by ``judged_docs_only_flag``) scores 0 in every measure, its ``num_rel``
     counted (trec_eval ``-c``'s value for a query without documents), where pytrec_eval
-    gives NaN for its ``iprec_at_recall``.  With ``ties="oblivious"`` the values are
-    pytrec_eval's with ``==`` but for map, map_cut, ndcg, ndcg_cut, bpref, set_F and gm_map,
-    whose last bits may differ (tiecore adds a query's terms in another order: within 1e-15,
-    gm_map within 2e-15).
+    gives NaN for its ``iprec_at_recall`` and ``11pt_avg``.  With ``ties="oblivious"`` the
+    values are pytrec_eval's with ``==`` but for map, map_cut, ndcg, ndcg_cut, bpref, set_F,
+    gm_map and gm_bpref, whose last bits may differ (tiecore adds a query's terms in another
+    order: within 1e-15, gm_map and gm_bpref within 2e-15).
 
     Examples
     --------
