@@ -319,7 +319,6 @@ def test_judged_docs_only():
         ({"foo"}, "aware", r"^measures: unsupported measure foo \(expected one of"),
         ({"utility"}, "aware", r"^measures: utility: tiecore does not have this trec_eval"),
         ({"relstring"}, "aware", r"relstring: tiecore does not have this"),
-        ({"G"}, "aware", r"G: no exact tie-aware value \(none derived yet\)"),
         ({"gm_bpref"}, "sampled", r"gm_bpref: no exact tie-aware value \(a log of Bpref"),
         ({"gm_map"}, "aware", r"gm_map: no exact tie-aware value .*ties='oblivious'"),
         ({"gm_map"}, "sampled", r"gm_map: no exact tie-aware value"),

@@ -104,7 +104,6 @@ supported_nicknames: dict[str, frozenset[str]] = {
 _OBLIVIOUS_ONLY: dict[str, str] = {
     "gm_map": "a log of AP per query",
     "gm_bpref": "a log of Bpref per query",
-    "G": "none derived yet",
 }
 _MIN_GEO_MEAN = 1e-5  # trec_eval's floor of AP in gm_map (and of Bpref in gm_bpref)
 
@@ -239,8 +238,8 @@ class RelevanceEvaluator:
     -----
     What differs from pytrec_eval: the trec_eval measures this evaluator does not offer
     (``runid``, ``num_q``, ``relstring``, ``Rprec_mult``, ``utility``) raise an error when
-    named and are left out of the nicknames; ``gm_map``, ``gm_bpref`` and ``G`` (no
-    exact tie-aware value) are left out of
+    named and are left out of the nicknames; ``gm_map`` and ``gm_bpref`` (no exact
+    tie-aware value) are left out of
     them unless ``ties="oblivious"``; ``set_F`` takes its beta 1 only, and ``ndcg`` no gain
     map.  A score must be a finite number.  A judged query given as an empty dict (or left without
     documents by ``judged_docs_only_flag``) scores 0 in every measure, its ``num_rel``

@@ -1,6 +1,6 @@
-"""trec_eval's all_trec measures with no exact tie-aware value yet (G, ndcg_rel, 11pt_avg,
-gm_bpref; and binG's and Rndcg's oblivious and sampled values, whose aware ones
-test_against_bruteforce checks) against slow references written from trec_eval's
+"""trec_eval's all_trec extras whose tie-aware value test_against_bruteforce does not
+check (gm_bpref: none; 11pt_avg, ndcg_rel, G: a value, no variance yet; and binG's and
+Rndcg's oblivious and sampled values) against slow references written from trec_eval's
 definitions (tests/reference.py), over every ordering of small tie-heavy runs.
 
 - oblivious: each deterministic tie-break policy gives the reference's value of its order;
@@ -41,9 +41,9 @@ SPECS = [
 ]
 #: Those with an exact tie-aware value (tests/evaluation/test_against_bruteforce.py;
 #: IPrecAvg's and NDCGRel's values below, their variances refused).
-EXACT = ("BinG", "Rndcg", "IPrecAvg", "NDCGRel")
+EXACT = ("BinG", "Rndcg", "IPrecAvg", "NDCGRel", "G")
 #: An exact value without an exact variance (yet).
-VALUE_ONLY = ("IPrecAvg", "NDCGRel")
+VALUE_ONLY = ("IPrecAvg", "NDCGRel", "G")
 PROPERTY = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 pytestmark = pytest.mark.filterwarnings("ignore::tiecore.errors.TieCoreWarning")
 options = st.fixed_dictionaries({"rel_level": rel_levels, "depth": depths})
@@ -105,7 +105,8 @@ def test_sampled_draws_are_orderings_and_average_to_the_mean(case, options):
 def test_aware_value_is_the_mean_over_orderings(case, options):
     """11pt_avg's aware value: the mean of the levels' exact IPrec values (linearity),
     which is the mean over every ordering of the levels' mean; ndcg_rel's: sums over
-    pairs of docs (tiecore.measures.gains.ndcg_rel_aware)."""
+    pairs of docs (tiecore.measures.gains.ndcg_rel_aware); G's: sums over the gains
+    above each doc (tiecore.measures.gains.g_aware)."""
     specs = [spec for spec in SPECS if spec.family in VALUE_ONLY]
     run, qrels = case.run_frame(), case.qrels_frame()
     frame = tiecore.evaluate(
@@ -123,7 +124,11 @@ def test_aware_value_is_the_mean_over_orderings(case, options):
 
 @pytest.mark.parametrize(
     ("name", "reason"),
-    [("IPrecAvg", "covariances of the levels"), ("NDCGRel", "up to four docs")],
+    [
+        ("IPrecAvg", "covariances of the levels"),
+        ("NDCGRel", "up to four docs"),
+        ("G", "pairs of terms"),
+    ],
 )
 def test_value_only_spread_is_refused(name, reason):
     qrels = pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "b"], "level": [1, 0]})

@@ -30,7 +30,8 @@ positive gains.
 Sums run one after the other, as trec_eval's loops add.  Under ties:
 
 * G is no sum of per-doc values (a doc's term depends on the sum of the gains above
-  it, through a logarithm): oblivious and sampled only for now;
+  it, through a logarithm): its mean over the orderings sums over the compositions of
+  those gains in its tie group (:func:`g_aware`); its variance is not derived yet;
 * binG's term depends on the count above it only, which inside a tie group is uniform
   (hypergeometric where the depth cuts it): its exact spread is :func:`_bin_g_spread`'s;
 * ndcg_rel's mean over the orderings is a sum over pairs of docs
@@ -375,6 +376,112 @@ def ndcg_rel_aware(ranking: Ranking, judgments: Judgments, gains: dict, depth: i
     return np.where(n_pos > 0, value, 0.0)
 
 
+#: Most (doc gain, others' composition, position) terms G's exact mean sums in one run.
+G_BUDGET = 5e7
+
+
+def g_aware(ranking: Ranking, judgments: Judgments, gains: dict, depth: int | None):
+    """G's exact mean over the orderings.
+
+    A doc of gain ``v != 0`` at 0-based position ``p`` of a tie group (row ``t + p``)
+    adds ``v / log2(2 + C_{t+p} - S - v - W)``: ``C`` the ideal's cost through the row
+    (fixed), ``S`` the gains above the group (fixed) and ``W`` the gains of the ``p``
+    group docs above it, a uniformly random ``p``-subset of the group's other ``n - 1``
+    docs.  With ``c_u`` of those others at each non-zero gain ``u`` and ``c_0`` at gain
+    0, ``k_u`` of each among the ``p`` has chance ``prod_u C(c_u, k_u) C(c_0, p - K) /
+    C(n - 1, p)`` (``K = sum k_u``, ``W = sum k_u u``), and each of the group's docs is at
+    ``p`` with chance ``1 / n``: the mean sums over the gains ``v``, the compositions
+    ``k`` and the retrieved positions ``p`` (refused past :data:`G_BUDGET` terms).
+    """
+    from scipy.special import gammaln
+
+    nq = len(ranking.counts)
+    _, table = gain_table(judgments, gains)
+    g = row_gains(ranking, table)
+    keep, starts_ret, counts_ret = _rows(ranking, depth)
+    query = ranking.query[keep]
+    index = np.arange(keep.size) - np.repeat(starts_ret, counts_ret)
+    cost = np.zeros(ranking.rank.size)
+    cost[keep] = segment_cumsum(
+        np.maximum(_ideal_at(judgments, gains, query, index), 1.0), starts_ret
+    )
+    gstart, size = ranking.group_start, ranking.size
+    above = np.cumsum(g) - g  # gains above each row, within its query
+    above -= above[ranking.starts[ranking.query]]
+    s_before = above[gstart]
+    slots = size if depth is None else np.clip(depth - ranking.offset, 0, size)
+    # the (group, non-zero gain) pairs and their counts
+    nonzero = np.flatnonzero(g != 0)
+    pair_key = np.stack([ranking.group[nonzero], g[nonzero]])
+    if not nonzero.size:
+        return np.zeros(nq)
+    pairs, count = np.unique(pair_key, axis=1, return_counts=True)
+    pgroup, pvalue = pairs[0].astype(np.int64), pairs[1]
+    width = int(np.bincount(pgroup).max())  # distinct non-zero gains of a group, at most
+    first = np.searchsorted(pgroup, np.arange(len(gstart)))
+    # per type (group, gain v of the doc): the others' counts per non-zero gain, padded
+    tgroup, tvalue, tcount = pgroup, pvalue, count
+    t_first = first[tgroup]
+    column = np.arange(width)
+    member = t_first[:, None] + column[None, :]
+    inside = column[None, :] < np.bincount(pgroup, minlength=len(gstart))[tgroup][:, None]
+    member = np.where(inside, member, 0)
+    others = np.where(inside, count[member] - (pvalue[member] == tvalue[:, None]), 0)
+    values = np.where(inside, pvalue[member], 0.0)
+    zeros = size[tgroup] - 1 - others.sum(axis=1)
+    radix = others + 1
+    combos = np.prod(radix, axis=1)
+    live = slots[tgroup] > 0
+    terms = float(np.sum(np.where(live, combos * slots[tgroup], 0)))
+    if terms > G_BUDGET:
+        from tiecore.errors import InputError
+
+        raise InputError(
+            f"run {ranking.name}", None,
+            f"G's exact mean would sum {terms:.3g} terms, more than the {G_BUDGET:.3g} it takes",
+            "ties='oblivious' or 'sampled' for G on this run",
+        )  # fmt: skip
+    types = np.flatnonzero(live)
+    owner = np.repeat(types, combos[types])
+    code = np.arange(owner.size) - np.repeat(
+        np.cumsum(combos[types]) - combos[types], combos[types]
+    )
+    k = np.zeros((owner.size, width), np.int64)
+    for j in range(width):  # a handful of distinct gains
+        k[:, j] = code % radix[owner, j]
+        code //= radix[owner, j]
+    big_k = k.sum(axis=1)
+    w_sum = (k * values[owner]).sum(axis=1)
+    ln_weight = (
+        gammaln(others[owner] + 1.0) - gammaln(k + 1.0) - gammaln(others[owner] - k + 1.0)
+    ).sum(axis=1)
+    # positions p = K .. min(K + zeros, slots - 1)
+    last = np.minimum(big_k + zeros[owner], slots[tgroup[owner]] - 1)
+    span = np.maximum(last - big_k + 1, 0)
+    row = np.repeat(np.arange(owner.size), span)
+    p = np.arange(row.size) - np.repeat(np.cumsum(span) - span, span) + big_k[row]
+    t = owner[row]
+    grp = tgroup[t]
+    n1 = size[grp] - 1.0
+    z = zeros[t].astype(np.float64)
+    ln_zero = gammaln(z + 1.0) - gammaln(p - big_k[row] + 1.0) - gammaln(z - p + big_k[row] + 1.0)
+    ln_all = gammaln(n1 + 1.0) - gammaln(p + 1.0) - gammaln(n1 - p + 1.0)
+    chance = np.exp(ln_weight[row] + ln_zero - ln_all)
+    v = tvalue[t]
+    at = gstart[grp] + p
+    with np.errstate(divide="ignore", invalid="ignore"):
+        term = v / np.log2(2.0 + cost[at] - s_before[grp] - v - w_sum[row])
+    share = tcount[t] / size[grp]
+    total = np.bincount(ranking.query[at], weights=share * chance * term, minlength=nq)
+    ideal_values, ideal_starts = ideal_gains(judgments, gains)
+    positive = np.where(ideal_values > 0, ideal_values, 0.0)
+    ideal = np.bincount(
+        np.repeat(np.arange(nq), np.diff(ideal_starts)), weights=positive, minlength=nq
+    )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(ideal > 0, total / ideal, 0.0)
+
+
 def _gains(measure) -> dict:
     return parse_gains(measure.param("gains")) if "gains" in measure.spec.params else {}
 
@@ -401,6 +508,8 @@ def family_values(measure, profile, ranking: Ranking, judgments: Judgments, dept
     """Per-query values of the ranking's own order (aware: the mean over orderings)."""
     if profile.mode == "aware" and measure.family == "NDCGRel":
         return ndcg_rel_aware(ranking, judgments, _gains(measure), depth)
+    if profile.mode == "aware" and measure.family == "G":
+        return g_aware(ranking, judgments, _gains(measure), depth)
     if profile.mode == "aware":
         return SPREADS[measure.family](measure, ranking, judgments, depth)["value"]
     return SCORERS[measure.family](ranking, judgments, _gains(measure), depth)
@@ -422,9 +531,11 @@ def family_sample(measure, ranking: Ranking, judgments: Judgments, *, samples, r
 #: The exact spread of the families that have one.
 SPREADS = {"BinG": _bin_g_spread, "Rndcg": _rndcg_spread}
 
-_NO_VARIANCE = (
-    "its variance needs the moments of products of up to four docs' values, not derived yet"
-)
+_NO_VARIANCE = {
+    "NDCGRel": "its variance needs the moments of products of up to four docs' values, not "
+    "derived yet",
+    "G": "its variance needs pairs of terms over the joint gains above two docs, not derived yet",
+}
 _INEXACT = "a doc's term depends on the docs above it; no exact tie-aware value derived yet"
 
 for _name, _alias, _convention, _params in (
@@ -469,8 +580,8 @@ for _name, _alias, _convention, _params in (
             **(
                 {"spread": SPREADS[_name]}
                 if _name in SPREADS
-                else {"inexact_spread": _NO_VARIANCE}
-                if _name == "NDCGRel"
+                else {"inexact_spread": _NO_VARIANCE[_name]}
+                if _name in _NO_VARIANCE
                 else {"inexact": _INEXACT}
             ),
         )
