@@ -118,6 +118,10 @@ def test_relstring_names_one_ordering(capsys):
     assert "relstring" not in captured.out and "\tall\taware\n" in captured.out
     code = main(["eval", "-q", "-m", "relstring", "-m", "P@10", *TEST])
     assert code == 2 and "trec_eval's layout only" in capsys.readouterr().err
+    code, out, err = eval_out(capsys, "-q", "-m", "relstring", "--format", "csv", *TEST)
+    assert code == 2 and out == "" and "expected --format trec" in err
+    code, out, err = eval_out(capsys, "-q", "-m", "all_trec", "--format", "csv", *TEST)
+    assert code == 0 and "all_trec leaves out relstring: it prints in trec format only" in err
 
 
 def test_quicktest_meas_params(capsys):

@@ -46,24 +46,27 @@ def without_inexact(measures: list, plan: TrecPlan, stderr: TextIO, spread: bool
     return [m for m in measures if m not in dropped]
 
 
-def without_strings(plan: TrecPlan, stderr: TextIO) -> None:
-    """trec_eval's relstring outside oblivious mode: it names one ordering (a string, not
-    a number: there is no mean over orderings of it).  Asked for through a nickname it is
-    left out with a note; asked for by name, refused."""
+def without_strings(plan: TrecPlan, stderr: TextIO, *, trec_format: bool = True) -> None:
+    """trec_eval's relstring outside oblivious mode (it names one ordering: a string, not
+    a number, has no mean over orderings) or outside trec format (its lines are
+    trec_eval's only).  Asked for through a nickname it is left out with a note; asked
+    for by name, refused."""
     named = [key for key in plan.strings if key not in plan.nicknamed]
     printed = {ours: name for name, ours in plan.lines}
+    if trec_format:
+        why = (
+            "relstring names the relevance values of one ordering, which has no mean over "
+            "the orderings of the tied docs (expected --ties oblivious for it: trec_eval's "
+            "tie-break)"
+        )
+        note = "it names one ordering (use --ties oblivious for it)"
+    else:
+        why = "relstring prints trec_eval's lines only (expected --format trec for it)"
+        note = "it prints in trec format only (use --format trec for it)"
     if named:
-        raise UsageError(
-            f"-m {printed[named[0]]}: relstring names the relevance values of one ordering, "
-            "which has no mean over the orderings of the tied docs (expected --ties oblivious "
-            "for it: trec_eval's tie-break)"
-        )
+        raise UsageError(f"-m {printed[named[0]]}: {why}")
     for key in list(plan.strings):
-        print(
-            f"tiecore: {plan.nicknamed[key]} leaves out {printed[key]}: it names one "
-            "ordering (use --ties oblivious for it)",
-            file=stderr,
-        )
+        print(f"tiecore: {plan.nicknamed[key]} leaves out {printed[key]}: {note}", file=stderr)
         del plan.strings[key]
         plan.lines = [line for line in plan.lines if line[1] != key]
 

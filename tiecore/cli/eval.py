@@ -367,8 +367,8 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
         measures = [*measures, *parse_measures("NumRet")]  # which queries the run has
     if args.ties == "aware" or args.spread:
         measures = without_inexact(measures, plan, stderr, spread=args.spread)
-    if plan.strings and args.ties != "oblivious":
-        without_strings(plan, stderr)
+    if plan.strings and (args.ties != "oblivious" or args.format != "trec"):
+        without_strings(plan, stderr, trec_format=args.format == "trec")
     _warn_unused(args)
     if args.dask is not None and _local_declines(args.dask, args.files[1:]):
         args.dask = None  # evaluated locally, on the fastest path for the files
