@@ -170,10 +170,11 @@ def sample_orders(
     """``(samples, queries)``: ``score`` (one ordering's per-query values) of sampled
     orderings of the tie groups.
 
-    The orders are :mod:`tiecore.engine.sampling`'s keyed draws (those of every other
-    measure of the run, sample for sample); each is the ranking with the drawn groups'
+    The orders are :mod:`tiecore.engine.sampling`'s keyed draws (the same for a run's
+    queries evaluated together or apart); each is the ranking with the drawn groups'
     judged docs moved to their drawn rows (their unjudged docs, all alike to trec_eval,
-    fill the rest), scored as the ranking's own order is.
+    fill the rest), scored as the ranking's own order is: one scoring of the whole run
+    per sample (a Python loop over the samples, each vectorised over the rows).
     """
     from tiecore.engine import sampling
     from tiecore.engine.seeding import stream_key
