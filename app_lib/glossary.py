@@ -276,6 +276,81 @@ _FAMILIES: dict[str, tuple[str | None, str | None, str | None, str | None]] = {
         "per relevant document not retrieved and {d} per non-relevant document not retrieved, "
         "summed (trec_eval's utility; the collection counted as no other documents)",
     ),
+    "GMBpref": (
+        None,
+        None,
+        "geometric mean of Bpref",
+        "binary preference of each query, averaged over the queries with a geometric mean "
+        "(Bpref floored at 0.00001), so queries with low values weigh more (trec_eval's "
+        "gm_bpref)",
+    ),
+    "RelP": (
+        "relative precision at {k}",
+        "the relevant documents in the top {k}, divided by the most the top {k} can hold: "
+        "the smaller of {k} and the query's number of relevant documents (trec_eval's "
+        "relative_P)",
+        None,
+        None,
+    ),
+    "SetRelP": (
+        None,
+        None,
+        "relative set precision",
+        "the relevant documents retrieved, divided by the most a set of that size can hold: "
+        "the smaller of the number retrieved and the query's number of relevant documents "
+        "(trec_eval's set_relative_P)",
+    ),
+    "SetMAP": (
+        None,
+        None,
+        "set average precision",
+        "set precision times set recall: (relevant retrieved)² / (retrieved × the query's "
+        "number of relevant documents) (trec_eval's set_map)",
+    ),
+    "NumNonrelJudgedRet": (
+        None,
+        None,
+        "judged non-relevant documents retrieved",
+        "the number of retrieved documents judged non-relevant (trec_eval's num_nonrel_judged_ret)",
+    ),
+    "IPrecAvg": (
+        None,
+        None,
+        "interpolated precision averaged over recall levels",
+        "the interpolated precision (the highest precision at any rank where recall reaches "
+        "the level) averaged over the recall levels 0, 0.1, …, 1 by default (trec_eval's "
+        "11pt_avg)",
+    ),
+    "BinG": (
+        None,
+        None,
+        "binary G",
+        "for each relevant document retrieved, 1 / log2(2 + the documents above it that are "
+        "not relevant), summed and divided by the query's number of relevant documents "
+        "(trec_eval's binG)",
+    ),
+    "G": (
+        None,
+        None,
+        "normalised gain G",
+        "each document's gain divided by log2(2 + the gain the best order has collected by "
+        "its rank − the gain collected so far), summed and divided by the best order's total "
+        "gain (trec_eval's G)",
+    ),
+    "NDCGRel": (
+        None,
+        None,
+        "nDCG averaged over the relevant documents",
+        "nDCG at the rank of each document of positive gain (at the end of the list for "
+        "those not retrieved), averaged over them (trec_eval's ndcg_rel)",
+    ),
+    "Rndcg": (
+        None,
+        None,
+        "nDCG averaged over the R levels",
+        "nDCG at each rank where the best order's gain changes (and at the end of the list), "
+        "averaged (trec_eval's Rndcg)",
+    ),
 }
 _GAINS = {
     "linear": "its relevance level",
