@@ -105,8 +105,8 @@ def test_sampled_draws_are_orderings_and_average_to_the_mean(case, options):
 def test_aware_value_is_the_mean_over_orderings(case, options):
     """11pt_avg's aware value: the mean of the levels' exact IPrec values (linearity),
     which is the mean over every ordering of the levels' mean; ndcg_rel's: sums over
-    pairs of docs (tiecore.measures.gains.ndcg_rel_aware); G's: sums over the gains
-    above each doc (tiecore.measures.gains.g_aware)."""
+    pairs of docs (tiecore.measures.ndcgrel.ndcg_rel_aware); G's: sums over the gains
+    above each doc (tiecore.measures.g.g_aware)."""
     specs = [spec for spec in SPECS if spec.family in VALUE_ONLY]
     run, qrels = case.run_frame(), case.qrels_frame()
     frame = tiecore.evaluate(

@@ -24,7 +24,7 @@ from tiecore.measures import ndcg, dcg, cg, judged, rbp  # noqa: F401
 from tiecore.measures import err, iprec, infap, gmap  # noqa: F401
 from tiecore.measures import setp, setr, setf, numret, numrel, numrelret, utility  # noqa: F401
 from tiecore.measures import gmbpref, relp, setrelp, setmap, nonreljudged, elevenpt  # noqa: F401
-from tiecore.measures import gains  # noqa: F401
+from tiecore.measures import bing, g, ndcgrel, rndcg  # noqa: F401
 # isort: on
 
 __all__ = [
