@@ -323,6 +323,44 @@ _FAMILIES: dict[str, tuple[str | None, str | None, str | None, str | None]] = {
         "summed (trec_eval's utility; the collection counted as {docs} documents, "
         "trec_eval's -N)",
     ),
+    "IPrecAvg": (
+        None,
+        None,
+        "interpolated precision averaged over recall levels",
+        "the interpolated precision (the highest precision at any rank where recall reaches "
+        "the level) averaged over the recall levels 0, 0.1, …, 1 by default (trec_eval's "
+        "11pt_avg)",
+    ),
+    "BinG": (
+        None,
+        None,
+        "binary G",
+        "for each relevant document retrieved, 1 / log2(2 + the documents above it that are "
+        "not relevant), summed and divided by the query's number of relevant documents "
+        "(trec_eval's binG)",
+    ),
+    "G": (
+        None,
+        None,
+        "normalised gain G",
+        "each document's gain divided by log2(2 + the gain the best order has collected by "
+        "its rank − the gain collected so far), summed and divided by the best order's total "
+        "gain (trec_eval's G)",
+    ),
+    "NDCGRel": (
+        None,
+        None,
+        "nDCG averaged over the relevant documents",
+        "nDCG at the rank of each document of positive gain (at the end of the list for "
+        "those not retrieved), averaged over them (trec_eval's ndcg_rel)",
+    ),
+    "Rndcg": (
+        None,
+        None,
+        "nDCG averaged over the R levels",
+        "nDCG at each rank where the best order's gain changes (and at the end of the list), "
+        "averaged (trec_eval's Rndcg)",
+    ),
 }
 _GAINS = {
     "linear": "its relevance level",

@@ -424,6 +424,125 @@ class Spec:
         return self.name
 
 
+# ------------------------------------------------ trec_eval's all_trec extras
+
+
+def trec_gain(label: Label, levels: Sequence[int], gains: dict | None = None) -> float:
+    """trec_eval's gain of a doc (ndcg, ndcg_rel, Rndcg, G): a ``level=gain`` parameter's
+    value where one names its relevance value (the level; -1 not in the qrels, -2 a
+    negative level), else the level itself for ``0 .. the query's largest level``, else 0."""
+    value = -1 if label is None else (-2 if label < 0 else label)
+    gains = gains or {}
+    if value in gains:
+        return float(gains[value])
+    top = max((level for level in levels if level >= 0), default=-1)
+    return float(value) if 0 <= value <= top else 0.0
+
+
+def ideal_gains(levels: Sequence[int], gains: dict | None = None) -> list[float]:
+    """The qrels docs' gains (levels 0 and up), largest first: trec_eval's ideal ranking."""
+    return sorted((trec_gain(level, levels, gains) for level in levels if level >= 0), reverse=True)
+
+
+def bin_g(labels: Sequence[Label], levels: Sequence[int], rel_level: int) -> float:
+    """trec_eval's binG: each relevant doc adds ``1 / log2(2 + docs above it that are not
+    relevant)``; the sum over ``num_rel`` (0 when no relevant doc is retrieved)."""
+    total, others, found = 0.0, 0, False
+    for label in labels:
+        if is_relevant(label, rel_level):
+            total += 1.0 / math.log2(2 + others)
+            found = True
+        else:
+            others += 1
+    return total / num_relevant(levels, rel_level) if found else 0.0
+
+
+def g_measure(labels: Sequence[Label], levels: Sequence[int], gains: dict | None = None) -> float:
+    """trec_eval's G: each doc of non-zero gain ``g`` adds ``g / log2(2 + C - S)``, ``C``
+    the ideal's gains so far (each rank at least 1) and ``S`` the ranking's (both through
+    this doc); the sum over the ideal's positive gains."""
+    ideal = ideal_gains(levels, gains)
+    cost = results = total = 0.0
+    for i, label in enumerate(labels):
+        g = trec_gain(label, levels, gains)
+        results += g
+        cost += max(ideal[i] if i < len(ideal) else 0.0, 1.0)
+        if g != 0:
+            total += g / math.log2(2 + cost - results)
+    best = sum(x for x in ideal if x > 0)
+    return total / best if best > 0 else 0.0
+
+
+def _idcg(positive: Sequence[float], k: int) -> float:
+    return sum(positive[j] / math.log2(j + 2) for j in range(min(k, len(positive))))
+
+
+def _dcg_of(labels: Sequence[Label], levels: Sequence[int], k: int, gains) -> float:
+    return sum(
+        trec_gain(label, levels, gains) / math.log2(i + 2) for i, label in enumerate(labels[:k])
+    )
+
+
+def ndcg_rel(labels: Sequence[Label], levels: Sequence[int], gains: dict | None = None) -> float:
+    """trec_eval's ndcg_rel: nDCG at each retrieved doc of positive gain (the ideal cut at
+    the same rank, at most its positive gains), those of the ideal not retrieved at the
+    ranking's end; the mean over the ideal's positive gains (0 if that sum is 0)."""
+    positive = [x for x in ideal_gains(levels, gains) if x > 0]
+    n = len(positive)
+    total, found = 0.0, 0
+    for i, label in enumerate(labels):
+        if trec_gain(label, levels, gains) > 0:
+            total += _dcg_of(labels, levels, i + 1, gains) / _idcg(positive, min(i + 1, n))
+            found += 1
+    if n:
+        total += (n - found) * _dcg_of(labels, levels, len(labels), gains) / _idcg(positive, n)
+    return total / n if total > 0 else 0.0
+
+
+def rndcg(
+    labels: Sequence[Label], levels: Sequence[int], rel_level: int, gains: dict | None = None
+) -> float:
+    """trec_eval's Rndcg: the mean of ``DCG@min(k, NR) / IDCG@k`` over the ranks ``k`` where
+    the ideal's gain changes (``1 <= k < n+`` with a new gain at ``k``, and ``k = n+``, the
+    ideal's positive gains), and ``NR`` (docs retrieved) where ``n+ + 1 < NR``; 0 without
+    relevant docs."""
+    if num_relevant(levels, rel_level) == 0:
+        return 0.0
+    positive = [x for x in ideal_gains(levels, gains) if x > 0]
+    n, retrieved = len(positive), len(labels)
+    points = [(k, k) for k in range(1, n) if positive[k] != positive[k - 1]]
+    points += [(n, n)] if n else []
+    points += [(retrieved, n)] if n and n + 1 < retrieved else []
+    values = [
+        _dcg_of(labels, levels, min(k, retrieved), gains) / _idcg(positive, ideal)
+        for k, ideal in points
+    ]
+    return sum(values) / len(values)
+
+
+def iprec_avg(
+    labels: Sequence[Label], levels: Sequence[int], rel_level: int, recall_levels: Sequence[float]
+) -> float:
+    """trec_eval's 11pt_avg: the mean over the recall levels ``c`` of the largest precision
+    at or below relevant doc number ``max(1, (long)(c R + 0.9))`` (0 past the retrieved)."""
+    num_rel = num_relevant(levels, rel_level)
+    precisions, found = [], 0
+    for i, label in enumerate(labels):
+        if is_relevant(label, rel_level):
+            found += 1
+            precisions.append(found / (i + 1))
+    total = 0.0
+    for c in reversed(recall_levels):
+        first = max(int(c * num_rel + 0.9), 1)
+        total += max(precisions[first - 1 :], default=0.0)
+    return total / len(recall_levels)
+
+
+def _gains_param(spec) -> dict:
+    text = spec.param("gains", "")
+    return {int(a): float(b) for a, b in (p.split(":") for p in text.split(";") if p)}
+
+
 #: Families whose extremes are not the optimistic and pessimistic orders: they count
 #: judged docs, and those orders rank an unjudged doc as level 0, among judged ones
 #: (infAP: a pooled-but-unjudged doc above a relevant one can raise its term).
@@ -485,9 +604,11 @@ SET_FAMILIES = ("SetP", "SetR", "SetF", "SetRelP", "SetAP", "NumRet", "NumRel", 
 def policies_are_extremes(spec: Spec) -> bool:
     """Whether the optimistic and pessimistic orders give the max and min of ``spec``: not
     for :data:`JUDGED_FAMILIES`, nor for nDCG's local ideal (a high gain pushed into the
-    top k raises that ideal too), whose extremes only the enumeration gives."""
+    top k raises that ideal too), nor for gains given per level (a higher level may gain
+    less), whose extremes only the enumeration gives."""
     local = spec.family == "nDCG" and spec.param("ideal", "global") == "local"
-    return spec.family not in JUDGED_FAMILIES and not local
+    mapped = bool(spec.param("gains", ""))  # a level's gain need not grow with it
+    return spec.family not in JUDGED_FAMILIES and not local and not mapped
 
 
 def is_head_sum(spec: Spec) -> bool:
@@ -495,7 +616,7 @@ def is_head_sum(spec: Spec) -> bool:
     splits over the tie groups (tiecore.spread.tie_groups): not nDCG's local ideal, nor
     infAP (its groups are independent too, but it is no head sum that tie_groups reads),
     nor trec_eval 10's rbp_resid (0 unless some group puts an unjudged doc above k)."""
-    if spec.family in ("infAP", "NumRel", "NumRet", "SetAP"):  # no per-rank sum (SetAP: a square)
+    if spec.family in ("infAP", "NumRel", "NumRet", "SetAP", "Rndcg", "BinG"):  # no head sum
         return False
     if spec.param("convention", "tiecore") == "trec_eval":  # times "an unjudged doc above k"
         return False
@@ -514,6 +635,9 @@ def all_specs(cutoffs: Iterable[int] = range(1, 11)) -> list[Spec]:
     specs += [Spec("RBP", None, "query_scaled", (("p", "0.9"),))]
     specs += [Spec("RBP_residual", None, params=(("p", "0.9"), ("convention", "trec_eval")))]
     specs += [Spec("infAP")]
+    specs += [Spec("nDCG", params=(("gains", "1:3.0;2:-1.0;0:0.5"),))]
+    specs += [Spec("Rndcg"), Spec("Rndcg", params=(("gains", "2:1.0;1:2.5;0:-1.0"),))]
+    specs += [Spec("BinG")]
     specs += [Spec(family) for family in SET_FAMILIES]
     specs += [Spec("NumNonRelJudgedRet")]
     specs += [Spec("SetF", params=(("x", x),)) for x in ("0.5", "3.0")]
@@ -521,9 +645,9 @@ def all_specs(cutoffs: Iterable[int] = range(1, 11)) -> list[Spec]:
     specs += [Spec("Utility", params=(("a", "-1.0"), ("b", "2.0"), ("c", "-3.0")))]
     specs += [Spec("Utility", params=(("d", "0.5"), ("docs", "40.0")))]
     for k in cutoffs:
-        specs += [
-            Spec(family, k) for family in ("P", "R", "F1", "AP", "RR", "nDCG", "Success", "RelP")
-        ]
+        specs += [Spec(family, k) for family in ("P", "R", "F1", "AP", "RR", "nDCG", "Success")]
+        specs.append(Spec("RelP", k))
+        specs.append(Spec("nDCG", k, params=(("gains", "1:3.0;2:9.0;4:4.5"),)))
         specs.append(Spec("nDCG", k, "exp"))
         specs += [Spec("nDCG", k, "linear", (("ideal", "max"),))]
         specs += [
@@ -575,6 +699,12 @@ def measure(
             return average_precision(labels, levels, rel_level, k)
         case "RR":
             return reciprocal_rank(labels, levels, rel_level, k)
+        case "nDCG" if spec.param("gains", ""):
+            gains = _gains_param(spec)
+            positive = [x for x in ideal_gains(levels, gains) if x > 0]
+            best = _idcg(positive, k if k is not None else len(positive))
+            cut = len(labels) if k is None else k
+            return _dcg_of(labels, levels, cut, gains) / best if best > 0 else 0.0
         case "nDCG" if spec.param("ideal", "global") == "local":
             return ndcg_local_ideal(labels, k, spec.gain)
         case "nDCG" if spec.param("ideal", "global") == "max":
@@ -612,6 +742,20 @@ def measure(
             return utility(labels, levels, rel_level, weights, spec.param("docs", "0"))
         case family if family in SET_FAMILIES:
             return set_measure(family, labels, levels, rel_level, spec.param("x", "1"))
+        case "BinG":
+            return bin_g(labels, levels, rel_level)
+        case "G":
+            return g_measure(labels, levels, _gains_param(spec))
+        case "NDCGRel":
+            return ndcg_rel(labels, levels, _gains_param(spec))
+        case "Rndcg":
+            return rndcg(labels, levels, rel_level, _gains_param(spec))
+        case "IPrecAvg":
+            default = ";".join(str(i / 10) for i in range(11))
+            points = [float(x) for x in spec.param("levels", default).split(";")]
+            return iprec_avg(labels, levels, rel_level, points)
+        case "GMBpref":
+            return bpref(labels, levels, rel_level)
     raise ValueError(f"unknown family {spec.family!r}")
 
 

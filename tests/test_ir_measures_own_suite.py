@@ -41,7 +41,6 @@ from tiecore.ir_measures_provider import tiecore_aware, tiecore_oblivious
 PYTREC = ir_measures.providers.PytrecEvalProvider()
 
 
-
 def _qrels(rows: str) -> list:
     return list(ir_measures.read_trec_qrels(rows))
 
@@ -123,7 +122,6 @@ def alike(measures: list, qrels: list, run: list) -> dict:
         aggregate = provider.calc_aggregate(measures, qrels, run)
         expected_aggregate = PYTREC.calc_aggregate(measures, qrels, run)
         for key, value in [*expected.items(), *expected_aggregate.items()]:
-            measure = key[0] if isinstance(key, tuple) else key
             mine = found[key] if isinstance(key, tuple) else aggregate[key]
             if provider is tiecore_aware:
                 assert mine == pytest.approx(value, rel=0, abs=1e-15), key

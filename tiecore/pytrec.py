@@ -94,6 +94,11 @@ _DEFAULTS["relative_P"] = {
 }
 _DEFAULTS["num_nonrel_judged_ret"] = {"num_nonrel_judged_ret": "NumNonRelJudgedRet"}
 _DEFAULTS["gm_bpref"] = {"gm_bpref": "Bpref"}  # its log taken per query, as gm_map's AP
+_DEFAULTS["11pt_avg"] = {"11pt_avg": "IPrecAvg"}
+_DEFAULTS["binG"] = {"binG": "BinG"}
+_DEFAULTS["G"] = {"G": "G"}
+_DEFAULTS["ndcg_rel"] = {"ndcg_rel": "NDCGRel"}
+_DEFAULTS["Rndcg"] = {"Rndcg": "Rndcg"}
 _DEFAULTS = {base: _DEFAULTS[base] for base in _ORDER if base in _DEFAULTS}
 
 #: The measures a ``RelevanceEvaluator`` takes, as pytrec_eval names them (its
@@ -148,7 +153,7 @@ def _parse_measures(measures: Iterable[str], ties: str) -> dict[str, str]:
             raise InputError("measures", None, f"{name!r} is no measure name", "strings")
         if name in supported_nicknames:
             bases = supported_nicknames[name]
-            for base in bases - _OBLIVIOUS_ONLY if ties != "oblivious" else bases:
+            for base in bases - set(_OBLIVIOUS_ONLY) if ties != "oblivious" else bases:
                 params.setdefault(base, set())
             continue
         base, given = _split(name)
@@ -289,21 +294,19 @@ class RelevanceEvaluator:
 
     Notes
     -----
-    What differs from pytrec_eval: the trec_eval measures this evaluator does not offer
-    (``11pt_avg``, ``binG``, ``G``, ``ndcg_rel``, ``Rndcg``) raise an error when named and
-    are left out of the nicknames, as do parameters on a measure that takes none
-    (``map.5``, which pytrec_eval ignores), text after the parameters (``P_5x``, ``P.5.5``:
-    pytrec_eval matches the start of a name only) and fewer than four weights of ``utility``
-    (pytrec_eval passes trec_eval the distinct numbers named, sorted as text, and gets 0);
-    ``gm_map`` and ``gm_bpref`` are left out of the nicknames unless ``ties="oblivious"``;
-    ``ndcg`` takes no gain map; ``runid`` is 0 (pytrec_eval leaves that double unset).  A
-    score must be a finite number.  A judged query given as an empty dict (or left without
-    documents by ``judged_docs_only_flag``) scores 0 in every measure, its ``num_rel``
-    counted (trec_eval ``-c``'s value for a query without documents), where pytrec_eval
-    gives NaN for its ``iprec_at_recall``.  With ``ties="oblivious"`` the values are
-    pytrec_eval's with ``==`` but for map, map_cut, ndcg, ndcg_cut, bpref, set_F, gm_map and
-    gm_bpref, whose last bits may differ (tiecore adds a query's terms in another order:
-    within 1e-15, gm_map and gm_bpref within 2e-15).
+    What differs from pytrec_eval: parameters on a measure that takes none (``map.5``,
+    which pytrec_eval ignores), text after the parameters (``P_5x``, ``P.5.5``: pytrec_eval
+    matches the start of a name only) and fewer than four weights of ``utility``
+    (pytrec_eval passes trec_eval the distinct numbers named, sorted as text, and gets 0)
+    raise an error; measures with no exact tie-aware value (``gm_map``, ``gm_bpref``) are
+    left out of the nicknames unless ``ties="oblivious"``; ``ndcg`` takes no gain map;
+    ``runid`` is 0 (pytrec_eval leaves that double unset).  A score must be a finite
+    number.  A judged query given as an empty dict (or left without documents by
+    ``judged_docs_only_flag``) scores 0 in every measure, its ``num_rel`` counted
+    (trec_eval ``-c``'s value for a query without documents), where pytrec_eval gives NaN
+    for its ``iprec_at_recall`` and ``11pt_avg``.  With ``ties="oblivious"`` every value
+    is pytrec_eval's with ``==`` (a query's terms added rank by rank, the queries one
+    after the other, as trec_eval's loops add them).
 
     Examples
     --------

@@ -94,8 +94,12 @@ def measures(draw):
     for name, param in family.params.items():
         if param.choices is not None:
             values[name] = draw(st.sampled_from(param.choices))
+        elif name == "gains":  # trec_eval's level=gain pairs (as level:gain)
+            values[name] = draw(st.sampled_from(("", "1:3.0;2:9.0", "0:0.5;4:-1.0")))
         else:
             values[name] = str(draw(st.floats(0.01, 0.99)))
+    if values.get("gains"):  # they go with nDCG's linear gain and global ideal
+        values |= {"gain": "linear", "ideal": "global"} if "ideal" in values else {}
     if values.get("ideal") == "max" and cutoff is None:
         cutoff = 10
     gain = values.pop("gain", None)

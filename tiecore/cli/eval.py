@@ -21,7 +21,12 @@ from typing import TYPE_CHECKING, TextIO
 
 import numpy as np
 
-from tiecore.cli.all_trec import all_trec_inputs, without_inexact
+from tiecore.cli.all_trec import (
+    all_trec_inputs,
+    relevance_strings,
+    without_inexact,
+    without_strings,
+)
 from tiecore.cli.common import (
     UsageError,
     add_complete,
@@ -326,7 +331,8 @@ def _rows_text(args: argparse.Namespace, columns: dict[str, list], num_q: dict[s
     if args.format == "trec" and (plan.trec or plan.counts):
         _check_rows(args, columns)  # a query named "all", before trec_eval's writers
     if args.format == "trec" and plan.trec:
-        return trec_eval_text(columns, num_q, plan, per_query=args.per_query)
+        strings = getattr(args, "strings", None)
+        return trec_eval_text(columns, num_q, plan, per_query=args.per_query, strings=strings)
     wanted = set(plan.names)
     shown = {
         ours: printed
@@ -380,7 +386,7 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
         plan = trec_plan(["official"], version=args.trec_eval)
     else:
         plan = trec_plan(list(DEFAULT_MEASURES), names)
-    if not plan.names and not (plan.runid or plan.num_q):  # -m '' names none: refused
+    if not plan.names and not (plan.runid or plan.num_q or plan.strings):  # -m '': refused
         parse_measures([])
     for note in plan.notes:
         print(note, file=stderr)
@@ -389,15 +395,20 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
     if args.rel_format in ("prefs", "qrels_prefs"):  # trec_eval's preference measures
         return _prefs_eval(args, zscores, stderr)
     measures = parse_measures(plan.names or ["AP"])  # runid / num_q alone need some rows
+    if plan.trec and args.per_query and args.complete and "NumRet" not in plan.names:
+        measures = [*measures, *parse_measures("NumRet")]  # which queries the run has
     if args.ties == "aware" or args.spread:
-        measures = without_inexact(measures, plan, stderr)
+        measures = without_inexact(measures, plan, stderr, spread=args.spread)
+    if plan.strings and (args.ties != "oblivious" or args.format != "trec"):
+        without_strings(plan, stderr, trec_format=args.format == "trec")
     _warn_unused(args)
     if args.dask is not None and _local_declines(args.dask, args.files[1:]):
         args.dask = None  # evaluated locally, on the fastest path for the files
     if args.rel_format != "qrels":  # trec_eval's judgment groups (-R qrels_jg)
         return _groups_eval(args, measures, zscores, stderr)
-    # a nickname (-m all_trec, official) and -Z take the normal path, a run at a time
-    normal = bool(plan.nicknamed) or zscores is not None
+    # a nickname (-m all_trec, official), a string (relstring) and -Z take the normal
+    # path, a run at a time
+    normal = bool(plan.nicknamed) or bool(plan.strings) or zscores is not None
     small = None if normal else _small_eval(args, measures, stderr)
     if small is not None:
         return small
@@ -433,9 +444,19 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
             client=client,
         )
     if zscores is not None:  # z-scores of the per-query rows, then their summary
-        return mode_line(args) + zscore_output(args, plain_columns(result), num_q, zscores, stderr)
+        columns = plain_columns(result)
+        if plan.strings:  # relstring's text lines, printed as they are
+            strings = relevance_strings(runs, qrels, args, _tiebreak(args))
+            for (run, qid, name), text in strings.items():
+                for column, cell in (("run", run), ("qid", qid), ("measure", name)):
+                    columns[column].append(cell)
+                for column in set(columns) - {"run", "qid", "measure"}:
+                    columns[column].append(f"'{text}'" if column == "value" else None)
+        return mode_line(args) + zscore_output(args, columns, num_q, zscores, stderr)
     if not args.per_query:
         result = result[result["qid"].isna()].reset_index(drop=True)
+    elif plan.strings:
+        args.strings = relevance_strings(runs, qrels, args, _tiebreak(args))
     columns = plain_columns(result)
     _check_rows(args, columns)
     return _text(args, columns, num_q)

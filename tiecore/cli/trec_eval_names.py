@@ -41,7 +41,11 @@ class TrecMeasure:
     ``single`` (one value, no parameters), ``summary`` (one value for ``all`` only:
     gm_map), ``long`` (integer cutoffs, printed ``NAME_5``), ``float`` (real cutoffs,
     printed ``NAME_0.25``), ``weighted`` (numbers, printed as typed: ``set_F_0.5``,
-    ``utility_2,-1,0,0``), ``pairs`` (``rbp.p=0.5``, printed ``rbp_p=0.5``).  ``ours``
+    ``utility_2,-1,0,0``), ``pairs`` (``rbp.p=0.5``, printed ``rbp_p=0.5``), ``levels``
+    (recall levels averaged into one value, printed as typed: ``11pt_avg_.25,.5,.75``),
+    ``gains`` (``level=gain`` pairs, printed as typed: ``G_1=3,2=9``), ``string``
+    (relstring: a string per query, not a measure; ``relstring.20`` printed
+    ``relstring_20``).  ``ours``
     is tiecore's name (a template with ``{}`` for each number); None where tiecore does
     not have the measure.
     """
@@ -65,18 +69,18 @@ _HAS: tuple[TrecMeasure, ...] = (
     TrecMeasure("recip_rank", "single", "RR"),
     TrecMeasure("iprec_at_recall", "float", "IPrec(recall={})", _LEVELS),
     TrecMeasure("P", "long", "P@{}", _CUTS),
-    TrecMeasure("relstring", "single", None),
+    TrecMeasure("relstring", "string", "relstring@{}", (10,)),
     TrecMeasure("recall", "long", "R@{}", _CUTS),
     TrecMeasure("infAP", "single", "infAP"),
     TrecMeasure("gm_bpref", "summary", "GMBpref"),
     TrecMeasure("Rprec_mult", "float", "Rprec(mult={})", tuple(i / 10 for i in range(2, 21, 2))),
     TrecMeasure("utility", "weighted", "Utility(a={},b={},c={},d={})"),
-    TrecMeasure("11pt_avg", "single", None),
-    TrecMeasure("binG", "single", None),
-    TrecMeasure("G", "single", None),
-    TrecMeasure("ndcg", "single", "nDCG"),
-    TrecMeasure("ndcg_rel", "single", None),
-    TrecMeasure("Rndcg", "single", None),
+    TrecMeasure("11pt_avg", "levels", "IPrecAvg(levels={})"),
+    TrecMeasure("binG", "single", "BinG"),
+    TrecMeasure("G", "gains", "G(gains={})"),
+    TrecMeasure("ndcg", "gains", "nDCG(gains={})"),
+    TrecMeasure("ndcg_rel", "gains", "NDCGRel(gains={})"),
+    TrecMeasure("Rndcg", "gains", "Rndcg(gains={})"),
     TrecMeasure("ndcg_cut", "long", "nDCG@{}", _CUTS),
     TrecMeasure("map_cut", "long", "AP@{}", _CUTS),
     TrecMeasure("relative_P", "long", "RelP@{}", _CUTS),
@@ -194,7 +198,7 @@ class TrecPlan:
     whether those lines were asked for; ``trec``: every value was trec_eval's, so the
     output is trec_eval's layout; ``nicknamed``: tiecore names that only a nickname
     asked for (left out, with a note, where they have no exact value); ``notes``: lines
-    for stderr.
+    for stderr; ``version``: whose table (``"9"``: trec_eval 9.0.8, ``"10"``: 10.0).
     """
 
     names: list[str] = field(default_factory=list)
@@ -206,7 +210,9 @@ class TrecPlan:
     num_q: bool = False
     trec: bool = False
     nicknamed: dict[str, str] = field(default_factory=dict)
+    strings: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    version: str = "9"
 
 
 def _refuse(text: str, problem: str, expected: str) -> UsageError:
@@ -267,6 +273,14 @@ def _lines(measure: TrecMeasure, values: Sequence) -> list[tuple[str, str]]:
         return [(measure.name, measure.ours.format(values[0]))]
     if measure.kind == "pairs":
         return [(f"{measure.name}_p={values[0]}", measure.ours.format(values[0]))]
+    if measure.kind == "string":  # relstring, relstring_20
+        if values and isinstance(values[0], str):
+            return [(f"{measure.name}_{values[0]}", measure.ours.format(values[1]))]
+        return [(measure.name, measure.ours.format(values[0] if values else 10))]
+    if measure.kind in ("levels", "gains"):  # 11pt_avg, G: one line, named as typed
+        if not values:
+            return [(measure.name, measure.ours.partition("(")[0])]  # the defaults
+        return [(f"{measure.name}_{values[0]}", measure.ours.format(values[1]))]
     if measure.kind == "weighted":  # set_F, or set_F_0.5 as given
         if not values:
             return [(measure.name, measure.name)]  # the family's defaults
@@ -347,19 +361,29 @@ def trec_plan(
                 marked[name] = None if numbers is None else (params, numbers)
     if missing:
         raise _missing(missing, version)
-    plan = TrecPlan(trec=not has_ours and bool(marked))
+    plan = TrecPlan(trec=not has_ours and bool(marked), version=version)
     trec_lines = _trec_lines(marked, nickname_of, plan, version)
+    if plan.strings and has_ours:
+        raise UsageError(
+            "-m relstring: trec_eval's relevance string prints in trec_eval's layout only "
+            "(expected trec_eval's names alone on the command line with it)"
+        )
+    string_lines = trec_lines
+    trec_lines = [line for line in trec_lines if line[1] not in plan.strings]
     canonical = {ours: measure_name(ours) for _, ours in trec_lines}
     plan.counts = {canonical[m] for m in plan.counts}
     plan.summary_only = {canonical[m] for m in plan.summary_only}
-    plan.nicknamed = {canonical[m]: n for m, n in plan.nicknamed.items()}
+    plan.nicknamed = {canonical.get(m, m): n for m, n in plan.nicknamed.items()}
     for kind, name in items:
         if kind == "ours":
             if name not in plan.printed:
                 plan.names.append(name)
                 plan.printed[name] = name
             continue
-        for printed, ours in trec_lines:
+        for printed, ours in string_lines:
+            if ours in plan.strings:  # relstring: printed from the ranking, no measure
+                plan.lines.append((printed, ours))
+                continue
             ours = measure_name(ours)
             plan.lines.append((printed, ours))
             if ours not in plan.printed:
@@ -430,9 +454,39 @@ def _check_params(text: str, measure: TrecMeasure, params: str | None) -> list |
         if not all(found):
             raise _refuse(text, f"{params!r} is no list of numbers", f"{measure.name}.0.5")
         return [params, *(float(each[0]) for each in found)]
-    if measure.name == "ndcg":  # trec_eval's gain values per level
-        raise _Missing(text)
+    if measure.kind == "string":  # relstring.20: C's atof of the first, as a length
+        found = re.match(_FLOAT, params.split(",")[0])
+        return [params, int(float(found[0])) if found else 0]
+    if measure.kind == "levels":  # 11pt_avg..25,.5,.75: C's atof of each, as given
+        found = [re.match(_FLOAT, item) for item in params.split(",")]
+        levels = [float(each[0]) if each else 0.0 for each in found]
+        if not all(0.0 <= level <= 1.0 for level in levels):
+            raise _refuse(text, "a recall level outside 0 to 1", f"{measure.name}..25,.5,.75")
+        if any(a > b for a, b in itertools.pairwise(levels)):
+            raise _refuse(
+                text,
+                "recall levels out of order (trec_eval's value then depends on the order)",
+                "increasing levels",
+            )
+        return [params, ";".join(map(repr, levels))]
+    if measure.kind == "gains":  # G.1=3,2=9: C's atol of each level, atof of each gain
+        return [params, _gain_pairs(text, measure.name, params)]
     raise _refuse(text, f"{measure.name} takes no parameters", f"{measure.name} alone")
+
+
+def _gain_pairs(text: str, name: str, params: str) -> str:
+    """trec_eval's ``level=gain`` pairs (``1=3,2=9,4=4.5``) as tiecore's ``1:3.0;2:9.0;4:4.5``:
+    each level read by C's atol, each gain by atof, as trec_eval reads them; a pair that is
+    no ``level=gain`` is refused (trec_eval refuses it too)."""
+    pairs = []
+    for item in params.split(","):
+        level, equals, gain = item.partition("=")
+        found_level, found_gain = re.match(_LONG, level), re.match(_FLOAT, gain)
+        if not equals or found_level is None:
+            raise _refuse(text, f"{item!r} is no level=gain pair", f"{name}.1=3,2=9")
+        value = float(found_gain[0]) if found_gain else 0.0
+        pairs.append(f"{int(found_level[0])}:{value!r}")
+    return ";".join(pairs)
 
 
 class _Missing(Exception):
@@ -473,11 +527,13 @@ def _trec_lines(
         given = marked[measure.name]
         values = measure.defaults if given is None else given[1]
         for printed, ours in _lines(measure, values):
-            if version == "10":
+            if version == "10" and measure.kind != "string":
                 ours = _nearest(ours)
             lines.append((printed, ours))
             if measure.kind == "count":
                 plan.counts.add(ours)
+            if measure.kind == "string":
+                plan.strings[ours] = values[0] if given is None else values[1]
             if measure.kind == "summary":
                 plan.summary_only.add(ours)
             if measure.name in nickname_of:
@@ -508,14 +564,23 @@ def _nearest(ours: str) -> str:
 
 
 def trec_eval_text(
-    columns: dict[str, list], num_q: dict[str, int], plan: TrecPlan, *, per_query: bool
+    columns: dict[str, list],
+    num_q: dict[str, int],
+    plan: TrecPlan,
+    *,
+    per_query: bool,
+    strings: dict[tuple[str, str, str], str] | None = None,
 ) -> str:
     """trec_eval's output for a plan whose values were all trec_eval's.
 
     Per run: with ``per_query`` each query's lines (the plan's order; gm_map, runid
     and num_q print for ``all`` only), then ``runid`` and ``num_q`` where asked for,
     then the ``all`` lines; lines are ``"%-22s\\t%s\\t%.4f"``, counts ``%d`` and summed
-    over the queries.  ``columns`` are the evaluation's rows (``qid`` None: the mean).
+    over the queries.  A query the run retrieved nothing for (``num_ret`` 0, there under
+    ``-c``) prints no lines of its own, as in trec_eval 9.0.8 (10.0 prints them).
+    ``columns`` are the evaluation's rows (``qid`` None: the mean); ``strings`` the
+    relevance strings of the plan's ``strings`` by ``(run, qid, name)``, printed
+    ``'...'`` per query only.
 
     >>> columns = {"run": ["r"] * 4, "qid": ["1", "2", None, None],
     ...     "measure": ["NumRet", "NumRet", "NumRet", "AP"], "value": [3.0, 5.0, 4.0, 0.5]}
@@ -537,16 +602,20 @@ def trec_eval_text(
     for run, block in cells.items():
         if per_query:
             for qid in qids.get(run, {}):
-                lines.extend(
-                    _line(printed, qid, block[qid, m], m in plan.counts)
-                    for printed, m in plan.lines
-                    if m not in plan.summary_only and (qid, m) in block
-                )
+                if plan.version == "9" and block.get((qid, "NumRet"), 1) == 0:
+                    continue  # a query of the qrels only (-c): trec_eval 9 prints none of its lines
+                for printed, m in plan.lines:
+                    if m in plan.strings and strings is not None and (run, qid, m) in strings:
+                        lines.append(f"{printed:<22}\t{qid}\t'{strings[run, qid, m]}'")
+                    elif m not in plan.summary_only and (qid, m) in block:
+                        lines.append(_line(printed, qid, block[qid, m], m in plan.counts))
         if plan.runid:
             lines.append(f"{'runid':<22}\tall\t{run}")
         if plan.num_q:
             lines.append(f"{'num_q':<22}\tall\t{num_q[run]}")
         for printed, m in plan.lines:
+            if m in plan.strings:
+                continue  # relstring prints per query only
             mean = block[None, m]
             shown = mean * num_q[run] if m in plan.counts else mean
             lines.append(_line(printed, "all", shown, m in plan.counts))

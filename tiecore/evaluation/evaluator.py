@@ -49,7 +49,7 @@ def check_measures(measures: Sequence[Measure], ties: str) -> None:
     """Refuse, where the mode is exact (``ties="aware"``), a measure without an exact
     tie-aware value."""
     if MODE[ties].exact:
-        refuse_inexact(measures, f"ties={ties!r}")
+        refuse_inexact(measures, f"ties={ties!r}", spread=False)
 
 
 def sample_memory(samples: int, queries: int, measures: int, rows: int) -> int:

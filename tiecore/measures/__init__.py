@@ -24,6 +24,7 @@ from tiecore.measures import ndcg, dcg, cg, judged, rbp  # noqa: F401
 from tiecore.measures import err, iprec, infap, gmap, unjudged  # noqa: F401
 from tiecore.measures import setp, setr, setf, numret, numrel, numrelret, utility  # noqa: F401
 from tiecore.measures import setrelp, setap, relp, numnonrel, gmbpref  # noqa: F401
+from tiecore.measures import elevenpt, bing, g, ndcgrel, rndcg  # noqa: F401
 # isort: on
 
 __all__ = [

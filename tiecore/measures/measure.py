@@ -120,7 +120,17 @@ class Measure:
         >>> Measure.parse("AP").exact_spread, Measure.parse("GMAP").exact_spread
         (True, False)
         """
-        return self.spec.aggregate != "geometric"
+        return self.exact_value and not self.spec.inexact_spread
+
+    @property
+    def exact_value(self) -> bool:
+        """Whether the tie-aware value (the mean over orderings) is exact, its spread
+        perhaps not (IPrecAvg's variance).
+
+        >>> Measure.parse("IPrecAvg").exact_value, Measure.parse("IPrecAvg").exact_spread
+        (True, False)
+        """
+        return self.spec.aggregate != "geometric" and not self.spec.inexact
 
     @property
     def has_tie_groups(self) -> bool:
@@ -142,7 +152,10 @@ class Measure:
     @classmethod
     def parse(cls, text: str) -> Measure:
         """Parse ``P@10``, ``nDCG(gain=exp)@10``, ``AP``, ``P_10``, ``ndcg_cut_10`` or
-        ``rbp.p=0.5`` (``RBP(p=0.5,gain=scaled)``, rbp_eval's graded gain)."""
+        ``rbp.p=0.5`` (``RBP(p=0.5,gain=scaled)``, rbp_eval's graded gain), and trec_eval's
+        ``11pt_avg`` (``IPrecAvg``)."""
+        if text.strip() == "11pt_avg":  # trec_eval's name starts with a digit
+            text = "IPrecAvg"
         recall = _RECALL.match(text.strip())  # IPrec@0.1, iprec_at_recall_0.10
         if recall:  # trec_eval 9.0.x's name, and its rounding (round=up, tiecore.measures.iprec)
             shown = recall["level"]  # any level from 0 to 1 (trec_eval's iprec_at_recall..25)

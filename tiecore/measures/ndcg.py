@@ -5,7 +5,10 @@
 al.).  The ideal is ``global`` (the query's judged docs sorted by gain, cut at k:
 trec_eval's ``ndcg_cut``), ``max`` (the qrels' top gain at each of the ``k`` ranks)
 or ``local`` (the ranking's own top k sorted by gain), which is no head sum: its
-values, spread and samples come from :mod:`tiecore.measures.local_ideal`.  The gain
+values, spread and samples come from :mod:`tiecore.measures.local_ideal`.  ``gains``
+(``nDCG(gains=1:3;2:9)``, trec_eval's ``ndcg.1=3,2=9``) gives levels gains of their own
+(the others gain their level; a doc not in the qrels 0), the global ideal of those
+gains.  The gain
 is a document value, so under ties the DCG is a linear permutation statistic
 (:data:`~tiecore.measures.registry.LINEAR_MOMENTS`; sklearn's ``_tie_averaged_dcg``
 gives the same mean).
@@ -24,6 +27,12 @@ import numpy as np
 from tiecore.engine.judgments import gain_of
 from tiecore.engine.profiles import LOG2
 from tiecore.measures import local_ideal
+from tiecore.measures.orderings import (
+    GAINS_PARAM,
+    gain_map_component,
+    ideal_dcg_of,
+    parse_gains,
+)
 from tiecore.measures.registry import GAIN, LINEAR_MOMENTS, Family, Param, register
 
 if TYPE_CHECKING:
@@ -32,7 +41,10 @@ if TYPE_CHECKING:
 
 def ideal_dcg(measure, judgments, ranking, cut) -> np.ndarray:
     """nDCG's ideal DCG: ``global`` (the query's judged docs sorted by gain, cut at k)
-    or ``max`` (the top gain of the qrels at each of the ``k`` ranks)."""
+    or ``max`` (the top gain of the qrels at each of the ``k`` ranks); with ``gains``,
+    the global ideal of those gains."""
+    if measure.param("gains"):
+        return ideal_dcg_of(judgments, parse_gains(measure.param("gains")), measure.cutoff)
     if measure.param("ideal") == "max":
         levels = judgments._levels
         top = np.full(len(judgments.qids), int(levels.max(initial=0)))
@@ -79,10 +91,16 @@ def log2_discount_sum(k: int) -> float:
 
 def _ndcg_component(measure: Measure) -> str | None:
     """nDCG's gains, or None for ``ideal=local`` (no head sum: :mod:`.local_ideal`)."""
+    if measure.param("gains"):
+        return gain_map_component(measure.param("gains"))
     return None if measure.param("ideal") == "local" else f"gain:{measure.gain}"
 
 
 def _needs_cutoff_for_max(measure: Measure) -> None:
+    if measure.param("gains") and (measure.gain != "linear" or measure.param("ideal") != "global"):
+        raise ValueError(
+            "nDCG's gains (trec_eval's level=gain pairs) go with gain=linear and ideal=global"
+        )
     if measure.param("ideal") == "max" and measure.cutoff is None:
         raise ValueError("nDCG(ideal=max) needs a cutoff, as in nDCG(ideal=max)@10")
 
@@ -102,7 +120,7 @@ register(
         "top gain at every rank) or local (the ranking's own top k sorted by gain; all "
         "retrieved without a cutoff)",
         ("ndcg_cut",),
-        params={"gain": GAIN, "ideal": IDEAL},
+        params={"gain": GAIN, "ideal": IDEAL, "gains": GAINS_PARAM},
         component=_ndcg_component,
         divisor=LOG2,
         denominator=ideal_dcg,

@@ -41,6 +41,11 @@ A :class:`Family` declares everything tiecore needs to compute it in the three m
     shared ones (relevant docs counted; document values weighted).
 ``convention``
     One line saying which convention the family follows.
+``inexact``, ``inexact_spread``
+    Why the family has no exact tie-aware value (empty: it has one); such a family is
+    oblivious and sampled only, refused by the exact modes as GMAP is.  Why it has an
+    exact tie-aware value but no exact variance (its ``values`` give the aware mean;
+    ``--spread``, ``evaluate_spread`` and ``compare`` refuse it).
 
 So every measure is ``offset + scale * sum_{rank j <= cut} c_j / w(j) /
 denominator`` (:mod:`tiecore.engine.kernels`).
@@ -141,6 +146,8 @@ class Family:
     sample: Callable | None = None
     aggregate: str = "mean"
     formula: Callable | None = None
+    inexact: str = ""
+    inexact_spread: str = ""
 
     def component_of(self, measure: Measure) -> str | None:
         """The component key of ``measure`` (None: no head sum, see :meth:`hooked`)."""
@@ -226,14 +233,15 @@ def lookup(name: str) -> Family | None:
     return None
 
 
-def refuse_inexact(measures: Iterable[Measure], where: str) -> None:
+def refuse_inexact(measures: Iterable[Measure], where: str, *, spread: bool = True) -> None:
     """Refuse families with no exact tie-aware summary (``aggregate="geometric"``: GMAP).
 
     The mean over orderings of a geometric mean over queries is
     ``prod_q E[max(AP_q, eps)^(1/Q)]``: it needs every query's whole AP
     distribution, so tiecore gives GMAP oblivious (one ordering, its min and max
     through the pessimistic and optimistic tie-breaks) and sampled (an unbiased
-    estimate of that mean with its standard error), never a plausible stand-in.
+    estimate of that mean with its standard error), never a plausible stand-in.  With
+    ``spread`` False only the value must be exact (a family's ``inexact_spread`` passes).
 
     >>> from tiecore.measures import Measure
     >>> refuse_inexact([Measure.parse("AP")], "ties='aware'") is None
@@ -241,13 +249,19 @@ def refuse_inexact(measures: Iterable[Measure], where: str) -> None:
     """
     from tiecore.errors import InputError
 
-    inexact = [str(m) for m in measures if not m.exact_spread]
+    inexact = [m for m in measures if not (m.exact_spread if spread else m.exact_value)]
     if inexact:
+        reasons = dict.fromkeys(
+            m.spec.inexact
+            or m.spec.inexact_spread
+            or "the mean over orderings of a geometric mean needs every query's whole distribution"
+            for m in inexact
+        )
         raise InputError(
             "measure",
             None,
-            f"{', '.join(inexact)} has no exact value under {where}: the mean over orderings "
-            "of a geometric mean needs every query's whole distribution (of AP, of bpref)",
+            f"{', '.join(map(str, inexact))} has no exact value under {where}: "
+            f"{'; '.join(reasons)}",
             "ties='sampled' (an estimate of that mean, with its standard error), or "
             "ties='oblivious' with tiebreak='pessimistic' / 'optimistic' for its exact "
             "min and max",

@@ -1,0 +1,151 @@
+"""trec_eval's all_trec extras whose tie-aware value test_against_bruteforce does not
+check (gm_bpref: none; 11pt_avg, ndcg_rel, G: a value, no variance yet; and binG's and
+Rndcg's oblivious and sampled values) against slow references written from trec_eval's
+definitions (tests/reference.py), over every ordering of small tie-heavy runs.
+
+- oblivious: each deterministic tie-break policy gives the reference's value of its order;
+- sampled: every draw is the value of some ordering, and the mean over draws is within
+  five standard errors of the mean over all orderings;
+- aware: refused with the reason, in one line.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import pandas as pd
+import pytest
+import reference as ref
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from strategies import cases, depths, rel_levels
+
+import tiecore
+from tiecore.engine.judgments import Judgments
+from tiecore.engine.ranking import Ranking
+from tiecore.errors import InputError
+from tiecore.measures import Measure
+
+SPECS = [
+    ref.Spec("BinG"),
+    ref.Spec("G"),
+    ref.Spec("G", params=(("gains", "1:3.0;2:-1.0;0:0.5"),)),
+    ref.Spec("NDCGRel"),
+    ref.Spec("NDCGRel", params=(("gains", "1:3.0;2:9.0;4:4.5"),)),
+    ref.Spec("Rndcg"),
+    ref.Spec("Rndcg", params=(("gains", "2:1.0;1:2.5"),)),
+    ref.Spec("IPrecAvg"),
+    ref.Spec("IPrecAvg", params=(("levels", "0.25;0.5;0.75"),)),
+    ref.Spec("GMBpref"),
+]
+#: Those with an exact tie-aware value (tests/evaluation/test_against_bruteforce.py;
+#: IPrecAvg's and NDCGRel's values below, their variances refused).
+EXACT = ("BinG", "Rndcg", "IPrecAvg", "NDCGRel", "G")
+#: An exact value without an exact variance (yet).
+VALUE_ONLY = ("IPrecAvg", "NDCGRel", "G")
+PROPERTY = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+pytestmark = pytest.mark.filterwarnings("ignore::tiecore.errors.TieCoreWarning")
+options = st.fixed_dictionaries({"rel_level": rel_levels, "depth": depths})
+
+
+def _per_query(case, ties: str, **options):
+    run, qrels = case.run_frame(), case.qrels_frame()
+    names = [spec.name for spec in SPECS]
+    frame = tiecore.evaluate({"r": run}, qrels, names, per_query=True, ties=ties, **options)
+    rows = frame[frame["qid"].notna()]
+    return {(q, m): v for q, m, v in zip(rows["qid"], rows["measure"], rows["value"], strict=True)}
+
+
+@PROPERTY
+@given(cases(), options, st.sampled_from(ref.DETERMINISTIC_POLICIES))
+def test_oblivious_is_the_reference_of_the_policys_order(case, options, policy):
+    got = _per_query(case, "oblivious", tiebreak=policy, **options)
+    for qid in case.both_qids:
+        q = case.queries[qid]
+        expected = ref.reference_oblivious(
+            SPECS, q.scores, q.docnos, q.labels, q.levels, policy, **options
+        )
+        for spec, value in expected.items():
+            name = str(Measure.parse(spec.name))
+            assert got[qid, name] == pytest.approx(value, rel=1e-12, abs=1e-12), (qid, name)
+
+
+@settings(PROPERTY, max_examples=40, derandomize=True)
+@given(cases(max_queries=3), options)
+def test_sampled_draws_are_orderings_and_average_to_the_mean(case, options):
+    run, qrels = case.run_frame(), case.qrels_frame()
+    judgments = Judgments.from_qrels(qrels, rel_level=options["rel_level"])
+    with warnings.catch_warnings():  # run-only queries are skipped, with a warning
+        warnings.simplefilter("ignore")
+        ranking = Ranking.build(run, judgments)
+    samples = 400
+    for spec in SPECS:
+        measure = Measure.parse(spec.name)
+        if not measure.spec.hooked(measure):  # gm_bpref: Bpref's draws (the engine's)
+            continue
+        draws = measure.spec.sample(
+            measure, ranking, judgments, samples=samples, rng=11, depth=options["depth"]
+        )
+        for i, qid in enumerate(judgments.qids.tolist()):
+            if qid not in case.both_qids:
+                continue
+            q = case.queries[qid]
+            every = ref.reference_range([spec], q.scores, q.labels, q.levels, **options)[spec]
+            mean = ref.reference_aware([spec], q.scores, q.labels, q.levels, **options)[spec]
+            column = draws[:, i]
+            for value in set(column.tolist()):
+                assert any(math.isclose(value, v, rel_tol=1e-12, abs_tol=1e-12) for v in every)
+            stderr = column.std(ddof=1) / math.sqrt(samples)
+            assert abs(column.mean() - mean) <= 5 * stderr + 1e-12, (spec.name, qid)
+
+
+@settings(PROPERTY, max_examples=60)
+@given(cases(), options)
+def test_aware_value_is_the_mean_over_orderings(case, options):
+    """11pt_avg's aware value: the mean of the levels' exact IPrec values (linearity),
+    which is the mean over every ordering of the levels' mean; ndcg_rel's: sums over
+    pairs of docs (tiecore.measures.ndcgrel.ndcg_rel_aware); G's: sums over the gains
+    above each doc (tiecore.measures.g.g_aware)."""
+    specs = [spec for spec in SPECS if spec.family in VALUE_ONLY]
+    run, qrels = case.run_frame(), case.qrels_frame()
+    frame = tiecore.evaluate(
+        {"r": run}, qrels, [s.name for s in specs], per_query=True, ties="aware", **options
+    )
+    rows = frame[frame["qid"].notna()]
+    got = {(q, m): v for q, m, v in zip(rows["qid"], rows["measure"], rows["value"], strict=True)}
+    for qid in case.both_qids:
+        q = case.queries[qid]
+        expected = ref.reference_aware(specs, q.scores, q.labels, q.levels, **options)
+        for spec, value in expected.items():
+            name = str(Measure.parse(spec.name))
+            assert got[qid, name] == pytest.approx(value, rel=1e-9, abs=1e-12), (qid, name)
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("IPrecAvg", "covariances of the levels"),
+        ("NDCGRel", "up to four docs"),
+        ("G", "pairs of terms"),
+    ],
+)
+def test_value_only_spread_is_refused(name, reason):
+    qrels = pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "b"], "level": [1, 0]})
+    run = pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "b"], "score": [1.0, 1.0]})
+    with pytest.raises(InputError, match=reason) as error:
+        tiecore.evaluate_spread(run, qrels, [name])
+    assert "\n" not in str(error.value)
+    with pytest.raises(InputError, match="negative gain") as error:
+        tiecore.evaluate(run, qrels, ["NDCGRel(gains=1:-1)"], ties="aware")
+    assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize("spec", [s for s in SPECS if s.family not in EXACT], ids=str)
+def test_aware_is_refused_with_the_reason(spec):
+    qrels = {"qid": ["1", "1"], "docno": ["a", "b"], "level": [1, 0]}
+    run = {"qid": ["1", "1"], "docno": ["a", "b"], "score": [1.0, 1.0]}
+    with pytest.raises(InputError) as error:
+        tiecore.evaluate(pd.DataFrame(run), pd.DataFrame(qrels), [spec.name], ties="aware")
+    message = str(error.value)
+    assert "\n" not in message and "no exact value under ties='aware'" in message
