@@ -121,6 +121,9 @@ def gain_table(judgments: Judgments, gains: dict[int, float]) -> tuple[np.ndarra
     and ``table[q, level + 2]`` the gain of trec_eval's relevance value ``level`` (``-2``
     .. the largest level of all queries) in query ``q``: a parameter's gain for a level
     named there, else the level itself for ``0 .. top[q]``, else 0."""
+    key = ("trec_gain_table", tuple(gains.items()))  # kept with the judgments' ideals
+    if key in judgments._ideal:
+        return judgments._ideal[key]
     nq = len(judgments.qids)
     levels = judgments._levels
     query = judgments._query_of_key
@@ -133,6 +136,7 @@ def gain_table(judgments: Judgments, gains: dict[int, float]) -> tuple[np.ndarra
     for level, gain in gains.items():
         if -2 <= level < width - 2:
             table[:, level + 2] = gain
+    judgments._ideal[key] = top, table
     return top, table
 
 
@@ -146,6 +150,9 @@ def ideal_gains(judgments: Judgments, gains: dict[int, float]) -> tuple[np.ndarr
     """``(values, starts)``: per query the gains of its qrels docs of level 0 or more,
     sorted decreasing (trec_eval's ideal ranking), queries one after the other;
     ``starts`` has one entry per query and a last one (the total)."""
+    key = ("trec_ideal_gains", tuple(gains.items()))
+    if key in judgments._ideal:
+        return judgments._ideal[key]
     nq = len(judgments.qids)
     _, table = gain_table(judgments, gains)
     levels = judgments._levels
@@ -155,7 +162,8 @@ def ideal_gains(judgments: Judgments, gains: dict[int, float]) -> tuple[np.ndarr
     query = query[keep]
     order = np.lexsort((-values, query))
     counts = np.bincount(query, minlength=nq)
-    return values[order], np.r_[0, np.cumsum(counts)]
+    judgments._ideal[key] = values[order], np.r_[0, np.cumsum(counts)]
+    return judgments._ideal[key]
 
 
 def sample_orders(
