@@ -66,7 +66,8 @@ CASES = {
     "all_trec.q": [*flags("all_trec"), "-q", *TEST],
     "all_trec.qc": [*flags("all_trec"), "-q", "-c", *TRUNC],
     "all_trec.qcM": [*flags("all_trec"), "-q", "-c", "-M100", *TRUNC],
-    "all_trec.ql2": [*flags("all_trec"), "-mrelstring.20", "-q", "-l2", *LEVELS],
+    "out.test.aql": [*flags("all_trec"), "-mrelstring.20", "-q", "-l2", *LEVELS],
+    "out.test": ["--trec-eval", "9", *TEST],  # trec_eval's default measures: official
 }
 
 
