@@ -322,6 +322,8 @@ def test_the_mean_is_trec_eval_s_loop():
 
 #: The shared Robust03 runs whose -q -m all_trec the fast tier checks (the slow one, all 17).
 FAST_RUNS = ("SABIR03BASE", "rutcor03100", "VTcdhgp1")
+
+
 def _all_trec_matches(name: str, capsys) -> None:
     run = robust_run(f"input.{name}.gz")
     code = main(

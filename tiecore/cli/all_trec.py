@@ -87,9 +87,7 @@ def relevance_strings(
     for name, run in frames.items():
         with warnings.catch_warnings():  # the evaluation has said what it drops
             warnings.simplefilter("ignore")
-            ranking = Ranking.build(
-                run, judgments, tiebreak=tiebreak, name=name
-            )
+            ranking = Ranking.build(run, judgments, tiebreak=tiebreak, name=name)
         for key, length in args.plan.strings.items():
             for qid, text in zip(
                 judgments.qids.tolist(), relstrings(ranking, length, args.depth), strict=True
