@@ -30,6 +30,7 @@ from tiecore.errors import InputError, TieCoreWarning
 from tiecore.evaluation.core import evaluate
 from tiecore.interop import ALL_TREC
 from tiecore.io import read_qrels, read_run
+from tiecore.io.text import encodable
 from tiecore.measures import Measure
 from tiecore.options import SAMPLES, SEED, TIES, check
 
@@ -380,7 +381,7 @@ class RelevanceEvaluator:
             asked = pd.Index(np.asarray(list(scores), dtype=object).astype(str).astype(object))
             present = pd.Index(asked[asked.isin(self._qids)].unique(), dtype="str")
         except UnicodeEncodeError:  # a lone surrogate, which pandas' and arrow's str refuse
-            bad = next(q for q in map(str, scores) if not _encodable(q))
+            bad = next(q for q in map(str, scores) if not encodable(q))
             raise InputError(
                 "run", None, f"query {bad!r} is not valid text (a lone surrogate)",
                 "text that UTF-8 can encode",
@@ -490,11 +491,3 @@ def _nested(lines: Iterable[str], fields: int, cast: type, kind: str) -> dict[st
             raise InputError(kind, number, f"docno {docno!r} appears twice for query {qid!r}")
         nested[qid][docno] = value
     return dict(nested)
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True

@@ -508,13 +508,7 @@ def _prefs_eval(args: argparse.Namespace, zscores: dict | None, stderr: TextIO) 
     wanted = set(plan.names)  # the measures asked for (aware: without the Rnonrel ones)
     keep = [i for i, measure in enumerate(columns["measure"]) if measure in wanted]
     columns = {name: [column[i] for i in keep] for name, column in columns.items()}
-    _check_rows(args, columns)
-    if zscores is not None:
-        return mode_line(args) + zscore_output(args, columns, num_q, zscores, stderr)
-    if not args.per_query:
-        keep = [i for i, qid in enumerate(columns["qid"]) if qid is None]
-        columns = {name: [column[i] for i in keep] for name, column in columns.items()}
-    return _text(args, columns, num_q)
+    return _judgments_text(args, columns, num_q, zscores, stderr)
 
 
 def _groups_eval(
@@ -542,6 +536,18 @@ def _groups_eval(
         depth=args.depth,
         complete=args.complete,
     )
+    return _judgments_text(args, columns, num_q, zscores, stderr)
+
+
+def _judgments_text(
+    args: argparse.Namespace,
+    columns: dict[str, list],
+    num_q: dict[str, int],
+    zscores: dict | None,
+    stderr: TextIO,
+) -> str:
+    """The text of ``-R``'s rows: their z-scores (``-Z``), else the rows (the summary
+    alone without ``-q``)."""
     _check_rows(args, columns)
     if zscores is not None:
         return mode_line(args) + zscore_output(args, columns, num_q, zscores, stderr)

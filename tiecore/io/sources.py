@@ -43,7 +43,7 @@ from tiecore.errors import InputError
 from tiecore.io import trec
 from tiecore.io.files import dataset_stem
 from tiecore.io.frames import check_qrels, check_run
-from tiecore.io.text import load_text
+from tiecore.io.text import encodable, load_text
 
 __all__ = ["claims", "read_qrels", "read_run", "run_sources"]
 
@@ -380,15 +380,12 @@ def _unencodable(rows: list[dict], lines: list[int], where: str) -> None:
     error path: a JSON escape such as ``"\\ud800"`` gives Python a lone surrogate)."""
     for record, number in zip(rows, lines, strict=True):
         for key, value in record.items():
-            if isinstance(value, str):
-                try:
-                    value.encode("utf-8")
-                except UnicodeEncodeError:
-                    raise InputError(
-                        where, number,
-                        f"{key} {value!r} is not valid text (a lone surrogate)",
-                        "text that UTF-8 can encode",
-                    ) from None  # fmt: skip
+            if isinstance(value, str) and not encodable(value):
+                raise InputError(
+                    where, number,
+                    f"{key} {value!r} is not valid text (a lone surrogate)",
+                    "text that UTF-8 can encode",
+                )  # fmt: skip
 
 
 class _TwiceError(ValueError):
@@ -416,7 +413,7 @@ def _records(kind: str, source: Iterable, where: str) -> pd.DataFrame:
     try:
         return _records_frame(kind, source, where)
     except UnicodeEncodeError:
-        bad = next(text for text in _texts(source) if not _encodable(text))
+        bad = next(text for text in _texts(source) if not encodable(text))
         raise InputError(
             where, None, f"{bad!r} is not valid text (a lone surrogate)",
             "text that UTF-8 can encode",
@@ -432,14 +429,6 @@ def _texts(source: Mapping | list) -> Iterator[str]:
     for row in source:
         cells = row.values() if isinstance(row, Mapping) else row
         yield from (cell for cell in cells if isinstance(cell, str))
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _records_frame(kind: str, source: Mapping | list, where: str) -> pd.DataFrame:

@@ -37,6 +37,20 @@ TEXT, TOKEN = pa.large_string(), pa.string()
 # --------------------------------------------------------------------------- bytes
 
 
+def encodable(text: str) -> bool:
+    """Whether UTF-8 can encode ``text`` (not a lone surrogate such as ``"\\ud800"``, which a
+    JSON escape or a Python dict can hold and pandas and arrow refuse).
+
+    >>> encodable("d1"), encodable("d\\ud800")
+    (True, False)
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def display_name(source: Source) -> str:
     """Name used in error messages: the path, or a file object's ``.name``."""
     if isinstance(source, (str, os.PathLike)):

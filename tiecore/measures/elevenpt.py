@@ -25,7 +25,7 @@ import numpy as np
 
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
-from tiecore.measures.iprec import RECALL_LEVELS, iprec_oblivious
+from tiecore.measures.iprec import RECALL_LEVELS, ROUND, iprec_oblivious
 from tiecore.measures.iprec import _moments as iprec_moments
 from tiecore.measures.orderings import sample_orders
 from tiecore.measures.registry import Family, Param, register
@@ -96,11 +96,7 @@ register(
                 description="the recall levels averaged, separated by ';' (trec_eval's "
                 "11pt_avg..25,.5,.75 is levels=0.25;0.5;0.75)",
             ),
-            "round": Param(
-                "up",
-                ("up", "nearest"),
-                description="up: + 0.9 (trec_eval 9.0.x); nearest: to nearest (trec_eval 10.0)",
-            ),
+            "round": ROUND,
         },
         component=None,
         values=family_values,

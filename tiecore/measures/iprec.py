@@ -53,6 +53,12 @@ from tiecore.engine.ranking import Ranking
 from tiecore.errors import InputError
 from tiecore.measures.registry import Family, Param, register
 
+#: How a recall level becomes a count of relevant docs (IPrec's and IPrecAvg's ``round``).
+ROUND = Param(
+    "up",
+    ("up", "nearest"),
+    description="up: + 0.9 (trec_eval 9.0.x); nearest: to nearest (trec_eval 10.0)",
+)
 #: trec_eval's default recall levels (C doubles, as written there).
 RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 #: Most cells (support points x relevant docs x positions) of one tie group's counting DP
@@ -799,11 +805,7 @@ register(
                 description="the recall level, 0 to 1 (trec_eval's defaults: 0.0, 0.1, ..., 1.0; "
                 "it takes any, as in iprec_at_recall..25,.75)",
             ),
-            "round": Param(
-                "up",
-                ("up", "nearest"),
-                description="up: + 0.9 (trec_eval 9.0.x); nearest: to nearest (trec_eval 10.0)",
-            ),
+            "round": ROUND,
         },
         component=None,
         values=family_values,
