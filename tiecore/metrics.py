@@ -69,6 +69,7 @@ from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import DOCNO_POLICIES, FLOAT32_POLICIES, Ranking, float32_scores
 from tiecore.errors import InputError
 from tiecore.evaluation.evaluator import Evaluator
+from tiecore.io.frames import FLOAT64_EXACT, float64_merges
 from tiecore.measures import Measure, parse_measures
 from tiecore.measures.registry import refuse_inexact
 from tiecore.options import METRICS, METRICS_AT_K, pick, validate_params
@@ -178,7 +179,17 @@ def _prepare(
     given) order.  Codes and positions are None when the cells are a whole matrix (cell
     ``i`` is then at position ``i``, in row ``i // columns``)."""
     true = _numbers(y_true, "y_true")
-    score = _numbers(y_score, "y_score").astype(np.float64)
+    score = _numbers(y_score, "y_score")
+    merged = float64_merges(score.ravel())
+    if merged is not None:
+        a, b = (_where(np.unravel_index(i, score.shape)) for i in merged)
+        values = score.ravel()[list(merged)].tolist()
+        raise InputError(
+            "y_score", None,
+            f"{b} = {values[1]} differs from {a} = {values[0]} but not as a 64-bit float",
+            FLOAT64_EXACT,
+        )  # fmt: skip
+    score = score.astype(np.float64)
     if true.shape != score.shape:
         raise InputError(
             "y_score", None, f"shape {score.shape} differs from y_true's {true.shape}",

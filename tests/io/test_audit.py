@@ -186,3 +186,46 @@ def test_listing_orderings_checks_its_limit_without_huge_factorials(monkeypatch)
     assert orderings.orderings([0.5] * 3_000_000) is None
     assert orderings.count_orderings([0.5] * 3_000_000, above=5040) > 5040
     assert orderings.count_orderings([0.9, 0.7, 0.7, 0.7, 0.4, 0.4], above=5040) == 12
+
+
+BIG = 1_700_000_000_000_000_000  # nanoseconds since 1970: past 2**53
+#: A relevant doc "a" scored one above two others: as float64 all three tie (RR 1/3 to
+#: 1 by the tie-break), where the integers rank it first (RR 1).
+TIED_AS_FLOATS = {"a": BIG + 2, "b": BIG + 1, "c": BIG, "d": 5}
+
+
+@pytest.mark.parametrize("door", ["frame", "parquet", "pytrec dict", "metrics array"])
+def test_integer_scores_that_float64_would_tie_are_refused(tmp_path, door):
+    """Integer scores past 2**53 were cast to float64, so distinct scores tied: RR 0.75
+    where it is 1.0.  Each door now refuses them in one line naming both values."""
+    import numpy as np
+    import pandas as pd
+
+    frame = pd.DataFrame(
+        {"qid": "q1", "docno": list(TIED_AS_FLOATS), "score": list(TIED_AS_FLOATS.values())}
+    )
+    qrels = pd.DataFrame({"qid": ["q1"], "docno": ["a"], "level": [1]})
+    with pytest.raises(InputError, match=r"differs from .* but not as a 64-bit float"):
+        if door == "frame":
+            tiecore.evaluate(frame, qrels, ["RR"])
+        elif door == "parquet":
+            frame.to_parquet(tmp_path / "run.parquet")
+            tiecore.evaluate(tiecore.read_run(tmp_path / "run.parquet"), qrels, ["RR"])
+        elif door == "pytrec dict":
+            pytrec.RelevanceEvaluator({"q1": {"a": 1}}, {"recip_rank"}).evaluate(
+                {"q1": TIED_AS_FLOATS}
+            )
+        else:
+            scores = np.array([list(TIED_AS_FLOATS.values())], dtype=np.int64)
+            tiecore.metrics.reciprocal_rank(np.array([[1, 0, 0, 0]]), scores)
+
+
+def test_large_integer_scores_that_float64_tells_apart_keep_their_order():
+    """Past 2**53 but 4,096 apart: distinct as float64, so they rank as the integers do."""
+    import pandas as pd
+
+    scores = {"a": BIG + 8192, "b": BIG + 4096, "c": BIG}
+    frame = pd.DataFrame({"qid": "q1", "docno": list(scores), "score": list(scores.values())})
+    qrels = pd.DataFrame({"qid": ["q1"], "docno": ["a"], "level": [1]})
+    found = tiecore.evaluate(frame, qrels, ["RR"])
+    assert found["value"].tolist() == [1.0]

@@ -166,6 +166,15 @@ class _Frame:
                 problem = "is missing (nan)" if np.isnan(value) else f"{value!r} is not finite"
                 self.fail(bad, f"{column} {problem}", expected)
         if not integer:
+            merged = float64_merges(values)
+            if merged is not None:
+                a, b = merged
+                self.fail(
+                    b,
+                    f"{column} {_py(values[b])} differs from row "
+                    f"{_py(self.frame.index[a])!r}'s {_py(values[a])} but not as a 64-bit float",
+                    FLOAT64_EXACT,
+                )
             return values.astype(np.float64, copy=False)
         if values.dtype.kind == "f":
             bad = self.first(values != np.trunc(values))
@@ -287,6 +296,39 @@ def _replace(frame: pd.DataFrame, columns: dict[str, object]) -> pd.DataFrame:
         out[name] = values
     out.attrs = dict(frame.attrs)
     return out
+
+
+#: What an integer score column must hold (see :func:`float64_merges`).
+FLOAT64_EXACT = (
+    "integer scores that 64-bit floats tell apart (below 2**53 = 9007199254740992 in size), "
+    "or their ranks"
+)
+
+
+def float64_merges(values: np.ndarray) -> tuple[int, int] | None:
+    """Two positions of distinct integers that are equal as float64 (integers past 2**53:
+    nanosecond timestamps, hashes), or None.
+
+    Scores are compared as float64; such a pair would tie there and change the measures
+    (a relevant doc and a non-relevant one at once), so the readers refuse it, naming
+    both, rather than compute a silently wrong number.  Only integer arrays with a value
+    past 2**53 are sorted to look.
+
+    >>> float64_merges(np.array([2**53, 2**53 + 1, 3])), float64_merges(np.array([1, 1]))
+    ((0, 1), None)
+    """
+    if values.dtype.kind not in "iu" or not len(values):
+        return None
+    if max(abs(int(values.min())), abs(int(values.max()))) <= 2**53:
+        return None
+    order = np.argsort(values, kind="stable")
+    ints = values[order]
+    floats = ints.astype(np.float64)
+    merged = np.flatnonzero((ints[1:] != ints[:-1]) & (floats[1:] == floats[:-1]))
+    if not len(merged):
+        return None
+    a, b = sorted((int(order[merged[0]]), int(order[merged[0] + 1])))
+    return a, b
 
 
 def check_run(run: pd.DataFrame, name: str = "run") -> pd.DataFrame:
