@@ -229,3 +229,37 @@ def test_large_integer_scores_that_float64_tells_apart_keep_their_order():
     qrels = pd.DataFrame({"qid": ["q1"], "docno": ["a"], "level": [1]})
     found = tiecore.evaluate(frame, qrels, ["RR"])
     assert found["value"].tolist() == [1.0]
+
+
+def _bounded(argv: list[str]) -> subprocess.CompletedProcess:
+    """``tiecore ARGV`` in a process of at most 3 GB of address space (the command alone
+    needs well under 1 GB): reading a bomb whole fails there with 'out of memory'."""
+    import resource
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+    return subprocess.run(
+        [sys.executable, "-m", "tiecore", *argv],
+        capture_output=True, text=True, check=False, timeout=300, preexec_fn=limit,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("source", ["gzip bomb", "/dev/zero"])
+@pytest.mark.parametrize("role", ["run", "qrels"])
+def test_binary_input_is_refused_before_it_is_read_whole(tmp_path, source, role):
+    """A 4 MB gzip of 4 GiB of NUL bytes (256 gzip members of 16 MiB each) and /dev/zero:
+    the first MiB (inflated) is checked before the rest is read, so the command says 'NUL
+    byte' in a process of 3 GB; before, it read (and inflated) the whole input first (3 GB
+    for a 4 MB gzip; /dev/zero until memory was gone)."""
+    path = "/dev/zero"
+    if source == "gzip bomb":
+        member = gzip.compress(bytes(1 << 24), compresslevel=9)
+        bomb = tmp_path / "bomb.gz"
+        bomb.write_bytes(member * 256)
+        path = str(bomb)
+    argv = ["eval", QRELS, path] if role == "run" else ["eval", path, RUN]
+    done = _bounded([*argv, "-m", "AP"])
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.endswith(f"tiecore: error: {path}, line 1: NUL byte (binary data) "
+                                "(expected a text file)\n"), done.stderr  # fmt: skip

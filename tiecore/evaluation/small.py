@@ -100,13 +100,14 @@ def claimed(paths: Sequence[str]) -> bool:
 def _text(path: str) -> bytes:
     """The file's bytes, decompressed, without a BOM; refused unless UTF-8 text."""
     data = Path(path).read_bytes()
-    if data[:2] == _GZIP_MAGIC:
-        import gzip
-
+    if data[:2] == _GZIP_MAGIC:  # inflated no further than a small text can reach
+        inflater = zlib.decompressobj(wbits=31)
         try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error):
+            data = inflater.decompress(data, SMALL_TEXT + 1)
+        except zlib.error:
             raise Refused from None
+        if not inflater.eof or inflater.unused_data:  # bigger, cut, or several members
+            raise Refused
     if len(data) > SMALL_TEXT:
         raise Refused
     if data[:3] == _BOM:

@@ -48,6 +48,10 @@ def dataset_stem(display: str) -> str:
     return name.removeprefix("run=") or name
 
 
+#: The longest line :func:`first_tag` reads (a run's line is far shorter).
+_LINE = 1 << 20
+
+
 def first_tag(path: str | os.PathLike) -> str | None:
     """The tag (6th field) of a run file's first record, or None (no tag, unreadable).
 
@@ -58,12 +62,13 @@ def first_tag(path: str | os.PathLike) -> str | None:
             magic = raw.read(2)
             raw.seek(0)
             handle = gzip.open(raw) if magic == b"\x1f\x8b" else raw
-            for count, line in enumerate(handle):
+            for _ in range(1000):
+                line = handle.readline(_LINE)  # at most a MiB: a binary file has no lines
+                if not line or len(line) >= _LINE:
+                    return None
                 fields = line.removeprefix(b"\xef\xbb\xbf").split()
                 if fields and not fields[0].startswith(b"#"):
                     return fields[5].decode() if len(fields) >= 6 else None
-                if count > 1000:
-                    return None
     except (OSError, EOFError, UnicodeDecodeError, ValueError, zlib.error):  # read again later
         return None
     return None

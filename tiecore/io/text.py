@@ -30,6 +30,8 @@ Source = str | os.PathLike[str] | IO[bytes] | IO[str]
 GZIP_MAGIC = b"\x1f\x8b"
 BOM = b"\xef\xbb\xbf"
 _CHUNK = 1 << 24  # bytes per numpy pass when scanning big buffers
+#: Bytes of a file (inflated, when gzip) checked as text before the rest is read.
+HEAD = 1 << 20
 # qid and docno as large_string: what pandas keeps, so the DataFrame shares the buffers
 TEXT, TOKEN = pa.large_string(), pa.string()
 
@@ -64,7 +66,10 @@ def load_text(source: Source) -> tuple[bytes, str]:
     where = display_name(source)
     if isinstance(source, (str, os.PathLike)):
         try:
-            data = Path(source).read_bytes()
+            with Path(source).open("rb") as handle:
+                first = handle.read(HEAD)
+                _check_head(first, where)  # a binary file or a bomb fails before the rest
+                data = first + handle.read()
         except FileNotFoundError:
             raise InputError(where, None, "no such file", "an existing file") from None
         except IsADirectoryError:
@@ -72,7 +77,13 @@ def load_text(source: Source) -> tuple[bytes, str]:
         except OSError as exc:
             raise InputError(where, None, f"cannot read the file ({exc.strerror})") from None
     elif hasattr(source, "getvalue") or hasattr(source, "read"):
-        raw = source.getvalue() if hasattr(source, "getvalue") else source.read()
+        if hasattr(source, "getvalue"):
+            raw = source.getvalue()
+        else:
+            first = source.read(HEAD)
+            if isinstance(first, bytes):
+                _check_head(first, where)
+            raw = first + source.read()
         if isinstance(raw, str):
             try:
                 data = raw.encode("utf-8")
@@ -93,6 +104,27 @@ def load_text(source: Source) -> tuple[bytes, str]:
         data = data[3:]
     _check_text(data, where)
     return data, where
+
+
+def _check_head(first: bytes, where: str) -> None:
+    """The first :data:`HEAD` bytes of a file checked as text (:func:`_check_text`),
+    inflated first (at most :data:`HEAD` bytes) when they are gzip, before the rest is
+    read: a binary file, ``/dev/zero`` or a gzip of NUL bytes that would inflate to
+    gigabytes is refused at once.  A full head is checked up to its last line break, so
+    that a character cut at its end is no error; a damaged gzip is left to the whole
+    read, which names it."""
+    head = first
+    if head[:2] == GZIP_MAGIC:
+        try:
+            head = zlib.decompressobj(wbits=31).decompress(head, HEAD)
+        except zlib.error:
+            return
+    if head[:3] == BOM:
+        head = head[3:]
+    if len(head) >= HEAD - 3:
+        end = max(head.rfind(b"\n"), head.rfind(b"\r"))
+        head = head[: end + 1] if end >= 0 else head
+    _check_text(head, where)
 
 
 def _line_at(data: bytes, offset: int) -> int:
