@@ -11,7 +11,7 @@ scipy (spread, compare) or dask (distributed) only with what needs them.
 
 import importlib
 
-from tiecore.errors import InputError, TieCoreWarning
+from tiecore.errors import InputError, Refusal, TieCoreWarning
 from tiecore.version import __version__ as __version__
 
 #: Public name -> the module that defines it (imported on first access).
@@ -56,6 +56,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "Comparison",
     "InputError",
+    "Refusal",
     "TieCoreWarning",
     "compare",
     "distributed",

@@ -41,5 +41,12 @@ class InputError(ValueError):
         return type(self), (self.source, self.line, self.problem, self.expected)
 
 
+class Refusal(InputError):
+    """Right input whose exact answer would pass a budget of time or memory (a tie group
+    too large for an exact tie-aware value, too many samples): the message says what
+    fits instead.  ``tiecore eval`` prints every other value and one line per refusal.
+    """
+
+
 class TieCoreWarning(UserWarning):
     """Something was skipped, such as run queries that have no judgments."""

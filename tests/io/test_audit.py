@@ -263,3 +263,37 @@ def test_binary_input_is_refused_before_it_is_read_whole(tmp_path, source, role)
     assert done.returncode == 2, done.stderr
     assert done.stderr.endswith(f"tiecore: error: {path}, line 1: NUL byte (binary data) "
                                 "(expected a text file)\n"), done.stderr  # fmt: skip
+
+
+def test_a_refusal_loses_no_other_run_or_measure(capsys, monkeypatch, tmp_path):
+    """Two runs, one with a tie group of 7 docs, 2 of them relevant: with the exact
+    IPrec's budget at 0 its IPrec is refused; every other value of both runs prints (the
+    same as each evaluated alone), the refusal is one line naming the run, query and
+    measure, and the exit status is 3.  Before, the command stopped at the refusal (exit
+    2) and printed nothing."""
+    from tiecore.measures import iprec
+
+    qrels = tmp_path / "qrels"
+    qrels.write_text("".join(f"q1 0 d{i} {int(i % 3 == 0)}\n" for i in range(9)))
+    tied, ranked = tmp_path / "tied.run", tmp_path / "ranked.run"
+    tied.write_text(
+        "".join(f"q1 Q0 d{i} {i + 1} {1.0 if i < 6 else 9 - i} tied\n" for i in range(9))
+    )
+    ranked.write_text("".join(f"q1 Q0 d{i} {i + 1} {9 - i} ranked\n" for i in range(9)))
+    monkeypatch.setattr(iprec, "BUDGET", 0.0)
+    argv = ["eval", str(qrels), str(tied), str(ranked), "-m", "map", "-m", "iprec_at_recall.0.5"]
+    assert main(argv) == 3
+    captured = capsys.readouterr()
+    (refusal,) = captured.err.splitlines()
+    assert refusal.startswith("tiecore: refused: run tied: query q1 has a tie group of 7 docs")
+    assert "IPrec" in refusal and "(expected ties='oblivious' or 'sampled'" in refusal
+    alone = {}
+    for run, measures in ((tied, ["map"]), (ranked, ["map", "iprec_at_recall.0.5"])):
+        flags = [a for m in measures for a in ("-m", m)]
+        assert main(["eval", str(qrels), str(run), *flags]) == 0
+        alone[run.name] = capsys.readouterr().out.splitlines()[1:]  # less the mode line
+    assert captured.out.splitlines() == [
+        "ties                  \tall\taware",
+        *alone["tied.run"],
+        *alone["ranked.run"],
+    ]

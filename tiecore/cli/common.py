@@ -27,6 +27,11 @@ if TYPE_CHECKING:  # pandas loads only when a command needs it (start-up)
     import pandas as pd
 
 
+#: The exit status of a command that printed what it could and refused the rest
+#: (:class:`tiecore.errors.Refusal`, one line each on stderr).
+EXIT_REFUSED = 3
+
+
 class UsageError(Exception):
     """A bad command line; printed as ``tiecore: error: ...`` with exit status 2."""
 

@@ -28,6 +28,7 @@ from tiecore.cli.all_trec import (
     without_strings,
 )
 from tiecore.cli.common import (
+    EXIT_REFUSED,
     UsageError,
     add_complete,
     add_dask,
@@ -50,12 +51,13 @@ from tiecore.cli.trec_eval_flags import (
     zscore_output,
 )
 from tiecore.cli.trec_eval_names import (
+    TrecPlan,
     summed_counts,
     tiecore_layout_text,
     trec_eval_text,
     trec_plan,
 )
-from tiecore.errors import InputError
+from tiecore.errors import InputError, Refusal
 from tiecore.measures import (
     DEFAULT_MEASURES,
     Measure,
@@ -252,7 +254,7 @@ def evaluate_runs(
         if sources is None or name not in sources:
             raise
         where = f"{sources[name]} (run {name})"
-        raise InputError(where, error.line, error.problem, error.expected) from None
+        raise type(error)(where, error.line, error.problem, error.expected) from None
     # codes in order of first appearance (evaluate keeps the runs' order); a summary
     # row's qid is missing: code -1
     run_rank, names = pd.factorize(result["run"])
@@ -406,9 +408,26 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
         args.dask = None  # evaluated locally, on the fastest path for the files
     if args.rel_format != "qrels":  # trec_eval's judgment groups (-R qrels_jg)
         return _groups_eval(args, measures, zscores, stderr)
+    try:
+        return _evaluated_text(args, plan, measures, zscores, stderr)
+    except Refusal:  # one run's measure past a budget: the others still print
+        return _apart(args, plan, measures, zscores, stderr)
+
+
+def _evaluated_text(
+    args: argparse.Namespace,
+    plan: TrecPlan,
+    measures: list[Measure],
+    zscores: dict | None,
+    stderr: TextIO,
+    runs_and_qrels: tuple | None = None,
+) -> str:
+    """Evaluate ``measures`` on the command's runs, on the fastest path that takes them,
+    and format the text (``runs_and_qrels``: inputs read already, for the normal path)."""
     # a nickname (-m all_trec, official), a string (relstring) and -Z take the normal
     # path, a run at a time
     normal = bool(plan.nicknamed) or bool(plan.strings) or zscores is not None
+    normal = normal or runs_and_qrels is not None
     small = None if normal else _small_eval(args, measures, stderr)
     if small is not None:
         return small
@@ -418,7 +437,9 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
     arrow = None if normal else _arrow_eval(args, measures, stderr)
     if arrow is not None:
         return arrow
-    runs, qrels, sources = all_trec_inputs(args) if plan.nicknamed else eval_inputs(args)
+    if runs_and_qrels is None:
+        runs_and_qrels = all_trec_inputs(args) if plan.nicknamed else eval_inputs(args)
+    runs, qrels, sources = runs_and_qrels
     if args.ties == "sampled":  # refuse a count that cannot fit before the long work
         check_sample_count(args.samples or DEFAULT_SAMPLES, runs, qrels, measures)
     show = show_progress(args, stderr)
@@ -443,6 +464,12 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
             spread=args.spread or (zscores is not None and args.ties == "aware"),
             client=client,
         )
+    return _result_text(args, plan, result, num_q, runs, qrels, zscores, stderr)
+
+
+def _result_text(args, plan, result, num_q, runs, qrels, zscores, stderr) -> str:
+    """The text of an evaluation's rows: z-scores (``-Z``), else the rows (the summary
+    alone without ``-q``), relstring's lines from the runs where asked for."""
     if zscores is not None:  # z-scores of the per-query rows, then their summary
         columns = plain_columns(result)
         if plan.strings:  # relstring's text lines, printed as they are
@@ -460,6 +487,61 @@ def _run_eval(args: argparse.Namespace, stderr: TextIO) -> str:
     columns = plain_columns(result)
     _check_rows(args, columns)
     return _text(args, columns, num_q)
+
+
+def _apart(
+    args: argparse.Namespace,
+    plan: TrecPlan,
+    measures: list[Measure],
+    zscores: dict | None,
+    stderr: TextIO,
+) -> str:
+    """After a :class:`~tiecore.errors.Refusal`: each run evaluated once per measure, so
+    that a refused run and measure lose nothing else.  The values computed print as
+    usual; each refusal prints one line (``tiecore: refused: ...``: the run, query and
+    measure, why, and what to ask instead) and the command exits with status 3."""
+    import pandas as pd
+
+    runs, qrels, sources = all_trec_inputs(args) if plan.nicknamed else eval_inputs(args)
+    if not isinstance(runs, dict):  # files: read now, each evaluated many times
+        from tiecore import io
+
+        runs = io.read_runs(list(runs))
+    texts: dict[str, list[pd.DataFrame]] = {}
+    num_q: dict[str, int] = {}
+    refusals: list[str] = []
+    options = dict(
+        ties=args.ties, tiebreak=_tiebreak(args), samples=args.samples or DEFAULT_SAMPLES,
+        seed=args.seed, rel_level=args.rel_level, depth=args.depth, complete=args.complete,
+        spread=args.spread or (zscores is not None and args.ties == "aware"),
+    )  # fmt: skip
+    for name, run in runs.items():
+        for measure in measures:
+            try:
+                found, counted = evaluate_runs(
+                    {name: run}, qrels, [measure], sources=sources, **options
+                )
+            except Refusal as refusal:
+                refusals.append(str(refusal))
+                continue
+            texts.setdefault(name, []).append(found)
+            num_q.update(counted)
+    for line in dict.fromkeys(refusals):
+        print(f"tiecore: refused: {line}", file=stderr)
+    args.status = EXIT_REFUSED
+    if not texts:
+        return ""
+    order = {str(m): i for i, m in enumerate(measures)}
+    frames = []
+    for parts in texts.values():  # a run's rows: by query (summary last), then measure
+        part = pd.concat(parts, ignore_index=True)
+        queries = pd.unique(part["qid"].dropna())
+        rank = pd.Series(range(len(queries)), index=queries)
+        key = part["qid"].map(rank).fillna(len(queries))
+        part = part.assign(_q=key, _m=part["measure"].map(order))
+        frames.append(part.sort_values(["_q", "_m"], kind="stable").drop(columns=["_q", "_m"]))
+    result = pd.concat(frames, ignore_index=True)
+    return _result_text(args, plan, result, num_q, runs, qrels, zscores, stderr)
 
 
 def _tiebreak(args: argparse.Namespace) -> str:

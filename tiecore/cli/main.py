@@ -81,7 +81,8 @@ def _one_line(message: object) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status.
 
-    0 ok, 2 bad input or options (one ``tiecore: error: ...`` line on stderr), 130
+    0 ok, 2 bad input or options (one ``tiecore: error: ...`` line on stderr), 3 some
+    values refused past a budget and the others printed (``tiecore: refused: ...``), 130
     after Ctrl-C (one ``tiecore: interrupted`` line), 141 when stdout's reader went
     away (``| head``; nothing more is printed). Warnings (for example run queries
     missing from the qrels) are printed as ``tiecore: warning: ...`` lines on
@@ -150,4 +151,4 @@ def _main(argv: Sequence[str] | None, stderr: Stream) -> int:
         return EXIT_BROKEN_PIPE
     except OSError as error:
         return fail(f"{args.output}: {error.strerror or error}")
-    return 0
+    return getattr(args, "status", 0)  # EXIT_REFUSED where something was refused

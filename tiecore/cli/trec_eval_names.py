@@ -616,6 +616,8 @@ def trec_eval_text(
         for printed, m in plan.lines:
             if m in plan.strings:
                 continue  # relstring prints per query only
+            if (None, m) not in block:
+                continue  # refused for this run (tiecore eval's "refused:" line names it)
             mean = block[None, m]
             shown = mean * num_q[run] if m in plan.counts else mean
             lines.append(_line(printed, "all", shown, m in plan.counts))

@@ -19,7 +19,7 @@ import math
 import os
 from collections.abc import Callable
 
-from tiecore.errors import InputError
+from tiecore.errors import InputError, Refusal
 
 #: Seconds a computation may take by default.
 DEFAULT_SECONDS = 60.0
@@ -166,7 +166,7 @@ def check(source: str, what: str, seconds: float, memory: float, fits: str) -> N
     """
     limit_s, limit_m = time_budget(), memory_budget()
     if seconds > limit_s:
-        raise InputError(
+        raise Refusal(
             source,
             None,
             f"{what} would take about {seconds:.3g} s, more than the {limit_s:.3g} s "
@@ -174,7 +174,7 @@ def check(source: str, what: str, seconds: float, memory: float, fits: str) -> N
             fits,
         )
     if memory > limit_m:
-        raise InputError(
+        raise Refusal(
             source,
             None,
             f"{what} would need about {_size(memory)} of memory, more than the "

@@ -131,6 +131,6 @@ def _run_table(
         if error.source != f"run {name}":
             raise
         where = f"{path} (run {name})"
-        raise InputError(where, error.line, error.problem, error.expected) from None
+        raise type(error)(where, error.line, error.problem, error.expected) from None
     add_rows(table, name, evaluator.summary(ranking.counts > 0, found), measures, per_query)
     return table

@@ -305,7 +305,7 @@ def _named_errors(fn: Callable, item: Item, run: pd.DataFrame) -> object:
         if not item.display or error.source != f"run {item.name}":
             raise
         where = f"{item.display} (run {item.name})"
-        raise InputError(where, error.line, error.problem, error.expected) from None
+        raise type(error)(where, error.line, error.problem, error.expected) from None
 
 
 def map_runs(

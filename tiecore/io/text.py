@@ -110,21 +110,21 @@ def _check_head(first: bytes, where: str) -> None:
     """The first :data:`HEAD` bytes of a file checked as text (:func:`_check_text`),
     inflated first (at most :data:`HEAD` bytes) when they are gzip, before the rest is
     read: a binary file, ``/dev/zero`` or a gzip of NUL bytes that would inflate to
-    gigabytes is refused at once.  A full head is checked up to its last line break, so
-    that a character cut at its end is no error; a damaged gzip is left to the whole
-    read, which names it."""
+    gigabytes is refused at once.  The head is checked up to its last line break, so
+    that a character cut at its end is no error; a shorter text (all of it), a damaged
+    or cut gzip are left to the whole read, which names them as it always has."""
     head = first
     if head[:2] == GZIP_MAGIC:
         try:
             head = zlib.decompressobj(wbits=31).decompress(head, HEAD)
         except zlib.error:
             return
+    if len(head) < HEAD:  # the whole text, or a cut gzip: the whole read checks it
+        return
     if head[:3] == BOM:
         head = head[3:]
-    if len(head) >= HEAD - 3:
-        end = max(head.rfind(b"\n"), head.rfind(b"\r"))
-        head = head[: end + 1] if end >= 0 else head
-    _check_text(head, where)
+    end = max(head.rfind(b"\n"), head.rfind(b"\r"))
+    _check_text(head[: end + 1] if end >= 0 else head[:-3], where)  # no character cut
 
 
 def _line_at(data: bytes, offset: int) -> int:

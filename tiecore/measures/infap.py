@@ -71,7 +71,7 @@ import numpy as np
 
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
-from tiecore.errors import InputError
+from tiecore.errors import Refusal
 from tiecore.measures.err import _ragged
 from tiecore.measures.registry import Family, register
 
@@ -210,7 +210,7 @@ class _Groups:
     def refuse(self, cost: np.ndarray, what: str, budget: float) -> None:
         if cost.size and cost.max() > budget:
             worst = int(np.argmax(cost))
-            raise InputError(
+            raise Refusal(
                 f"run {self.name}",
                 None,
                 f"query {self.qids[self.query[worst]]} has a tie group of {self.n[worst]} docs "

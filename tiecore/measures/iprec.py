@@ -50,7 +50,7 @@ import numpy as np
 
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
-from tiecore.errors import InputError
+from tiecore.errors import Refusal
 from tiecore.measures.registry import Family, Param, register
 
 #: How a recall level becomes a count of relevant docs (IPrec's and IPrecAvg's ``round``).
@@ -302,7 +302,7 @@ def _group_distributions(groups, ranking, slots, first, budget, judgments_qids):
     cells[kmin > r] = 0.0
     if cells.size and cells.max() > budget:
         worst = int(np.argmax(cells))
-        raise InputError(
+        raise Refusal(
             f"run {ranking.name}",
             None,
             f"query {judgments_qids[query[worst]]} has a tie group of {n[worst]} docs with "
