@@ -48,12 +48,16 @@ def write_group(tmp_path, n: int) -> tuple[str, str]:
 
 
 def refused(argv: list[str], capsys) -> str:
-    """The one-line error of a command line that must be refused (before the work: the
-    work itself would take minutes and end with exit status 0)."""
+    """The one refusal line of a command line that must be refused (before the work: the
+    work itself would take minutes and end with exit status 0): exit status 3 and the
+    measure's lines left out for eval (the other values print), 2 for compare's options."""
     code = main(argv)
-    err = capsys.readouterr().err
-    assert code == 2, err
-    assert err.count("\n") == 1 and err.startswith("tiecore: error: ")
+    captured = capsys.readouterr()
+    err = captured.err
+    expected = (3, "tiecore: refused: ") if argv[0] == "eval" else (2, "tiecore: error: ")
+    assert code == expected[0], err
+    assert err.count("\n") == 1 and err.startswith(expected[1])
+    assert "\tall\t" not in captured.out.replace("ties                  \tall\t", "")
     return err
 
 

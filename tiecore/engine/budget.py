@@ -154,14 +154,14 @@ def largest(cost: Callable[[int], tuple[float, float]], high: int) -> int:
 
 
 def check(source: str, what: str, seconds: float, memory: float, fits: str) -> None:
-    """Refuse (:class:`InputError`) work estimated at ``seconds`` and ``memory`` bytes
+    """Refuse (:class:`~tiecore.errors.Refusal`) work estimated at ``seconds`` and ``memory`` bytes
     when either passes its budget; ``fits`` says what would fit.
 
     >>> check("run r", "the work", 1.0, 1e3, "less")
     >>> check("run r", "the work", 1e9, 0.0, "less")
     Traceback (most recent call last):
     ...
-    tiecore.errors.InputError: run r: the work would take about 1e+09 s, more than the \
+    tiecore.errors.Refusal: run r: the work would take about 1e+09 s, more than the \
 60 s allowed (TIECORE_TIME_BUDGET) (expected less)
     """
     limit_s, limit_m = time_budget(), memory_budget()

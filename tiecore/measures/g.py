@@ -112,9 +112,9 @@ def g_aware(ranking: Ranking, judgments: Judgments, gains: dict, depth: int | No
     live = slots[tgroup] > 0
     terms = float(np.sum(np.where(live, combos * slots[tgroup], 0)))
     if terms > G_BUDGET:
-        from tiecore.errors import InputError
+        from tiecore.errors import Refusal
 
-        raise InputError(
+        raise Refusal(
             f"run {ranking.name}", None,
             f"G's exact mean would sum {terms:.3g} terms, more than the {G_BUDGET:.3g} it takes",
             "ties='oblivious' or 'sampled' for G on this run",

@@ -66,7 +66,7 @@ import numpy as np
 from tiecore.engine.binomial import log_choose
 from tiecore.engine.judgments import Judgments, gain_of
 from tiecore.engine.ranking import Ranking
-from tiecore.errors import InputError
+from tiecore.errors import Refusal
 
 #: The most compositions of its slots one straddling tie group may need.
 BUDGET = 2_000_000
@@ -344,7 +344,7 @@ def _priced_counts(ranking: Ranking, judgments: Judgments, straddling, budget: f
     )
     fits = budgets.largest(price, deepest)
     if total.max() > budget:
-        raise InputError(
+        raise Refusal(
             f"run {ranking.name}", None, f"{what}, more than the {budget:.3g} allowed",
             _fits(fits),
         )  # fmt: skip
