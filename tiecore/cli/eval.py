@@ -454,17 +454,20 @@ def _evaluated_text(
             measures,
             progress=progress if show else None,
             sources=sources,
-            ties=args.ties,
-            tiebreak=_tiebreak(args),
-            samples=args.samples or DEFAULT_SAMPLES,
-            seed=args.seed,
-            rel_level=args.rel_level,
-            depth=args.depth,
-            complete=args.complete,
-            spread=args.spread or (zscores is not None and args.ties == "aware"),
             client=client,
+            **_evaluation_options(args, zscores),
         )
     return _result_text(args, plan, result, num_q, runs, qrels, zscores, stderr)
+
+
+def _evaluation_options(args: argparse.Namespace, zscores: dict | None) -> dict:
+    """:func:`evaluate_runs`' options from the command line (aware ``-Z`` needs the
+    spread: its z-scores transform the variance and bounds too)."""
+    return dict(
+        ties=args.ties, tiebreak=_tiebreak(args), samples=args.samples or DEFAULT_SAMPLES,
+        seed=args.seed, rel_level=args.rel_level, depth=args.depth, complete=args.complete,
+        spread=args.spread or (zscores is not None and args.ties == "aware"),
+    )  # fmt: skip
 
 
 def _result_text(args, plan, result, num_q, runs, qrels, zscores, stderr) -> str:
@@ -507,14 +510,10 @@ def _apart(
         from tiecore import io
 
         runs = io.read_runs(list(runs))
-    texts: dict[str, list[pd.DataFrame]] = {}
+    found_by_run: dict[str, list[pd.DataFrame]] = {}
     num_q: dict[str, int] = {}
     refusals: list[str] = []
-    options = dict(
-        ties=args.ties, tiebreak=_tiebreak(args), samples=args.samples or DEFAULT_SAMPLES,
-        seed=args.seed, rel_level=args.rel_level, depth=args.depth, complete=args.complete,
-        spread=args.spread or (zscores is not None and args.ties == "aware"),
-    )  # fmt: skip
+    options = _evaluation_options(args, zscores)
     for name, run in runs.items():
         for measure in measures:
             try:
@@ -524,16 +523,16 @@ def _apart(
             except Refusal as refusal:
                 refusals.append(str(refusal))
                 continue
-            texts.setdefault(name, []).append(found)
+            found_by_run.setdefault(name, []).append(found)
             num_q.update(counted)
     for line in dict.fromkeys(refusals):
         print(f"tiecore: refused: {line}", file=stderr)
     args.status = EXIT_REFUSED
-    if not texts:
+    if not found_by_run:
         return ""
     order = {str(m): i for i, m in enumerate(measures)}
     frames = []
-    for parts in texts.values():  # a run's rows: by query (summary last), then measure
+    for parts in found_by_run.values():  # a run's rows: by query (summary last), then measure
         part = pd.concat(parts, ignore_index=True)
         queries = pd.unique(part["qid"].dropna())
         rank = pd.Series(range(len(queries)), index=queries)

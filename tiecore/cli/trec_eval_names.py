@@ -624,16 +624,25 @@ def trec_eval_text(
     return "".join(line + "\n" for line in lines)
 
 
+def rows_by_run(columns: dict[str, list]) -> dict[str, list[int]]:
+    """The row positions of each run of ``columns``, runs in their first row's order.
+
+    >>> rows_by_run({"run": ["a", "b", "a"]})
+    {'a': [0, 2], 'b': [1]}
+    """
+    runs: dict[str, list[int]] = {}
+    for i, run in enumerate(columns["run"]):
+        runs.setdefault(run, []).append(i)
+    return runs
+
+
 def tiecore_layout_text(columns: dict[str, list], num_q: dict[str, int], counts: set[str]) -> str:
     """tiecore's trec format (per run ``runid``, ``num_q``, then the rows as they come)
     with the measures named in ``counts`` printed as trec_eval prints its counts: whole
     numbers as integers."""
     lines: list[str] = []
-    runs: dict[str, list[int]] = {}
-    for i, run in enumerate(columns["run"]):
-        runs.setdefault(run, []).append(i)
     measure, qid, value = columns["measure"], columns["qid"], columns["value"]
-    for run, rows in runs.items():
+    for run, rows in rows_by_run(columns).items():
         lines.append(f"{'runid':<22}\tall\t{run}")
         lines.append(f"{'num_q':<22}\tall\t{num_q[run]}")
         lines.extend(

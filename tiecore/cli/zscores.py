@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tiecore.cli.trec_eval_names import TrecPlan
+from tiecore.cli.trec_eval_names import TrecPlan, rows_by_run
 from tiecore.errors import InputError
 
 #: trec_eval's value for a query and measure the file lacks (``MISSING_ZSCORE_VALUE``).
@@ -175,11 +175,8 @@ def zscore_text(
     lines per query (with ``per_query``), ``runid`` as is, ``Znum_q`` with a fraction,
     then the summary lines."""
     lines: list[str] = []
-    runs: dict[str, list[int]] = {}
-    for i, run in enumerate(columns["run"]):
-        runs.setdefault(run, []).append(i)
     measure, qid, value = columns["measure"], columns["qid"], columns["value"]
-    for run, rows in runs.items():
+    for run, rows in rows_by_run(columns).items():
         if per_query:
             lines.extend(
                 f"{measure[i]:<22}\t{qid[i]}\t{value[i]}"
