@@ -521,10 +521,16 @@ def rndcg(
 
 
 def iprec_avg(
-    labels: Sequence[Label], levels: Sequence[int], rel_level: int, recall_levels: Sequence[float]
+    labels: Sequence[Label],
+    levels: Sequence[int],
+    rel_level: int,
+    recall_levels: Sequence[float],
+    rounding: str = "up",
 ) -> float:
     """trec_eval's 11pt_avg: the mean over the recall levels ``c`` of the largest precision
-    at or below relevant doc number ``max(1, (long)(c R + 0.9))`` (0 past the retrieved)."""
+    at or below relevant doc number ``max(1, (long)(c R + 0.9))`` (``rounding="up"``,
+    trec_eval 9.0.x) or ``max(1, lround(c R))`` (``"nearest"``, 10.0; 0 past the
+    retrieved)."""
     num_rel = num_relevant(levels, rel_level)
     precisions, found = [], 0
     for i, label in enumerate(labels):
@@ -533,7 +539,10 @@ def iprec_avg(
             precisions.append(found / (i + 1))
     total = 0.0
     for c in reversed(recall_levels):
-        first = max(int(c * num_rel + 0.9), 1)
+        x = c * num_rel
+        whole = math.floor(x)
+        cut = int(x + 0.9) if rounding == "up" else whole + (x - whole >= 0.5)
+        first = max(cut, 1)
         total += max(precisions[first - 1 :], default=0.0)
     return total / len(recall_levels)
 
@@ -753,7 +762,7 @@ def measure(
         case "IPrecAvg":
             default = ";".join(str(i / 10) for i in range(11))
             points = [float(x) for x in spec.param("levels", default).split(";")]
-            return iprec_avg(labels, levels, rel_level, points)
+            return iprec_avg(labels, levels, rel_level, points, spec.param("round", "up"))
         case "GMBpref":
             return bpref(labels, levels, rel_level)
     raise ValueError(f"unknown family {spec.family!r}")

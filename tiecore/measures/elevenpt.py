@@ -25,10 +25,22 @@ import numpy as np
 
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
-from tiecore.measures.iprec import RECALL_LEVELS, ROUND, iprec_oblivious
+from tiecore.errors import Refusal
+from tiecore.measures.iprec import (
+    RECALL_LEVELS,
+    ROUND,
+    _budget,
+    _expected_max,
+    _parts,
+    iprec_oblivious,
+    relevant_counts,
+)
 from tiecore.measures.iprec import _moments as iprec_moments
 from tiecore.measures.orderings import sample_orders
 from tiecore.measures.registry import Family, Param, register
+
+#: Floats in one block of the covariances' arrays (points x pairs, runs x positions).
+BLOCK = 1 << 21
 
 
 class LevelsParam(Param):
@@ -60,6 +72,412 @@ def iprec_avg_oblivious(
     return total / len(levels)
 
 
+def iprec_avg_spread(
+    ranking: Ranking,
+    judgments: Judgments,
+    levels,
+    *,
+    depth: int | None = None,
+    budget: float | None = None,
+    rounding: str = "up",
+) -> dict[str, np.ndarray]:
+    """Per query the exact ``value``, ``var``, ``min`` and ``max`` of the mean interpolated
+    precision over ``levels`` across all orderings of the ties (see the module docstring).
+
+    >>> import pandas as pd
+    >>> qrels = pd.DataFrame({"qid": "1", "docno": ["a", "c"], "level": 1})
+    >>> run = pd.DataFrame({"qid": "1", "docno": list("abc"), "score": [1.0, 1.0, 1.0]})
+    >>> j = Judgments.from_qrels(qrels)
+    >>> out = iprec_avg_spread(Ranking.build(run, j), j, (0.0, 1.0))
+    >>> [round(float(out[k][0]), 6) for k in ("value", "var", "min", "max")]
+    [0.833333, 0.018519, 0.666667, 1.0]
+    """
+    budget = _budget(budget)
+    first = relevant_counts(judgments, levels, rounding)
+    nq, nl = first.shape
+    constant, events = _parts(ranking, judgments, first, depth, budget)
+    if events is None:
+        mean, square = constant, constant**2
+    else:
+        mean, square = (m.reshape(nq, nl) for m in _expected_max(constant.ravel(), *events))
+    variance = np.maximum(square - mean**2, 0.0)
+    same = first[:, :, None] == first[:, None, :]  # one level's maximum, counted twice
+    total = (same * variance[:, :, None]).sum(axis=(1, 2))
+    if events is not None:
+        own = np.argmax(same, axis=2) == np.arange(nl)  # the first level of each count
+        touched = np.zeros(nq * nl, bool)
+        touched[events[0]] = True
+        moving = (own & touched.reshape(nq, nl))[:, :, None]
+        q, a, b = np.nonzero((first[:, :, None] < first[:, None, :]) & moving & moving.swapaxes(1, 2))
+        if q.size:
+            product = _cross_moments(ranking, judgments, first, constant, events, q, a, b, depth, budget)
+            many = same.sum(axis=2)
+            cov = product - mean[q, a] * mean[q, b]
+            total += np.bincount(q, weights=2.0 * many[q, a] * many[q, b] * cov, minlength=nq)
+    low, high = (
+        iprec_avg_oblivious(ranking.retie(policy), judgments, levels, depth, rounding)
+        for policy in ("pessimistic", "optimistic")
+    )
+    return {
+        "value": mean[:, ::-1].sum(axis=1) / nl,
+        "var": np.maximum(total, 0.0) / nl**2,
+        "min": low,
+        "max": high,
+    }
+
+
+def _cdf_at(constant, events, at_cell, at_value) -> np.ndarray:
+    """``F_cell(value)``, the distribution function of a cell's maximum (``constant`` and
+    every mixed group's, ``events`` as :func:`tiecore.measures.iprec._group_distributions`
+    gives them), at each ``(at_cell, at_value)``.
+
+    Events and asked points sorted together by cell, value (events first at equal
+    values: ``F`` is right-continuous); ``F`` is the product of the factors, kept as a
+    sum of logs and a count of the factors lifted from 0, as ``_expected_max`` keeps it.
+    """
+    cells, values, cdf, previous = events
+    touched = np.unique(at_cell)
+    cells = np.r_[cells, touched]
+    values = np.r_[values, constant[touched]]
+    lift = np.r_[previous, np.zeros(touched.size)] == 0
+    cdf = np.r_[cdf, np.ones(touched.size)]
+    previous = np.where(lift, 1.0, np.r_[previous, np.ones(touched.size)])
+    step = np.log(cdf) - np.log(previous)
+    ne, na = cells.size, at_cell.size
+    cell = np.r_[cells, at_cell]
+    kind = np.r_[np.zeros(ne, np.int8), np.ones(na, np.int8)]
+    order = np.lexsort((kind, np.r_[values, at_value], cell))
+    cell, kind = cell[order], kind[order]
+    starts = np.flatnonzero(np.r_[True, cell[1:] != cell[:-1]])
+    segment = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, cell.size]))
+    logs = np.cumsum(np.r_[step, np.zeros(na)][order])
+    logs -= np.r_[0.0, logs][starts][segment]
+    lifted = np.cumsum(np.r_[lift, np.zeros(na, bool)][order])
+    lifted -= np.r_[0, lifted][starts][segment]
+    factors = lifted[np.r_[starts[1:], cell.size] - 1][segment]  # every factor of the cell
+    value = np.where(lifted == factors, np.exp(np.minimum(logs, 0.0)), 0.0)
+    out = np.empty(na)
+    asked = kind == 1
+    out[order[asked] - ne] = value[asked]
+    return out
+
+
+def _least_positions(number, offset, slots, value) -> np.ndarray:
+    """The least position ``s`` (0-based, in ``[0, slots]``) of a group's relevant doc of
+    ordinal ``number`` whose precision ``number / (offset + s + 1)`` is at most ``value``
+    (``slots``, past the depth, when none is).
+
+    The ratios are compared as correctly rounded floats, as the support points are
+    (equal ratios give equal floats, and ratios of ranks this small never round to
+    one float), so the float guess is corrected by whole steps to the exact one.
+    """
+    positive = value > 0
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        guess = np.ceil(number / np.where(positive, value, 1.0) - offset - 1)
+    s = np.where(positive, np.clip(guess, 0, slots), slots).astype(np.int64)
+    with np.errstate(divide="ignore"):
+        for _ in range(2):
+            s = np.where((s > 0) & (number / (offset + s) <= value), s - 1, s)
+        for _ in range(2):
+            s = np.where((s < slots) & ~(number / (offset + s + 1) <= value), s + 1, s)
+    return s
+
+
+def _free_sweeps(rel: int, width: int):
+    """``(forward, backward, scale_f, scale_b, norm)``: the counting sweeps of a group of
+    ``rel`` relevant docs with no bounds, each step divided by its largest entry (the
+    scales the bounded sweeps take too), and ``norm[k]``, the unbounded count split at
+    relevant doc ``k`` (``forward[k - 1] . backward[k]``) in those scales."""
+    forward = np.ones((rel + 1, width + 1))
+    scale_f = np.ones(rel + 1)
+    for m in range(1, rel):
+        row = np.cumsum(forward[m - 1])
+        scale_f[m] = row[-1]
+        forward[m] = row / row[-1]
+    backward = np.ones((rel + 1, width + 1))
+    scale_b = np.ones(rel + 1)
+    for m in range(rel - 1, 0, -1):
+        row = np.cumsum(backward[m + 1][::-1])[::-1]
+        scale_b[m] = row[0]
+        backward[m] = row / row[0]
+    norm = np.ones(rel + 1)
+    norm[2:] = np.einsum("kj,kj->k", forward[1:rel], backward[2:])
+    return forward, backward, scale_f, scale_b, norm
+
+
+def _sweep_forward(bounds, width: int, record, scale) -> np.ndarray:
+    """Rows ``x = 1^T D_1 S ... D_m S`` (``D_m`` keeps ``j_m >= bounds[:, m - 1]``, ``S``
+    the suffix sums), taken after step ``m = record``, in the free sweep's scales."""
+    j = np.arange(width + 1)
+    x = np.ones((bounds.shape[0], width + 1))
+    out = np.zeros_like(x)
+    for m in range(1, int(record.max(initial=0)) + 1):  # relevant docs
+        x *= j >= bounds[:, m - 1, None]
+        np.cumsum(x, axis=1, out=x)
+        x /= scale[m]
+        hit = record == m
+        out[hit] = x[hit]
+    return out
+
+
+def _sweep_backward(bounds, width: int, record, scale) -> np.ndarray:
+    """Rows ``g_m = D_m S g_{m + 1}`` from ``g_r = D_r 1``, taken at ``m = record``."""
+    rel = bounds.shape[1]
+    j = np.arange(width + 1)
+    g = (j >= bounds[:, rel - 1, None]).astype(np.float64)
+    out = np.zeros_like(g)
+    hit = record == rel
+    out[hit] = g[hit]
+    for m in range(rel - 1, int(record.min(initial=rel)) - 1, -1):  # relevant docs
+        g = np.cumsum(g[:, ::-1], axis=1)[:, ::-1] / scale[m]
+        g *= j >= bounds[:, m - 1, None]
+        hit = record == m
+        out[hit] = g[hit]
+    return out
+
+
+def _joint_groups(ranking: Ranking, q, kb, slots):
+    """Per pair the mixed tie group holding relevant ordinal ``kb`` and one before it
+    (-1: none), the only group whose maxima at both levels differ and depend."""
+    n, r, before = ranking.size, ranking.rel_count, ranking.rel_before
+    mixed = (r > 0) & (r < n) & (slots > 0)
+    holding = np.flatnonzero(r > 0)
+    big = int((before + r).max(initial=0)) + 2
+    key = ranking.group_query[holding].astype(np.int64) * big + before[holding] + r[holding]
+    order = np.argsort(key, kind="stable")
+    key, holding = key[order], holding[order]
+    at = np.searchsorted(key, q.astype(np.int64) * big + kb)
+    at = np.minimum(at, max(holding.size - 1, 0))
+    if not holding.size:
+        return np.full(q.size, -1)
+    g = holding[at]
+    ok = (ranking.group_query[g] == q) & (before[g] + 1 < kb) & (before[g] + r[g] >= kb)
+    return np.where(ok & mixed[g], g, -1)
+
+
+def _cross_moments(ranking, judgments, first, constant, events, q, a, b, depth, budget):
+    """``E[X_a X_b]`` per pair ``(q, a, b)`` of levels with ``k(a) < k(b)``, so ``X_a >= X_b``.
+
+    With the query's support points ``0 = p_0 < ... < p_N`` (both levels', all groups')
+    and ``D_i = p_{i+1} - p_i``,
+
+        E[X_a X_b] = sum_{i, j} D_i D_j P(X_a > p_i, X_b > p_j),
+
+    which is ``1 - F_b(p_j)`` for ``j >= i`` and ``1 - F_a(p_i) - F_b(p_j) + G(p_i, p_j)``
+    for ``j < i``, ``G`` the joint distribution function.  Every group but one enters
+    ``G`` through its own maxima's CDFs: ``G(u, v) = F_U(u) F_Z(v) H(u, v)``, ``Z`` the
+    maximum of the part both levels count, ``U`` of the part only ``a`` counts, ``H``
+    the joint CDF of the one mixed group holding ordinal ``k(b)`` and one before it
+    (:func:`_joint_groups`; ``H = 1`` when none): ``F_U F_Z = F_a F_b`` over the
+    group's own ``F^a``, ``F^b``.  ``H(u, v)`` counts the placements whose relevant
+    positions reach the bounds of ``u`` before ordinal ``k(b)`` and of ``v`` from it:
+    ``x_u . h_v`` over the unbounded count, ``x_u`` the forward counting sweep up to
+    ``k(b) - 1``, ``h_v`` the backward one down to ``k(b)``.  Both change only where a
+    bound does, so the points fall in runs of one ``(x, h)``; within a run ``H(u, v) =
+    F^a(u)``, across runs ``sum_{j < i} D_j F_Z(p_j) h_j`` is carried as one vector.
+    """
+    nq, nl = first.shape
+    cells, values = events[0], events[1]
+    pairs = q.size
+    t, n = ranking.offset, ranking.size
+    slots = n if depth is None else np.clip(depth - t, 0, n)
+    # the queries' support points, and every level's F there
+    wanted = np.zeros(nq, bool)
+    wanted[q] = True
+    asked = np.flatnonzero(wanted)
+    pick = wanted[cells // nl]
+    point_q = np.r_[cells[pick] // nl, np.repeat(asked, nl), asked]
+    point_v = np.r_[values[pick], constant[asked].ravel(), np.zeros(asked.size)]
+    order = np.lexsort((point_v, point_q))
+    point_q, point_v = point_q[order], point_v[order]
+    keep = np.r_[True, (point_q[1:] != point_q[:-1]) | (point_v[1:] != point_v[:-1])]
+    point_q, point_v = point_q[keep], point_v[keep]
+    start = np.searchsorted(point_q, np.arange(nq))
+    count = np.diff(np.r_[start, point_q.size])
+    at_cell = (point_q[None, :] * nl + np.arange(nl)[:, None]).ravel()
+    cdf = _cdf_at(constant.ravel(), events, at_cell, np.tile(point_v, nl)).reshape(nl, -1)
+    nxt = np.r_[point_v[1:], 0.0]
+    last = np.r_[point_q[1:] != point_q[:-1], True]
+    nxt = np.where(last, point_v, nxt)
+    delta = nxt - point_v
+    top = point_v[start[point_q] + count[point_q] - 1]
+    # the pairs' joint groups
+    kb = first[q, b]
+    joint = _joint_groups(ranking, q, kb, slots)
+    before = ranking.rel_before
+    k1a = np.where(joint >= 0, np.maximum(first[q, a] - before[joint], 1), 0)
+    k1b = np.where(joint >= 0, kb - before[joint], 0)
+    out = np.zeros(pairs)
+    runs = []  # (pair, value, sum of D F_b, sum of gamma) of each run of the joint pairs
+    rel_of = np.where(joint >= 0, ranking.rel_count[joint], 0)
+    by_size = np.argsort(-count[q], kind="stable")  # the largest first in each block
+    done = 0
+    while done < pairs:  # blocks of pairs, padded to their most points
+        width = int(count[q[by_size[done]]])
+        step = max(1, BLOCK // max(width * max(int(rel_of.max(initial=1)), 1), 1))
+        chosen = by_size[done : done + step]
+        done += chosen.size
+        out[chosen], found = _one_dimension(
+            chosen, q, a, b, joint, k1a, ranking, slots, start, count, point_v, nxt,
+            delta, top, cdf,
+        )  # fmt: skip
+        runs.append(found)
+    run_pair, run_value, run_sum, run_gamma = (np.concatenate(c) for c in zip(*runs, strict=True))
+    order = np.argsort(run_pair, kind="stable")  # by pair, each pair's runs in order
+    run_pair, run_value, run_sum, run_gamma = (
+        c[order] for c in (run_pair, run_value, run_sum, run_gamma)
+    )
+    if run_pair.size:
+        out += _across_runs(
+            ranking, judgments, q, joint, k1a, k1b, slots, run_pair, run_value, run_sum,
+            run_gamma, budget,
+        )  # fmt: skip
+    return out
+
+
+def _one_dimension(chosen, q, a, b, joint, k1a, ranking, slots, start, count, point_v, nxt,
+                   delta, top, cdf):  # fmt: skip
+    """``E[X_a X_b]`` of the chosen pairs less the part across a joint group's runs, and
+    those runs: ``(pair, value, sum of D_j F_b(p_j), sum of gamma_i)`` per run."""
+    cnt = count[q[chosen]]
+    width = int(cnt.max())
+    col = np.arange(width)
+    valid = col < cnt[:, None]
+    idx = start[q[chosen]][:, None] + np.minimum(col, cnt[:, None] - 1)
+    p, d, pn = point_v[idx], np.where(valid, delta[idx], 0.0), nxt[idx]
+    fa, fb = cdf[a[chosen][:, None], idx], cdf[b[chosen][:, None], idx]
+    hi = top[idx]
+    total = (d * ((1.0 - fb) * pn + (1.0 - fa) * p - fb * (hi - pn))).sum(axis=1)
+    gamma = d * np.where(fb > 0, fa / np.where(fb > 0, fb, 1.0), 0.0)
+    breaks = np.zeros(idx.shape, bool)
+    breaks[:, 0] = True
+    inner = np.flatnonzero(joint[chosen] >= 0)
+    if inner.size:
+        g = joint[chosen[inner]]
+        rel = int(ranking.rel_count[g].max())
+        m = np.arange(1, rel + 1)
+        number = ranking.rel_before[g][:, None, None] + m
+        place = _least_positions(
+            number, ranking.offset[g][:, None, None], slots[g][:, None, None], p[inner][:, :, None]
+        )
+        counted = (m >= k1a[chosen[inner]][:, None]) & (m <= ranking.rel_count[g][:, None])
+        place = np.where(counted[:, None, :], place, 0)
+        breaks[inner, 1:] = np.any(place[:, 1:] != place[:, :-1], axis=2)
+    breaks &= valid
+    x = d * fb
+    cs = np.cumsum(x, axis=1)
+    begin = np.maximum.accumulate(np.where(breaks, col, 0), axis=1)
+    before = cs - x
+    total += (gamma * (before - np.take_along_axis(before, begin, axis=1))).sum(axis=1)
+    row, at = np.nonzero(breaks[inner])
+    if not row.size:
+        empty = np.zeros(0)
+        return total, (np.zeros(0, np.int64), empty, empty, empty)
+    pair = inner[row]
+    same = np.r_[row[1:] == row[:-1], False]
+    end = np.where(same, np.r_[at[1:], 0], cnt[pair])
+    cg = np.cumsum(gamma, axis=1)
+
+    def run_sum(c):
+        upper = c[pair, end - 1]
+        lower = np.where(at > 0, c[pair, np.maximum(at - 1, 0)], 0.0)
+        return upper - lower
+
+    return total, (chosen[pair], p[pair, at], run_sum(cs), run_sum(cg))
+
+
+def _across_runs(ranking, judgments, q, joint, k1a, k1b, slots, run_pair, run_value, run_sum,
+                 run_gamma, budget):  # fmt: skip
+    """``sum_i gamma_i F^b(run_i) (x_i . C_i) / (x_i . h_i)`` per joint pair, ``C_i`` the
+    carried ``sum_j D_j F_Z(p_j) h_j`` of the earlier runs (see :func:`_cross_moments`):
+    one pass per joint-group shape ``(n, r)``, blocks of pairs padded to their most runs."""
+    pairs = q.size
+    out = np.zeros(pairs)
+    first_run = np.searchsorted(run_pair, np.arange(pairs))
+    runs_of = np.diff(np.r_[first_run, run_pair.size])
+    n, r = ranking.size, ranking.rel_count
+    # refuse before any work: two sweeps of r steps over n - r + 1 positions per run
+    cells = np.zeros(n.size)
+    has = np.flatnonzero(runs_of > 0)
+    g = joint[has]
+    np.add.at(cells, g, 2.0 * runs_of[has] * r[g] * (n[g] - r[g] + 1))
+    if cells.size and cells.max() > budget:
+        worst = int(np.argmax(cells))
+        raise Refusal(
+            f"run {ranking.name}",
+            None,
+            f"query {judgments.qids[ranking.group_query[worst]]} has a tie group of "
+            f"{n[worst]} docs with {r[worst]} relevant: up to {cells[worst]:.3g} steps of "
+            f"the exact IPrecAvg (11pt_avg) variance, more than the {budget:.3g} it takes",
+            "ties='aware' without the spread (its exact value), 'oblivious' or 'sampled' "
+            "for IPrecAvg on this run",
+        )
+    shapes, shape_of = np.unique(np.stack([n[g], r[g]], axis=1), axis=0, return_inverse=True)
+    for s, (size, rel) in enumerate(shapes):  # one pass per distinct (n, r) shape
+        size, rel = int(size), int(rel)
+        width = size - rel
+        free = _free_sweeps(rel, width)
+        chosen = has[shape_of.ravel() == s]
+        chosen = chosen[np.argsort(-runs_of[chosen], kind="stable")]  # the most first
+        done = 0
+        while done < chosen.size:  # blocks of pairs
+            most = int(runs_of[chosen[done]])
+            step = max(1, BLOCK // max(most * (width + 1) * max(rel // 4, 1), 1))
+            block = chosen[done : done + step]
+            done += block.size
+            most = int(runs_of[block].max())
+            window = max(1, BLOCK // max(block.size * (width + 1) * max(rel // 4, 1), 1))
+            carry = np.zeros((block.size, width + 1))
+            for lo in range(0, most, window):  # runs in windows, the sums carried
+                hi = min(most, lo + window)
+                out[block] += _run_window(
+                    ranking, block, joint, k1a, k1b, slots, first_run, runs_of, run_value,
+                    run_sum, run_gamma, lo, hi, rel, width, free, carry,
+                )  # fmt: skip
+    return out
+
+
+def _run_window(ranking, block, joint, k1a, k1b, slots, first_run, runs_of, run_value, run_sum,
+                run_gamma, lo, hi, rel, width, free, carry):  # fmt: skip
+    """The part of :func:`_across_runs` from runs ``lo`` to ``hi`` of a block of pairs
+    (``carry`` the vectors carried in, updated)."""
+    forward, backward, scale_f, scale_b, norm = free
+    index = lo + np.arange(hi - lo)
+    live = index < runs_of[block][:, None]
+    at = first_run[block][:, None] + np.minimum(index, runs_of[block][:, None] - 1)
+    value = run_value[at]
+    weight = np.where(live, run_sum[at], 0.0)
+    gamma = np.where(live, run_gamma[at], 0.0)
+    g = joint[block]
+    m = np.arange(1, rel + 1)
+    place = _least_positions(
+        ranking.rel_before[g][:, None, None] + m,
+        ranking.offset[g][:, None, None],
+        slots[g][:, None, None],
+        value[:, :, None],
+    )
+    bound = np.maximum(np.minimum(place, slots[g][:, None, None]) - (m - 1), 0)
+    ka, kb = k1a[block][:, None, None], k1b[block][:, None, None]
+    rows = bound.shape[0] * bound.shape[1]
+    repeat = np.repeat(kb[:, 0, 0], bound.shape[1])
+    h = _sweep_backward(
+        np.where(m >= kb, bound, 0).reshape(rows, rel), width, repeat, scale_b
+    ).reshape(*bound.shape[:2], width + 1)
+    x = _sweep_forward(
+        np.where((m >= ka) & (m < kb), bound, 0).reshape(rows, rel), width, repeat - 1, scale_f
+    ).reshape(*bound.shape[:2], width + 1)
+    kbs = k1b[block]
+    f_b = np.einsum("pw,prw->pr", forward[kbs - 1], h) / norm[kbs][:, None]
+    share = np.where(f_b > 0, weight / np.where(f_b > 0, f_b, 1.0), 0.0)
+    hb = h * share[:, :, None]
+    carried = carry[:, None, :] + np.cumsum(hb, axis=1) - hb
+    across = np.einsum("prw,prw->pr", x, carried)
+    within = np.einsum("prw,prw->pr", x, h)
+    ratio = np.where(within > 0, across / np.where(within > 0, within, 1.0), 0.0)
+    carry += hb.sum(axis=1)
+    return (gamma * f_b * ratio).sum(axis=1)
+
+
 def family_values(measure, profile, ranking: Ranking, judgments: Judgments, depth=None):
     """Per-query mean interpolated precision of the ranking's own order, or (aware) the
     mean of the levels' exact tie-aware IPrec values."""
@@ -68,6 +486,14 @@ def family_values(measure, profile, ranking: Ranking, judgments: Judgments, dept
         mean, _ = iprec_moments(ranking, judgments, levels, depth=depth, rounding=rounding)
         return mean[:, ::-1].sum(axis=1) / len(levels)
     return iprec_avg_oblivious(ranking, judgments, levels, depth, rounding)
+
+
+def family_spread(measure, ranking: Ranking, judgments: Judgments, depth=None) -> dict:
+    """Per-query ``value, var, min, max``, exact (:func:`iprec_avg_spread`; refused past
+    :data:`tiecore.measures.iprec.BUDGET`)."""
+    return iprec_avg_spread(
+        ranking, judgments, levels_of(measure), depth=depth, rounding=measure.param("round")
+    )
 
 
 def family_sample(measure, ranking: Ranking, judgments: Judgments, *, samples, rng, depth=None):
@@ -100,8 +526,7 @@ register(
         },
         component=None,
         values=family_values,
+        spread=family_spread,
         sample=family_sample,
-        inexact_spread="its variance needs the covariances of the levels' interpolated "
-        "precisions, not derived yet",
     )
 )

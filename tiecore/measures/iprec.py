@@ -256,9 +256,19 @@ def _moments(
     rounding: str = "up",
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(mean, second moment)`` arrays ``(queries, levels)`` (see :func:`iprec_aware`)."""
-    budget = _budget(budget)
     first = relevant_counts(judgments, levels, rounding)
     nq, nl = first.shape
+    constant, events = _parts(ranking, judgments, first, depth, _budget(budget))
+    if events is None:
+        return constant, constant**2
+    mean, square = _expected_max(constant.ravel(), *events)
+    return mean.reshape(nq, nl), square.reshape(nq, nl)
+
+
+def _parts(ranking: Ranking, judgments: Judgments, first: np.ndarray, depth, budget: float):
+    """``(constant, events)``: per query and level (``first`` their first ordinals) the
+    maximum over the relevant rows no order moves, and the CDF events of every mixed
+    group's maximum (:func:`_group_distributions`; None when no group is mixed)."""
     retrieved = _retrieved(ranking, depth)
     t, n = ranking.offset, ranking.size
     slots = n if depth is None else np.clip(depth - t, 0, n)
@@ -273,10 +283,8 @@ def _moments(
     constant = _max_from(ranking.query[rows], ordinal, precision, first)
     groups = np.flatnonzero(mixed)
     if not groups.size:
-        return constant, constant**2
-    events = _group_distributions(groups, ranking, slots, first, budget, judgments.qids)
-    mean, square = _expected_max(constant.ravel(), *events)
-    return mean.reshape(nq, nl), square.reshape(nq, nl)
+        return constant, None
+    return constant, _group_distributions(groups, ranking, slots, first, budget, judgments.qids)
 
 
 def _group_distributions(groups, ranking, slots, first, budget, judgments_qids):
