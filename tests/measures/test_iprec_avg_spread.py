@@ -135,7 +135,7 @@ def test_large_group_agrees_with_sampling():
     rel[10 + rng.choice(40, 12, replace=False)] = 1
     rel[50 + rng.choice(10, 3, replace=False)] = 1
     run = pd.DataFrame({"qid": "1", "docno": docs, "score": scores})
-    qrels = pd.DataFrame({"qid": "1", "docno": docs + ["x1", "x2"], "level": [*rel, 1, 1]})
+    qrels = pd.DataFrame({"qid": "1", "docno": [*docs, "x1", "x2"], "level": [*rel, 1, 1]})
     exact = tiecore.evaluate_spread(run, qrels, "IPrecAvg", per_query=True).iloc[0]
     judgments = Judgments.from_qrels(qrels)
     ranking = Ranking.build(run, judgments)

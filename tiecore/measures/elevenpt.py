@@ -11,8 +11,35 @@ summed from the highest level down, as trec_eval adds them.  tiecore's name is
 ``IPrecAvg(levels=0.25;0.5;0.75)``.
 
 Under ties its mean over the orderings is the mean of the levels' exact tie-aware
-IPrec values (linearity: aware mode gives it), but its variance needs the covariances
-of the levels' maxima, which tiecore does not derive yet: ``--spread`` refuses it.
+IPrec values (linearity: aware mode gives it), and its variance
+
+    Var(11pt_avg) = (1 / L^2) sum_{c, c'} Cov(IPrec(c), IPrec(c'))
+
+needs the covariances of the levels' maxima (:func:`iprec_avg_spread`).  Levels
+with one count ``k`` share one maximum (their covariance is its variance, from
+:mod:`tiecore.measures.iprec`).  For ``k(c) < k(c')``, ``X = IPrec(c) >= Y =
+IPrec(c')`` and
+
+    E[X Y] = sum_{i, j} D_i D_j P(X > p_i, Y > p_j)
+
+over the query's support points ``p`` (``D_i = p_{i+1} - p_i``): ``1 - F_Y(p_j)``
+where ``j >= i``, else ``1 - F_X(p_i) - F_Y(p_j) + G(p_i, p_j)``, ``G`` the joint
+CDF.  The tie groups are independent and each counts its relevant docs from one
+ordinal on, so every group enters ``G`` through its own maxima's CDFs but the one
+mixed group ``g`` holding ordinal ``k(c')`` and one before it: ``G(u, v) = F_U(u)
+F_Z(v) H(u, v)``, ``Z`` the maximum over the ordinals from ``k(c')`` (both levels
+count them) outside ``g``, ``U`` over those in ``[k(c), k(c'))`` outside ``g``, and
+``H`` the joint CDF of ``g``'s two maxima: the placements whose ``k``-th relevant
+position reaches the bound of ``u`` for ``k < k(c')`` and of ``v`` from ``k(c')``
+(IPrec's lattice paths, :mod:`tiecore.measures.iprec`), ``x_u . h_v`` with ``x_u``
+the forward counting sweep to ``k(c') - 1`` and ``h_v`` the backward one down to
+``k(c')``.  Both vectors change only where one of ``g``'s bounds does, so the
+points fall in runs: within a run ``H(u, v) = F_g(u)``; across runs the weighted
+``h`` of the earlier runs is carried as one vector, so ``E[X Y]`` costs two sweeps
+of ``g`` per run, not one per pair of points (vectorised over the pairs of levels,
+queries and groups of one shape; refused past :data:`tiecore.measures.iprec.BUDGET`
+steps, as IPrec is).  The bounds are the pessimistic and optimistic orders, which
+bound every level at once (each ``m / rank_m`` falls as ``rank_m`` grows).
 
 >>> from tiecore.measures import Measure
 >>> str(Measure.parse("IPrecAvg(levels=0.25;0.5;.75)"))
@@ -20,6 +47,8 @@ of the levels' maxima, which tiecore does not derive yet: ``--spread`` refuses i
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
@@ -108,9 +137,13 @@ def iprec_avg_spread(
         touched = np.zeros(nq * nl, bool)
         touched[events[0]] = True
         moving = (own & touched.reshape(nq, nl))[:, :, None]
-        q, a, b = np.nonzero((first[:, :, None] < first[:, None, :]) & moving & moving.swapaxes(1, 2))
+        q, a, b = np.nonzero(
+            (first[:, :, None] < first[:, None, :]) & moving & moving.swapaxes(1, 2)
+        )
         if q.size:
-            product = _cross_moments(ranking, judgments, first, constant, events, q, a, b, depth, budget)
+            product = _cross_moments(
+                ranking, judgments, first, constant, events, q, a, b, depth, budget
+            )
             many = same.sum(axis=2)
             cov = product - mean[q, a] * mean[q, b]
             total += np.bincount(q, weights=2.0 * many[q, a] * many[q, b] * cov, minlength=nq)
@@ -307,6 +340,8 @@ def _cross_moments(ranking, judgments, first, constant, events, q, a, b, depth, 
     before = ranking.rel_before
     k1a = np.where(joint >= 0, np.maximum(first[q, a] - before[joint], 1), 0)
     k1b = np.where(joint >= 0, kb - before[joint], 0)
+    pairing = _Pairs(q, a, b, joint, k1a, k1b, slots)
+    points = _Points(start, count, point_v, nxt, delta, top, cdf)
     out = np.zeros(pairs)
     runs = []  # (pair, value, sum of D F_b, sum of gamma) of each run of the joint pairs
     rel_of = np.where(joint >= 0, ranking.rel_count[joint], 0)
@@ -317,28 +352,58 @@ def _cross_moments(ranking, judgments, first, constant, events, q, a, b, depth, 
         step = max(1, BLOCK // max(width * max(int(rel_of.max(initial=1)), 1), 1))
         chosen = by_size[done : done + step]
         done += chosen.size
-        out[chosen], found = _one_dimension(
-            chosen, q, a, b, joint, k1a, ranking, slots, start, count, point_v, nxt,
-            delta, top, cdf,
-        )  # fmt: skip
+        out[chosen], found = _one_dimension(ranking, pairing, points, chosen)
         runs.append(found)
-    run_pair, run_value, run_sum, run_gamma = (np.concatenate(c) for c in zip(*runs, strict=True))
-    order = np.argsort(run_pair, kind="stable")  # by pair, each pair's runs in order
-    run_pair, run_value, run_sum, run_gamma = (
-        c[order] for c in (run_pair, run_value, run_sum, run_gamma)
-    )
-    if run_pair.size:
-        out += _across_runs(
-            ranking, judgments, q, joint, k1a, k1b, slots, run_pair, run_value, run_sum,
-            run_gamma, budget,
-        )  # fmt: skip
+    found = _Runs(*(np.concatenate(c) for c in zip(*runs, strict=True)))
+    if found.pair.size:
+        order = np.argsort(found.pair, kind="stable")  # by pair, each pair's runs in order
+        out += _across_runs(ranking, judgments, pairing, _Runs(*(c[order] for c in found)), budget)
     return out
 
 
-def _one_dimension(chosen, q, a, b, joint, k1a, ranking, slots, start, count, point_v, nxt,
-                   delta, top, cdf):  # fmt: skip
-    """``E[X_a X_b]`` of the chosen pairs less the part across a joint group's runs, and
-    those runs: ``(pair, value, sum of D_j F_b(p_j), sum of gamma_i)`` per run."""
+class _Pairs(NamedTuple):
+    """Pairs of levels ``(q, a, b)`` with their joint groups (-1: none), those groups'
+    first counted relevant doc for ``a`` and ``b`` (``k1a``, ``k1b``), and every group's
+    slots within the depth."""
+
+    q: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+    joint: np.ndarray
+    k1a: np.ndarray
+    k1b: np.ndarray
+    slots: np.ndarray
+
+
+class _Points(NamedTuple):
+    """The queries' support points: per query ``start`` and ``count``; per point its
+    ``value``, the next one (itself last), ``delta`` between them, the query's ``top``
+    point and ``cdf[level, point]``."""
+
+    start: np.ndarray
+    count: np.ndarray
+    value: np.ndarray
+    nxt: np.ndarray
+    delta: np.ndarray
+    top: np.ndarray
+    cdf: np.ndarray
+
+
+class _Runs(NamedTuple):
+    """Runs of a joint pair's points with one pair of counting vectors: the ``pair``, the
+    first point's ``value``, the sum of ``D_j F_b(p_j)`` and of ``gamma_i`` over the run."""
+
+    pair: np.ndarray
+    value: np.ndarray
+    weight: np.ndarray
+    gamma: np.ndarray
+
+
+def _one_dimension(ranking: Ranking, pairing: _Pairs, points: _Points, chosen: np.ndarray):
+    """``E[X_a X_b]`` of the chosen pairs less the part across a joint group's runs
+    (``gamma_i = D_i F_a(p_i) / F_b(p_i)``), and those runs (:class:`_Runs`)."""
+    q, a, b, joint, k1a, _, slots = pairing
+    start, count, point_v, nxt, delta, top, cdf = points
     cnt = count[q[chosen]]
     width = int(cnt.max())
     col = np.arange(width)
@@ -386,15 +451,15 @@ def _one_dimension(chosen, q, a, b, joint, k1a, ranking, slots, start, count, po
     return total, (chosen[pair], p[pair, at], run_sum(cs), run_sum(cg))
 
 
-def _across_runs(ranking, judgments, q, joint, k1a, k1b, slots, run_pair, run_value, run_sum,
-                 run_gamma, budget):  # fmt: skip
+def _across_runs(ranking: Ranking, judgments: Judgments, pairing: _Pairs, runs: _Runs, budget):
     """``sum_i gamma_i F^b(run_i) (x_i . C_i) / (x_i . h_i)`` per joint pair, ``C_i`` the
     carried ``sum_j D_j F_Z(p_j) h_j`` of the earlier runs (see :func:`_cross_moments`):
     one pass per joint-group shape ``(n, r)``, blocks of pairs padded to their most runs."""
-    pairs = q.size
+    joint = pairing.joint
+    pairs = joint.size
     out = np.zeros(pairs)
-    first_run = np.searchsorted(run_pair, np.arange(pairs))
-    runs_of = np.diff(np.r_[first_run, run_pair.size])
+    first_run = np.searchsorted(runs.pair, np.arange(pairs))
+    runs_of = np.diff(np.r_[first_run, runs.pair.size])
     n, r = ranking.size, ranking.rel_count
     # refuse before any work: two sweeps of r steps over n - r + 1 positions per run
     cells = np.zeros(n.size)
@@ -430,25 +495,29 @@ def _across_runs(ranking, judgments, q, joint, k1a, k1b, slots, run_pair, run_va
             carry = np.zeros((block.size, width + 1))
             for lo in range(0, most, window):  # runs in windows, the sums carried
                 hi = min(most, lo + window)
-                out[block] += _run_window(
-                    ranking, block, joint, k1a, k1b, slots, first_run, runs_of, run_value,
-                    run_sum, run_gamma, lo, hi, rel, width, free, carry,
-                )  # fmt: skip
+                at = first_run[block][:, None] + np.minimum(
+                    lo + np.arange(hi - lo), runs_of[block][:, None] - 1
+                )
+                live = lo + np.arange(hi - lo) < runs_of[block][:, None]
+                window_runs = _Runs(
+                    block,
+                    runs.value[at],
+                    np.where(live, runs.weight[at], 0.0),
+                    np.where(live, runs.gamma[at], 0.0),
+                )
+                out[block] += _run_window(ranking, pairing, window_runs, free, carry)
     return out
 
 
-def _run_window(ranking, block, joint, k1a, k1b, slots, first_run, runs_of, run_value, run_sum,
-                run_gamma, lo, hi, rel, width, free, carry):  # fmt: skip
-    """The part of :func:`_across_runs` from runs ``lo`` to ``hi`` of a block of pairs
-    (``carry`` the vectors carried in, updated)."""
-    forward, backward, scale_f, scale_b, norm = free
-    index = lo + np.arange(hi - lo)
-    live = index < runs_of[block][:, None]
-    at = first_run[block][:, None] + np.minimum(index, runs_of[block][:, None] - 1)
-    value = run_value[at]
-    weight = np.where(live, run_sum[at], 0.0)
-    gamma = np.where(live, run_gamma[at], 0.0)
+def _run_window(ranking: Ranking, pairing: _Pairs, runs: _Runs, free, carry) -> np.ndarray:
+    """The part of :func:`_across_runs` of a window of runs, ``(pairs, runs)`` arrays of a
+    block of pairs of one group shape (``runs.pair`` the block; ``carry`` the vectors
+    carried in, updated)."""
+    forward, _, scale_f, scale_b, norm = free
+    block, value, weight, gamma = runs
+    _, _, _, joint, k1a, k1b, slots = pairing
     g = joint[block]
+    rel, width = forward.shape[0] - 1, forward.shape[1] - 1
     m = np.arange(1, rel + 1)
     place = _least_positions(
         ranking.rel_before[g][:, None, None] + m,

@@ -125,9 +125,9 @@ class Measure:
     @property
     def exact_value(self) -> bool:
         """Whether the tie-aware value (the mean over orderings) is exact, its spread
-        perhaps not (IPrecAvg's variance).
+        perhaps not (a family's ``inexact_spread`` says why).
 
-        >>> Measure.parse("IPrecAvg").exact_value, Measure.parse("IPrecAvg").exact_spread
+        >>> Measure.parse("IPrecAvg").exact_value, Measure.parse("GMAP").exact_value
         (True, False)
         """
         return self.spec.aggregate != "geometric" and not self.spec.inexact
