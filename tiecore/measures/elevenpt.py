@@ -418,16 +418,8 @@ def _one_dimension(ranking: Ranking, pairing: _Pairs, points: _Points, chosen: n
     breaks[:, 0] = True
     inner = np.flatnonzero(joint[chosen] >= 0)
     if inner.size:
-        g = joint[chosen[inner]]
-        rel = int(ranking.rel_count[g].max())
-        m = np.arange(1, rel + 1)
-        number = ranking.rel_before[g][:, None, None] + m
-        place = _least_positions(
-            number, ranking.offset[g][:, None, None], slots[g][:, None, None], p[inner][:, :, None]
-        )
-        counted = (m >= k1a[chosen[inner]][:, None]) & (m <= ranking.rel_count[g][:, None])
-        place = np.where(counted[:, None, :], place, 0)
-        breaks[inner, 1:] = np.any(place[:, 1:] != place[:, :-1], axis=2)
+        seen = _points_passed(ranking, joint[chosen[inner]], k1a[chosen[inner]], slots, p[inner])
+        breaks[inner, 1:] = seen[:, 1:] != seen[:, :-1]
     breaks &= valid
     x = d * fb
     cs = np.cumsum(x, axis=1)
@@ -449,6 +441,37 @@ def _one_dimension(ranking: Ranking, pairing: _Pairs, points: _Points, chosen: n
         return upper - lower
 
     return total, (chosen[pair], p[pair, at], run_sum(cs), run_sum(cg))
+
+
+def _points_passed(ranking: Ranking, g, k1a, slots, p) -> np.ndarray:
+    """``(pairs, points)``: how many of group ``g``'s ratios ``(R + m) / (t + s + 1)`` are
+    at most each point ``p`` (rows sorted), for ``m`` from ``k1a`` and the positions
+    ``s`` the ``m``-th relevant doc can take within the slots.  Between two points with
+    one count every bound ``j_m >= L_m`` of the counting sweeps is the same (a bound
+    moves only as a point passes such a ratio), so they share ``x`` and ``h``.
+    """
+    n, r = ranking.size[g], ranking.rel_count[g]
+    width = n - r
+    # (pair, m) rows, then (pair, m, s) candidates: s from m - 1 to m - 1 + width, < slots
+    many_m = np.maximum(r - k1a + 1, 0)
+    pair_m = np.repeat(np.arange(g.size), many_m)
+    m = k1a[pair_m] + np.arange(pair_m.size) - np.repeat(np.cumsum(many_m) - many_m, many_m)
+    last = np.minimum(m - 1 + width[pair_m], slots[g][pair_m] - 1)
+    many_s = np.maximum(last - (m - 1) + 1, 0)
+    pair = np.repeat(pair_m, many_s)
+    s = np.repeat(m - 1, many_s) + np.arange(pair.size)
+    s -= np.repeat(np.cumsum(many_s) - many_s, many_s)
+    mm = np.repeat(m, many_s)
+    ratio = (ranking.rel_before[g][pair] + mm) / (ranking.offset[g][pair] + s + 1)
+    rows, cols = p.shape
+    owner = np.r_[pair, np.repeat(np.arange(rows), cols)]
+    kind = np.r_[np.zeros(pair.size, np.int8), np.ones(rows * cols, np.int8)]
+    order = np.lexsort((kind, np.r_[ratio, p.ravel()], owner))
+    passed = np.cumsum(kind[order] == 0)
+    passed -= np.r_[0, passed][np.searchsorted(owner[order], np.arange(rows))][owner[order]]
+    out = np.empty(pair.size + rows * cols, np.int64)
+    out[order] = passed
+    return out[pair.size :].reshape(rows, cols)
 
 
 def _across_runs(ranking: Ranking, judgments: Judgments, pairing: _Pairs, runs: _Runs, budget):
