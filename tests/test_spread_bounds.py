@@ -154,6 +154,7 @@ def test_variance_is_zero_exactly_where_the_bounds_meet(name):
 
     run, qrels = tiecore.read_run(robust_run(name)), tiecore.read_qrels(ROBUST_QRELS)
     measures = ["P@10", "P@100", "AP", "AP@100", "nDCG", "nDCG@20", "Bpref", "RR", "RBP(p=0.95)"]
+    measures += ["IPrecAvg", "IPrecAvg(levels=0.25;0.5;0.75,round=nearest)"]
     frame = spread.evaluate_spread(run, qrels, measures, per_query=True)
     rows = frame[frame["qid"].notna()]
     mismatched = rows[(rows["var"] == 0) != (rows["min"] == rows["max"])]

@@ -24,7 +24,7 @@ import tiecore
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
 from tiecore.errors import Refusal
-from tiecore.measures import Measure
+from tiecore.measures import Measure, elevenpt
 from tiecore.measures.elevenpt import iprec_avg_spread, levels_of
 
 NAMES = [
@@ -60,18 +60,26 @@ big_groups = cases(max_docs=12, max_label_kinds=2, max_score_values=2, max_queri
 
 
 @PROPERTY
-@given(st.one_of(cases(max_docs=9), big_groups), options, st.sampled_from(NAMES))
-def test_spread_is_every_orderings(case, opts, name):
+@given(
+    st.one_of(cases(max_docs=9), big_groups),
+    options,
+    st.sampled_from(NAMES),
+    st.sampled_from([elevenpt.BLOCK, 8]),
+)
+def test_spread_is_every_orderings(case, opts, name, block):
+    """Also with blocks of 8 floats: one pair and one run at a time, the sums carried."""
     judgments = Judgments.from_qrels(case.qrels_frame(), opts["rel_level"])
     ranking = Ranking.build(case.run_frame(), judgments)
     measure = Measure.parse(name)
-    found = iprec_avg_spread(
-        ranking,
-        judgments,
-        levels_of(measure),
-        depth=opts["depth"],
-        rounding=measure.param("round"),
-    )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(elevenpt, "BLOCK", block)
+        found = iprec_avg_spread(
+            ranking,
+            judgments,
+            levels_of(measure),
+            depth=opts["depth"],
+            rounding=measure.param("round"),
+        )
     qids = judgments.qids.tolist()
     for qid in case.both_qids:
         truth = brute(case.queries[qid], name, **opts)
