@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections import Counter
 from fractions import Fraction
 
@@ -324,17 +325,31 @@ def test_fraction_rescales_past_the_float_range_exactly():
 
 
 def test_a_group_past_the_budget_is_refused():
+    """40 docs, 20 relevant: the DP's counted cells (3.9e4, below the 1.8e5 of the bound
+    points x relevant x positions) are the price; past the budget, the refusal names
+    the query, group, measure at its level, and the levels that fit."""
     docnos = [f"d{i}" for i in range(40)]
     run = pd.DataFrame({"qid": "1", "docno": docnos, "score": 1.0})
     qrels = pd.DataFrame({"qid": "1", "docno": docnos[:20], "level": 1})
     judgments = Judgments.from_qrels(qrels)
     ranking = Ranking.build(run, judgments)
     with pytest.raises(InputError, match="query 1 has a tie group of 40 docs with 20 relevant"):
-        iprec_aware(ranking, judgments, budget=1e5)
+        iprec_aware(ranking, judgments, budget=2e4)
+    with pytest.raises(InputError) as refused:
+        iprec_aware(ranking, judgments, (0.3, 0.5, 1.0), budget=2e4)
+    text = str(refused.value)
+    assert "IPrec@0.3 (iprec_at_recall_0.30) count, more than the 2e+04 it takes" in text
+    assert "'sampled' for IPrec@0.3 (iprec_at_recall_0.30) on this run" in text
+    fits = float(re.search(r"recall levels from ([0-9.]+) up, which fit", text).group(1))
+    assert fits in (0.5, 1.0)
+    assert 0.0 <= iprec_aware(ranking, judgments, (fits,), budget=2e4)[0, 0] <= 1.0
+    with pytest.raises(InputError, match=r"IPrec\(recall=0.3,round=nearest\) count"):
+        iprec_aware(ranking, judgments, (0.3,), budget=2e4, rounding="nearest")
     # within the default budget: C(40, 20) = 1.4e11 placements, no longer refused
     assert 0.5 < iprec_aware(ranking, judgments, (0.0,))[0, 0] < 1.0
-    with interpolated.budget_scope(1e5):  # a scope lowers the default of every call in it
-        with pytest.raises(InputError, match="more than the 1e\\+05 it takes"):
+    assert 0.5 < iprec_aware(ranking, judgments, (0.0,), budget=1e5)[0, 0] < 1.0  # 3.9e4 fit
+    with interpolated.budget_scope(2e4):  # a scope lowers the default of every call in it
+        with pytest.raises(InputError, match="more than the 2e\\+04 it takes"):
             iprec_aware(ranking, judgments, (0.0,))
         assert 0.5 < iprec_aware(ranking, judgments, (0.0,), budget=4e9)[0, 0] < 1.0  # own wins
     assert 0.5 < iprec_aware(ranking, judgments, (0.0,))[0, 0] < 1.0  # the scope is over

@@ -274,19 +274,31 @@ def _moments(
     groups = np.flatnonzero(mixed)
     if not groups.size:
         return constant, constant**2
-    events = _group_distributions(groups, ranking, slots, first, budget, judgments.qids)
+    events = _group_distributions(
+        groups, ranking, slots, first, budget, judgments.qids, constant.ravel(), levels, rounding
+    )
     mean, square = _expected_max(constant.ravel(), *events)
     return mean.reshape(nq, nl), square.reshape(nq, nl)
 
 
-def _group_distributions(groups, ranking, slots, first, budget, judgments_qids):
+def _group_distributions(
+    groups, ranking, slots, first, budget, judgments_qids, floor, levels, rounding
+):
     """Events ``(cell, value, F_g(value), F_g(previous value))`` of every mixed group's
     maximum, per level.
 
     ``cell = query * levels + level``; a group whose relevant docs all fall
-    below the level's first ordinal is left out of that cell.  One pass per
-    distinct group shape ``(n, r)``, vectorized over that shape's groups,
-    levels and support points (:func:`_support`).
+    below the level's first ordinal is left out of that cell, and a cell's
+    points below its constant part ``floor`` (but the last one) are left out, as
+    ``F`` is 0 there.  One pass per distinct group shape ``(n, r)``, vectorized
+    over that shape's groups, levels and support points (:func:`_support`).
+
+    The cost is priced before any DP runs: a group's DP takes the cells of its
+    counted support points (:func:`_support_points`); a group whose count
+    passes ``budget`` is refused (:class:`~tiecore.errors.Refusal`).  Where the
+    bound ``support points x relevant docs x positions`` is within the budget
+    the count is not needed; where the support itself would pass
+    :data:`SUPPORT_LIMIT` entries, the bound refuses it.
     """
     nl = first.shape[1]
     n, r = ranking.size[groups], ranking.rel_count[groups]
@@ -294,23 +306,18 @@ def _group_distributions(groups, ranking, slots, first, budget, judgments_qids):
     k1 = first[query] - ranking.rel_before[groups][:, None]  # (groups, levels)
     gi, li = np.nonzero(k1 <= r[:, None])  # (group, level) pairs where the group counts
     k1 = np.maximum(k1[gi, li], 1)
-    # refuse before any work: support points x relevant docs x positions bound the DP
     kmin = np.full(groups.size, np.iinfo(np.int64).max)
     np.minimum.at(kmin, gi, k1)
     width = n - r + 1
-    cells = ((r - kmin + 1) * width + 1).astype(np.float64) * r * width
-    cells[kmin > r] = 0.0
-    if cells.size and cells.max() > budget:
-        worst = int(np.argmax(cells))
-        raise Refusal(
-            f"run {ranking.name}",
-            None,
-            f"query {judgments_qids[query[worst]]} has a tie group of {n[worst]} docs with "
-            f"{r[worst]} relevant: up to {cells[worst]:.3g} steps of the exact IPrec "
-            f"(iprec_at_recall) count, more than the {budget:.3g} it takes",
-            "ties='oblivious' or 'sampled' for IPrec on this run",
-        )
-    out = []
+    points = (r - kmin + 1) * width + 1
+    bound = points.astype(np.float64) * r * width  # support points x relevant x positions
+    bound[kmin > r] = 0.0
+    refuse = _Refuser(ranking.name, judgments_qids, query, n, r, gi, li, k1, levels, rounding)
+    huge = (bound > budget) & (points.astype(np.float64) * r > SUPPORT_LIMIT)
+    if huge.any():  # refused before any work: too large even to count
+        refuse(np.where(huge, bound, 0.0), budget, "up to ")
+    cells = np.zeros(groups.size)
+    prepared = []
     used = np.unique(gi)
     shapes, shape_of = np.unique(np.stack([n[used], r[used]], axis=1), axis=0, return_inverse=True)
     unit_of = np.zeros(groups.size, np.int64)
@@ -318,7 +325,7 @@ def _group_distributions(groups, ranking, slots, first, budget, judgments_qids):
         chosen = used[shape_of.ravel() == s]
         unit_of[chosen] = np.arange(chosen.size)
         at = np.flatnonzero(np.isin(gi, chosen))
-        pair, value, cdf = _support(
+        support = _support_points(
             int(size),
             int(rel),
             ranking.rel_before[groups[chosen]],
@@ -326,7 +333,15 @@ def _group_distributions(groups, ranking, slots, first, budget, judgments_qids):
             slots[groups[chosen]],
             unit_of[gi[at]],
             k1[at],
+            floor[query[gi[at]] * nl + li[at]],
         )
+        cells[chosen] = support.cells
+        prepared.append((at, support))
+    if cells.size and cells.max() > budget:  # refused before any DP runs
+        refuse(cells, budget, "", prepared)
+    out = []
+    for at, support in prepared:
+        pair, value, cdf = _support_cdf(support)
         same = np.r_[False, pair[1:] == pair[:-1]]
         out.append(
             (
@@ -341,21 +356,109 @@ def _group_distributions(groups, ranking, slots, first, budget, judgments_qids):
     return tuple(np.concatenate(column) for column in zip(*out, strict=True))
 
 
-def _support(size: int, rel: int, before, offset, slots, unit, k1):
+def measure_name(level: float, rounding: str = "up") -> str:
+    """How a refusal names IPrec at one recall level: its name and trec_eval's.
+
+    >>> measure_name(0.3)
+    'IPrec@0.3 (iprec_at_recall_0.30)'
+    >>> measure_name(0.25, "nearest")
+    'IPrec(recall=0.25,round=nearest)'
+    """
+    if rounding == "nearest":
+        return f"IPrec(recall={level},round=nearest)"
+    return f"IPrec@{level} ({level_names((level,))[0]})"
+
+
+class _Refuser:
+    """Raises the :class:`~tiecore.errors.Refusal` of the group whose DP costs most: the
+    run, query, group, measure at its recall level (the least level it counts for, as
+    the levels from it up share one DP), the cells, and what to ask instead (where
+    the counted supports say so, the least higher level that fits)."""
+
+    def __init__(self, name, qids, query, n, r, gi, li, k1, levels, rounding):
+        self.name, self.qids, self.query, self.n, self.r = name, qids, query, n, r
+        self.gi, self.li, self.k1 = gi, li, k1
+        self.levels, self.rounding = tuple(levels), rounding
+
+    def __call__(self, cost, budget, up_to, prepared=()) -> None:
+        worst = int(np.argmax(cost))
+        mine = self.gi == worst
+        level = int(self.li[mine].min())  # the least level: the most support points
+        measure = measure_name(self.levels[level], self.rounding)
+        instead = f"ties='oblivious' or 'sampled' for {measure} on this run"
+        fits = self._least_level_that_fits(worst, budget, prepared)
+        if fits is not None:
+            instead += f", or recall levels from {self.levels[fits]} up, which fit"
+        raise Refusal(
+            f"run {self.name}",
+            None,
+            f"query {self.qids[self.query[worst]]} has a tie group of {self.n[worst]} docs "
+            f"with {self.r[worst]} relevant: {up_to}{cost[worst]:.3g} steps of the exact "
+            f"{measure} count, more than the {budget:.3g} it takes",
+            instead,
+        )
+
+    def _least_level_that_fits(self, worst, budget, prepared):
+        """The least recall level above the refused one whose own DP (its points and
+        relevant docs from its ``k1`` on) fits ``budget``, for group ``worst``."""
+        for at, support in prepared:
+            mine = np.flatnonzero(self.gi[at] == worst)
+            if not mine.size:
+                continue
+            pairs = at[mine]
+            for level in np.unique(self.li[pairs])[1:]:
+                least = int(self.k1[pairs][self.li[pairs] >= level].min())
+                if support.cells_from(mine[self.li[pairs] >= level], least) <= budget:
+                    return int(level)
+        return None
+
+
+#: Most entries (candidate support points x relevant docs) of a group whose DP the
+#: budget check counts exactly; past it, the bound ``points x relevant x positions`` is
+#: the price (counting would hold arrays of that size).
+SUPPORT_LIMIT = 3e7
+
+
+def _support(size: int, rel: int, before, offset, slots, unit, k1, floor=None):
     """``(pair, value, F(value))``: the distribution of ``M = max_{k >= k1} (before + k) /
     (offset + s_k + 1)`` (0 past ``slots``) over the ``C(size, rel)`` placements
     ``s_1 < ... < s_rel`` of the relevant docs of groups of ``size`` docs.
 
-    ``before``, ``offset``, ``slots`` hold one entry per group (unit); ``unit``
-    and ``k1`` one per pair (a group at a level).  The candidate values ``a / b``
-    are ``(before + k) / (offset + p + 1)`` for ``k`` at least the group's least
-    ``k1`` and every position ``p`` the ``k``-th relevant doc can take within
-    ``slots``, and 0.  ``M <= a / b`` exactly when every counted ``s_k`` reaches
-    ``L_k = min(ceil((before + k) b / a) - offset - 1, slots)`` (integers, so a
-    ratio equal to ``a / b`` counts as at most it); :func:`_fraction` counts those
-    placements, once per point for all of a group's levels.  A pair keeps its
-    points of positive probability up to its first of probability 1, sorted.
+    ``before``, ``offset``, ``slots`` hold one entry per group (unit); ``unit``,
+    ``k1`` and ``floor`` (default none) one per pair (a group at a level).  The
+    candidate values ``a / b`` are ``(before + k) / (offset + p + 1)`` for ``k``
+    at least the group's least ``k1`` and every position ``p`` the ``k``-th
+    relevant doc can take within ``slots``, and 0.  ``M <= a / b`` exactly when
+    every counted ``s_k`` reaches ``L_k = min(ceil((before + k) b / a) - offset -
+    1, slots)`` (integers, so a ratio equal to ``a / b`` counts as at most it);
+    :func:`_fraction` counts those placements, once per point for all of a
+    group's levels.  A pair keeps its points of positive probability from its
+    last at or below its ``floor`` (the part of the curve the group cannot
+    change: below it the cell's ``F`` is 0) up to its first of probability 1,
+    sorted.
     """
+    return _support_cdf(_support_points(size, rel, before, offset, slots, unit, k1, floor))
+
+
+class _Support:
+    """What :func:`_support_points` found: the pairs' points, the rows the DP counts and
+    their cells (per unit, :attr:`cells`), for :func:`_support_cdf`."""
+
+    def __init__(self, **parts) -> None:
+        self.__dict__.update(parts)
+
+    def cells_from(self, pairs, least: int) -> float:
+        """The DP cells of the rows that ``pairs`` (indices into this pass's pairs) count,
+        from relevant doc ``least`` on: the cost of asking only for their levels."""
+        mine = np.isin(self.pair, pairs) & self.middle
+        rows = np.unique(self.index[self.point[mine]])
+        return float(self.suffix[rows, least - 1].sum())
+
+
+def _support_points(size: int, rel: int, before, offset, slots, unit, k1, floor=None):
+    """The support points of :func:`_support` and the bounds its DP counts, with the DP's
+    cells per unit: a row (point) runs ``sum_{k >= k*} (width + 1 - bound_k)^+`` cells
+    (``k*`` the least ``k`` it records), the diagonals each relevant doc is live on."""
     width = size - rel  # j_k = s_k - (k - 1): nondecreasing in [0, width]
     units = before.size
     kmin = np.full(units, rel + 1)
@@ -377,6 +480,7 @@ def _support(size: int, rel: int, before, offset, slots, unit, k1):
     reach = -(-need // np.maximum(a, 1)[:, None]) - offset[owner][:, None] - 1
     reach = np.where(a[:, None] > 0, reach, slots[owner][:, None])
     bound = np.maximum(np.minimum(reach, slots[owner][:, None]) - (k[None, :] - 1), 0)
+    del need, reach
     top = np.maximum.accumulate(bound[:, ::-1], axis=1)[:, ::-1]  # max over k' >= k
     # (pair, point) rows: each pair takes its group's points
     starts = np.searchsorted(owner, np.arange(units))
@@ -384,6 +488,10 @@ def _support(size: int, rel: int, before, offset, slots, unit, k1):
     pair = np.repeat(np.arange(unit.size), counts)
     point = np.arange(pair.size) - np.repeat(np.cumsum(counts) - counts, counts)
     point += starts[unit][pair]
+    if floor is not None:  # a pair's points below its floor, but the last, change nothing
+        below = value[point] <= floor[pair]
+        last = ~np.r_[below[1:] & (pair[1:] == pair[:-1]), False]
+        pair, point = pair[~below | last], point[~below | last]
     level = k1[pair] - 1
     high = top[point, level]
     middle = (high > 0) & (high <= width)
@@ -392,15 +500,41 @@ def _support(size: int, rel: int, before, offset, slots, unit, k1):
     rows = np.flatnonzero(counted)
     index = np.full(owner.size, -1)
     index[rows] = np.arange(rows.size)
-    wanted = np.zeros((owner.size, rel), bool)
-    wanted[point[middle], level[middle]] = True
-    share = _fraction(bound[rows], width, wanted[rows])
-    cdf = np.where(high == 0, 1.0, 0.0)
-    cdf[middle] = share[index[point[middle]], level[middle]]
+    wanted = np.zeros((rows.size, rel), bool)
+    wanted[index[point[middle]], level[middle]] = True
+    bound = bound[rows]
+    # the DP's cells: row D = rel - k is live on width + 1 - bound_k diagonals
+    suffix = np.cumsum(np.maximum(width + 1 - bound, 0)[:, ::-1], axis=1)[:, ::-1]
+    row_cells = suffix[np.arange(rows.size), np.argmax(wanted, axis=1)]
+    cells = np.bincount(owner[rows], weights=row_cells.astype(np.float64), minlength=units)
+    return _Support(
+        width=width,
+        pair=pair,
+        point=point,
+        level=level,
+        high=high,
+        middle=middle,
+        index=index,
+        bound=bound,
+        wanted=wanted,
+        value=value,
+        suffix=suffix,
+        cells=cells,
+    )
+
+
+def _support_cdf(support: _Support):
+    """``(pair, value, F(value))`` of :func:`_support` from its points: the DP's shares at
+    the counted rows, 0 or 1 elsewhere."""
+    s = support
+    share = _fraction(s.bound, s.width, s.wanted)
+    cdf = np.where(s.high == 0, 1.0, 0.0)
+    cdf[s.middle] = share[s.index[s.point[s.middle]], s.level[s.middle]]
+    pair = s.pair
     new = np.r_[True, pair[1:] != pair[:-1]]
     keep = (cdf > 0) & (new | (cdf != np.r_[0.0, cdf[:-1]]))
     keep &= new | (np.r_[0.0, cdf[:-1]] < 1.0)
-    return pair[keep], value[point[keep]], cdf[keep]
+    return pair[keep], s.value[s.point[keep]], cdf[keep]
 
 
 #: Floats in one block of the counting DP by steps (positions x rows; kept within a CPU cache).
