@@ -477,6 +477,12 @@ def test_eval_prints_the_levels_that_fit_and_names_the_refused_ones(tmp_path, ca
     printed = {line.split()[0] for line in out.splitlines()}
     assert "iprec_at_recall_1.00" in printed and "iprec_at_recall_0.00" not in printed
     assert {f"iprec_at_recall_{float(level):.2f}" for level in names}.isdisjoint(printed)
+    with interpolated.budget_scope(2e4):  # 11pt_avg: the average is refused, at its level
+        status = main(["eval", str(qrels), str(run), "-m", "11pt_avg", "--ties", "aware"])
+    err = capsys.readouterr().err
+    assert status == 3
+    assert "exact IPrecAvg count (at its level IPrec@0.0 (iprec_at_recall_0.00))" in err
+    assert "'sampled' for IPrecAvg on this run)" in err
 
 
 def test_mu03rob01_query_374_is_the_mean_of_sampled_curves():

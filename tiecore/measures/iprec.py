@@ -263,8 +263,10 @@ def _moments(
     depth: int | None = None,
     budget: float | None = None,
     rounding: str = "up",
+    within: str | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(mean, second moment)`` arrays ``(queries, levels)`` (see :func:`iprec_aware`)."""
+    """``(mean, second moment)`` arrays ``(queries, levels)`` (see :func:`iprec_aware`);
+    ``within``: the measure the levels make up (IPrecAvg), which a refusal names."""
     budget = _budget(budget)
     first = relevant_counts(judgments, levels, rounding)
     nq, nl = first.shape
@@ -284,14 +286,15 @@ def _moments(
     if not groups.size:
         return constant, constant**2
     events = _group_distributions(
-        groups, ranking, slots, first, budget, judgments.qids, constant.ravel(), levels, rounding
-    )
+        groups, ranking, slots, first, budget, judgments.qids, constant.ravel(), levels, rounding,
+        within,
+    )  # fmt: skip
     mean, square = _expected_max(constant.ravel(), *events)
     return mean.reshape(nq, nl), square.reshape(nq, nl)
 
 
 def _group_distributions(
-    groups, ranking, slots, first, budget, judgments_qids, floor, levels, rounding
+    groups, ranking, slots, first, budget, judgments_qids, floor, levels, rounding, within=None
 ):
     """Events ``(cell, value, F_g(value), F_g(previous value))`` of every mixed group's
     maximum, per level.
@@ -321,7 +324,9 @@ def _group_distributions(
     points = (r - kmin + 1) * width + 1
     bound = points.astype(np.float64) * r * width  # support points x relevant x positions
     bound[kmin > r] = 0.0
-    refuse = _Refuser(ranking.name, judgments_qids, query, n, r, gi, li, k1, levels, rounding)
+    refuse = _Refuser(
+        ranking.name, judgments_qids, query, n, r, gi, li, k1, levels, rounding, within
+    )
     huge = (bound > budget) & (points.astype(np.float64) * r > SUPPORT_LIMIT)
     if huge.any():  # refused before any work: too large even to count
         refuse(np.where(huge, bound, 0.0), budget, "up to ")
@@ -382,28 +387,34 @@ class _Refuser:
     """Raises the :class:`~tiecore.errors.Refusal` of the group whose DP costs most: the
     run, query, group, measure at its recall level (the least level it counts for, as
     the levels from it up share one DP), the cells, and what to ask instead (where
-    the counted supports say so, the least higher level that fits)."""
+    the counted supports say so, the least higher level that fits; for a measure made of
+    the levels, ``within``, that measure)."""
 
-    def __init__(self, name, qids, query, n, r, gi, li, k1, levels, rounding):
+    def __init__(self, name, qids, query, n, r, gi, li, k1, levels, rounding, within=None):
         self.name, self.qids, self.query, self.n, self.r = name, qids, query, n, r
         self.gi, self.li, self.k1 = gi, li, k1
-        self.levels, self.rounding = tuple(levels), rounding
+        self.levels, self.rounding, self.within = tuple(levels), rounding, within
 
     def __call__(self, cost, budget, up_to, prepared=()) -> None:
         worst = int(np.argmax(cost))
         mine = self.gi == worst
         level = int(self.li[mine].min())  # the least level: the most support points
         measure = measure_name(self.levels[level], self.rounding)
-        instead = f"ties='oblivious' or 'sampled' for {measure} on this run"
-        fits = self._least_level_that_fits(worst, budget, prepared)
-        if fits is not None:
-            instead += f", or recall levels from {self.levels[fits]} up, which fit"
+        if self.within is not None:
+            instead = f"ties='oblivious' or 'sampled' for {self.within} on this run"
+            measure = f"{self.within} count (at its level {measure})"
+        else:
+            instead = f"ties='oblivious' or 'sampled' for {measure} on this run"
+            fits = self._least_level_that_fits(worst, budget, prepared)
+            if fits is not None:
+                instead += f", or recall levels from {self.levels[fits]} up, which fit"
+            measure += " count"
         raise Refusal(
             f"run {self.name}",
             None,
             f"query {self.qids[self.query[worst]]} has a tie group of {self.n[worst]} docs "
             f"with {self.r[worst]} relevant: {up_to}{cost[worst]:.3g} steps of the exact "
-            f"{measure} count, more than the {budget:.3g} it takes",
+            f"{measure}, more than the {budget:.3g} it takes",
             instead,
         )
 
