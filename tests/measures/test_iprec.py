@@ -257,25 +257,38 @@ def check_group_distribution(size, rel, before, offset, slots, pairs, floors=Non
 
 
 @settings(PROPERTY, max_examples=200)
-@given(group_shapes(), st.sampled_from([1, interpolated.DIAGONAL_FROM]))
-def test_group_distribution_is_the_enumerated_one(shape, diagonal_from):
+@given(
+    group_shapes(),
+    st.sampled_from([1, interpolated.DIAGONAL_FROM]),
+    st.sampled_from([1, 10, interpolated.SUPPORT_CHUNK]),
+)
+def test_group_distribution_is_the_enumerated_one(shape, diagonal_from, chunk):
     """The counting DP's ``P(M_g <= v)`` at every support point equals the count over all
     ``C(n, r)`` placements, for several groups and levels at once (the DP by diagonals
-    from 1 relevant doc, or by default)."""
-    default = interpolated.DIAGONAL_FROM
-    interpolated.DIAGONAL_FROM = diagonal_from
+    from 1 relevant doc, or by default; the bounds a point or a few at a time, or all)."""
+    defaults = interpolated.DIAGONAL_FROM, interpolated.SUPPORT_CHUNK
+    interpolated.DIAGONAL_FROM, interpolated.SUPPORT_CHUNK = diagonal_from, chunk
     try:
         check_group_distribution(*shape)
     finally:
-        interpolated.DIAGONAL_FROM = default
+        interpolated.DIAGONAL_FROM, interpolated.SUPPORT_CHUNK = defaults
 
 
 @settings(PROPERTY, max_examples=100)
-@given(group_shapes(), st.lists(st.floats(0.0, 1.0), min_size=5, max_size=5))
-def test_group_distribution_from_a_floor(shape, floors):
+@given(
+    group_shapes(),
+    st.lists(st.floats(0.0, 1.0), min_size=5, max_size=5),
+    st.sampled_from([1, interpolated.SUPPORT_CHUNK]),
+)
+def test_group_distribution_from_a_floor(shape, floors, chunk):
     """A pair's points below its floor (the cell's constant part), but the last, are
     left out: the points kept and their ``P(M_g <= v)`` are the enumerated ones."""
-    check_group_distribution(*shape, floors[: len(shape[-1])])
+    default = interpolated.SUPPORT_CHUNK
+    interpolated.SUPPORT_CHUNK = chunk
+    try:
+        check_group_distribution(*shape, floors[: len(shape[-1])])
+    finally:
+        interpolated.SUPPORT_CHUNK = default
 
 
 def test_group_distribution_counts_equal_ratios_once():
@@ -417,12 +430,14 @@ def counted_moments(top, size, rel, levels, num_rel):
     return out
 
 
-def test_a_group_the_bound_refused_is_exact_within_the_budget():
-    """One tie group of 48 docs with 12 relevant (C(48, 12) = 6.9e10 orderings) below 10
-    untied docs, 3 of them relevant: the bound ``support points x relevant x positions``
-    passes the budget given, the DP's counted cells do not, and the curve and its
-    variance are the exact ones (integer counts over every candidate value) to 1e-12."""
-    size, rel, top = 48, 12, [0, 1, 0, 0, 1, 0, 0, 0, 1, 0]
+@pytest.mark.parametrize("top", [[0, 1, 0, 0, 1, 0, 0, 0, 1, 0], []])
+def test_a_group_the_bound_refused_is_exact_within_the_budget(top):
+    """One tie group of 48 docs with 12 relevant (C(48, 12) = 6.9e10 orderings), below 10
+    untied docs with 3 relevant or alone: the bound ``support points x relevant x
+    positions`` (2.0e5) passes the budget given, the DP's counted cells (4.4e4, 5.5e4)
+    do not, and the curve and its variance are the exact ones (integer counts over
+    every candidate value) to 1e-12."""
+    size, rel = 48, 12
     levels = (0.0, 0.2, 0.5, 1.0)
     docnos = [f"top{i}" for i in range(len(top))] + [f"d{i}" for i in range(size)]
     scores = [100.0 - i for i in range(len(top))] + [1.0] * size

@@ -50,6 +50,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import contextvars
+import itertools
 import threading
 import weakref
 from collections.abc import Iterator
@@ -433,6 +434,8 @@ class _Refuser:
         return None
 
 
+#: Entries (support points x relevant docs) of the bounds worked out at once.
+SUPPORT_CHUNK = 1 << 21
 #: Most entries (candidate support points x relevant docs) of a group whose DP the
 #: budget check counts exactly; past it, the bound ``points x relevant x positions`` is
 #: the price (counting would hold arrays of that size).
@@ -472,7 +475,38 @@ class _Support:
         from relevant doc ``least`` on: the cost of asking only for their levels."""
         mine = np.isin(self.pair, pairs) & self.middle
         rows = np.unique(self.index[self.point[mine]])
-        return float(self.suffix[rows, least - 1].sum())
+        return float(_row_cells(self.bound[rows], self.width, np.full(rows.size, least - 1)).sum())
+
+
+def _row_cells(bound, width: int, start) -> np.ndarray:
+    """Per row, the DP's cells from relevant doc ``start + 1`` on: ``sum_{k > start} (width
+    + 1 - bound_k)^+`` (the DP's row for relevant doc ``k`` is live on that many
+    diagonals), a few rows at a time."""
+    out = np.zeros(bound.shape[0])
+    step = max(1, SUPPORT_CHUNK // max(bound.shape[1], 1))
+    k = np.arange(bound.shape[1])
+    for lo in range(0, bound.shape[0], step):
+        live = np.maximum(width + 1 - bound[lo : lo + step], 0)
+        live[k[None, :] < start[lo : lo + step, None]] = 0
+        out[lo : lo + step] = live.sum(axis=1)
+    return out
+
+
+def _bounds(k, before, offset, slots, a, b) -> np.ndarray:
+    """``(points, rel)``: at a point ``a / b``, the least ``j_k = s_k - (k - 1)`` with ``(before
+    + k) / (offset + s_k + 1) <= a / b``: ``ceil((before + k) b / a) - offset - 1`` (all of
+    ``slots`` where ``a`` is 0), at most ``slots``, less ``k - 1``, at least 0; worked in
+    place, one array."""
+    bound = before[:, None] + k[None, :]
+    bound *= b[:, None]  # (before + k) * b
+    np.floor_divide(bound, -np.maximum(a, 1)[:, None], out=bound)  # -ceil(. / a)
+    np.negative(bound, out=bound)
+    bound -= offset[:, None] + 1
+    zero = a == 0
+    bound[zero] = slots[zero][:, None]
+    np.minimum(bound, slots[:, None], out=bound)
+    bound -= k[None, :] - 1
+    return np.maximum(bound, 0, out=bound)
 
 
 def _support_points(size: int, rel: int, before, offset, slots, unit, k1, floor=None):
@@ -495,13 +529,6 @@ def _support_points(size: int, rel: int, before, offset, slots, unit, k1, floor=
     owner, a, b, value = owner[order], a[order], b[order], value[order]
     keep = np.r_[True, (owner[1:] != owner[:-1]) | (value[1:] != value[:-1])]
     owner, a, b, value = owner[keep], a[keep], b[keep], value[keep]
-    # lower bounds of j_k at each point, (points, rel)
-    need = (before[owner][:, None] + k[None, :]) * b[:, None]  # (before + k) * b
-    reach = -(-need // np.maximum(a, 1)[:, None]) - offset[owner][:, None] - 1
-    reach = np.where(a[:, None] > 0, reach, slots[owner][:, None])
-    bound = np.maximum(np.minimum(reach, slots[owner][:, None]) - (k[None, :] - 1), 0)
-    del need, reach
-    top = np.maximum.accumulate(bound[:, ::-1], axis=1)[:, ::-1]  # max over k' >= k
     # (pair, point) rows: each pair takes its group's points
     starts = np.searchsorted(owner, np.arange(units))
     counts = np.diff(np.r_[starts, owner.size])[unit]
@@ -513,20 +540,37 @@ def _support_points(size: int, rel: int, before, offset, slots, unit, k1, floor=
         last = ~np.r_[below[1:] & (pair[1:] == pair[:-1]), False]
         pair, point = pair[~below | last], point[~below | last]
     level = k1[pair] - 1
-    high = top[point, level]
-    middle = (high > 0) & (high <= width)
+    # lower bounds of j_k at each point, (points, rel), in chunks of points: only the
+    # counted points' rows are kept
+    high = np.empty(pair.size, np.int64)
+    by_point = np.argsort(point, kind="stable")
+    step = max(1, SUPPORT_CHUNK // rel)
+    edges = np.searchsorted(point[by_point], np.arange(0, owner.size + 1, step))
+    kept = []
     counted = np.zeros(owner.size, bool)
-    counted[point[middle]] = True
+    for chunk, (lo, hi) in enumerate(itertools.pairwise(np.r_[edges, by_point.size])):
+        first = chunk * step
+        last = min(first + step, owner.size)
+        if first >= last:
+            break
+        at = slice(first, last)
+        bound = _bounds(k, before[owner[at]], offset[owner[at]], slots[owner[at]], a[at], b[at])
+        top = np.maximum.accumulate(bound[:, ::-1], axis=1)[:, ::-1]  # max over k' >= k
+        entries = by_point[lo:hi]
+        high[entries] = top[point[entries] - first, level[entries]]
+        del top
+        mine = entries[(high[entries] > 0) & (high[entries] <= width)]
+        counted[point[mine]] = True
+        kept.append(bound[counted[at]].astype(np.int32))  # at most slots
+    middle = (high > 0) & (high <= width)
     rows = np.flatnonzero(counted)
+    bound = np.concatenate(kept) if kept else np.zeros((0, rel), np.int32)
     index = np.full(owner.size, -1)
     index[rows] = np.arange(rows.size)
     wanted = np.zeros((rows.size, rel), bool)
     wanted[index[point[middle]], level[middle]] = True
-    bound = bound[rows]
-    # the DP's cells: row D = rel - k is live on width + 1 - bound_k diagonals
-    suffix = np.cumsum(np.maximum(width + 1 - bound, 0)[:, ::-1], axis=1)[:, ::-1]
-    row_cells = suffix[np.arange(rows.size), np.argmax(wanted, axis=1)]
-    cells = np.bincount(owner[rows], weights=row_cells.astype(np.float64), minlength=units)
+    row_cells = _row_cells(bound, width, np.argmax(wanted, axis=1))
+    cells = np.bincount(owner[rows], weights=row_cells, minlength=units)
     return _Support(
         width=width,
         pair=pair,
@@ -538,7 +582,6 @@ def _support_points(size: int, rel: int, before, offset, slots, unit, k1, floor=
         bound=bound,
         wanted=wanted,
         value=value,
-        suffix=suffix,
         cells=cells,
     )
 
