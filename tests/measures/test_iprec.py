@@ -24,10 +24,9 @@ from tiecore.engine.ranking import Ranking
 from tiecore.errors import InputError
 from tiecore.measures import Measure
 from tiecore.measures import iprec as interpolated
+from tiecore.measures import iprec_count as counting
 from tiecore.measures.iprec import (
     RECALL_LEVELS,
-    _fraction,
-    _support,
     iprec_aware,
     iprec_bounds,
     iprec_oblivious,
@@ -35,6 +34,7 @@ from tiecore.measures.iprec import (
     iprec_variance,
     level_names,
 )
+from tiecore.measures.iprec_count import _fraction, _support
 
 pytestmark = pytest.mark.filterwarnings("ignore::tiecore.errors.TieCoreWarning")
 PROPERTY = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -259,36 +259,36 @@ def check_group_distribution(size, rel, before, offset, slots, pairs, floors=Non
 @settings(PROPERTY, max_examples=200)
 @given(
     group_shapes(),
-    st.sampled_from([1, interpolated.DIAGONAL_FROM]),
-    st.sampled_from([1, 10, interpolated.SUPPORT_CHUNK]),
+    st.sampled_from([1, counting.DIAGONAL_FROM]),
+    st.sampled_from([1, 10, counting.SUPPORT_CHUNK]),
 )
 def test_group_distribution_is_the_enumerated_one(shape, diagonal_from, chunk):
     """The counting DP's ``P(M_g <= v)`` at every support point equals the count over all
     ``C(n, r)`` placements, for several groups and levels at once (the DP by diagonals
     from 1 relevant doc, or by default; the bounds a point or a few at a time, or all)."""
-    defaults = interpolated.DIAGONAL_FROM, interpolated.SUPPORT_CHUNK
-    interpolated.DIAGONAL_FROM, interpolated.SUPPORT_CHUNK = diagonal_from, chunk
+    defaults = counting.DIAGONAL_FROM, counting.SUPPORT_CHUNK
+    counting.DIAGONAL_FROM, counting.SUPPORT_CHUNK = diagonal_from, chunk
     try:
         check_group_distribution(*shape)
     finally:
-        interpolated.DIAGONAL_FROM, interpolated.SUPPORT_CHUNK = defaults
+        counting.DIAGONAL_FROM, counting.SUPPORT_CHUNK = defaults
 
 
 @settings(PROPERTY, max_examples=100)
 @given(
     group_shapes(),
     st.lists(st.floats(0.0, 1.0), min_size=5, max_size=5),
-    st.sampled_from([1, interpolated.SUPPORT_CHUNK]),
+    st.sampled_from([1, counting.SUPPORT_CHUNK]),
 )
 def test_group_distribution_from_a_floor(shape, floors, chunk):
     """A pair's points below its floor (the cell's constant part), but the last, are
     left out: the points kept and their ``P(M_g <= v)`` are the enumerated ones."""
-    default = interpolated.SUPPORT_CHUNK
-    interpolated.SUPPORT_CHUNK = chunk
+    default = counting.SUPPORT_CHUNK
+    counting.SUPPORT_CHUNK = chunk
     try:
         check_group_distribution(*shape, floors[: len(shape[-1])])
     finally:
-        interpolated.SUPPORT_CHUNK = default
+        counting.SUPPORT_CHUNK = default
 
 
 def test_group_distribution_counts_equal_ratios_once():
