@@ -65,7 +65,9 @@ def family_values(measure, profile, ranking: Ranking, judgments: Judgments, dept
     mean of the levels' exact tie-aware IPrec values."""
     levels, rounding = levels_of(measure), measure.param("round")
     if profile.mode == "aware":
-        mean, _ = iprec_moments(ranking, judgments, levels, depth=depth, rounding=rounding)
+        mean, _ = iprec_moments(
+            ranking, judgments, levels, depth=depth, rounding=rounding, within=str(measure)
+        )
         return mean[:, ::-1].sum(axis=1) / len(levels)
     return iprec_avg_oblivious(ranking, judgments, levels, depth, rounding)
 
