@@ -402,8 +402,8 @@ def significance(dataset: Dataset, settings: Settings, alpha: float = 0.05) -> p
 IPREC_LEVELS = tuple(level / 10 for level in range(11))
 #: Tie-breaks drawn for the sampled curve when the exact one is refused (kept cheap).
 IPREC_SAMPLES = 50
-#: DP steps the page waits for before it samples the curve instead (about 0.5 s of work;
-#: rutcor03100's 811-doc tie group needs about 2e9, some 13 s).
+#: DP cells the page waits for before it samples the curve instead (under 0.5 s of work;
+#: rutcor03100's 811-doc tie group counts 5.9e8, about a second).
 IPREC_BUDGET = 2e8
 
 

@@ -150,8 +150,14 @@ def _image_server() -> bool:
     """kaleido's browser, started once per server: a PNG then takes ~0.3 s instead of ~4 s."""
     import kaleido
 
-    kaleido.start_sync_server(silence_warnings=True)
+    # offline: no MathJax from a CDN (the figures set no TeX), and the browser's own
+    # requests (its background networking) sent to a closed local port, not outside
+    kaleido.start_sync_server(silence_warnings=True, mathjax=False, proxy_server=NO_PROXY)
     return True
+
+
+#: A closed port of this machine, as kaleido's browser's proxy: nothing it asks for leaves.
+NO_PROXY = "127.0.0.1:9"
 
 
 def png(spec: dict, width: int = 1000, scale: float = 2.0) -> bytes:

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,17 +56,24 @@ def serve(
     script: str = "app.py",
     folder: Path = ROOT,
     env: Mapping[str, str] | None = None,
+    *,
+    prefix: Sequence[str] = (),
+    as_configured: bool = False,
 ) -> Iterator[str]:
     """``streamlit run SCRIPT`` (in ``folder``, with ``env`` added to the environment) on a
-    free port; yields its base URL, then stops it."""
+    free port; yields its base URL, then stops it.  ``prefix``: a command that runs the
+    server (``strace ...``); ``as_configured``: the address and usage statistics left to
+    the project's ``.streamlit/config.toml``, as ``streamlit run app.py`` has them."""
     port = _free_port()
     SHOTS.mkdir(exist_ok=True)
     log = open(SHOTS / log_name, "w")  # closed after the server stops
+    settings = [] if as_configured else [
+        "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+    ]  # fmt: skip
     process = subprocess.Popen(
         [
-            sys.executable, "-m", "streamlit", "run", script,
-            "--server.headless", "true", "--server.port", str(port),
-            "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+            *prefix, sys.executable, "-m", "streamlit", "run", script,
+            "--server.headless", "true", "--server.port", str(port), *settings,
             "--server.fileWatcherType", "none",
         ],
         cwd=folder,

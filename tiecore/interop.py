@@ -10,7 +10,8 @@ tiecore an ir_measures provider.)
 ir_measures measure object or name into tiecore's name.
 
 :data:`ALL_TREC` lists trec_eval's ``-m all_trec`` measures in trec_eval's order with
-tiecore's equivalent; :func:`all_trec_measures` keeps those tiecore has, and
+tiecore's equivalent (from the one table, :mod:`tiecore.measures.trec_eval_table`);
+:func:`all_trec_measures` gives each measure once, and
 :func:`format_all_trec` prints them as trec_eval does, with the counts of
 :func:`count_rows` (:func:`count_runs`: run by run, as :func:`tiecore.evaluate` reads them).
 """
@@ -24,9 +25,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tiecore.errors import InputError, TieCoreWarning
+from tiecore.errors import TieCoreWarning
 from tiecore.io.peers import is_peer, peer_frame
 from tiecore.measures.ir_names import measure_name
+from tiecore.measures.trec_eval_table import NICKNAMES, TABLE, printed_lines
 from tiecore.options import INTEROP, pick, validate_params
 
 if TYPE_CHECKING:  # pandas loads with count_rows (tiecore eval's start-up needs measure_name)
@@ -46,41 +48,25 @@ __all__ = [
 
 # ------------------------------------------------------------------ trec_eval's all_trec
 
-_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
-
-#: trec_eval 9.0.x's ``-m all_trec`` measures, in its order: (trec_eval name, tiecore
-#: name). Measures tiecore does not have are skipped (see :func:`all_trec_measures`).
-ALL_TREC: tuple[tuple[str, str], ...] = (
-    ("num_ret", "NumRet"),
-    ("num_rel", "NumRel"),
-    ("num_rel_ret", "NumRelRet"),
-    ("map", "AP"),
-    ("gm_map", "gm_map"),
-    ("Rprec", "Rprec"),
-    ("bpref", "Bpref"),
-    ("recip_rank", "RR"),
-    *((f"iprec_at_recall_{r / 10:.2f}", f"iprec_at_recall_{r / 10:.2f}") for r in range(11)),
-    *((f"P_{k}", f"P@{k}") for k in _CUTS),
-    *((f"recall_{k}", f"R@{k}") for k in _CUTS),
-    ("infAP", "infAP"),
-    ("ndcg", "nDCG"),
-    *((f"ndcg_cut_{k}", f"nDCG@{k}") for k in _CUTS),
-    *((f"map_cut_{k}", f"AP@{k}") for k in _CUTS),
-    ("success_1", "Success@1"),
-    ("success_5", "Success@5"),
-    ("success_10", "Success@10"),
-    ("set_P", "SetP"),
-    ("set_recall", "SetR"),
-    ("set_F", "SetF"),
+#: trec_eval 9.0.x's ``-m all_trec`` lines, in its order: (trec_eval name, tiecore name),
+#: from trec_eval's table (:mod:`tiecore.measures.trec_eval_table`), less the lines that
+#: are no measure (``runid``, ``num_q``, ``relstring``).
+ALL_TREC: tuple[tuple[str, str], ...] = tuple(
+    line
+    for name in TABLE
+    if name in NICKNAMES["all_trec"] and TABLE[name].kind not in ("runid", "num_q", "string")
+    for line in printed_lines(TABLE[name], TABLE[name].defaults)
 )
 
 #: trec_eval's counts: printed as integers, and summed (not averaged) in the ``all`` row.
-_COUNTS = ("num_ret", "num_rel", "num_rel_ret")
-_SUMMARY_ONLY = ("gm_map",)  # trec_eval prints these for "all" only
+_COUNTS = tuple(name for name in NICKNAMES["all_trec"] if TABLE[name].kind == "count")
+#: Printed for ``all`` only (gm_map, gm_bpref).
+_SUMMARY_ONLY = tuple(name for name in NICKNAMES["all_trec"] if TABLE[name].kind == "summary")
 
 
 def all_trec_measures() -> list[tuple[str, object]]:
-    """The measures of :data:`ALL_TREC` that tiecore has: ``(trec_eval name, Measure)``.
+    """The measures of :data:`ALL_TREC`: ``(trec_eval name, Measure)``, each measure once
+    (``Rprec_mult_1.00`` is ``Rprec``, listed once under its first name).
 
     >>> names = [name for name, _ in all_trec_measures()]
     >>> names[0], "ndcg_cut_10" in names
@@ -88,13 +74,11 @@ def all_trec_measures() -> list[tuple[str, object]]:
     """
     from tiecore.measures import Measure
 
-    found = []
+    found: dict[str, tuple[str, object]] = {}
     for trec, ours in ALL_TREC:
-        try:
-            found.append((trec, Measure.parse(ours)))
-        except (InputError, ValueError):
-            continue
-    return found
+        measure = Measure.parse(ours)
+        found.setdefault(str(measure), (trec, measure))
+    return list(found.values())
 
 
 def expand_all_trec(names: list[str]) -> tuple[list[str], dict[str, str] | None]:

@@ -28,10 +28,10 @@ import pandas as pd
 
 from tiecore.errors import InputError, TieCoreWarning
 from tiecore.evaluation.core import evaluate
-from tiecore.interop import ALL_TREC
 from tiecore.io import read_qrels, read_run
 from tiecore.io.text import encodable
 from tiecore.measures import Measure
+from tiecore.measures.trec_eval_table import NICKNAMES, TABLE, printed_lines
 from tiecore.options import SAMPLES, SEED, TIES, check
 
 __all__ = [
@@ -52,22 +52,14 @@ def _base(trec: str) -> str:
 
 
 #: trec_eval 9.0.x's measures in its table order (measures.c), the order of pytrec_eval's
-#: result keys.
-_ORDER = (
-    "runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank "
-    "iprec_at_recall P relstring recall infAP gm_bpref Rprec_mult utility 11pt_avg binG G "
-    "ndcg ndcg_rel Rndcg ndcg_cut map_cut relative_P success set_P set_relative_P set_recall "
-    "set_map set_F num_nonrel_judged_ret"
-).split()
+#: result keys: those of its ``all_trec`` nickname.
+_ORDER = tuple(name for name in TABLE if name in NICKNAMES["all_trec"])
 
 #: Keys whose per-query value is no measure of the ranking: pytrec_eval gives ``num_q`` 1
 #: for each query (trec_eval's ``all`` line sums them), and ``runid`` and ``relstring``
 #: (a name and a string in trec_eval's output, no number) 0, or for ``runid`` whatever
 #: its unset double holds.
 _CONSTANTS = {"runid": 0.0, "num_q": 1.0, "relstring": 0.0}
-
-#: trec_eval's default Rprec_mult parameters, printed as ``Rprec_mult_0.20``.
-_MULTS = tuple(m / 10 for m in range(2, 21, 2))
 
 
 def _rprec_mult(mult: str | float) -> str:
@@ -76,31 +68,16 @@ def _rprec_mult(mult: str | float) -> str:
 
 
 #: pytrec_eval's measure (trec_eval's name without parameter) -> its default result
-#: keys with tiecore's measure (None: a key of :data:`_CONSTANTS`), in trec_eval's order:
-#: the measures of trec_eval's ``-m all_trec`` that tiecore has.
-_DEFAULTS: dict[str, dict[str, str | None]] = defaultdict(dict)
-for _trec, _ours in ALL_TREC:
-    try:
-        _DEFAULTS[_base(_trec)][_trec] = str(Measure.parse(_ours))
-    except InputError:  # none today: ALL_TREC names tiecore's measures
-        continue
-for _trec in _CONSTANTS:
-    _DEFAULTS[_trec][_trec] = None
-_DEFAULTS["Rprec_mult"] = {f"Rprec_mult_{m:.2f}": _rprec_mult(m) for m in _MULTS}
-_DEFAULTS["utility"] = {"utility": "Utility"}
-_DEFAULTS["set_relative_P"] = {"set_relative_P": "SetRelP"}
-_DEFAULTS["set_map"] = {"set_map": "SetAP"}
-_DEFAULTS["relative_P"] = {
-    f"relative_P_{k}": f"RelP@{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+#: keys with tiecore's measure (None: a key of :data:`_CONSTANTS`), in trec_eval's order,
+#: from trec_eval's table (:mod:`tiecore.measures.trec_eval_table`): its lines at the
+#: measure's default parameters.
+_DEFAULTS: dict[str, dict[str, str | None]] = {
+    base: {
+        key: None if base in _CONSTANTS else str(Measure.parse(ours))
+        for key, ours in printed_lines(TABLE[base], TABLE[base].defaults)
+    }
+    for base in _ORDER
 }
-_DEFAULTS["num_nonrel_judged_ret"] = {"num_nonrel_judged_ret": "NumNonRelJudgedRet"}
-_DEFAULTS["gm_bpref"] = {"gm_bpref": "Bpref"}  # its log taken per query, as gm_map's AP
-_DEFAULTS["11pt_avg"] = {"11pt_avg": "IPrecAvg"}
-_DEFAULTS["binG"] = {"binG": "BinG"}
-_DEFAULTS["G"] = {"G": "G"}
-_DEFAULTS["ndcg_rel"] = {"ndcg_rel": "NDCGRel"}
-_DEFAULTS["Rndcg"] = {"Rndcg": "Rndcg"}
-_DEFAULTS = {base: _DEFAULTS[base] for base in _ORDER if base in _DEFAULTS}
 
 #: The measures a ``RelevanceEvaluator`` takes, as pytrec_eval names them (its
 #: ``supported_measures`` lists more: those tiecore does not have, :data:`_LACKING`).

@@ -1104,3 +1104,15 @@ def test_overview_modes_chart_follows_the_gain_and_draws_sampled_values(sample):
     at.sidebar.multiselect(key="measures").set_value(["AP", "P@10"]).run()  # measure gone
     assert_clean(at)
     assert at.segmented_control(key="overview_measure").value in ("AP", "P@10")
+
+
+def test_bundled_mslr_names_are_the_shared_list():
+    """The bundled MSLR sample's feature names are the shared list's, as
+    sample_data/make_sample_data.py copies it (the list once called features 107-110
+    BM26-BM29: a search for BM25 found 1 of 5)."""
+    from shared_data import DATA
+
+    shared = DATA / "mslr_web10k_sample" / "feature_names.txt"
+    bundled = data.MSLR_FILE.parent / "feature_names.txt"
+    assert bundled.read_text() == shared.read_text()
+    assert sum("BM25" in name for name in data.feature_names().values()) == 5

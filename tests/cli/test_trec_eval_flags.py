@@ -188,6 +188,27 @@ def test_zscore_usage_errors(capsys, argv, what):
     assert code == 2 and what in err and err.count("\n") == 1
 
 
+@pytest.mark.parametrize(
+    ("argv", "tiebreak"),
+    [
+        ([], "trec_eval"),
+        (["--trec-eval", "10"], "trec_eval_double"),
+        (["--tiebreak", "docno_asc"], "docno_asc"),
+    ],
+)
+def test_zscore_csv_names_the_ordering_eval_used(capsys, argv, tiebreak):
+    """-Z's csv names the oblivious ordering as eval's own csv does: trec_eval 10's
+    doubles under --trec-eval 10 (it said trec_eval, 9.0.8's float32 ordering, before)."""
+    flags = ["--ties", "oblivious", "-m", "map", "--format", "csv", *argv]
+    code, plain, err = eval_out(capsys, *flags, *TEST)
+    assert code == 0, err
+    code, zscored, err = eval_out(capsys, *flags, "-Z", str(GOLDEN / "zscores_file"), *TEST)
+    assert code == 0, err
+    for out in (plain, zscored):
+        header, first = out.splitlines()[:2]
+        assert dict(zip(header.split(","), first.split(","), strict=True))["tiebreak"] == tiebreak
+
+
 def test_zscore_nan_prints_as_c_does():
     assert f"{math.nan:6.4f}" == "   nan"
 

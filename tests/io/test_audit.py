@@ -297,3 +297,37 @@ def test_a_refusal_loses_no_other_run_or_measure(capsys, monkeypatch, tmp_path):
         *alone["tied.run"],
         *alone["ranked.run"],
     ]
+
+
+def test_the_pass_after_a_refusal_runs_where_the_first_ran(capsys, monkeypatch, tmp_path):
+    """With ``--dask``, the per-measure pass after a refusal evaluates on the same
+    client as the first pass (it ran locally before, whatever ``--dask`` said)."""
+    import contextlib
+
+    from tiecore.cli import eval as eval_command
+    from tiecore.measures import iprec
+
+    qrels = tmp_path / "qrels"
+    qrels.write_text("".join(f"q1 0 d{i} {int(i % 3 == 0)}\n" for i in range(9)))
+    tied = tmp_path / "tied.run"
+    tied.write_text("".join(f"q1 Q0 d{i} {i + 1} 1.0 tied\n" for i in range(9)))
+    marker, clients = object(), []
+
+    @contextlib.contextmanager
+    def fake_client(spec):
+        yield marker if spec == "tcp://scheduler:8786" else None
+
+    evaluate_runs = eval_command.evaluate_runs
+
+    def recording(*args, client=None, **kwargs):
+        clients.append(client)
+        return evaluate_runs(*args, **kwargs)  # run here: the marker is no client
+
+    monkeypatch.setattr(eval_command, "dask_client", fake_client)
+    monkeypatch.setattr(eval_command, "_local_declines", lambda spec, files: False)
+    monkeypatch.setattr(eval_command, "evaluate_runs", recording)
+    monkeypatch.setattr(iprec, "BUDGET", 0.0)
+    argv = ["eval", str(qrels), str(tied), "-m", "map", "-m", "iprec_at_recall.0.5"]
+    assert main([*argv, "--dask", "tcp://scheduler:8786"]) == 3
+    assert "tiecore: refused: run tied" in capsys.readouterr().err
+    assert len(clients) == 3 and all(client is marker for client in clients)

@@ -24,6 +24,7 @@ bytes. ``CI=1`` derandomizes (tests/conftest.py).
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import gzip
 import io
@@ -74,7 +75,29 @@ FUZZ = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-CASES = {"count": 0}  # examples run, reported by test_report_case_count
+#: Command lines run, by family (the test that ran them) and verdict (exit status 0:
+#: values, checked against the reference where the family has one; 2: one error line).
+#: With ``TIECORE_FUZZ_REPORT=FILE`` each test process appends its counts to FILE as a
+#: JSON line (``scripts/fuzz_cases.py`` runs the suite and sums them).
+CASES: collections.Counter = collections.Counter()
+
+
+def count_case(code: int) -> None:
+    """Count one command line under the running test's name and its exit status."""
+    test = os.environ.get("PYTEST_CURRENT_TEST", "unknown").split("::")[-1]
+    family = test.split(" ")[0].split("[")[0]
+    CASES[family, {0: "values", 2: "error line"}.get(code, f"exit {code}")] += 1
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _case_report():
+    """After the module's tests: the counts, appended to TIECORE_FUZZ_REPORT if set."""
+    yield
+    target = os.environ.get("TIECORE_FUZZ_REPORT")
+    if target and CASES:
+        rows = [[family, verdict, n] for (family, verdict), n in sorted(CASES.items())]
+        with open(target, "a", encoding="utf-8") as out:
+            out.write(json.dumps(rows) + "\n")
 
 
 def run_cli(*argv: object) -> tuple[int, str, str]:
@@ -82,7 +105,7 @@ def run_cli(*argv: object) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main([str(a) for a in argv])
-    CASES["count"] += 1
+    count_case(code)
     return code, out.getvalue(), err.getvalue()
 
 
@@ -812,12 +835,6 @@ def test_odd_files_in_a_real_process(tmp_path, run, qrels, fmt) -> None:
         text=True,
         env=env,
     )
-    CASES["count"] += 1
+    count_case(done.returncode)
     assert_clean(done.returncode, done.stdout, done.stderr)
     assert done.stderr.count("\n") <= 1
-
-
-def test_report_case_count() -> None:
-    """Runs last in this file: how many command lines the fuzz tests ran (see -rA / -s)."""
-    print(f"test_fuzz: {CASES['count']} command lines run")
-    assert CASES["count"] >= 0

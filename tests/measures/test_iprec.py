@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
+import re
 from collections import Counter
 from fractions import Fraction
 
@@ -22,10 +24,9 @@ from tiecore.engine.ranking import Ranking
 from tiecore.errors import InputError
 from tiecore.measures import Measure
 from tiecore.measures import iprec as interpolated
+from tiecore.measures import iprec_count as counting
 from tiecore.measures.iprec import (
     RECALL_LEVELS,
-    _fraction,
-    _support,
     iprec_aware,
     iprec_bounds,
     iprec_oblivious,
@@ -33,6 +34,7 @@ from tiecore.measures.iprec import (
     iprec_variance,
     level_names,
 )
+from tiecore.measures.iprec_count import _fraction, _support
 
 pytestmark = pytest.mark.filterwarnings("ignore::tiecore.errors.TieCoreWarning")
 PROPERTY = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -233,28 +235,60 @@ def group_shapes(draw):
     return size, rel, before, offset, slots, pairs
 
 
-def check_group_distribution(size, rel, before, offset, slots, pairs):
+def check_group_distribution(size, rel, before, offset, slots, pairs, floors=None):
+    """``_support`` against the enumeration: the same points and ``P(M <= v)``; with
+    ``floors`` (one per pair), every point above the floor and one at or below it
+    (where the support has one), each with the enumerated ``P(M <= v)``."""
     unit, k1 = (np.array(column) for column in zip(*pairs, strict=True))
-    pair, value, cdf = _support(size, rel, *map(np.array, (before, offset, slots)), unit, k1)
+    given = None if floors is None else np.array(floors, dtype=np.float64)
+    pair, value, cdf = _support(size, rel, *map(np.array, (before, offset, slots)), unit, k1, given)
     assert np.all(np.diff(pair) >= 0)
     for at, (u, k) in enumerate(pairs):
         support, below = enumerated_group(size, rel, before[u], offset[u], slots[u], k)
-        assert value[pair == at].tolist() == support  # the same points, exactly
-        np.testing.assert_allclose(cdf[pair == at], below, rtol=0, atol=1e-12)
+        found = value[pair == at].tolist()
+        if floors is None:
+            assert found == support  # the same points, exactly
+            np.testing.assert_allclose(cdf[pair == at], below, rtol=0, atol=1e-12)
+            continue
+        at_most = [below[bisect.bisect_right(support, v) - 1] for v in found]
+        np.testing.assert_allclose(cdf[pair == at], at_most, rtol=0, atol=1e-12)
+        assert {v for v in support if v > floors[at]} <= set(found)
+        assert sum(v <= floors[at] for v in found) == (support[0] <= floors[at])
 
 
 @settings(PROPERTY, max_examples=200)
-@given(group_shapes(), st.sampled_from([1, interpolated.DIAGONAL_FROM]))
-def test_group_distribution_is_the_enumerated_one(shape, diagonal_from):
+@given(
+    group_shapes(),
+    st.sampled_from([1, counting.DIAGONAL_FROM]),
+    st.sampled_from([1, 10, counting.SUPPORT_CHUNK]),
+)
+def test_group_distribution_is_the_enumerated_one(shape, diagonal_from, chunk):
     """The counting DP's ``P(M_g <= v)`` at every support point equals the count over all
     ``C(n, r)`` placements, for several groups and levels at once (the DP by diagonals
-    from 1 relevant doc, or by default)."""
-    default = interpolated.DIAGONAL_FROM
-    interpolated.DIAGONAL_FROM = diagonal_from
+    from 1 relevant doc, or by default; the bounds a point or a few at a time, or all)."""
+    defaults = counting.DIAGONAL_FROM, counting.SUPPORT_CHUNK
+    counting.DIAGONAL_FROM, counting.SUPPORT_CHUNK = diagonal_from, chunk
     try:
         check_group_distribution(*shape)
     finally:
-        interpolated.DIAGONAL_FROM = default
+        counting.DIAGONAL_FROM, counting.SUPPORT_CHUNK = defaults
+
+
+@settings(PROPERTY, max_examples=100)
+@given(
+    group_shapes(),
+    st.lists(st.floats(0.0, 1.0), min_size=5, max_size=5),
+    st.sampled_from([1, counting.SUPPORT_CHUNK]),
+)
+def test_group_distribution_from_a_floor(shape, floors, chunk):
+    """A pair's points below its floor (the cell's constant part), but the last, are
+    left out: the points kept and their ``P(M_g <= v)`` are the enumerated ones."""
+    default = counting.SUPPORT_CHUNK
+    counting.SUPPORT_CHUNK = chunk
+    try:
+        check_group_distribution(*shape, floors[: len(shape[-1])])
+    finally:
+        counting.SUPPORT_CHUNK = default
 
 
 def test_group_distribution_counts_equal_ratios_once():
@@ -324,20 +358,146 @@ def test_fraction_rescales_past_the_float_range_exactly():
 
 
 def test_a_group_past_the_budget_is_refused():
+    """40 docs, 20 relevant: the DP's counted cells (3.9e4, below the 1.8e5 of the bound
+    points x relevant x positions) are the price; past the budget, the refusal names
+    the query, group, measure at its level, and the levels that fit."""
     docnos = [f"d{i}" for i in range(40)]
     run = pd.DataFrame({"qid": "1", "docno": docnos, "score": 1.0})
     qrels = pd.DataFrame({"qid": "1", "docno": docnos[:20], "level": 1})
     judgments = Judgments.from_qrels(qrels)
     ranking = Ranking.build(run, judgments)
     with pytest.raises(InputError, match="query 1 has a tie group of 40 docs with 20 relevant"):
-        iprec_aware(ranking, judgments, budget=1e5)
+        iprec_aware(ranking, judgments, budget=2e4)
+    with pytest.raises(InputError) as refused:
+        iprec_aware(ranking, judgments, (0.3, 0.5, 1.0), budget=2e4)
+    text = str(refused.value)
+    assert "IPrec@0.3 (iprec_at_recall_0.30) count, more than the 2e+04 it takes" in text
+    assert "'sampled' for IPrec@0.3 (iprec_at_recall_0.30) on this run" in text
+    fits = float(re.search(r"recall levels from ([0-9.]+) up, which fit", text).group(1))
+    assert fits in (0.5, 1.0)
+    assert 0.0 <= iprec_aware(ranking, judgments, (fits,), budget=2e4)[0, 0] <= 1.0
+    with pytest.raises(InputError, match=r"IPrec\(recall=0.3,round=nearest\) count"):
+        iprec_aware(ranking, judgments, (0.3,), budget=2e4, rounding="nearest")
     # within the default budget: C(40, 20) = 1.4e11 placements, no longer refused
     assert 0.5 < iprec_aware(ranking, judgments, (0.0,))[0, 0] < 1.0
-    with interpolated.budget_scope(1e5):  # a scope lowers the default of every call in it
-        with pytest.raises(InputError, match="more than the 1e\\+05 it takes"):
+    assert 0.5 < iprec_aware(ranking, judgments, (0.0,), budget=1e5)[0, 0] < 1.0  # 3.9e4 fit
+    with interpolated.budget_scope(2e4):  # a scope lowers the default of every call in it
+        with pytest.raises(InputError, match="more than the 2e\\+04 it takes"):
             iprec_aware(ranking, judgments, (0.0,))
         assert 0.5 < iprec_aware(ranking, judgments, (0.0,), budget=4e9)[0, 0] < 1.0  # own wins
     assert 0.5 < iprec_aware(ranking, judgments, (0.0,))[0, 0] < 1.0  # the scope is over
+
+
+def counted_moments(top, size, rel, levels, num_rel):
+    """The slow reference where enumeration is out of reach (``C(size, rel)`` orderings):
+    per level, ``E[V]`` and ``E[V^2]`` as Fractions, ``V = max(c, M)`` with ``c`` the
+    precision of the untied docs above (relevance ``top``) at ordinals from the level's
+    ``k1`` on and ``M = max_{k >= k1} (R + k) / (t + s_k + 1)`` over the placements of
+    the tied group's relevant docs.  ``P(M <= v)`` at every candidate ratio ``v`` is a
+    plain integer count of placements with ``s_k >= ceil((R + k) / v) - t - 1``."""
+    t, before = len(top), sum(top)
+    ranks = [i + 1 for i, label in enumerate(top) if label]
+    total = math.comb(size, rel)
+    out = []
+    for level in levels:
+        first = max(int(level * num_rel + 0.9), 1)
+        c = max((Fraction(m, ranks[m - 1]) for m in range(first, before + 1)), default=0)
+        k1 = max(first - before, 1)
+        if first > before + rel:  # past the relevant docs of the group: M is 0
+            out.append((Fraction(c), Fraction(c) ** 2))
+            continue
+        width = size - rel
+        values = sorted(
+            {Fraction(before + k, t + p + 1) for k in range(k1, rel + 1)
+             for p in range(k - 1, k + width)}
+        )  # fmt: skip
+        below = []
+        for v in values:
+            ways = [1] * size  # placements of the relevant docs so far with s_k = p
+            for k in range(1, rel + 1):
+                least = math.ceil((before + k) / v) - t - 1 if k >= k1 else 0
+                sums = [0, *itertools.accumulate(ways)]  # sums[p]: those with s_{k-1} < p
+                ways = [(1 if k == 1 else sums[p]) if p >= least else 0 for p in range(size)]
+            below.append(sum(ways))
+        mean = square = Fraction(0)
+        previous = 0
+        for v, count in zip(values, below, strict=True):
+            value = max(Fraction(c), v)
+            mean += value * (count - previous) / total
+            square += value**2 * (count - previous) / total
+            previous = count
+        out.append((mean, square))
+    return out
+
+
+@pytest.mark.parametrize("top", [[0, 1, 0, 0, 1, 0, 0, 0, 1, 0], []])
+def test_a_group_the_bound_refused_is_exact_within_the_budget(top):
+    """One tie group of 48 docs with 12 relevant (C(48, 12) = 6.9e10 orderings), below 10
+    untied docs with 3 relevant or alone: the bound ``support points x relevant x
+    positions`` (2.0e5) passes the budget given, the DP's counted cells (4.4e4, 5.5e4)
+    do not, and the curve and its variance are the exact ones (integer counts over
+    every candidate value) to 1e-12."""
+    size, rel = 48, 12
+    levels = (0.0, 0.2, 0.5, 1.0)
+    docnos = [f"top{i}" for i in range(len(top))] + [f"d{i}" for i in range(size)]
+    scores = [100.0 - i for i in range(len(top))] + [1.0] * size
+    labels = top + [1] * rel + [0] * (size - rel)
+    run = pd.DataFrame({"qid": "q", "docno": docnos, "score": scores})
+    qrels = pd.DataFrame({"qid": "q", "docno": docnos, "level": labels})
+    judgments = Judgments.from_qrels(qrels)
+    ranking = Ranking.build(run, judgments)
+    width = size - rel + 1
+    bound = (rel * width + 1) * rel * width  # what priced the DP before: 2.0e5
+    budget = bound / 2
+    mean = iprec_aware(ranking, judgments, levels, budget=budget)
+    expected = counted_moments(top, size, rel, levels, sum(labels))
+    np.testing.assert_allclose(mean[0], [float(m) for m, _ in expected], rtol=0, atol=1e-12)
+    variance = iprec_variance(ranking, judgments, levels, budget=budget)[0]
+    exact = [float(q - m**2) for m, q in expected]
+    np.testing.assert_allclose(variance, exact, rtol=0, atol=1e-12)
+    assert min(exact) >= 0 and max(exact) > 1e-4
+    with pytest.raises(InputError, match=r"IPrec@0.0 .* count, more than the 1e\+04"):
+        iprec_aware(ranking, judgments, levels, budget=1e4)
+
+
+def test_a_group_too_large_to_count_is_refused_by_the_bound():
+    """20000 tied docs, 5000 relevant: at level 0.5 the support alone would hold 3.8e7
+    points, so the bound refuses it at once, as an upper bound ("up to")."""
+    docnos = [f"d{i}" for i in range(20000)]
+    run = pd.DataFrame({"qid": "q", "docno": docnos, "score": 1.0})
+    qrels = pd.DataFrame({"qid": "q", "docno": docnos[:5000], "level": 1})
+    judgments = Judgments.from_qrels(qrels)
+    ranking = Ranking.build(run, judgments)
+    with pytest.raises(InputError, match=r"5000 relevant: up to 2.81e\+15 steps of the exact "
+                       r"IPrec@0.5 \(iprec_at_recall_0.50\) count"):  # fmt: skip
+        iprec_aware(ranking, judgments, (0.5,))
+
+
+def test_eval_prints_the_levels_that_fit_and_names_the_refused_ones(tmp_path, capsys):
+    """tiecore eval: under a lowered budget, the low levels of a 40-doc group with 20
+    relevant are refused, each in one line naming its level; the others print."""
+    from tiecore.cli import main
+
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("".join(f"q1 0 d{i} {int(i < 20)}\n" for i in range(40)))
+    run.write_text("".join(f"q1 Q0 d{i} {i + 1} 1.0 r\n" for i in range(40)))
+    with interpolated.budget_scope(2e4):
+        status = main(["eval", str(qrels), str(run), "-m", "iprec_at_recall", "--ties", "aware"])
+    out, err = capsys.readouterr()
+    assert status == 3
+    refused = [line for line in err.splitlines() if line.startswith("tiecore: refused: ")]
+    names = re.findall(r"count, more than .* for IPrec@([0-9.]+) \(iprec_at_recall_", err)
+    assert refused and len(names) == len(refused)
+    assert "0.0" in names and "1.0" not in names
+    printed = {line.split()[0] for line in out.splitlines()}
+    assert "iprec_at_recall_1.00" in printed and "iprec_at_recall_0.00" not in printed
+    assert {f"iprec_at_recall_{float(level):.2f}" for level in names}.isdisjoint(printed)
+    with interpolated.budget_scope(2e4):  # 11pt_avg: the average is refused, at its level
+        status = main(["eval", str(qrels), str(run), "-m", "11pt_avg", "--ties", "aware"])
+    err = capsys.readouterr().err
+    assert status == 3
+    assert "exact IPrecAvg count (at its level IPrec@0.0 (iprec_at_recall_0.00))" in err
+    assert "'sampled' for IPrecAvg on this run)" in err
 
 
 def test_mu03rob01_query_374_is_the_mean_of_sampled_curves():

@@ -150,7 +150,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     ev.add_argument(
         "--tiebreak",
         choices=TIEBREAKS,
-        help="the order inside tie groups for --ties oblivious (default: trec_eval)",
+        help="the order inside tie groups for --ties oblivious (default: trec_eval; "
+        "trec_eval_double with --trec-eval 10)",
     )
     ev.add_argument(
         "--trec-eval",
@@ -482,7 +483,9 @@ def _result_text(args, plan, result, num_q, runs, qrels, zscores, stderr) -> str
                     columns[column].append(cell)
                 for column in set(columns) - {"run", "qid", "measure"}:
                     columns[column].append(f"'{text}'" if column == "value" else None)
-        return mode_line(args) + zscore_output(args, columns, num_q, zscores, stderr)
+        return mode_line(args) + zscore_output(
+            args, columns, num_q, zscores, stderr, _tiebreak(args)
+        )
     if not args.per_query:
         result = result[result["qid"].isna()].reset_index(drop=True)
     elif plan.strings:
@@ -514,17 +517,18 @@ def _apart(
     num_q: dict[str, int] = {}
     refusals: list[str] = []
     options = _evaluation_options(args, zscores)
-    for name, run in runs.items():
-        for measure in measures:
-            try:
-                found, counted = evaluate_runs(
-                    {name: run}, qrels, [measure], sources=sources, **options
-                )
-            except Refusal as refusal:
-                refusals.append(str(refusal))
-                continue
-            found_by_run.setdefault(name, []).append(found)
-            num_q.update(counted)
+    with dask_client(args.dask) as client, _samples_guard():  # as the first pass ran
+        for name, run in runs.items():
+            for measure in measures:
+                try:
+                    found, counted = evaluate_runs(
+                        {name: run}, qrels, [measure], sources=sources, client=client, **options
+                    )
+                except Refusal as refusal:
+                    refusals.append(str(refusal))
+                    continue
+                found_by_run.setdefault(name, []).append(found)
+                num_q.update(counted)
     for line in dict.fromkeys(refusals):
         print(f"tiecore: refused: {line}", file=stderr)
     args.status = EXIT_REFUSED
@@ -631,7 +635,9 @@ def _judgments_text(
     alone without ``-q``)."""
     _check_rows(args, columns)
     if zscores is not None:
-        return mode_line(args) + zscore_output(args, columns, num_q, zscores, stderr)
+        return mode_line(args) + zscore_output(
+            args, columns, num_q, zscores, stderr, _tiebreak(args)
+        )
     if not args.per_query:
         keep = [i for i, qid in enumerate(columns["qid"]) if qid is None]
         columns = {name: [column[i] for i in keep] for name, column in columns.items()}

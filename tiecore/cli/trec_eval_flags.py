@@ -184,9 +184,11 @@ def zscore_output(
     num_q: dict[str, int],
     table: dict[tuple[str, str], tuple[float, float]],
     stderr: TextIO,
+    tiebreak: str,
 ) -> str:
     """The text of ``eval -Z``: trec_eval's lines in trec format; csv and json hold the
-    same rows, named ``Z`` and the printed name, with the mode columns."""
+    same rows, named ``Z`` and the printed name, with the mode columns (``tiebreak``: the
+    oblivious ordering, as eval resolves it for the ``--trec-eval`` version)."""
     from tiecore.cli.zscores import MISSING, zscore_columns, zscore_text
     from tiecore.report.formats import csv_text, json_text
 
@@ -209,5 +211,5 @@ def zscore_output(
     rows = len(z["run"])
     z["measure"] = ["Z" + name for name in z["measure"]]
     z["ties"] = [args.ties] * rows
-    z["tiebreak"] = [(args.tiebreak or "trec_eval") if args.ties == "oblivious" else None] * rows
+    z["tiebreak"] = [tiebreak if args.ties == "oblivious" else None] * rows
     return (csv_text if args.format == "csv" else json_text)(z, num_q)

@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 
 from tiecore.errors import InputError
-from tiecore.io.arrays import Kernels, kernel, offsets, pc, to_numpy
+from tiecore.io.arrays import Kernels, kernel, offsets, pc, to_arrow, to_numpy
 
 Source = str | os.PathLike[str] | IO[bytes] | IO[str]
 
@@ -258,7 +258,7 @@ class Tokens:
         """Split every line (a string array) at runs of ASCII whitespace."""
         tokens = pc.ascii_split_whitespace(lines)
         flat = tokens.values
-        toff = tokens.offsets.to_numpy().astype(np.int64)
+        toff = to_numpy(tokens.offsets).astype(np.int64)  # arrow's to_numpy imports pandas
         # empty tokens only come from whitespace at either end of a line (runs collapse)
         char_off = offsets(flat)
         size = toff[1:] - toff[:-1]
@@ -271,13 +271,13 @@ class Tokens:
 
     def field(self, rows: np.ndarray, j: int) -> pa.Array:
         """Token ``j`` (0-based) of every line in ``rows`` (which must have it)."""
-        return self.flat.take(pa.array(self.first[rows] + j))
+        return self.flat.take(to_arrow(self.first[rows] + j))
 
     def content_rows(self) -> np.ndarray:
         """Lines with at least one token whose first token does not start with ``#``."""
         rows = np.flatnonzero(self.count > 0)
         if len(rows):
-            comment = pc.starts_with(self.field(rows, 0), "#").to_numpy(zero_copy_only=False)
+            comment = to_numpy(pc.starts_with(self.field(rows, 0), "#"))
             rows = rows[~comment]
         return rows
 

@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from tiecore.errors import InputError
 from tiecore.io import _checked
-from tiecore.io.arrays import kernel
+from tiecore.io.arrays import kernel, to_numpy
 from tiecore.io.fastpath import Text, fast_table
 from tiecore.io.files import stem
 from tiecore.io.ids import RunIds, first_duplicate
@@ -165,7 +165,7 @@ def _careful_run(text: Text) -> tuple[dict[str, pa.ChunkedArray], Locator]:
         score_text = tokens.field(rows, 4)
         score, k = cast_column(score_text, pa.float64())
         if k is None:
-            infinite = np.flatnonzero(~np.isfinite(score.to_numpy()))
+            infinite = np.flatnonzero(~np.isfinite(to_numpy(score)))
             k = int(infinite[0]) if len(infinite) else None
             problem = "score {!r} is not finite"
         else:
@@ -227,7 +227,7 @@ def _run_columns(
 ) -> RunColumns:
     """Validate parsed run fields; the tags are given, or found in the ``tag`` field."""
     if not kernel("all", kernel("is_finite", fields["score"])).as_py():  # careful: the line
-        infinite = np.flatnonzero(~np.isfinite(fields["score"].to_numpy()))
+        infinite = np.flatnonzero(~np.isfinite(to_numpy(fields["score"])))
         loc.fail(int(infinite[0]), "score is not finite", "a finite number")
     tags = list(tags or [])
     if "tag" in fields:

@@ -109,9 +109,11 @@ def iprec_avg_spread(
     depth: int | None = None,
     budget: float | None = None,
     rounding: str = "up",
+    within: str | None = None,
 ) -> dict[str, np.ndarray]:
     """Per query the exact ``value``, ``var``, ``min`` and ``max`` of the mean interpolated
-    precision over ``levels`` across all orderings of the ties (see the module docstring).
+    precision over ``levels`` across all orderings of the ties (see the module docstring;
+    ``within``: the measure's name, which a refusal names).
 
     >>> import pandas as pd
     >>> qrels = pd.DataFrame({"qid": "1", "docno": ["a", "c"], "level": 1})
@@ -124,7 +126,8 @@ def iprec_avg_spread(
     budget = _budget(budget)
     first = relevant_counts(judgments, levels, rounding)
     nq, nl = first.shape
-    constant, events = _parts(ranking, judgments, first, depth, budget)
+    within = within or "IPrecAvg"
+    constant, events = _parts(ranking, judgments, first, depth, budget, levels, rounding, within)
     if events is None:
         mean, square = constant, constant**2
     else:
@@ -142,7 +145,7 @@ def iprec_avg_spread(
         )
         if q.size:
             product = _cross_moments(
-                ranking, judgments, first, constant, events, q, a, b, depth, budget
+                ranking, judgments, first, constant, events, q, a, b, depth, (budget, within)
             )
             many = same.sum(axis=2)
             cov = product - mean[q, a] * mean[q, b]
@@ -288,7 +291,7 @@ def _joint_groups(ranking: Ranking, q, kb, slots):
     return np.where(ok & mixed[g], g, -1)
 
 
-def _cross_moments(ranking, judgments, first, constant, events, q, a, b, depth, budget):
+def _cross_moments(ranking, judgments, first, constant, events, q, a, b, depth, refusal):
     """``E[X_a X_b]`` per pair ``(q, a, b)`` of levels with ``k(a) < k(b)``, so ``X_a >= X_b``.
 
     With the query's support points ``0 = p_0 < ... < p_N`` (both levels', all groups')
@@ -357,7 +360,8 @@ def _cross_moments(ranking, judgments, first, constant, events, q, a, b, depth, 
     found = _Runs(*(np.concatenate(c) for c in zip(*runs, strict=True)))
     if found.pair.size:
         order = np.argsort(found.pair, kind="stable")  # by pair, each pair's runs in order
-        out += _across_runs(ranking, judgments, pairing, _Runs(*(c[order] for c in found)), budget)
+        runs = _Runs(*(c[order] for c in found))
+        out += _across_runs(ranking, judgments, pairing, runs, *refusal)
     return out
 
 
@@ -474,7 +478,9 @@ def _points_passed(ranking: Ranking, g, k1a, slots, p) -> np.ndarray:
     return out[pair.size :].reshape(rows, cols)
 
 
-def _across_runs(ranking: Ranking, judgments: Judgments, pairing: _Pairs, runs: _Runs, budget):
+def _across_runs(
+    ranking: Ranking, judgments: Judgments, pairing: _Pairs, runs: _Runs, budget, within
+):
     """``sum_i gamma_i F^b(run_i) (x_i . C_i) / (x_i . h_i)`` per joint pair, ``C_i`` the
     carried ``sum_j D_j F_Z(p_j) h_j`` of the earlier runs (see :func:`_cross_moments`):
     one pass per joint-group shape ``(n, r)``, blocks of pairs padded to their most runs."""
@@ -495,10 +501,10 @@ def _across_runs(ranking: Ranking, judgments: Judgments, pairing: _Pairs, runs: 
             f"run {ranking.name}",
             None,
             f"query {judgments.qids[ranking.group_query[worst]]} has a tie group of "
-            f"{n[worst]} docs with {r[worst]} relevant: up to {cells[worst]:.3g} steps of "
-            f"the exact IPrecAvg (11pt_avg) variance, more than the {budget:.3g} it takes",
-            "ties='aware' without the spread (its exact value), 'oblivious' or 'sampled' "
-            "for IPrecAvg on this run",
+            f"{n[worst]} docs with {r[worst]} relevant: {cells[worst]:.3g} steps of the "
+            f"exact {within} variance, more than the {budget:.3g} it takes",
+            f"ties='aware' without the spread (its exact value), 'oblivious' or 'sampled' "
+            f"for {within} on this run",
         )
     shapes, shape_of = np.unique(np.stack([n[g], r[g]], axis=1), axis=0, return_inverse=True)
     for s, (size, rel) in enumerate(shapes):  # one pass per distinct (n, r) shape
@@ -575,7 +581,9 @@ def family_values(measure, profile, ranking: Ranking, judgments: Judgments, dept
     mean of the levels' exact tie-aware IPrec values."""
     levels, rounding = levels_of(measure), measure.param("round")
     if profile.mode == "aware":
-        mean, _ = iprec_moments(ranking, judgments, levels, depth=depth, rounding=rounding)
+        mean, _ = iprec_moments(
+            ranking, judgments, levels, depth=depth, rounding=rounding, within=str(measure)
+        )
         return mean[:, ::-1].sum(axis=1) / len(levels)
     return iprec_avg_oblivious(ranking, judgments, levels, depth, rounding)
 
@@ -584,7 +592,12 @@ def family_spread(measure, ranking: Ranking, judgments: Judgments, depth=None) -
     """Per-query ``value, var, min, max``, exact (:func:`iprec_avg_spread`; refused past
     :data:`tiecore.measures.iprec.BUDGET`)."""
     return iprec_avg_spread(
-        ranking, judgments, levels_of(measure), depth=depth, rounding=measure.param("round")
+        ranking,
+        judgments,
+        levels_of(measure),
+        depth=depth,
+        rounding=measure.param("round"),
+        within=str(measure),
     )
 
 

@@ -29,17 +29,25 @@ reaches ``L_k(v) = ceil((R_g + k) / v - t_g)`` (in integers: ``(R_g + k) b <=
 a (t_g + s_k)`` for ``v = a / b``, so a ratio equal to ``v`` counts), and the
 placements meeting such lower bounds are lattice paths counted by a DP over
 ``k`` with cumulative sums, ``O(r n)`` per support point and vectorized over
-the points (:func:`_fraction`; from :data:`DIAGONAL_FROM` relevant docs run
+the points (:func:`~tiecore.measures.iprec_count._fraction`; from
+:data:`~tiecore.measures.iprec_count.DIAGONAL_FROM` relevant docs run
 by anti-diagonals of the ``(k, position)`` grid, plain adds instead of numpy's
-slow cumulative sums); a group's levels share it.  A group whose DP
-would pass :data:`BUDGET` steps is refused (InputError).  The bounds are the
-optimistic and pessimistic orders: every ``m / rank_m`` falls as ``rank_m``
-grows.
+slow cumulative sums); a group's levels share it.  No fewer points will do:
+``L_k(v) - k`` is nondecreasing in ``k`` (``v <= 1``) and every candidate ratio
+moves some ``L_k``, so the distinct bound vectors are the distinct ratios.  A
+cell's points below its constant part, but the last, are left out (``F`` is 0
+there).  The DP is priced before it runs by the cells it will visit, counted
+from the support points (a point's relevant docs from its least level on, each
+live on ``width + 1 - L_k`` diagonals): 1.6e9 for 769 docs with 131 relevant,
+where the bound ``points x relevant x positions`` says 6.5e9.  A group past
+:data:`BUDGET` cells is refused (:class:`~tiecore.errors.Refusal`, naming the
+measure at its recall level and the higher levels that fit).  The bounds are
+the optimistic and pessimistic orders: every ``m / rank_m`` falls as
+``rank_m`` grows.
 """
 
 from __future__ import annotations
 
-import bisect
 import contextlib
 import contextvars
 import threading
@@ -51,6 +59,7 @@ import numpy as np
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
 from tiecore.errors import Refusal
+from tiecore.measures.iprec_count import _support_cdf, _support_points
 from tiecore.measures.registry import Family, Param, register
 
 #: How a recall level becomes a count of relevant docs (IPrec's and IPrecAvg's ``round``).
@@ -61,8 +70,9 @@ ROUND = Param(
 )
 #: trec_eval's default recall levels (C doubles, as written there).
 RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
-#: Most cells (support points x relevant docs x positions) of one tie group's counting DP
-#: that the tie-aware curve computes (about 10 s of numpy work at the limit).
+#: Most cells of one tie group's counting DP that the tie-aware curve computes, counted from
+#: its support points before it runs (1-1.5e9 cells/s with 20 relevant docs or more, 0.5e9
+#: with 12, on a 2-core x86-64 machine with numpy 2: about 3 to 8 s at the limit).
 BUDGET = 4e9
 #: The budget of calls that pass none (:func:`budget_scope`; :data:`BUDGET` by default).
 _SCOPED_BUDGET: contextvars.ContextVar[float | None] = contextvars.ContextVar(
@@ -74,7 +84,7 @@ _SCOPED_BUDGET: contextvars.ContextVar[float | None] = contextvars.ContextVar(
 def budget_scope(budget: float) -> Iterator[None]:
     """Within the block (this thread or task only), the exact IPrec refuses groups past
     ``budget`` DP steps instead of :data:`BUDGET`: an interactive caller that would rather
-    sample than wait (about 10 s of work at :data:`BUDGET`, 0.5 s at ``2e8``).
+    sample than wait (about 3 to 8 s of work at :data:`BUDGET`, 0.2 to 0.4 s at ``2e8``).
 
     >>> with budget_scope(0.0):
     ...     _budget(None)
@@ -254,18 +264,22 @@ def _moments(
     depth: int | None = None,
     budget: float | None = None,
     rounding: str = "up",
+    within: str | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(mean, second moment)`` arrays ``(queries, levels)`` (see :func:`iprec_aware`)."""
+    """``(mean, second moment)`` arrays ``(queries, levels)`` (see :func:`iprec_aware`);
+    ``within``: the measure the levels make up (IPrecAvg), which a refusal names."""
     first = relevant_counts(judgments, levels, rounding)
     nq, nl = first.shape
-    constant, events = _parts(ranking, judgments, first, depth, _budget(budget))
+    constant, events = _parts(
+        ranking, judgments, first, depth, _budget(budget), levels, rounding, within
+    )
     if events is None:
         return constant, constant**2
     mean, square = _expected_max(constant.ravel(), *events)
     return mean.reshape(nq, nl), square.reshape(nq, nl)
 
 
-def _parts(ranking: Ranking, judgments: Judgments, first: np.ndarray, depth, budget: float):
+def _parts(ranking: Ranking, judgments: Judgments, first, depth, budget, levels, rounding, within):
     """``(constant, events)``: per query and level (``first`` their first ordinals) the
     maximum over the relevant rows no order moves, and the CDF events of every mixed
     group's maximum (:func:`_group_distributions`; None when no group is mixed)."""
@@ -284,17 +298,32 @@ def _parts(ranking: Ranking, judgments: Judgments, first: np.ndarray, depth, bud
     groups = np.flatnonzero(mixed)
     if not groups.size:
         return constant, None
-    return constant, _group_distributions(groups, ranking, slots, first, budget, judgments.qids)
+    events = _group_distributions(
+        groups, ranking, slots, first, budget, judgments.qids, constant.ravel(), levels, rounding,
+        within,
+    )  # fmt: skip
+    return constant, events
 
 
-def _group_distributions(groups, ranking, slots, first, budget, judgments_qids):
+def _group_distributions(
+    groups, ranking, slots, first, budget, judgments_qids, floor, levels, rounding, within=None
+):
     """Events ``(cell, value, F_g(value), F_g(previous value))`` of every mixed group's
     maximum, per level.
 
     ``cell = query * levels + level``; a group whose relevant docs all fall
-    below the level's first ordinal is left out of that cell.  One pass per
-    distinct group shape ``(n, r)``, vectorized over that shape's groups,
-    levels and support points (:func:`_support`).
+    below the level's first ordinal is left out of that cell, and a cell's
+    points below its constant part ``floor`` (but the last one) are left out, as
+    ``F`` is 0 there.  One pass per distinct group shape ``(n, r)``, vectorized
+    over that shape's groups, levels and support points
+    (:func:`~tiecore.measures.iprec_count._support`).
+
+    The cost is priced before any DP runs: a group's DP takes the cells of its
+    counted support points (:func:`~tiecore.measures.iprec_count._support_points`);
+    a group whose count passes ``budget`` is refused
+    (:class:`~tiecore.errors.Refusal`).  Where the support itself would pass
+    :data:`SUPPORT_LIMIT` entries, the bound ``support points x relevant docs x
+    positions`` prices it instead.
     """
     nl = first.shape[1]
     n, r = ranking.size[groups], ranking.rel_count[groups]
@@ -302,23 +331,20 @@ def _group_distributions(groups, ranking, slots, first, budget, judgments_qids):
     k1 = first[query] - ranking.rel_before[groups][:, None]  # (groups, levels)
     gi, li = np.nonzero(k1 <= r[:, None])  # (group, level) pairs where the group counts
     k1 = np.maximum(k1[gi, li], 1)
-    # refuse before any work: support points x relevant docs x positions bound the DP
     kmin = np.full(groups.size, np.iinfo(np.int64).max)
     np.minimum.at(kmin, gi, k1)
     width = n - r + 1
-    cells = ((r - kmin + 1) * width + 1).astype(np.float64) * r * width
-    cells[kmin > r] = 0.0
-    if cells.size and cells.max() > budget:
-        worst = int(np.argmax(cells))
-        raise Refusal(
-            f"run {ranking.name}",
-            None,
-            f"query {judgments_qids[query[worst]]} has a tie group of {n[worst]} docs with "
-            f"{r[worst]} relevant: up to {cells[worst]:.3g} steps of the exact IPrec "
-            f"(iprec_at_recall) count, more than the {budget:.3g} it takes",
-            "ties='oblivious' or 'sampled' for IPrec on this run",
-        )
-    out = []
+    points = (r - kmin + 1) * width + 1
+    bound = points.astype(np.float64) * r * width  # support points x relevant x positions
+    bound[kmin > r] = 0.0
+    refuse = _Refuser(
+        ranking.name, judgments_qids, query, n, r, gi, li, k1, levels, rounding, within
+    )
+    huge = (bound > budget) & (points.astype(np.float64) * r > SUPPORT_LIMIT)
+    if huge.any():  # refused before any work: too large even to count
+        refuse(np.where(huge, bound, 0.0), budget, "up to ")
+    cells = np.zeros(groups.size)
+    prepared = []
     used = np.unique(gi)
     shapes, shape_of = np.unique(np.stack([n[used], r[used]], axis=1), axis=0, return_inverse=True)
     unit_of = np.zeros(groups.size, np.int64)
@@ -326,7 +352,7 @@ def _group_distributions(groups, ranking, slots, first, budget, judgments_qids):
         chosen = used[shape_of.ravel() == s]
         unit_of[chosen] = np.arange(chosen.size)
         at = np.flatnonzero(np.isin(gi, chosen))
-        pair, value, cdf = _support(
+        support = _support_points(
             int(size),
             int(rel),
             ranking.rel_before[groups[chosen]],
@@ -334,7 +360,15 @@ def _group_distributions(groups, ranking, slots, first, budget, judgments_qids):
             slots[groups[chosen]],
             unit_of[gi[at]],
             k1[at],
+            floor[query[gi[at]] * nl + li[at]],
         )
+        cells[chosen] = support.cells
+        prepared.append((at, support))
+    if cells.size and cells.max() > budget:  # refused before any DP runs
+        refuse(cells, budget, "", prepared)
+    out = []
+    for at, support in prepared:
+        pair, value, cdf = _support_cdf(support)
         same = np.r_[False, pair[1:] == pair[:-1]]
         out.append(
             (
@@ -349,255 +383,73 @@ def _group_distributions(groups, ranking, slots, first, budget, judgments_qids):
     return tuple(np.concatenate(column) for column in zip(*out, strict=True))
 
 
-def _support(size: int, rel: int, before, offset, slots, unit, k1):
-    """``(pair, value, F(value))``: the distribution of ``M = max_{k >= k1} (before + k) /
-    (offset + s_k + 1)`` (0 past ``slots``) over the ``C(size, rel)`` placements
-    ``s_1 < ... < s_rel`` of the relevant docs of groups of ``size`` docs.
+def measure_name(level: float, rounding: str = "up") -> str:
+    """How a refusal names IPrec at one recall level: its name and trec_eval's.
 
-    ``before``, ``offset``, ``slots`` hold one entry per group (unit); ``unit``
-    and ``k1`` one per pair (a group at a level).  The candidate values ``a / b``
-    are ``(before + k) / (offset + p + 1)`` for ``k`` at least the group's least
-    ``k1`` and every position ``p`` the ``k``-th relevant doc can take within
-    ``slots``, and 0.  ``M <= a / b`` exactly when every counted ``s_k`` reaches
-    ``L_k = min(ceil((before + k) b / a) - offset - 1, slots)`` (integers, so a
-    ratio equal to ``a / b`` counts as at most it); :func:`_fraction` counts those
-    placements, once per point for all of a group's levels.  A pair keeps its
-    points of positive probability up to its first of probability 1, sorted.
+    >>> measure_name(0.3)
+    'IPrec@0.3 (iprec_at_recall_0.30)'
+    >>> measure_name(0.25, "nearest")
+    'IPrec(recall=0.25,round=nearest)'
     """
-    width = size - rel  # j_k = s_k - (k - 1): nondecreasing in [0, width]
-    units = before.size
-    kmin = np.full(units, rel + 1)
-    np.minimum.at(kmin, unit, k1)
-    k = np.arange(1, rel + 1)
-    p = k[:, None] - 1 + np.arange(width + 1)[None, :]  # (rel, width + 1)
-    counted = (k[None, :, None] >= kmin[:, None, None]) & (p[None] < slots[:, None, None])
-    owner, kk, jj = np.nonzero(counted)
-    owner = np.r_[owner, np.arange(units)]  # and the value 0 (past the depth)
-    a = np.r_[before[owner[: kk.size]] + kk + 1, np.zeros(units, np.int64)]
-    b = np.r_[offset[owner[: kk.size]] + p[kk, jj] + 1, np.ones(units, np.int64)]
-    value = a / b  # correctly rounded: equal ratios give equal floats
-    order = np.lexsort((value, owner))
-    owner, a, b, value = owner[order], a[order], b[order], value[order]
-    keep = np.r_[True, (owner[1:] != owner[:-1]) | (value[1:] != value[:-1])]
-    owner, a, b, value = owner[keep], a[keep], b[keep], value[keep]
-    # lower bounds of j_k at each point, (points, rel)
-    need = (before[owner][:, None] + k[None, :]) * b[:, None]  # (before + k) * b
-    reach = -(-need // np.maximum(a, 1)[:, None]) - offset[owner][:, None] - 1
-    reach = np.where(a[:, None] > 0, reach, slots[owner][:, None])
-    bound = np.maximum(np.minimum(reach, slots[owner][:, None]) - (k[None, :] - 1), 0)
-    top = np.maximum.accumulate(bound[:, ::-1], axis=1)[:, ::-1]  # max over k' >= k
-    # (pair, point) rows: each pair takes its group's points
-    starts = np.searchsorted(owner, np.arange(units))
-    counts = np.diff(np.r_[starts, owner.size])[unit]
-    pair = np.repeat(np.arange(unit.size), counts)
-    point = np.arange(pair.size) - np.repeat(np.cumsum(counts) - counts, counts)
-    point += starts[unit][pair]
-    level = k1[pair] - 1
-    high = top[point, level]
-    middle = (high > 0) & (high <= width)
-    counted = np.zeros(owner.size, bool)
-    counted[point[middle]] = True
-    rows = np.flatnonzero(counted)
-    index = np.full(owner.size, -1)
-    index[rows] = np.arange(rows.size)
-    wanted = np.zeros((owner.size, rel), bool)
-    wanted[point[middle], level[middle]] = True
-    share = _fraction(bound[rows], width, wanted[rows])
-    cdf = np.where(high == 0, 1.0, 0.0)
-    cdf[middle] = share[index[point[middle]], level[middle]]
-    new = np.r_[True, pair[1:] != pair[:-1]]
-    keep = (cdf > 0) & (new | (cdf != np.r_[0.0, cdf[:-1]]))
-    keep &= new | (np.r_[0.0, cdf[:-1]] < 1.0)
-    return pair[keep], value[point[keep]], cdf[keep]
+    if rounding == "nearest":
+        return f"IPrec(recall={level},round=nearest)"
+    return f"IPrec@{level} ({level_names((level,))[0]})"
 
 
-#: Floats in one block of the counting DP by steps (positions x rows; kept within a CPU cache).
-BLOCK = 1 << 16
-#: Floats in one block of the counting DP by diagonals (relevant docs x rows).
-DIAGONAL_BLOCK = 1 << 17
-#: Least relevant docs for which :func:`_fraction` runs by diagonals: fewer, and its
-#: ``width + r`` Python-level diagonals cost more than the ``r`` steps' slower sums.
-DIAGONAL_FROM = 6
+class _Refuser:
+    """Raises the :class:`~tiecore.errors.Refusal` of the group whose DP costs most: the
+    run, query, group, measure at its recall level (the least level it counts for, as
+    the levels from it up share one DP), the cells, and what to ask instead (where
+    the counted supports say so, the least higher level that fits; for a measure made of
+    the levels, ``within``, that measure)."""
 
+    def __init__(self, name, qids, query, n, r, gi, li, k1, levels, rounding, within=None):
+        self.name, self.qids, self.query, self.n, self.r = name, qids, query, n, r
+        self.gi, self.li, self.k1 = gi, li, k1
+        self.levels, self.rounding, self.within = tuple(levels), rounding, within
 
-def _fraction(
-    bound: np.ndarray, width: int, wanted: np.ndarray | None = None, method: str | None = None
-) -> np.ndarray:
-    """``(rows, r)``: at ``[row, k - 1]``, the share of the nondecreasing ``j_1 <= ... <=
-    j_r`` in ``[0, width]`` with ``j_m >= bound[row, m - 1]`` for every ``m >= k``
-    (where ``wanted``, a boolean ``(rows, r)``, says so: all by default; 0 elsewhere).
+    def __call__(self, cost, budget, up_to, prepared=()) -> None:
+        worst = int(np.argmax(cost))
+        mine = self.gi == worst
+        level = int(self.li[mine].min())  # the least level: the most support points
+        measure = measure_name(self.levels[level], self.rounding)
+        if self.within is not None:
+            instead = f"ties='oblivious' or 'sampled' for {self.within} on this run"
+            measure = f"{self.within} count (at its level {measure})"
+        else:
+            instead = f"ties='oblivious' or 'sampled' for {measure} on this run"
+            fits = self._least_level_that_fits(worst, budget, prepared)
+            if fits is not None:
+                instead += f", or recall levels from {self.levels[fits]} up, which fit"
+            measure += " count"
+        raise Refusal(
+            f"run {self.name}",
+            None,
+            f"query {self.qids[self.query[worst]]} has a tie group of {self.n[worst]} docs "
+            f"with {self.r[worst]} relevant: {up_to}{cost[worst]:.3g} steps of the exact "
+            f"{measure}, more than the {budget:.3g} it takes",
+            instead,
+        )
 
-    Lattice paths counted from ``m = r`` down: ``g_r(j) = [j >= bound_r]``,
-    ``g_m(j) = [j >= bound_m] sum_{i >= j} g_{m+1}(i)``, and the count for ``k``
-    is ``sum_j g_k(j) W_k(j)``, ``W_k(j) = C(j + k - 1, k - 1)`` the free choices
-    of ``j_1 .. j_{k-1} <= j``: ``O(r * width)`` per row, vectorized over rows in
-    blocks, by ``method`` ``"steps"`` (:func:`_fraction_steps`) or ``"diagonals"``
-    (:func:`_fraction_diagonals`; the default from :data:`DIAGONAL_FROM` relevant
-    docs): the same sums in the same order, so the same floats.  The share is the
-    ratio to the count with no bounds, ``C(width + r, r)``, taken through the same
-    steps, and both are divided by the same number whenever the unbounded count
-    passes ``1e200``, so nothing overflows.
-
-    >>> _fraction(np.array([[0, 1]]), 1).tolist()  # (0,1), (1,1) of (0,0), (0,1), (1,1)
-    [[0.6666666666666666, 0.6666666666666666]]
-    """
-    rows, rel = bound.shape
-    wanted = np.ones((rows, rel), bool) if wanted is None else wanted
-    if method is None:
-        method = "diagonals" if rel >= DIAGONAL_FROM else "steps"
-    run = {"steps": _fraction_steps, "diagonals": _fraction_diagonals}[method]
-    return run(bound, width, wanted, *_free_counts(rel, width))
-
-
-def _free_counts(rel: int, width: int):
-    """``(free, scales, totals)`` of :func:`_fraction`: ``free[k]`` the ``W_{k+1}`` over
-    reversed positions ``i = width - j``, each scaled to at most 1; ``scales[k]`` the
-    factor step ``k`` multiplies by (1 but past ``1e200``); ``totals[k]`` the unbounded
-    count for ``k + 1`` through the same steps."""
-    free = np.ones((rel, width + 1))
-    for k in range(1, rel):
-        free[k] = np.cumsum(free[k - 1])
-        free[k] /= free[k, -1]
-    free = np.ascontiguousarray(free[:, ::-1])
-    scales = np.ones(rel)
-    whole = np.ones(width + 1)
-    totals = np.empty(rel)
-    totals[rel - 1] = whole @ free[rel - 1]
-    for k in range(rel - 2, -1, -1):  # the count with no bounds, and where to rescale
-        np.cumsum(whole, out=whole)
-        if whole[-1] > 1e200:
-            scales[k] = 1.0 / whole[-1]
-            whole *= scales[k]
-        totals[k] = whole @ free[k]
-    return free, scales, totals
-
-
-def _fraction_steps(bound, width, wanted, free, scales, totals) -> np.ndarray:
-    """:func:`_fraction` one relevant doc at a time: ``g`` kept as ``(positions, rows)``,
-    reversed, so the suffix sums are cumulative sums down the first axis, and only down
-    to the block's largest ``width - bound`` (below, every entry is 0)."""
-    rows, rel = bound.shape
-    i = np.arange(width + 1)[:, None]
-    cut = np.ascontiguousarray((width - bound).T)  # j >= bound  <=>  i = width - j <= cut
-    out = np.zeros((rows, rel))
-    step = max(1, BLOCK // (width + 1))
-    for start in range(0, rows, step):  # blocks of rows
-        bounds = cut[:, start : start + step]
-        record = wanted[start : start + step].any(axis=0)
-        least = int(np.argmax(record))
-        g = np.zeros((width + 1, bounds.shape[1]))
-        live = 0  # g is 0 from position `live` on: the band left by the bounds
-        for k in range(rel - 1, least - 1, -1):  # relevant docs, last to first
-            reach = max(0, min(int(bounds[k].max()), width) + 1)
-            if k == rel - 1:
-                g[:reach] = i[:reach] <= bounds[k]
-            else:
-                np.cumsum(g[:reach], axis=0, out=g[:reach])
-                np.multiply(g[:reach], i[:reach] <= bounds[k], out=g[:reach])
-            g[reach:live] = 0.0
-            live = reach
-            if scales[k] != 1.0:
-                g[:live] *= scales[k]
-            if record[k]:
-                weighted = g[:live] * free[k][:live, None]
-                out[start : start + step, k] = weighted.sum(axis=0) / totals[k]
-    return out
-
-
-def _fraction_diagonals(bound, width, wanted, free, scales, totals) -> np.ndarray:
-    """:func:`_fraction` by anti-diagonals: with ``D = r - 1 - k`` and ``i = width - j``,
-    cell ``(D, i)`` needs ``(D - 1, i)`` and ``(D, i - 1)`` only, so each diagonal
-    ``d = D + i`` is one vectorized step over all relevant docs and rows (numpy's
-    cumulative sum, which the steps lean on, is several times slower than an add).
-
-    ``S[D + 1]`` holds row ``D``'s running sum ``sum_{i' <= i} g``, ``S[0] = 1``; on
-    diagonal ``d`` row ``D`` adds ``g = [i <= width - bound] S[D]`` (the old ``S[D]``:
-    ``S`` is read from one buffer and written to the other, in turn).
-    Step ``D`` of a support point (a column of the block) is live up to diagonal
-    ``last = D + width - bound``; where every column is live, ``S[D + 1] += S[D]``
-    with no mask.  Support points come sorted by value from :func:`_support`, so
-    ``last`` rises along the block and a step's live columns are a suffix, added as
-    a slice (else through a mask).  The recorded steps' weighted sums run in the
-    steps' order, so the floats are theirs.
-    """
-    rows, rel = bound.shape
-    span = np.arange(rel)
-    last = (width - np.minimum(bound[:, ::-1], width + 1) + span).T  # (D, rows)
-    scale_d, free_d = scales[::-1].copy(), free[::-1]
-    out = np.zeros((rows, rel))
-    step = max(1, DIAGONAL_BLOCK // rel)
-    diagonals = np.arange(width + rel)
-    for start in range(0, rows, step):  # blocks of rows
-        record = wanted[start : start + step].any(axis=0)[::-1]  # by D
-        depth = rel - int(np.argmax(record[::-1]))  # steps D < depth
-        c = np.ascontiguousarray(last[:depth, start : start + step])
-        cols = c.shape[1]
-        end = width + depth
-        high, low = c.max(axis=1), c.min(axis=1)
-        # rows below first_of[d] are done, rows from full_of[d] on live in every column
-        first_of = np.searchsorted(np.maximum.accumulate(high), diagonals[:end]).tolist()
-        full_of = np.searchsorted(np.minimum.accumulate(low[::-1])[::-1], diagonals[:end])
-        full_of = full_of.tolist()
-        ordered = bool(np.all(c[:, 1:] >= c[:, :-1]))
-        scaled = bool(np.any(scale_d[:depth] != 1.0))
-        # ordered: on diagonal d, row D is live from column live[D][d] on
-        live = [np.searchsorted(c[D], diagonals[:end]).tolist() for D in range(depth)]
-        rec = np.flatnonzero(record[:depth])
-        recs = rec.tolist()
-        # S read (R) and written (W) in turn; rows below `done` hold their sums in both
-        buffers = np.zeros((2, depth + 1, cols))
-        buffers[:, 0] = 1.0
-        acc = np.zeros((rec.size, cols))
-        held = np.empty((rec.size, cols))
-        # weight[r, d]: W of recorded row rec[r] at position d - rec[r] (0 off the grid)
-        weight = np.zeros((rec.size, end + 1))
-        for r, D in enumerate(recs):
-            weight[r, D : D + width + 1] = free_d[D]
-        done = turn = 0
-        for d in range(end):
-            lo, hi = first_of[d], min(d, depth - 1) + 1
-            if lo >= hi:
+    def _least_level_that_fits(self, worst, budget, prepared):
+        """The least recall level above the refused one whose own DP (its points and
+        relevant docs from its ``k1`` on) fits ``budget``, for group ``worst``."""
+        for at, support in prepared:
+            mine = np.flatnonzero(self.gi[at] == worst)
+            if not mine.size:
                 continue
-            R, W = buffers[turn], buffers[1 - turn]
-            turn = 1 - turn
-            if lo > done:  # rows done .. lo - 1 are over: their sums, last written to R
-                W[done + 1 : lo + 1] = R[done + 1 : lo + 1]
-                done = lo
-            p = min(max(full_of[d], lo), hi)  # rows lo .. p - 1 live in part
-            r0, r1 = bisect.bisect_left(recs, lo), bisect.bisect_left(recs, hi)
-            if r1 > r0:  # the recorded rows' g
-                g = np.take(R, rec[r0:r1], axis=0, out=held[: r1 - r0], mode="clip")
-                for r in range(r0, bisect.bisect_left(recs, p, r0, r1)):  # rows live in part
-                    if ordered:
-                        g[r - r0, : live[recs[r]][d]] = 0.0
-                    else:
-                        g[r - r0] *= c[recs[r]] >= d
-                if scaled:
-                    g *= scale_d[rec[r0:r1], None]
-                g *= weight[r0:r1, d, None]
-                np.add(acc[r0:r1], g, out=acc[r0:r1])
-            if hi > p and scaled:
-                np.multiply(R[p:hi], scale_d[p:hi, None], out=W[p + 1 : hi + 1])
-                np.add(W[p + 1 : hi + 1], R[p + 1 : hi + 1], out=W[p + 1 : hi + 1])
-            elif hi > p:
-                np.add(R[p + 1 : hi + 1], R[p:hi], out=W[p + 1 : hi + 1])
-            for D in range(lo, p):  # every row lo .. hi - 1 written whole
-                if ordered:
-                    q = live[D][d]
-                    W[D + 1, :q] = R[D + 1, :q]
-                    if q < cols and scaled:
-                        np.multiply(R[D, q:], scale_d[D], out=W[D + 1, q:])
-                        W[D + 1, q:] += R[D + 1, q:]
-                    elif q < cols:
-                        np.add(R[D + 1, q:], R[D, q:], out=W[D + 1, q:])
-                else:
-                    g = R[D] * (c[D] >= d)
-                    if scaled:
-                        g *= scale_d[D]
-                    np.add(R[D + 1], g, out=W[D + 1])
-        k = rel - 1 - rec
-        out[start : start + step, k] = (acc / totals[k][:, None]).T
-    return out
+            pairs = at[mine]
+            for level in np.unique(self.li[pairs])[1:]:
+                least = int(self.k1[pairs][self.li[pairs] >= level].min())
+                if support.cells_from(mine[self.li[pairs] >= level], least) <= budget:
+                    return int(level)
+        return None
+
+
+#: Most entries (candidate support points x relevant docs) of a group whose DP the
+#: budget check counts exactly; past it, the bound ``points x relevant x positions`` is
+#: the price (counting would hold arrays of that size).
+SUPPORT_LIMIT = 3e7
 
 
 def _expected_max(constant, cells, values, cdf, previous) -> tuple[np.ndarray, np.ndarray]:
