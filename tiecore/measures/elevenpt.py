@@ -243,33 +243,49 @@ def _free_sweeps(rel: int, width: int):
 
 def _sweep_forward(bounds, width: int, record, scale) -> np.ndarray:
     """Rows ``x = 1^T D_1 S ... D_m S`` (``D_m`` keeps ``j_m >= bounds[:, m - 1]``, ``S``
-    the suffix sums), taken after step ``m = record``, in the free sweep's scales."""
+    the suffix sums), taken after step ``m = record``, in the free sweep's scales; each
+    row only up to its own step (rows sorted by it, so the live ones are a prefix)."""
+    order = np.argsort(-record, kind="stable")
+    bounds, record = bounds[order], record[order]
     j = np.arange(width + 1)
     x = np.ones((bounds.shape[0], width + 1))
-    out = np.zeros_like(x)
+    out = np.empty_like(x)
     for m in range(1, int(record.max(initial=0)) + 1):  # relevant docs
-        x *= j >= bounds[:, m - 1, None]
-        np.cumsum(x, axis=1, out=x)
-        x /= scale[m]
-        hit = record == m
-        out[hit] = x[hit]
-    return out
+        live = int(np.count_nonzero(record >= m))
+        y = x[:live]
+        y *= j >= bounds[:live, m - 1, None]
+        np.cumsum(y, axis=1, out=y)
+        y /= scale[m]
+        done = int(np.count_nonzero(record > m))
+        out[done:live] = y[done:]
+    result = np.empty_like(out)
+    result[order] = out
+    return result
 
 
 def _sweep_backward(bounds, width: int, record, scale) -> np.ndarray:
-    """Rows ``g_m = D_m S g_{m + 1}`` from ``g_r = D_r 1``, taken at ``m = record``."""
+    """Rows ``g_m = D_m S g_{m + 1}`` from ``g_r = D_r 1``, taken at ``m = record``; each
+    row only down to its own step (rows sorted by it, the live ones a prefix)."""
+    order = np.argsort(record, kind="stable")
+    bounds, record = bounds[order], record[order]
     rel = bounds.shape[1]
-    j = np.arange(width + 1)
-    g = (j >= bounds[:, rel - 1, None]).astype(np.float64)
-    out = np.zeros_like(g)
-    hit = record == rel
-    out[hit] = g[hit]
+    cut = width - bounds  # kept reversed, i = width - j: j >= bound  <=>  i <= cut
+    i = np.arange(width + 1)
+    g = (i <= cut[:, rel - 1, None]).astype(np.float64)
+    out = np.empty_like(g)
+    done = int(np.count_nonzero(record < rel))
+    out[done:] = g[done:]
     for m in range(rel - 1, int(record.min(initial=rel)) - 1, -1):  # relevant docs
-        g = np.cumsum(g[:, ::-1], axis=1)[:, ::-1] / scale[m]
-        g *= j >= bounds[:, m - 1, None]
-        hit = record == m
-        out[hit] = g[hit]
-    return out
+        live = int(np.count_nonzero(record <= m))
+        y = g[:live]
+        np.cumsum(y, axis=1, out=y)  # the suffix sums over j
+        y /= scale[m]
+        y *= i <= cut[:live, m - 1, None]
+        done = int(np.count_nonzero(record < m))
+        out[done:live] = y[done:]
+    result = np.empty_like(out)
+    result[order] = out[:, ::-1]
+    return result
 
 
 def _joint_groups(ranking: Ranking, q, kb, slots):
@@ -490,11 +506,12 @@ def _across_runs(
     first_run = np.searchsorted(runs.pair, np.arange(pairs))
     runs_of = np.diff(np.r_[first_run, runs.pair.size])
     n, r = ranking.size, ranking.rel_count
-    # refuse before any work: two sweeps of r steps over n - r + 1 positions per run
+    # refuse before any work: per run, r steps (forward to k1b - 1, backward down to
+    # k1b) over n - r + 1 positions
     cells = np.zeros(n.size)
     has = np.flatnonzero(runs_of > 0)
     g = joint[has]
-    np.add.at(cells, g, 2.0 * runs_of[has] * r[g] * (n[g] - r[g] + 1))
+    np.add.at(cells, g, 1.0 * runs_of[has] * r[g] * (n[g] - r[g] + 1))
     if cells.size and cells.max() > budget:
         worst = int(np.argmax(cells))
         raise Refusal(
