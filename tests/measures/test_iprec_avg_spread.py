@@ -65,14 +65,17 @@ big_groups = cases(max_docs=12, max_label_kinds=2, max_score_values=2, max_queri
     options,
     st.sampled_from(NAMES),
     st.sampled_from([elevenpt.BLOCK, 8]),
+    st.sampled_from([elevenpt.RESCALE, 1.5]),
 )
-def test_spread_is_every_orderings(case, opts, name, block):
-    """Also with blocks of 8 floats: one pair and one run at a time, the sums carried."""
+def test_spread_is_every_orderings(case, opts, name, block, rescale):
+    """Also with blocks of 8 floats (one pair and one run at a time, the sums carried) and
+    with the sweeps rescaled at every step (as past 1e100 paths)."""
     judgments = Judgments.from_qrels(case.qrels_frame(), opts["rel_level"])
     ranking = Ranking.build(case.run_frame(), judgments)
     measure = Measure.parse(name)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(elevenpt, "BLOCK", block)
+        patch.setattr(elevenpt, "RESCALE", rescale)
         found = iprec_avg_spread(
             ranking,
             judgments,

@@ -70,6 +70,8 @@ from tiecore.measures.registry import Family, Param, register
 
 #: Floats in one block of the covariances' arrays (points x pairs, runs x positions).
 BLOCK = 1 << 21
+#: A counting sweep's step is divided by its largest unbounded entry once that passes this.
+RESCALE = 1e100
 
 
 class LevelsParam(Param):
@@ -221,21 +223,22 @@ def _least_positions(number, offset, slots, value) -> np.ndarray:
 
 def _free_sweeps(rel: int, width: int):
     """``(forward, backward, scale_f, scale_b, norm)``: the counting sweeps of a group of
-    ``rel`` relevant docs with no bounds, each step divided by its largest entry (the
-    scales the bounded sweeps take too), and ``norm[k]``, the unbounded count split at
-    relevant doc ``k`` (``forward[k - 1] . backward[k]``) in those scales."""
+    ``rel`` relevant docs with no bounds, a step divided by its largest entry where that
+    passes :data:`RESCALE` (1 elsewhere: no division; the bounded sweeps take the same
+    scales), and ``norm[k]``, the unbounded count split at relevant doc ``k``
+    (``forward[k - 1] . backward[k]``) in those scales, so nothing overflows."""
     forward = np.ones((rel + 1, width + 1))
     scale_f = np.ones(rel + 1)
     for m in range(1, rel):
         row = np.cumsum(forward[m - 1])
-        scale_f[m] = row[-1]
-        forward[m] = row / row[-1]
+        scale_f[m] = row[-1] if row[-1] > RESCALE else 1.0
+        forward[m] = row / scale_f[m]
     backward = np.ones((rel + 1, width + 1))
     scale_b = np.ones(rel + 1)
     for m in range(rel - 1, 0, -1):
         row = np.cumsum(backward[m + 1][::-1])[::-1]
-        scale_b[m] = row[0]
-        backward[m] = row / row[0]
+        scale_b[m] = row[0] if row[0] > RESCALE else 1.0
+        backward[m] = row / scale_b[m]
     norm = np.ones(rel + 1)
     norm[2:] = np.einsum("kj,kj->k", forward[1:rel], backward[2:])
     return forward, backward, scale_f, scale_b, norm
@@ -243,48 +246,55 @@ def _free_sweeps(rel: int, width: int):
 
 def _sweep_forward(bounds, width: int, record, scale) -> np.ndarray:
     """Rows ``x = 1^T D_1 S ... D_m S`` (``D_m`` keeps ``j_m >= bounds[:, m - 1]``, ``S``
-    the suffix sums), taken after step ``m = record``, in the free sweep's scales; each
-    row only up to its own step (rows sorted by it, so the live ones are a prefix)."""
+    the suffix sums), taken after step ``m = record``, in the free sweep's scales.
+
+    Kept as ``(positions, rows)``, so the sums run down the first axis (numpy adds whole
+    rows there, several times faster than along the last), each row only up to its own
+    step (rows sorted by it, so the live ones are a prefix).
+    """
     order = np.argsort(-record, kind="stable")
-    bounds, record = bounds[order], record[order]
-    j = np.arange(width + 1)
-    x = np.ones((bounds.shape[0], width + 1))
+    bounds, record = np.ascontiguousarray(bounds[order].T), record[order]
+    j = np.arange(width + 1)[:, None]
+    x = np.ones((width + 1, record.size))
     out = np.empty_like(x)
     for m in range(1, int(record.max(initial=0)) + 1):  # relevant docs
         live = int(np.count_nonzero(record >= m))
-        y = x[:live]
-        y *= j >= bounds[:live, m - 1, None]
-        np.cumsum(y, axis=1, out=y)
-        y /= scale[m]
+        y = x[:, :live]
+        y *= j >= bounds[m - 1, :live]
+        np.cumsum(y, axis=0, out=y)
+        if scale[m] != 1.0:
+            y /= scale[m]
         done = int(np.count_nonzero(record > m))
-        out[done:live] = y[done:]
-    result = np.empty_like(out)
-    result[order] = out
+        out[:, done:live] = y[:, done:]
+    result = np.empty((record.size, width + 1))
+    result[order] = out.T
     return result
 
 
 def _sweep_backward(bounds, width: int, record, scale) -> np.ndarray:
-    """Rows ``g_m = D_m S g_{m + 1}`` from ``g_r = D_r 1``, taken at ``m = record``; each
-    row only down to its own step (rows sorted by it, the live ones a prefix)."""
+    """Rows ``g_m = D_m S g_{m + 1}`` from ``g_r = D_r 1``, taken at ``m = record``: as
+    :func:`_sweep_forward`, each row down to its own step, the positions reversed
+    (``i = width - j``) so the suffix sums are cumulative sums."""
     order = np.argsort(record, kind="stable")
     bounds, record = bounds[order], record[order]
     rel = bounds.shape[1]
-    cut = width - bounds  # kept reversed, i = width - j: j >= bound  <=>  i <= cut
-    i = np.arange(width + 1)
-    g = (i <= cut[:, rel - 1, None]).astype(np.float64)
+    cut = np.ascontiguousarray((width - bounds).T)  # j >= bound  <=>  i <= cut
+    i = np.arange(width + 1)[:, None]
+    g = (i <= cut[rel - 1]).astype(np.float64)
     out = np.empty_like(g)
     done = int(np.count_nonzero(record < rel))
-    out[done:] = g[done:]
+    out[:, done:] = g[:, done:]
     for m in range(rel - 1, int(record.min(initial=rel)) - 1, -1):  # relevant docs
         live = int(np.count_nonzero(record <= m))
-        y = g[:live]
-        np.cumsum(y, axis=1, out=y)  # the suffix sums over j
-        y /= scale[m]
-        y *= i <= cut[:live, m - 1, None]
+        y = g[:, :live]
+        np.cumsum(y, axis=0, out=y)  # the suffix sums over j
+        if scale[m] != 1.0:
+            y /= scale[m]
+        y *= i <= cut[m - 1, :live]
         done = int(np.count_nonzero(record < m))
-        out[done:live] = y[done:]
-    result = np.empty_like(out)
-    result[order] = out[:, ::-1]
+        out[:, done:live] = y[:, done:]
+    result = np.empty((record.size, width + 1))
+    result[order] = out[::-1].T
     return result
 
 
