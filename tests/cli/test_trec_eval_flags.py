@@ -440,6 +440,52 @@ def test_aware_prefs_spread_in_csv(capsys):
         assert row["var"] >= 0
 
 
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--ties", "oblivious", "-R", "prefs"],
+        ["--ties", "aware", "-R", "prefs"],
+        ["--ties", "aware", "--spread", "-R", "prefs"],
+        ["--ties", "aware", "-c", "-R", "prefs"],
+    ],
+)
+def test_prefs_without_a_judged_query_is_one_line(capsys, flags):
+    """prefs.test's queries are not results.test's: trec_eval 9.0.8 stops ("No queries
+    with both results and relevance info", -c too); one line naming the run's file."""
+    argv = [*flags, "-m", "all_prefs", _golden_file("prefs.test"), TEST[1]]
+    code, out, err = eval_out(capsys, *argv)
+    assert code == 2 and out == ""
+    last = err.splitlines()[-1]
+    assert "Traceback" not in err and TEST[1] in last
+    assert "none of its queries has preference judgments" in last
+
+
+def test_qrels_jg_without_a_judged_query_is_one_line(capsys):
+    argv = ["-m", "qrels_jg", "-R", "qrels_jg", QRELS_JG, _golden_file("prefs.results.test")]
+    code, out, err = eval_out(capsys, *argv)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "none of its queries has judgments in the qrels_jg file" in err
+
+
+def test_prefs_with_no_judged_doc_retrieved(capsys, tmp_path):
+    """A query whose run retrieves no judged doc (its tied docs unjudged): trec_eval's
+    values in every mode, zero spread."""
+    prefs = _write(tmp_path / "prefs", "1 g s a 1\n1 g s b 0\n2 g s a 2\n2 g s c 0\n")
+    run = _write(tmp_path / "run", "1 Q0 x 1 1 r\n1 Q0 y 2 1 r\n2 Q0 a 1 2 r\n2 Q0 c 1 1 r\n")
+    flags = ["-q", "-m", "prefs_num_prefs_poss", "-m", "prefs_simp", "-R", "prefs"]
+    code, out, err = eval_out(capsys, "--ties", "oblivious", *flags, prefs, run)
+    assert code == 0, err
+    assert out == (
+        "prefs_num_prefs_poss  \t1\t1\nprefs_simp            \t1\t0.0000\n"
+        "prefs_num_prefs_poss  \t2\t1\nprefs_simp            \t2\t1.0000\n"
+        "prefs_num_prefs_poss  \tall\t2\nprefs_simp            \tall\t0.5000\n"
+    )
+    code, out, err = eval_out(capsys, "--spread", "--format", "csv", *flags, prefs, run)
+    assert code == 0, err
+    rows = _csv(out)
+    assert rows["1", "prefs_simp"] == {"value": 0.0, "var": 0.0, "min": 0.0, "max": 0.0}
+
+
 def test_zscore_keeps_a_text_line_as_trec_eval_prints_relstring():
     """A measure whose value is text (trec_eval's relstring, which another branch adds)
     prints per query as is, without 'Z', and has no summary line (out.test.aqZ)."""

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tiecore.errors import InputError
 from tiecore.io.trec_eval_files import GroupJudgments
 
 if TYPE_CHECKING:
@@ -74,6 +75,15 @@ def evaluate_judgment_groups(
     """
     qrels, pairs = group_queries(groups)
     expanded = {name: expand_run(run, pairs) for name, run in runs.items()}
+    for name, run in expanded.items():
+        if not len(run):  # trec_eval: "No queries with both results and relevance info"
+            source = run.attrs.get("source")
+            raise InputError(
+                f"{source} (run {name})" if source else f"run {name}",
+                None,
+                "none of its queries has judgments in the qrels_jg file",
+                "query ids that match the judgments",
+            )
     result = evaluate(expanded, qrels, list(measures), per_query=True, **options)
     rows = result[result["qid"].notna()]
     # each (query, group) query's query and its group's place among the query's groups

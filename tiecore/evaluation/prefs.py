@@ -94,10 +94,18 @@ def evaluate_prefs(
                 columns["measure"].append(measure)
                 for row, column in enumerate(names):
                     columns[column].append(float(values[-1][row, k]))
+        if not values:  # trec_eval: "No queries with both results and relevance info"
+            source = run.attrs.get("source")
+            raise InputError(
+                f"{source} (run {name})" if source else f"run {name}",
+                None,
+                "none of its queries has preference judgments",
+                "query ids that match the judgments",
+            )
         n = len(starts) if complete else len(values)
         num_q[name] = n
-        table = np.asarray(values, dtype=np.float64).reshape(len(values), len(names), -1)
-        sums = np.cumsum(table, axis=0)[-1] if len(values) else np.zeros(table.shape[1:])
+        table = np.stack(values)
+        sums = np.cumsum(table, axis=0)[-1]
         for k, measure in enumerate(PREFS_MEASURES):
             columns["run"].append(name)
             columns["qid"].append(None)
