@@ -378,7 +378,6 @@ def test_prefs_errors_name_file_and_line(capsys, tmp_path, text, where, what):
     [
         (["-m", "map", "-R", "prefs"], "-R prefs: map cannot read these judgments"),
         (["-m", "prefs_simp"], "(expected -R prefs or -R qrels_prefs)"),
-        (["-m", "all_prefs", "-R", "prefs", "--ties", "sampled"], "not offered for preferences"),
         (["-m", "prefs_avgjg_Rnonrel", "-R", "prefs", "--ties", "aware"], "no tie-aware value"),
     ],
 )
@@ -447,6 +446,7 @@ def test_aware_prefs_spread_in_csv(capsys):
         ["--ties", "aware", "-R", "prefs"],
         ["--ties", "aware", "--spread", "-R", "prefs"],
         ["--ties", "aware", "-c", "-R", "prefs"],
+        ["--ties", "sampled", "--samples", "5", "-R", "prefs"],
     ],
 )
 def test_prefs_without_a_judged_query_is_one_line(capsys, flags):
@@ -484,6 +484,34 @@ def test_prefs_with_no_judged_doc_retrieved(capsys, tmp_path):
     assert code == 0, err
     rows = _csv(out)
     assert rows["1", "prefs_simp"] == {"value": 0.0, "var": 0.0, "min": 0.0, "max": 0.0}
+
+
+def test_sampled_prefs_print_the_mean_and_its_uncertainty(capsys):
+    """--ties sampled: the mode line, every measure (the Rnonrel ones recounted per
+    drawn ordering), the same numbers for the same seed, std and stderr in csv; the
+    sampled means (tests/evaluation/test_prefs.py) near aware's exact ones."""
+    argv = ["-m", "all_prefs", "-R", "prefs", *map(_golden_file, TIES)]
+    code, out, err = eval_out(capsys, "--ties", "sampled", "--samples", "200", *argv)
+    assert code == 0, err
+    assert out.startswith("ties                  \tall\tsampled(samples=200,seed=0)\n")
+    assert "prefs_avgjg_Rnonrel_ret\tall\t" in out
+    assert eval_out(capsys, "--ties", "sampled", "--samples", "200", *argv)[1] == out
+    flags = ["--ties", "sampled", "--samples", "200", "--format", "csv", "-q"]
+    code, csv_out, err = eval_out(capsys, *flags, *argv)
+    assert code == 0, err
+    assert csv_out.splitlines()[0] == (
+        "run,qid,measure,value,std,stderr,ties,tiebreak,samples,seed"
+    )
+    _, aware, _ = eval_out(capsys, "--format", "csv", "-q", *argv)
+    exact = _csv(aware)
+    import csv
+    import io
+
+    for row in csv.DictReader(io.StringIO(csv_out)):
+        key = (row["qid"], row["measure"])
+        if key in exact:
+            mean, stderr = float(row["value"]), float(row["stderr"])
+            assert abs(mean - exact[key]["value"]) <= 4 * stderr + 1e-9, key
 
 
 def test_zscore_keeps_a_text_line_as_trec_eval_prints_relstring():

@@ -584,7 +584,15 @@ def _prefs_eval(args: argparse.Namespace, zscores: dict | None, stderr: TextIO) 
     prefs = reader(args.files[0])
     runs = io.read_runs(args.files[1:])
     columns, num_q = evaluate_prefs(
-        runs, prefs, ties=args.ties, depth=args.depth, complete=args.complete, spread=args.spread
+        runs,
+        prefs,
+        ties=args.ties,
+        depth=args.depth,
+        complete=args.complete,
+        spread=args.spread,
+        samples=args.samples or DEFAULT_SAMPLES,
+        seed=args.seed,
+        recount=any(m in plan.names for m in RANK_RECOUNTED),
     )
     wanted = set(plan.names)  # the measures asked for (aware: without the Rnonrel ones)
     keep = [i for i, measure in enumerate(columns["measure"]) if measure in wanted]

@@ -45,7 +45,9 @@ is fulfilled with probability 1/2, so the counts, ``simp``, ``avgjg`` and ``pair
 measures have an exact expectation: :func:`query_values` takes ``groups`` (the tie
 group of each judged retrieved doc) and counts each tied preference as 1/2; their
 exact variance and range follow from the same pairs (:func:`tied_spread`).  The
-``Rnonrel`` measures recount by rank and have none here.
+``Rnonrel`` measures recount by rank and have none here.  Sampled orderings
+(:func:`query_draws`) are the tie-aware value moved by each tied pair's order, and
+the ``Rnonrel`` measures recounted per ordering.
 """
 
 from __future__ import annotations
@@ -315,6 +317,19 @@ def query_values(
     PrefsError
         Inconsistent preferences, naming a row.
     """
+    jgs, counts = _judgment_groups(
+        ranks, group, subgroup, level, num_judged, num_judged_ret, groups
+    )
+    values = _measures(jgs, counts, num_judged_ret, groups)
+    if not spread:
+        return values
+    return tied_spread(values, jgs, counts, num_judged_ret, groups)
+
+
+def _judgment_groups(
+    ranks, group, subgroup, level, num_judged, num_judged_ret, groups
+) -> tuple[list[_Group], np.ndarray]:
+    """The query's JGs, in id order, and ``C[a, b]``, the JGs preferring a to b."""
     counts = np.zeros((num_judged, num_judged), dtype=np.int64)
     jgs: list[_Group] = []
     rows = np.arange(len(ranks))
@@ -325,10 +340,68 @@ def query_values(
             jgs.append(_relation_group(*args, num_judged_ret, num_judged, counts, groups))
         else:
             jgs.append(_class_group(args[0], args[2], args[3], num_judged_ret, counts, groups))
-    values = _measures(jgs, counts, num_judged_ret, groups)
-    if not spread:
-        return values
-    return tied_spread(values, jgs, counts, num_judged_ret, groups)
+    return jgs, counts
+
+
+#: Cells (samples x tied docs x tied docs) of one batch of :func:`query_draws`.
+_BATCH_CELLS = 1 << 21
+
+
+def query_draws(
+    ranks: np.ndarray,
+    group: np.ndarray,
+    subgroup: np.ndarray,
+    level: np.ndarray,
+    num_judged: int,
+    num_judged_ret: int,
+    groups: np.ndarray,
+    places: np.ndarray,
+    recount: bool = True,
+) -> np.ndarray:
+    """The :data:`PREFS_MEASURES` of sampled orderings, shape ``(samples, 14)``.
+
+    ``places[s]`` is the judged retrieved docs' order in sample ``s`` (a doc's new
+    docid rank; each tie group of ``groups`` keeps its ranks,
+    :func:`tiecore.evaluation.tie_draws.drawn_order`); the other arguments are
+    :func:`query_values`'.  Every measure but the ``Rnonrel`` ones is the tie-aware
+    value plus, per tie group, ``1/2 sum_{x before y} D[x, y]``
+    (:func:`_pair_weights`): a tied preference fulfilled adds its weight's half to
+    the expectation, one not fulfilled takes it away.  The ``Rnonrel`` ones (with
+    ``recount``; else nan) recount each sampled ordering as trec_eval does, one
+    ordering at a time, and only in a query where a tie group holds two judged
+    retrieved docs (elsewhere the one ordering's values).
+    """
+    njr = num_judged_ret
+    samples = len(places)
+    jgs, counts = _judgment_groups(ranks, group, subgroup, level, num_judged, njr, groups)
+    sizes = np.bincount(groups, minlength=1) if njr else np.zeros(1, dtype=np.int64)
+    tied = np.flatnonzero(sizes[groups] >= 2) if njr else np.zeros(0, dtype=np.int64)
+    if not len(tied):  # one ordering: its values
+        values = _measures(jgs, counts, njr, None)
+        return np.tile(values, (samples, 1))
+    values = _measures(jgs, counts, njr, groups)
+    weights = _pair_weights(jgs, counts, njr)[:, tied][:, :, tied]
+    same = groups[tied][:, None] == groups[tied][None, :]
+    out = np.tile(values, (samples, 1))
+    batch = max(1, _BATCH_CELLS // (len(tied) * len(tied)))
+    for first in range(0, samples, batch):  # a loop over batches of samples
+        place = places[first : first + batch][:, tied]
+        before = (place[:, :, None] < place[:, None, :]) & same
+        out[first : first + batch] += 0.5 * np.einsum(
+            "sxy,kxy->sk", before.astype(np.float64), weights
+        )
+    recounted = [PREFS_MEASURES.index(name) for name in RANK_RECOUNTED]
+    out[:, recounted] = np.nan
+    if recount:
+        retrieved = ranks < njr
+        for s in range(samples):  # the recount, one sampled ordering at a time
+            moved = np.where(retrieved, places[s][np.minimum(ranks, njr - 1)], ranks)
+            again, _ = _judgment_groups(moved, group, subgroup, level, num_judged, njr, None)
+            out[s, recounted] = [
+                _ratio_mean([_rnonrel(g, njr, only) for g in again], False)
+                for only in (False, True)
+            ]
+    return out
 
 
 def _ratio_mean(pairs: list[tuple[float, float]], guard: bool) -> float:
