@@ -291,6 +291,30 @@ def test_qrels_jg_aware_is_the_mean_over_orderings(capsys, tmp_path):
         assert got["value"] == pytest.approx(sum(values) / len(values), abs=1e-12)
 
 
+def test_qrels_jg_sampled_prints_the_mean_and_its_uncertainty(capsys, tmp_path):
+    """--ties sampled: the mode line, trec_eval's lines of the means, std and stderr in
+    csv, the same numbers for the same seed (tests/evaluation/test_judgment_groups.py:
+    each draw one ordering shared by the groups)."""
+    qrels = _write(tmp_path / "jg", "1 u a 1\n1 u b 0\n1 v a 0\n1 v b 1\n")
+    run = _write(tmp_path / "run", "1 Q0 a 0 1 t\n1 Q0 b 0 1 t\n1 Q0 c 0 2 t\n")
+    argv = ["--ties", "sampled", "--samples", "400", "-m", "P_avgjg.2", "-R", "qrels_jg"]
+    code, out, err = eval_out(capsys, *argv, qrels, run)
+    assert code == 0, err
+    # P@2: c first, then a (u's 1/2, v's 0) or b (0, 1/2): 1/4 in every ordering
+    assert out == (
+        "ties                  \tall\tsampled(samples=400,seed=0)\n"
+        "P_avgjg_2             \tall\t0.2500\n"
+    )
+    code, out, err = eval_out(capsys, *argv, "-m", "map_avgjg", "--format", "csv", qrels, run)
+    assert code == 0, err
+    header, *rows = out.splitlines()
+    assert header == "run,qid,measure,value,std,stderr,ties,tiebreak,samples,seed"
+    ap = [row.split(",") for row in rows if ",map_avgjg," in row]
+    # AP per group: 1/2 (its doc second) or 1/3 (third); the average 5/12 whatever the order
+    assert ap and all(float(r[3]) == pytest.approx(5 / 12) and float(r[4]) < 1e-12 for r in ap)
+    assert eval_out(capsys, *argv, "-m", "map_avgjg", "--format", "csv", qrels, run)[1] == out
+
+
 @pytest.mark.parametrize(
     ("text", "where", "what"),
     [
@@ -312,8 +336,7 @@ def test_qrels_jg_errors_name_file_and_line(capsys, tmp_path, text, where, what)
         (["-m", "map", "-R", "qrels_jg"], "-R qrels_jg: map cannot read these judgments"),
         (["-m", "P@10", "-R", "qrels_jg"], "tiecore's names cannot read"),
         (["-m", "map_avgjg"], "(expected -R qrels_jg)"),
-        (["-m", "qrels_jg", "-R", "qrels_jg", "--spread"], "neither --spread"),
-        (["-m", "qrels_jg", "-R", "qrels_jg", "--ties", "sampled"], "nor --ties sampled"),
+        (["-m", "qrels_jg", "-R", "qrels_jg", "--spread"], "not --spread"),
     ],
 )
 def test_qrels_jg_usage_errors(capsys, argv, what):

@@ -620,6 +620,7 @@ def _groups_eval(
         evaluate,
         ties=args.ties,
         tiebreak=_tiebreak(args),
+        samples=args.samples or DEFAULT_SAMPLES,
         seed=args.seed,
         rel_level=args.rel_level,
         depth=args.depth,

@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tiecore.errors import InputError
+from tiecore.evaluation import summaries
+from tiecore.evaluation.tie_draws import doc_words, run_key, sample_words
 from tiecore.io.trec_eval_files import GroupJudgments
 
 if TYPE_CHECKING:
@@ -72,7 +74,11 @@ def evaluate_judgment_groups(
     (query, group) queries (:func:`tiecore.evaluation.core.evaluate`).  Returns plain
     columns ``run, qid, measure, value`` (a summary row's ``qid`` None; the mean over
     the run's queries, added one after the other as trec_eval does) and ``num_q``.
+    ``ties="sampled"`` (with ``samples`` and ``seed``): :func:`_sampled_groups`.
     """
+    if options.get("ties") == "sampled":
+        return _sampled_groups(runs, groups, measures, evaluate, **options)
+    options.pop("samples", None)
     qrels, pairs = group_queries(groups)
     expanded = {name: expand_run(run, pairs) for name, run in runs.items()}
     for name, run in expanded.items():
@@ -85,6 +91,14 @@ def evaluate_judgment_groups(
                 "query ids that match the judgments",
             )
     result = evaluate(expanded, qrels, list(measures), per_query=True, **options)
+    columns = _averaged(result, pairs)
+    return _with_means(columns, [str(m) for m in measures])
+
+
+def _averaged(result: pd.DataFrame, pairs: pd.DataFrame) -> dict[str, list]:
+    """The per-query rows of ``result`` (rows of (query, group) queries) averaged over
+    each query's groups: columns ``run, qid, measure, value``, one row per (run,
+    query, measure) in the order of its first row."""
     rows = result[result["qid"].notna()]
     # each (query, group) query's query and its group's place among the query's groups
     place = pairs.assign(place=pairs.groupby("qid", sort=False).cumcount()).set_index("group_qid")
@@ -105,13 +119,142 @@ def evaluate_judgment_groups(
     sums = np.cumsum(table, axis=1)[:, -1]  # one group after the other, as trec_eval's loop
     averaged = np.where(counts > 1, sums / np.maximum(counts, 1), sums)
     first = np.unique(cell, return_index=True)[1]
-    columns = {
+    return {
         "run": run[first].tolist(),
         "qid": qid[first].tolist(),
         "measure": measure[first].tolist(),
         "value": averaged.tolist(),
     }
-    return _with_means(columns, [str(m) for m in measures])
+
+
+#: Separates a query id from the number of a sample in :func:`_sampled_groups`' ids
+#: (below every printable character and below :data:`SEPARATOR`).
+SAMPLE = "\x1e"
+#: Rows (the expanded run's and the judgments', per sample) of one batch of samples.
+_BATCH_ROWS = 2_000_000
+
+
+def _sampled_groups(
+    runs: dict[str, pd.DataFrame],
+    groups: GroupJudgments,
+    measures: Sequence[object],
+    evaluate: Callable[..., pd.DataFrame],
+    **options: object,
+) -> tuple[dict[str, list], dict[str, int]]:
+    """Sampled mode: ``samples`` random orderings of each query's tie groups (equal
+    scores, as given), one ordering shared by all the query's judgment groups
+    (:mod:`tiecore.evaluation.tie_draws`, keyed by ``seed`` and the run's name).  Each
+    drawn ordering becomes distinct scores, and a batch of samples one oblivious
+    evaluation whose queries are (query, sample, group): per sample the average over
+    the groups, per sample the mean over the queries; per query and for the summary
+    the mean over the samples, ``std`` (ddof 1) and ``stderr = std / sqrt(samples)``,
+    as every sampled evaluation (:mod:`tiecore.evaluation.evaluator`)."""
+    import pandas as pd
+
+    samples = int(options.pop("samples", 1000))  # type: ignore[call-overload]
+    seed = int(options.pop("seed", 0))  # type: ignore[call-overload]
+    options = {**options, "ties": "oblivious"}
+    names = [str(m) for m in measures]
+    columns: dict[str, list] = {"run": [], "qid": [], "measure": [], "value": []}
+    columns |= {"std": [], "stderr": []}
+    num_q: dict[str, int] = {}
+    for name, run in runs.items():
+        qid = run["qid"].astype(str).to_numpy(dtype=object)
+        docno = run["docno"].astype(str).to_numpy(dtype=object)
+        score = run["score"].to_numpy(dtype=np.float64)
+        columns_words = doc_words(run_key(seed, name), qid, docno)
+        query_code = pd.factorize(qid)[0]
+        judged_rows = int(np.isin(groups.qid.astype(str), np.unique(qid)).sum())
+        per_sample = len(run) * 4 + judged_rows  # the groups repeat the run's rows
+        batch = max(1, min(samples, _BATCH_ROWS // max(per_sample, 1)))
+        draws = []  # (samples, queries, measures) per batch
+        queries: list[str] = []
+        for first in range(0, samples, batch):  # a loop over batches of samples
+            size = min(batch, samples - first)
+            words = sample_words(columns_words, first, size)
+            found, queries = _one_batch(
+                name, run, groups, words, query_code, score, first, evaluate, measures, options
+            )
+            draws.append(found)
+        stacked = np.concatenate(draws)  # (samples, queries, measures)
+        n = len(queries)
+        num_q[name] = n
+        summary = np.cumsum(stacked, axis=1)[:, -1] / n  # per sample, in query order
+        for q, values in zip([*queries, None], [*np.moveaxis(stacked, 1, 0), summary], strict=True):
+            first_draw = values[:1]
+            shifted = values - first_draw
+            mean = first_draw[0] + summaries.mean(shifted, axis=0)[0]
+            std = shifted.std(axis=0, ddof=1) if samples > 1 else np.zeros(len(names))
+            for k, m in enumerate(names):
+                columns["run"].append(name)
+                columns["qid"].append(q)
+                columns["measure"].append(m)
+                columns["value"].append(float(mean[k]))
+                columns["std"].append(float(std[k]))
+                columns["stderr"].append(float(std[k] / np.sqrt(samples)))
+    return columns, num_q
+
+
+def _one_batch(name, run, groups, words, query_code, score, first, evaluate, measures, options):
+    """One batch of samples (``words``: ``(size, rows)``): per sample, query and
+    measure the average over the query's groups, and the queries in order."""
+    import pandas as pd
+
+    size, rows = words.shape
+    # per sample, the rows in drawn order: query, score descending, word
+    code = np.broadcast_to(query_code, words.shape)
+    order = np.lexsort((words, np.broadcast_to(-score, words.shape), code), axis=-1)
+    rank = np.empty_like(order)
+    np.put_along_axis(rank, order, np.broadcast_to(np.arange(rows), (size, rows)), axis=-1)
+    sample = np.repeat(np.arange(first, first + size), rows).astype(str).astype(object)
+    qid = np.tile(run["qid"].astype(str).to_numpy(dtype=object), size)
+    drawn = pd.DataFrame(
+        {
+            "qid": qid + SAMPLE + sample,
+            "docno": np.tile(run["docno"].to_numpy(dtype=object), size),
+            "score": -rank.reshape(-1).astype(np.float64),  # distinct: the drawn order
+        }
+    )
+    drawn.attrs = dict(run.attrs)
+    labels = np.arange(first, first + size).astype(str).astype(object)
+    judged = GroupJudgments(
+        qid=(np.tile(groups.qid.astype(str).astype(object), size) + SAMPLE)
+        + np.repeat(labels, len(groups.qid)),
+        group=np.tile(groups.group, size),
+        subgroup=np.tile(groups.subgroup, size),
+        docno=np.tile(groups.docno, size),
+        level=np.tile(groups.level, size),
+        line=np.tile(groups.line, size),
+        source=groups.source,
+    )
+    qrels, pairs = group_queries(judged)
+    expanded = {name: expand_run(drawn, pairs)}
+    if not len(expanded[name]):
+        source = run.attrs.get("source")
+        raise InputError(
+            f"{source} (run {name})" if source else f"run {name}",
+            None,
+            "none of its queries has judgments in the qrels_jg file",
+            "query ids that match the judgments",
+        )
+    names = [str(m) for m in measures]
+    result = evaluate(expanded, qrels, list(measures), per_query=True, **options)
+    cells = _averaged(result, pairs)
+    split = pd.Series(cells["qid"], dtype=object).str.split(SAMPLE, n=1, expand=True)
+    frame = pd.DataFrame(
+        {
+            "qid": split[0],
+            "sample": split[1].astype(np.int64) - first,
+            "measure": cells["measure"],
+            "value": cells["value"],
+        }
+    )
+    queries = list(dict.fromkeys(frame.loc[frame["sample"] == 0, "qid"]))
+    q = pd.Index(queries).get_indexer(frame["qid"])
+    m = pd.Index(names).get_indexer(frame["measure"])
+    out = np.zeros((size, len(queries), len(names)))
+    out[frame["sample"].to_numpy(), q, m] = frame["value"].to_numpy()
+    return out, queries
 
 
 def _with_means(
