@@ -291,6 +291,22 @@ def test_qrels_jg_aware_is_the_mean_over_orderings(capsys, tmp_path):
         assert got["value"] == pytest.approx(sum(values) / len(values), abs=1e-12)
 
 
+def test_qrels_jg_spread_in_csv(capsys, tmp_path):
+    """--spread: var, min and max of the average over the groups, which share the
+    ordering (tests/evaluation/test_judgment_groups.py: against every ordering).  Here
+    P@1's groups are never both fulfilled: var 0 although each group's P@1 varies."""
+    qrels = _write(tmp_path / "jg", "1 u a 1\n1 u b 0\n1 v a 0\n1 v b 1\n")
+    run = _write(tmp_path / "run", "1 Q0 a 0 1 t\n1 Q0 b 0 1 t\n1 Q0 c 0 2 t\n")
+    argv = ["--spread", "--format", "csv", "-q", "-m", "P_avgjg.1,2", "-m", "map_avgjg"]
+    code, out, err = eval_out(capsys, *argv, "-R", "qrels_jg", qrels, run)
+    assert code == 0, err
+    rows = _csv(out)
+    assert rows["1", "P_avgjg_2"] == {"value": 0.25, "var": 0.0, "min": 0.25, "max": 0.25}
+    assert rows["1", "map_avgjg"]["var"] == pytest.approx(0.0, abs=1e-15)
+    for row in rows.values():
+        assert row["min"] - 1e-12 <= row["value"] <= row["max"] + 1e-12
+
+
 def test_qrels_jg_sampled_prints_the_mean_and_its_uncertainty(capsys, tmp_path):
     """--ties sampled: the mode line, trec_eval's lines of the means, std and stderr in
     csv, the same numbers for the same seed (tests/evaluation/test_judgment_groups.py:
@@ -336,7 +352,6 @@ def test_qrels_jg_errors_name_file_and_line(capsys, tmp_path, text, where, what)
         (["-m", "map", "-R", "qrels_jg"], "-R qrels_jg: map cannot read these judgments"),
         (["-m", "P@10", "-R", "qrels_jg"], "tiecore's names cannot read"),
         (["-m", "map_avgjg"], "(expected -R qrels_jg)"),
-        (["-m", "qrels_jg", "-R", "qrels_jg", "--spread"], "not --spread"),
     ],
 )
 def test_qrels_jg_usage_errors(capsys, argv, what):

@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference import orderings
 
 from tiecore.evaluation.core import evaluate
 from tiecore.evaluation.judgment_groups import evaluate_judgment_groups
@@ -126,3 +127,93 @@ def test_sampled_groups_agree_with_the_exact_mean():
         stderr = _by_cell(got, "stderr")
         for key, value in _by_cell(got).items():
             assert abs(value - exact[key]) <= 4 * stderr[key] + 1e-12, (seed, key)
+
+
+def _spread_by_cell(columns):
+    return {
+        (q, m): (v, var, lo, hi)
+        for q, m, v, var, lo, hi in zip(
+            columns["qid"],
+            columns["measure"],
+            columns["value"],
+            columns["var"],
+            columns["min"],
+            columns["max"],
+            strict=True,
+        )
+    }
+
+
+@settings(max_examples=60, deadline=None)
+@given(cases(), st.sampled_from((None, 1, 2, 3)), st.sampled_from((1, 2)))
+def test_aware_spread_of_the_group_average_over_every_ordering(case, depth, rel_level):
+    """--spread: the exact variance, min and max over every ordering of the tied docs
+    of the average over the judgment groups, which share the ordering (so the groups'
+    measures covary), against the brute force; the value within its range."""
+    text, queries = case
+    groups = _groups(text)
+    options = {"depth": depth, "rel_level": rel_level}
+    try:
+        aware, _ = evaluate_judgment_groups(
+            {"r": _run(queries)}, groups, MEASURES, evaluate, ties="aware", spread=True, **options
+        )
+    except Exception as error:
+        assert "none of its queries" in str(error)
+        return
+    got = _spread_by_cell(aware)
+    for qid, docs in queries.items():
+        per_order = []
+        for order in orderings(list(docs.values()), list(docs)):
+            distinct = {qid: {doc: float(len(order) - k) for k, doc in enumerate(order)}}
+            try:
+                columns, _ = evaluate_judgment_groups(
+                    {"r": _run(distinct)}, groups, MEASURES, evaluate, ties="oblivious", **options
+                )
+            except Exception:
+                break  # the query has no judgments
+            per_order.append(_by_cell(columns))
+        if not per_order:
+            continue
+        for measure in map(str, MEASURES):
+            values = np.array([each[qid, measure] for each in per_order])
+            value, var, low, high = got[qid, measure]
+            assert value == pytest.approx(values.mean(), abs=1e-12), (qid, measure)
+            assert var == pytest.approx(values.var(), abs=1e-12), (qid, measure)
+            assert low == pytest.approx(values.min(), abs=1e-12), (qid, measure)
+            assert high == pytest.approx(values.max(), abs=1e-12), (qid, measure)
+
+
+def test_spread_of_a_big_tie_group_against_its_closed_forms():
+    """A tie group of 40 docs, two groups: AP's variance by the moments equals the
+    mean of 20,000 orderings' squared deviations within sampling error, and P@10's
+    the multivariate hypergeometric covariance formula exactly."""
+    from tiecore.engine.assignment import linear_spread, pairwise_spread
+
+    n = 40
+    rel = np.zeros((n, 2))
+    rel[:6, 0] = 1
+    rel[4:12, 1] = 1
+    d = 1 / (2 * rel.sum(axis=0))
+    w = 1 / np.arange(1, n + 1)
+    a, b = rel @ d, (rel * d) @ rel.T
+    mean, var = pairwise_spread(w, a, b)
+    rng = np.random.default_rng(0)
+    draws = []
+    for _ in range(20_000):
+        p = rng.permutation(n)
+        r = rel[p]
+        draws.append(float(((r * (np.cumsum(r, axis=0))) @ d * w).sum()))
+    draws = np.array(draws)
+    assert mean == pytest.approx(draws.mean(), abs=4 * draws.std() / np.sqrt(len(draws)))
+    assert var == pytest.approx(draws.var(), rel=0.05)
+    # P@10 averaged: X_g relevant of g in the top 10, Cov by the hypergeometric formula
+    u = rel / (2 * 10)
+    v = (np.arange(n) < 10).astype(float)[:, None] * np.ones((1, 2))
+    _, var_p = linear_spread(u, v)
+    k, big_n = 10, n
+    counts = rel.sum(axis=0)
+    both = float((rel[:, 0] * rel[:, 1]).sum())
+    factor = k * (big_n - k) / (big_n - 1)
+    cov = factor * (both / big_n - counts[0] * counts[1] / big_n**2)
+    var_g = [factor * c / big_n * (1 - c / big_n) for c in counts]
+    assert var_p == pytest.approx((var_g[0] + var_g[1] + 2 * cov) / 400, abs=1e-15)

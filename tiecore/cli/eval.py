@@ -625,6 +625,7 @@ def _groups_eval(
         rel_level=args.rel_level,
         depth=args.depth,
         complete=args.complete,
+        spread=args.spread,
     )
     return _judgments_text(args, columns, num_q, zscores, stderr)
 

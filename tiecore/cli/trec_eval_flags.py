@@ -74,11 +74,6 @@ def _formats_match(args: argparse.Namespace, plan: TrecPlan) -> None:
             f"-R {args.rel_format}: {shown} cannot read these judgments (expected trec_eval's "
             f"{', '.join(wanted)}: -m {nickname})"
         )
-    if not prefs and args.spread:
-        raise UsageError(
-            f"-R {args.rel_format}: --ties aware gives the exact mean over orderings, but "
-            "not --spread (the judgment groups share one ordering)"
-        )
 
 
 def _atol(text: str) -> int:

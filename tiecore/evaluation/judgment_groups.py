@@ -90,9 +90,156 @@ def evaluate_judgment_groups(
                 "none of its queries has judgments in the qrels_jg file",
                 "query ids that match the judgments",
             )
+    spread = bool(options.pop("spread", False)) and options.get("ties") == "aware"
     result = evaluate(expanded, qrels, list(measures), per_query=True, **options)
     columns = _averaged(result, pairs)
+    if spread:
+        columns = _with_spread(columns, runs, groups, measures, options)
     return _with_means(columns, [str(m) for m in measures])
+
+
+def _with_spread(
+    columns: dict[str, list],
+    runs: dict[str, pd.DataFrame],
+    groups: GroupJudgments,
+    measures: Sequence[object],
+    options: dict,
+) -> dict[str, list]:
+    """``columns`` with ``var``, ``min`` and ``max`` of each (run, query, measure) over
+    the orderings of the run's tie groups (:func:`query_spread`): the value plus
+    each tie group's lowest and highest contribution less its mean."""
+    spreads = {}
+    for name, run in runs.items():
+        try:
+            spreads[name] = query_spread(
+                run, groups, measures, options.get("rel_level", 1), options.get("depth")
+            )
+        except ValueError as error:  # a measure without one, or a range out of reach
+            source = run.attrs.get("source")
+            raise InputError(
+                f"{source} (run {name})" if source else f"run {name}",
+                None,
+                f"--spread: {error}",
+                "--ties aware without --spread",
+            ) from None
+    out = {**columns, "var": [], "min": [], "max": []}
+    for name, qid, measure, value in zip(
+        columns["run"], columns["qid"], columns["measure"], columns["value"], strict=True
+    ):
+        var, low, high = spreads[name].get((qid, measure), (0.0, 0.0, 0.0))
+        out["var"].append(var)
+        out["min"].append(value + low)
+        out["max"].append(value + high)
+    return out
+
+
+def _measure_kind(measure) -> tuple[str, float]:
+    """``("AP", 0)``, ``("P", k)`` or ``("Rprec", mult)``; any other measure (a cut AP,
+    another family) a ValueError: its spread over one ordering shared by the groups is
+    not derived."""
+    family = getattr(measure, "family", None)
+    if family == "AP" and measure.cutoff is None:
+        return "AP", 0.0
+    if family == "P" and measure.cutoff is not None and not measure.params:
+        return "P", float(measure.cutoff)
+    if family == "Rprec":
+        return "Rprec", float(measure.param("mult"))
+    raise ValueError(
+        f"{measure}: no exact spread over the orderings the judgment groups share (AP, "
+        "P@k and Rprec(mult=m) only)"
+    )
+
+
+def query_spread(
+    run: pd.DataFrame,
+    groups: GroupJudgments,
+    measures: Sequence[object],
+    rel_level: int = 1,
+    depth: int | None = None,
+) -> dict[tuple[str, str], tuple[float, float, float]]:
+    """Per (query, measure) with a tie group of two docs or more: the variance of the
+    average over the query's judgment groups, and its lowest and highest value less
+    its mean, over the orderings of the run's tie groups (equal scores as given).
+
+    The average of ``G`` groups' measures of one ordering is, per tie group, one
+    statistic of the group's order (:mod:`tiecore.engine.assignment`): for P@k,
+    ``sum_i sum_x [x at i] sum_g rel_g(x) [rank_i <= k] / (G k)``, for
+    ``Rprec(mult=m)`` the same with each group's cut ``k_g`` (a linear assignment
+    statistic: Hoeffding's variance), for AP ``sum_i w_i (a(x_i) + sum_{j<i}
+    B(x_i, x_j))`` with ``w_i = 1/rank_i``, ``a(x) = sum_g rel_g(x) (R_g^above + 1) /
+    (G R_g)`` and ``B(x, y) = sum_g rel_g(x) rel_g(y) / (G R_g)`` (its variance from
+    the moments of 2, 3 and 4 distinct docs); the tie groups are independent, so
+    variances and extremes add.  A loop over queries and tie groups (``--spread``).
+    """
+    from tiecore.engine import assignment
+
+    kinds = [(str(m), *_measure_kind(m)) for m in measures]
+    judged_qid = groups.qid.astype(str)
+    out: dict[tuple[str, str], tuple[float, float, float]] = {}
+    for qid, part in run.groupby("qid", sort=False):  # a loop over queries (--spread)
+        qid = str(qid)
+        mine = judged_qid == qid
+        if not mine.any():
+            continue
+        score = part["score"].to_numpy(dtype=np.float64)
+        order = np.argsort(-score, kind="stable")
+        score = score[order]
+        docno = part["docno"].astype(str).to_numpy()[order]
+        n = len(docno) if depth is None else min(len(docno), depth)
+        start = np.flatnonzero(np.r_[True, score[1:] != score[:-1]])
+        end = np.r_[start[1:], len(score)]
+        tied = [(a, b) for a, b in zip(start, end, strict=True) if b - a > 1 and a < n]
+        if not tied:
+            continue
+        names, group = np.unique(groups.group[mine].astype(str), return_inverse=True)
+        relevant = groups.level[mine].astype(np.float64) >= rel_level
+        size = len(names)
+        big_r = np.bincount(group[relevant], minlength=size).astype(np.float64)
+        rel = np.zeros((len(docno), size))
+        where = {d: k for k, d in enumerate(docno)}
+        rows = np.array([where.get(d, -1) for d in groups.docno[mine].astype(str)])
+        hit = (rows >= 0) & relevant
+        rel[rows[hit], group[hit]] = 1.0
+        rank = np.arange(1, len(docno) + 1, dtype=np.float64)
+        inside = rank <= n
+        above = np.cumsum(rel, axis=0) - rel  # relevant of each group above each row
+        for label, kind, param in kinds:
+            var = low = high = 0.0
+            for a, b in tied:
+                r, ranks, keep = rel[a:b], rank[a:b], inside[a:b]
+                if kind == "AP":
+                    d = np.divide(1.0, size * big_r, out=np.zeros(size), where=big_r > 0)
+                    w = np.where(keep, 1.0 / ranks, 0.0)
+                    weight = r @ (d * (above[a] + 1.0))
+                    pair = (r * d) @ r.T
+                    mean, v = assignment.pairwise_spread(w, weight, pair)
+                    types, kind_of, counts = np.unique(
+                        r, axis=0, return_index=True, return_counts=True
+                    )
+                    lo, hi = assignment.type_bounds(
+                        counts,
+                        np.zeros((len(types), b - a)),
+                        w,
+                        weight[kind_of],
+                        pair[np.ix_(kind_of, kind_of)],
+                    )
+                else:
+                    if kind == "P":
+                        cut = np.full(size, param)
+                    elif param == 1.0:
+                        cut = big_r.copy()
+                    else:
+                        cut = np.floor(param * big_r + 0.9)
+                    u = np.divide(r, size * cut, out=np.zeros_like(r), where=cut > 0)
+                    v_pos = ((ranks[:, None] <= cut[None, :]) & keep[:, None]).astype(float)
+                    mean, v = assignment.linear_spread(u, v_pos)
+                    types, counts = np.unique(u, axis=0, return_counts=True)
+                    lo, hi = assignment.type_bounds(counts, types @ v_pos.T)
+                var += v
+                low += lo - mean
+                high += hi - mean
+            out[qid, label] = (var, low, high)
+    return out
 
 
 def _averaged(result: pd.DataFrame, pairs: pd.DataFrame) -> dict[str, list]:
@@ -154,6 +301,7 @@ def _sampled_groups(
     samples = int(options.pop("samples", 1000))  # type: ignore[call-overload]
     seed = int(options.pop("seed", 0))  # type: ignore[call-overload]
     options = {**options, "ties": "oblivious"}
+    options.pop("spread", None)
     names = [str(m) for m in measures]
     columns: dict[str, list] = {"run": [], "qid": [], "measure": [], "value": []}
     columns |= {"std": [], "stderr": []}
@@ -279,4 +427,10 @@ def _with_means(
             out["qid"].append(None)
             out["measure"].append(m)
             out["value"].append(total / num_q[name] if num_q[name] else 0.0)
+            for column in ("var", "min", "max"):  # the mean's: variances over num_q**2
+                if column in columns:
+                    cells = np.asarray(columns[column], dtype=np.float64)[mine & (measure == m)]
+                    total = float(np.cumsum(cells)[-1]) if len(cells) else 0.0
+                    scale = num_q[name] ** (2 if column == "var" else 1)
+                    out[column].append(total / scale if scale else 0.0)
     return out, num_q
