@@ -15,8 +15,10 @@ the query's groups, in the groups' (string) order:
 docs of the query repeated for it, and the values are summed back over the groups one
 after the other (trec_eval's order and rounding).  Under tie-aware evaluation the
 average of the groups' exact expectations is the exact expectation of the average
-(linearity); its variance would need the covariance between the groups (the same
-ordering scores every group), so ``--spread`` and sampled mode are refused for them.
+(linearity); its variance holds the covariances between the groups (the same
+ordering scores every group): :func:`query_spread` computes it, and the range, per tie
+group as one statistic of its order (:mod:`tiecore.engine.assignment`).  Sampled
+mode draws one ordering per query for all its groups (:func:`_sampled_groups`).
 """
 
 from __future__ import annotations
