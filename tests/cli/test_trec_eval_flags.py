@@ -416,7 +416,7 @@ def test_prefs_errors_name_file_and_line(capsys, tmp_path, text, where, what):
     [
         (["-m", "map", "-R", "prefs"], "-R prefs: map cannot read these judgments"),
         (["-m", "prefs_simp"], "(expected -R prefs or -R qrels_prefs)"),
-        (["-m", "prefs_avgjg_Rnonrel", "-R", "prefs", "--ties", "aware"], "no tie-aware value"),
+        (["-m", "prefs_avgjg_Rnonrel", "-R", "prefs", "--spread"], "no exact variance and range"),
     ],
 )
 def test_prefs_usage_errors(capsys, argv, what):
@@ -451,17 +451,40 @@ def test_zscore_of_the_preference_measures(capsys):
 
 
 def test_aware_prefs_name_their_mode_and_leave_out_the_recounts(capsys):
-    """Aware all_prefs: the mode line, the exact expectations
-    (tests/evaluation/test_prefs.py), and a note for the two Rnonrel measures."""
+    """Aware all_prefs: the mode line and the exact expectations, the Rnonrel ones too
+    (tests/evaluation/test_prefs.py); with --spread a note leaves those out (they have
+    no exact variance and range)."""
     argv = ["-m", "all_prefs", "-R", "prefs", *map(_golden_file, TIES)]
     code, out, err = eval_out(capsys, "--ties", "aware", *argv)
-    assert code == 0
+    assert code == 0 and err == ""
     assert out.startswith("ties                  \tall\taware\n")
-    assert "Rnonrel" not in out and "prefs_num_prefs_ful   \tall\t30.5000\n" in out
+    assert "prefs_num_prefs_ful   \tall\t30.5000\n" in out
+    assert "prefs_avgjg_Rnonrel   \tall\t" in out and "prefs_avgjg_Rnonrel_ret\tall\t" in out
+    code, out, err = eval_out(capsys, "--spread", *argv)
+    assert code == 0 and "Rnonrel" not in out
     assert err == (
-        "tiecore: all_prefs leaves out prefs_avgjg_Rnonrel, prefs_avgjg_Rnonrel_ret: no "
-        "tie-aware value (use --ties oblivious for them)\n"
+        "tiecore: all_prefs --spread leaves out prefs_avgjg_Rnonrel, prefs_avgjg_Rnonrel_ret: "
+        "no exact variance and range (use --ties aware without --spread, or --ties "
+        "sampled, for them)\n"
     )
+
+
+def test_aware_rnonrel_without_an_exact_value_is_one_line(capsys, tmp_path):
+    """A JG whose retrieved-only recount keeps 2 of 3 tied non-relevant docs, only one
+    of which holds a preference among the retrieved docs: its ratio is 0/0 in a third
+    of the orderings, which makes trec_eval's query value 0 there, so the expectation
+    is no mean over the JGs: one line, naming sampled mode.  prefs_avgjg_Rnonrel
+    itself has its exact value: trec_eval 9.0.8 gives 0.5 in 4 of the 6 orderings and
+    0 in 2, mean 1/3."""
+    prefs = _write(tmp_path / "prefs", "1 g s a 5\n1 g s b 0\n1 g t e 6\n1 g t c 0\n1 g t d 0\n")
+    run = _write(tmp_path / "run", "1 Q0 a 0 2 r\n1 Q0 b 0 1 r\n1 Q0 c 0 1 r\n1 Q0 d 0 1 r\n")
+    code, out, err = eval_out(capsys, "-q", "-m", "prefs_avgjg_Rnonrel", "-R", "prefs", prefs, run)
+    assert code == 0, err
+    assert "prefs_avgjg_Rnonrel   \t1\t0.3333\n" in out
+    code, out, err = eval_out(capsys, "-m", "all_prefs", "-R", "prefs", prefs, run)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "prefs_avgjg_Rnonrel_ret has no exact tie-aware value" in err
+    assert "--ties sampled" in err
 
 
 def test_aware_prefs_spread_in_csv(capsys):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import textwrap
 import time
 import warnings
@@ -563,18 +564,19 @@ def _prefs_eval(args: argparse.Namespace, zscores: dict | None, stderr: TextIO) 
     from tiecore.measures.prefs import RANK_RECOUNTED
 
     plan = args.plan
-    if args.ties == "aware":  # the Rnonrel measures recount by rank: no tie-aware value
+    if args.ties == "aware" and args.spread:  # the Rnonrel measures: a value, no spread
         asked = [m for m in RANK_RECOUNTED if m in plan.printed and m not in plan.nicknamed]
         if asked:
             raise UsageError(
-                f"-m {', '.join(asked)}: no tie-aware value (they recount by rank); use "
-                "--ties oblivious"
+                f"-m {', '.join(asked)}: no exact variance and range (they recount by "
+                "rank); use --ties aware without --spread, or --ties sampled"
             )
         dropped = [m for m in RANK_RECOUNTED if m in plan.printed]
         if dropped:
             print(
-                f"tiecore: {plan.nicknamed[dropped[0]]} leaves out {', '.join(dropped)}: no "
-                "tie-aware value (use --ties oblivious for them)",
+                f"tiecore: {plan.nicknamed[dropped[0]]} --spread leaves out "
+                f"{', '.join(dropped)}: no exact variance and range (use --ties aware "
+                "without --spread, or --ties sampled, for them)",
                 file=stderr,
             )
             plan.names = [m for m in plan.names if m not in dropped]
@@ -594,9 +596,23 @@ def _prefs_eval(args: argparse.Namespace, zscores: dict | None, stderr: TextIO) 
         seed=args.seed,
         recount=any(m in plan.names for m in RANK_RECOUNTED),
     )
-    wanted = set(plan.names)  # the measures asked for (aware: without the Rnonrel ones)
+    wanted = set(plan.names)  # the measures asked for (--spread: without the Rnonrel ones)
     keep = [i for i, measure in enumerate(columns["measure"]) if measure in wanted]
     columns = {name: [column[i] for i in keep] for name, column in columns.items()}
+    if args.ties == "aware":  # an Rnonrel recount without an exact expectation here
+        for run, qid, measure, value in zip(
+            columns["run"], columns["qid"], columns["measure"], columns["value"], strict=True
+        ):
+            if qid is not None and measure in RANK_RECOUNTED and math.isnan(value):
+                raise InputError(
+                    f"run {run}",
+                    None,
+                    f"query {qid}: {measure} has no exact tie-aware value here (a judgment "
+                    "group's recount keeps, among tied docs, non-relevant docs of which "
+                    "only some hold a preference, so its ratio is 0/0 in some orderings "
+                    "only, or non-relevant docs preferred to each other)",
+                    "--ties sampled (or oblivious) for it",
+                )
     return _judgments_text(args, columns, num_q, zscores, stderr)
 
 

@@ -13,7 +13,9 @@ refused), so each preference between two tied docs is fulfilled in half of the
 orderings and the counts, ``simp``, ``avgjg`` and ``pair`` measures, linear in those
 indicators over fixed denominators, have their exact expectation, and with
 ``spread`` their exact variance and range (:func:`tiecore.measures.prefs.tied_spread`).
-The ``Rnonrel`` measures have none here (nan).
+The ``Rnonrel`` measures have an exact expectation
+(:func:`tiecore.measures.prefs._rnonrel_aware`; nan where it has none here) and no
+spread (nan).
 
 Sampled (``ties="sampled"``): each sample orders every tie group at random
 (:mod:`tiecore.evaluation.tie_draws`, seeded by the seed and the run's name) and

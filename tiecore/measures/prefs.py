@@ -45,7 +45,8 @@ is fulfilled with probability 1/2, so the counts, ``simp``, ``avgjg`` and ``pair
 measures have an exact expectation: :func:`query_values` takes ``groups`` (the tie
 group of each judged retrieved doc) and counts each tied preference as 1/2; their
 exact variance and range follow from the same pairs (:func:`tied_spread`).  The
-``Rnonrel`` measures recount by rank and have none here.  Sampled orderings
+``Rnonrel`` measures recount by rank; their exact expectation weighs which docs the
+recount keeps (:func:`_rnonrel_aware`), without a spread.  Sampled orderings
 (:func:`query_draws`) are the tie-aware value moved by each tied pair's order, and
 the ``Rnonrel`` measures recounted per ordering.
 """
@@ -309,8 +310,9 @@ def query_values(
     spread : bool
         With ``groups``: return rows ``value, var, min, max`` per measure (shape
         ``(4, 14)``): the exact variance over uniformly random orderings of the tie
-        groups and the range over all of them (:func:`tied_spread`); nan for the
-        ``Rnonrel`` measures.
+        groups and the range over all of them (:func:`tied_spread`); for the
+        ``Rnonrel`` measures the value only (nan where it has no exact one here:
+        :class:`RecountError`), var, min and max nan.
 
     Raises
     ------
@@ -379,7 +381,7 @@ def query_draws(
     if not len(tied):  # one ordering: its values
         values = _measures(jgs, counts, njr, None)
         return np.tile(values, (samples, 1))
-    values = _measures(jgs, counts, njr, groups)
+    values = _measures(jgs, counts, njr, groups, recount=False)
     weights = _pair_weights(jgs, counts, njr)[:, tied][:, :, tied]
     same = groups[tied][:, None] == groups[tied][None, :]
     out = np.tile(values, (samples, 1))
@@ -415,7 +417,17 @@ def _ratio_mean(pairs: list[tuple[float, float]], guard: bool) -> float:
     return total / len(pairs) if total > 0.0 else 0.0
 
 
-def _measures(jgs: list[_Group], counts: np.ndarray, njr: int, groups) -> np.ndarray:
+def _aware_recount(jgs: list[_Group], njr: int, retrieved_only: bool, groups) -> float:
+    """The tie-aware ``Rnonrel`` (``_ret``): nan where a JG's has none here."""
+    try:
+        return _expected_mean([_rnonrel_aware(g, njr, retrieved_only, groups) for g in jgs])
+    except RecountError:
+        return float("nan")
+
+
+def _measures(
+    jgs: list[_Group], counts: np.ndarray, njr: int, groups, recount: bool = True
+) -> np.ndarray:
     ful_ret = sum(g.ful_ret for g in jgs)
     ful_imp = sum(g.ful_imp for g in jgs)
     poss_ret = sum(g.poss_ret for g in jgs)
@@ -436,10 +448,13 @@ def _measures(jgs: list[_Group], counts: np.ndarray, njr: int, groups) -> np.nda
     )
     avgjg_ret = _ratio_mean([(g.ful_ret, g.poss_ret) for g in jgs], True)
     avgjg_imp = _ratio_mean([(g.ful_ret + g.ful_imp, g.poss_ret + g.poss_imp) for g in jgs], True)
-    rnonrel = rnonrel_ret = 0.0
     if groups is None:
         rnonrel = _ratio_mean([_rnonrel(g, njr, False) for g in jgs], False)
         rnonrel_ret = _ratio_mean([_rnonrel(g, njr, True) for g in jgs], False)
+    elif not recount:
+        rnonrel = rnonrel_ret = float("nan")
+    else:  # nan where the recount has no exact expectation here (RecountError)
+        rnonrel, rnonrel_ret = (_aware_recount(jgs, njr, only, groups) for only in (False, True))
     return np.array(
         [
             poss,
@@ -472,6 +487,185 @@ def _rnonrel(g: _Group, njr: int, retrieved_only: bool) -> tuple[float, float]:
             ful = g.ful_ret + g.ful_imp + g.num_rel_ret * (r - n)
             return ful, g.poss_ret + g.poss_imp + g.notoccur + g.num_rel * (r - n)
     return _recount(g, njr, retrieved_only)
+
+
+class RecountError(ValueError):
+    """A JG whose ``Rnonrel`` recount has no exact tie-aware value here."""
+
+
+def _expected_mean(ratios: list[float]) -> float:
+    """The expectation of :func:`_ratio_mean` (unguarded) from each JG's expected
+    ratio: the ratios are never negative, so ``total > 0 ? total / JGs : 0`` is
+    ``total / JGs``, its expectation the mean of the expectations; a JG whose
+    denominator is 0 in every ordering (nan) makes every ordering's value 0."""
+    total = float(np.sum(ratios)) if ratios else 0.0
+    return total / len(ratios) if total > 0.0 else 0.0
+
+
+def _tie_of(ranks: np.ndarray, njr: int, groups: np.ndarray) -> np.ndarray:
+    """Each docid rank's tie group: ``groups`` for a retrieved doc, else its own."""
+    inside = ranks < njr
+    return np.where(inside, groups[np.minimum(ranks, max(njr - 1, 0))] if njr else 0, -1 - ranks)
+
+
+def _above_prob(x: np.ndarray, y: np.ndarray, njr: int, groups: np.ndarray) -> np.ndarray:
+    """P(x ranks above y) over the orderings: 1/2 in one tie group, else fixed."""
+    same = _tie_of(x, njr, groups) == _tie_of(y, njr, groups)
+    return np.where(same & (x != y), 0.5, (x < y).astype(np.float64))
+
+
+def _rnonrel_aware(g: _Group, njr: int, retrieved_only: bool, groups: np.ndarray) -> float:
+    """The expected ratio of one JG's ``Rnonrel`` (``_ret``) over the orderings of
+    the tie groups.
+
+    Without the recount (``R >= N``) the ratio's denominator is fixed and its
+    numerator linear in the pairs (:func:`_rnonrel` of the tie-aware counts).  The
+    recount keeps the non-relevant docs first by rank, up to a number: all those of
+    the tie groups above the *boundary* group, and of its ``k`` ones a uniformly
+    random ``m``.  Given which, the docs of the boundary group keep a uniform
+    relative order: two kept non-relevant ones are in either order with 1/2, another
+    doc of the group x is above the ``j``-th of them with ``j / (k + 1)``; so, for a
+    kept one y, ``P(y kept, x above y)`` is ``m (m + 1) / (2 k (k + 1))``, and, for x
+    non-relevant too, ``m (m - 1) / (2 k (k - 1))``.  A JG of classes (one JSG) keeps
+    a fixed number of pairs: the expected numerator over it.  A JG of several JSGs
+    counts the preferences among the kept docs, so its denominator depends on which
+    are kept: the mean over the kept subsets of the expected numerator over the
+    denominator, by a programme over the number drawn and the preferences they add.
+    A RecountError where that does not hold (preferences between two non-relevant
+    docs of the boundary group; a denominator 0 in some orderings only).
+    """
+    if retrieved_only:
+        r, n = g.num_rel_ret, g.num_nonrel_ret
+    else:
+        r, n = g.num_rel, g.num_nonrel
+    if r >= n:
+        ful, poss = _rnonrel(g, njr, retrieved_only)
+        return float(np.float64(ful) / np.float64(poss)) if poss else float("nan")
+    if g.classes is not None:
+        return _class_recount(g, njr, retrieved_only, groups)
+    return _relation_recount(g, njr, retrieved_only, groups)
+
+
+def _kept_odds(tie: np.ndarray, keep: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per doc of a rank-sorted list whose first ``keep`` are kept: ``m`` and ``k``,
+    the kept and all of its tie group's docs in the list (``P(kept) = m / k``)."""
+    _, first, inverse, counts = np.unique(
+        tie, return_index=True, return_inverse=True, return_counts=True
+    )
+    k = counts[inverse]
+    m = np.clip(keep - first[inverse], 0, k)
+    return m.astype(np.float64), k.astype(np.float64)
+
+
+def _class_recount(g: _Group, njr: int, retrieved_only: bool, groups: np.ndarray) -> float:
+    """:func:`_rnonrel_aware` of a JG of classes (:func:`_recount`'s first branch)."""
+    keep = g.num_rel_ret if retrieved_only else g.num_rel
+    classes = [c[c < njr] for c in g.classes] if retrieved_only else list(g.classes)
+    last = g.classes[-1]
+    m, k = _kept_odds(_tie_of(last, njr, groups), keep)
+    if retrieved_only:
+        m = np.where(last < njr, m, 0.0)
+    ful = 0.0
+    poss = 0.0
+    for a in range(len(classes)):  # the classes' pairs, as trec_eval's loops
+        for b in range(a + 1, len(classes) - 1):
+            x, y = classes[a][:, None], classes[b][None, :]
+            p = _above_prob(x, y, njr, groups)
+            ful += float((p if retrieved_only else p * (x < njr)).sum())
+            poss += len(classes[a]) * len(classes[b])
+    kept = round(float((m / np.maximum(k, 1)).sum()))
+    for a in range(len(classes)):
+        x = classes[a][:, None]
+        y = last[None, :]
+        same = (_tie_of(x, njr, groups) == _tie_of(y, njr, groups)) & (x != y)
+        mm, kk = m[None, :], k[None, :]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            inside = np.where(
+                a == len(classes) - 1,
+                mm * (mm - 1) / (2 * kk * (kk - 1)),
+                mm * (mm + 1) / (2 * kk * (kk + 1)),
+            )
+        p = np.where(same, inside, (x < y) * (mm / np.maximum(kk, 1)))
+        ful += float((p if retrieved_only else p * (x < njr)).sum())
+        poss += len(classes[a]) * kept
+    return ful / poss if poss else float("nan")
+
+
+def _relation_recount(g: _Group, njr: int, retrieved_only: bool, groups: np.ndarray) -> float:
+    """:func:`_rnonrel_aware` of a JG of several JSGs (:func:`_recount`'s second)."""
+    rel, prefs = g.levels, g.prefs
+    nj = len(rel)
+    scan = njr if retrieved_only else nj
+    docs = np.arange(nj)
+    tie = _tie_of(docs, njr, groups)
+    zero = np.flatnonzero(rel[:scan] == 0)
+    candidate = np.zeros(nj, dtype=bool)  # the boundary group's non-relevant docs
+    m = 0
+    if len(zero) > g.num_rel:
+        boundary = tie[zero[g.num_rel]]
+        candidate = (tie == boundary) & (rel == 0) & (docs < scan)
+        first = int(np.flatnonzero(candidate)[0])
+        m = g.num_rel - int((zero < first).sum())
+        fixed = ~((docs >= first) & (rel == 0))
+    else:
+        fixed = ~((docs >= scan) & (rel == 0))
+    k = int(candidate.sum())
+    if retrieved_only:
+        fixed &= docs < njr
+    i, j = np.nonzero(prefs)
+    p = _above_prob(i, j, njr, groups)
+    if not retrieved_only:
+        p = p * (i < njr)
+    both = fixed[i] & fixed[j]
+    ful0, poss0 = float(p[both].sum()), int(both.sum())
+    if k == 0:
+        return ful0 / poss0 if poss0 else float("nan")
+    if (candidate[i] & candidate[j]).any():
+        raise RecountError(
+            "preferences between two non-relevant docs of one tie group at the recount's "
+            "cut (through a negative level)"
+        )
+    # a candidate y with a fixed doc x: x in y's tie group is above y given y kept
+    # with (m + 1) / (2 (k + 1)) (the mean of j / (k + 1) over its places j <= m)
+    inner = (m + 1) / (2 * (k + 1))
+    cross_i = candidate[j] & fixed[i]  # x = i preferred to y = j: fulfilled if x above
+    cross_j = candidate[i] & fixed[j]  # y = i preferred to x = j: fulfilled if y above
+    same = tie[i] == tie[j]
+    gain = np.zeros(nj)
+    degree = np.zeros(nj, dtype=np.int64)
+    up = np.where(same, inner, (i < j).astype(np.float64))
+    if not retrieved_only:
+        up = up * (i < njr)
+    np.add.at(gain, j[cross_i], up[cross_i])
+    down = np.where(same, 1.0 - inner, (i < j).astype(np.float64))
+    if not retrieved_only:
+        down = down * (i < njr)
+    np.add.at(gain, i[cross_j], down[cross_j])
+    np.add.at(degree, j[cross_i], 1)
+    np.add.at(degree, i[cross_j], 1)
+    # the kept subset: each candidate drawn in turn with (m - drawn) / (k - seen)
+    top = int(degree[candidate].sum())
+    mass = np.zeros((m + 1, top + 1))
+    gained = np.zeros((m + 1, top + 1))
+    mass[0, 0] = 1.0
+    for seen, y in enumerate(np.flatnonzero(candidate)):  # a loop over the candidates
+        drawn = np.arange(m + 1, dtype=np.float64)[:, None]
+        take = np.clip((m - drawn) / (k - seen), 0.0, 1.0)
+        d = int(degree[y])
+        new_mass = mass * (1 - take)
+        new_gained = gained * (1 - take)
+        moved = mass[:-1] * take[:-1]
+        new_mass[1:, d:] += moved[:, : top + 1 - d]
+        new_gained[1:, d:] += (gained[:-1] * take[:-1] + moved * gain[y])[:, : top + 1 - d]
+        mass, gained = new_mass, new_gained
+    weight, numerator = mass[m], gained[m] + mass[m] * ful0
+    denominator = poss0 + np.arange(top + 1)
+    live = weight > 0
+    if (denominator[live] == 0).any():
+        if (denominator[live] == 0).all():
+            return float("nan")
+        raise RecountError("a denominator 0 in some orderings only")
+    return float((numerator[live] / denominator[live]).sum())
 
 
 #: The largest tie group of judged docs whose bounds :func:`tied_spread` finds (by a
@@ -589,6 +783,6 @@ def tied_spread(
     out[2] = values + low
     out[3] = values + high
     for k, name in enumerate(PREFS_MEASURES):
-        if name in RANK_RECOUNTED:
-            out[:, k] = np.nan
+        if name in RANK_RECOUNTED:  # an exact value (query_values), no spread
+            out[1:, k] = np.nan
     return out
