@@ -254,24 +254,42 @@ def _plain_ful(a: np.ndarray, b: np.ndarray, njr: int, retrieved_only: bool) -> 
     return int(((x < y) if retrieved_only else ((x < y) & (x < njr))).sum())
 
 
-def _pair_blocks(counts: np.ndarray, njr: int, groups) -> tuple[np.ndarray, np.ndarray, int]:
+def _all_pairs(jgs: list[_Group]) -> tuple[np.ndarray, np.ndarray]:
+    """Every JG's preferences ``(hi, lo)``, one after the other (``C``'s entries, with
+    their multiplicity)."""
+    if not jgs:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    hi = np.concatenate([np.asarray(g.pairs[0], dtype=np.int64) for g in jgs])
+    lo = np.concatenate([np.asarray(g.pairs[1], dtype=np.int64) for g in jgs])
+    return hi, lo
+
+
+def _pair_blocks(
+    pairs: tuple[np.ndarray, np.ndarray], nj: int, njr: int, groups
+) -> tuple[np.ndarray, np.ndarray, int]:
     """prefs_pair's terms ``C[hi, lo] / (C[hi, lo] + C[lo, hi])`` over the pairs some JG
     has a preference on, in trec_eval's loop order (row by row): those of two retrieved
     docs (a tied pair: 1/2, its expectation), those of a retrieved and an unretrieved
-    doc; and the number of pairs of two unretrieved docs."""
-    nj = len(counts)
-    either = (counts > 0) | (counts.T > 0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ratio = counts / (counts + counts.T)
-    ret = np.arange(nj) < njr
-    upper = np.triu(np.ones((nj, nj), dtype=bool), 1)
-    i, j = np.nonzero(upper & ret[:, None] & ret[None, :] & either)
-    retrieved = ratio[i, j]
+    doc; and the number of pairs of two unretrieved docs.
+
+    Over the nonzero cells of ``C`` only (sorted by row, then column: trec_eval's
+    order) from the JGs' preferences ``pairs`` (:func:`_all_pairs`), not the whole
+    ``nj x nj`` square."""
+    hi, lo = pairs
+    a, b = np.minimum(hi, lo), np.maximum(hi, lo)
+    key, inverse = np.unique(a * nj + b, return_inverse=True)  # the pairs, row by row
+    a, b = key // nj, key % nj
+    weight = np.ones(len(hi))
+    forward = np.bincount(inverse, weights=np.where(hi < lo, weight, 0.0), minlength=len(key))
+    back = np.bincount(inverse, weights=np.where(hi > lo, weight, 0.0), minlength=len(key))
+    ratio = forward / (forward + back)  # C[a, b] / (C[a, b] + C[b, a]), a above b
+    retrieved_pair = b < njr
+    retrieved = ratio[retrieved_pair]
     if groups is not None and len(retrieved):
-        retrieved = np.where(groups[i] == groups[j], 0.5, retrieved)
-    i, j = np.nonzero(ret[:, None] & ~ret[None, :] & either)
-    implied = ratio[i, j]
-    unretrieved = int((upper & ~ret[:, None] & ~ret[None, :] & either).sum())
+        tied = groups[a[retrieved_pair]] == groups[b[retrieved_pair]]
+        retrieved = np.where(tied, 0.5, retrieved)
+    implied = ratio[(a < njr) & (b >= njr)]
+    unretrieved = int((a >= njr).sum())
     return retrieved, implied, unretrieved
 
 
@@ -385,25 +403,46 @@ def query_draws(
     weights = _pair_weights(jgs, counts, njr)[:, tied][:, :, tied]
     same = groups[tied][:, None] == groups[tied][None, :]
     out = np.tile(values, (samples, 1))
+    varying = np.flatnonzero(weights.any(axis=(1, 2)))  # the measures a tied pair moves
+    flat_weights = np.ascontiguousarray(weights[varying].reshape(len(varying), -1).T)
     batch = max(1, _BATCH_CELLS // (len(tied) * len(tied)))
     for first in range(0, samples, batch):  # a loop over batches of samples
         place = places[first : first + batch][:, tied]
         before = (place[:, :, None] < place[:, None, :]) & same
-        out[first : first + batch] += 0.5 * np.einsum(
-            "sxy,kxy->sk", before.astype(np.float64), weights
-        )
+        flat = before.reshape(len(before), -1).astype(np.float64)
+        out[first : first + batch, varying] += 0.5 * (flat @ flat_weights)
     recounted = [PREFS_MEASURES.index(name) for name in RANK_RECOUNTED]
     out[:, recounted] = np.nan
     if recount:
-        retrieved = ranks < njr
         for s in range(samples):  # the recount, one sampled ordering at a time
-            moved = np.where(retrieved, places[s][np.minimum(ranks, njr - 1)], ranks)
-            again, _ = _judgment_groups(moved, group, subgroup, level, num_judged, njr, None)
+            place = np.r_[places[s], np.arange(njr, num_judged)]
+            again = [_moved(g, place, njr) for g in jgs]
             out[s, recounted] = [
                 _ratio_mean([_rnonrel(g, njr, only) for g in again], False)
                 for only in (False, True)
             ]
     return out
+
+
+def _moved(g: _Group, place: np.ndarray, njr: int) -> _Group:
+    """The JG with each doc at docid rank ``place[rank]`` (an ordering of the tie
+    groups): its pairs, counts, classes and relation moved, not rebuilt."""
+    hi, lo = (place[np.asarray(x, dtype=np.int64)] for x in g.pairs)
+    moved = _Group(
+        num_rel=g.num_rel,
+        num_rel_ret=g.num_rel_ret,
+        num_nonrel=g.num_nonrel,
+        num_nonrel_ret=g.num_nonrel_ret,
+        pairs=(hi, lo),
+    )
+    _count_pairs(moved, hi, lo, njr, None)
+    if g.classes is not None:
+        moved.classes = [np.sort(place[c]) for c in g.classes]
+    else:
+        back = np.argsort(place)  # the doc now at each rank
+        moved.prefs = g.prefs[np.ix_(back, back)]
+        moved.levels = g.levels[back]
+    return moved
 
 
 def _ratio_mean(pairs: list[tuple[float, float]], guard: bool) -> float:
@@ -438,7 +477,7 @@ def _measures(
     def ratio(a: float, b: float) -> float:
         return a / b if b else 0.0
 
-    retrieved, implied, unretrieved = _pair_blocks(counts, njr, groups)
+    retrieved, implied, unretrieved = _pair_blocks(_all_pairs(jgs), len(counts), njr, groups)
     both = _in_order(np.concatenate([retrieved, implied]))
     pair = ratio(both, len(retrieved) + len(implied) + unretrieved)
     pair_ret = ratio(_in_order(retrieved), len(retrieved))
@@ -714,7 +753,7 @@ def _pair_weights(jgs: list[_Group], counts: np.ndarray, njr: int) -> np.ndarray
     total = c + c.T
     with np.errstate(invalid="ignore", divide="ignore"):
         pair = np.where(total > 0, (c - c.T) / total, 0.0)
-    retrieved, implied, unretrieved = _pair_blocks(counts, njr, None)
+    retrieved, implied, unretrieved = _pair_blocks(_all_pairs(jgs), len(counts), njr, None)
     weights[4] = pair * per(len(retrieved) + len(implied) + unretrieved)
     weights[8] = pair * per(len(retrieved))
     weights[12] = pair * per(len(retrieved) + len(implied))
