@@ -391,6 +391,20 @@ def test_prefs_print_trec_eval_s_bytes(capsys, golden):
     assert out == (GOLDEN / golden).read_text()
 
 
+def test_prefs_of_a_large_run_print_trec_eval_s_bytes(capsys):
+    """robust03's qrels as qrels_prefs (one JG of two or three classes per query, 100
+    queries, 8.7 million preferences) and MU03rob01: trec_eval 9.0.8's lines, per query
+    and summary (prefs_pair's terms summed pair by pair in its row order)."""
+    from shared_data import ROBUST_QRELS, robust_run
+
+    argv = ["--ties", "oblivious", "-q", "-m", "all_prefs", "-R", "qrels_prefs"]
+    code, out, err = eval_out(
+        capsys, *argv, str(ROBUST_QRELS), str(robust_run("input.MU03rob01.gz"))
+    )
+    assert code == 0, err
+    assert out == (GOLDEN / "robust03_MU03rob01.qrels_prefs.q").read_text()
+
+
 @pytest.mark.parametrize(
     ("text", "where", "what"),
     [

@@ -83,15 +83,18 @@ def _drawn_runs(queries, samples, seed, name="r"):
 
 
 @settings(max_examples=30, deadline=None)
-@given(cases(), st.integers(0, 3))
-def test_sampled_groups_are_the_oblivious_values_of_the_drawn_orderings(case, seed):
+@given(cases(), st.integers(0, 3), st.sampled_from((None, 2)), st.booleans())
+def test_sampled_groups_are_the_oblivious_values_of_the_drawn_orderings(
+    case, seed, depth, complete
+):
     text, queries = case
     groups = _groups(text)
     samples = 6
     run = {"r": _run(queries)}
+    options = {"depth": depth, "complete": complete}
     try:
         got, num_q = evaluate_judgment_groups(
-            run, groups, MEASURES, evaluate, ties="sampled", samples=samples, seed=seed
+            run, groups, MEASURES, evaluate, ties="sampled", samples=samples, seed=seed, **options
         )
     except Exception as error:  # no judged query: refused in every mode
         assert "none of its queries" in str(error)
@@ -99,7 +102,7 @@ def test_sampled_groups_are_the_oblivious_values_of_the_drawn_orderings(case, se
     per_sample = []
     for drawn in _drawn_runs(queries, samples, seed):
         columns, counted = evaluate_judgment_groups(
-            {"r": _run(drawn)}, groups, MEASURES, evaluate, ties="oblivious"
+            {"r": _run(drawn)}, groups, MEASURES, evaluate, ties="oblivious", **options
         )
         assert counted == num_q
         per_sample.append(_by_cell(columns))
