@@ -76,7 +76,9 @@ def evaluate_judgment_groups(
     (query, group) queries (:func:`tiecore.evaluation.core.evaluate`).  Returns plain
     columns ``run, qid, measure, value`` (a summary row's ``qid`` None; the mean over
     the run's queries, added one after the other as trec_eval does) and ``num_q``.
-    ``ties="sampled"`` (with ``samples`` and ``seed``): :func:`_sampled_groups`.
+    ``ties="aware"`` with ``spread=True``: columns ``var``, ``min``, ``max`` too
+    (:func:`query_spread`; for the summary, the mean's).  ``ties="sampled"`` (with
+    ``samples`` and ``seed``): :func:`_sampled_groups`.
     """
     if options.get("ties") == "sampled":
         return _sampled_groups(runs, groups, measures, evaluate, **options)

@@ -77,7 +77,8 @@ PREFS_MEASURES = (
 )
 #: The counts: integers per query, summed (not averaged) over the queries.
 PREFS_COUNTS = PREFS_MEASURES[:3]
-#: The measures that recount by rank, with no tie-aware value.
+#: The measures that recount by rank: an exact tie-aware value (:func:`_rnonrel_aware`),
+#: no exact variance or range.
 RANK_RECOUNTED = ("prefs_avgjg_Rnonrel", "prefs_avgjg_Rnonrel_ret")
 
 
