@@ -723,33 +723,34 @@ def _pair_weights(jgs: list[_Group], counts: np.ndarray, njr: int) -> np.ndarray
     x])`` to prefs_pair's sum (divided by its fixed number of pairs).
     """
     weights = np.zeros((len(PREFS_MEASURES), njr, njr))
+    hi, lo = _all_pairs(jgs)
+    owner = np.repeat(np.arange(len(jgs)), [len(g.pairs[0]) for g in jgs])
+    inside = (hi < njr) & (lo < njr)
+    hi, lo, owner = hi[inside], lo[inside], owner[inside]
 
-    def oriented(hi: np.ndarray, lo: np.ndarray, scale: float) -> np.ndarray:
+    def oriented(scale: np.ndarray) -> np.ndarray:
+        """Each retrieved preference (x, y) adds its JG's ``scale`` at (x, y), less
+        the transpose."""
         m = np.zeros((njr, njr))
-        inside = (hi < njr) & (lo < njr)
-        np.add.at(m, (hi[inside], lo[inside]), scale)
+        np.add.at(m, (hi, lo), scale[owner])
         return m - m.T
 
-    def per(b: float) -> float:
-        return 1.0 / b if b else 0.0
+    def per(b: np.ndarray | float) -> np.ndarray:
+        b = np.asarray(b, dtype=np.float64)
+        return np.divide(1.0, b, out=np.zeros_like(b), where=b != 0)
 
-    poss_ret = sum(g.poss_ret for g in jgs)
-    poss_imp = sum(g.poss_imp for g in jgs)
-    poss = poss_ret + poss_imp + sum(g.notoccur for g in jgs)
-    fulfilled = sum((oriented(*g.pairs, 1.0) for g in jgs), np.zeros((njr, njr)))
+    poss_ret = np.array([g.poss_ret for g in jgs], dtype=np.float64)
+    poss_imp = np.array([g.poss_imp for g in jgs], dtype=np.float64)
+    notoccur = np.array([g.notoccur for g in jgs], dtype=np.float64)
+    fulfilled = oriented(np.ones(len(jgs)))
     weights[1] = weights[2] = fulfilled
-    weights[3] = fulfilled * per(poss)
-    weights[7] = fulfilled * per(poss_ret)
-    weights[11] = fulfilled * per(poss_ret + poss_imp)
-    n = len(jgs)
-    for index, denominator in (
-        (5, lambda g: g.poss_ret + g.poss_imp + g.notoccur),
-        (9, lambda g: g.poss_ret),
-        (13, lambda g: g.poss_ret + g.poss_imp),
-    ):
-        for g in jgs:
-            if denominator(g):
-                weights[index] += oriented(*g.pairs, 1.0 / (n * denominator(g)))
+    weights[3] = fulfilled * per(poss_ret.sum() + poss_imp.sum() + notoccur.sum())
+    weights[7] = fulfilled * per(poss_ret.sum())
+    weights[11] = fulfilled * per(poss_ret.sum() + poss_imp.sum())
+    n = max(len(jgs), 1)
+    weights[5] = oriented(per(n * (poss_ret + poss_imp + notoccur)))
+    weights[9] = oriented(per(n * poss_ret))
+    weights[13] = oriented(per(n * (poss_ret + poss_imp)))
     c = counts[:njr, :njr].astype(np.float64)
     total = c + c.T
     with np.errstate(invalid="ignore", divide="ignore"):
