@@ -487,7 +487,8 @@ def test_aware_rnonrel_without_an_exact_value_is_one_line(capsys, tmp_path):
     """A JG whose retrieved-only recount keeps 2 of 3 tied non-relevant docs, only one
     of which holds a preference among the retrieved docs: its ratio is 0/0 in a third
     of the orderings, which makes trec_eval's query value 0 there, so the expectation
-    is no mean over the JGs: one line, naming sampled mode.  prefs_avgjg_Rnonrel
+    is no mean over the JGs: asked for, one line naming sampled mode; brought by
+    all_prefs, left out with a note.  prefs_avgjg_Rnonrel
     itself has its exact value: trec_eval 9.0.8 gives 0.5 in 4 of the 6 orderings and
     0 in 2, mean 1/3."""
     prefs = _write(tmp_path / "prefs", "1 g s a 5\n1 g s b 0\n1 g t e 6\n1 g t c 0\n1 g t d 0\n")
@@ -495,10 +496,17 @@ def test_aware_rnonrel_without_an_exact_value_is_one_line(capsys, tmp_path):
     code, out, err = eval_out(capsys, "-q", "-m", "prefs_avgjg_Rnonrel", "-R", "prefs", prefs, run)
     assert code == 0, err
     assert "prefs_avgjg_Rnonrel   \t1\t0.3333\n" in out
-    code, out, err = eval_out(capsys, "-m", "all_prefs", "-R", "prefs", prefs, run)
+    argv = ["-m", "prefs_avgjg_Rnonrel_ret", "-R", "prefs", prefs, run]
+    code, out, err = eval_out(capsys, *argv)
     assert code == 2 and out == "" and err.count("\n") == 1
     assert "prefs_avgjg_Rnonrel_ret has no exact tie-aware value" in err
     assert "--ties sampled" in err
+    code, out, err = eval_out(capsys, "-q", "-m", "all_prefs", "-R", "prefs", prefs, run)
+    assert code == 0 and "Rnonrel_ret" not in out and "prefs_avgjg_Rnonrel   \t1\t0.3333\n" in out
+    assert err == (
+        "tiecore: all_prefs leaves out prefs_avgjg_Rnonrel_ret: no exact tie-aware value for "
+        "some query (use --ties sampled for them)\n"
+    )
 
 
 def test_aware_prefs_spread_in_csv(capsys):

@@ -600,20 +600,44 @@ def _prefs_eval(args: argparse.Namespace, zscores: dict | None, stderr: TextIO) 
     keep = [i for i, measure in enumerate(columns["measure"]) if measure in wanted]
     columns = {name: [column[i] for i in keep] for name, column in columns.items()}
     if args.ties == "aware":  # an Rnonrel recount without an exact expectation here
-        for run, qid, measure, value in zip(
-            columns["run"], columns["qid"], columns["measure"], columns["value"], strict=True
-        ):
-            if qid is not None and measure in RANK_RECOUNTED and math.isnan(value):
-                raise InputError(
-                    f"run {run}",
-                    None,
-                    f"query {qid}: {measure} has no exact tie-aware value here (a judgment "
-                    "group's recount keeps, among tied docs, non-relevant docs of which "
-                    "only some hold a preference, so its ratio is 0/0 in some orderings "
-                    "only, or non-relevant docs preferred to each other)",
-                    "--ties sampled (or oblivious) for it",
-                )
+        columns = _without_inexact_recounts(columns, plan, stderr)
     return _judgments_text(args, columns, num_q, zscores, stderr)
+
+
+def _without_inexact_recounts(columns: dict[str, list], plan: TrecPlan, stderr: TextIO) -> dict:
+    """Aware ``Rnonrel`` values: a measure that a nickname brought and that has no exact
+    value for some query (nan) is left out with a note; asked for by name, refused."""
+    from tiecore.measures.prefs import RANK_RECOUNTED
+
+    missing = {}
+    for run, qid, measure, value in zip(
+        columns["run"], columns["qid"], columns["measure"], columns["value"], strict=True
+    ):
+        if qid is not None and measure in RANK_RECOUNTED and math.isnan(value):
+            missing.setdefault(measure, (run, qid))
+    for measure, (run, qid) in missing.items():
+        if measure not in plan.nicknamed:
+            raise InputError(
+                f"run {run}",
+                None,
+                f"query {qid}: {measure} has no exact tie-aware value here (a judgment "
+                "group's recount keeps, among tied docs, non-relevant docs of which "
+                "only some hold a preference, so its ratio is 0/0 in some orderings "
+                "only, or non-relevant docs preferred to each other)",
+                "--ties sampled (or oblivious) for it",
+            )
+    if missing:
+        print(
+            f"tiecore: {plan.nicknamed[next(iter(missing))]} leaves out "
+            f"{', '.join(missing)}: no exact tie-aware value for some query (use --ties "
+            "sampled for them)",
+            file=stderr,
+        )
+        keep = [i for i, m in enumerate(columns["measure"]) if m not in missing]
+        columns = {name: [column[i] for i in keep] for name, column in columns.items()}
+        plan.names = [m for m in plan.names if m not in missing]
+        plan.lines = [line for line in plan.lines if line[1] not in missing]
+    return columns
 
 
 def _groups_eval(
