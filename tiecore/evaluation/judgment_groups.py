@@ -154,6 +154,19 @@ def _measure_kind(measure) -> tuple[str, float]:
     )
 
 
+def _blanks_aside(live: int, size: int, bounds) -> tuple[float, float]:
+    """The min and max of a tie group whose ``size - live`` *blank* docs (relevant to no
+    group) add nothing: every term is ``>= 0`` with a weight that does not grow down the
+    ranking, so moving a live doc above a blank one never lowers the sum (the live docs
+    above each live doc stay the same): the max puts the blanks last, the min first.
+    ``bounds(places)`` is the programme over the live docs in those places."""
+    if not live:
+        return 0.0, 0.0
+    low = bounds(slice(size - live, size))[0]
+    high = bounds(slice(0, live))[1]
+    return low, high
+
+
 def query_spread(
     run: pd.DataFrame,
     groups: GroupJudgments,
@@ -220,13 +233,16 @@ def query_spread(
                     types, kind_of, counts = np.unique(
                         r, axis=0, return_index=True, return_counts=True
                     )
-                    lo, hi = assignment.type_bounds(
-                        counts,
-                        np.zeros((len(types), b - a)),
-                        w,
-                        weight[kind_of],
-                        pair[np.ix_(kind_of, kind_of)],
-                    )
+                    live = types.any(axis=1)  # docs relevant to no group: blanks
+                    kind_of, counts = kind_of[live], counts[live]
+
+                    a_t, b_t = weight[kind_of], pair[np.ix_(kind_of, kind_of)]
+
+                    def bounds(places: slice, counts=counts, w=w, a_t=a_t, b_t=b_t):
+                        zeros = np.zeros((len(counts), len(w[places])))
+                        return assignment.type_bounds(counts, zeros, w[places], a_t, b_t)
+
+                    lo, hi = _blanks_aside(int(counts.sum()), b - a, bounds)
                 else:
                     if kind == "P":
                         cut = np.full(size, param)
@@ -238,7 +254,13 @@ def query_spread(
                     v_pos = ((ranks[:, None] <= cut[None, :]) & keep[:, None]).astype(float)
                     mean, v = assignment.linear_spread(u, v_pos)
                     types, counts = np.unique(u, axis=0, return_counts=True)
-                    lo, hi = assignment.type_bounds(counts, types @ v_pos.T)
+                    live = types.any(axis=1)
+                    types, counts = types[live], counts[live]
+
+                    def bounds(places: slice, types=types, counts=counts, v_pos=v_pos):
+                        return assignment.type_bounds(counts, types @ v_pos[places].T)
+
+                    lo, hi = _blanks_aside(int(counts.sum()), b - a, bounds)
                 var += v
                 low += lo - mean
                 high += hi - mean
