@@ -220,3 +220,31 @@ def test_spread_of_a_big_tie_group_against_its_closed_forms():
     cov = factor * (both / big_n - counts[0] * counts[1] / big_n**2)
     var_g = [factor * c / big_n * (1 - c / big_n) for c in counts]
     assert var_p == pytest.approx((var_g[0] + var_g[1] + 2 * cov) / 400, abs=1e-15)
+
+
+def test_spread_of_every_row_holds_its_value_within_zero_and_one():
+    """trec_eval's results.test with every score tied, under trec_eval's judgment groups:
+    each row (queries and means) has 0 <= min <= value <= max <= 1 and a variance of 0
+    exactly where min = max (the value plus a group's lowest contribution less its mean
+    rounded to -3e-17, P@500's value fell 7e-16 below its min, and P@20's max was
+    1.0000000000000002, before)."""
+    from shared_data import TREC_EVAL
+
+    results = (TREC_EVAL / "results.test").read_text().splitlines()
+    tied = "".join(" ".join([*line.split()[:4], "1", *line.split()[5:]]) + "\n" for line in results)
+    run = pd.DataFrame(
+        [line.split()[:5] for line in tied.splitlines()],
+        columns=["qid", "q0", "docno", "rank", "score"],
+    )[["qid", "docno", "score"]].astype({"score": float})
+    run.attrs["name"] = "tied"
+    groups = read_qrels_jg(str(TREC_EVAL / "qrels.rel_level"))
+    measures = parse_measures(["AP", "P@10", "P@20", "P@500", "Rprec(mult=0.2)", "Rprec"])
+    columns, _ = evaluate_judgment_groups(
+        {"tied": run}, groups, measures, evaluate, ties="aware", spread=True
+    )
+    value, var, low, high = (
+        np.asarray(columns[c], dtype=float) for c in ("value", "var", "min", "max")
+    )
+    assert len(value) == 4 * len(measures) and (high > low).any()
+    assert ((0 <= low) & (low <= value) & (value <= high) & (high <= 1)).all()
+    np.testing.assert_array_equal(var == 0, low == high)

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tiecore.engine.moments import within_bounds
 from tiecore.errors import InputError
 from tiecore.evaluation import summaries
 from tiecore.evaluation.tie_draws import doc_words, run_key, sample_words
@@ -126,15 +127,35 @@ def _with_spread(
                 f"--spread: {error}",
                 "--ties aware without --spread",
             ) from None
-    out = {**columns, "var": [], "min": [], "max": []}
-    for name, qid, measure, value in zip(
-        columns["run"], columns["qid"], columns["measure"], columns["value"], strict=True
-    ):
-        var, low, high = spreads[name].get((qid, measure), (0.0, 0.0, 0.0))
-        out["var"].append(var)
-        out["min"].append(value + low)
-        out["max"].append(value + high)
-    return out
+    var, low, high = (
+        np.array(
+            [
+                spreads[name].get((qid, measure), (0.0, 0.0, 0.0))[k]
+                for name, qid, measure in zip(
+                    columns["run"], columns["qid"], columns["measure"], strict=True
+                )
+            ],
+            dtype=np.float64,
+        )
+        for k in range(3)
+    )
+    return {**columns, **_bounded(columns["value"], var, low, high, relative=True)}
+
+
+def _bounded(value, var, low, high, *, relative: bool = False) -> dict[str, list]:
+    """``var``, ``min``, ``max`` as the spread module gives them
+    (:func:`~tiecore.engine.moments.within_bounds`): the value within its bounds, variance
+    0 exactly where they meet, and the bounds within [0, 1], where AP, P and Rprec live
+    (the value plus a group's lowest contribution less its mean rounds to -3e-17 where
+    the exact minimum is 0).  ``relative``: ``low`` and ``high`` are offsets from the value."""
+    value = np.asarray(value, dtype=np.float64)
+    low, high = np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
+    if relative:
+        low, high = value + low, value + high
+    spread = within_bounds(
+        {"value": value, "var": var, "min": np.clip(low, 0.0, 1.0), "max": np.clip(high, 0.0, 1.0)}
+    )
+    return {column: spread[column].tolist() for column in ("var", "min", "max")}
 
 
 def _measure_kind(measure) -> tuple[str, float]:
@@ -459,4 +480,10 @@ def _with_means(
                     total = float(np.cumsum(cells)[-1]) if len(cells) else 0.0
                     scale = num_q[name] ** (2 if column == "var" else 1)
                     out[column].append(total / scale if scale else 0.0)
+    if "var" in columns:  # the means' bounds hold their value, as the queries' do
+        summary = [k for k, qid in enumerate(out["qid"]) if qid is None]
+        fixed = _bounded(*([out[c][k] for k in summary] for c in ("value", "var", "min", "max")))
+        for column, cells in fixed.items():
+            for k, cell in zip(summary, cells, strict=True):
+                out[column][k] = cell
     return out, num_q
