@@ -20,7 +20,7 @@ import numpy as np
 
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
-from tiecore.measures.gains import _dcg, _ideal_dcg, register_gain_family
+from tiecore.measures.gains import _gains, _ideal_dcg, _rows, register_gain_family
 from tiecore.measures.orderings import (
     GAINS_PARAM,
     gain_table,
@@ -33,8 +33,18 @@ from tiecore.measures.orderings import (
 
 def ndcg_rel(ranking: Ranking, judgments: Judgments, gains: dict, depth: int | None):
     """Per query trec_eval's ndcg_rel of the ranking's own order."""
+    _, table = gain_table(judgments, gains)
+    return _ndcg_rel_of(ranking, judgments, gains, depth, row_gains(ranking, table))
+
+
+def _ndcg_rel_of(ranking, judgments, gains: dict, depth, row_gain: np.ndarray) -> np.ndarray:
+    """Per query ndcg_rel of the ranking with ``row_gain`` at its rows (its own gains, or
+    another ordering's: the bounds' sorted groups), as trec_eval adds."""
     nq = len(ranking.counts)
-    running, gain, starts, counts, index = _dcg(ranking, judgments, gains, depth)
+    keep, starts, counts = _rows(ranking, depth)
+    index = np.arange(keep.size) - np.repeat(starts, counts)
+    gain = row_gain[keep]
+    running = segment_cumsum(np.where(gain != 0, gain / np.log2(index + 2.0), 0.0), starts)
     query = np.repeat(np.arange(nq), counts)
     _, ideal_running, ideal_starts, n_pos = _ideal_dcg(judgments, gains)
     at = np.minimum(index, np.maximum(n_pos[query] - 1, 0))
@@ -59,6 +69,35 @@ def ndcg_rel(ranking: Ranking, judgments: Judgments, gains: dict, depth: int | N
         return np.where(total > 0, total / n_pos, 0.0)
 
 
+def _checked_gains(ranking: Ranking, judgments: Judgments, gains: dict, depth) -> np.ndarray:
+    """The rows' gains, refused (:class:`~tiecore.errors.InputError`) where some ordering's
+    sum could be negative, which trec_eval's ndcg_rel makes 0 (no sum of pairs then): a
+    negative gain, or a query retrieving more docs of positive gain than its ideal holds
+    (``M > n+``: a level -1 or -2 given a positive gain)."""
+    from tiecore.errors import InputError
+
+    _, table = gain_table(judgments, gains)
+    g = row_gains(ranking, table)
+    if (g < 0).any():
+        raise InputError(
+            "measure", None,
+            "NDCGRel with a negative gain has no exact tie-aware value (trec_eval's "
+            "ndcg_rel is 0 where its sum is not positive, no sum of pairs then)",
+            "gains of 0 or more, or ties='oblivious' / 'sampled'",
+        )  # fmt: skip
+    nq = len(ranking.counts)
+    positive = np.bincount(ranking.query[(g > 0) & retrieved(ranking, depth)], minlength=nq)
+    if (positive > _ideal_dcg(judgments, gains)[3]).any():
+        raise InputError(
+            "measure", None,
+            "NDCGRel retrieving more docs of positive gain than the ideal holds (a level "
+            "-1 or -2 given a positive gain) has no exact tie-aware value (trec_eval's "
+            "ndcg_rel is 0 where its sum is not positive, no sum of pairs then)",
+            "no positive gain for levels -1 and -2, or ties='oblivious' / 'sampled'",
+        )  # fmt: skip
+    return g
+
+
 def ndcg_rel_aware(ranking: Ranking, judgments: Judgments, gains: dict, depth: int | None):
     """ndcg_rel's exact mean over the orderings (gains of 0 or more).
 
@@ -71,21 +110,12 @@ def ndcg_rel_aware(ranking: Ranking, judgments: Judgments, gains: dict, depth: i
     docs, ``E[p_a g_b] = (sum p sum g - sum p g) / (n (n - 1))`` (``rho``); rows of two
     groups hold independent docs.  So ``E[T1] = sum_i h_i (nu w_i + rho sum_{j < i in
     the group} w_j + pi sum_{j before the group} mu_j w_j)`` and ``E[M D]`` likewise over
-    all pairs.  With gains of 0 or more every ordering's sum is at least 0, so trec_eval's
-    ``0 unless the sum is positive`` changes no term: the mean is exact.
+    all pairs.  With gains of 0 or more and ``M <= n+`` every ordering's sum is at least
+    0, so trec_eval's ``0 unless the sum is positive`` changes no term: the mean is exact
+    (:func:`_checked_gains` refuses the rest).
     """
     nq = len(ranking.counts)
-    _, table = gain_table(judgments, gains)
-    g = row_gains(ranking, table)
-    if (g < 0).any():
-        from tiecore.errors import InputError
-
-        raise InputError(
-            "measure", None,
-            "NDCGRel with a negative gain has no exact tie-aware value (trec_eval's "
-            "ndcg_rel is 0 where its sum is not positive, no sum of pairs then)",
-            "gains of 0 or more, or ties='oblivious' / 'sampled'",
-        )  # fmt: skip
+    g = _checked_gains(ranking, judgments, gains, depth)
     if not g.size:
         return np.zeros(nq)
     p = (g > 0).astype(np.float64)
@@ -132,6 +162,236 @@ def ndcg_rel_aware(ranking: Ranking, judgments: Judgments, gains: dict, depth: i
     return np.where(n_pos > 0, value, 0.0)
 
 
+def _set_partitions(items: tuple) -> list[tuple[tuple, ...]]:
+    """Every partition of ``items`` into blocks (tuples)."""
+    if not items:
+        return [()]
+    first, rest = items[0], items[1:]
+    out = []
+    for partition in _set_partitions(rest):
+        out.append(((first,), *partition))
+        for b in range(len(partition)):
+            merged = ((first, *partition[b]),)
+            out.append(partition[:b] + merged + partition[b + 1 :])
+    return out
+
+
+def _key(partition) -> frozenset:
+    """A partition as the set of its blocks of two or more positions."""
+    return frozenset(frozenset(block) for block in partition if len(block) > 1)
+
+
+def _permutation_moment(labels: str, sums: dict, powers: dict, n: np.ndarray) -> np.ndarray:
+    """Per group ``E[sum_{rows r_1..r_m} c(r) prod_t z_t(doc at r_t)]`` over the uniform
+    orderings of the group's docs: ``labels[t]`` (``x`` or ``y``) names the centred doc
+    value ``z_t``, ``sums[key]`` the coefficients' sum over the row tuples equal within
+    the blocks of a partition (``key``: :func:`_key`), ``powers[a, b]`` the docs' sum of
+    ``x^a y^b``.
+
+    A tuple of rows equal exactly on the blocks of a partition ``pi`` holds distinct docs
+    on distinct blocks, whose products have mean ``sum over distinct docs / (n)_|pi|``;
+    both the tuples' and the docs' sums over "exactly equal on ``pi``" come from sums over
+    "equal at least on ``sigma``" by Moebius inversion on the partition lattice (``mu =
+    prod (-1)^(k-1) (k-1)!`` over the blocks of ``sigma`` merging ``k`` of ``pi``).
+    """
+    import math
+
+    total = np.zeros(n.shape)
+    for fine in _set_partitions(tuple(range(len(labels)))):
+        exact = np.zeros(n.shape)
+        docs = np.zeros(n.shape)
+        for coarse in _set_partitions(fine):  # partitions of fine's blocks
+            mu = math.prod((-1) ** (len(b) - 1) * math.factorial(len(b) - 1) for b in coarse)
+            blocks = [sum(b, ()) for b in coarse]
+            exact = exact + mu * sums[_key(blocks)]
+            product = np.ones(n.shape)
+            for block in blocks:
+                xs = sum(labels[t] == "x" for t in block)
+                product = product * powers[xs, len(block) - xs]
+            docs = docs + mu * product
+        m = len(fine)
+        falling = np.ones(n.shape)
+        for t in range(m):
+            falling = falling * (n - t)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            total += np.where(n >= m, exact * docs / np.where(n >= m, falling, 1.0), 0.0)
+    return total
+
+
+def ndcg_rel_spread(measure, ranking: Ranking, judgments: Judgments, depth=None) -> dict:
+    """ndcg_rel's exact ``value, var, min, max`` over the orderings (gains of 0 or more,
+    ``M <= n+``: :func:`_checked_gains`).
+
+    In :func:`ndcg_rel_aware`'s notation ``X = n+ ndcg_rel = sum_{rows i, j} B_ij p_i g_j
+    + sum_j c_j g_j`` with ``B_ij = w_j (a_i [j <= i] - beta r_i [j > i])``, ``a_i = r_i
+    (h_i - beta)``, ``beta = 1 / IDCG@n+``, ``c_j = n+ beta w_j`` and ``r_i`` 1 at the
+    retrieved rows.  With each row's doc values centred on its group's means, ``x = p -
+    pi``, ``y = g - mu``, ``X = X_0 + L + W``: ``L = sum_i (u_i x_i + v_i y_i)`` (``u_i =
+    sum_j B_ij mu_j``, ``v_j = sum_i B_ij pi_i + c_j``) and ``W = sum_{i,j} B_ij x_i y_j``.
+    Groups are shuffled independently and their centred values have mean 0, so
+
+    - ``Var L`` is a sum over groups of linear permutation statistics: ``(S_uu S_xx + 2
+      S_uv S_xy + S_vv S_yy) / (n - 1)`` (``S`` sums of centred products);
+    - ``Cov(L, W)`` and ``Var W`` within a group are moments of three and four rows'
+      docs under a uniform ordering (:func:`_permutation_moment`), from sums of ``B`` over
+      equal rows (its sum, trace, row and column sums, ``sum B_ij^2``, ``sum B_ij B_ji``:
+      ``O(n)`` each, ``B`` being triangular plus rank one);
+    - between two groups ``G`` before ``G'`` the blocks of ``B`` are of rank one, ``B_{G'G}
+      = a w^T`` and ``B_{GG'} = -beta r w^T``, and the pairs add ``kx_G' |P a|^2 ky_G |P
+      w|^2 + kx_G beta^2 |P r|^2 ky_G' |P w|^2 + 2 kxy_G' <P w, P a> kxy_G <P w, -beta P
+      r>`` (``P`` centring in the group, ``k = S / (n - 1)``): running sums over the groups.
+
+    The value is :func:`ndcg_rel_aware`'s.  Every swap of two docs of a group that puts
+    the higher gain above raises ``X`` (the nDCG at each doc of positive gain, the final
+    DCG and, with ``M <= n+``, the trade of a doc past the depth), so the groups sorted
+    by decreasing gain give the maximum, by increasing gain the minimum.
+    """
+    nq = len(ranking.counts)
+    gains = _gains(measure)
+    g = _checked_gains(ranking, judgments, gains, depth)
+    value = ndcg_rel_aware(ranking, judgments, gains, depth)
+    zero = np.zeros(nq)
+    if not g.size:
+        return {"value": value, "var": zero, "min": zero.copy(), "max": zero.copy()}
+    group, starts, size = ranking.group, ranking.group_start, ranking.size
+    q = ranking.query
+    nf = size.astype(np.float64)
+    p = (g > 0).astype(np.float64)
+    pi, mu = np.add.reduceat(p, starts) / nf, np.add.reduceat(g, starts) / nf
+    x, y = p - pi[group], g - mu[group]
+    powers = {(a, b): np.add.reduceat(x**a * y**b, starts) for a in range(5) for b in range(5)
+              if 2 <= a + b <= 4}  # fmt: skip
+    powers[0, 0] = nf
+    powers[1, 0] = powers[0, 1] = np.zeros(starts.size)  # centred
+    ret = retrieved(ranking, depth)
+    r = ret.astype(np.float64)
+    w = np.where(ret, 1.0 / np.log2(ranking.rank + 1.0), 0.0)
+    _, ideal_running, ideal_starts, n_pos = _ideal_dcg(judgments, gains)
+    has = n_pos[q] > 0
+    at = ideal_starts[q] + np.minimum(ranking.rank - 1, np.maximum(n_pos[q] - 1, 0))
+    idcg = np.where(has, ideal_running[np.minimum(at, max(ideal_running.size - 1, 0))]
+                    if ideal_running.size else 1.0, 1.0)  # fmt: skip
+    final = np.ones(nq)
+    final[n_pos > 0] = ideal_running[ideal_starts[:-1][n_pos > 0] + n_pos[n_pos > 0] - 1]
+    beta = np.where(n_pos > 0, 1.0 / final, 0.0)
+    h = np.where(has & ret, 1.0 / idcg, 0.0)
+    a = r * h - beta[q] * r  # B's row factor at and below the diagonal
+    b = -beta[q] * r  # above it
+
+    def within(values):  # running sums restarted at each group
+        total = np.cumsum(values)
+        return total - (total[starts] - values[starts])[group]
+
+    def across(values):  # running sums restarted at each query
+        total = np.cumsum(values)
+        first = ranking.starts[q]
+        return total - (total[first] - values[first])
+
+    def per_group(values):
+        return np.add.reduceat(values, starts)
+
+    w_in, w2_in = within(w), within(w * w)
+    w_all, w2_all = per_group(w)[group], per_group(w * w)[group]
+    row = a * w_in + b * (w_all - w_in)  # row sums of B within the group
+    col = w * (per_group(a)[group] - within(a) + a + within(b) - b)
+    diag = a * w
+    sums = {
+        "sum": per_group(row),
+        "trace": per_group(diag),
+        "row2": per_group(row * row),
+        "col2": per_group(col * col),
+        "rowcol": per_group(row * col),
+        "diagrow": per_group(diag * row),
+        "diagcol": per_group(diag * col),
+        "diag2": per_group(diag * diag),
+        "frob": per_group(a * a * w2_in + b * b * (w2_all - w2_in)),
+        "twist": per_group(diag * diag + 2.0 * a * w * (within(b * w) - b * w)),
+    }
+    k = frozenset
+    four = {
+        k(): sums["sum"] ** 2,
+        k([k([0, 1])]): sums["trace"] * sums["sum"],
+        k([k([2, 3])]): sums["trace"] * sums["sum"],
+        k([k([0, 2])]): sums["row2"],
+        k([k([1, 3])]): sums["col2"],
+        k([k([0, 3])]): sums["rowcol"],
+        k([k([1, 2])]): sums["rowcol"],
+        k([k([0, 1]), k([2, 3])]): sums["trace"] ** 2,
+        k([k([0, 2]), k([1, 3])]): sums["frob"],
+        k([k([0, 3]), k([1, 2])]): sums["twist"],
+        k([k([0, 1, 2])]): sums["diagrow"],
+        k([k([0, 2, 3])]): sums["diagrow"],
+        k([k([0, 1, 3])]): sums["diagcol"],
+        k([k([1, 2, 3])]): sums["diagcol"],
+        k([k([0, 1, 2, 3])]): sums["diag2"],
+    }
+    mean_w = _permutation_moment("xy", {k(): sums["sum"], k([k([0, 1])]): sums["trace"]},
+                                 powers, nf)  # fmt: skip
+    var_w = _permutation_moment("xyxy", four, powers, nf) - mean_w**2
+    # L's coefficients: u_i = sum_j B_ij mu_j, v_j = sum_i B_ij pi_i + c_j over the query
+    mw = w * mu[group]
+    mw_in = across(mw)
+    expected_d = np.bincount(q, weights=mw, minlength=nq)
+    u = a * mw_in + b * (expected_d[q] - mw_in)
+    api, bpi = a * pi[group], b * pi[group]
+    v = w * (np.bincount(q, weights=api, minlength=nq)[q] - across(api) + api + across(bpi)
+             - bpi + n_pos[q] * beta[q])  # fmt: skip
+
+    def centred(s, t):  # sum over the group of (s - mean s)(t - mean t)
+        return per_group(s * t) - per_group(s) * per_group(t) / nf
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        spread_l = np.where(
+            size > 1,
+            (centred(u, u) * powers[2, 0] + 2 * centred(u, v) * powers[1, 1]
+             + centred(v, v) * powers[0, 2]) / np.maximum(nf - 1, 1),
+            0.0,
+        )  # fmt: skip
+    cov = np.zeros(starts.size)
+    for coefficient, labels in ((u, "xxy"), (v, "yxy")):
+        three = {
+            k(): sums["sum"] * per_group(coefficient),
+            k([k([1, 2])]): sums["trace"] * per_group(coefficient),
+            k([k([0, 1])]): per_group(coefficient * row),
+            k([k([0, 2])]): per_group(coefficient * col),
+            k([k([0, 1, 2])]): per_group(coefficient * diag),
+        }
+        cov += _permutation_moment(labels, three, powers, nf)
+    # pairs of groups: B's blocks of rank one
+    kappa = 1.0 / np.maximum(nf - 1, 1)
+    kx, ky, kxy = powers[2, 0] * kappa, powers[0, 2] * kappa, powers[1, 1] * kappa
+    y_part = ky * centred(w, w)
+    later_x = kx * centred(a, a)  # this group after the other (B's rows below)
+    earlier_x = kx * centred(b, b)  # this group before the other
+    later_xy = kxy * centred(w, a)
+    earlier_xy = kxy * centred(w, b)
+    gq = ranking.group_query
+    gfirst = np.searchsorted(gq, gq)
+
+    def before(values):  # per group the sum over the earlier groups of its query
+        total = np.cumsum(values) - values
+        return total - total[gfirst]
+
+    def after(values):
+        return np.bincount(gq, weights=values, minlength=nq)[gq] - before(values) - values
+
+    pairs = (later_x * before(y_part) + earlier_x * after(y_part)
+             + 2.0 * later_xy * before(earlier_xy))  # fmt: skip
+    per = spread_l + 2.0 * cov + var_w + pairs
+    var = np.bincount(gq, weights=per, minlength=nq)
+    scale = np.where(n_pos > 0, 1.0 / np.maximum(n_pos, 1), 0.0)
+    extremes = {}
+    for name, sign in (("max", -1.0), ("min", 1.0)):
+        order = np.lexsort((sign * g, group))
+        extremes[name] = _ndcg_rel_of(ranking, judgments, gains, depth, g[order])
+    return {
+        "value": value,
+        "var": np.maximum(var, 0.0) * scale * scale,
+        "min": extremes["min"],
+        "max": extremes["max"],
+    }
+
+
 register_gain_family(
     "NDCGRel",
     "ndcg_rel",
@@ -140,6 +400,5 @@ register_gain_family(
     {"gains": GAINS_PARAM},
     ndcg_rel,
     aware=ndcg_rel_aware,
-    inexact_spread="its variance needs the moments of products of up to four docs' "
-    "values, not derived yet",
+    spread=ndcg_rel_spread,
 )
