@@ -160,8 +160,30 @@ def g_aware(ranking: Ranking, judgments: Judgments, gains: dict, depth: int | No
         return np.where(ideal > 0, total / ideal, 0.0)
 
 
-#: Most (state, position, next gain) steps G's exact variance and bounds take in one run.
-G_SPREAD_BUDGET = 2e7
+#: Seconds per (composition, position, next gain) step of G's variance and bounds, and
+#: per position (one numpy step over the groups), on a 2-core x86-64 machine, rounded up.
+G_STEP_SECONDS, G_POSITION_SECONDS = 4e-7, 2e-4
+
+
+def _check_spread_cost(ranking: Ranking, combos: np.ndarray, d: np.ndarray, width: int):
+    """Refuse (:class:`~tiecore.errors.Refusal`) G's variance and bounds whose backward
+    pass passes the budgets (:mod:`tiecore.engine.budget`): ``sum combos d (width + 1)``
+    steps and ``max d`` positions of time, each composition's arrays of memory."""
+    from tiecore.engine import budget
+
+    steps = float(np.sum(combos * d * (width + 1.0)))
+    seconds = steps * G_STEP_SECONDS + float(d.max(initial=0)) * G_POSITION_SECONDS
+    memory = float(combos.sum()) * 8.0 * (4 * width + 24)
+    if budget.within(seconds, memory):
+        return
+    budget.check(
+        f"run {ranking.name}",
+        f"G's exact variance and bounds ({steps:.3g} steps over its groups' compositions)",
+        seconds,
+        memory,
+        "G's tie-aware mean without the spread (ties='aware', no --spread), or "
+        "ties='sampled' for G on this run",
+    )
 
 
 def g_spread(measure, ranking: Ranking, judgments: Judgments, depth=None) -> dict:
@@ -182,8 +204,8 @@ def g_spread(measure, ranking: Ranking, judgments: Judgments, depth=None) -> dic
     (the law of total variance; the extremes of a path's sum).  ``V_0``, ``max_0`` and
     ``min_0`` at the empty composition are the group's variance and extremes: exact for
     any gains (higher gains first is not always G's maximum).  One numpy step per
-    position, over every group's compositions at once; refused past
-    :data:`G_SPREAD_BUDGET` steps.  The value is :func:`g_aware`'s.
+    position, over every group's compositions at once, refused past the budgets
+    (:func:`_check_spread_cost`).  The value is :func:`g_aware`'s.
     """
     from tiecore.measures.gains import _gains
 
@@ -233,16 +255,7 @@ def g_spread(measure, ranking: Ranking, judgments: Judgments, depth=None) -> dic
     stride = np.cumprod(np.c_[np.ones(live.size, np.int64), radix[:, :-1]], axis=1)
     combos = np.prod(radix, axis=1)
     d = slots[live]
-    steps = float(np.sum(combos * d * (width + 1.0)))
-    if steps > G_SPREAD_BUDGET:
-        from tiecore.errors import Refusal
-
-        raise Refusal(
-            f"run {ranking.name}", None,
-            f"G's exact variance and bounds would take {steps:.3g} steps, more than the "
-            f"{G_SPREAD_BUDGET:.3g} they may",
-            "G's tie-aware mean without --spread (ties='aware'), or ties='sampled'",
-        )  # fmt: skip
+    _check_spread_cost(ranking, combos, d, width)
     order = np.argsort(-d, kind="stable")  # deepest first: the active groups a prefix
     live, counts, values, zeros = live[order], counts[order], values[order], zeros[order]
     stride, combos, d = stride[order], combos[order], d[order]
