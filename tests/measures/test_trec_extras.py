@@ -26,7 +26,7 @@ from strategies import cases, depths, rel_levels
 import tiecore
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
-from tiecore.errors import InputError
+from tiecore.errors import InputError, Refusal
 from tiecore.measures import Measure
 
 SPECS = [
@@ -188,3 +188,41 @@ def test_aware_is_refused_with_the_reason(spec):
         tiecore.evaluate(pd.DataFrame(run), pd.DataFrame(qrels), [spec.name], ties="aware")
     message = str(error.value)
     assert "\n" not in message and "no exact value under ties='aware'" in message
+
+
+@pytest.mark.parametrize("depth", [None, 8])
+@pytest.mark.parametrize("name", ["G", "G(gains=1:3;2:9)", "NDCGRel", "NDCGRel(gains=0:0.5)"])
+def test_spread_of_a_large_group_is_every_orderings(name, depth):
+    """A group of 11 docs (three labels, 11,550 arrangements) between two fixed docs: the
+    four-row moments of ndcg_rel and G's backward pass beyond the sizes hypothesis draws."""
+    labels = [2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0, 1]  # the first and last alone
+    scores = [3.0, *[2.0] * 11, 1.0]
+    docnos = [f"d{i:02d}" for i in range(len(labels))]
+    levels = [*labels, 2, 1, 0]
+    qrels = pd.DataFrame({"qid": "q", "docno": [*docnos, "x1", "x2", "x3"], "level": levels})
+    run = pd.DataFrame({"qid": "q", "docno": docnos, "score": scores})
+    frame = tiecore.evaluate_spread(run, qrels, [name], per_query=True, depth=depth)
+    row = frame[frame["qid"] == "q"].iloc[0]
+    family, _, gains = name.partition("(gains=")
+    spec = ref.Spec(family, params=(("gains", gains[:-1]),) if gains else ())
+    every = ref.label_sequences(scores, labels)
+    pairs = [(ref.measure(spec, s, levels, depth=depth), c) for s, c in every.items()]
+    total = sum(every.values())
+    mean = math.fsum(v * c for v, c in pairs) / total
+    var = math.fsum((v - mean) ** 2 * c for v, c in pairs) / total
+    values = [v for v, _ in pairs]
+    assert row["value"] == pytest.approx(mean, rel=1e-12)
+    assert row["var"] == pytest.approx(var, rel=1e-10)
+    assert (row["min"], row["max"]) == pytest.approx((min(values), max(values)), rel=1e-12)
+
+
+def test_g_spread_is_refused_past_the_time_budget(monkeypatch):
+    """G's backward pass is priced first (tiecore.measures.g._check_spread_cost): past the
+    budget a one-line refusal names what fits (its mean without the spread)."""
+    qrels = pd.DataFrame({"qid": "1", "docno": ["a", "b", "c"], "level": [2, 1, 0]})
+    run = pd.DataFrame({"qid": "1", "docno": ["a", "b", "c"], "score": [1.0, 1.0, 1.0]})
+    monkeypatch.setenv("TIECORE_TIME_BUDGET", "1e-6")
+    with pytest.raises(Refusal, match="G's exact variance and bounds") as error:
+        tiecore.evaluate_spread(run, qrels, ["G"])
+    assert "\n" not in str(error.value) and "without the spread" in str(error.value)
+    assert tiecore.evaluate(run, qrels, ["G"], ties="aware")["value"].notna().all()
