@@ -6,8 +6,11 @@ trec_eval's ``m_ndcg_rel.c``, notation of :mod:`tiecore.measures.gains`): nDCG a
 relevant doc, the relevant docs not retrieved at the end of the ranking; 0 unless the
 sum is positive.
 
-Under ties its mean over the orderings is a sum over pairs of docs
-(:func:`ndcg_rel_aware`, gains of 0 or more); its variance is not derived yet.
+Under ties it is a bilinear statistic of the docs at the rows, ``sum_{i,j} B_ij p_i g_j``
+plus a linear one, with ``B`` fixed by the qrels and the depth: its mean over the
+orderings is a sum over pairs of docs (:func:`ndcg_rel_aware`), its variance one over
+up to four docs (:func:`ndcg_rel_spread`), its extremes the groups sorted by gain
+(gains of 0 or more, no more docs of positive gain retrieved than the ideal holds).
 
 >>> from tiecore.measures import Measure
 >>> str(Measure.parse("ndcg_rel"))
