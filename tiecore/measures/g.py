@@ -260,60 +260,20 @@ def g_spread(measure, ranking: Ranking, judgments: Judgments, depth=None) -> dic
     d = slots[live]
     _check_spread_cost(ranking, combos, d, width)
     order = np.argsort(-d, kind="stable")  # deepest first: the active groups a prefix
-    live, counts, values, zeros = live[order], counts[order], values[order], zeros[order]
-    stride, combos, d = stride[order], combos[order], d[order]
-    offset = np.cumsum(combos) - combos
-    owner = np.repeat(np.arange(live.size), combos)
-    code = np.arange(owner.size) - offset[owner]
-    k = np.zeros((owner.size, width), np.int64)
-    rest = code.copy()
-    for j in range(width):  # a handful of distinct gains
-        k[:, j] = rest % (counts[owner, j] + 1)
-        rest //= counts[owner, j] + 1
-    big_k = k.sum(axis=1)
-    w_sum = (k * values[owner]).sum(axis=1)
-    grp = live[owner]
-    n = size[grp].astype(np.float64)
-    mean = np.zeros(owner.size)
-    var = np.zeros(owner.size)
-    high = np.zeros(owner.size)
-    low = np.zeros(owner.size)
-    active = np.cumsum(combos)  # codes of the groups with d > p: a prefix
-    for p in range(int(d[0]) - 1, -1, -1):  # one vectorised step per position
-        a = int(active[np.searchsorted(-d, -p, side="left") - 1])
-        o, kk = owner[:a], k[:a]
-        rem = n[:a] - p
-        used = p - big_k[:a]
-        valid = (used >= 0) & (used <= zeros[o])
-        at = gstart[grp[:a]] + p
-        chance = np.where(valid, (zeros[o] - used) / rem, 0.0)
-        go = chance > 0
-        new_mean = np.where(go, chance * mean[:a], 0.0)
-        outcomes = [(chance, mean[:a], var[:a], high[:a], low[:a], 0.0)]
-        for j in range(width):
-            cj = np.where(valid, (counts[o, j] - kk[:, j]) / rem, 0.0)
-            go = cj > 0
-            nxt = np.where(go, np.arange(a) + stride[o, j], 0)
-            v = values[o, j]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                phi = np.where(
-                    go, v / np.log2(2.0 + cost[at] - s_before[grp[:a]] - v - w_sum[:a]), 0.0
-                )
-            outcomes.append((cj, mean[nxt], var[nxt], high[nxt], low[nxt], phi))
-            new_mean = new_mean + np.where(go, cj * (phi + mean[nxt]), 0.0)
-        new_var = np.zeros(a)
-        new_high = np.full(a, -np.inf)
-        new_low = np.full(a, np.inf)
-        for cj, m_next, v_next, h_next, l_next, phi in outcomes:
-            go = cj > 0
-            gap = phi + m_next - new_mean
-            new_var = new_var + np.where(go, cj * (v_next + gap * gap), 0.0)
-            new_high = np.where(go, np.maximum(new_high, phi + h_next), new_high)
-            new_low = np.where(go, np.minimum(new_low, phi + l_next), new_low)
-        mean[:a] = new_mean
-        var[:a] = new_var
-        high[:a] = np.where(np.isfinite(new_high), new_high, 0.0)
-        low[:a] = np.where(np.isfinite(new_low), new_low, 0.0)
+    live, d = live[order], d[order]
+    groups = {
+        "counts": counts[order],
+        "values": values[order],
+        "zeros": zeros[order],
+        "stride": stride[order],
+        "combos": combos[order],
+        "d": d,
+        "n": size[live].astype(np.float64),
+        "row": gstart[live],
+        "above": s_before[live],
+    }
+    var, high, low = _backward_pass(groups, cost)
+    offset = np.cumsum(combos[order]) - combos[order]
     gq = ranking.group_query[live]
     out = {
         name: np.bincount(gq, weights=field[offset], minlength=nq)
@@ -326,6 +286,64 @@ def g_spread(measure, ranking: Ranking, judgments: Judgments, depth=None) -> dic
         "min": out["min"] * scale,
         "max": out["max"] * scale,
     }
+
+
+def _backward_pass(groups: dict, cost: np.ndarray):
+    """Per composition code of the groups (sorted deepest first, their codes one after the
+    other) the variance, max and min of the terms to come from position 0 (at each group's
+    first code: the empty composition): :func:`g_spread`'s recursion, one vectorised step
+    per position, over the groups whose slots reach it (a prefix of the codes).
+
+    ``groups`` holds per group ``counts`` and ``values`` (per non-zero gain), ``zeros``,
+    ``stride`` (of each gain's digit in the code), ``combos``, ``d`` (slots), ``n``,
+    ``row`` (its first row) and ``above`` (the gains above it); ``cost`` the ideal's
+    running cost per row."""
+    counts, values, zeros = groups["counts"], groups["values"], groups["zeros"]
+    stride, combos, d = groups["stride"], groups["combos"], groups["d"]
+    width = counts.shape[1]
+    offset = np.cumsum(combos) - combos
+    owner = np.repeat(np.arange(combos.size), combos)
+    rest = np.arange(owner.size) - offset[owner]
+    k = np.zeros((owner.size, width), np.int64)
+    for j in range(width):  # a handful of distinct gains
+        k[:, j] = rest % (counts[owner, j] + 1)
+        rest //= counts[owner, j] + 1
+    big_k = k.sum(axis=1)
+    fixed = groups["above"][owner] + (k * values[owner]).sum(axis=1)  # S + W(s)
+    n, row = groups["n"][owner], groups["row"][owner]
+    mean, var = np.zeros(owner.size), np.zeros(owner.size)
+    high, low = np.zeros(owner.size), np.zeros(owner.size)
+    active = np.cumsum(combos)  # codes of the groups with d > p: a prefix
+    for p in range(int(d[0]) - 1, -1, -1):  # one vectorised step per position
+        a = int(active[np.searchsorted(-d, -p, side="left") - 1])
+        o, kk = owner[:a], k[:a]
+        rem = n[:a] - p
+        used = p - big_k[:a]
+        valid = (used >= 0) & (used <= zeros[o])
+        chance = np.where(valid, (zeros[o] - used) / rem, 0.0)
+        new_mean = np.where(chance > 0, chance * mean[:a], 0.0)
+        outcomes = [(chance, mean[:a], var[:a], high[:a], low[:a], 0.0)]
+        for j in range(width):
+            cj = np.where(valid, (counts[o, j] - kk[:, j]) / rem, 0.0)
+            go = cj > 0
+            nxt = np.where(go, np.arange(a) + stride[o, j], 0)
+            v = values[o, j]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                phi = np.where(go, v / np.log2(2.0 + cost[row[:a] + p] - fixed[:a] - v), 0.0)
+            outcomes.append((cj, mean[nxt], var[nxt], high[nxt], low[nxt], phi))
+            new_mean = new_mean + np.where(go, cj * (phi + mean[nxt]), 0.0)
+        new_var = np.zeros(a)
+        new_high, new_low = np.full(a, -np.inf), np.full(a, np.inf)
+        for cj, m_next, v_next, h_next, l_next, phi in outcomes:
+            go = cj > 0
+            gap = phi + m_next - new_mean
+            new_var = new_var + np.where(go, cj * (v_next + gap * gap), 0.0)
+            new_high = np.where(go, np.maximum(new_high, phi + h_next), new_high)
+            new_low = np.where(go, np.minimum(new_low, phi + l_next), new_low)
+        mean[:a], var[:a] = new_mean, new_var
+        high[:a] = np.where(np.isfinite(new_high), new_high, 0.0)
+        low[:a] = np.where(np.isfinite(new_low), new_low, 0.0)
+    return var, high, low
 
 
 register_gain_family(

@@ -242,7 +242,8 @@ def ndcg_rel_spread(measure, ranking: Ranking, judgments: Judgments, depth=None)
     - between two groups ``G`` before ``G'`` the blocks of ``B`` are of rank one, ``B_{G'G}
       = a w^T`` and ``B_{GG'} = -beta r w^T``, and the pairs add ``kx_G' |P a|^2 ky_G |P
       w|^2 + kx_G beta^2 |P r|^2 ky_G' |P w|^2 + 2 kxy_G' <P w, P a> kxy_G <P w, -beta P
-      r>`` (``P`` centring in the group, ``k = S / (n - 1)``): running sums over the groups.
+      r>`` (``P`` centring in the group, ``k = S / (n - 1)``): running sums over the groups
+      (:func:`_within_groups` and :func:`_pairs_of_groups` give the two parts).
 
     The value is :func:`ndcg_rel_aware`'s.  Every swap of two docs of a group that puts
     the higher gain above raises ``X`` (the nDCG at each doc of positive gain, the final
@@ -266,6 +267,43 @@ def ndcg_rel_spread(measure, ranking: Ranking, judgments: Judgments, depth=None)
               if 2 <= a + b <= 4}  # fmt: skip
     powers[0, 0] = nf
     powers[1, 0] = powers[0, 1] = np.zeros(starts.size)  # centred
+    w, a, b, beta, n_pos = _row_factors(ranking, judgments, gains, depth)
+
+    def across(values):  # running sums restarted at each query
+        total = np.cumsum(values)
+        first = ranking.starts[q]
+        return total - (total[first] - values[first])
+
+    # L's coefficients: u_i = sum_j B_ij mu_j, v_j = sum_i B_ij pi_i + c_j over the query
+    mw = w * mu[group]
+    mw_in = across(mw)
+    expected_d = np.bincount(q, weights=mw, minlength=nq)
+    u = a * mw_in + b * (expected_d[q] - mw_in)
+    api, bpi = a * pi[group], b * pi[group]
+    v = w * (np.bincount(q, weights=api, minlength=nq)[q] - across(api) + api + across(bpi)
+             - bpi + n_pos[q] * beta[q])  # fmt: skip
+    per = _within_groups(ranking, (a, b, w), (u, v), powers) + _pairs_of_groups(
+        ranking, (a, b, w), powers
+    )
+    var = np.bincount(ranking.group_query, weights=per, minlength=nq)
+    scale = np.where(n_pos > 0, 1.0 / np.maximum(n_pos, 1), 0.0)
+    extremes = {}
+    for name, sign in (("max", -1.0), ("min", 1.0)):
+        order = np.lexsort((sign * g, group))
+        extremes[name] = _ndcg_rel_of(ranking, judgments, gains, depth, g[order])
+    return {
+        "value": value,
+        "var": np.maximum(var, 0.0) * scale * scale,
+        "min": extremes["min"],
+        "max": extremes["max"],
+    }
+
+
+def _row_factors(ranking: Ranking, judgments: Judgments, gains: dict, depth):
+    """Per row ``w`` (``1 / log2(rank + 1)``, 0 past the depth) and ``B``'s row factors
+    at and below the diagonal (``a = r (h - beta)``) and above it (``b = -beta r``); per
+    query ``beta = 1 / IDCG@n+`` (0 without positive gains) and ``n+``."""
+    nq, q = len(ranking.counts), ranking.query
     ret = retrieved(ranking, depth)
     r = ret.astype(np.float64)
     w = np.where(ret, 1.0 / np.log2(ranking.rank + 1.0), 0.0)
@@ -278,17 +316,27 @@ def ndcg_rel_spread(measure, ranking: Ranking, judgments: Judgments, depth=None)
     final[n_pos > 0] = ideal_running[ideal_starts[:-1][n_pos > 0] + n_pos[n_pos > 0] - 1]
     beta = np.where(n_pos > 0, 1.0 / final, 0.0)
     h = np.where(has & ret, 1.0 / idcg, 0.0)
-    a = r * h - beta[q] * r  # B's row factor at and below the diagonal
-    b = -beta[q] * r  # above it
+    return w, r * h - beta[q] * r, -beta[q] * r, beta, n_pos
+
+
+def _centred(ranking: Ranking, s: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Per group ``sum (s - mean s)(t - mean t)`` over its rows."""
+    starts = ranking.group_start
+    return np.add.reduceat(s * t, starts) - (
+        np.add.reduceat(s, starts) * np.add.reduceat(t, starts) / ranking.size
+    )
+
+
+def _within_groups(ranking: Ranking, factors: tuple, linear: tuple, powers: dict) -> np.ndarray:
+    """Per group ``Var L_G + 2 Cov(L_G, W_GG) + Var W_GG`` (:func:`ndcg_rel_spread`):
+    ``factors`` ``(a, b, w)`` give ``B``, ``linear`` ``(u, v)`` L's coefficients."""
+    (a, b, w), (u, v) = factors, linear
+    group, starts, size = ranking.group, ranking.group_start, ranking.size
+    nf = size.astype(np.float64)
 
     def within(values):  # running sums restarted at each group
         total = np.cumsum(values)
         return total - (total[starts] - values[starts])[group]
-
-    def across(values):  # running sums restarted at each query
-        total = np.cumsum(values)
-        first = ranking.starts[q]
-        return total - (total[first] - values[first])
 
     def per_group(values):
         return np.add.reduceat(values, starts)
@@ -298,76 +346,55 @@ def ndcg_rel_spread(measure, ranking: Ranking, judgments: Judgments, depth=None)
     row = a * w_in + b * (w_all - w_in)  # row sums of B within the group
     col = w * (per_group(a)[group] - within(a) + a + within(b) - b)
     diag = a * w
-    sums = {
-        "sum": per_group(row),
-        "trace": per_group(diag),
-        "row2": per_group(row * row),
-        "col2": per_group(col * col),
-        "rowcol": per_group(row * col),
-        "diagrow": per_group(diag * row),
-        "diagcol": per_group(diag * col),
-        "diag2": per_group(diag * diag),
-        "frob": per_group(a * a * w2_in + b * b * (w2_all - w2_in)),
-        "twist": per_group(diag * diag + 2.0 * a * w * (within(b * w) - b * w)),
-    }
+    total, trace = per_group(row), per_group(diag)
     k = frozenset
     four = {
-        k(): sums["sum"] ** 2,
-        k([k([0, 1])]): sums["trace"] * sums["sum"],
-        k([k([2, 3])]): sums["trace"] * sums["sum"],
-        k([k([0, 2])]): sums["row2"],
-        k([k([1, 3])]): sums["col2"],
-        k([k([0, 3])]): sums["rowcol"],
-        k([k([1, 2])]): sums["rowcol"],
-        k([k([0, 1]), k([2, 3])]): sums["trace"] ** 2,
-        k([k([0, 2]), k([1, 3])]): sums["frob"],
-        k([k([0, 3]), k([1, 2])]): sums["twist"],
-        k([k([0, 1, 2])]): sums["diagrow"],
-        k([k([0, 2, 3])]): sums["diagrow"],
-        k([k([0, 1, 3])]): sums["diagcol"],
-        k([k([1, 2, 3])]): sums["diagcol"],
-        k([k([0, 1, 2, 3])]): sums["diag2"],
+        k(): total**2,
+        k([k([0, 1])]): trace * total,
+        k([k([2, 3])]): trace * total,
+        k([k([0, 2])]): per_group(row * row),
+        k([k([1, 3])]): per_group(col * col),
+        k([k([0, 3])]): per_group(row * col),
+        k([k([1, 2])]): per_group(row * col),
+        k([k([0, 1]), k([2, 3])]): trace**2,
+        k([k([0, 2]), k([1, 3])]): per_group(a * a * w2_in + b * b * (w2_all - w2_in)),
+        k([k([0, 3]), k([1, 2])]): per_group(diag * diag + 2 * a * w * (within(b * w) - b * w)),
+        k([k([0, 1, 2])]): per_group(diag * row),
+        k([k([0, 2, 3])]): per_group(diag * row),
+        k([k([0, 1, 3])]): per_group(diag * col),
+        k([k([1, 2, 3])]): per_group(diag * col),
+        k([k([0, 1, 2, 3])]): per_group(diag * diag),
     }
-    mean_w = _permutation_moment("xy", {k(): sums["sum"], k([k([0, 1])]): sums["trace"]},
-                                 powers, nf)  # fmt: skip
-    var_w = _permutation_moment("xyxy", four, powers, nf) - mean_w**2
-    # L's coefficients: u_i = sum_j B_ij mu_j, v_j = sum_i B_ij pi_i + c_j over the query
-    mw = w * mu[group]
-    mw_in = across(mw)
-    expected_d = np.bincount(q, weights=mw, minlength=nq)
-    u = a * mw_in + b * (expected_d[q] - mw_in)
-    api, bpi = a * pi[group], b * pi[group]
-    v = w * (np.bincount(q, weights=api, minlength=nq)[q] - across(api) + api + across(bpi)
-             - bpi + n_pos[q] * beta[q])  # fmt: skip
-
-    def centred(s, t):  # sum over the group of (s - mean s)(t - mean t)
-        return per_group(s * t) - per_group(s) * per_group(t) / nf
-
-    with np.errstate(divide="ignore", invalid="ignore"):
-        spread_l = np.where(
-            size > 1,
-            (centred(u, u) * powers[2, 0] + 2 * centred(u, v) * powers[1, 1]
-             + centred(v, v) * powers[0, 2]) / np.maximum(nf - 1, 1),
-            0.0,
-        )  # fmt: skip
-    cov = np.zeros(starts.size)
+    mean_w = _permutation_moment("xy", {k(): total, k([k([0, 1])]): trace}, powers, nf)
+    out = _permutation_moment("xyxy", four, powers, nf) - mean_w**2
     for coefficient, labels in ((u, "xxy"), (v, "yxy")):
         three = {
-            k(): sums["sum"] * per_group(coefficient),
-            k([k([1, 2])]): sums["trace"] * per_group(coefficient),
+            k(): total * per_group(coefficient),
+            k([k([1, 2])]): trace * per_group(coefficient),
             k([k([0, 1])]): per_group(coefficient * row),
             k([k([0, 2])]): per_group(coefficient * col),
             k([k([0, 1, 2])]): per_group(coefficient * diag),
         }
-        cov += _permutation_moment(labels, three, powers, nf)
-    # pairs of groups: B's blocks of rank one
-    kappa = 1.0 / np.maximum(nf - 1, 1)
+        out += 2.0 * _permutation_moment(labels, three, powers, nf)
+    c = _centred
+    linear_var = (c(ranking, u, u) * powers[2, 0] + 2 * c(ranking, u, v) * powers[1, 1]
+                  + c(ranking, v, v) * powers[0, 2]) / np.maximum(nf - 1, 1)  # fmt: skip
+    return out + np.where(size > 1, linear_var, 0.0)
+
+
+def _pairs_of_groups(ranking: Ranking, factors: tuple, powers: dict) -> np.ndarray:
+    """Per group what ``W``'s blocks between it and the other groups of its query add to
+    the variance (:func:`ndcg_rel_spread`): of rank one, ``a w^T`` below the diagonal,
+    ``b w^T`` above, each pair counted once."""
+    a, b, w = factors
+    nq = len(ranking.counts)
+    kappa = 1.0 / np.maximum(ranking.size - 1.0, 1.0)
     kx, ky, kxy = powers[2, 0] * kappa, powers[0, 2] * kappa, powers[1, 1] * kappa
-    y_part = ky * centred(w, w)
-    later_x = kx * centred(a, a)  # this group after the other (B's rows below)
-    earlier_x = kx * centred(b, b)  # this group before the other
-    later_xy = kxy * centred(w, a)
-    earlier_xy = kxy * centred(w, b)
+    y_part = ky * _centred(ranking, w, w)
+    later_x = kx * _centred(ranking, a, a)  # this group after the other (B's rows below)
+    earlier_x = kx * _centred(ranking, b, b)  # this group before the other
+    later_xy = kxy * _centred(ranking, w, a)
+    earlier_xy = kxy * _centred(ranking, w, b)
     gq = ranking.group_query
     gfirst = np.searchsorted(gq, gq)
 
@@ -378,21 +405,8 @@ def ndcg_rel_spread(measure, ranking: Ranking, judgments: Judgments, depth=None)
     def after(values):
         return np.bincount(gq, weights=values, minlength=nq)[gq] - before(values) - values
 
-    pairs = (later_x * before(y_part) + earlier_x * after(y_part)
-             + 2.0 * later_xy * before(earlier_xy))  # fmt: skip
-    per = spread_l + 2.0 * cov + var_w + pairs
-    var = np.bincount(gq, weights=per, minlength=nq)
-    scale = np.where(n_pos > 0, 1.0 / np.maximum(n_pos, 1), 0.0)
-    extremes = {}
-    for name, sign in (("max", -1.0), ("min", 1.0)):
-        order = np.lexsort((sign * g, group))
-        extremes[name] = _ndcg_rel_of(ranking, judgments, gains, depth, g[order])
-    return {
-        "value": value,
-        "var": np.maximum(var, 0.0) * scale * scale,
-        "min": extremes["min"],
-        "max": extremes["max"],
-    }
+    return (later_x * before(y_part) + earlier_x * after(y_part)
+            + 2.0 * later_xy * before(earlier_xy))  # fmt: skip
 
 
 register_gain_family(
