@@ -614,10 +614,11 @@ def policies_are_extremes(spec: Spec) -> bool:
     """Whether the optimistic and pessimistic orders give the max and min of ``spec``: not
     for :data:`JUDGED_FAMILIES`, nor for nDCG's local ideal (a high gain pushed into the
     top k raises that ideal too), nor for gains given per level (a higher level may gain
-    less), whose extremes only the enumeration gives."""
+    less), nor for G (a higher gain first may lower the later docs' terms more than it
+    raises its own), whose extremes only the enumeration gives."""
     local = spec.family == "nDCG" and spec.param("ideal", "global") == "local"
     mapped = bool(spec.param("gains", ""))  # a level's gain need not grow with it
-    return spec.family not in JUDGED_FAMILIES and not local and not mapped
+    return spec.family not in (*JUDGED_FAMILIES, "G") and not local and not mapped
 
 
 def is_head_sum(spec: Spec) -> bool:
@@ -625,7 +626,7 @@ def is_head_sum(spec: Spec) -> bool:
     splits over the tie groups (tiecore.spread.tie_groups): not nDCG's local ideal, nor
     infAP (its groups are independent too, but it is no head sum that tie_groups reads),
     nor trec_eval 10's rbp_resid (0 unless some group puts an unjudged doc above k)."""
-    if spec.family in ("infAP", "NumRel", "NumRet", "SetAP", "Rndcg", "BinG"):  # no head sum
+    if spec.family in ("infAP", "NumRel", "NumRet", "SetAP", "Rndcg", "BinG", "G", "NDCGRel"):
         return False
     if spec.param("convention", "tiecore") == "trec_eval":  # times "an unjudged doc above k"
         return False
@@ -647,6 +648,8 @@ def all_specs(cutoffs: Iterable[int] = range(1, 11)) -> list[Spec]:
     specs += [Spec("nDCG", params=(("gains", "1:3.0;2:-1.0;0:0.5"),))]
     specs += [Spec("Rndcg"), Spec("Rndcg", params=(("gains", "2:1.0;1:2.5;0:-1.0"),))]
     specs += [Spec("BinG")]
+    specs += [Spec("G"), Spec("G", params=(("gains", "1:3.0;2:9.0;0:0.5"),))]
+    specs += [Spec("NDCGRel"), Spec("NDCGRel", params=(("gains", "1:3.0;2:9.0;4:4.5"),))]
     specs += [Spec(family) for family in SET_FAMILIES]
     specs += [Spec("NumNonRelJudgedRet")]
     specs += [Spec("SetF", params=(("x", x),)) for x in ("0.5", "3.0")]

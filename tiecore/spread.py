@@ -20,7 +20,7 @@ import pandas as pd
 
 from tiecore.engine import kernels
 from tiecore.engine.judgments import Judgments, gain_of
-from tiecore.engine.moments import Context, group_sum
+from tiecore.engine.moments import Context, group_sum, within_bounds
 from tiecore.engine.ranking import Ranking, extra_float32_ties
 from tiecore.errors import InputError, TieCoreWarning
 from tiecore.evaluation.core import Runs, _PartValues, _Rows, merge_parts, part_values
@@ -152,7 +152,7 @@ def spread_arrays(
     out = {}
     for measure in measures:
         if measure.spec.hooked(measure):
-            out[measure] = _within_bounds(measure.spec.spread(measure, ranking, judgments, depth))
+            out[measure] = within_bounds(measure.spec.spread(measure, ranking, judgments, depth))
             continue
         recipe = kernels.plan(measure, judgments, depth, ranking)
         component = context.profile.component(recipe.component)
@@ -169,7 +169,7 @@ def spread_arrays(
             kernels.finish(recipe, fixed + np.bincount(tied.group_query, weights=e, minlength=nq))
             for e in (worst, best)
         )
-        out[measure] = _within_bounds(
+        out[measure] = within_bounds(
             {
                 "value": kernels.finish(recipe, sums),
                 "var": variance.astype(np.float64),
@@ -178,44 +178,6 @@ def spread_arrays(
             }
         )
     return out
-
-
-#: A spread ``max - min`` at most this share of ``max(|min|, |max|)`` (1,024 units in
-#: the last place) is rounding's, not the orderings': see :func:`_within_bounds`.
-FLAT = 2.0**-42
-
-
-def _within_bounds(spread: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Bounds that hold the value, and a variance of 0 exactly where they meet.
-
-    The mean over orderings lies in ``[min, max]``, but value, min, max and variance are
-    float sums taken in different orders: where no order moves the value (``min = value
-    = max`` in exact arithmetic, variance 0) min and max may differ by rounding (up to
-    2e-14 on real runs, a hundred units in the last place) and the variance come out a
-    tiny positive number.  So a spread of at most :data:`FLAT` of the bounds' magnitude
-    is none: variance 0 and ``min = max = value``;
-    elsewhere the bounds widen to the value (by no more than rounding), so that
-    ``min <= value <= max`` holds exactly as printed and variance 0 holds exactly when
-    ``min = max``.  The value stays bit for bit the aware value of
-    :func:`tiecore.evaluate`; the summary's means keep the order (rounded sums are
-    monotone).  A true spread that small (2e-13 of the value: RBP's terms past rank 130
-    at p = 0.8) is far below what any printed digit shows.
-    """
-    value = np.asarray(spread["value"], dtype=np.float64)
-    low = np.minimum(np.asarray(spread["min"], dtype=np.float64), value)
-    high = np.maximum(np.asarray(spread["max"], dtype=np.float64), value)
-    scale = np.maximum(np.abs(low), np.abs(high))
-    flat = high - low <= FLAT * scale
-    var = np.asarray(spread["var"], dtype=np.float64)
-    # a real spread whose variance underflowed (a rare order far off): positive still
-    var = np.where(flat, 0.0, np.where(var > 0, var, np.finfo(np.float64).tiny))
-    return {
-        **spread,
-        "value": value,
-        "var": var,
-        "min": np.where(flat, value, low),
-        "max": np.where(flat, value, high),
-    }
 
 
 @validate_params(TIE_GROUPS)

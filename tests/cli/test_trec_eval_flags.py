@@ -312,6 +312,46 @@ def test_qrels_jg_aware_is_the_mean_over_orderings(capsys, tmp_path):
         assert got["value"] == pytest.approx(sum(values) / len(values), abs=1e-12)
 
 
+def test_qrels_jg_spread_in_csv(capsys, tmp_path):
+    """--spread: var, min and max of the average over the groups, which share the
+    ordering (tests/evaluation/test_judgment_groups.py: against every ordering).  Here
+    P@1's groups are never both fulfilled: var 0 although each group's P@1 varies."""
+    qrels = _write(tmp_path / "jg", "1 u a 1\n1 u b 0\n1 v a 0\n1 v b 1\n")
+    run = _write(tmp_path / "run", "1 Q0 a 0 1 t\n1 Q0 b 0 1 t\n1 Q0 c 0 2 t\n")
+    argv = ["--spread", "--format", "csv", "-q", "-m", "P_avgjg.1,2", "-m", "map_avgjg"]
+    code, out, err = eval_out(capsys, *argv, "-R", "qrels_jg", qrels, run)
+    assert code == 0, err
+    rows = _csv(out)
+    assert rows["1", "P_avgjg_2"] == {"value": 0.25, "var": 0.0, "min": 0.25, "max": 0.25}
+    assert rows["1", "map_avgjg"]["var"] == pytest.approx(0.0, abs=1e-15)
+    for row in rows.values():
+        assert row["min"] - 1e-12 <= row["value"] <= row["max"] + 1e-12
+
+
+def test_qrels_jg_sampled_prints_the_mean_and_its_uncertainty(capsys, tmp_path):
+    """--ties sampled: the mode line, trec_eval's lines of the means, std and stderr in
+    csv, the same numbers for the same seed (tests/evaluation/test_judgment_groups.py:
+    each draw one ordering shared by the groups)."""
+    qrels = _write(tmp_path / "jg", "1 u a 1\n1 u b 0\n1 v a 0\n1 v b 1\n")
+    run = _write(tmp_path / "run", "1 Q0 a 0 1 t\n1 Q0 b 0 1 t\n1 Q0 c 0 2 t\n")
+    argv = ["--ties", "sampled", "--samples", "400", "-m", "P_avgjg.2", "-R", "qrels_jg"]
+    code, out, err = eval_out(capsys, *argv, qrels, run)
+    assert code == 0, err
+    # P@2: c first, then a (u's 1/2, v's 0) or b (0, 1/2): 1/4 in every ordering
+    assert out == (
+        "ties                  \tall\tsampled(samples=400,seed=0)\n"
+        "P_avgjg_2             \tall\t0.2500\n"
+    )
+    code, out, err = eval_out(capsys, *argv, "-m", "map_avgjg", "--format", "csv", qrels, run)
+    assert code == 0, err
+    header, *rows = out.splitlines()
+    assert header == "run,qid,measure,value,std,stderr,ties,tiebreak,samples,seed"
+    ap = [row.split(",") for row in rows if ",map_avgjg," in row]
+    # AP per group: 1/2 (its doc second) or 1/3 (third); the average 5/12 whatever the order
+    assert ap and all(float(r[3]) == pytest.approx(5 / 12) and float(r[4]) < 1e-12 for r in ap)
+    assert eval_out(capsys, *argv, "-m", "map_avgjg", "--format", "csv", qrels, run)[1] == out
+
+
 @pytest.mark.parametrize(
     ("text", "where", "what"),
     [
@@ -333,8 +373,6 @@ def test_qrels_jg_errors_name_file_and_line(capsys, tmp_path, text, where, what)
         (["-m", "map", "-R", "qrels_jg"], "-R qrels_jg: map cannot read these judgments"),
         (["-m", "P@10", "-R", "qrels_jg"], "tiecore's names cannot read"),
         (["-m", "map_avgjg"], "(expected -R qrels_jg)"),
-        (["-m", "qrels_jg", "-R", "qrels_jg", "--spread"], "neither --spread"),
-        (["-m", "qrels_jg", "-R", "qrels_jg", "--ties", "sampled"], "nor --ties sampled"),
     ],
 )
 def test_qrels_jg_usage_errors(capsys, argv, what):
@@ -374,6 +412,20 @@ def test_prefs_print_trec_eval_s_bytes(capsys, golden):
     assert out == (GOLDEN / golden).read_text()
 
 
+def test_prefs_of_a_large_run_print_trec_eval_s_bytes(capsys):
+    """robust03's qrels as qrels_prefs (one JG of two or three classes per query, 100
+    queries, 8.7 million preferences) and MU03rob01: trec_eval 9.0.8's lines, per query
+    and summary (prefs_pair's terms summed pair by pair in its row order)."""
+    from shared_data import ROBUST_QRELS, robust_run
+
+    argv = ["--ties", "oblivious", "-q", "-m", "all_prefs", "-R", "qrels_prefs"]
+    code, out, err = eval_out(
+        capsys, *argv, str(ROBUST_QRELS), str(robust_run("input.MU03rob01.gz"))
+    )
+    assert code == 0, err
+    assert out == (GOLDEN / "robust03_MU03rob01.qrels_prefs.q").read_text()
+
+
 @pytest.mark.parametrize(
     ("text", "where", "what"),
     [
@@ -399,8 +451,7 @@ def test_prefs_errors_name_file_and_line(capsys, tmp_path, text, where, what):
     [
         (["-m", "map", "-R", "prefs"], "-R prefs: map cannot read these judgments"),
         (["-m", "prefs_simp"], "(expected -R prefs or -R qrels_prefs)"),
-        (["-m", "all_prefs", "-R", "prefs", "--ties", "sampled"], "not offered for preferences"),
-        (["-m", "prefs_avgjg_Rnonrel", "-R", "prefs", "--ties", "aware"], "no tie-aware value"),
+        (["-m", "prefs_avgjg_Rnonrel", "-R", "prefs", "--spread"], "no exact variance and range"),
     ],
 )
 def test_prefs_usage_errors(capsys, argv, what):
@@ -435,16 +486,47 @@ def test_zscore_of_the_preference_measures(capsys):
 
 
 def test_aware_prefs_name_their_mode_and_leave_out_the_recounts(capsys):
-    """Aware all_prefs: the mode line, the exact expectations
-    (tests/evaluation/test_prefs.py), and a note for the two Rnonrel measures."""
+    """Aware all_prefs: the mode line and the exact expectations, the Rnonrel ones too
+    (tests/evaluation/test_prefs.py); with --spread a note leaves those out (they have
+    no exact variance and range)."""
     argv = ["-m", "all_prefs", "-R", "prefs", *map(_golden_file, TIES)]
     code, out, err = eval_out(capsys, "--ties", "aware", *argv)
-    assert code == 0
+    assert code == 0 and err == ""
     assert out.startswith("ties                  \tall\taware\n")
-    assert "Rnonrel" not in out and "prefs_num_prefs_ful   \tall\t30.5000\n" in out
+    assert "prefs_num_prefs_ful   \tall\t30.5000\n" in out
+    assert "prefs_avgjg_Rnonrel   \tall\t" in out and "prefs_avgjg_Rnonrel_ret\tall\t" in out
+    code, out, err = eval_out(capsys, "--spread", *argv)
+    assert code == 0 and "Rnonrel" not in out
     assert err == (
-        "tiecore: all_prefs leaves out prefs_avgjg_Rnonrel, prefs_avgjg_Rnonrel_ret: no "
-        "tie-aware value (use --ties oblivious for them)\n"
+        "tiecore: all_prefs --spread leaves out prefs_avgjg_Rnonrel, prefs_avgjg_Rnonrel_ret: "
+        "no exact variance and range (use --ties aware without --spread, or --ties "
+        "sampled, for them)\n"
+    )
+
+
+def test_aware_rnonrel_without_an_exact_value_is_one_line(capsys, tmp_path):
+    """A JG whose retrieved-only recount keeps 2 of 3 tied non-relevant docs, only one
+    of which holds a preference among the retrieved docs: its ratio is 0/0 in a third
+    of the orderings, which makes trec_eval's query value 0 there, so the expectation
+    is no mean over the JGs: asked for, one line naming sampled mode; brought by
+    all_prefs, left out with a note.  prefs_avgjg_Rnonrel
+    itself has its exact value: trec_eval 9.0.8 gives 0.5 in 4 of the 6 orderings and
+    0 in 2, mean 1/3."""
+    prefs = _write(tmp_path / "prefs", "1 g s a 5\n1 g s b 0\n1 g t e 6\n1 g t c 0\n1 g t d 0\n")
+    run = _write(tmp_path / "run", "1 Q0 a 0 2 r\n1 Q0 b 0 1 r\n1 Q0 c 0 1 r\n1 Q0 d 0 1 r\n")
+    code, out, err = eval_out(capsys, "-q", "-m", "prefs_avgjg_Rnonrel", "-R", "prefs", prefs, run)
+    assert code == 0, err
+    assert "prefs_avgjg_Rnonrel   \t1\t0.3333\n" in out
+    argv = ["-m", "prefs_avgjg_Rnonrel_ret", "-R", "prefs", prefs, run]
+    code, out, err = eval_out(capsys, *argv)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "prefs_avgjg_Rnonrel_ret has no exact tie-aware value" in err
+    assert "--ties sampled" in err
+    code, out, err = eval_out(capsys, "-q", "-m", "all_prefs", "-R", "prefs", prefs, run)
+    assert code == 0 and "Rnonrel_ret" not in out and "prefs_avgjg_Rnonrel   \t1\t0.3333\n" in out
+    assert err == (
+        "tiecore: all_prefs leaves out prefs_avgjg_Rnonrel_ret: no exact tie-aware value for "
+        "some query (use --ties sampled for them)\n"
     )
 
 
@@ -459,6 +541,81 @@ def test_aware_prefs_spread_in_csv(capsys):
     for row in rows.values():
         assert row["min"] - 1e-12 <= row["value"] <= row["max"] + 1e-12
         assert row["var"] >= 0
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--ties", "oblivious", "-R", "prefs"],
+        ["--ties", "aware", "-R", "prefs"],
+        ["--ties", "aware", "--spread", "-R", "prefs"],
+        ["--ties", "aware", "-c", "-R", "prefs"],
+        ["--ties", "sampled", "--samples", "5", "-R", "prefs"],
+    ],
+)
+def test_prefs_without_a_judged_query_is_one_line(capsys, flags):
+    """prefs.test's queries are not results.test's: trec_eval 9.0.8 stops ("No queries
+    with both results and relevance info", -c too); one line naming the run's file."""
+    argv = [*flags, "-m", "all_prefs", _golden_file("prefs.test"), TEST[1]]
+    code, out, err = eval_out(capsys, *argv)
+    assert code == 2 and out == ""
+    last = err.splitlines()[-1]
+    assert "Traceback" not in err and TEST[1] in last
+    assert "none of its queries has preference judgments" in last
+
+
+def test_qrels_jg_without_a_judged_query_is_one_line(capsys):
+    argv = ["-m", "qrels_jg", "-R", "qrels_jg", QRELS_JG, _golden_file("prefs.results.test")]
+    code, out, err = eval_out(capsys, *argv)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "none of its queries has judgments in the qrels_jg file" in err
+
+
+def test_prefs_with_no_judged_doc_retrieved(capsys, tmp_path):
+    """A query whose run retrieves no judged doc (its tied docs unjudged): trec_eval's
+    values in every mode, zero spread."""
+    prefs = _write(tmp_path / "prefs", "1 g s a 1\n1 g s b 0\n2 g s a 2\n2 g s c 0\n")
+    run = _write(tmp_path / "run", "1 Q0 x 1 1 r\n1 Q0 y 2 1 r\n2 Q0 a 1 2 r\n2 Q0 c 1 1 r\n")
+    flags = ["-q", "-m", "prefs_num_prefs_poss", "-m", "prefs_simp", "-R", "prefs"]
+    code, out, err = eval_out(capsys, "--ties", "oblivious", *flags, prefs, run)
+    assert code == 0, err
+    assert out == (
+        "prefs_num_prefs_poss  \t1\t1\nprefs_simp            \t1\t0.0000\n"
+        "prefs_num_prefs_poss  \t2\t1\nprefs_simp            \t2\t1.0000\n"
+        "prefs_num_prefs_poss  \tall\t2\nprefs_simp            \tall\t0.5000\n"
+    )
+    code, out, err = eval_out(capsys, "--spread", "--format", "csv", *flags, prefs, run)
+    assert code == 0, err
+    rows = _csv(out)
+    assert rows["1", "prefs_simp"] == {"value": 0.0, "var": 0.0, "min": 0.0, "max": 0.0}
+
+
+def test_sampled_prefs_print_the_mean_and_its_uncertainty(capsys):
+    """--ties sampled: the mode line, every measure (the Rnonrel ones recounted per
+    drawn ordering), the same numbers for the same seed, std and stderr in csv; the
+    sampled means (tests/evaluation/test_prefs.py) near aware's exact ones."""
+    argv = ["-m", "all_prefs", "-R", "prefs", *map(_golden_file, TIES)]
+    code, out, err = eval_out(capsys, "--ties", "sampled", "--samples", "200", *argv)
+    assert code == 0, err
+    assert out.startswith("ties                  \tall\tsampled(samples=200,seed=0)\n")
+    assert "prefs_avgjg_Rnonrel_ret\tall\t" in out
+    assert eval_out(capsys, "--ties", "sampled", "--samples", "200", *argv)[1] == out
+    flags = ["--ties", "sampled", "--samples", "200", "--format", "csv", "-q"]
+    code, csv_out, err = eval_out(capsys, *flags, *argv)
+    assert code == 0, err
+    assert csv_out.splitlines()[0] == (
+        "run,qid,measure,value,std,stderr,ties,tiebreak,samples,seed"
+    )
+    _, aware, _ = eval_out(capsys, "--format", "csv", "-q", *argv)
+    exact = _csv(aware)
+    import csv
+    import io
+
+    for row in csv.DictReader(io.StringIO(csv_out)):
+        key = (row["qid"], row["measure"])
+        if key in exact:
+            mean, stderr = float(row["value"]), float(row["stderr"])
+            assert abs(mean - exact[key]["value"]) <= 4 * stderr + 1e-9, key
 
 
 def test_zscore_keeps_a_text_line_as_trec_eval_prints_relstring():

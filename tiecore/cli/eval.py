@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import textwrap
 import time
 import warnings
@@ -567,18 +568,19 @@ def _prefs_eval(args: argparse.Namespace, zscores: dict | None, stderr: TextIO) 
     from tiecore.measures.prefs import RANK_RECOUNTED
 
     plan = args.plan
-    if args.ties == "aware":  # the Rnonrel measures recount by rank: no tie-aware value
+    if args.ties == "aware" and args.spread:  # the Rnonrel measures: a value, no spread
         asked = [m for m in RANK_RECOUNTED if m in plan.printed and m not in plan.nicknamed]
         if asked:
             raise UsageError(
-                f"-m {', '.join(asked)}: no tie-aware value (they recount by rank); use "
-                "--ties oblivious"
+                f"-m {', '.join(asked)}: no exact variance and range (they recount by "
+                "rank); use --ties aware without --spread, or --ties sampled"
             )
         dropped = [m for m in RANK_RECOUNTED if m in plan.printed]
         if dropped:
             print(
-                f"tiecore: {plan.nicknamed[dropped[0]]} leaves out {', '.join(dropped)}: no "
-                "tie-aware value (use --ties oblivious for them)",
+                f"tiecore: {plan.nicknamed[dropped[0]]} --spread leaves out "
+                f"{', '.join(dropped)}: no exact variance and range (use --ties aware "
+                "without --spread, or --ties sampled, for them)",
                 file=stderr,
             )
             plan.names = [m for m in plan.names if m not in dropped]
@@ -588,12 +590,58 @@ def _prefs_eval(args: argparse.Namespace, zscores: dict | None, stderr: TextIO) 
     prefs = reader(args.files[0])
     runs = io.read_runs(args.files[1:])
     columns, num_q = evaluate_prefs(
-        runs, prefs, ties=args.ties, depth=args.depth, complete=args.complete, spread=args.spread
+        runs,
+        prefs,
+        ties=args.ties,
+        depth=args.depth,
+        complete=args.complete,
+        spread=args.spread,
+        samples=args.samples or DEFAULT_SAMPLES,
+        seed=args.seed,
+        recount=any(m in plan.names for m in RANK_RECOUNTED),
     )
-    wanted = set(plan.names)  # the measures asked for (aware: without the Rnonrel ones)
+    wanted = set(plan.names)  # the measures asked for (--spread: without the Rnonrel ones)
     keep = [i for i, measure in enumerate(columns["measure"]) if measure in wanted]
     columns = {name: [column[i] for i in keep] for name, column in columns.items()}
+    if args.ties == "aware":  # an Rnonrel recount without an exact expectation here
+        columns = _without_inexact_recounts(columns, plan, stderr)
     return _judgments_text(args, columns, num_q, zscores, stderr)
+
+
+def _without_inexact_recounts(columns: dict[str, list], plan: TrecPlan, stderr: TextIO) -> dict:
+    """Aware ``Rnonrel`` values: a measure that a nickname brought and that has no exact
+    value for some query (nan) is left out with a note; asked for by name, refused."""
+    from tiecore.measures.prefs import RANK_RECOUNTED
+
+    missing = {}
+    for run, qid, measure, value in zip(
+        columns["run"], columns["qid"], columns["measure"], columns["value"], strict=True
+    ):
+        if qid is not None and measure in RANK_RECOUNTED and math.isnan(value):
+            missing.setdefault(measure, (run, qid))
+    for measure, (run, qid) in missing.items():
+        if measure not in plan.nicknamed:
+            raise InputError(
+                f"run {run}",
+                None,
+                f"query {qid}: {measure} has no exact tie-aware value here (a judgment "
+                "group's recount keeps, among tied docs, non-relevant docs of which "
+                "only some hold a preference, so its ratio is 0/0 in some orderings "
+                "only, or non-relevant docs preferred to each other)",
+                "--ties sampled (or oblivious) for it",
+            )
+    if missing:
+        print(
+            f"tiecore: {plan.nicknamed[next(iter(missing))]} leaves out "
+            f"{', '.join(missing)}: no exact tie-aware value for some query (use --ties "
+            "sampled for them)",
+            file=stderr,
+        )
+        keep = [i for i, m in enumerate(columns["measure"]) if m not in missing]
+        columns = {name: [column[i] for i in keep] for name, column in columns.items()}
+        plan.names = [m for m in plan.names if m not in missing]
+        plan.lines = [line for line in plan.lines if line[1] not in missing]
+    return columns
 
 
 def _groups_eval(
@@ -616,10 +664,12 @@ def _groups_eval(
         evaluate,
         ties=args.ties,
         tiebreak=_tiebreak(args),
+        samples=args.samples or DEFAULT_SAMPLES,
         seed=args.seed,
         rel_level=args.rel_level,
         depth=args.depth,
         complete=args.complete,
+        spread=args.spread,
     )
     return _judgments_text(args, columns, num_q, zscores, stderr)
 

@@ -74,16 +74,6 @@ def _formats_match(args: argparse.Namespace, plan: TrecPlan) -> None:
             f"-R {args.rel_format}: {shown} cannot read these judgments (expected trec_eval's "
             f"{', '.join(wanted)}: -m {nickname})"
         )
-    if prefs and args.ties == "sampled":
-        raise UsageError(
-            f"-R {args.rel_format}: --ties aware (and --spread) give the exact mean, variance "
-            "and range over orderings; --ties sampled is not offered for preferences"
-        )
-    if not prefs and (args.ties == "sampled" or args.spread):
-        raise UsageError(
-            f"-R {args.rel_format}: --ties aware gives the exact mean over orderings, but "
-            "neither --spread nor --ties sampled (the judgment groups share one ordering)"
-        )
 
 
 def _atol(text: str) -> int:

@@ -7,7 +7,10 @@ with gains 0 and 1 it is binG.
 
 Under ties a doc's term depends on the sum of the gains above it, through a logarithm:
 its mean over the orderings sums over the compositions of those gains in its tie group
-(:func:`g_aware`); its variance is not derived yet.
+(:func:`g_aware`).  The gains above a group are fixed, so groups add independent
+terms; inside one the terms follow the composition of the gains placed so far, a Markov
+chain position by position, whose backward pass gives the exact variance and the exact
+min and max (:func:`g_spread`; higher gains first is not always the maximum).
 
 >>> from tiecore.measures import Measure
 >>> str(Measure.parse("G(gains=1:3;2:9)"))
@@ -160,6 +163,189 @@ def g_aware(ranking: Ranking, judgments: Judgments, gains: dict, depth: int | No
         return np.where(ideal > 0, total / ideal, 0.0)
 
 
+#: Seconds per (composition, position, next gain) step of G's variance and bounds, and
+#: per position (one numpy step over the groups), on a 2-core x86-64 machine, rounded up.
+G_STEP_SECONDS, G_POSITION_SECONDS = 4e-7, 2e-4
+
+
+def _check_spread_cost(ranking: Ranking, combos: np.ndarray, d: np.ndarray, width: int):
+    """Refuse (:class:`~tiecore.errors.Refusal`) G's variance and bounds whose backward
+    pass passes the budgets (:mod:`tiecore.engine.budget`): ``sum combos d (width + 1)``
+    steps and ``max d`` positions of time, each composition's arrays of memory."""
+    from tiecore.engine import budget
+
+    steps = float(np.sum(combos * d * (width + 1.0)))
+    seconds = steps * G_STEP_SECONDS + float(d.max(initial=0)) * G_POSITION_SECONDS
+    memory = float(combos.sum()) * 8.0 * (4 * width + 24)
+    if budget.within(seconds, memory):
+        return
+    budget.check(
+        f"run {ranking.name}",
+        f"G's exact variance and bounds ({steps:.3g} steps over its groups' compositions)",
+        seconds,
+        memory,
+        "G's tie-aware mean without the spread (ties='aware', no --spread), or "
+        "ties='sampled' for G on this run",
+    )
+
+
+def g_spread(measure, ranking: Ranking, judgments: Judgments, depth=None) -> dict:
+    """G's exact ``value, var, min, max`` over the orderings.
+
+    Every term of a tie group depends on its own docs only (the gains above the group are
+    fixed), so groups add independent values ``Y``.  Inside a group (``n`` docs, ``d`` of
+    its slots retrieved) the term at position ``p`` is ``phi(p, s, v) = v / log2(2 +
+    C_{t+p} - S - W(s) - v)``, a function of the gain ``v`` placed there and of the
+    composition ``s`` (how many docs of each non-zero gain, ``W(s)`` their gains) of the
+    ``p`` docs above it: a uniform ordering draws the next gain with chance ``(c_v - s_v)
+    / (n - p)``, a Markov chain on ``(p, s)``.  Backwards from ``p = d`` (all 0):
+
+        F_p(s) = sum_v P_v (phi_v + F_{p+1}(s + e_v))                  (the mean to come)
+        V_p(s) = sum_v P_v (V_{p+1}(s + e_v) + (phi_v + F_{p+1}(s + e_v) - F_p(s))^2)
+        max_p(s) = max_{P_v > 0} (phi_v + max_{p+1}(s + e_v)), min likewise
+
+    (the law of total variance; the extremes of a path's sum).  ``V_0``, ``max_0`` and
+    ``min_0`` at the empty composition are the group's variance and extremes: exact for
+    any gains (higher gains first is not always G's maximum).  One numpy step per
+    position, over every group's compositions at once, refused past the budgets
+    (:func:`_check_spread_cost`).  The value is :func:`g_aware`'s.
+    """
+    from tiecore.measures.gains import _gains
+
+    gains = _gains(measure)
+    nq = len(ranking.counts)
+    value = g_aware(ranking, judgments, gains, depth)
+    _, table = gain_table(judgments, gains)
+    g = row_gains(ranking, table)
+    ideal_values, ideal_starts = ideal_gains(judgments, gains)
+    positive = np.where(ideal_values > 0, ideal_values, 0.0)
+    ideal = np.bincount(
+        np.repeat(np.arange(nq), np.diff(ideal_starts)), weights=positive, minlength=nq
+    )
+    zero = np.zeros(nq)
+    nonzero = np.flatnonzero(g != 0)
+    if not nonzero.size:
+        return {"value": value, "var": zero, "min": zero.copy(), "max": zero.copy()}
+    keep, starts_ret, counts_ret = _rows(ranking, depth)
+    query = ranking.query[keep]
+    index = np.arange(keep.size) - np.repeat(starts_ret, counts_ret)
+    cost = np.zeros(ranking.rank.size)
+    cost[keep] = segment_cumsum(
+        np.maximum(_ideal_at(judgments, gains, query, index), 1.0), starts_ret
+    )
+    gstart, size = ranking.group_start, ranking.size
+    above = np.cumsum(g) - g  # gains above each row, within its query
+    above -= above[ranking.starts[ranking.query]]
+    s_before = above[gstart]
+    slots = size if depth is None else np.clip(depth - ranking.offset, 0, size)
+    pairs, count = np.unique(
+        np.stack([ranking.group[nonzero], g[nonzero]]), axis=1, return_counts=True
+    )
+    pgroup, pvalue = pairs[0].astype(np.int64), pairs[1]
+    kinds = np.bincount(pgroup, minlength=len(gstart))
+    live = np.flatnonzero((kinds > 0) & (slots > 0))
+    if not live.size:
+        return {"value": value, "var": zero, "min": zero.copy(), "max": zero.copy()}
+    width = int(kinds.max())
+    first = np.searchsorted(pgroup, np.arange(len(gstart)))
+    column = np.arange(width)
+    inside = column[None, :] < kinds[live][:, None]
+    member = np.where(inside, first[live][:, None] + column[None, :], 0)
+    counts = np.where(inside, count[member], 0)  # per live group, per gain: its docs
+    values = np.where(inside, pvalue[member], 0.0)
+    zeros = size[live] - counts.sum(axis=1)
+    radix = counts + 1
+    stride = np.cumprod(np.c_[np.ones(live.size, np.int64), radix[:, :-1]], axis=1)
+    combos = np.prod(radix, axis=1)
+    d = slots[live]
+    _check_spread_cost(ranking, combos, d, width)
+    order = np.argsort(-d, kind="stable")  # deepest first: the active groups a prefix
+    live, d = live[order], d[order]
+    groups = {
+        "counts": counts[order],
+        "values": values[order],
+        "zeros": zeros[order],
+        "stride": stride[order],
+        "combos": combos[order],
+        "d": d,
+        "n": size[live].astype(np.float64),
+        "row": gstart[live],
+        "above": s_before[live],
+    }
+    var, high, low = _backward_pass(groups, cost)
+    offset = np.cumsum(combos[order]) - combos[order]
+    gq = ranking.group_query[live]
+    out = {
+        name: np.bincount(gq, weights=field[offset], minlength=nq)
+        for name, field in (("var", var), ("max", high), ("min", low))
+    }
+    scale = np.where(ideal > 0, 1.0 / np.where(ideal > 0, ideal, 1.0), 0.0)
+    return {
+        "value": value,
+        "var": out["var"] * scale * scale,
+        "min": out["min"] * scale,
+        "max": out["max"] * scale,
+    }
+
+
+def _backward_pass(groups: dict, cost: np.ndarray):
+    """Per composition code of the groups (sorted deepest first, their codes one after the
+    other) the variance, max and min of the terms to come from position 0 (at each group's
+    first code: the empty composition): :func:`g_spread`'s recursion, one vectorised step
+    per position, over the groups whose slots reach it (a prefix of the codes).
+
+    ``groups`` holds per group ``counts`` and ``values`` (per non-zero gain), ``zeros``,
+    ``stride`` (of each gain's digit in the code), ``combos``, ``d`` (slots), ``n``,
+    ``row`` (its first row) and ``above`` (the gains above it); ``cost`` the ideal's
+    running cost per row."""
+    counts, values, zeros = groups["counts"], groups["values"], groups["zeros"]
+    stride, combos, d = groups["stride"], groups["combos"], groups["d"]
+    width = counts.shape[1]
+    offset = np.cumsum(combos) - combos
+    owner = np.repeat(np.arange(combos.size), combos)
+    rest = np.arange(owner.size) - offset[owner]
+    k = np.zeros((owner.size, width), np.int64)
+    for j in range(width):  # a handful of distinct gains
+        k[:, j] = rest % (counts[owner, j] + 1)
+        rest //= counts[owner, j] + 1
+    big_k = k.sum(axis=1)
+    fixed = groups["above"][owner] + (k * values[owner]).sum(axis=1)  # S + W(s)
+    n, row = groups["n"][owner], groups["row"][owner]
+    mean, var = np.zeros(owner.size), np.zeros(owner.size)
+    high, low = np.zeros(owner.size), np.zeros(owner.size)
+    active = np.cumsum(combos)  # codes of the groups with d > p: a prefix
+    for p in range(int(d[0]) - 1, -1, -1):  # one vectorised step per position
+        a = int(active[np.searchsorted(-d, -p, side="left") - 1])
+        o, kk = owner[:a], k[:a]
+        rem = n[:a] - p
+        used = p - big_k[:a]
+        valid = (used >= 0) & (used <= zeros[o])
+        chance = np.where(valid, (zeros[o] - used) / rem, 0.0)
+        new_mean = np.where(chance > 0, chance * mean[:a], 0.0)
+        outcomes = [(chance, mean[:a], var[:a], high[:a], low[:a], 0.0)]
+        for j in range(width):
+            cj = np.where(valid, (counts[o, j] - kk[:, j]) / rem, 0.0)
+            go = cj > 0
+            nxt = np.where(go, np.arange(a) + stride[o, j], 0)
+            v = values[o, j]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                phi = np.where(go, v / np.log2(2.0 + cost[row[:a] + p] - fixed[:a] - v), 0.0)
+            outcomes.append((cj, mean[nxt], var[nxt], high[nxt], low[nxt], phi))
+            new_mean = new_mean + np.where(go, cj * (phi + mean[nxt]), 0.0)
+        new_var = np.zeros(a)
+        new_high, new_low = np.full(a, -np.inf), np.full(a, np.inf)
+        for cj, m_next, v_next, h_next, l_next, phi in outcomes:
+            go = cj > 0
+            gap = phi + m_next - new_mean
+            new_var = new_var + np.where(go, cj * (v_next + gap * gap), 0.0)
+            new_high = np.where(go, np.maximum(new_high, phi + h_next), new_high)
+            new_low = np.where(go, np.minimum(new_low, phi + l_next), new_low)
+        mean[:a], var[:a] = new_mean, new_var
+        high[:a] = np.where(np.isfinite(new_high), new_high, 0.0)
+        low[:a] = np.where(np.isfinite(new_low), new_low, 0.0)
+    return var, high, low
+
+
 register_gain_family(
     "G",
     "g",
@@ -168,6 +354,5 @@ register_gain_family(
     {"gains": GAINS_PARAM},
     g_measure,
     aware=g_aware,
-    inexact_spread="its variance needs pairs of terms over the joint gains above two docs, "
-    "not derived yet",
+    spread=g_spread,
 )

@@ -89,13 +89,14 @@ def register_gain_family(
     """Register one family: ``scorer(ranking, judgments, gains, depth)`` gives one
     ordering's per-query values; ``spread(measure, ranking, judgments, depth)`` the exact
     ``value, var, min, max``; ``aware(ranking, judgments, gains, depth)`` the exact mean
-    alone (where the variance is not derived: ``inexact_spread`` says why)."""
+    alone, which the aware mode takes where given (cheaper than the spread, whose value
+    it is); without ``spread``, ``inexact_spread`` says why the variance is not derived."""
 
     def values(measure, profile, ranking: Ranking, judgments: Judgments, depth=None):
-        if profile.mode == "aware" and spread is not None:
-            return spread(measure, ranking, judgments, depth)["value"]
-        if profile.mode == "aware":
+        if profile.mode == "aware" and aware is not None:
             return aware(ranking, judgments, _gains(measure), depth)
+        if profile.mode == "aware":
+            return spread(measure, ranking, judgments, depth)["value"]
         return scorer(ranking, judgments, _gains(measure), depth)
 
     def sample(measure, ranking: Ranking, judgments: Judgments, *, samples, rng, depth=None):
