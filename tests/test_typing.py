@@ -98,9 +98,10 @@ def test_examples_and_public_modules_type_check(tmp_path, monkeypatch) -> None:
 
 
 def test_the_facades_type_check(monkeypatch) -> None:
-    """The ``__init__.py`` beside each stub (mypy reads one of the two per run)."""
+    """The ``__init__.py`` beside each stub (mypy reads one of the two per run), and the
+    helper they share."""
     monkeypatch.chdir(ROOT)
-    assert mypy([stub.with_suffix(".py") for stub in STUBS]) == []
+    assert mypy([*(stub.with_suffix(".py") for stub in STUBS), ROOT / "tiecore/_lazy.py"]) == []
 
 
 def test_the_stubs_re_export_every_name() -> None:
@@ -117,3 +118,30 @@ def test_the_package_ships_its_types() -> None:
     assert (ROOT / "tiecore" / "py.typed").is_file()
     data = tomllib.loads(CONFIG.read_text())["tool"]["setuptools"]["package-data"]
     assert {"py.typed", "*.pyi"} <= set(data["*"])
+
+
+def test_a_metrics_result_type_follows_its_flags(tmp_path, monkeypatch) -> None:
+    """A float by default, an array with ``average=False``, a Spread with ``spread=True``;
+    a misspelt option and a missing ``k`` are errors."""
+    monkeypatch.chdir(ROOT)
+    code = (
+        "import numpy as np\nfrom tiecore import metrics\n"
+        "y, s = np.array([[0, 1]]), np.array([[1.0, 1.0]])\n"
+        "reveal_type(metrics.ndcg(y, s))\n"
+        "reveal_type(metrics.reciprocal_rank(y, s, average=False))\n"
+        "reveal_type(metrics.ndcg(y, s, average=False, spread=True, gain='exp'))\n"
+        "reveal_type(metrics.hits_at_k(y, s, k=1, average=False))\n"
+        "metrics.hits_at_k(y, s)\n"
+        "metrics.ndcg(y, s, tiez='aware')\n"
+    )
+    (tmp_path / "flags.py").write_text(code)
+    stdout = api.run(["--config-file", str(CONFIG), "--cache-dir", str(ROOT / ".mypy_cache"),
+                      str(tmp_path / "flags.py")])[0]  # fmt: skip
+    revealed = re.findall(r':(\d+): note: Revealed type is "([\w.]+)', stdout)
+    assert revealed == [
+        ("4", "float"),
+        ("5", "numpy.ndarray"),
+        ("6", "tiecore.metrics.Spread"),
+        ("7", "numpy.ndarray"),
+    ]
+    assert set(re.findall(r":(\d+): error", stdout)) == {"8", "9"}

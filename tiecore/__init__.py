@@ -11,7 +11,9 @@ pyarrow, and scipy (spread, compare) or dask (distributed) only with what needs 
 """
 
 from tiecore import _lazy
-from tiecore.errors import InputError, Refusal, TieCoreWarning
+from tiecore.errors import InputError as InputError  # small: imported at once
+from tiecore.errors import Refusal as Refusal
+from tiecore.errors import TieCoreWarning as TieCoreWarning
 from tiecore.version import __version__ as __version__
 
 #: The public names are those of ``__init__.pyi``, each written there once (tiecore._lazy).

@@ -60,6 +60,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -525,6 +526,56 @@ def _spread(cells: _Cells, measures: tuple[Measure, ...], tiebreak: str, average
     return Spread(value, var, low, high, one_mean, one_mean - value)
 
 
+if TYPE_CHECKING:
+    from typing import Literal, Protocol, TypedDict, Unpack, overload
+
+    class _Options(TypedDict, total=False):
+        ties: str
+        tiebreak: str
+        rel_level: int  # not ndcg's
+        gain: str  # ndcg's only
+        qid: ArrayLike | None
+
+    # fmt: off
+    class _Metric(Protocol):  # the result's type follows spread, then average
+        @overload
+        def __call__(self, y_true: ArrayLike, y_score: ArrayLike, *, k: int | None = ...,
+                     average: bool = ..., spread: Literal[True],
+                     **options: Unpack[_Options]) -> Spread: ...
+        @overload
+        def __call__(self, y_true: ArrayLike, y_score: ArrayLike, *, k: int | None = ...,
+                     average: Literal[False], spread: Literal[False] = ...,
+                     **options: Unpack[_Options]) -> np.ndarray: ...
+        @overload
+        def __call__(self, y_true: ArrayLike, y_score: ArrayLike, *, k: int | None = ...,
+                     average: Literal[True] = ..., spread: Literal[False] = ...,
+                     **options: Unpack[_Options]) -> float: ...
+
+    class _MetricAtK(Protocol):  # as _Metric, k required
+        @overload
+        def __call__(self, y_true: ArrayLike, y_score: ArrayLike, *, k: int,
+                     average: bool = ..., spread: Literal[True],
+                     **options: Unpack[_Options]) -> Spread: ...
+        @overload
+        def __call__(self, y_true: ArrayLike, y_score: ArrayLike, *, k: int,
+                     average: Literal[False], spread: Literal[False] = ...,
+                     **options: Unpack[_Options]) -> np.ndarray: ...
+        @overload
+        def __call__(self, y_true: ArrayLike, y_score: ArrayLike, *, k: int,
+                     average: Literal[True] = ..., spread: Literal[False] = ...,
+                     **options: Unpack[_Options]) -> float: ...
+    # fmt: on
+
+
+def _typed(metric: Callable[..., Any]) -> _Metric:
+    """``metric`` itself; to a type checker, a :class:`Spread` with ``spread=True``, else
+    an array with ``average=False``, else a float (``_typed_at_k``: ``k`` required)."""
+    return metric  # type: ignore[return-value]
+
+
+_typed_at_k: Callable[[Callable[..., Any]], _MetricAtK] = _typed  # type: ignore[assignment]
+
+
 def _cut(family: str, k: int | None, params: str = "") -> str:
     return f"{family}{params}" + ("" if k is None else f"@{int(k)}")
 
@@ -532,6 +583,7 @@ def _cut(family: str, k: int | None, params: str = "") -> str:
 # ------------------------------------------------------------------ metrics
 
 
+@_typed
 @validate_params(_OPTIONS)
 def average_precision(
     y_true: ArrayLike,
@@ -593,6 +645,7 @@ def average_precision(
     )  # fmt: skip
 
 
+@_typed
 @validate_params(_OPTIONS)
 def reciprocal_rank(
     y_true: ArrayLike,
@@ -623,6 +676,7 @@ def reciprocal_rank(
     )  # fmt: skip
 
 
+@_typed
 @validate_params(pick(METRICS, "k", "gain", "ties", "tiebreak", "average", "spread"))
 def ndcg(
     y_true: ArrayLike,
@@ -657,6 +711,7 @@ def ndcg(
     )  # fmt: skip
 
 
+@_typed_at_k
 @validate_params(_OPTIONS_AT_K)
 def hits_at_k(
     y_true: ArrayLike,
@@ -686,6 +741,7 @@ def hits_at_k(
     )  # fmt: skip
 
 
+@_typed_at_k
 @validate_params(_OPTIONS_AT_K)
 def precision_at_k(
     y_true: ArrayLike,
@@ -714,6 +770,7 @@ def precision_at_k(
     )  # fmt: skip
 
 
+@_typed_at_k
 @validate_params(_OPTIONS_AT_K)
 def recall_at_k(
     y_true: ArrayLike,
