@@ -168,7 +168,7 @@ def _numbers(values: ArrayLike, name: str) -> np.ndarray:
     return array
 
 
-def _where(index: tuple[int, ...] | int) -> str:
+def _where(index: tuple[int | np.integer, ...] | int) -> str:
     return f"[{', '.join(map(str, index))}]" if isinstance(index, tuple) else f"[{index}]"
 
 
@@ -340,7 +340,11 @@ class _Cells:
             judged[np.unique(codes, return_index=True)[1]] = True
         rows = np.flatnonzero(judged)
         flat = rows if position is None else position[rows]
-        doc, docs = (flat % columns, columns) if columns else (flat, int(position[-1]) + 1)
+        if columns:
+            doc, docs = flat % columns, columns
+        else:  # ragged: the cells' positions are given
+            assert position is not None
+            doc, docs = flat, int(position[-1]) + 1
         judgments = Judgments.from_codes(
             names[by_text].astype(object), code[_row_of(rows, codes, columns)], doc,
             levels[rows], rel_level, docs=docs,
@@ -428,7 +432,8 @@ class _Sort:
         rises with it) that start within a query's first ``k`` ranks, sorted: those whose
         ``cut`` is at most the ``k``-th smallest of their row (a partition, not a sort, of
         each row), then one lexsort of them."""
-        if not self.width:
+        if not self.width:  # ragged: each cell has its query's code
+            assert self.codes is not None
             order = self.all()
             query, key = self.code[self.codes[order]], cut[order]
             counts = np.bincount(query, minlength=self.queries)
@@ -519,11 +524,11 @@ def _spread(cells: _Cells, measures: tuple[Measure, ...], tiebreak: str, average
         value = columns["value"]
         return Spread(value, columns["var"], low, high, one, one - value)
     # the summary row of evaluate_spread: means in the judgments' order, var / Q**2
-    value = float(found["value"].mean())
+    mean = float(found["value"].mean())
     var = float(found["var"].sum() / len(cells.code) ** 2)
-    low = min(float(low.mean()), value, one_mean)
-    high = max(float(high.mean()), value, one_mean)
-    return Spread(value, var, low, high, one_mean, one_mean - value)
+    low_mean = min(float(low.mean()), mean, one_mean)
+    high_mean = max(float(high.mean()), mean, one_mean)
+    return Spread(mean, var, low_mean, high_mean, one_mean, one_mean - mean)
 
 
 if TYPE_CHECKING:
