@@ -204,7 +204,7 @@ def part_values(
 
 def merge_parts(
     name: str, parts: list[_PartValues], shapes: Mapping[Any, tuple[int, ...]]
-) -> tuple[np.ndarray, dict[object, np.ndarray]]:
+) -> tuple[np.ndarray, dict[Any, np.ndarray]]:
     """The queries present in any partition and every key's per-query array ``(*shape,
     queries)`` put together (0 for the queries of no partition), as computed whole.
 
