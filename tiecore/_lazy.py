@@ -95,7 +95,7 @@ def attach_stub(
 
     def __dir__() -> list[str]:
         module = sys.modules[package]
-        public = getattr(module, "__all__")  # noqa: B009 (stored in the module from now on)
+        public = module.__all__  # first: stored in the module from now on
         return sorted({*vars(module), *public})
 
     return __getattr__, __dir__
