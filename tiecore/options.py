@@ -580,9 +580,9 @@ LEVEL_LIST = Satisfies(
 #: The options of :func:`tiecore.spread.tie_groups` and ``distribution`` (and others).
 TIE_GROUPS = {k: EVALUATE[k] for k in ("rel_level", "depth")}
 #: The options of :func:`tiecore.spread.tie_profile`: ``top`` is a rank.
-TIE_PROFILE = {**TIE_GROUPS, "top": [CUTOFF, None]}
+TIE_PROFILE: dict[str, Spec] = {**TIE_GROUPS, "top": [CUTOFF, None]}
 #: The options of :mod:`tiecore.explain.anatomy` (each function picks its own).
-ANATOMY = {
+ANATOMY: dict[str, Spec] = {
     "rel_level": REL_LEVEL,
     "gain": GAIN,
     "tiebreak": TIEBREAK,
@@ -595,11 +595,11 @@ ANATOMY = {
 }
 #: The options of :mod:`tiecore.explain.builder` (``levels``: one for ``quantise``, a list
 #: for ``sweep``).
-BUILDER = {"rel_level": REL_LEVEL, "tiebreak": TIEBREAK}
+BUILDER: dict[str, Spec] = {"rel_level": REL_LEVEL, "tiebreak": TIEBREAK}
 #: The options of :mod:`tiecore.interop`.
-INTEROP = {**TIE_GROUPS, "per_query": BOOL}
+INTEROP: dict[str, Spec] = {**TIE_GROUPS, "per_query": BOOL}
 #: The options of :mod:`tiecore.report` (its CLI offers the :data:`FIXED_TIEBREAKS`).
-REPORT = {
+REPORT: dict[str, Spec] = {
     "tiebreak": TIEBREAK,
     "samples": [SAMPLES, None],
     "seed": SEED,
