@@ -8,7 +8,7 @@ those edges leave the project and are not part of the graph.
 
 The layers, lowest first (``docs/design.md`` says why each sits where it does)::
 
-    errors, version   the error types; the version number
+    errors, version, _lazy   the error types; the version number; the lazy facades' helper
     options           every option's constraint, declared once
     io                reading runs, qrels and LETOR files from anything
     engine            judgments, rankings and tie groups, per-rank profiles, moments
@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: The layers, lowest first; a module belongs to the longest prefix that names it.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("tiecore.errors", "tiecore.version"),
+    ("tiecore.errors", "tiecore.version", "tiecore._lazy"),
     ("tiecore.options",),
     ("tiecore.io",),
     ("tiecore.engine",),

@@ -40,9 +40,10 @@ from the spread between topics).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence, Sized
+from collections.abc import Callable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass, field, replace
 from functools import partial
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -59,7 +60,7 @@ from tiecore.evaluation.core import (
     part_values,
 )
 from tiecore.evaluation.evaluator import query_values
-from tiecore.evaluation.parallel import THREADS, map_runs, run_items
+from tiecore.evaluation.parallel import THREADS, Item, map_runs, run_items
 from tiecore.evaluation.summaries import run_seed
 from tiecore.io.files import stem
 from tiecore.measures import Measure, parse_measures
@@ -98,7 +99,9 @@ CORRECTED = ("t_pvalue", "randomization_pvalue", "wilcoxon_pvalue")
 #: Significance level of the verdicts in the text output.
 ALPHA = 0.05
 
-Progress = Callable[[int, int, str], None]
+#: ``progress(done, total, label)``; ``total`` is None while the runs are not counted
+#: (files read as they come).
+Progress = Callable[[int, int | None, str], None]
 
 
 class TooLarge(ValueError):
@@ -312,8 +315,9 @@ def compare(
         the work runs in chunks of bounded memory.
     progress : callable, optional
         Called as ``progress(done, total, label)`` after each run (label: its
-        name), after the pairwise tests (``"pairs"``) and after the rank
-        correlations (``"agreement"``).
+        name; ``total`` None when the runs come from an iterator), after the
+        pairwise tests (``"pairs"``) and after the rank correlations
+        (``"agreement"``).
     client : dask.distributed.Client, optional
         Scores the runs on a cluster (:func:`tiecore.evaluation.parallel.map_runs`), a big
         run in query partitions as :func:`tiecore.evaluate` splits it; the
@@ -400,7 +404,11 @@ def compare(
     _check_runs(len(found), list(names), baseline)
     check_compare(n_resamples, n_bootstrap, len(found), len(judgments.qids))
     tables = _tables(found, names, judgments.qids)
-    bootstrap = {"confidence": confidence, "ci_method": ci_method, "n_bootstrap": n_bootstrap}
+    bootstrap: dict[str, Any] = {
+        "confidence": confidence,
+        "ci_method": ci_method,
+        "n_bootstrap": n_bootstrap,
+    }
     pairs = pair_statistics(
         tables.scores["aware"].to_numpy(),
         tables.tie_var.to_numpy(),
@@ -442,7 +450,9 @@ def compare(
     return comparison.with_options(correction=correction, baseline=baseline or "")
 
 
-def _runs_to_score(runs: RunsOrFiles, baseline: str | None) -> dict | list:
+def _runs_to_score(
+    runs: RunsOrFiles, baseline: str | None
+) -> dict[str, pd.DataFrame] | Iterator[Item] | list[Item]:
     """The runs as :func:`tiecore.evaluation.parallel.map_runs` takes them, checked when counted.
 
     Frames are checked up front (:func:`as_run_dict`); files are read one at a
@@ -455,12 +465,16 @@ def _runs_to_score(runs: RunsOrFiles, baseline: str | None) -> dict | list:
         or (isinstance(runs, Mapping) and all(isinstance(r, pd.DataFrame) for r in runs.values()))
         or (isinstance(runs, Sized) and len(runs) == 0)  # refused as evaluate refuses it
     )
-    runs = as_run_dict(runs) if in_memory else run_items(runs)
-    if isinstance(runs, Sized):
-        known = list(runs) if in_memory else [i.name for i in runs]
-        stems = [] if in_memory else [stem(i.display) for i in runs if i.file]
-        _check_runs(len(runs), known, baseline if baseline not in stems else None)
-    return runs
+    if in_memory:
+        frames = as_run_dict(runs)
+        _check_runs(len(frames), list(frames), baseline)
+        return frames
+    items = run_items(runs)
+    if isinstance(items, list):
+        stems = [stem(i.display) for i in items if i.file]
+        known = [i.name for i in items]
+        _check_runs(len(items), known, baseline if baseline not in stems else None)
+    return items
 
 
 @dataclass
@@ -489,7 +503,7 @@ def _tables(found: Sequence[RunScores], names: pd.Index, qids: np.ndarray) -> _T
     sample_scores = pd.DataFrame(np.column_stack([f.samples for f in found]), columns=names)
     sample_scores.index.name = "sample"
     chosen = np.array([f.chosen for f in found])  # (runs, queries)
-    covered = chosen.any(axis=0)
+    covered = np.asarray(chosen.any(axis=0))
     warn_unequal_queries(names, chosen, stacklevel=4)  # compare's caller
     values = np.where(chosen, np.array([f.aware for f in found]), np.nan)[:, covered].T
     per_query = pd.DataFrame(values, index=pd.Index(qids[covered], name="qid"), columns=names)

@@ -36,7 +36,7 @@ import os
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tiecore.errors import InputError
 from tiecore.io import allocators
@@ -44,6 +44,7 @@ from tiecore.options import DASK_SPEC, POSITIVE, validate_params
 
 if TYPE_CHECKING:
     import pandas as pd
+    from distributed import Client, LocalCluster
 
     from tiecore.io.parquet_parts import ParquetRun, read_parquet_runs
 
@@ -171,14 +172,14 @@ def connect(spec: str | None) -> Iterator[object]:
         from distributed import Client
 
         try:
-            client = Client(spec, timeout=CONNECT_SECONDS)
+            remote = Client(spec, timeout=CONNECT_SECONDS)
         except (ValueError, OSError) as error:  # a bad scheme, no scheduler there
             raise InputError(
                 "dask", None, f"{spec}: {error}", "a scheduler address (tcp://host:8786) or local:N"
             ) from None
-        with client:
-            client.register_plugin(_plugin()(), name=PLUGIN)
-            yield client
+        with remote:
+            remote.register_plugin(_plugin()(), name=PLUGIN)
+            yield remote
 
 
 class OneOffClient:
@@ -203,14 +204,14 @@ class OneOffClient:
     def __init__(self, workers: int, stack: contextlib.ExitStack) -> None:
         self.workers = workers
         self._stack = stack
-        self._client: object = None
+        self._client: Client | None = None
 
     @property
     def started(self) -> bool:
         """Whether the cluster is running (its cost paid)."""
         return self._client is not None
 
-    def start(self) -> object:
+    def start(self) -> Client:
         """The ``distributed.Client`` of the cluster, started on the first call."""
         if self._client is None:
             from distributed import Client
@@ -229,7 +230,7 @@ class OneOffClient:
             return False
         return _declined(self.workers, rows)
 
-    def __getattr__(self, name: str) -> object:
+    def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):  # not the client's (copy, pickle): no start for those
             raise AttributeError(name)
         return getattr(self.start(), name)
@@ -292,7 +293,9 @@ def _declined(workers: int, rows: int) -> bool:
 
 def _cores() -> int:
     """The cores this process may use."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def start_seconds(workers: int, cores: int) -> float:
@@ -419,7 +422,7 @@ def _quiet() -> None:
     logging.getLogger("distributed").setLevel(logging.ERROR)
 
 
-def local_cluster(workers: int, **options: object) -> object:
+def local_cluster(workers: int, **options: object) -> LocalCluster:
     """A ``LocalCluster`` of ``workers`` single-threaded processes, as ``local:N`` starts it.
 
     One thread per process, and dask's ``OMP_NUM_THREADS=1`` (pyarrow follows it):

@@ -64,9 +64,10 @@ import contextlib
 import functools
 import os
 import sys
+import typing
 import warnings
 from collections.abc import Iterable, Iterator
-from typing import ClassVar
+from typing import TYPE_CHECKING
 
 import ir_measures
 import pandas as pd
@@ -76,6 +77,9 @@ from ir_measures.util import QrelsConverter, RunConverter
 
 from tiecore.errors import InputError, TieCoreWarning
 from tiecore.options import BOOL, SAMPLES, SEED, TIEBREAK, TIES, check
+
+if TYPE_CHECKING:
+    from types import FrameType
 
 __all__ = [
     "TiecoreEvaluator",
@@ -89,7 +93,7 @@ __all__ = [
 _NAMES = {"aware": "tiecore", "oblivious": "tiecore_oblivious", "sampled": "tiecore_sampled"}
 
 
-def _rel(measure: object) -> int:
+def _rel(measure: typing.Any) -> int:
     """The relevance level a measure asks for (1 when it has no ``rel``)."""
     if "rel" in getattr(measure, "SUPPORTED_PARAMS", {}):
         rel = measure["rel"]
@@ -174,7 +178,7 @@ class TiecoreProvider(Provider):
     """
 
     NAME = "tiecore"
-    SUPPORTED_MEASURES: ClassVar[list] = [
+    SUPPORTED_MEASURES: list = [  # noqa: RUF012 (declared so by ir_measures' Provider)
         ir_measures.measures._P(cutoff=Any(), rel=Any()),
         ir_measures.measures._R(cutoff=Any()),
         ir_measures.measures._AP(cutoff=Any(), rel=Any()),
@@ -232,7 +236,7 @@ class TiecoreProvider(Provider):
         check_measures([Measure.parse(name)], self.ties)  # the evaluator's own rule
         return name
 
-    def supports(self, measure: object) -> bool:
+    def supports(self, measure: typing.Any) -> bool:
         """Whether tiecore computes this measure as ir_measures defines it, in this mode."""
         measure.validate_params()
         try:
@@ -291,7 +295,7 @@ class TiecoreEvaluator(Evaluator):
             for qid in sorted(q for q in self.qrel_qids if q not in found):
                 yield Metric(query_id=qid, measure=measure, value=measure.DEFAULT)
 
-    def _values(self, run: object) -> dict:
+    def _values(self, run: typing.Any) -> dict:
         """measure -> {qid: value} over the queries both the run and the qrels have."""
         from tiecore.evaluation.core import evaluate
 
@@ -331,7 +335,7 @@ class TiecoreEvaluator(Evaluator):
 
 
 def _ordered_evaluator(
-    pipeline: Provider, first: TiecoreProvider, strict: bool, measures: Iterable, qrels: object
+    pipeline: typing.Any, first: TiecoreProvider, strict: bool, measures: Iterable, qrels: object
 ) -> Evaluator:
     """ir_measures' fallback pipeline with ``first`` first, kept in the user's order.
 
@@ -399,7 +403,8 @@ def _outside_level() -> int:
     (``iter_calc``, ``calc_aggregate``, ``evaluator``), so a fixed level would point
     the warning at ir_measures' code rather than at the user's line.
     """
-    frame, level = sys._getframe(1), 1
+    frame: FrameType | None = sys._getframe(1)
+    level = 1
     while frame is not None and frame.f_globals.get("__name__", "").partition(".")[0] in {
         "tiecore",
         "ir_measures",
@@ -464,7 +469,7 @@ def as_default(
     {P@1: 1.0}
     """
     if isinstance(provider, str) and provider in _NAMES:
-        provider = ir_measures.providers.registry[_NAMES[provider]]
+        provider = ir_measures.providers.registry[_NAMES[provider]]  # type: ignore[assignment]
     if not isinstance(provider, TiecoreProvider):
         problem = (
             f"unknown tie mode {provider!r}"
@@ -475,7 +480,7 @@ def as_default(
             "as_default", None, problem, "one of " + ", ".join(_NAMES) + ", or a TiecoreProvider"
         )
     check("strict", strict, BOOL)
-    pipeline = ir_measures.DefaultPipeline
+    pipeline: typing.Any = ir_measures.DefaultPipeline  # its private _evaluator is replaced here
     before = pipeline.__dict__.get("_evaluator")  # an enclosing block's, or none
     pipeline.providers.insert(0, provider)  # what supports() and run_inputs() ask
     pipeline._evaluator = functools.partial(_ordered_evaluator, pipeline, provider, strict)

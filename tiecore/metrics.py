@@ -60,6 +60,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -167,7 +168,7 @@ def _numbers(values: ArrayLike, name: str) -> np.ndarray:
     return array
 
 
-def _where(index: tuple[int, ...] | int) -> str:
+def _where(index: tuple[int | np.integer, ...] | int) -> str:
     return f"[{', '.join(map(str, index))}]" if isinstance(index, tuple) else f"[{index}]"
 
 
@@ -339,7 +340,11 @@ class _Cells:
             judged[np.unique(codes, return_index=True)[1]] = True
         rows = np.flatnonzero(judged)
         flat = rows if position is None else position[rows]
-        doc, docs = (flat % columns, columns) if columns else (flat, int(position[-1]) + 1)
+        if columns:
+            doc, docs = flat % columns, columns
+        else:  # ragged: the cells' positions are given
+            assert position is not None
+            doc, docs = flat, int(position[-1]) + 1
         judgments = Judgments.from_codes(
             names[by_text].astype(object), code[_row_of(rows, codes, columns)], doc,
             levels[rows], rel_level, docs=docs,
@@ -427,7 +432,8 @@ class _Sort:
         rises with it) that start within a query's first ``k`` ranks, sorted: those whose
         ``cut`` is at most the ``k``-th smallest of their row (a partition, not a sort, of
         each row), then one lexsort of them."""
-        if not self.width:
+        if not self.width:  # ragged: each cell has its query's code
+            assert self.codes is not None
             order = self.all()
             query, key = self.code[self.codes[order]], cut[order]
             counts = np.bincount(query, minlength=self.queries)
@@ -518,11 +524,61 @@ def _spread(cells: _Cells, measures: tuple[Measure, ...], tiebreak: str, average
         value = columns["value"]
         return Spread(value, columns["var"], low, high, one, one - value)
     # the summary row of evaluate_spread: means in the judgments' order, var / Q**2
-    value = float(found["value"].mean())
+    mean = float(found["value"].mean())
     var = float(found["var"].sum() / len(cells.code) ** 2)
-    low = min(float(low.mean()), value, one_mean)
-    high = max(float(high.mean()), value, one_mean)
-    return Spread(value, var, low, high, one_mean, one_mean - value)
+    low_mean = min(float(low.mean()), mean, one_mean)
+    high_mean = max(float(high.mean()), mean, one_mean)
+    return Spread(mean, var, low_mean, high_mean, one_mean, one_mean - mean)
+
+
+if TYPE_CHECKING:
+    from typing import Literal, Protocol, TypedDict, Unpack, overload
+
+    class _Options(TypedDict, total=False):
+        ties: str
+        tiebreak: str
+        rel_level: int  # not ndcg's
+        gain: str  # ndcg's only
+        qid: ArrayLike | None
+
+    # fmt: off
+    class _Metric(Protocol):  # the result's type follows spread, then average
+        @overload
+        def __call__(self, y_true: ArrayLike, y_score: ArrayLike, *, k: int | None = ...,
+                     average: bool = ..., spread: Literal[True],
+                     **options: Unpack[_Options]) -> Spread: ...
+        @overload
+        def __call__(self, y_true: ArrayLike, y_score: ArrayLike, *, k: int | None = ...,
+                     average: Literal[False], spread: Literal[False] = ...,
+                     **options: Unpack[_Options]) -> np.ndarray: ...
+        @overload
+        def __call__(self, y_true: ArrayLike, y_score: ArrayLike, *, k: int | None = ...,
+                     average: Literal[True] = ..., spread: Literal[False] = ...,
+                     **options: Unpack[_Options]) -> float: ...
+
+    class _MetricAtK(Protocol):  # as _Metric, k required
+        @overload
+        def __call__(self, y_true: ArrayLike, y_score: ArrayLike, *, k: int,
+                     average: bool = ..., spread: Literal[True],
+                     **options: Unpack[_Options]) -> Spread: ...
+        @overload
+        def __call__(self, y_true: ArrayLike, y_score: ArrayLike, *, k: int,
+                     average: Literal[False], spread: Literal[False] = ...,
+                     **options: Unpack[_Options]) -> np.ndarray: ...
+        @overload
+        def __call__(self, y_true: ArrayLike, y_score: ArrayLike, *, k: int,
+                     average: Literal[True] = ..., spread: Literal[False] = ...,
+                     **options: Unpack[_Options]) -> float: ...
+    # fmt: on
+
+
+def _typed(metric: Callable[..., Any]) -> _Metric:
+    """``metric`` itself; to a type checker, a :class:`Spread` with ``spread=True``, else
+    an array with ``average=False``, else a float (``_typed_at_k``: ``k`` required)."""
+    return metric  # type: ignore[return-value]
+
+
+_typed_at_k: Callable[[Callable[..., Any]], _MetricAtK] = _typed  # type: ignore[assignment]
 
 
 def _cut(family: str, k: int | None, params: str = "") -> str:
@@ -532,6 +588,7 @@ def _cut(family: str, k: int | None, params: str = "") -> str:
 # ------------------------------------------------------------------ metrics
 
 
+@_typed
 @validate_params(_OPTIONS)
 def average_precision(
     y_true: ArrayLike,
@@ -593,6 +650,7 @@ def average_precision(
     )  # fmt: skip
 
 
+@_typed
 @validate_params(_OPTIONS)
 def reciprocal_rank(
     y_true: ArrayLike,
@@ -623,6 +681,7 @@ def reciprocal_rank(
     )  # fmt: skip
 
 
+@_typed
 @validate_params(pick(METRICS, "k", "gain", "ties", "tiebreak", "average", "spread"))
 def ndcg(
     y_true: ArrayLike,
@@ -657,6 +716,7 @@ def ndcg(
     )  # fmt: skip
 
 
+@_typed_at_k
 @validate_params(_OPTIONS_AT_K)
 def hits_at_k(
     y_true: ArrayLike,
@@ -686,6 +746,7 @@ def hits_at_k(
     )  # fmt: skip
 
 
+@_typed_at_k
 @validate_params(_OPTIONS_AT_K)
 def precision_at_k(
     y_true: ArrayLike,
@@ -714,6 +775,7 @@ def precision_at_k(
     )  # fmt: skip
 
 
+@_typed_at_k
 @validate_params(_OPTIONS_AT_K)
 def recall_at_k(
     y_true: ArrayLike,

@@ -508,7 +508,7 @@ DASK_SPEC = [
 ]
 
 #: The options of :func:`tiecore.evaluate` (and of the modes it shares with others).
-EVALUATE = {
+EVALUATE: dict[str, Spec] = {
     "measures": MEASURES,
     "ties": TIES,
     "tiebreak": TIEBREAK,
@@ -522,7 +522,7 @@ EVALUATE = {
 #: The options of :func:`tiecore.spread.evaluate_spread`.
 SPREAD = {k: EVALUATE[k] for k in ("measures", "rel_level", "depth", "complete", "per_query")}
 #: The statistics options of :func:`tiecore.compare.compare` and its helpers.
-STATISTICS = {
+STATISTICS: dict[str, Spec] = {
     "correction": CORRECTION,
     "confidence": CONFIDENCE,
     "ci_method": CI_METHOD,
@@ -533,13 +533,13 @@ STATISTICS = {
     "alpha": SIGNIFICANCE,
 }
 #: The options of :func:`tiecore.compare.compare`.
-COMPARE = {
+COMPARE: dict[str, Spec] = {
     **{k: EVALUATE[k] for k in ("samples", "seed", "rel_level", "depth", "complete")},
     **{k: v for k, v in STATISTICS.items() if k != "alpha"},
     "baseline": [RUN_NAME, None],
 }
 #: The options of the array metrics (:mod:`tiecore.metrics`); ``k`` where it may be None.
-METRICS = {
+METRICS: dict[str, Spec] = {
     "k": [CUTOFF, None],
     "ties": METRIC_TIES,
     "tiebreak": METRIC_TIEBREAK,
@@ -549,7 +549,7 @@ METRICS = {
     "spread": BOOL,
 }
 #: The metrics whose ``k`` is required.
-METRICS_AT_K = {**METRICS, "k": CUTOFF}
+METRICS_AT_K: dict[str, Spec] = {**METRICS, "k": CUTOFF}
 
 
 def _tiebreak_list(value: object) -> bool:
@@ -580,9 +580,9 @@ LEVEL_LIST = Satisfies(
 #: The options of :func:`tiecore.spread.tie_groups` and ``distribution`` (and others).
 TIE_GROUPS = {k: EVALUATE[k] for k in ("rel_level", "depth")}
 #: The options of :func:`tiecore.spread.tie_profile`: ``top`` is a rank.
-TIE_PROFILE = {**TIE_GROUPS, "top": [CUTOFF, None]}
+TIE_PROFILE: dict[str, Spec] = {**TIE_GROUPS, "top": [CUTOFF, None]}
 #: The options of :mod:`tiecore.explain.anatomy` (each function picks its own).
-ANATOMY = {
+ANATOMY: dict[str, Spec] = {
     "rel_level": REL_LEVEL,
     "gain": GAIN,
     "tiebreak": TIEBREAK,
@@ -595,11 +595,11 @@ ANATOMY = {
 }
 #: The options of :mod:`tiecore.explain.builder` (``levels``: one for ``quantise``, a list
 #: for ``sweep``).
-BUILDER = {"rel_level": REL_LEVEL, "tiebreak": TIEBREAK}
+BUILDER: dict[str, Spec] = {"rel_level": REL_LEVEL, "tiebreak": TIEBREAK}
 #: The options of :mod:`tiecore.interop`.
-INTEROP = {**TIE_GROUPS, "per_query": BOOL}
+INTEROP: dict[str, Spec] = {**TIE_GROUPS, "per_query": BOOL}
 #: The options of :mod:`tiecore.report` (its CLI offers the :data:`FIXED_TIEBREAKS`).
-REPORT = {
+REPORT: dict[str, Spec] = {
     "tiebreak": TIEBREAK,
     "samples": [SAMPLES, None],
     "seed": SEED,

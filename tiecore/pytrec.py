@@ -116,7 +116,7 @@ _LOGGED = {"gm_map": "AP", "gm_bpref": "bpref"}
 _PARAMS = r"[._]([0-9]+(?:\.[0-9]+)?(?:,[0-9]+(?:\.[0-9]+)?)*)"
 
 
-def _parse_measures(measures: Iterable[str], ties: str) -> dict[str, str]:
+def _parse_measures(measures: Iterable[str], ties: str) -> dict[str, str | None]:
     """pytrec_eval's measure names -> {result key: tiecore measure}, in trec_eval's order.
 
     As pytrec_eval does: nicknames expand to their measures, ``meas.p1,p2`` and
@@ -142,7 +142,7 @@ def _parse_measures(measures: Iterable[str], ties: str) -> dict[str, str]:
                 "ties='oblivious' for it",
             )  # fmt: skip
         params.setdefault(base, set()).update(given)
-    keys: dict[str, str] = {}
+    keys: dict[str, str | None] = {}
     for base, defaults in _DEFAULTS.items():  # trec_eval's order
         if base not in params:
             continue
@@ -175,7 +175,8 @@ def _keyed(base: str, given: set[str]) -> dict[str, str]:
             )  # fmt: skip
         weights = ",".join(f"{w}={float(v)}" for w, v in zip("abcd", ordered, strict=True))
         return {"utility": str(Measure.parse(f"Utility({weights})"))}
-    keys = {}  # a real parameter is computed as given, printed with 2 decimals (0.333: _0.33)
+    # a real parameter is computed as given, printed with 2 decimals (0.333: _0.33)
+    keys: dict[str, str] = {}
     for param in sorted(given, key=float):
         key = _key(base, param)
         if base == "Rprec_mult":
@@ -204,7 +205,7 @@ def _split(name: str) -> tuple[str, set[str]]:
             f"one of {', '.join(sorted(supported_measures))}, or a nickname "
             f"({', '.join(supported_nicknames)}); parameters as P.5,10 or P_5",
         )  # fmt: skip
-    given = re.fullmatch(re.escape(base) + _PARAMS, name)[1].split(",")
+    given = re.fullmatch(re.escape(base) + _PARAMS, name)[1].split(",")  # type: ignore[index] # base matched
     if base not in _CUTOFFS | _FLOATS | _WEIGHTED:
         raise InputError("measures", None, f"{name}: tiecore's {base} takes no parameter")
     if base in _CUTOFFS and any(not p.isdigit() or int(p) == 0 for p in given):
@@ -399,6 +400,7 @@ class RelevanceEvaluator:
         queries are empty), one judged query of its own stands in, so that
         ``complete=True`` scores the run's queries as empty."""
         qrels = self._qrels
+        assert qrels is not None  # evaluate returns {} without judgments, before this
         rows = any(not isinstance(d, Mapping) or len(d) > 0 for d in scores.values())
         run = read_run(scores) if rows else None
         if run is not None and self.judged_docs_only_flag:

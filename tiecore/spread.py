@@ -152,7 +152,9 @@ def spread_arrays(
     out = {}
     for measure in measures:
         if measure.spec.hooked(measure):
-            out[measure] = within_bounds(measure.spec.spread(measure, ranking, judgments, depth))
+            hook = measure.spec.spread
+            assert hook is not None  # a family that is no head sum gives its spread itself
+            out[measure] = within_bounds(hook(measure, ranking, judgments, depth))
             continue
         recipe = kernels.plan(measure, judgments, depth, ranking)
         component = context.profile.component(recipe.component)
@@ -164,7 +166,9 @@ def spread_arrays(
         )
         # the head sum of the rows no order moves, summed apart (not as sums - mean_g)
         sums, fixed = kernels.head_sums_apart(component, recipe.divisor, ranking, recipe.cut, moved)
-        worst, best = recipe.family.bounds(tied, tied.slots(recipe), recipe)
+        bounds = recipe.family.bounds
+        assert fixed is not None and bounds is not None  # moved given; a head sum's moments
+        worst, best = bounds(tied, tied.slots(recipe), recipe)
         low, high = (
             kernels.finish(recipe, fixed + np.bincount(tied.group_query, weights=e, minlength=nq))
             for e in (worst, best)
@@ -403,7 +407,9 @@ def _as_distribution(values: np.ndarray, probability: np.ndarray) -> pd.DataFram
 def _group_variance(recipe: kernels.Plan, context: Context) -> np.ndarray:
     """Variance each tie group adds to each query's value (value units): the family's
     variance hook of the head sum, times ``(scale / denominator)**2``."""
-    var = recipe.family.variance(context, context.slots(recipe), recipe)
+    variance = recipe.family.variance
+    assert variance is not None  # a head sum's family has its moments
+    var = variance(context, context.slots(recipe), recipe)
     denominator = recipe.denominator[context.group_query].astype(np.float64)
     factor = np.zeros_like(denominator)
     np.divide(recipe.scale, denominator, out=factor, where=denominator > 0)
@@ -431,7 +437,7 @@ def _spread_rows(name, qids, found, chosen, per_query) -> _Rows:
                 summary = column.mean() if count else 0.0
             parts.append(np.append(column, summary) if per_query else np.array([summary]))
     rows = count + 1 if per_query else 1
-    labels = np.append(qids.astype(object), None) if per_query else np.array([None])
+    labels = np.append(qids.astype(object), [None]) if per_query else np.array([None])
     out = {
         "qid": np.tile(labels.astype(object), len(found)),
         "measure": np.repeat(np.array([str(m) for m in found], dtype=object), rows),

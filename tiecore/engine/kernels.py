@@ -26,13 +26,23 @@ from tiecore.engine.ranking import Ranking
 class FamilyLike(Protocol):
     """What the engine reads of a measure family (:class:`tiecore.measures.registry.Family`)."""
 
-    cut: Callable | None
-    denominator: Callable | None
-    scale: float | Callable
-    offset: float | Callable
-    values: Callable | None
-    formula: Callable | None
-
+    # read-only (properties): a frozen dataclass's fields satisfy them
+    @property
+    def cut(self) -> Callable | None: ...
+    @property
+    def denominator(self) -> Callable | None: ...
+    @property
+    def scale(self) -> float | Callable: ...
+    @property
+    def offset(self) -> float | Callable: ...
+    @property
+    def values(self) -> Callable | None: ...
+    @property
+    def formula(self) -> Callable | None: ...
+    @property
+    def variance(self) -> Callable | None: ...  # tiecore.engine.moments' hooks (spread)
+    @property
+    def bounds(self) -> Callable | None: ...
     def hooked(self, measure: HeadSum) -> bool: ...
     def component_of(self, measure: HeadSum) -> str | None: ...
     def divisor_of(self, measure: HeadSum) -> Divisor: ...
@@ -42,9 +52,10 @@ class HeadSum(Protocol):
     """What the engine and the family modules read of a measure
     (:class:`tiecore.measures.Measure`): its cutoff, gain, parameters and family."""
 
-    cutoff: int | None
-    gain: str | None
-
+    @property
+    def cutoff(self) -> int | None: ...
+    @property
+    def gain(self) -> str | None: ...
     def param(self, name: str) -> str: ...
 
     @property

@@ -6,6 +6,7 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
+from typing import Any, TypeAlias
 
 import numpy as np
 import pandas as pd
@@ -20,9 +21,9 @@ from tiecore.io.frames import check_run, check_runs
 from tiecore.measures import Measure, parse_measures
 from tiecore.options import EVALUATE, validate_params
 
-Runs = pd.DataFrame | Mapping[str, pd.DataFrame]
+Runs: TypeAlias = pd.DataFrame | Mapping[str, pd.DataFrame]
 #: What :func:`evaluate` accepts: also paths, iterators and ``(name, run)`` pairs.
-RunsOrFiles = Runs | Mapping[str, object] | Iterable[object]
+RunsOrFiles: TypeAlias = Runs | Mapping[str, object] | Iterable[object]
 
 
 def as_run_dict(runs: Runs) -> dict[str, pd.DataFrame]:
@@ -174,7 +175,7 @@ def part_values(
     name: str,
     run: pd.DataFrame,
     judgments: Judgments,
-    compute: Callable[[str, pd.DataFrame], tuple[Ranking, dict[object, np.ndarray]]],
+    compute: Callable[[str, pd.DataFrame], tuple[Ranking, Mapping[Any, np.ndarray]]],
 ) -> _PartValues:
     """One query partition of a run (``run.attrs["part"]``) as :class:`_PartValues`.
 
@@ -202,8 +203,8 @@ def part_values(
 
 
 def merge_parts(
-    name: str, parts: list[_PartValues], shapes: dict[object, tuple[int, ...]]
-) -> tuple[np.ndarray, dict[object, np.ndarray]]:
+    name: str, parts: list[_PartValues], shapes: Mapping[Any, tuple[int, ...]]
+) -> tuple[np.ndarray, dict[Any, np.ndarray]]:
     """The queries present in any partition and every key's per-query array ``(*shape,
     queries)`` put together (0 for the queries of no partition), as computed whole.
 

@@ -43,37 +43,9 @@ and :mod:`~tiecore.io.letor`, imported on first use: ``import tiecore.io`` loads
 neither pyarrow nor pandas.
 """
 
-from __future__ import annotations
+from tiecore import _lazy
 
-import importlib
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from tiecore.io.letor import read_letor
-    from tiecore.io.readers import read_qrels, read_run, read_runs
-
-__all__ = ["read_letor", "read_qrels", "read_run", "read_runs"]
-
-#: Where each public reader lives: imported on first use, so that ``import tiecore.io.files``
+#: The public readers are those of ``__init__.pyi``, each written there once
+#: (tiecore._lazy): imported on first use, so that ``import tiecore.io.files``
 #: (``tiecore eval`` of a small run) loads neither pyarrow nor pandas.
-_HOMES = {
-    "read_letor": "tiecore.io.letor",
-    "read_qrels": "tiecore.io.readers",
-    "read_run": "tiecore.io.readers",
-    "read_runs": "tiecore.io.readers",
-}
-
-
-def __getattr__(name: str) -> object:
-    """A public reader, imported from its module on first use (PEP 562)."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'tiecore.io' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """The module's names, the readers not yet imported included."""
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = _lazy.attach_stub(__name__, __file__)

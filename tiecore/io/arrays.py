@@ -9,6 +9,8 @@ imported on first use.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 import pyarrow as pa
 import pyarrow._compute as _kernels  # arrow's kernels; pyarrow.compute wraps them (see kernel)
@@ -27,10 +29,13 @@ class _LazyCompute:
         return getattr(pyarrow.compute, name)
 
 
-pc = _LazyCompute()
+if TYPE_CHECKING:  # to a type checker, the module itself
+    import pyarrow.compute as pc
+else:
+    pc = _LazyCompute()
 
 
-def kernel(name: str, *args: object, options: object = None) -> object:
+def kernel(name: str, *args: object, options: object = None) -> Any:
     """Arrow's compute function ``name`` on ``args``, as ``pyarrow.compute.<name>`` calls
     it (``call_function``, default options unless given), without importing
     :mod:`pyarrow.compute`.

@@ -184,18 +184,17 @@ def _indexes(text: pa.Array, pairs: pa.Array, record: np.ndarray, loc: Locator) 
         index, bad = cast_column(text, pa.int64())
     else:
         bad = int(np.flatnonzero(~to_numpy(digits, False))[0])
-    index_np = index.to_numpy() if bad is None else None
     if bad is None:
+        index_np = index.to_numpy()
         small = np.flatnonzero(index_np < 1)
-        bad = int(small[0]) if len(small) else None
-    if bad is not None:
-        loc.fail(
-            int(record[bad]),
-            f"feature index {text[bad].as_py()!r} in {pairs[bad].as_py()!r}"
-            " is not a positive integer",
-            "index:value with a 1-based integer index",
-        )
-    return index_np
+        if not len(small):
+            return index_np
+        bad = int(small[0])
+    loc.fail(
+        int(record[bad]),
+        f"feature index {text[bad].as_py()!r} in {pairs[bad].as_py()!r} is not a positive integer",
+        "index:value with a 1-based integer index",
+    )
 
 
 def _chosen(features: Iterable[int] | None, pairs: _Pairs, loc: Locator) -> np.ndarray:

@@ -9,7 +9,7 @@ recognised by their class's module and name.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -41,7 +41,7 @@ def is_peer(source: object) -> bool:
     return _peer(source) is not None
 
 
-def peer_frame(source: object, kind: str) -> object:
+def peer_frame(source: object, kind: str) -> Any:
     """A ranx or trectools run (``kind="run"``) or qrels as tiecore's DataFrame.
 
     Runs get columns ``qid, docno, score`` and their name (ranx's ``name``;

@@ -8,8 +8,8 @@ anything else is TREC text (:mod:`tiecore.io.trec`).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from tiecore.io import sources as _sources
 from tiecore.io import trec
@@ -20,10 +20,15 @@ from tiecore.io.text import Source
 if TYPE_CHECKING:
     import pandas as pd
 
+#: What the readers take: a path or file object (TREC text, Parquet, JSON Lines, ``"-"``
+#: for stdin), a DataFrame, pytrec_eval's ``{qid: {docno: score or level}}``, ir_measures
+#: records (any iterable of them), or a ranx or trectools object (untyped: ``Any``).
+AnySource: TypeAlias = "Source | pd.DataFrame | Mapping[str, Mapping[str, float]] | Iterable[Any]"
+
 __all__ = ["read_qrels", "read_run", "read_runs"]
 
 
-def read_run(source: Source, *, name: str | None = None) -> pd.DataFrame:
+def read_run(source: AnySource, *, name: str | None = None) -> pd.DataFrame:
     """Read a TREC run file.
 
     Parameters
@@ -71,7 +76,7 @@ def read_run(source: Source, *, name: str | None = None) -> pd.DataFrame:
     return trec.read_run(source, name=name)
 
 
-def read_runs(sources: Iterable[Source] | Source) -> dict[str, pd.DataFrame]:
+def read_runs(sources: Iterable[AnySource] | AnySource) -> dict[str, pd.DataFrame]:
     """Read several run files, keyed by run name.
 
     Parameters
@@ -97,7 +102,7 @@ def read_runs(sources: Iterable[Source] | Source) -> dict[str, pd.DataFrame]:
     return dict(zip(names, frames, strict=True))
 
 
-def read_qrels(source: Source) -> pd.DataFrame:
+def read_qrels(source: AnySource) -> pd.DataFrame:
     """Read TREC relevance judgments.
 
     Parameters

@@ -34,6 +34,7 @@ import re
 import sys
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -127,7 +128,7 @@ def claims(source: object) -> bool:
     return False
 
 
-def run_sources(sources: object) -> object:
+def run_sources(sources: object) -> Any:
     """What :func:`tiecore.read_runs` should iterate: one run in a list, or the runs.
 
     A DataFrame or a records iterable is one run; a generator is peeked at and

@@ -49,7 +49,7 @@ def chosen_measures(table: pd.DataFrame, measures: str | Sequence[str] | None) -
     if missing or not asked:
         raise InputError(
             "measures",
-            asked,
+            None,
             f"not in the table: {', '.join(map(str, missing))}" if missing else "none named",
             f"some of {', '.join(present)}",
         )

@@ -75,7 +75,7 @@ def bootstrap_intervals(
     x = np.asarray(x, np.float64)
     n = len(x)
     paired = i is not None
-    width = len(i) if paired else x.shape[1]
+    width = len(i) if i is not None else x.shape[1]
     low, high = np.full(width, np.nan), np.full(width, np.nan)
     if n < 2 or width == 0:
         return low, high
@@ -89,6 +89,7 @@ def bootstrap_intervals(
     for start in range(0, width, step):
         part = slice(start, start + step)
         if paired:
+            assert i is not None and j is not None  # both given, or neither
             a, b = i[part], j[part]
             boot, theta = means[:, a] - means[:, b], observed[a] - observed[b]
             leave = jack[:, a] - jack[:, b]

@@ -142,17 +142,17 @@ def rank_agreement(
                 rows[a, b] = (tau, forward, (forward + backward) / 2)
     width = len(next(iter(orderings.values()))) if names else samples.shape[1]
     batch = max(1, CHUNK_CELLS // max(width, 1) ** 2)
-    found = {o: ([], [], []) for o in names}
+    found: dict[str, tuple[list, list, list]] = {o: ([], [], []) for o in names}
     for start in range(0, len(samples), batch):
         drawn = above(samples[start : start + batch])
         for o in names:
             for column, values in zip(found[o], correlations(matrix[o], drawn), strict=True):
                 column.append(values)
     for a in names:
-        tau, forward, backward = (np.concatenate(column) for column in found[a])
-        both = (forward + backward) / 2
-        rows[a, random] = (_defined_mean(tau), _defined_mean(forward), _defined_mean(both))
-        rows[random, a] = (_defined_mean(tau), _defined_mean(backward), _defined_mean(both))
+        taus, forwards, backwards = (np.concatenate(column) for column in found[a])
+        both = (forwards + backwards) / 2
+        rows[a, random] = (_defined_mean(taus), _defined_mean(forwards), _defined_mean(both))
+        rows[random, a] = (_defined_mean(taus), _defined_mean(backwards), _defined_mean(both))
     frame = pd.DataFrame.from_dict(
         rows, orient="index", columns=["kendall_tau", "tau_ap", "tau_ap_sym"]
     )

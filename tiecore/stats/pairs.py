@@ -10,6 +10,7 @@ alone could reverse.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -43,7 +44,7 @@ def pair_statistics(
     names: pd.Index,
     seed: int,
     n_resamples: int,
-    options: Mapping[str, object] | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> pd.DataFrame:
     """Every ordered pair of runs: which is ahead, by how much against the tie noise, and tests.
 
