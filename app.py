@@ -89,7 +89,8 @@ def main() -> None:
         if fresh and page.title not in CHARTLESS:
             top.plotly_chart(PRELOAD, config={"staticPlot": True, "displayModeBar": False})
         warm.start()  # once per server: the MSLR sample's first view, computed ahead
-        recent.trimmer()  # once per server: freed memory handed back to the system
+        recent.register()  # this session, closed once its visitor has left (recent.sweep)
+        recent.trimmer()  # once per server: closes left sessions, hands freed memory back
         sidebar.sidebar()  # its messages (a bad upload, say) stay at the top of the page
         heading.empty()
         time.sleep(settings.step_delay(page.title))  # 0 unless a test asks for a slow step
