@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "tests"), str(REPO)]
 
 from browser_kit import SERVERS, launch, serve  # noqa: E402
-from memory_kit import resident, upload_and_leave, visit, write_upload  # noqa: E402
+from memory_kit import resident, uploaded, visit, write_upload  # noqa: E402
 
 MB = 1e6
 
@@ -71,9 +71,9 @@ def main() -> None:
         started = time.monotonic()
         for number in range(args.sessions):
             run, qrels = write_upload(folder, args.megabytes, seed=number)
-            text = upload_and_leave(browser, url, run, qrels, args.path)
-            if "uploaded run" not in text:
-                print(f"visitor {number}: the upload was not shown:\n{text[:600]}")
+            with uploaded(browser, url, run, qrels, args.path) as (errors, text):
+                if errors or "uploaded run" not in text:
+                    print(f"visitor {number + 1}: the upload was not shown: {errors or text[:300]}")
             size = run.stat().st_size
             run.unlink()
             qrels.unlink()

@@ -2,21 +2,23 @@
 visitors who upload and leave.
 
 ``write_upload()`` writes a valid TREC run of a given size (ties included) and its qrels;
-``resident()`` reads a process's resident memory; ``upload_and_leave()`` is one visitor (a
+``resident()`` reads a process's resident memory; ``uploaded()`` is one visitor (a
 browser context of its own, so a Streamlit session of its own) who opens the explorer,
 uploads a run and its qrels through the real file inputs, waits for the page, and closes
-the tab; ``settle()`` waits until the server's memory is back under a line (a state, with
-a limit), never asserting how long that took.  Used by ``tests/app/test_app_memory.py``
-and ``benchmarks/app_memory.py``.
+the tab when the ``with`` block ends; ``settle()`` waits until the server's memory is back
+under a line (a state, with a limit), never asserting how long that took.  Used by
+``tests/app/test_app_memory.py`` and ``benchmarks/app_memory.py``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
-from browser_kit import error_messages, new_tab, page_text, timed, wait_until_rendered
+from browser_kit import error_messages, new_tab, timed, wait_until_rendered
 
 #: Queries of a generated run (each ranks the same number of documents).
 QUERIES = 1000
@@ -73,9 +75,11 @@ SHOWN = """() => document.body.innerText.includes('uploaded run')
         !== null"""
 
 
-def upload_and_leave(browser, url: str, run: Path, qrels: Path, path: str = "") -> str:
+@contextlib.contextmanager
+def uploaded(browser, url: str, run: Path, qrels: Path, path: str = "") -> Iterator[tuple]:
     """One visitor: opens ``path``, uploads ``run`` and ``qrels``, waits until the page is
-    drawn on them, closes the tab -> the page's text then (its errors, if any)."""
+    drawn on them; yields (the error messages on the page, the page's text), then closes
+    the tab (the visitor leaves)."""
     context, tab = new_tab(browser)
     try:
         tab.goto(f"{url}/{path}")
@@ -87,7 +91,7 @@ def upload_and_leave(browser, url: str, run: Path, qrels: Path, path: str = "") 
         timed(tab, lambda: inputs.nth(0).set_input_files(str(run)))
         tab.wait_for_function(SHOWN, polling=100)  # a large file may arrive after that rerun
         wait_until_rendered(tab)
-        return "\n".join([*error_messages(tab), page_text(tab)])
+        yield error_messages(tab), tab.locator('[data-testid="stApp"]').inner_text()
     finally:
         context.close()
 
