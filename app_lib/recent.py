@@ -260,6 +260,42 @@ def sweep(now: float, grace: float = SESSION_GRACE) -> tuple[int, int]:
     return gone, closed
 
 
+def release_files(kept: list) -> int:
+    """Remove from Streamlit's upload store this session's files that have left its
+    uploaders -> how many.
+
+    ``kept``: the files in the uploaders drawn on this run (``UploadedFile`` objects).  The
+    uploader's x (or a new file in a one-file uploader) takes a file off the page, but
+    Streamlit keeps its bytes until the session ends.  Only a file seen in an uploader on an
+    earlier run is removed, never one that has arrived but is not in an uploader's value
+    yet.
+    """
+    sid = session_id()
+    if sid is None or not Runtime.exists():
+        return 0
+    ids = {file.file_id for file in kept}
+    seen = st.session_state.get(_SEEN, set())
+    gone = seen - ids
+    for file_id in gone:
+        Runtime.instance().uploaded_file_mgr.remove_file(sid, file_id)
+    st.session_state[_SEEN] = ids
+    if gone:
+        trim_soon()
+    return len(gone)
+
+
+#: Session-state key: the ids of the files in the uploaders on the last run.
+_SEEN = "_upload_files_seen"
+#: Set when a script run has freed much memory: the sweep trims at its next turn.
+_TRIM_SOON = threading.Event()
+
+
+def trim_soon() -> None:
+    """Ask for a :func:`trim` at the next sweep (after a run freed much memory: an upload
+    read, replaced or removed), without waiting for it in the script run."""
+    _TRIM_SOON.set()
+
+
 def session_upload_bytes() -> int:
     """Bytes of the files this session has uploaded that Streamlit holds (0 where its upload
     store does not say)."""
@@ -306,15 +342,17 @@ def trimmer() -> threading.Thread:
     background thread that closes the sessions whose visitor has left
     (:func:`sweep`, every :data:`SWEEP_EVERY` seconds) and calls :func:`trim` on the sweep
     after a session left or was closed (Streamlit has cleared its caches, or shut it down)
-    and every :data:`TRIM_EVERY` seconds, so the memory of closed sessions and of results
-    dropped from the caches leaves the process."""
+    or a run asked for it (:func:`trim_soon`), and every :data:`TRIM_EVERY` seconds, so the
+    memory of closed sessions, of replaced uploads and of results dropped from the caches
+    leaves the process."""
 
     def loop() -> None:
         changed, trimmed = False, time.monotonic()
         while True:
             time.sleep(SWEEP_EVERY)
             now = time.monotonic()
-            if changed or now - trimmed >= TRIM_EVERY:
+            if changed or _TRIM_SOON.is_set() or now - trimmed >= TRIM_EVERY:
+                _TRIM_SOON.clear()
                 trim()
                 trimmed = now
             try:

@@ -78,6 +78,7 @@ def _load_once(
         failed[key] = str(error)
         return failed[key]
     del contents
+    recent.trim_soon()  # the reader's peak and the data replaced: handed back
     try:
         return data.check_held(found, besides)
     except InputError as error:
@@ -107,6 +108,8 @@ def _data_sidebar() -> tuple[Dataset, list[str]]:
             candidate = _letor_uploads(errors)
     except InputError as error:
         errors.append(str(error))
+    drawn = ("upload_runs", "upload_qrels", "upload_letor")
+    recent.release_files([f for key in drawn for f in _files(st.session_state.get(key))])
     previous = st.session_state.get("dataset")
     if candidate is not None:
         st.session_state["dataset"] = candidate

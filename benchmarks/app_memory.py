@@ -31,10 +31,19 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "tests"), str(REPO)]
 
-from browser_kit import SERVERS, launch, serve  # noqa: E402
-from memory_kit import resident, uploaded, visit, write_upload  # noqa: E402
+from browser_kit import SERVERS, launch, new_tab, serve  # noqa: E402
+from memory_kit import (  # noqa: E402
+    replace_run,
+    resident,
+    upload_in,
+    uploaded,
+    visit,
+    write_upload,
+)
 
 MB = 1e6
+#: Seconds after each upload of --one-session before its settled memory is read.
+SETTLE = 6.0
 
 
 class Peak(threading.Thread):
@@ -50,6 +59,31 @@ class Peak(threading.Thread):
             time.sleep(self.every)
 
 
+def one_session(browser, url: str, pid: int, folder: Path, args) -> None:
+    """One visitor uploads ``args.one_session`` runs in turn, each replacing the last."""
+    context, tab = new_tab(browser)
+    try:
+        run, qrels = write_upload(folder, args.megabytes, seed=0)
+        errors, _ = upload_in(tab, url, run, qrels, args.path)
+        print(f"run  1: server {resident(pid) / MB:,.0f} MB {errors or ''}", flush=True)
+        run.unlink()
+        for number in range(1, args.one_session):
+            run, _ = write_upload(folder, args.megabytes, seed=number)
+            errors, _ = replace_run(tab, run)
+            drawn = resident(pid)
+            time.sleep(SETTLE)  # the app's sweep (every 2 s) trims what the read freed
+            print(
+                f"run {number + 1:2d}: server {drawn / MB:,.0f} MB when drawn, "
+                f"{resident(pid) / MB:,.0f} MB {SETTLE:g} s later {errors or ''}",
+                flush=True,
+            )
+            run.unlink()
+            (folder / f"memory{number}.qrels").unlink()
+        qrels.unlink()
+    finally:
+        context.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, default=20)
@@ -58,6 +92,14 @@ def main() -> None:
     parser.add_argument("--within", type=float, default=100.0, help="MB over the baseline")
     parser.add_argument("--prime", type=float, default=15.0, help="seconds before baseline")
     parser.add_argument("--path", default="", help="the page visitors open ('' = landing)")
+    parser.add_argument(
+        "--one-session",
+        type=int,
+        default=0,
+        metavar="N",
+        help="instead: one visitor uploads N runs of --megabytes in turn (each replacing "
+        "the last), then leaves",
+    )
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="tiecore-memory-"))
     with serve("memory_benchmark.log") as url, launch() as browser:
@@ -69,7 +111,9 @@ def main() -> None:
         peak = Peak(pid)
         peak.start()
         started = time.monotonic()
-        for number in range(args.sessions):
+        if args.one_session:
+            one_session(browser, url, pid, folder, args)
+        for number in range(0 if args.one_session else args.sessions):
             run, qrels = write_upload(folder, args.megabytes, seed=number)
             with uploaded(browser, url, run, qrels, args.path) as (errors, text):
                 if errors or "uploaded run" not in text:

@@ -75,25 +75,44 @@ SHOWN = """() => document.body.innerText.includes('uploaded run')
         !== null"""
 
 
+def upload_in(tab, url: str, run: Path, qrels: Path, path: str = "") -> tuple[list[str], str]:
+    """In ``tab``: open ``path``, upload ``run`` and ``qrels``, wait until the page is drawn on
+    them -> (the error messages on the page, the page's text)."""
+    tab.goto(f"{url}/{path}")
+    wait_until_rendered(tab)
+    label = tab.locator("label").filter(has_text="Upload TREC runs and qrels").first
+    timed(tab, label.click)
+    inputs = tab.locator('[data-testid="stFileUploaderDropzoneInput"]')
+    timed(tab, lambda: inputs.nth(1).set_input_files(str(qrels)))
+    timed(tab, lambda: inputs.nth(0).set_input_files(str(run)))
+    tab.wait_for_function(SHOWN, polling=100)  # a large file may arrive after that rerun
+    wait_until_rendered(tab)
+    return error_messages(tab), tab.locator('[data-testid="stApp"]').inner_text()
+
+
 @contextlib.contextmanager
 def uploaded(browser, url: str, run: Path, qrels: Path, path: str = "") -> Iterator[tuple]:
-    """One visitor: opens ``path``, uploads ``run`` and ``qrels``, waits until the page is
-    drawn on them; yields (the error messages on the page, the page's text), then closes
+    """One visitor (a tab of its own): :func:`upload_in`; yields what it returns, then closes
     the tab (the visitor leaves)."""
     context, tab = new_tab(browser)
     try:
-        tab.goto(f"{url}/{path}")
-        wait_until_rendered(tab)
-        label = tab.locator("label").filter(has_text="Upload TREC runs and qrels").first
-        timed(tab, label.click)
-        inputs = tab.locator('[data-testid="stFileUploaderDropzoneInput"]')
-        timed(tab, lambda: inputs.nth(1).set_input_files(str(qrels)))
-        timed(tab, lambda: inputs.nth(0).set_input_files(str(run)))
-        tab.wait_for_function(SHOWN, polling=100)  # a large file may arrive after that rerun
-        wait_until_rendered(tab)
-        yield error_messages(tab), tab.locator('[data-testid="stApp"]').inner_text()
+        yield upload_in(tab, url, run, qrels, path)
     finally:
         context.close()
+
+
+def replace_run(tab, run: Path) -> tuple[list[str], str]:
+    """In an open tab whose visitor has uploaded runs and qrels: remove the runs shown (their
+    x buttons), upload ``run`` instead, wait until the page is drawn on it -> (the error
+    messages on the page, the page's text)."""
+    runs = tab.locator('[data-testid="stFileUploader"]').first
+    while runs.locator('[data-testid="stFileUploaderDeleteBtn"] button').count():
+        timed(tab, runs.locator('[data-testid="stFileUploaderDeleteBtn"] button').first.click)
+    inputs = tab.locator('[data-testid="stFileUploaderDropzoneInput"]')
+    timed(tab, lambda: inputs.nth(0).set_input_files(str(run)))
+    tab.wait_for_function(SHOWN, polling=100)
+    wait_until_rendered(tab)
+    return error_messages(tab), tab.locator('[data-testid="stApp"]').inner_text()
 
 
 def settle(pid: int, line: int, limit: float) -> int:

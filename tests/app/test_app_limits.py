@@ -204,3 +204,27 @@ def test_a_session_whose_visitor_left_is_closed_after_the_grace(monkeypatch):
     assert runtime.closed == runtime.removed == ["left"]
     assert left == {} and back == {"dataset": "data"} and set(sessions) == {"back"}
     sessions.clear()
+
+
+class FakeFile:
+    def __init__(self, file_id: str) -> None:
+        self.file_id = file_id
+
+
+def test_files_taken_off_the_uploaders_leave_streamlits_upload_store(monkeypatch):
+    """A file seen in an uploader and then taken off (x, or replaced) is removed from
+    Streamlit's store; one not yet seen in an uploader is left alone."""
+    runtime = FakeRuntime()
+    removed: list[tuple[str, str]] = []
+    runtime.remove_file = lambda sid, file_id: removed.append((sid, file_id))
+    monkeypatch.setattr(recent.Runtime, "exists", staticmethod(lambda: True))
+    monkeypatch.setattr(recent.Runtime, "instance", staticmethod(lambda: runtime))
+    monkeypatch.setattr(recent, "session_id", lambda: "me")
+    monkeypatch.setattr(recent.st, "session_state", {})
+    assert recent.release_files([FakeFile("run1"), FakeFile("qrels")]) == 0
+    assert recent.release_files([FakeFile("run2"), FakeFile("qrels")]) == 1
+    assert removed == [("me", "run1")]
+    assert recent.release_files([]) == 2 and sorted(removed[1:]) == [
+        ("me", "qrels"),
+        ("me", "run2"),
+    ]
