@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 import pyarrow
 import streamlit as st
-from streamlit.runtime import Runtime
+from streamlit.runtime import Runtime, caching
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from app_lib.settings import CACHE_TTL, SESSION_GRACE
@@ -203,6 +203,16 @@ def store(name: str, size: int, max_bytes: float, shared: bool | None = None) ->
     if found is None:
         found = stores.setdefault(name, Recent(size, max_bytes=max_bytes))
     return found
+
+
+def drop_own() -> None:
+    """Drop this session's results of its uploads: its stores and its ``scope="session"``
+    caches (a new upload makes the results of the one it replaces useless)."""
+    st.session_state.pop(OWN, None)
+    sid = session_id()
+    clear = getattr(caching, "clear_session_data_cache", None)  # listed in __all__ there
+    if sid is not None and clear is not None:
+        clear(sid)
 
 
 # ----------------------------------------------------------------------------- sessions

@@ -57,7 +57,8 @@ def _load_once(
     would take the session past its budget (:data:`~app_lib.settings.SESSION_BYTES`) is
     refused before it is read (:func:`app_lib.data.check_session`), or after, by the size
     of the data read (:func:`app_lib.data.check_held`); that refusal is not kept, since
-    it depends on what else the session holds.
+    it depends on what else the session holds.  A new upload read drops the session's
+    results of its uploads (:func:`app_lib.recent.drop_own`).
     """
     held = st.session_state.get(f"uploaded_{kind}")
     if held is not None and held.key == key:  # the key of the upload is its content's
@@ -78,6 +79,7 @@ def _load_once(
         failed[key] = str(error)
         return failed[key]
     del contents
+    recent.drop_own()  # the results of the upload it replaces
     recent.trim_soon()  # the reader's peak and the data replaced: handed back
     try:
         return data.check_held(found, besides)

@@ -161,6 +161,11 @@ def test_an_uploads_results_are_kept_in_its_session_only():
     assert own and any(len(store) for store in own.values()), own
     for store in recent._shared_stores().values():
         assert not [key for key in store._items if uploaded.key in repr(key)]
+    upload_runs(at, RUN_FILES[2:4])  # another upload: the results of the first one go
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.session_state["uploaded_trec"].key != uploaded.key
+    kept = [key for store in at.session_state[recent.OWN].values() for key in store._items]
+    assert kept and not [key for key in kept if uploaded.key in repr(key)], kept
 
 
 class FakeRuntime:
