@@ -98,6 +98,8 @@ def main() -> None:
             page.run()
         except InputError as error:  # a budget tiecore keeps (samples, a tie group's size)
             st.error(f"Refused: {escape_markdown(str(error))}", icon=":material/error:")
+        finally:  # st.stop() too
+            recent.run_ended()  # memory the run freed (a new upload's) handed back soon
 
 
 # Streamlit runs this file as __main__; a process that only imports it (multiprocessing's

@@ -300,10 +300,25 @@ _SEEN = "_upload_files_seen"
 _TRIM_SOON = threading.Event()
 
 
-def trim_soon() -> None:
+def trim_soon(after_run: bool = False) -> None:
     """Ask for a :func:`trim` at the next sweep (after a run freed much memory: an upload
-    read, replaced or removed), without waiting for it in the script run."""
-    _TRIM_SOON.set()
+    read, replaced or removed), without waiting for it in the script run; ``after_run``:
+    once this script run has ended (:func:`run_ended`: the page's computations on a new
+    upload free memory too)."""
+    if after_run and session_id() is not None:
+        st.session_state[_TRIM_AFTER] = True
+    else:
+        _TRIM_SOON.set()
+
+
+#: Session-state key: this run asked for a trim once it has ended.
+_TRIM_AFTER = "_trim_after_run"
+
+
+def run_ended() -> None:
+    """The end of a script run (``app.py`` calls it): a trim asked for by the run is due."""
+    if st.session_state.pop(_TRIM_AFTER, False):
+        _TRIM_SOON.set()
 
 
 def session_upload_bytes() -> int:

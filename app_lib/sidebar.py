@@ -80,7 +80,7 @@ def _load_once(
         return failed[key]
     del contents
     recent.drop_own()  # the results of the upload it replaces
-    recent.trim_soon()  # the reader's peak and the data replaced: handed back
+    recent.trim_soon(after_run=True)  # the reader's peak, the data replaced: handed back
     try:
         return data.check_held(found, besides)
     except InputError as error:
