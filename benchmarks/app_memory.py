@@ -2,6 +2,7 @@
 
     python benchmarks/app_memory.py                       # 20 visitors x 40 MB, then 60 s
     python benchmarks/app_memory.py --sessions 5 --megabytes 10 --after 30
+    python benchmarks/app_memory.py --one-session 20 --megabytes 2 --after 30
 
 It starts ``streamlit run app.py`` on a free port of 127.0.0.1 (the project's own
 ``.streamlit/config.toml``, the warm-up on) and drives Debian's Chromium through Playwright
@@ -13,9 +14,11 @@ page, upload their own run of ``--megabytes`` MB (plain text, 1000 queries, ties
 qrels, wait until the page is drawn on them, and close the tab.  Printed: the resident
 memory of the fresh server, the baseline, the peak (sampled every 0.2 s), right after the
 last visitor left, and ``--after`` seconds later, with the goal: back within ``--within``
-MB of the baseline (the issue's figures: 20 x 40 MB, 60 s, 100 MB).  It is a script that
-prints numbers, not a test (``tests/app/test_app_memory.py`` asserts the memory, fewer
-visitors).
+MB of the baseline (the issue's figures: 20 x 40 MB, 60 s, 100 MB).  ``--one-session N``:
+instead one visitor uploads N runs in turn, each replacing the last (the x of the runs
+uploader, then the new file), its memory printed when each is drawn and 6 s later.  It
+is a script that prints numbers, not a test (``tests/app/test_app_memory.py`` asserts the
+memory, fewer visitors).
 """
 
 from __future__ import annotations
@@ -135,9 +138,13 @@ def main() -> None:
     load = os.getloadavg()[0]
     back = after - baseline <= args.within * MB
     print()
+    who = (
+        f"one visitor, {args.one_session} runs of"
+        if args.one_session
+        else (f"{args.sessions} visitors x")
+    )
     print(
-        f"| resident memory of the server | MB | ({args.sessions} visitors x "
-        f"{args.megabytes:g} MB, load {load:.1f}) |"
+        f"| resident memory of the server | MB | ({who} {args.megabytes:g} MB, load {load:.1f}) |"
     )
     print("|---|---|---|")
     print(f"| fresh server, no visitor yet | {fresh / MB:,.0f} | |")
