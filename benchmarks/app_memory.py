@@ -72,7 +72,9 @@ def one_session(browser, url: str, pid: int, folder: Path, args) -> None:
         run.unlink()
         for number in range(1, args.one_session):
             run, _ = write_upload(folder, args.megabytes, seed=number)
-            errors, _ = replace_run(tab, run)
+            errors, text = replace_run(tab, run)
+            if "1 uploaded run" not in text:
+                errors = [*errors, "the page does not show this one run"]
             drawn = resident(pid)
             time.sleep(SETTLE)  # the app's sweep (every 2 s) trims what the read freed
             print(

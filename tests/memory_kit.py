@@ -106,8 +106,14 @@ def replace_run(tab, run: Path) -> tuple[list[str], str]:
     x buttons), upload ``run`` instead, wait until the page is drawn on it -> (the error
     messages on the page, the page's text)."""
     runs = tab.locator('[data-testid="stFileUploader"]').first
-    while runs.locator('[data-testid="stFileUploaderDeleteBtn"] button').count():
-        timed(tab, runs.locator('[data-testid="stFileUploaderDeleteBtn"] button').first.click)
+    delete = runs.locator('[data-testid="stFileChipDeleteBtn"]')  # a file's x
+    while delete.count():
+        before = delete.count()
+        timed(tab, delete.first.click)
+        tab.wait_for_function(
+            f"""() => document.querySelector('[data-testid="stFileUploader"]')
+                .querySelectorAll('[data-testid="stFileChipDeleteBtn"]').length < {before}"""
+        )
     inputs = tab.locator('[data-testid="stFileUploaderDropzoneInput"]')
     timed(tab, lambda: inputs.nth(0).set_input_files(str(run)))
     tab.wait_for_function(SHOWN, polling=100)
