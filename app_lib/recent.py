@@ -110,7 +110,7 @@ class Recent:
             if (
                 used >= now - self.ttl
                 and len(self._items) <= self.size
-                and self._bytes <= self.max_bytes
+                and (self._bytes <= self.max_bytes or len(self._items) == 1)  # one kept alone
             ):
                 break
             del self._items[key]
@@ -132,8 +132,9 @@ class Recent:
             return value
 
     def put(self, key: Hashable, value: object, size: int | None = None) -> None:
-        """Keep ``value`` under ``key`` as the most recently used entry (not at all when it
-        alone holds more than ``max_bytes``: the caller keeps its own copy).
+        """Keep ``value`` under ``key`` as the most recently used entry; one that alone holds
+        more than ``max_bytes`` is kept alone, every other entry dropped (as Streamlit's
+        ``max_size`` does: a rerun does not compute it again, and the next value replaces it).
 
         ``size``: the bytes it holds of its own, where :func:`nbytes` would count memory
         it shares (a copy whose columns are the original's); :func:`nbytes` when None.
@@ -143,9 +144,11 @@ class Recent:
             size = nbytes(value) if math.isfinite(self.max_bytes) else 0
         with self._lock:
             self._drop(key)
-            if size <= self.max_bytes:
-                self._items[key] = (now, value, size)
-                self._bytes += size
+            if size > self.max_bytes:
+                self._items.clear()
+                self._bytes = 0
+            self._items[key] = (now, value, size)
+            self._bytes += size
             self._expire(now)
 
     @property
