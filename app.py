@@ -89,7 +89,8 @@ def main() -> None:
         if fresh and page.title not in CHARTLESS:
             top.plotly_chart(PRELOAD, config={"staticPlot": True, "displayModeBar": False})
         warm.start()  # once per server: the MSLR sample's first view, computed ahead
-        recent.trimmer()  # once per server: freed memory handed back to the system
+        recent.register()  # this session, closed once its visitor has left (recent.sweep)
+        recent.trimmer()  # once per server: closes left sessions, hands freed memory back
         sidebar.sidebar()  # its messages (a bad upload, say) stay at the top of the page
         heading.empty()
         time.sleep(settings.step_delay(page.title))  # 0 unless a test asks for a slow step
@@ -97,6 +98,8 @@ def main() -> None:
             page.run()
         except InputError as error:  # a budget tiecore keeps (samples, a tie group's size)
             st.error(f"Refused: {escape_markdown(str(error))}", icon=":material/error:")
+        finally:  # st.stop() too
+            recent.run_ended()  # memory the run freed (a new upload's) handed back soon
 
 
 # Streamlit runs this file as __main__; a process that only imports it (multiprocessing's

@@ -2,14 +2,19 @@
 
 Results live in ``st.cache_data`` keyed by the dataset's content hash and the
 settings that change them (never by hashing frames), so a setting that does not
-touch a result re-renders from the cache.  Every cache is bounded by entries and
-by age (:data:`app_lib.settings.CACHE_TTL` seconds unused), so the memory a closed
-session's results held returns to the server.  Slow first computations (sampling,
-comparisons) show a progress bar.
+touch a result re-renders from the cache.  Every cache is bounded in bytes (its
+share of :data:`app_lib.settings.CACHE_BYTES`), by entries and by age
+(:data:`app_lib.settings.CACHE_TTL` seconds unused), and has two scopes: the
+results of the bundled samples are kept per server, shared by every session; the
+results of a session's uploads are kept in that session only (``st.cache_data``'s
+``scope="session"``, :func:`app_lib.recent.store`), so they leave with it and no
+session sees another's.  Slow first computations (sampling, comparisons) show a
+progress bar.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import warnings
 from collections.abc import Callable, Sequence
@@ -20,10 +25,9 @@ import pandas as pd
 import streamlit as st
 
 import tiecore
-from app_lib import data, warm
+from app_lib import data, recent, warm
 from app_lib.data import Dataset
-from app_lib.recent import Recent
-from app_lib.settings import CACHE_TTL, MEASURE_CHOICES, Settings, with_gain
+from app_lib.settings import CACHE_TTL, MEASURE_CHOICES, Settings, cache_bytes, with_gain
 from tiecore import compare, report, spread
 from tiecore.errors import TieCoreWarning
 from tiecore.explain import anatomy, builder, orderings, policies
@@ -54,24 +58,46 @@ def progress_bar(text: str) -> tuple[object, Callable[[int, int | None, str], No
     return bar, report
 
 
-@st.cache_resource
-def _memo_store() -> dict[str, Recent]:
-    return {}
-
-
-def memo(name: str, key: tuple, compute: Callable[[], object], size: int = 32):
-    """A result cached across reruns and sessions, computed outside ``st.cache_data``.
+def memo(name: str, key: tuple, compute: Callable[[], object], size: int, shared: bool):
+    """A result cached across reruns (and sessions, for the ``shared`` samples), computed
+    outside ``st.cache_data``.
 
     For computations that draw a progress bar while they run (a cached function
     may not update elements made outside it); the ``size`` most recent results
-    of each ``name`` are kept, none unused for :data:`~app_lib.settings.CACHE_TTL` seconds.
+    of each ``name`` are kept, within the bytes of its share
+    (:func:`app_lib.settings.cache_bytes`), none unused for
+    :data:`~app_lib.settings.CACHE_TTL` seconds: per server for the samples, in the
+    session for its uploads (:func:`app_lib.recent.store`).
     """
-    store = _memo_store().setdefault(name, Recent(size))
+    store = recent.store(name, size, cache_bytes(name), shared=shared)
     value = store.get(key, _NOTHING)
     if value is _NOTHING:
         value = compute()
         store.put(key, value)
     return value
+
+
+def _cached(name: str, **options) -> Callable[[Callable], Callable]:
+    """``st.cache_data(**options)`` in two scopes, chosen by the call's data set (its first
+    argument): per server for the bundled samples (``Dataset.shared``), per session for
+    uploads (``scope="session"``: cleared when the session disconnects).  Each holds at
+    most :func:`app_lib.settings.cache_bytes` of ``name`` (pickled bytes), the least
+    recently used dropped first.  Outside a script run (a test calling it) the server's.
+    """
+
+    def wrap(function: Callable) -> Callable:
+        limits = {"max_size": cache_bytes(name), "ttl": CACHE_TTL, **options}
+        shared = st.cache_data(function, **limits)
+        own = st.cache_data(function, scope="session", **limits)
+
+        @functools.wraps(function)
+        def call(_dataset: Dataset, *args, **kwargs):
+            scoped = shared if _dataset.shared or recent.session_id() is None else own
+            return scoped(_dataset, *args, **kwargs)
+
+        return call
+
+    return wrap
 
 
 _NOTHING = object()
@@ -128,11 +154,6 @@ def _mode_args(ties: str, settings: Settings) -> dict:
 SAMPLED_KEPT = 8192
 
 
-@st.cache_resource(show_spinner=False)
-def _sampled_store() -> Recent:
-    return Recent(SAMPLED_KEPT)
-
-
 def _sampled(
     dataset: Dataset,
     names: Sequence[str],
@@ -150,7 +171,7 @@ def _sampled(
     call (the judgments built once); ``report(i, name)`` is called before run
     ``i`` is sampled.
     """
-    store = _sampled_store()
+    store = recent.store("sampled", SAMPLED_KEPT, cache_bytes("sampled"), shared=dataset.shared)
     setting = (dataset.key, per_query, tuple(sorted(args.items())))
     found = {(n, m): store.get((setting, n, m)) for n in names for m in measures}
     missing: dict[tuple[str, ...], list[str]] = {}  # runs by the measures they still need
@@ -259,7 +280,7 @@ def summary_rows(frame: pd.DataFrame) -> pd.DataFrame:
     return rows.assign(qid=pd.Series([None] * len(rows), dtype=object))
 
 
-@st.cache_data(show_spinner="Scoring the systems ...", max_entries=256, ttl=CACHE_TTL)
+@_cached("evaluate", show_spinner="Scoring the systems ...", max_entries=256)
 def _evaluate_all(
     _dataset: Dataset,
     key: str,
@@ -350,7 +371,7 @@ def spread_table(
         bar.empty()
         return frame
 
-    frame = memo("spread", key, compute, size=64)
+    frame = memo("spread", key, compute, size=64, shared=dataset.shared)
     frame = frame if wide == measures else pick(frame, measures, dataset.names)
     return frame if per_query else summary_rows(frame)
 
@@ -387,7 +408,7 @@ def modes(
         exact = spread_table(dataset, settings)
         return report.combine_modes(oblivious, exact, drawn, digits=digits)
 
-    return memo("modes", key, compute, size=64)
+    return memo("modes", key, compute, size=64, shared=dataset.shared)
 
 
 def significance(dataset: Dataset, settings: Settings, alpha: float = 0.05) -> pd.DataFrame:
@@ -412,9 +433,7 @@ def iprec_measures() -> tuple[str, ...]:
     return tuple(str(Measure.parse(f"IPrec@{level:.1f}")) for level in IPREC_LEVELS)
 
 
-@st.cache_data(
-    show_spinner="Interpolated precision at 11 recall levels ...", max_entries=256, ttl=CACHE_TTL
-)
+@_cached("iprec", show_spinner="Interpolated precision at 11 recall levels ...", max_entries=256)
 def iprec_curve(
     _dataset: Dataset,
     key: str,
@@ -476,7 +495,7 @@ def iprec_curve(
 # ----------------------------------------------------------------------------- ties
 
 
-@st.cache_data(show_spinner="Profiling ties ...", max_entries=64, ttl=CACHE_TTL)
+@_cached("profiles", show_spinner="Profiling ties ...", max_entries=64)
 def tie_profiles(_dataset: Dataset, key: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     """:func:`tiecore.explain.policies.tie_profiles`: per run the share of tied rows and the
     group sizes."""
@@ -484,7 +503,7 @@ def tie_profiles(_dataset: Dataset, key: str) -> tuple[pd.DataFrame, pd.DataFram
     return found if found is not None else policies.tie_profiles(_dataset.runs)
 
 
-@st.cache_data(show_spinner="Finding tie groups ...", max_entries=256, ttl=CACHE_TTL)
+@_cached("groups", show_spinner="Finding tie groups ...", max_entries=256)
 def tie_groups(
     _dataset: Dataset, key: str, run: str, measure: str, rel_level: int, qid: str | None
 ) -> pd.DataFrame:
@@ -494,9 +513,7 @@ def tie_groups(
     )
 
 
-@st.cache_data(
-    show_spinner="Enumerating the exact distribution ...", max_entries=256, ttl=CACHE_TTL
-)
+@_cached("distribution", show_spinner="Enumerating the exact distribution ...", max_entries=256)
 def distribution(
     _dataset: Dataset, key: str, run: str, measure: str, rel_level: int, qid: str
 ) -> pd.DataFrame | None:
@@ -514,7 +531,7 @@ def distribution(
         return None
 
 
-@st.cache_data(show_spinner=False, max_entries=256, ttl=CACHE_TTL)
+@_cached("anatomy", show_spinner=False, max_entries=256)
 def query_anatomy(
     _dataset: Dataset, key: str, run: str, qid: str, measure: str, rel_level: int, tiebreak: str
 ) -> dict:
@@ -553,7 +570,7 @@ def query_anatomy(
 # ----------------------------------------------------------------------------- sampling
 
 
-@st.cache_data(show_spinner=False, max_entries=128, ttl=CACHE_TTL)
+@_cached("matrix", show_spinner=False, max_entries=128)
 def _sampled_matrix(
     _dataset: Dataset, key: str, run: str, measure: str, samples: int, seed: int, rel_level: int
 ) -> pd.DataFrame:
@@ -619,7 +636,7 @@ def comparison(
         bar.empty()
         return result
 
-    return memo("compare", key, compute, size=16)
+    return memo("compare", key, compute, size=16, shared=dataset.shared)
 
 
 # ----------------------------------------------------------------------------- features
@@ -644,10 +661,10 @@ def policy_table(dataset: Dataset, settings: Settings, measure: str) -> pd.DataF
     return policies.assemble_policies(exact, oblivious, measure)
 
 
-@st.cache_data(
+@_cached(
+    "sweep",
     show_spinner="Scoring the built function at each number of levels ...",
     max_entries=64,
-    ttl=CACHE_TTL,
 )
 def _sweep(
     _dataset: Dataset,

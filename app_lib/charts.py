@@ -20,7 +20,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from app_lib.glossary import TERMS
-from app_lib.recent import Recent
+from app_lib.recent import Recent, store
+from app_lib.settings import cache_bytes
 from tiecore import report
 
 MODE_COLORS = {"oblivious": "#8c8c8c", "aware": "#1f77b4", "sampled": "#ff7f0e"}
@@ -64,13 +65,14 @@ class _Drawn(go.Figure):
         return self._spec
 
 
-#: Laid-out figures kept by :func:`show` (each also dropped once unused for the cache's ttl).
+#: Laid-out figures kept by :func:`show` (each also dropped once unused for the cache's ttl,
+#: and the least recently used past the bytes of the figures' share of the caches).
 FIGURES_KEPT = 256
 
 
-@st.cache_resource(show_spinner=False)
 def _figures() -> Recent:
-    return Recent(FIGURES_KEPT)
+    """Figures of the data in use: the server's for the samples, the session's for uploads."""
+    return store("figures", FIGURES_KEPT, cache_bytes("figures"))
 
 
 def show(

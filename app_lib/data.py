@@ -23,7 +23,15 @@ import pandas as pd
 import streamlit as st
 
 import tiecore
-from app_lib.settings import CACHE_TTL, MAX_INFLATION, MAX_UPLOAD_TEXT, READ_FACTOR
+from app_lib import recent
+from app_lib.settings import (
+    HELD_FACTOR,
+    MAX_INFLATION,
+    MAX_UPLOAD_TEXT,
+    READ_FACTOR,
+    SESSION_BYTES,
+    cache_bytes,
+)
 from tiecore.engine import budget
 from tiecore.errors import InputError, TieCoreWarning
 from tiecore.explain.precision import coarsen_run, precision_label
@@ -55,6 +63,15 @@ class Dataset:
     qrels: pd.DataFrame
     descriptions: Mapping[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    #: True for the bundled samples, whose results every session shares (kept per server);
+    #: an upload's results are kept in its session only (:func:`app_lib.recent.store`).
+    shared: bool = False
+
+    @cached_property
+    def nbytes(self) -> int:
+        """Bytes of memory its frames hold (runs and qrels, columns shared between runs
+        counted in each)."""
+        return sum(recent.nbytes(run) for run in self.runs.values()) + recent.nbytes(self.qrels)
 
     @cached_property
     def summary(self) -> str:
@@ -149,6 +166,45 @@ def check_upload(files: Sequence[tuple[str, bytes]]) -> None:
                 f"reads at once (about {READ_FACTOR} bytes of memory per byte of text)",
                 f"files of at most {_mib(allowed)} of text in all",
             )
+
+
+def check_session(files: Sequence[tuple[str, bytes]], held: int, budget: int | None = None) -> None:
+    """Refuse (:class:`InputError`) an upload that would take this session past its budget.
+
+    ``held``: bytes the session holds besides the data these ``files`` would replace (its
+    uploaded files as Streamlit keeps them, these included, and its other data read).  The
+    data read from the files are reckoned at :data:`~app_lib.settings.HELD_FACTOR` bytes per
+    byte of text; with them the session may hold ``budget`` bytes
+    (:data:`~app_lib.settings.SESSION_BYTES` when None).
+    """
+    budget = SESSION_BYTES if budget is None else budget
+    text = sum(text_size(data, MAX_INFLATION * len(data)) for _, data in files)
+    if held + HELD_FACTOR * text > budget:
+        raise InputError(
+            files[0][0],
+            None,
+            f"this session would hold about {_mib(held + HELD_FACTOR * text)} of uploads "
+            f"({_mib(held)} already, these files read about {_mib(HELD_FACTOR * text)}), more "
+            f"than the {_mib(budget)} one session may hold",
+            "smaller files, or fewer: remove the files you no longer need from the uploaders "
+            "(x), or reload the page to start afresh",
+        )
+
+
+def check_held(dataset: Dataset, held: int, budget: int | None = None) -> Dataset:
+    """``dataset`` when the session holds at most ``budget`` bytes with it (``held``: as in
+    :func:`check_session`), else :class:`InputError` (its data then go)."""
+    budget = SESSION_BYTES if budget is None else budget
+    if held + dataset.nbytes > budget:
+        raise InputError(
+            dataset.label,
+            None,
+            f"the data read take {_mib(dataset.nbytes)}; with the {_mib(held)} this session "
+            f"holds already, more than the {_mib(budget)} one session may hold",
+            "smaller files, or fewer: remove the files you no longer need from the uploaders "
+            "(x), or reload the page to start afresh",
+        )
+    return dataset
 
 
 def _shown(values: Sequence[str], limit: int = 5) -> str:
@@ -342,7 +398,7 @@ def robust03_sample() -> Dataset:
     folder = SAMPLE / "robust03"
     runs = [(p.name, p.read_bytes()) for p in sorted((folder / "runs").glob("*.gz"))]
     qrels = ("qrels.txt.gz", (folder / "qrels.txt.gz").read_bytes())
-    return dataset_from_trec(runs, qrels, label=SOURCES["robust03"])
+    return replace(dataset_from_trec(runs, qrels, label=SOURCES["robust03"]), shared=True)
 
 
 MSLR_FILE = SAMPLE / "mslr" / "msn1.fold1.test.5k.txt.gz"
@@ -357,20 +413,24 @@ def read_mslr() -> Dataset:
     """The bundled MSLR-WEB10K sample, every feature a system (``sample_data/mslr``); the app
     reads it through :func:`app_lib.cache.mslr_sample` (the warm-up's copy when there is one)."""
     data = MSLR_FILE.read_bytes()
-    return dataset_from_letor(MSLR_FILE.name, data, SOURCES["mslr"], feature_names())
+    found = dataset_from_letor(MSLR_FILE.name, data, SOURCES["mslr"], feature_names())
+    return replace(found, shared=True)
 
 
-@st.cache_resource(show_spinner="Rounding the scores ...", max_entries=16, ttl=CACHE_TTL)
-def _coarsened(_dataset: Dataset, key: str, precision: str | int, names: tuple[str, ...]):
-    runs = {name: coarsen_run(_dataset.runs[name], precision) for name in names}
+def _coarsen(dataset: Dataset, key: str, precision: str | int, names: tuple[str, ...]):
+    runs = {name: coarsen_run(dataset.runs[name], precision) for name in names}
     return replace(
-        _dataset,
+        dataset,
         key=content_key([], key, "precision", precision, names),
-        label=f"{_dataset.label}, {len(names)} of {len(_dataset.runs)} systems at "
+        label=f"{dataset.label}, {len(names)} of {len(dataset.runs)} systems at "
         f"{precision_label(precision)}",
         runs=runs,
         notes=(),
     )
+
+
+#: Coarsened copies kept (per server for the samples, per session for uploads).
+COARSENED_KEPT = 16
 
 
 def coarsened(dataset: Dataset, precision: str | int, names: Sequence[str]) -> Dataset:
@@ -378,6 +438,18 @@ def coarsened(dataset: Dataset, precision: str | int, names: Sequence[str]) -> D
     (:func:`tiecore.explain.precision.coarsen_run`), once per content, precision and choice.
 
     Its key is the original's key with the precision and the names, so every cached
-    result of the coarsened runs is keyed by content (never by a label).
+    result of the coarsened runs is keyed by content (never by a label).  The copies are
+    kept as the data's results are (:func:`app_lib.recent.store`), counted by the score
+    columns they add (the others are the original's).
     """
-    return _coarsened(dataset, dataset.key, precision, tuple(names))
+    names = tuple(names)
+    kept = recent.store(
+        "coarsened", COARSENED_KEPT, cache_bytes("coarsened"), shared=dataset.shared
+    )
+    key = (dataset.key, precision, names)
+    found = kept.get(key)
+    if found is None:
+        with st.spinner("Rounding the scores ..."):
+            found = _coarsen(dataset, dataset.key, precision, names)
+        kept.put(key, found, size=sum(run["score"].nbytes for run in found.runs.values()))
+    return found

@@ -96,6 +96,56 @@ READ_FACTOR = 24
 #: upload), whatever memory is free; less where tiecore's memory budget
 #: (:func:`tiecore.engine.budget.memory_budget`) divided by :data:`READ_FACTOR` is less.
 MAX_UPLOAD_TEXT = int(_positive("TIECORE_APP_UPLOAD_TEXT", float(200 << 20)))
+#: Bytes of results each scope keeps (``TIECORE_APP_CACHE_BYTES``; 128 MiB): the results of
+#: the bundled samples, shared by every session, and each session's results of its own
+#: uploads (freed when the session ends).  Each cache has its share (:data:`CACHE_SHARES`),
+#: counted in bytes (Streamlit's caches: pickled bytes; the app's own stores: the memory of
+#: their frames and arrays); the least recently used results go first.
+CACHE_BYTES = int(_positive("TIECORE_APP_CACHE_BYTES", float(128 << 20)))
+#: Each cache's share of :data:`CACHE_BYTES` (they add up to 1).
+CACHE_SHARES = {
+    "evaluate": 0.25,
+    "sampled": 0.10,
+    "spread": 0.10,
+    "modes": 0.05,
+    "compare": 0.05,
+    "figures": 0.10,
+    "coarsened": 0.10,
+    "iprec": 0.03,
+    "profiles": 0.03,
+    "groups": 0.03,
+    "distribution": 0.03,
+    "anatomy": 0.05,
+    "matrix": 0.05,
+    "sweep": 0.03,
+}
+
+
+def cache_bytes(name: str) -> int:
+    """Bytes the cache ``name`` may hold per scope: its share of :data:`CACHE_BYTES`.
+
+    >>> cache_bytes("evaluate") == CACHE_BYTES // 4
+    True
+    """
+    return int(CACHE_BYTES * CACHE_SHARES[name])
+
+
+#: Bytes of uploads one session may hold (``TIECORE_APP_SESSION_BYTES``; 768 MiB): the files
+#: as received and the data read from them.  An upload past it is refused in one line (the
+#: previous data kept) rather than held.
+SESSION_BYTES = int(_positive("TIECORE_APP_SESSION_BYTES", float(768 << 20)))
+#: Bytes of memory the data read from an upload hold per byte of its text, rounded up (the
+#: frames' memory over the text: a 40 MB TREC run 1.05, its qrels 1.9, the MSLR sample's
+#: LETOR file 3.8, its query and document columns counted in each feature's frame); an upload
+#: is checked against :data:`SESSION_BYTES` with it before it is read, and with the data's
+#: own size after.
+HELD_FACTOR = 4
+#: Seconds a visitor who left keeps their session (``TIECORE_APP_SESSION_GRACE``; 20): a
+#: reconnect within them (a network blip) finds its uploads; then the session is closed and
+#: its uploads, data and results are freed (Streamlit itself keeps a disconnected session
+#: for ``server.disconnectedSessionTTL``, 120 s, and then drops it without freeing its
+#: uploaded files).
+SESSION_GRACE = _positive("TIECORE_APP_SESSION_GRACE", 20.0)
 #: Test-only: ``TIECORE_APP_TEST_DELAY="Page title=seconds"`` makes every run of that page
 #: wait that long under the run's spinner, so that a test can make one step slow on purpose
 #: and check what a user sees then (tests/app/test_browser.py); unset, nothing waits.

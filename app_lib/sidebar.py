@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 import streamlit as st
 
-from app_lib import cache, data, glossary
+from app_lib import cache, data, glossary, recent
 from app_lib.charts import GLOSSARY, TIEBREAK_HELP
 from app_lib.data import Dataset
 from app_lib.settings import MAX_LEVEL, MEASURE_CHOICES, Settings, with_gain
@@ -34,24 +34,57 @@ def _upload_key(files: Sequence) -> str:
     return memo[ids]
 
 
-def _load_once(kind: str, key: str, load: Callable[[], Dataset]) -> Dataset | str:
+def _held_besides(kind: str, contents: Sequence[tuple[str, bytes]]) -> int:
+    """Bytes this session holds besides its data of ``kind`` (trec or letor), which an upload
+    of that kind replaces: its uploaded files as Streamlit keeps them (at least
+    ``contents``, the upload's), and its data of the other kind."""
+    files = recent.session_upload_bytes() or sum(len(data) for _, data in contents)
+    other = st.session_state.get("uploaded_letor" if kind == "trec" else "uploaded_trec")
+    return files + (other.nbytes if other is not None else 0)
+
+
+def _load_once(
+    kind: str,
+    key: str,
+    files: Sequence,
+    load: Callable[[list[tuple[str, bytes]]], Dataset],
+) -> Dataset | str:
     """The dataset of an upload (``kind``: trec or letor), or its error message, read once.
 
     The data set lives in this session only (``uploaded_<kind>``, the last upload of
     each kind), never in a cache shared across sessions: its memory returns when the
-    session ends.  A bad file's message is kept, so it is not read again.
+    session ends.  A bad file's message is kept, so it is not read again.  An upload that
+    would take the session past its budget (:data:`~app_lib.settings.SESSION_BYTES`) is
+    refused before it is read (:func:`app_lib.data.check_session`), or after, by the size
+    of the data read (:func:`app_lib.data.check_held`); that refusal is not kept, since
+    it depends on what else the session holds.  A new upload read drops the session's
+    results of its uploads (:func:`app_lib.recent.drop_own`).
     """
     held = st.session_state.get(f"uploaded_{kind}")
     if held is not None and held.key == key:  # the key of the upload is its content's
         return held
     failed = st.session_state.setdefault("_upload_errors", {})
-    if key not in failed:
-        try:
-            with st.spinner("Reading the uploaded files ..."):
-                return load()
-        except InputError as error:
-            failed[key] = str(error)
-    return failed[key]
+    if key in failed:
+        return failed[key]
+    contents = _contents(files)
+    besides = _held_besides(kind, contents)
+    try:
+        data.check_session(contents, besides)
+    except InputError as error:
+        return str(error)
+    try:
+        with st.spinner("Reading the uploaded files ..."):
+            found = load(contents)
+    except InputError as error:
+        failed[key] = str(error)
+        return failed[key]
+    del contents
+    recent.drop_own()  # the results of the upload it replaces
+    recent.trim_soon(after_run=True)  # the reader's peak, the data replaced: handed back
+    try:
+        return data.check_held(found, besides)
+    except InputError as error:
+        return str(error)
 
 
 def _contents(files: Sequence) -> list[tuple[str, bytes]]:
@@ -77,6 +110,8 @@ def _data_sidebar() -> tuple[Dataset, list[str]]:
             candidate = _letor_uploads(errors)
     except InputError as error:
         errors.append(str(error))
+    drawn = ("upload_runs", "upload_qrels", "upload_letor")
+    recent.release_files([f for key in drawn for f in _files(st.session_state.get(key))])
     previous = st.session_state.get("dataset")
     if candidate is not None:
         st.session_state["dataset"] = candidate
@@ -99,7 +134,10 @@ def _trec_uploads(errors: list[str]) -> Dataset | None:
     if runs and qrels:
         key = _upload_key([*runs, *qrels])
         found = _load_once(
-            "trec", key, lambda: data.dataset_from_trec(_contents(runs), _contents(qrels)[0])
+            "trec",
+            key,
+            [*runs, *qrels],
+            lambda contents: data.dataset_from_trec(contents[:-1], contents[-1]),
         )
         if isinstance(found, str):
             errors.append(found)
@@ -114,7 +152,9 @@ def _letor_uploads(errors: list[str]) -> Dataset | None:
     upload = _files(st.file_uploader("LETOR / svmlight file (.gz too)", key="upload_letor"))
     if upload:
         key = _upload_key(upload)
-        found = _load_once("letor", key, lambda: data.dataset_from_letor(*_contents(upload)[0]))
+        found = _load_once(
+            "letor", key, upload, lambda contents: data.dataset_from_letor(*contents[0])
+        )
         if isinstance(found, str):
             errors.append(found)
         else:
@@ -213,6 +253,7 @@ def sidebar() -> tuple[Dataset, Settings]:
     with st.sidebar:
         st.header("Data")
         dataset, errors = _data_sidebar()
+        st.session_state[recent.SHARED] = dataset.shared  # where the charts keep figures
         st.header("Settings")
         settings, measure_errors, warnings = _settings_sidebar(dataset)
     st.session_state["context"] = (dataset, settings)

@@ -44,6 +44,10 @@ RENDER_TIMEOUT_MS = 240_000
 assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: apt-get install -y chromium"
 
 
+#: The process id of each running server, by its base URL (the memory checks read its memory).
+SERVERS: dict[str, int] = {}
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -95,8 +99,10 @@ def serve(
             if process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"streamlit did not start (see {log.name})")
             time.sleep(0.3)
+        SERVERS[url] = process.pid
         yield url
     finally:
+        SERVERS.pop(url, None)
         os.killpg(process.pid, signal.SIGTERM)
         try:
             process.wait(timeout=15)
