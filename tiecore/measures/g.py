@@ -61,6 +61,26 @@ def g_measure(ranking: Ranking, judgments: Judgments, gains: dict, depth: int | 
 G_BUDGET = 5e7
 
 
+def _group_terms(ranking: Ranking, judgments: Judgments, gains: dict, depth: int | None):
+    """What G's terms of a tie group share, whatever the order inside it: each row's gain
+    ``g``, the ideal's cost ``C`` through each retrieved row, the gains ``S`` above each
+    group and each group's retrieved positions (``slots``, the depth cut applied)."""
+    _, table = gain_table(judgments, gains)
+    g = row_gains(ranking, table)
+    keep, starts_ret, counts_ret = _rows(ranking, depth)
+    query = ranking.query[keep]
+    index = np.arange(keep.size) - np.repeat(starts_ret, counts_ret)
+    cost = np.zeros(ranking.rank.size)
+    cost[keep] = segment_cumsum(
+        np.maximum(_ideal_at(judgments, gains, query, index), 1.0), starts_ret
+    )
+    above = np.cumsum(g) - g  # gains above each row, within its query
+    above -= above[ranking.starts[ranking.query]]
+    size = ranking.size
+    slots = size if depth is None else np.clip(depth - ranking.offset, 0, size)
+    return g, cost, above[ranking.group_start], slots
+
+
 def g_aware(ranking: Ranking, judgments: Judgments, gains: dict, depth: int | None):
     """G's exact mean over the orderings.
 
@@ -77,20 +97,8 @@ def g_aware(ranking: Ranking, judgments: Judgments, gains: dict, depth: int | No
     from scipy.special import gammaln
 
     nq = len(ranking.counts)
-    _, table = gain_table(judgments, gains)
-    g = row_gains(ranking, table)
-    keep, starts_ret, counts_ret = _rows(ranking, depth)
-    query = ranking.query[keep]
-    index = np.arange(keep.size) - np.repeat(starts_ret, counts_ret)
-    cost = np.zeros(ranking.rank.size)
-    cost[keep] = segment_cumsum(
-        np.maximum(_ideal_at(judgments, gains, query, index), 1.0), starts_ret
-    )
+    g, cost, s_before, slots = _group_terms(ranking, judgments, gains, depth)
     gstart, size = ranking.group_start, ranking.size
-    above = np.cumsum(g) - g  # gains above each row, within its query
-    above -= above[ranking.starts[ranking.query]]
-    s_before = above[gstart]
-    slots = size if depth is None else np.clip(depth - ranking.offset, 0, size)
     # the (group, non-zero gain) pairs and their counts
     nonzero = np.flatnonzero(g != 0)
     pair_key = np.stack([ranking.group[nonzero], g[nonzero]])
@@ -215,8 +223,7 @@ def g_spread(measure, ranking: Ranking, judgments: Judgments, depth=None) -> dic
     gains = _gains(measure)
     nq = len(ranking.counts)
     value = g_aware(ranking, judgments, gains, depth)
-    _, table = gain_table(judgments, gains)
-    g = row_gains(ranking, table)
+    g, cost, s_before, slots = _group_terms(ranking, judgments, gains, depth)
     ideal_values, ideal_starts = ideal_gains(judgments, gains)
     positive = np.where(ideal_values > 0, ideal_values, 0.0)
     ideal = np.bincount(
@@ -226,18 +233,7 @@ def g_spread(measure, ranking: Ranking, judgments: Judgments, depth=None) -> dic
     nonzero = np.flatnonzero(g != 0)
     if not nonzero.size:
         return {"value": value, "var": zero, "min": zero.copy(), "max": zero.copy()}
-    keep, starts_ret, counts_ret = _rows(ranking, depth)
-    query = ranking.query[keep]
-    index = np.arange(keep.size) - np.repeat(starts_ret, counts_ret)
-    cost = np.zeros(ranking.rank.size)
-    cost[keep] = segment_cumsum(
-        np.maximum(_ideal_at(judgments, gains, query, index), 1.0), starts_ret
-    )
     gstart, size = ranking.group_start, ranking.size
-    above = np.cumsum(g) - g  # gains above each row, within its query
-    above -= above[ranking.starts[ranking.query]]
-    s_before = above[gstart]
-    slots = size if depth is None else np.clip(depth - ranking.offset, 0, size)
     pairs, count = np.unique(
         np.stack([ranking.group[nonzero], g[nonzero]]), axis=1, return_counts=True
     )
