@@ -32,6 +32,7 @@ from tiecore.engine.moments import within_bounds
 from tiecore.errors import InputError
 from tiecore.evaluation import summaries
 from tiecore.evaluation.tie_draws import doc_words, run_key, sample_words
+from tiecore.io.frames import run_where
 from tiecore.io.trec_eval_files import GroupJudgments
 
 if TYPE_CHECKING:
@@ -64,6 +65,17 @@ def expand_run(run: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
     return expanded
 
 
+def _unjudged(run: pd.DataFrame, name: str) -> InputError:
+    """The error for a run none of whose queries the qrels_jg file judges (trec_eval:
+    "No queries with both results and relevance info")."""
+    return InputError(
+        run_where(run, name),
+        None,
+        "none of its queries has judgments in the qrels_jg file",
+        "query ids that match the judgments",
+    )
+
+
 def evaluate_judgment_groups(
     runs: dict[str, pd.DataFrame],
     groups: GroupJudgments,
@@ -87,14 +99,8 @@ def evaluate_judgment_groups(
     qrels, pairs = group_queries(groups)
     expanded = {name: expand_run(run, pairs) for name, run in runs.items()}
     for name, run in expanded.items():
-        if not len(run):  # trec_eval: "No queries with both results and relevance info"
-            source = run.attrs.get("source")
-            raise InputError(
-                f"{source} (run {name})" if source else f"run {name}",
-                None,
-                "none of its queries has judgments in the qrels_jg file",
-                "query ids that match the judgments",
-            )
+        if not len(run):
+            raise _unjudged(run, name)
     spread = bool(options.pop("spread", False)) and options.get("ties") == "aware"
     result = evaluate(expanded, qrels, list(measures), per_query=True, **options)
     columns = _averaged(result, pairs)
@@ -120,9 +126,8 @@ def _with_spread(
                 run, groups, measures, options.get("rel_level", 1), options.get("depth")
             )
         except ValueError as error:  # a measure without one, or a range out of reach
-            source = run.attrs.get("source")
             raise InputError(
-                f"{source} (run {name})" if source else f"run {name}",
+                run_where(run, name),
                 None,
                 f"--spread: {error}",
                 "--ties aware without --spread",
@@ -425,13 +430,7 @@ def _one_batch(name, run, groups, words, query_code, score, first, evaluate, mea
     qrels, pairs = group_queries(judged)
     expanded = {name: expand_run(drawn, pairs)}
     if not len(expanded[name]):
-        source = run.attrs.get("source")
-        raise InputError(
-            f"{source} (run {name})" if source else f"run {name}",
-            None,
-            "none of its queries has judgments in the qrels_jg file",
-            "query ids that match the judgments",
-        )
+        raise _unjudged(run, name)
     names = [str(m) for m in measures]
     result = evaluate(expanded, qrels, list(measures), per_query=True, **options)
     cells = _averaged(result, pairs)

@@ -33,6 +33,7 @@ import numpy as np
 from tiecore.errors import InputError
 from tiecore.evaluation import summaries
 from tiecore.evaluation.tie_draws import doc_words, drawn_order, run_key, sample_words
+from tiecore.io.frames import run_where
 from tiecore.io.trec_eval_files import GroupJudgments
 from tiecore.measures.prefs import PREFS_MEASURES, PrefsError, query_draws, query_values
 
@@ -115,9 +116,8 @@ def evaluate_prefs(
             values.append(found.reshape(-1, len(PREFS_MEASURES)))
             shown.append(qid)
         if not values:  # trec_eval: "No queries with both results and relevance info"
-            source = run.attrs.get("source")
             raise InputError(
-                f"{source} (run {name})" if source else f"run {name}",
+                run_where(run, name),
                 None,
                 "none of its queries has preference judgments",
                 "query ids that match the judgments",
@@ -187,31 +187,21 @@ def _query(
     rank_of[np.searchsorted(judged, order)] = np.arange(len(order))
     ranks = rank_of[np.searchsorted(judged, prefs.docno[a:b].astype(str))]
     groups = tie[retrieved] if aware else None
+    rows = (
+        ranks,
+        _codes(prefs.group[a:b]),
+        _codes(prefs.subgroup[a:b]),
+        prefs.level[a:b].astype(np.float32),
+        len(judged),
+        len(ranked),
+        groups,
+    )  # the preference rows as both query_values and query_draws take them
     try:
         if draws is not None:
             key, samples, recount = draws
             words = sample_words(doc_words(key, np.full(len(ranked), qid), ranked), 0, samples)
-            return query_draws(
-                ranks,
-                _codes(prefs.group[a:b]),
-                _codes(prefs.subgroup[a:b]),
-                prefs.level[a:b].astype(np.float32),
-                len(judged),
-                len(ranked),
-                groups,
-                drawn_order(words, groups),
-                recount,
-            )
-        return query_values(
-            ranks,
-            _codes(prefs.group[a:b]),
-            _codes(prefs.subgroup[a:b]),
-            prefs.level[a:b].astype(np.float32),
-            len(judged),
-            len(ranked),
-            groups,
-            spread,
-        )
+            return query_draws(*rows, drawn_order(words, groups), recount)
+        return query_values(*rows, spread)
     except PrefsError as error:
         line = int(prefs.line[a + error.row])
         raise InputError(

@@ -331,6 +331,13 @@ def float64_merges(values: np.ndarray) -> tuple[int, int] | None:
     return a, b
 
 
+def run_where(run: pd.DataFrame, name: str) -> str:
+    """Where an error about run ``name`` points: its file and its name (``results.test
+    (run STANDARD)``), or its name alone for a frame read from no file."""
+    source = run.attrs.get("source")
+    return f"{source} (run {name})" if source else f"run {name}"
+
+
 def check_run(run: pd.DataFrame, name: str = "run") -> pd.DataFrame:
     """Check a run DataFrame; return it with ``qid``/``docno`` as strings, ``score`` float64.
 
