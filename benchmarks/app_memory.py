@@ -3,6 +3,7 @@
     python benchmarks/app_memory.py                       # 20 visitors x 40 MB, then 60 s
     python benchmarks/app_memory.py --sessions 5 --megabytes 10 --after 30
     python benchmarks/app_memory.py --one-session 20 --megabytes 2 --after 30
+    python -m benchmarks app-memory ...                   # the same, from the suite
 
 It starts ``streamlit run app.py`` on a free port of 127.0.0.1 (the project's own
 ``.streamlit/config.toml``, the warm-up on) and drives Debian's Chromium through Playwright
@@ -18,7 +19,9 @@ MB of the baseline (the issue's figures: 20 x 40 MB, 60 s, 100 MB).  ``--one-ses
 instead one visitor uploads N runs in turn, each replacing the last (the x of the runs
 uploader, then the new file), its memory printed when each is drawn and 6 s later.  It
 is a script that prints numbers, not a test (``tests/app/test_app_memory.py`` asserts the
-memory, fewer visitors).
+memory, fewer visitors).  The figures are stored under the commit measured (mode
+``app_memory`` of ``benchmarks/results/<commit>.json``, see ``benchmarks/store.py``;
+``--no-store`` not).
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+if sys.path and Path(sys.path[0] or ".").resolve() == REPO / "benchmarks":
+    sys.path.pop(0)  # run as a script: the suite's modules are not top-level ones
 sys.path[:0] = [str(REPO / "tests"), str(REPO)]
 
 from browser_kit import SERVERS, launch, new_tab, serve  # noqa: E402
@@ -43,6 +48,8 @@ from memory_kit import (  # noqa: E402
     visit,
     write_upload,
 )
+
+from benchmarks import store  # noqa: E402
 
 MB = 1e6
 #: Seconds after each upload of --one-session before its settled memory is read.
@@ -89,8 +96,10 @@ def one_session(browser, url: str, pid: int, folder: Path, args) -> None:
         context.close()
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks app-memory", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--sessions", type=int, default=20)
     parser.add_argument("--megabytes", type=float, default=40.0)
     parser.add_argument("--after", type=float, default=60.0, help="seconds after the last")
@@ -105,7 +114,13 @@ def main() -> None:
         help="instead: one visitor uploads N runs of --megabytes in turn (each replacing "
         "the last), then leaves",
     )
-    args = parser.parse_args()
+    parser.add_argument(
+        "--store",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="add the figures to benchmarks/results/<commit>.json (default: on)",
+    )
+    args = parser.parse_args(argv)
     folder = Path(tempfile.mkdtemp(prefix="tiecore-memory-"))
     with serve("memory_benchmark.log") as url, launch() as browser:
         pid = SERVERS[url]
@@ -160,7 +175,21 @@ def main() -> None:
     )
     print(f"| {args.after:g} s later | {after / MB:,.0f} | {(after - baseline) / MB:+,.0f} "
           f"(goal: within {args.within:g}: {'met' if back else 'MISSED'}) |")  # fmt: skip
+    if args.store:
+        what = f"{who} {args.megabytes:g} MB"
+        lines = [
+            store.line(what, "fresh server, no visitor yet", fresh / MB, unit="MB"),
+            store.line(what, "baseline", baseline / MB, unit="MB"),
+            store.line(what, "peak while the visitors upload", peak.peak / MB, unit="MB"),
+            store.line(what, "right after the last visitor left", left / MB, unit="MB"),
+            store.line(what, f"{args.after:g} s later, over the baseline", (after - baseline) / MB,
+                       args.within, unit="MB", goal="<= 1"),
+        ]  # fmt: skip
+        about = store.meta(load_end=round(load, 1), argv=" ".join(sys.argv[1:] if argv is None
+                           else argv))  # fmt: skip
+        print(f"stored in {store.record('app_memory', lines, about)}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -3,6 +3,7 @@
     python benchmarks/explorer.py                  # every section, a Markdown table
     python benchmarks/explorer.py --repeat 5       # best of 5 new visitors (default 3)
     python benchmarks/explorer.py --out timings.md # the table written to a file too
+    python -m benchmarks explorer ...              # the same, from the suite's entry point
 
 It starts ``streamlit run app.py`` (and a floor app: Streamlit alone, with the explorer's
 page config and page list, whose pages show a title or a title and one chart) on free
@@ -20,7 +21,10 @@ The goals are the explorer's (``docs/explorer.md``): first words within 1 s, a f
 server's Overview usable within 4 s, a new visitor's page within 2 s, and progress shown
 for any step whose script runs past half a second.  It is a script that prints numbers,
 not a test: nothing fails, a miss is printed as one.  The 1-minute load average is printed
-beside every figure: on a busy machine every figure grows.
+beside every figure: on a busy machine every figure grows.  The seconds are stored under
+the commit measured (mode ``explorer`` of ``benchmarks/results/<commit>.json``, see
+``benchmarks/store.py``; ``--no-store`` not), so that ``python -m benchmarks compare``
+sets them beside a base's.
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ from functools import partial
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+if sys.path and Path(sys.path[0] or ".").resolve() == REPO / "benchmarks":
+    sys.path.pop(0)  # run as a script: the suite's modules are not top-level ones
 sys.path[:0] = [str(REPO / "tests"), str(REPO)]  # browser_kit, and app for its page list
 
 from browser_kit import (  # noqa: E402
@@ -45,6 +51,7 @@ from browser_kit import (  # noqa: E402
 )
 
 import app  # noqa: E402
+from benchmarks import store  # noqa: E402
 
 SAMPLE = REPO / "sample_data" / "robust03"
 #: Goals in seconds (None: no goal, a figure for the record).
@@ -101,6 +108,7 @@ class Table:
             "| what | seconds | goal | script ran (s) | progress shown | load (1 min) |",
             "|---|---:|---|---:|---|---:|",
         ]
+        self.lines: list[dict] = []  # the figures as stored (benchmarks/store.py)
         print(*self.rows, sep="\n", flush=True)
 
     def add(self, what: str, seconds: float, goal: str = "", ran=None, shown=None) -> None:
@@ -111,6 +119,7 @@ class Table:
             f"| {os.getloadavg()[0]:.1f} |"
         )
         self.rows.append(row)
+        self.lines.append(store.line("explorer", what, seconds, goal=goal or "info"))
         print(row, flush=True)
 
 
@@ -220,15 +229,24 @@ def step_figures(browser, table: Table) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks explorer", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--repeat", type=int, default=3, help="new visitors per figure")
     parser.add_argument("--out", type=Path, help="also write the table to this file")
     parser.add_argument(
         "--sections", default="startup,steps", help="comma-separated: startup, steps"
     )
+    parser.add_argument(
+        "--store",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="add the seconds to benchmarks/results/<commit>.json (default: on)",
+    )
     args = parser.parse_args(argv)
     sections = set(args.sections.split(","))
-    print(f"{os.cpu_count()} cpus, load average {os.getloadavg()[0]:.1f} at the start\n")
+    load = round(os.getloadavg()[0], 1)
+    print(f"{os.cpu_count()} cpus, load average {load:.1f} at the start\n")
     table = Table()
     import tempfile
 
@@ -241,6 +259,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nload average {os.getloadavg()[0]:.1f} at the end")
     if args.out:
         args.out.write_text("\n".join(table.rows) + "\n")
+    if args.store and table.lines:
+        about = store.meta(sections=args.sections, load_start=load, repeat=args.repeat)
+        print(f"stored in {store.record('explorer', table.lines, about)}")
     return 0
 
 
