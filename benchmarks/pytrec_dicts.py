@@ -10,6 +10,7 @@ evaluator made in each call as BEIR makes it; ``read`` also times ``tiecore.read
 columns::
 
     python benchmarks/pytrec_dicts.py [pytrec] [oblivious] [aware] [read]
+    python -m benchmarks dicts [pytrec] [oblivious] [aware] [read]    # the same
 """
 
 from __future__ import annotations
@@ -47,6 +48,10 @@ def best(function, repeats: int = 5) -> float:
 
 
 def main(which: list[str]) -> None:
+    unknown = set(which) - {"pytrec", "oblivious", "aware", "read"}
+    if unknown:  # -h, --help, a typo: the usage, nothing timed
+        print(__doc__)
+        return
     import pytrec_eval
 
     import tiecore
