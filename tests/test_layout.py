@@ -183,3 +183,80 @@ def test_modules_and_functions_stay_short():
                 if _body_lines(node) > MAX_FUNCTION_LINES:
                     long.append(f"{name}.{node.name}: {_body_lines(node)} lines")
     assert sorted(long) == []
+
+
+def _owner_package(module: str, modules: dict[str, Path]) -> str:
+    """The package a module belongs to: itself for a package, else its parent."""
+    return module if modules[module].name == "__init__.py" else module.rpartition(".")[0]
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def private_reaches(name: str, path: Path, modules: dict[str, Path]) -> list[str]:
+    """Private names (``_x``, or any name in a private module) that ``name`` reaches in
+    another package: ``from a.b import _x``, ``from a._b import x`` or ``b._x`` after
+    ``from a import b``, where ``name`` is not inside ``a`` (or ``a.b`` for a package).
+
+    A private name is a module's or a package's own business; what another package
+    needs is a service and gets a public name.
+    """
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    tree = ast.parse(path.read_text(), str(path))
+    found, aliases = [], {}
+
+    def outside(owner: str) -> bool:
+        home = _owner_package(owner, modules)
+        return not (name == home or name.startswith(home + "."))
+
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        base = node.module or ""
+        if node.level:
+            anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+            base = ".".join([*anchor, base] if base else anchor)
+        for alias in node.names:
+            full = f"{base}.{alias.name}"
+            if full in modules:  # a module: remembered for attribute access
+                aliases[alias.asname or alias.name] = full
+                if _private(alias.name) and outside(full):
+                    found.append(f"{name}:{node.lineno} {full}")
+            elif base in modules and outside(base):
+                if _private(alias.name) or any(map(_private, base.split("."))):
+                    found.append(f"{name}:{node.lineno} {full}")
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and _private(node.attr)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in aliases
+            and outside(aliases[node.value.id])
+        ):
+            found.append(f"{name}:{node.lineno} {aliases[node.value.id]}.{node.attr}")
+    return found
+
+
+def test_no_private_name_across_packages():
+    modules = project_modules()
+    reached = [
+        line for name, path in modules.items() for line in private_reaches(name, path, modules)
+    ]
+    assert sorted(reached) == []
+
+
+def test_the_private_check_sees_attribute_access(tmp_path):
+    """The checker itself: ``b._x`` after ``from a import b`` counts, inside ``a`` it does not."""
+    module = tmp_path / "late.py"
+    module.write_text("from tiecore.engine import sampling\nsampling._Layout\n")
+    modules = {
+        "tiecore.engine": ROOT / "tiecore/engine/__init__.py",
+        "tiecore.engine.sampling": ROOT / "tiecore/engine/sampling.py",
+        "tiecore.measures.late": module,
+        "tiecore.engine.late": module,
+    }
+    assert private_reaches("tiecore.measures.late", module, modules) == [
+        "tiecore.measures.late:2 tiecore.engine.sampling._Layout"
+    ]
+    assert private_reaches("tiecore.engine.late", module, modules) == []

@@ -53,8 +53,8 @@ from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import TIEBREAKS, Ranking
 from tiecore.errors import InputError
 from tiecore.evaluation.core import (
+    PartValues,
     RunsOrFiles,
-    _PartValues,
     as_run_dict,
     merge_parts,
     part_values,
@@ -580,7 +580,7 @@ def score_run(
     seed: int,
     depth: int | None,
     complete: bool = False,
-) -> RunScores | _PartValues:
+) -> RunScores | PartValues:
     """One run under every ordering; aware, oblivious and sampled exactly as :func:`evaluate`.
 
     A top-level function of ``(name, run)`` plus keywords, so that
@@ -599,7 +599,7 @@ def score_run(
 
 
 def merge_scores(
-    name: str, parts: list[_PartValues], *, samples: int, complete: bool = False
+    name: str, parts: list[PartValues], *, samples: int, complete: bool = False
 ) -> RunScores:
     """:func:`score_run` of a whole run from its query partitions' per-query arrays."""
     shapes = dict.fromkeys(("aware", "var", *OBLIVIOUS), ()) | {"samples": (samples,)}

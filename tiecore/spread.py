@@ -23,7 +23,7 @@ from tiecore.engine.judgments import Judgments, gain_of
 from tiecore.engine.moments import Context, group_sum, within_bounds
 from tiecore.engine.ranking import Ranking, extra_float32_ties
 from tiecore.errors import InputError, TieCoreWarning
-from tiecore.evaluation.core import Runs, _PartValues, _Rows, merge_parts, part_values
+from tiecore.evaluation.core import PartValues, Rows, Runs, merge_parts, part_values
 from tiecore.evaluation.parallel import map_runs
 from tiecore.io.frames import check_run
 from tiecore.measures import Measure, parse_measures
@@ -91,18 +91,18 @@ def evaluate_spread(
         found = spread_arrays(ranking, judgments, measures, depth)
         return ranking, {(m, c): np.asarray(found[m][c]) for m, c in keys}
 
-    def tidy(name: str, present: np.ndarray, flat: dict) -> _Rows:
+    def tidy(name: str, present: np.ndarray, flat: dict) -> Rows:
         chosen = np.ones(len(judgments.qids), bool) if complete else present
         found = {m: {c: flat[m, c] for c in SPREAD_COLUMNS} for m in measures}
         return _spread_rows(name, judgments.qids[chosen], found, chosen, per_query)
 
-    def one_run(name: str, run: pd.DataFrame) -> _Rows | _PartValues:
+    def one_run(name: str, run: pd.DataFrame) -> Rows | PartValues:
         if run.attrs.get("part") is not None:  # a query partition, on a cluster
             return part_values(name, run, judgments, arrays)
         ranking, flat = arrays(name, run)
         return tidy(name, ranking.counts > 0, flat)
 
-    def merge(name: str, parts: list[_PartValues]) -> _Rows:
+    def merge(name: str, parts: list[PartValues]) -> Rows:
         return tidy(name, *merge_parts(name, parts, dict.fromkeys(keys, ())))
 
     # One run at a time (paths read and dropped), or one task per run (or per query
@@ -110,7 +110,7 @@ def evaluate_spread(
     rows = map_runs(one_run, runs, client=client, progress=progress, merge=merge)
     if not rows:
         raise ValueError("no runs to evaluate")
-    frame = _Rows.frame(rows)
+    frame = Rows.frame(rows)
     frame["var_method"] = "exact"
     return frame
 
@@ -423,7 +423,7 @@ def _as_list(measures: Measures) -> str | Measure | list:
     return measures if isinstance(measures, str | Measure) else list(measures)
 
 
-def _spread_rows(name, qids, found, chosen, per_query) -> _Rows:
+def _spread_rows(name, qids, found, chosen, per_query) -> Rows:
     """Rows ``qid, measure, value, var, min, max``: queries, then the summary (``qid``
     NA); :func:`evaluate_spread` makes one DataFrame of all runs' rows."""
     count = int(chosen.sum())
@@ -442,7 +442,7 @@ def _spread_rows(name, qids, found, chosen, per_query) -> _Rows:
         "qid": np.tile(labels.astype(object), len(found)),
         "measure": np.repeat(np.array([str(m) for m in found], dtype=object), rows),
     }
-    return _Rows(name, out | {key: np.concatenate(parts) for key, parts in columns.items()})
+    return Rows(name, out | {key: np.concatenate(parts) for key, parts in columns.items()})
 
 
 def _empty_groups() -> pd.DataFrame:

@@ -125,7 +125,7 @@ def evaluate(
     frames = map_runs(job, runs, client=client, progress=progress, merge=merge)
     if not frames:
         raise ValueError("no runs to evaluate")
-    return _Rows.frame(frames)
+    return Rows.frame(frames)
 
 
 @dataclass(frozen=True)
@@ -141,7 +141,7 @@ class _RunJob:
     evaluator: Evaluator
     per_query: bool = False
 
-    def __call__(self, name: str, run: pd.DataFrame) -> _Rows | _PartValues:
+    def __call__(self, name: str, run: pd.DataFrame) -> Rows | PartValues:
         if run.attrs.get("part") is None:
             ranking, found = self.values(name, run)
             return self.tidy(name, ranking.counts > 0, found)
@@ -152,10 +152,10 @@ class _RunJob:
         run = check_run(run, name)  # the rules of the loaders (tiecore.io.frames)
         return self.evaluator.run(name, partial(Ranking.build, run))
 
-    def tidy(self, name: str, present: np.ndarray, found: dict) -> _Rows:
-        return _Rows.of(name, self.evaluator.summary(present, found), self.per_query)
+    def tidy(self, name: str, present: np.ndarray, found: dict) -> Rows:
+        return Rows.of(name, self.evaluator.summary(present, found), self.per_query)
 
-    def merge(self, name: str, parts: list[_PartValues]) -> _Rows:
+    def merge(self, name: str, parts: list[PartValues]) -> Rows:
         """One run's tidy rows from its query partitions (disjoint sets of queries)."""
         shapes = {m: self.evaluator.shape for m in self.evaluator.measures}
         present, found = merge_parts(name, parts, shapes)
@@ -163,7 +163,7 @@ class _RunJob:
 
 
 @dataclass
-class _PartValues:
+class PartValues:
     """One query partition's values: the queries it holds and their per-query values."""
 
     present: np.ndarray  # (queries,) bool, the judgments' order
@@ -176,8 +176,8 @@ def part_values(
     run: pd.DataFrame,
     judgments: Judgments,
     compute: Callable[[str, pd.DataFrame], tuple[Ranking, Mapping[Any, np.ndarray]]],
-) -> _PartValues:
-    """One query partition of a run (``run.attrs["part"]``) as :class:`_PartValues`.
+) -> PartValues:
+    """One query partition of a run (``run.attrs["part"]``) as :class:`PartValues`.
 
     ``compute(name, run)`` gives the partition's ranking and per-query arrays
     (queries last, the judgments' order); what a query gets depends on its own
@@ -189,7 +189,7 @@ def part_values(
     judged = pc.is_in(qid, value_set=pa.array(judgments.qids, pa.string()))
     if not pc.any(judged).as_py():  # a partition without judged queries: nothing to do
         skipped = np.unique(np.asarray(qid.to_numpy(zero_copy_only=False), dtype=object))
-        return _PartValues(np.zeros(len(judgments.qids), bool), {}, skipped)
+        return PartValues(np.zeros(len(judgments.qids), bool), {}, skipped)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         ranking, found = compute(name, run)
@@ -199,11 +199,11 @@ def part_values(
                 warning.message, warning.category, warning.filename, warning.lineno
             )
     present = ranking.counts > 0
-    return _PartValues(present, {k: v[..., present] for k, v in found.items()}, ranking.skipped)
+    return PartValues(present, {k: v[..., present] for k, v in found.items()}, ranking.skipped)
 
 
 def merge_parts(
-    name: str, parts: list[_PartValues], shapes: Mapping[Any, tuple[int, ...]]
+    name: str, parts: list[PartValues], shapes: Mapping[Any, tuple[int, ...]]
 ) -> tuple[np.ndarray, dict[Any, np.ndarray]]:
     """The queries present in any partition and every key's per-query array ``(*shape,
     queries)`` put together (0 for the queries of no partition), as computed whole.
@@ -223,7 +223,7 @@ def merge_parts(
 
 
 @dataclass
-class _Rows:
+class Rows:
     """One run's tidy rows as columns (numpy arrays), made a DataFrame with the other
     runs' at the end: one frame for all runs instead of one per run and a concat."""
 
@@ -231,7 +231,7 @@ class _Rows:
     columns: dict[str, np.ndarray]  # qid, measure, value[, std, stderr]
 
     @staticmethod
-    def frame(rows: list[_Rows]) -> pd.DataFrame:
+    def frame(rows: list[Rows]) -> pd.DataFrame:
         """The rows of all runs, in order, as one DataFrame ``run, qid, measure, ...``."""
         sizes = [len(r.columns["qid"]) for r in rows]
         names = np.empty(len(rows), dtype=object)
@@ -242,7 +242,7 @@ class _Rows:
         return pd.DataFrame(columns)
 
     @staticmethod
-    def of(name: str, summary: Summary, per_query: bool) -> _Rows:
+    def of(name: str, summary: Summary, per_query: bool) -> Rows:
         """Rows ``qid, measure, value[, std, stderr]``: per measure, its queries (with
         ``per_query``) then the summary, whose ``qid`` is None so no query id can clash."""
         keep = slice(None) if per_query else slice(-1, None)
@@ -251,4 +251,4 @@ class _Rows:
         labels[:] = summary.labels
         columns = {key: value[:, keep].ravel() for key, value in summary.columns.items()}
         qid = np.tile(shown, len(labels))
-        return _Rows(name, {"qid": qid, "measure": np.repeat(labels, len(shown)), **columns})
+        return Rows(name, {"qid": qid, "measure": np.repeat(labels, len(shown)), **columns})
