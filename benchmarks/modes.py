@@ -106,18 +106,19 @@ def bench_modes(ds, runs, qrels, measures, repeat) -> tuple[list[Result], float]
 
 def _time_tidy(rankings, judg, parsed, repeat) -> float:
     """Time of tidying all runs' values into one frame (``Evaluator.summary`` and
-    ``tiecore.evaluation.core._Rows``, private, so guarded)."""
+    ``tiecore.evaluation.core.Rows``, ``_Rows`` before it had a public name)."""
     module = sys.modules["tiecore.evaluation.core"]
     try:
+        rows = getattr(module, "Rows", None) or module._Rows
         from tiecore.evaluation.evaluator import Evaluator
 
         evaluator = Evaluator(judg, parsed, "oblivious")
         found = {name: evaluator.values(r) for name, r in rankings.items()}
 
         def tidy():
-            module._Rows.frame(
+            rows.frame(
                 [
-                    module._Rows.of(name, evaluator.summary(r.counts > 0, found[name]), False)
+                    rows.of(name, evaluator.summary(r.counts > 0, found[name]), False)
                     for name, r in rankings.items()
                 ]
             )
