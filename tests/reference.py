@@ -675,6 +675,7 @@ def all_specs(cutoffs: Iterable[int] = range(1, 11)) -> list[Spec]:
             Spec("RBP", k, "scaled", (("p", "0.5"),)),
         ]
         specs += [Spec("nDCG", k, gain, (("ideal", "local"),)) for gain in ("linear", "exp")]
+        specs += [Spec("SDCG", k, params=(("max_rel", "2"),))]
     specs += [Spec("nDCG", None, gain, (("ideal", "local"),)) for gain in ("linear", "exp")]
     return specs
 
@@ -893,6 +894,19 @@ def expected_reciprocal_rank(labels: Sequence[Label], k: int | None, max_grade: 
         score += r * decay / j
         decay *= 1 - r
     return score
+
+
+def scaled_dcg(labels: Sequence[Label], k: int, max_rel: int) -> float:
+    """SDCG@k (ir_measures' SDCG, cwl_eval's NDCG-k): DCG@k with gains ``min(level, m) /
+    m`` (0 for a doc not in the qrels or at a level of 0 or below), over the DCG of ``k``
+    docs of gain 1."""
+    gains = [0.0 if label is None else min(max(label, 0), max_rel) / max_rel for label in labels]
+    return dcg(gains[:k]) / sum(1 / math.log2(j + 1) for j in range(1, k + 1))
+
+
+@reference("SDCG")
+def _sdcg(spec, labels, levels, *, rel_level, top_level) -> float:
+    return scaled_dcg(labels, spec.cutoff, int(spec.param("max_rel", "")))
 
 
 @reference("ERR")

@@ -110,7 +110,8 @@ if TYPE_CHECKING:
 class Param:
     """A measure parameter: its default, its choices (None: a number in ``(low, high)``,
     or in ``[low, high]`` when ``closed``; a whole number when ``integer``)
-    and what it means (``description``, shown in the glossary and the docs)."""
+    and what it means (``description``, shown in the glossary and the docs); a ``required``
+    one has no default: a name must give it (ir_measures' ``SDCG(max_rel=3)@10``)."""
 
     default: str
     choices: tuple[str, ...] | None = None
@@ -119,6 +120,7 @@ class Param:
     closed: bool = False
     description: str = ""
     integer: bool = False
+    required: bool = False
 
     def canonical(self, value: str) -> str:
         """The value as :class:`Measure` keeps it; ValueError when not allowed."""
