@@ -101,10 +101,6 @@ _GAINS = {
     "scaled": "its relevance level over the qrels' largest level",
     "query_scaled": "its relevance level over the query's largest level when that is above 1",
 }
-_IDEAL = {
-    "max": "; the best order puts the qrels' top gain at every rank",
-    "local": "; the best order is the ranking's own documents sorted by gain",
-}
 
 
 def define(measure_name: str) -> str:
@@ -139,28 +135,11 @@ def define(measure_name: str) -> str:
         "gain": _GAINS.get(measure.gain, measure.gain),
     }
     body = text.format(**fields)
-    if (_param(measure, "mult") or "1.0") != "1.0":  # trec_eval's Rprec_mult
-        mult = _param(measure, "mult")
-        body += f"; here at rank int({mult} × R + 0.9) instead of R (trec_eval's Rprec_mult)"
-    if (_param(measure, "x") or "1.0") != "1.0":  # trec_eval's set_F.x
-        x = _param(measure, "x")
-        body += f"; here weighted: ({x} + 1) × P × R / ({x} × P + R), P and R the set measures"
-    if measure.family == "nDCG":
-        body += _IDEAL.get(_param(measure, "ideal") or "global", "")
-    if _param(measure, "convention") == "trec_eval":  # trec_eval 10's rbp_resid
-        body += (
-            "; as trec_eval 10's rbp_resid: a negative level counts as unjudged, and the "
-            "residual is 0 when no unjudged document is ranked"
-        )
-    if _param(measure, "denom") == "min":  # AP, GMAP: min(k, R) instead of R
-        smaller = f"the smaller of {measure.cutoff} and " if measure.cutoff else ""
-        body = body.replace("by the query's number", f"by {smaller}the query's number")
+    for name, value, said in measure.spec.words.extra:  # what a parameter's value adds
+        default = measure.spec.params[name].default
+        if measure.param(name) == value or (value == "*" and measure.param(name) != default):
+            body += "" if "{k}" in said and measure.cutoff is None else said.format(**fields)
     return f"{measure_name.strip()}: {title.format(**fields)}: {body}."
-
-
-def _param(measure: Measure, name: str) -> str | None:
-    """The value of parameter ``name`` of ``measure`` (None when its family has none)."""
-    return measure.param(name) if name in measure.spec.params else None
 
 
 def term(name: str) -> str:

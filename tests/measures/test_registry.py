@@ -22,7 +22,11 @@ def test_every_family_declares_its_words_docs_and_reference(name):
     assert family.words is not None, f"{name}: no words (describe(..., words=Words(...)))"
     assert family.docs, f"{name}: no rows of the docs table"
     assert name in ref.REFERENCES, f"{name}: no @reference in tests/reference.py"
-    for text in (part for form in (family.words.cut, family.words.whole) if form for part in form):
+    texts = [part for form in (family.words.cut, family.words.whole) if form for part in form]
+    for param, _, said in family.words.extra:
+        assert param in family.params, (name, param)
+        texts.append(said)
+    for text in texts:
         fields = set(re.findall(r"{(\w+)}", text))
         assert fields <= {"k", "gain", *family.params}, (name, fields)
 

@@ -193,6 +193,14 @@ describe(
             "query's number of relevant documents (one not retrieved adds 0); its mean over "
             "queries is MAP",
         ),
+        extra=(
+            (
+                "denom",
+                "min",
+                "; here divided by the smaller of {k} and the query's number of relevant "
+                "documents instead",
+            ),
+        ),
     ),
     docs=(
         Doc(

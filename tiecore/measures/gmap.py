@@ -92,6 +92,14 @@ describe(
             "average precision of each query, averaged over the queries with a geometric mean (AP "
             "floored at 0.00001), so queries with low values weigh more",
         ),
+        extra=(
+            (
+                "denom",
+                "min",
+                "; each query's AP divided by the smaller of {k} and its number of relevant "
+                "documents instead of that number",
+            ),
+        ),
     ),
     docs=(
         Doc(

@@ -150,6 +150,10 @@ describe(
             "ranked list, and divided by the same sum for the best possible order (1 = the ideal "
             "order)",
         ),
+        extra=(
+            ("ideal", "max", "; the best order puts the qrels' top gain at every rank"),
+            ("ideal", "local", "; the best order is the ranking's own documents sorted by gain"),
+        ),
     ),
     docs=(
         Doc(

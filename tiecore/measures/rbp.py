@@ -361,6 +361,14 @@ describe(
             "how much RBP could still grow: the weight of the unjudged retrieved documents plus "
             "all the weight below the last one",
         ),
+        extra=(
+            (
+                "convention",
+                "trec_eval",
+                "; as trec_eval 10's rbp_resid: a negative level counts as unjudged, and the "
+                "residual is 0 when no unjudged document is ranked",
+            ),
+        ),
     ),
     docs=(
         Doc(

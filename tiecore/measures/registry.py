@@ -150,11 +150,15 @@ class Words:
     ``cut`` is ``(name, text)`` for a measure with a cutoff, ``whole`` for one without
     (None: the family has no such form, or it reads the same).  In both ``{k}`` is the
     cutoff, ``{gain}`` what a document's gain is, and ``{name}`` the value of each
-    parameter ``name`` of the family (``{p}``, ``{recall}``, ...).
+    parameter ``name`` of the family (``{p}``, ``{recall}``, ...).  ``extra`` holds
+    ``(parameter, value, text)``: ``text`` is added to the definition of a measure whose
+    parameter has that value (``"*"``: any value but its default); one that speaks of the
+    cutoff (``{k}``) only where the measure has one.
     """
 
     cut: tuple[str, str] | None = None
     whole: tuple[str, str] | None = None
+    extra: tuple[tuple[str, str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.cut is None and self.whole is None:

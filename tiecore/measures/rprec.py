@@ -80,6 +80,13 @@ describe(
             "the precision at rank R, where R is the query's number of relevant documents: the "
             "share of the top R documents that are relevant (a perfect ranking scores 1)",
         ),
+        extra=(
+            (
+                "mult",
+                "*",
+                "; here at rank int({mult} × R + 0.9) instead of R (trec_eval's Rprec_mult)",
+            ),
+        ),
     ),
     docs=(
         Doc(

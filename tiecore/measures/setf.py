@@ -92,6 +92,13 @@ describe(
             "the harmonic mean of set precision and set recall: 2 × (relevant retrieved) / "
             "(retrieved + the query's number of relevant documents) (trec_eval's set_F)",
         ),
+        extra=(
+            (
+                "x",
+                "*",
+                "; here weighted: ({x} + 1) × P × R / ({x} × P + R), P and R the set measures",
+            ),
+        ),
     ),
     docs=(
         Doc(
