@@ -4,8 +4,8 @@
 trec_eval's names; :func:`parse_measures` also takes ir_measures' measure objects
 (:mod:`tiecore.measures.ir_names`).  Each family lives in one module here (``p.py``,
 ``ap.py``, ``ndcg.py`` ...), which registers it in :mod:`tiecore.measures.registry`
-when this package imports it below (every module of the package, found by name); the
-registry's docstring says how to add one.
+when this package imports it below (every family module of the package, found by name);
+the registry's docstring says how to add one.
 """
 
 from __future__ import annotations

@@ -75,8 +75,8 @@ and the tool whose convention it follows), any component of its own
 :func:`tiecore.engine.profiles.register_component`), its variance and bounds
 hooks (or :data:`COUNT_MOMENTS` / :data:`LINEAR_MOMENTS`), and
 ``register(Family(..., words=Words(...), docs=(Doc(...),)))`` at the bottom.
-``tiecore/measures/__init__.py`` finds and imports it (every module of the package),
-the glossary and the docs table read its words; run ``python
+``tiecore/measures/__init__.py`` finds and imports it (every family module of the
+package), the glossary and the docs table read its words; run ``python
 scripts/measures_table.py`` to write its rows into ``docs/measures.md``.  Its tests:
 its slow, obvious value on one ordering in ``tests/reference.py`` (``@reference``,
 which ``tests/reference.py``'s ``measure`` dispatches to by family name), and a test
