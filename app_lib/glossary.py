@@ -1,7 +1,8 @@
 """What the words mean: plain definitions of the measures and terms the pages use.
 
 :func:`define` explains a measure by name with its cutoff filled in
-(``define("P@5")`` speaks of the top 5 documents); :func:`term` explains a word
+(``define("P@5")`` speaks of the top 5 documents), from the words its family declares
+beside its kernel (``Family.words``, :mod:`tiecore.measures.registry`); :func:`term` explains a word
 of the pages (oblivious, tie-aware, tie sd, z, ...).  :data:`TERMS` is keyed by
 the table columns too, so a column's help is ``TERMS.get(column)``.  An entry
 never repeats its key: pages write ``**tie sd**: {term("tie_sd")}``.
@@ -93,285 +94,12 @@ ALIASES = {
     "tie noise": "tie_noise",
 }
 
-#: Per family: (name with a cutoff, text with a cutoff, name without, text without).
-#: ``{k}`` is the cutoff, ``{top}`` "the top k documents" or "the whole ranked list",
-#: ``{gain}`` what a document's gain is, ``{p}`` and ``{recall}`` the parameters.
-_FAMILIES: dict[str, tuple[str | None, str | None, str | None, str | None]] = {
-    "P": (
-        "precision at {k}",
-        "the share of the top {k} documents that are relevant (relevant documents in the top "
-        "{k}, divided by {k})",
-        None,
-        None,
-    ),
-    "R": (
-        "recall at {k}",
-        "the share of the query's relevant documents that appear in the top {k}",
-        None,
-        None,
-    ),
-    "F1": (
-        "F1 at {k}",
-        "the harmonic mean of precision and recall at {k}: 2 × (relevant in the top {k}) / "
-        "({k} + the query's number of relevant documents)",
-        None,
-        None,
-    ),
-    "AP": (
-        "average precision over the top {k}",
-        "the precision at the rank of each relevant document in the top {k}, summed and divided "
-        "by the query's number of relevant documents (a relevant document below rank {k} adds 0)",
-        "average precision",
-        "the precision at the rank of each relevant document, summed and divided by the "
-        "query's number of relevant documents (one not retrieved adds 0); its mean over "
-        "queries is MAP",
-    ),
-    "RR": (
-        "reciprocal rank within the top {k}",
-        "1 / the rank of the first relevant document (1 when it is first, 1/2 when second, ...), "
-        "or 0 when none is in the top {k}",
-        "reciprocal rank",
-        "1 / the rank of the first relevant document (1 when it is first, 1/2 when second, ...), "
-        "or 0 when none is retrieved; its mean over queries is MRR",
-    ),
-    "Success": (
-        "success at {k}",
-        "a query scores 1 when at least one relevant document is in the top {k}, else 0",
-        None,
-        None,
-    ),
-    "Rprec": (
-        None,
-        None,
-        "R-precision",
-        "the precision at rank R, where R is the query's number of relevant documents: the "
-        "share of the top R documents that are relevant (a perfect ranking scores 1)",
-    ),
-    "Bpref": (
-        None,
-        None,
-        "binary preference",
-        "for each relevant document retrieved, 1 minus the share of judged non-relevant "
-        "documents ranked above it (at most R of them count, R = the query's number of relevant "
-        "documents), summed and divided by R; documents without a judgment are skipped",
-    ),
-    "nDCG": (
-        "normalised discounted cumulative gain of the top {k} documents",
-        "each document's gain ({gain}) divided by log2(rank + 1), summed over the top {k}, and "
-        "divided by the same sum for the best possible order (1 = the ideal order)",
-        "normalised discounted cumulative gain",
-        "each document's gain ({gain}) divided by log2(rank + 1), summed over the whole ranked "
-        "list, and divided by the same sum for the best possible order (1 = the ideal order)",
-    ),
-    "DCG": (
-        "discounted cumulative gain of the top {k} documents",
-        "each document's gain ({gain}) divided by log2(rank + 1), summed over the top {k} (not "
-        "normalised)",
-        "discounted cumulative gain",
-        "each document's gain ({gain}) divided by log2(rank + 1), summed over the whole ranked "
-        "list (not normalised)",
-    ),
-    "CG": (
-        "cumulative gain of the top {k} documents",
-        "each document's gain ({gain}), summed over the top {k}",
-        "cumulative gain",
-        "each document's gain ({gain}), summed over all retrieved documents",
-    ),
-    "Judged": (
-        "judged share of the top {k}",
-        "the share of the top {k} documents that have a relevance judgment",
-        "judged share",
-        "the share of the retrieved documents that have a relevance judgment",
-    ),
-    "Unjudged": (
-        "unjudged share of the top {k}",
-        "the documents in the top {k} without a relevance judgment (or with a negative one), "
-        "divided by {k} (trec_eval 10's unj)",
-        "unjudged share",
-        "the retrieved documents without a relevance judgment (or with a negative one), "
-        "divided by their number",
-    ),
-    "RBP": (
-        "rank-biased precision of the top {k} (persistence {p})",
-        "each document's gain ({gain}) times (1 − {p}) × {p}^(rank − 1), summed over the top "
-        "{k}: a reader goes on to the next document with probability {p}",
-        "rank-biased precision (persistence {p})",
-        "each document's gain ({gain}) times (1 − {p}) × {p}^(rank − 1), summed over the "
-        "ranked list: a reader goes on to the next document with probability {p}",
-    ),
-    "RBP_residual": (
-        "RBP's residual over the top {k} (persistence {p})",
-        "how much RBP could still grow: the weight of the unjudged documents in the top {k} "
-        "plus all the weight below rank {k}",
-        "RBP's residual (persistence {p})",
-        "how much RBP could still grow: the weight of the unjudged retrieved documents plus "
-        "all the weight below the last one",
-    ),
-    "ERR": (
-        "expected reciprocal rank within the top {k}",
-        "a reader scans the top {k} and stops at each document with a probability that grows "
-        "with its relevance level; the value is the expected 1 / rank where the reader stops",
-        "expected reciprocal rank",
-        "a reader scans the ranked list and stops at each document with a probability that "
-        "grows with its relevance level; the value is the expected 1 / rank where they stop",
-    ),
-    "IPrec": (
-        None,
-        None,
-        "interpolated precision at recall {recall}",
-        "the highest precision reached at any rank where recall is at least {recall} "
-        "(trec_eval's iprec_at_recall); 0 when recall {recall} is never reached",
-    ),
-    "infAP": (
-        None,
-        None,
-        "inferred average precision",
-        "an estimate of average precision when only a random sample of the pooled documents "
-        "was judged (Yilmaz & Aslam): the unjudged pooled documents are inferred from the "
-        "judged ones",
-    ),
-    "GMAP": (
-        "geometric mean of average precision over the top {k}",
-        "average precision over the top {k} of each query, averaged over the queries with a "
-        "geometric mean (AP floored at 0.00001), so queries with low values weigh more",
-        "geometric mean of average precision",
-        "average precision of each query, averaged over the queries with a geometric mean (AP "
-        "floored at 0.00001), so queries with low values weigh more",
-    ),
-    "SetP": (
-        None,
-        None,
-        "set precision",
-        "the share of all retrieved documents that are relevant (trec_eval's set_P)",
-    ),
-    "SetR": (
-        None,
-        None,
-        "set recall",
-        "the share of the query's relevant documents that were retrieved (trec_eval's set_recall)",
-    ),
-    "SetF": (
-        None,
-        None,
-        "set F1",
-        "the harmonic mean of set precision and set recall: 2 × (relevant retrieved) / "
-        "(retrieved + the query's number of relevant documents) (trec_eval's set_F)",
-    ),
-    "SetRelP": (
-        None,
-        None,
-        "relative set precision",
-        "the relevant documents retrieved over the most a set of that size could hold: "
-        "divided by the smaller of the number retrieved and the query's number of relevant "
-        "documents (trec_eval's set_relative_P)",
-    ),
-    "SetAP": (
-        None,
-        None,
-        "set average precision",
-        "set precision times set recall: (relevant retrieved)² / (retrieved × the query's "
-        "number of relevant documents) (trec_eval's set_map)",
-    ),
-    "RelP": (
-        "relative precision at {k}",
-        "the relevant documents in the top {k}, divided by the smaller of {k} and the query's "
-        "number of relevant documents: precision up to that number, recall past it "
-        "(trec_eval's relative_P)",
-        None,
-        None,
-    ),
-    "GMBpref": (
-        None,
-        None,
-        "geometric mean of bpref",
-        "binary preference of each query, averaged over the queries with a geometric mean "
-        "(bpref floored at 0.00001), so queries with low values weigh more (trec_eval's "
-        "gm_bpref)",
-    ),
-    "NumNonRelJudgedRet": (
-        None,
-        None,
-        "judged non-relevant documents retrieved",
-        "the number of retrieved documents judged not relevant, unjudged ones left out "
-        "(trec_eval's num_nonrel_judged_ret)",
-    ),
-    "NumRet": (
-        None,
-        None,
-        "documents retrieved",
-        "the number of documents retrieved for the query (trec_eval's num_ret)",
-    ),
-    "NumRel": (
-        None,
-        None,
-        "relevant documents",
-        "the query's number of relevant documents in the judgments, retrieved or not "
-        "(trec_eval's num_rel)",
-    ),
-    "NumRelRet": (
-        None,
-        None,
-        "relevant documents retrieved",
-        "the number of relevant documents retrieved for the query (trec_eval's num_rel_ret)",
-    ),
-    "Utility": (
-        None,
-        None,
-        "utility",
-        "{a} per relevant document retrieved, {b} per non-relevant document retrieved, {c} "
-        "per relevant document not retrieved and {d} per non-relevant document not retrieved, "
-        "summed (trec_eval's utility; the collection counted as {docs} documents, "
-        "trec_eval's -N)",
-    ),
-    "IPrecAvg": (
-        None,
-        None,
-        "interpolated precision averaged over recall levels",
-        "the interpolated precision (the highest precision at any rank where recall reaches "
-        "the level) averaged over the recall levels 0, 0.1, …, 1 by default (trec_eval's "
-        "11pt_avg)",
-    ),
-    "BinG": (
-        None,
-        None,
-        "binary G",
-        "for each relevant document retrieved, 1 / log2(2 + the documents above it that are "
-        "not relevant), summed and divided by the query's number of relevant documents "
-        "(trec_eval's binG)",
-    ),
-    "G": (
-        None,
-        None,
-        "normalised gain G",
-        "each document's gain divided by log2(2 + the gain the best order has collected by "
-        "its rank − the gain collected so far), summed and divided by the best order's total "
-        "gain (trec_eval's G)",
-    ),
-    "NDCGRel": (
-        None,
-        None,
-        "nDCG averaged over the relevant documents",
-        "nDCG at the rank of each document of positive gain (at the end of the list for "
-        "those not retrieved), averaged over them (trec_eval's ndcg_rel)",
-    ),
-    "Rndcg": (
-        None,
-        None,
-        "nDCG averaged over the R levels",
-        "nDCG at each rank where the best order's gain changes (and at the end of the list), "
-        "averaged (trec_eval's Rndcg)",
-    ),
-}
 _GAINS = {
     "linear": "its relevance level",
     "exp": "2^level − 1 for relevance level 'level'",
     "binary": "1 when relevant, else 0",
     "scaled": "its relevance level over the qrels' largest level",
     "query_scaled": "its relevance level over the query's largest level when that is above 1",
-}
-_IDEAL = {
-    "max": "; the best order puts the qrels' top gain at every rank",
-    "local": "; the best order is the ranking's own documents sorted by gain",
 }
 
 
@@ -400,39 +128,18 @@ def define(measure_name: str) -> str:
     'P@5: precision at 5: the share of the top 5 documents that are relevant (relevant documents in the top 5, divided by 5).'
     """  # noqa: E501
     measure = Measure.parse(measure_name)
-    title_k, text_k, title, text = _FAMILIES[measure.family]
-    if measure.cutoff is not None and title_k is not None:
-        title, text = title_k, text_k
+    title, text = measure.spec.words.form(measure.cutoff)  # the family's own words
     fields = {
+        **{name: measure.param(name) for name in measure.spec.params},
         "k": measure.cutoff,
         "gain": _GAINS.get(measure.gain, measure.gain),
-        "p": _param(measure, "p"),
-        "recall": _param(measure, "recall"),
-        **{w: _param(measure, w) for w in ("a", "b", "c", "d", "docs")},
     }
     body = text.format(**fields)
-    if (_param(measure, "mult") or "1.0") != "1.0":  # trec_eval's Rprec_mult
-        mult = _param(measure, "mult")
-        body += f"; here at rank int({mult} × R + 0.9) instead of R (trec_eval's Rprec_mult)"
-    if (_param(measure, "x") or "1.0") != "1.0":  # trec_eval's set_F.x
-        x = _param(measure, "x")
-        body += f"; here weighted: ({x} + 1) × P × R / ({x} × P + R), P and R the set measures"
-    if measure.family == "nDCG":
-        body += _IDEAL.get(_param(measure, "ideal") or "global", "")
-    if _param(measure, "convention") == "trec_eval":  # trec_eval 10's rbp_resid
-        body += (
-            "; as trec_eval 10's rbp_resid: a negative level counts as unjudged, and the "
-            "residual is 0 when no unjudged document is ranked"
-        )
-    if _param(measure, "denom") == "min":  # AP, GMAP: min(k, R) instead of R
-        smaller = f"the smaller of {measure.cutoff} and " if measure.cutoff else ""
-        body = body.replace("by the query's number", f"by {smaller}the query's number")
+    for name, value, said in measure.spec.words.extra:  # what a parameter's value adds
+        default = measure.spec.params[name].default
+        if measure.param(name) == value or (value == "*" and measure.param(name) != default):
+            body += "" if "{k}" in said and measure.cutoff is None else said.format(**fields)
     return f"{measure_name.strip()}: {title.format(**fields)}: {body}."
-
-
-def _param(measure: Measure, name: str) -> str | None:
-    """The value of parameter ``name`` of ``measure`` (None when its family has none)."""
-    return measure.param(name) if name in measure.spec.params else None
 
 
 def term(name: str) -> str:

@@ -34,11 +34,12 @@ import itertools
 import math
 import struct
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
 from tiecore.engine.ranking import TIEBREAKS
+from tiecore.measures.registry import lookup
 
 Label = int | None
 
@@ -674,8 +675,32 @@ def all_specs(cutoffs: Iterable[int] = range(1, 11)) -> list[Spec]:
             Spec("RBP", k, "scaled", (("p", "0.5"),)),
         ]
         specs += [Spec("nDCG", k, gain, (("ideal", "local"),)) for gain in ("linear", "exp")]
+        specs += [Spec("SDCG", k, params=(("max_rel", "2"),))]
     specs += [Spec("nDCG", None, gain, (("ideal", "local"),)) for gain in ("linear", "exp")]
     return specs
+
+
+# ------------------------------------------------- the references, by family name
+
+
+#: The slow, obvious value of each family of tiecore's registry on one total ordering,
+#: by the family's name: ``REFERENCES[name](spec, labels, levels, rel_level=...,
+#: top_level=...)``, each written once with :func:`reference` (``measure`` dispatches to
+#: them; a test holds that every registered family has one).
+REFERENCES: dict[str, Callable[..., float]] = {}
+
+
+def reference(*families: str) -> Callable:
+    """Register the decorated function as the reference of ``families`` (registry names)."""
+
+    def add(function: Callable[..., float]) -> Callable[..., float]:
+        for family in families:
+            if family in REFERENCES:
+                raise ValueError(f"{family} has a reference already")
+            REFERENCES[family] = function
+        return function
+
+    return add
 
 
 def measure(
@@ -690,85 +715,204 @@ def measure(
     """Value of ``spec`` on one fully ordered ranking, cut at ``depth`` first.
 
     ``top_level`` is the largest level of the whole qrels (nDCG's ``max`` ideal;
-    the query's own largest level when not given).
+    the query's own largest level when not given).  The family's name is looked up in
+    tiecore's registry (so an alias works) and its :data:`REFERENCES` entry computes it.
     """
     labels = list(labels) if depth is None else list(labels)[:depth]
+    family = lookup(spec.family)
+    if family is None:
+        raise ValueError(f"unknown family {spec.family!r}")
+    if family.name not in REFERENCES:
+        raise ValueError(f"no reference for {family.name}: write one with @reference")
+    compute = REFERENCES[family.name]
+    return compute(spec, labels, levels, rel_level=rel_level, top_level=top_level)
+
+
+def _top(levels: Sequence[int], top_level: int | None) -> int:
+    return max(levels, default=0) if top_level is None else top_level
+
+
+@reference("P")
+def _p(spec, labels, levels, *, rel_level, top_level) -> float:
+    return precision(labels, levels, spec.cutoff, rel_level)
+
+
+@reference("RelP")
+def _relp(spec, labels, levels, *, rel_level, top_level) -> float:
+    return relative_precision(labels, levels, spec.cutoff, rel_level)
+
+
+@reference("NumNonRelJudgedRet")
+def _numnonrel(spec, labels, levels, *, rel_level, top_level) -> float:
+    return float(sum(is_judged_nonrelevant(label, rel_level) for label in labels))
+
+
+@reference("R")
+def _r(spec, labels, levels, *, rel_level, top_level) -> float:
+    return recall(labels, levels, spec.cutoff, rel_level)
+
+
+@reference("F1")
+def _f1(spec, labels, levels, *, rel_level, top_level) -> float:
+    return f1(labels, levels, spec.cutoff, rel_level)
+
+
+@reference("AP", "GMAP")  # GMAP: AP per query (its geometric mean is over queries)
+def _ap(spec, labels, levels, *, rel_level, top_level) -> float:
+    if spec.param("denom", "num_rel") == "min":
+        return average_precision_min(labels, levels, rel_level, spec.cutoff)
+    return average_precision(labels, levels, rel_level, spec.cutoff)
+
+
+@reference("RR")
+def _rr(spec, labels, levels, *, rel_level, top_level) -> float:
+    return reciprocal_rank(labels, levels, rel_level, spec.cutoff)
+
+
+@reference("nDCG")
+def _ndcg(spec, labels, levels, *, rel_level, top_level) -> float:
     k = spec.cutoff
-    match spec.family:
-        case "P":
-            return precision(labels, levels, k, rel_level)
-        case "RelP":
-            return relative_precision(labels, levels, k, rel_level)
-        case "NumNonRelJudgedRet":
-            return float(sum(is_judged_nonrelevant(label, rel_level) for label in labels))
-        case "R":
-            return recall(labels, levels, k, rel_level)
-        case "F1":
-            return f1(labels, levels, k, rel_level)
-        case "AP" if spec.param("denom", "num_rel") == "min":
-            return average_precision_min(labels, levels, rel_level, k)
-        case "AP":
-            return average_precision(labels, levels, rel_level, k)
-        case "RR":
-            return reciprocal_rank(labels, levels, rel_level, k)
-        case "nDCG" if spec.param("gains", ""):
-            gains = _gains_param(spec)
-            positive = [x for x in ideal_gains(levels, gains) if x > 0]
-            best = _idcg(positive, k if k is not None else len(positive))
-            cut = len(labels) if k is None else k
-            return _dcg_of(labels, levels, cut, gains) / best if best > 0 else 0.0
-        case "nDCG" if spec.param("ideal", "global") == "local":
-            return ndcg_local_ideal(labels, k, spec.gain)
-        case "nDCG" if spec.param("ideal", "global") == "max":
-            top = max(levels, default=0) if top_level is None else top_level
-            return ndcg_max_ideal(labels, k, spec.gain, top)
-        case "nDCG":
-            return ndcg(labels, levels, rel_level, k, spec.gain)
-        case "Rprec":
-            return r_precision(labels, levels, rel_level, float(spec.param("mult", "1.0")))
-        case "Success":
-            return success(labels, levels, k, rel_level)
-        case "Bpref":
-            return bpref(labels, levels, rel_level)
-        case "CG":
-            return cumulative_gain(labels, k, spec.gain)
-        case "DCG":
-            return discounted_cumulative_gain(labels, k, spec.gain)
-        case "Judged":
-            return judged_share(labels, k)
-        case "RBP":
-            top = max(levels, default=0) if top_level is None else top_level
-            p = float(spec.param("p", "0.8"))
-            return rbp(labels, k, p, spec.gain, rel_level, top, levels)
-        case "Unjudged":
-            return unjudged_share(labels, k)
-        case "RBP_residual" if spec.param("convention", "tiecore") == "trec_eval":
-            return rbp_residual_trec(labels, k, float(spec.param("p", "0.8")))
-        case "RBP_residual":
-            return rbp_residual(labels, k, float(spec.param("p", "0.8")))
-        case "infAP":
-            return inferred_ap(labels, levels, rel_level)
-        case "Utility":
-            defaults = {"a": "1", "b": "-1", "c": "0", "d": "0"}
-            weights = [spec.param(w, defaults[w]) for w in "abcd"]
-            return utility(labels, levels, rel_level, weights, spec.param("docs", "0"))
-        case family if family in SET_FAMILIES:
-            return set_measure(family, labels, levels, rel_level, spec.param("x", "1"))
-        case "BinG":
-            return bin_g(labels, levels, rel_level)
-        case "G":
-            return g_measure(labels, levels, _gains_param(spec))
-        case "NDCGRel":
-            return ndcg_rel(labels, levels, _gains_param(spec))
-        case "Rndcg":
-            return rndcg(labels, levels, rel_level, _gains_param(spec))
-        case "IPrecAvg":
-            default = ";".join(str(i / 10) for i in range(11))
-            points = [float(x) for x in spec.param("levels", default).split(";")]
-            return iprec_avg(labels, levels, rel_level, points, spec.param("round", "up"))
-        case "GMBpref":
-            return bpref(labels, levels, rel_level)
-    raise ValueError(f"unknown family {spec.family!r}")
+    if spec.param("gains", ""):
+        gains = _gains_param(spec)
+        positive = [x for x in ideal_gains(levels, gains) if x > 0]
+        best = _idcg(positive, k if k is not None else len(positive))
+        cut = len(labels) if k is None else k
+        return _dcg_of(labels, levels, cut, gains) / best if best > 0 else 0.0
+    if spec.param("ideal", "global") == "local":
+        return ndcg_local_ideal(labels, k, spec.gain)
+    if spec.param("ideal", "global") == "max":
+        return ndcg_max_ideal(labels, k, spec.gain, _top(levels, top_level))
+    return ndcg(labels, levels, rel_level, k, spec.gain)
+
+
+@reference("Rprec")
+def _rprec(spec, labels, levels, *, rel_level, top_level) -> float:
+    return r_precision(labels, levels, rel_level, float(spec.param("mult", "1.0")))
+
+
+@reference("Success")
+def _success(spec, labels, levels, *, rel_level, top_level) -> float:
+    return success(labels, levels, spec.cutoff, rel_level)
+
+
+@reference("Bpref", "GMBpref")  # GMBpref: Bpref per query
+def _bpref(spec, labels, levels, *, rel_level, top_level) -> float:
+    return bpref(labels, levels, rel_level)
+
+
+@reference("CG")
+def _cg(spec, labels, levels, *, rel_level, top_level) -> float:
+    return cumulative_gain(labels, spec.cutoff, spec.gain)
+
+
+@reference("DCG")
+def _dcg(spec, labels, levels, *, rel_level, top_level) -> float:
+    return discounted_cumulative_gain(labels, spec.cutoff, spec.gain)
+
+
+@reference("Judged")
+def _judged(spec, labels, levels, *, rel_level, top_level) -> float:
+    return judged_share(labels, spec.cutoff)
+
+
+@reference("RBP")
+def _rbp(spec, labels, levels, *, rel_level, top_level) -> float:
+    p = float(spec.param("p", "0.8"))
+    return rbp(labels, spec.cutoff, p, spec.gain, rel_level, _top(levels, top_level), levels)
+
+
+@reference("Unjudged")
+def _unjudged(spec, labels, levels, *, rel_level, top_level) -> float:
+    return unjudged_share(labels, spec.cutoff)
+
+
+@reference("RBP_residual")
+def _rbp_residual(spec, labels, levels, *, rel_level, top_level) -> float:
+    p = float(spec.param("p", "0.8"))
+    if spec.param("convention", "tiecore") == "trec_eval":
+        return rbp_residual_trec(labels, spec.cutoff, p)
+    return rbp_residual(labels, spec.cutoff, p)
+
+
+@reference("infAP")
+def _infap(spec, labels, levels, *, rel_level, top_level) -> float:
+    return inferred_ap(labels, levels, rel_level)
+
+
+@reference("Utility")
+def _utility(spec, labels, levels, *, rel_level, top_level) -> float:
+    defaults = {"a": "1", "b": "-1", "c": "0", "d": "0"}
+    weights = [spec.param(w, defaults[w]) for w in "abcd"]
+    return utility(labels, levels, rel_level, weights, spec.param("docs", "0"))
+
+
+@reference(*SET_FAMILIES)
+def _set(spec, labels, levels, *, rel_level, top_level) -> float:
+    return set_measure(spec.family, labels, levels, rel_level, spec.param("x", "1"))
+
+
+@reference("BinG")
+def _bing(spec, labels, levels, *, rel_level, top_level) -> float:
+    return bin_g(labels, levels, rel_level)
+
+
+@reference("G")
+def _g(spec, labels, levels, *, rel_level, top_level) -> float:
+    return g_measure(labels, levels, _gains_param(spec))
+
+
+@reference("NDCGRel")
+def _ndcgrel(spec, labels, levels, *, rel_level, top_level) -> float:
+    return ndcg_rel(labels, levels, _gains_param(spec))
+
+
+@reference("Rndcg")
+def _rndcg(spec, labels, levels, *, rel_level, top_level) -> float:
+    return rndcg(labels, levels, rel_level, _gains_param(spec))
+
+
+@reference("IPrecAvg")
+def _iprec_avg(spec, labels, levels, *, rel_level, top_level) -> float:
+    default = ";".join(str(i / 10) for i in range(11))
+    points = [float(x) for x in spec.param("levels", default).split(";")]
+    return iprec_avg(labels, levels, rel_level, points, spec.param("round", "up"))
+
+
+@reference("IPrec")  # one recall level of 11pt_avg
+def _iprec(spec, labels, levels, *, rel_level, top_level) -> float:
+    point = [float(spec.param("recall", "0.0"))]
+    return iprec_avg(labels, levels, rel_level, point, spec.param("round", "up"))
+
+
+def expected_reciprocal_rank(labels: Sequence[Label], k: int | None, max_grade: int = 4) -> float:
+    """ERR@k straight from the definition (one loop): ``sum_j R_j / j prod_{i<j} (1 - R_i)``,
+    ``R = (2^level - 1) / 2^max_grade`` (0 for a level of 0 or less, or no judgment)."""
+    score, decay = 0.0, 1.0
+    for j, label in enumerate(labels[:k] if k is not None else labels, start=1):
+        grade = label if label is not None and label > 0 else 0
+        r = (2**grade - 1) / 2**max_grade
+        score += r * decay / j
+        decay *= 1 - r
+    return score
+
+
+def scaled_dcg(labels: Sequence[Label], k: int, max_rel: int) -> float:
+    """SDCG@k (ir_measures' SDCG, cwl_eval's NDCG-k): DCG@k with gains ``min(level, m) /
+    m`` (0 for a doc not in the qrels or at a level of 0 or below), over the DCG of ``k``
+    docs of gain 1."""
+    gains = [0.0 if label is None else min(max(label, 0), max_rel) / max_rel for label in labels]
+    return dcg(gains[:k]) / sum(1 / math.log2(j + 1) for j in range(1, k + 1))
+
+
+@reference("SDCG")
+def _sdcg(spec, labels, levels, *, rel_level, top_level) -> float:
+    return scaled_dcg(labels, spec.cutoff, int(spec.param("max_rel", "")))
+
+
+@reference("ERR")
+def _err(spec, labels, levels, *, rel_level, top_level) -> float:
+    max_grade = int(float(spec.param("max_rel", "4")))
+    return expected_reciprocal_rank(labels, spec.cutoff, max_grade)
 
 
 # ---------------------------------------------------------------------- orderings

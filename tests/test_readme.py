@@ -21,6 +21,7 @@ import contextlib
 import glob
 import importlib
 import importlib.metadata as metadata
+import importlib.util
 import io
 import re
 import shlex
@@ -214,6 +215,24 @@ def test_cited_module_paths_exist() -> None:
             for name in parts[k:]:
                 assert hasattr(obj, name), f"{path.relative_to(ROOT)}: {dotted}"
                 obj = getattr(obj, name)
+
+
+def test_the_table_of_measures_is_written_from_the_registry() -> None:
+    """docs/measures.md's table is each family's ``Doc`` rows as
+    ``tiecore.measures.registry.docs_table`` lays them out: a family's rows are written once,
+    beside its kernel, and the page cannot drift (``python scripts/measures_table.py``
+    rewrites it)."""
+    from tiecore.measures.registry import FAMILIES, docs_table
+
+    spec = importlib.util.spec_from_file_location(
+        "measures_table", ROOT / "scripts" / "measures_table.py"
+    )
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    page = (ROOT / "docs" / "measures.md").read_text(encoding="utf-8")
+    assert script.table_in(page) == docs_table(), "run python scripts/measures_table.py"
+    for name, family in FAMILIES.items():
+        assert family.docs, f"{name} declares no row of the docs table"
 
 
 def test_readme_states_python_version_and_app_url() -> None:

@@ -36,11 +36,13 @@ def test_every_offered_measure_is_defined_with_its_cutoff(name):
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_every_family_has_a_definition(family):
     spec = FAMILIES[family]
+    required = ",".join(f"{name}=3" for name, param in spec.params.items() if param.required)
+    named = f"{family}({required})" if required else family  # SDCG(max_rel=3)
     names = []
     if spec.cutoff != "none":
-        names.append(f"{family}@7")
+        names.append(f"{named}@7")
     if spec.cutoff != "required":
-        names.append("IPrec@0.3" if family == "IPrec" else family)
+        names.append("IPrec@0.3" if family == "IPrec" else named)
     for name in names:
         text = glossary.define(name)
         assert text.startswith(f"{name}: ") and text.endswith(".")

@@ -33,15 +33,8 @@ pytestmark = pytest.mark.filterwarnings("ignore::tiecore.errors.TieCoreWarning")
 PROPERTY = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-def reference_err(labels, k: int | None, max_grade: int = 4) -> float:
-    """ERR@k of one label sequence, straight from the definition (one loop)."""
-    score, decay = 0.0, 1.0
-    for j, label in enumerate(labels[:k] if k is not None else labels, start=1):
-        grade = label if label is not None and label > 0 else 0
-        r = (2**grade - 1) / 2**max_grade
-        score += r * decay / j
-        decay *= 1 - r
-    return score
+#: ERR@k of one label sequence, straight from the definition (tests/reference.py's).
+reference_err = ref.expected_reciprocal_rank
 
 
 def per_query(case, function, *, tiebreak="file_order", **options) -> dict[str, float]:

@@ -96,6 +96,8 @@ def measures(draw):
             values[name] = draw(st.sampled_from(param.choices))
         elif name == "gains":  # trec_eval's level=gain pairs (as level:gain)
             values[name] = draw(st.sampled_from(("", "1:3.0;2:9.0", "0:0.5;4:-1.0")))
+        elif param.integer:  # SDCG's max_rel
+            values[name] = str(draw(st.integers(int(param.low), int(param.low) + 5)))
         else:
             values[name] = str(draw(st.floats(0.01, 0.99)))
     if values.get("gains"):  # they go with nDCG's linear gain and global ideal

@@ -173,3 +173,47 @@ register(
         bounds=bounds_ap,
     )
 )
+
+
+# ---------------------------------- what it means: the glossary's words, the docs' rows
+from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
+
+describe(
+    "AP",
+    words=Words(
+        cut=(
+            "average precision over the top {k}",
+            "the precision at the rank of each relevant document in the top {k}, summed and "
+            "divided by the query's number of relevant documents (a relevant document below rank "
+            "{k} adds 0)",
+        ),
+        whole=(
+            "average precision",
+            "the precision at the rank of each relevant document, summed and divided by the "
+            "query's number of relevant documents (one not retrieved adds 0); its mean over "
+            "queries is MAP",
+        ),
+        extra=(
+            (
+                "denom",
+                "min",
+                "; here divided by the smaller of {k} and the query's number of relevant "
+                "documents instead",
+            ),
+        ),
+    ),
+    docs=(
+        Doc(
+            "`AP`, `AP@k`",
+            "`map`, `map_cut_k`, `MAP@k`",
+            "Σ P@j over the relevant ranks j ≤ k, / num_rel",
+            "trec_eval (pytrec_eval, its test outputs)",
+        ),
+        Doc(
+            "`AP(denom=min)@k`",
+            "",
+            "the same sum / min(k, num_rel), as recommender libraries define MAP@k",
+            "–",
+        ),
+    ),
+)

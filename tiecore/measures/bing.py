@@ -114,3 +114,31 @@ register_gain_family(
     lambda ranking, judgments, gains, depth: bin_g(ranking, judgments, depth),
     spread=bin_g_spread,
 )
+
+
+# ---------------------------------- what it means: the glossary's words, the docs' rows
+from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
+
+describe(
+    "BinG",
+    words=Words(
+        whole=(
+            "binary G",
+            "for each relevant document retrieved, 1 / log2(2 + the documents above it that are "
+            "not relevant), summed and divided by the query's number of relevant documents "
+            "(trec_eval's binG)",
+        ),
+    ),
+    docs=(
+        Doc(
+            "`BinG`",
+            "`binG`",
+            "Σ over the relevant retrieved docs of 1 / log2(2 + the docs above it that are not "
+            "relevant), / num_rel (trec_eval's binG). Under ties each relevant doc of a group "
+            "sees a uniform number of the group's other docs above it, hypergeometric where the "
+            "depth cuts the group: exact mean, variance and bounds as Bpref's "
+            "(`tiecore/measures/bing.py`)",
+            "trec_eval 9.0.8",
+        ),
+    ),
+)

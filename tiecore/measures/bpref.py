@@ -235,3 +235,29 @@ register(
         bounds=bounds_bpref,
     )
 )
+
+
+# ---------------------------------- what it means: the glossary's words, the docs' rows
+from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
+
+describe(
+    "Bpref",
+    words=Words(
+        whole=(
+            "binary preference",
+            "for each relevant document retrieved, 1 minus the share of judged non-relevant "
+            "documents ranked above it (at most R of them count, R = the query's number of "
+            "relevant documents), summed and divided by R; documents without a judgment are "
+            "skipped",
+        ),
+    ),
+    docs=(
+        Doc(
+            "`Bpref`",
+            "`bpref`",
+            "Σ over the relevant retrieved docs of 1 − min(N_j, R) / min(N, R), / R (N_j judged "
+            "non-relevant docs above it)",
+            "trec_eval (pytrec_eval, its test outputs)",
+        ),
+    ),
+)

@@ -29,3 +29,29 @@ register(
         **LINEAR_MOMENTS,
     )
 )
+
+
+# ---------------------------------- what it means: the glossary's words, the docs' rows
+from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
+
+describe(
+    "CG",
+    words=Words(
+        cut=(
+            "cumulative gain of the top {k} documents",
+            "each document's gain ({gain}), summed over the top {k}",
+        ),
+        whole=(
+            "cumulative gain",
+            "each document's gain ({gain}), summed over all retrieved documents",
+        ),
+    ),
+    docs=(
+        Doc(
+            "`CG`, `CG@k`",
+            "",
+            "Σ of the gains of the top k, unnormalised",
+            "–",
+        ),
+    ),
+)

@@ -31,3 +31,31 @@ register(
         **LINEAR_MOMENTS,
     )
 )
+
+
+# ---------------------------------- what it means: the glossary's words, the docs' rows
+from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
+
+describe(
+    "DCG",
+    words=Words(
+        cut=(
+            "discounted cumulative gain of the top {k} documents",
+            "each document's gain ({gain}) divided by log2(rank + 1), summed over the top {k} "
+            "(not normalised)",
+        ),
+        whole=(
+            "discounted cumulative gain",
+            "each document's gain ({gain}) divided by log2(rank + 1), summed over the whole "
+            "ranked list (not normalised)",
+        ),
+    ),
+    docs=(
+        Doc(
+            "`DCG`, `DCG@k`",
+            "",
+            "Σ over ranks j ≤ k of gain / log2(j + 1), unnormalised",
+            "scikit-learn's `dcg_score`, whose tie-averaged value is the aware one",
+        ),
+    ),
+)

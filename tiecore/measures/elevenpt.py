@@ -662,3 +662,31 @@ register(
         sample=family_sample,
     )
 )
+
+
+# ---------------------------------- what it means: the glossary's words, the docs' rows
+from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
+
+describe(
+    "IPrecAvg",
+    words=Words(
+        whole=(
+            "interpolated precision averaged over recall levels",
+            "the interpolated precision (the highest precision at any rank where recall reaches "
+            "the level) averaged over the recall levels 0, 0.1, …, 1 by default (trec_eval's "
+            "11pt_avg)",
+        ),
+    ),
+    docs=(
+        Doc(
+            "`IPrecAvg`, `IPrecAvg(levels=0.25;0.5;0.75)`",
+            "`11pt_avg`, `11pt_avg..25,.5,.75`",
+            "the mean of trec_eval's interpolated precision (`IPrec`, +0.9 rounding) over the "
+            "recall levels (default 0, 0.1, …, 1; given in increasing order), trec_eval's "
+            "11pt_avg; its aware value is the mean of the levels' exact IPrec values; its exact "
+            "variance sums the covariances of the levels' interpolated precisions (below) and its "
+            "min and max are the pessimistic and optimistic orders",
+            "trec_eval 9.0.8",
+        ),
+    ),
+)

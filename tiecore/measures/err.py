@@ -673,3 +673,33 @@ register(
         sample=family_sample,
     )
 )
+
+
+# ---------------------------------- what it means: the glossary's words, the docs' rows
+from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
+
+describe(
+    "ERR",
+    words=Words(
+        cut=(
+            "expected reciprocal rank within the top {k}",
+            "a reader scans the top {k} and stops at each document with a probability that grows "
+            "with its relevance level; the value is the expected 1 / rank where the reader stops",
+        ),
+        whole=(
+            "expected reciprocal rank",
+            "a reader scans the ranked list and stops at each document with a probability that "
+            "grows with its relevance level; the value is the expected 1 / rank where they stop",
+        ),
+    ),
+    docs=(
+        Doc(
+            "`ERR@k`, `ERR(max_rel=g)@k`",
+            "`err@k`",
+            "Σ over ranks j ≤ k of R_j / j · Π_{i<j} (1 − R_i), R = (2^level − 1) / 2^g, g = 4 "
+            "(gdeval's largest grade; a higher level is refused unless `max_rel` raises g); a "
+            "query without a positive judgment scores 0, where gdeval leaves it out",
+            "gdeval.pl (ir_measures' ERR provider), at full precision",
+        ),
+    ),
+)

@@ -32,3 +32,26 @@ register(
         **COUNT_MOMENTS,
     )
 )
+
+
+# ---------------------------------- what it means: the glossary's words, the docs' rows
+from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
+
+describe(
+    "F1",
+    words=Words(
+        cut=(
+            "F1 at {k}",
+            "the harmonic mean of precision and recall at {k}: 2 × (relevant in the top {k}) / "
+            "({k} + the query's number of relevant documents)",
+        ),
+    ),
+    docs=(
+        Doc(
+            "`F1@k`",
+            "",
+            "2·rel_k / (k + num_rel), the harmonic mean of P@k and R@k",
+            "–",
+        ),
+    ),
+)

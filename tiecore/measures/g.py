@@ -352,3 +352,35 @@ register_gain_family(
     aware=g_aware,
     spread=g_spread,
 )
+
+
+# ---------------------------------- what it means: the glossary's words, the docs' rows
+from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
+
+describe(
+    "G",
+    words=Words(
+        whole=(
+            "normalised gain G",
+            "each document's gain divided by log2(2 + the gain the best order has collected by "
+            "its rank − the gain collected so far), summed and divided by the best order's total "
+            "gain (trec_eval's G)",
+        ),
+    ),
+    docs=(
+        Doc(
+            "`G`, `G(gains=…)`",
+            "`G`, `G.1=3,2=9`",
+            "trec_eval's G: Σ over the docs of gain g ≠ 0 of g / log2(2 + C_i − S_i), C_i the "
+            "ideal's gains through rank i (each rank costing at least 1), S_i the ranking's; / "
+            "the ideal's total positive gain. With levels 0 and 1 it is binG. Its aware value is "
+            "exact (a sum over each doc's gain, the compositions of the gains above it in its tie "
+            "group and its positions); so are its variance and bounds: tie groups add independent "
+            "terms, and each group's variance, min and max come from one backward pass over the "
+            "compositions of the gains placed so far, position by position (the law of total "
+            "variance; a path's extremes: higher gains first is not always G's maximum), refused "
+            "past the time budget (`tiecore/measures/g.py`)",
+            "trec_eval 9.0.8",
+        ),
+    ),
+)

@@ -74,3 +74,40 @@ register(
         aggregate="geometric",
     )
 )
+
+
+# ---------------------------------- what it means: the glossary's words, the docs' rows
+from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
+
+describe(
+    "GMAP",
+    words=Words(
+        cut=(
+            "geometric mean of average precision over the top {k}",
+            "average precision over the top {k} of each query, averaged over the queries with a "
+            "geometric mean (AP floored at 0.00001), so queries with low values weigh more",
+        ),
+        whole=(
+            "geometric mean of average precision",
+            "average precision of each query, averaged over the queries with a geometric mean (AP "
+            "floored at 0.00001), so queries with low values weigh more",
+        ),
+        extra=(
+            (
+                "denom",
+                "min",
+                "; each query's AP divided by the smaller of {k} and its number of relevant "
+                "documents instead of that number",
+            ),
+        ),
+    ),
+    docs=(
+        Doc(
+            "`GMAP`",
+            "`gm_map`",
+            "AP per query; over queries exp(mean log max(AP, 10^−5)), trec_eval's gm_map; "
+            "oblivious and sampled only (below)",
+            "pytrec_eval",
+        ),
+    ),
+)

@@ -36,3 +36,28 @@ register(
         aggregate="geometric",
     )
 )
+
+
+# ---------------------------------- what it means: the glossary's words, the docs' rows
+from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
+
+describe(
+    "GMBpref",
+    words=Words(
+        whole=(
+            "geometric mean of bpref",
+            "binary preference of each query, averaged over the queries with a geometric mean "
+            "(bpref floored at 0.00001), so queries with low values weigh more (trec_eval's "
+            "gm_bpref)",
+        ),
+    ),
+    docs=(
+        Doc(
+            "`GMBpref`",
+            "`gm_bpref`",
+            "Bpref per query; over queries exp(mean log max(Bpref, 10^−5)), trec_eval's gm_bpref "
+            "(printed for `all` only); oblivious and sampled only, as GMAP",
+            "pytrec_eval; trec_eval 9.0.8",
+        ),
+    ),
+)

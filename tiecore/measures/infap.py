@@ -603,3 +603,34 @@ register(
         sample=family_sample,
     )
 )
+
+
+# ---------------------------------- what it means: the glossary's words, the docs' rows
+from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
+
+describe(
+    "infAP",
+    words=Words(
+        whole=(
+            "inferred average precision",
+            "an estimate of average precision when only a random sample of the pooled documents "
+            "was judged (Yilmaz & Aslam): the unjudged pooled documents are inferred from the "
+            "judged ones",
+        ),
+    ),
+    docs=(
+        Doc(
+            "`infAP`",
+            "`infap`",
+            "trec_eval's inferred AP (Yilmaz & Aslam): Σ over the relevant retrieved docs of (1 + "
+            "(r + m + u)·(r + ε)/(r + m + 2ε)) / k, / num_rel, with r relevant, m judged "
+            "non-relevant and u pooled-but-unjudged (negative level) docs above rank k, ε = "
+            "10^−5; docs absent from the qrels count as non-relevant. Exact aware value, variance "
+            "and min/max (not the optimistic/pessimistic orders: an unjudged doc above can raise "
+            "a term); the variance and bounds refuse a tie group past a budget of 2·10^7 steps "
+            "(use `--ties sampled`; each of the 17 TREC 2003 Robust runs of the shared data, "
+            "which `sample_data/` samples five of, needs at most 1.2·10^6)",
+            "pytrec_eval (bit for bit), trec_eval's test outputs",
+        ),
+    ),
+)

@@ -673,3 +673,31 @@ register(
         sample=family_sample,
     )
 )
+
+
+# ---------------------------------- what it means: the glossary's words, the docs' rows
+from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
+
+describe(
+    "IPrec",
+    words=Words(
+        whole=(
+            "interpolated precision at recall {recall}",
+            "the highest precision reached at any rank where recall is at least {recall} "
+            "(trec_eval's iprec_at_recall); 0 when recall {recall} is never reached",
+        ),
+    ),
+    docs=(
+        Doc(
+            "`IPrec@r`, `IPrec(recall=r)`",
+            "`iprec_at_recall_r`",
+            "trec_eval's interpolated precision at recall r (any r from 0 to 1; trec_eval's "
+            "defaults 0, 0.1, …, 1): the largest precision at a relevant rank whose recall "
+            "reaches r; `IPrec@r` and `iprec_at_recall_r` need int(r·num_rel + 0.9) relevant "
+            "docs, as trec_eval 9.0.x (pytrec_eval, ir_measures) does; "
+            "`IPrec(recall=r,round=nearest)` rounds to nearest (+ 0.5), as the later trec_eval of "
+            "the test outputs does",
+            "pytrec_eval, trec_eval's test outputs",
+        ),
+    ),
+)

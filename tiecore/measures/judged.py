@@ -26,3 +26,30 @@ register(
         **LINEAR_MOMENTS,
     )
 )
+
+
+# ---------------------------------- what it means: the glossary's words, the docs' rows
+from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
+
+describe(
+    "Judged",
+    words=Words(
+        cut=(
+            "judged share of the top {k}",
+            "the share of the top {k} documents that have a relevance judgment",
+        ),
+        whole=(
+            "judged share",
+            "the share of the retrieved documents that have a relevance judgment",
+        ),
+    ),
+    docs=(
+        Doc(
+            "`Judged@k`, `Judged`",
+            "",
+            "docs in the qrels (at any level) among the top k / min(k, retrieved)",
+            "ir_measures' own provider, which breaks ties by docno ascending (`--tiebreak "
+            "docno_asc`)",
+        ),
+    ),
+)

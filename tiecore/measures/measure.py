@@ -96,6 +96,9 @@ class Measure:
         unknown = set(given) - set(spec.params) | ({"gain"} & set(given))
         if unknown or len(given) != len(self.params):
             raise ValueError(f"{self.family} takes no parameter {', '.join(sorted(unknown))}")
+        for name, param in spec.params.items():
+            if param.required and name not in given:  # ir_measures' SDCG(max_rel=3)@10
+                raise ValueError(f"{self.family} needs {name}= ({param.description})")
         kept = []
         for name, param in spec.params.items():
             if name in given:

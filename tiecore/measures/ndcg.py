@@ -131,3 +131,68 @@ register(
         sample=local_ideal.family_sample,
     )
 )
+
+
+# ---------------------------------- what it means: the glossary's words, the docs' rows
+from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
+
+describe(
+    "nDCG",
+    words=Words(
+        cut=(
+            "normalised discounted cumulative gain of the top {k} documents",
+            "each document's gain ({gain}) divided by log2(rank + 1), summed over the top {k}, "
+            "and divided by the same sum for the best possible order (1 = the ideal order)",
+        ),
+        whole=(
+            "normalised discounted cumulative gain",
+            "each document's gain ({gain}) divided by log2(rank + 1), summed over the whole "
+            "ranked list, and divided by the same sum for the best possible order (1 = the ideal "
+            "order)",
+        ),
+        extra=(
+            ("ideal", "max", "; the best order puts the qrels' top gain at every rank"),
+            ("ideal", "local", "; the best order is the ranking's own documents sorted by gain"),
+        ),
+    ),
+    docs=(
+        Doc(
+            "`nDCG`, `nDCG@k`",
+            "`ndcg`, `ndcg_cut_k`",
+            "DCG@k / ideal DCG@k; three ideals: the query's judged docs sorted by gain (the "
+            "*global* ideal, the default), `ideal=max` and `ideal=local` (next rows). "
+            "scikit-learn's `ndcg_score` normalises by the best order of the whole scored row "
+            "(the ideal of `tiecore.metrics.ndcg`, whose rows hold every judged candidate): the "
+            "local ideal equals it only without a cutoff",
+            "trec_eval (pytrec_eval, its test outputs)",
+        ),
+        Doc(
+            "`nDCG(ideal=max)@k`",
+            "",
+            "DCG@k / (the top grade of the whole qrels at each of the k ranks): a scaled DCG, the "
+            "*maximum* ideal",
+            "–",
+        ),
+        Doc(
+            "`nDCG(ideal=local)`, `nDCG(ideal=local)@k`",
+            "",
+            "DCG@k / the DCG of the same top k docs sorted by gain (the *local* ideal: 1 when the "
+            "top k are in gain order; all retrieved docs without k); a top k without a positive "
+            "gain scores 0. Under ties the docs of the group the cutoff cuts decide the ideal: "
+            "the exact mean, variance and bounds sum over the level counts that group can put in "
+            "the top k (`tiecore/measures/local_ideal.py`), refused with a message naming run and "
+            "query past 2·10^6 of them (use `--ties sampled`); its bounds are not the optimistic "
+            "and pessimistic orders",
+            "scikit-learn's `ndcg_score` of the top k docs alone",
+        ),
+        Doc(
+            "`nDCG(gains=1:3;2:9)`",
+            "`ndcg.1=3,2=9`",
+            "nDCG whose levels gain the values given (trec_eval's level=gain pairs, written "
+            "level:gain separated by `;`; the other levels gain their level, a doc absent from "
+            "the qrels 0), over the global ideal of those gains; a document value, so exact in "
+            "every mode",
+            "trec_eval 9.0.8 (quicktest's meas_params)",
+        ),
+    ),
+)

@@ -419,3 +419,33 @@ register_gain_family(
     aware=ndcg_rel_aware,
     spread=ndcg_rel_spread,
 )
+
+
+# ---------------------------------- what it means: the glossary's words, the docs' rows
+from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
+
+describe(
+    "NDCGRel",
+    words=Words(
+        whole=(
+            "nDCG averaged over the relevant documents",
+            "nDCG at the rank of each document of positive gain (at the end of the list for those "
+            "not retrieved), averaged over them (trec_eval's ndcg_rel)",
+        ),
+    ),
+    docs=(
+        Doc(
+            "`NDCGRel`, `NDCGRel(gains=…)`",
+            "`ndcg_rel`, `ndcg_rel.1=3,2=9`",
+            "trec_eval's ndcg_rel: nDCG at each retrieved doc of positive gain (the ideal cut at "
+            "the same rank), the ideal's docs not retrieved at the end of the ranking, averaged "
+            "over the ideal's docs of positive gain. Its aware value is exact (sums over pairs of "
+            "docs; gains of 0 or more, and no more docs of positive gain retrieved than the ideal "
+            "holds: a level −1 or −2 given a positive gain is refused), and so are its variance "
+            "(a bilinear statistic of the rows' docs: moments of up to four rows within a group, "
+            "pairs of groups through rank-one blocks) and its bounds (each group sorted by "
+            "decreasing gain for the max, increasing for the min) (`tiecore/measures/ndcgrel.py`)",
+            "trec_eval 9.0.8",
+        ),
+    ),
+)

@@ -41,3 +41,27 @@ register(
         **LINEAR_MOMENTS,
     )
 )
+
+
+# ---------------------------------- what it means: the glossary's words, the docs' rows
+from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
+
+describe(
+    "NumNonRelJudgedRet",
+    words=Words(
+        whole=(
+            "judged non-relevant documents retrieved",
+            "the number of retrieved documents judged not relevant, unjudged ones left out "
+            "(trec_eval's num_nonrel_judged_ret)",
+        ),
+    ),
+    docs=(
+        Doc(
+            "`NumNonRelJudgedRet`",
+            "`num_nonrel_judged_ret`",
+            "docs retrieved (up to `-M`) judged with a level from 0 to below the relevance level "
+            "(neither relevant nor unjudged); trec_eval's summary sums it",
+            "trec_eval (pytrec_eval)",
+        ),
+    ),
+)

@@ -57,3 +57,28 @@ register(
         sample=family_sample,
     )
 )
+
+
+# ---------------------------------- what it means: the glossary's words, the docs' rows
+from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
+
+describe(
+    "NumRel",
+    words=Words(
+        whole=(
+            "relevant documents",
+            "the query's number of relevant documents in the judgments, retrieved or not "
+            "(trec_eval's num_rel)",
+        ),
+    ),
+    docs=(
+        Doc(
+            "`NumRel`",
+            "`num_rel`",
+            "relevant docs in the qrels, retrieved or not; trec_eval's summary sums it over "
+            "queries, tiecore's takes the mean (asked for by trec_eval's name, the command line "
+            "prints trec_eval's sum)",
+            "trec_eval (pytrec_eval)",
+        ),
+    ),
+)

@@ -24,3 +24,27 @@ register(
         **COUNT_MOMENTS,
     )
 )
+
+
+# ---------------------------------- what it means: the glossary's words, the docs' rows
+from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
+
+describe(
+    "NumRelRet",
+    words=Words(
+        whole=(
+            "relevant documents retrieved",
+            "the number of relevant documents retrieved for the query (trec_eval's num_rel_ret)",
+        ),
+    ),
+    docs=(
+        Doc(
+            "`NumRelRet`",
+            "`num_rel_ret`",
+            "relevant docs retrieved (up to `-M`); trec_eval's summary sums it over queries, "
+            "tiecore's takes the mean (asked for by trec_eval's name, the command line prints "
+            "trec_eval's sum)",
+            "trec_eval (pytrec_eval)",
+        ),
+    ),
+)

@@ -61,3 +61,27 @@ register(
         sample=family_sample,
     )
 )
+
+
+# ---------------------------------- what it means: the glossary's words, the docs' rows
+from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
+
+describe(
+    "NumRet",
+    words=Words(
+        whole=(
+            "documents retrieved",
+            "the number of documents retrieved for the query (trec_eval's num_ret)",
+        ),
+    ),
+    docs=(
+        Doc(
+            "`NumRet`",
+            "`num_ret`",
+            "docs retrieved (up to `-M`); trec_eval's summary sums it over queries, tiecore's "
+            "takes the mean (asked for by trec_eval's name, the command line prints trec_eval's "
+            "sum)",
+            "trec_eval (pytrec_eval)",
+        ),
+    ),
+)

@@ -32,3 +32,26 @@ register(
         **COUNT_MOMENTS,
     )
 )
+
+
+# ---------------------------------- what it means: the glossary's words, the docs' rows
+from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
+
+describe(
+    "P",
+    words=Words(
+        cut=(
+            "precision at {k}",
+            "the share of the top {k} documents that are relevant (relevant documents in the top "
+            "{k}, divided by {k})",
+        ),
+    ),
+    docs=(
+        Doc(
+            "`P@k`",
+            "`P_k`",
+            "relevant docs in the top k / k (k even when fewer docs were retrieved)",
+            "trec_eval (pytrec_eval, its test outputs)",
+        ),
+    ),
+)

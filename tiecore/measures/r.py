@@ -22,3 +22,25 @@ register(
         **COUNT_MOMENTS,
     )
 )
+
+
+# ---------------------------------- what it means: the glossary's words, the docs' rows
+from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
+
+describe(
+    "R",
+    words=Words(
+        cut=(
+            "recall at {k}",
+            "the share of the query's relevant documents that appear in the top {k}",
+        ),
+    ),
+    docs=(
+        Doc(
+            "`R@k`",
+            "`recall_k`",
+            "relevant docs in the top k / num_rel",
+            "trec_eval (pytrec_eval, its test outputs)",
+        ),
+    ),
+)

@@ -302,3 +302,89 @@ register(
         **LINEAR_MOMENTS,
     )
 )
+
+
+# ---------------------------------- what it means: the glossary's words, the docs' rows
+from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
+
+describe(
+    "RBP",
+    words=Words(
+        cut=(
+            "rank-biased precision of the top {k} (persistence {p})",
+            "each document's gain ({gain}) times (1 − {p}) × {p}^(rank − 1), summed over the top "
+            "{k}: a reader goes on to the next document with probability {p}",
+        ),
+        whole=(
+            "rank-biased precision (persistence {p})",
+            "each document's gain ({gain}) times (1 − {p}) × {p}^(rank − 1), summed over the "
+            "ranked list: a reader goes on to the next document with probability {p}",
+        ),
+    ),
+    docs=(
+        Doc(
+            "`RBP(p=0.8)`, `RBP(p=0.8)@k`",
+            "",
+            "Σ over ranks j ≤ k of gain · (1 − p)·p^(j−1); gain the level (as ir_measures), "
+            "`gain=exp`, `gain=binary` or `gain=scaled` (next row)",
+            "–",
+        ),
+        Doc(
+            "`RBP(p=0.5,gain=scaled)`, `RBP(p=0.5,gain=scaled)@k`",
+            "`rbp.p=0.5`, `rbp.p=0.5@k`",
+            "RBP with the gain level / the largest level of the whole qrels (every gain in [0, "
+            "1]), as rbp_eval computes graded RBP and TREC-COVID published its `RBP(p=0.5)` "
+            "column: with levels 0–2 it is `RBP(p=0.5)` / 2. `rbp.p=…` names this gain; plain "
+            "`rbp` is `RBP` (ir_measures' level gain)",
+            "`RBP(p)` / the largest level, in the three modes",
+        ),
+        Doc(
+            "`RBP(p=0.9,gain=query_scaled)`",
+            "`rbp` (trec_eval 10's, `--trec-eval 10`)",
+            "RBP with the gain the level / the query's own largest qrels level when that is above "
+            "1, as trec_eval 10.0's `rbp` scales it",
+            "trec_eval 10.0 (see cli.md on its unset scale variables)",
+        ),
+    ),
+)
+
+describe(
+    "RBP_residual",
+    words=Words(
+        cut=(
+            "RBP's residual over the top {k} (persistence {p})",
+            "how much RBP could still grow: the weight of the unjudged documents in the top {k} "
+            "plus all the weight below rank {k}",
+        ),
+        whole=(
+            "RBP's residual (persistence {p})",
+            "how much RBP could still grow: the weight of the unjudged retrieved documents plus "
+            "all the weight below the last one",
+        ),
+        extra=(
+            (
+                "convention",
+                "trec_eval",
+                "; as trec_eval 10's rbp_resid: a negative level counts as unjudged, and the "
+                "residual is 0 when no unjudged document is ranked",
+            ),
+        ),
+    ),
+    docs=(
+        Doc(
+            "`RBP_residual(p=0.8)`",
+            "`rbp_res`",
+            "the RBP weight of the unjudged ranks j ≤ k plus the tail p^min(k, retrieved), that "
+            "is 1 − Σ over judged ranks of (1 − p)·p^(j−1): how much RBP could still grow",
+            "–",
+        ),
+        Doc(
+            "`RBP_residual(p=0.9,convention=trec_eval)`",
+            "`rbp_resid` (`--trec-eval 10`)",
+            "trec_eval 10.0's residual: a doc not in the qrels or at a negative level is "
+            "unjudged, and the value is p^n + Σ over unjudged ranks j ≤ n of (1 − p)·p^(j−1) when "
+            "one of the n docs read is unjudged, else 0 (the event counted exactly under ties)",
+            "trec_eval 10.0",
+        ),
+    ),
+)

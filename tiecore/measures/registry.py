@@ -59,16 +59,30 @@ samples, rng, depth)`` (``(samples, queries)``).  ``aggregate`` names how the
 per-query values are averaged (``mean``, or ``geometric`` for GMAP-like
 families; the evaluation honours it).
 
+``words``, ``docs``
+    What the family means, written once beside its kernel: ``words`` (a :class:`Words`)
+    is the plain-words definition the explorer's glossary shows
+    (``app_lib/glossary.py``), ``docs`` (:class:`Doc` rows) its lines of the table in
+    ``docs/measures.md``, which :func:`docs_table` writes (``python
+    scripts/measures_table.py``) and a test compares with the page.  A family module
+    declares them at its end with :func:`describe` (or passes them to :class:`Family`).
+
 How to add a measure
 --------------------
-Write ``tiecore/measures/<name>.py``: the family's docstring (its formula and the
-tool whose convention it follows), any component of its own
+Write one file, ``tiecore/measures/<name>.py``: the family's docstring (its formula
+and the tool whose convention it follows), any component of its own
 (:class:`tiecore.engine.profiles.Component` in its three modes, added with
 :func:`tiecore.engine.profiles.register_component`), its variance and bounds
 hooks (or :data:`COUNT_MOMENTS` / :data:`LINEAR_MOMENTS`), and
-``register(Family(...))`` at the bottom.  Import it in
-``tiecore/measures/__init__.py`` and test it against brute force over every
-ordering (``tests/evaluation/test_against_bruteforce.py``) and against its reference tool.
+``register(Family(..., words=Words(...), docs=(Doc(...),)))`` at the bottom.
+``tiecore/measures/__init__.py`` finds and imports it (every family module of the
+package), the glossary and the docs table read its words; run ``python
+scripts/measures_table.py`` to write its rows into ``docs/measures.md``.  Its tests:
+its slow, obvious value on one ordering in ``tests/reference.py`` (``@reference``,
+which ``tests/reference.py``'s ``measure`` dispatches to by family name), and a test
+against brute force over every ordering (``tests/evaluation/test_against_bruteforce.py``
+shows the pattern) and against its reference tool (``tests/measures/test_sdcg.py`` is a
+small example).
 
 Examples
 --------
@@ -80,7 +94,7 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -95,8 +109,9 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Param:
     """A measure parameter: its default, its choices (None: a number in ``(low, high)``,
-    or in ``[low, high]`` when ``closed``)
-    and what it means (``description``, shown in the glossary and the docs)."""
+    or in ``[low, high]`` when ``closed``; a whole number when ``integer``)
+    and what it means (``description``, shown in the glossary and the docs); a ``required``
+    one has no default: a name must give it (ir_measures' ``SDCG(max_rel=3)@10``)."""
 
     default: str
     choices: tuple[str, ...] | None = None
@@ -104,6 +119,8 @@ class Param:
     high: float = 1.0
     closed: bool = False
     description: str = ""
+    integer: bool = False
+    required: bool = False
 
     def canonical(self, value: str) -> str:
         """The value as :class:`Measure` keeps it; ValueError when not allowed."""
@@ -119,7 +136,59 @@ class Param:
             raise ValueError(f"must be from {self.low:g} to {self.high:g}")
         if not self.closed and not self.low < number < self.high:
             raise ValueError(f"must be between {self.low:g} and {self.high:g} (exclusive)")
+        if self.integer:
+            if not number.is_integer():
+                raise ValueError("must be an integer")
+            return str(int(number))
         return repr(number)
+
+
+@dataclass(frozen=True)
+class Words:
+    """What a family means in plain words, for a student (the explorer's glossary).
+
+    ``cut`` is ``(name, text)`` for a measure with a cutoff, ``whole`` for one without
+    (None: the family has no such form, or it reads the same).  In both ``{k}`` is the
+    cutoff, ``{gain}`` what a document's gain is, and ``{name}`` the value of each
+    parameter ``name`` of the family (``{p}``, ``{recall}``, ...).  ``extra`` holds
+    ``(parameter, value, text)``: ``text`` is added to the definition of a measure whose
+    parameter has that value (``"*"``: any value but its default); one that speaks of the
+    cutoff (``{k}``) only where the measure has one.
+    """
+
+    cut: tuple[str, str] | None = None
+    whole: tuple[str, str] | None = None
+    extra: tuple[tuple[str, str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.cut is None and self.whole is None:
+            raise ValueError("a family's words need a cut or a whole form")
+
+    def form(self, cutoff: int | None) -> tuple[str, str]:
+        """``(name, text)`` for a measure with ``cutoff`` (None: without one)."""
+        if cutoff is not None and self.cut is not None:
+            return self.cut
+        return self.whole if self.whole is not None else self.cut
+
+
+@dataclass(frozen=True)
+class Doc:
+    """One row of the table of measures in ``docs/measures.md``: the names (``measure``,
+    markdown), the other names accepted (``accepted``), the formula and convention as
+    the page prints it (``formula``) and what it is checked against besides brute force
+    (``checked``, ``–`` for nothing)."""
+
+    measure: str
+    accepted: str
+    formula: str
+    checked: str = "–"
+
+    def row(self) -> str:
+        """The markdown row."""
+        cells = (self.measure, self.accepted, self.formula, self.checked)
+        if any("|" in cell or "\n" in cell for cell in cells):
+            raise ValueError(f"a docs row holds a | or a line break: {self.measure}")
+        return "|" + "|".join(f" {cell} " if cell else " " for cell in cells) + "|"
 
 
 @dataclass(frozen=True)
@@ -148,6 +217,8 @@ class Family:
     formula: Callable | None = None
     inexact: str = ""
     inexact_spread: str = ""
+    words: Words | None = None
+    docs: tuple[Doc, ...] = ()
 
     def component_of(self, measure: Measure) -> str | None:
         """The component key of ``measure`` (None: no head sum, see :meth:`hooked`)."""
@@ -231,6 +302,37 @@ def lookup(name: str) -> Family | None:
         if name in _names(family):
             return family
     return None
+
+
+def describe(name: str, *, words: Words, docs: tuple[Doc, ...]) -> Family:
+    """Give the registered family ``name`` its ``words`` and ``docs`` (the declaration
+    block at the end of a family module; a new module may pass both to :class:`Family`).
+    """
+    family = FAMILIES[name]
+    if family.words is not None or family.docs:
+        raise ValueError(f"{name} is described already")
+    FAMILIES[name] = replace(family, words=words, docs=tuple(docs))
+    return FAMILIES[name]
+
+
+#: The header of the table of measures in ``docs/measures.md``.
+DOCS_HEADER = (
+    "| measure | also accepted | convention | checked against (besides brute force) |\n"
+    "|---|---|---|---|\n"
+)
+
+
+def docs_table() -> str:
+    """The table of measures of ``docs/measures.md``: every family's :class:`Doc` rows,
+    in :data:`FAMILIES`' order (``scripts/measures_table.py`` writes it into the page;
+    ``tests/test_readme.py`` checks the page holds it as written here).
+
+    >>> docs_table().splitlines()[2].startswith("| `P@k` | `P_k` |")
+    True
+    """
+    return DOCS_HEADER + "".join(
+        doc.row() + "\n" for family in FAMILIES.values() for doc in family.docs
+    )
 
 
 def refuse_inexact(measures: Iterable[Measure], where: str, *, spread: bool = True) -> None:

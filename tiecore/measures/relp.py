@@ -33,3 +33,28 @@ register(
         **COUNT_MOMENTS,
     )
 )
+
+
+# ---------------------------------- what it means: the glossary's words, the docs' rows
+from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
+
+describe(
+    "RelP",
+    words=Words(
+        cut=(
+            "relative precision at {k}",
+            "the relevant documents in the top {k}, divided by the smaller of {k} and the query's "
+            "number of relevant documents: precision up to that number, recall past it "
+            "(trec_eval's relative_P)",
+        ),
+    ),
+    docs=(
+        Doc(
+            "`RelP@k`",
+            "`relative_P_k`, `relative_P.k`",
+            "relevant docs in the top k / min(k, num_rel): P@k while k ≤ num_rel, R@k past it; 0 "
+            "without relevant docs",
+            "trec_eval (pytrec_eval)",
+        ),
+    ),
+)

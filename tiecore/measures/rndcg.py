@@ -117,3 +117,30 @@ register_gain_family(
     rndcg,
     spread=rndcg_spread,
 )
+
+
+# ---------------------------------- what it means: the glossary's words, the docs' rows
+from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
+
+describe(
+    "Rndcg",
+    words=Words(
+        whole=(
+            "nDCG averaged over the R levels",
+            "nDCG at each rank where the best order's gain changes (and at the end of the list), "
+            "averaged (trec_eval's Rndcg)",
+        ),
+    ),
+    docs=(
+        Doc(
+            "`Rndcg`, `Rndcg(gains=…)`",
+            "`Rndcg`, `Rndcg.1=3,2=9`",
+            "trec_eval's Rndcg: the mean of DCG@min(k, retrieved) / IDCG@k over the ranks k where "
+            'the ideal\'s gain changes (the "R levels", the last one where the positive gains '
+            "end), and the number retrieved when that is past the last R level + 1; 0 without "
+            "relevant docs. A sum of gain × a rank weight that the qrels and the number retrieved "
+            "fix, so exact in every mode (a linear permutation statistic per tie group)",
+            "trec_eval 9.0.8",
+        ),
+    ),
+)

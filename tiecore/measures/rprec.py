@@ -67,3 +67,34 @@ register(
         **COUNT_MOMENTS,
     )
 )
+
+
+# ---------------------------------- what it means: the glossary's words, the docs' rows
+from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
+
+describe(
+    "Rprec",
+    words=Words(
+        whole=(
+            "R-precision",
+            "the precision at rank R, where R is the query's number of relevant documents: the "
+            "share of the top R documents that are relevant (a perfect ranking scores 1)",
+        ),
+        extra=(
+            (
+                "mult",
+                "*",
+                "; here at rank int({mult} × R + 0.9) instead of R (trec_eval's Rprec_mult)",
+            ),
+        ),
+    ),
+    docs=(
+        Doc(
+            "`Rprec`, `Rprec(mult=m)`",
+            "`Rprec`, `Rprec_mult_m`",
+            "relevant docs in the top num_rel / num_rel; with `mult`, in the top k = "
+            "int(m·num_rel + 0.9) / k, as trec_eval's `Rprec_mult`",
+            "trec_eval (pytrec_eval, its test outputs; trec_eval 9.0.8 for `Rprec_mult`)",
+        ),
+    ),
+)

@@ -152,3 +152,31 @@ register(
         distribution=first_rank_distribution,
     )
 )
+
+
+# ---------------------------------- what it means: the glossary's words, the docs' rows
+from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
+
+describe(
+    "RR",
+    words=Words(
+        cut=(
+            "reciprocal rank within the top {k}",
+            "1 / the rank of the first relevant document (1 when it is first, 1/2 when second, "
+            "...), or 0 when none is in the top {k}",
+        ),
+        whole=(
+            "reciprocal rank",
+            "1 / the rank of the first relevant document (1 when it is first, 1/2 when second, "
+            "...), or 0 when none is retrieved; its mean over queries is MRR",
+        ),
+    ),
+    docs=(
+        Doc(
+            "`RR`, `RR@k`",
+            "`recip_rank`, `MRR`",
+            "1 / rank of the first relevant doc, 0 when it is past k; MRR is its mean over queries",
+            "trec_eval (pytrec_eval, its test outputs)",
+        ),
+    ),
+)

@@ -144,3 +144,28 @@ register(
         sample=family_sample,
     )
 )
+
+
+# ---------------------------------- what it means: the glossary's words, the docs' rows
+from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
+
+describe(
+    "SetAP",
+    words=Words(
+        whole=(
+            "set average precision",
+            "set precision times set recall: (relevant retrieved)² / (retrieved × the query's "
+            "number of relevant documents) (trec_eval's set_map)",
+        ),
+    ),
+    docs=(
+        Doc(
+            "`SetAP`",
+            "`set_map`",
+            "relevant retrieved² / (retrieved · num_rel), SetP · SetR (up to `-M`; ir_measures' "
+            "`SetAP`); a square of a count, so its aware value, exact variance and min/max come "
+            "from the hypergeometric count's moments where the depth cuts a tie group",
+            "trec_eval (pytrec_eval)",
+        ),
+    ),
+)

@@ -79,3 +79,35 @@ register(
         **COUNT_MOMENTS,
     )
 )
+
+
+# ---------------------------------- what it means: the glossary's words, the docs' rows
+from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
+
+describe(
+    "SetF",
+    words=Words(
+        whole=(
+            "set F1",
+            "the harmonic mean of set precision and set recall: 2 × (relevant retrieved) / "
+            "(retrieved + the query's number of relevant documents) (trec_eval's set_F)",
+        ),
+        extra=(
+            (
+                "x",
+                "*",
+                "; here weighted: ({x} + 1) × P × R / ({x} × P + R), P and R the set measures",
+            ),
+        ),
+    ),
+    docs=(
+        Doc(
+            "`SetF`, `SetF(x=x)`",
+            "`set_F`, `set_F.x`",
+            "2·num_rel_ret / (num_ret + num_rel), trec_eval's set_F; with `x`, trec_eval's (x + "
+            "1)·P·R / (x·P + R) = (x + 1)·num_rel_ret / (num_ret + x·num_rel) (x weighs recall "
+            "against precision, where van Rijsbergen's F has β²)",
+            "trec_eval (pytrec_eval; trec_eval 9.0.8 for `x`)",
+        ),
+    ),
+)

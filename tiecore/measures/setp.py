@@ -24,3 +24,26 @@ register(
         **COUNT_MOMENTS,
     )
 )
+
+
+# ---------------------------------- what it means: the glossary's words, the docs' rows
+from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
+
+describe(
+    "SetP",
+    words=Words(
+        whole=(
+            "set precision",
+            "the share of all retrieved documents that are relevant (trec_eval's set_P)",
+        ),
+    ),
+    docs=(
+        Doc(
+            "`SetP`",
+            "`set_P`",
+            "relevant retrieved docs / retrieved docs, over the whole ranking cut at `-M`; moves "
+            "under ties only when the depth cuts a tie group",
+            "trec_eval (pytrec_eval)",
+        ),
+    ),
+)

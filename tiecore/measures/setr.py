@@ -23,3 +23,26 @@ register(
         **COUNT_MOMENTS,
     )
 )
+
+
+# ---------------------------------- what it means: the glossary's words, the docs' rows
+from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
+
+describe(
+    "SetR",
+    words=Words(
+        whole=(
+            "set recall",
+            "the share of the query's relevant documents that were retrieved (trec_eval's "
+            "set_recall)",
+        ),
+    ),
+    docs=(
+        Doc(
+            "`SetR`",
+            "`set_recall`",
+            "relevant retrieved docs (up to `-M`) / num_rel",
+            "trec_eval (pytrec_eval)",
+        ),
+    ),
+)

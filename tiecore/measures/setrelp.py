@@ -43,3 +43,29 @@ register(
         **COUNT_MOMENTS,
     )
 )
+
+
+# ---------------------------------- what it means: the glossary's words, the docs' rows
+from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
+
+describe(
+    "SetRelP",
+    words=Words(
+        whole=(
+            "relative set precision",
+            "the relevant documents retrieved over the most a set of that size could hold: "
+            "divided by the smaller of the number retrieved and the query's number of relevant "
+            "documents (trec_eval's set_relative_P)",
+        ),
+    ),
+    docs=(
+        Doc(
+            "`SetRelP`",
+            "`set_relative_P`",
+            "relevant retrieved docs (up to `-M`) / min(retrieved docs, num_rel): SetP over the "
+            "best SetP a set of that size can have (ir_measures' `SetP(relative=True)`, "
+            "`SetRelP`); moves under ties only when the depth cuts a tie group",
+            "trec_eval (pytrec_eval)",
+        ),
+    ),
+)

@@ -49,3 +49,25 @@ register(
         distribution=success_distribution,
     )
 )
+
+
+# ---------------------------------- what it means: the glossary's words, the docs' rows
+from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
+
+describe(
+    "Success",
+    words=Words(
+        cut=(
+            "success at {k}",
+            "a query scores 1 when at least one relevant document is in the top {k}, else 0",
+        ),
+    ),
+    docs=(
+        Doc(
+            "`Success@k`",
+            "`success_k`",
+            "1 when a relevant doc is in the top k",
+            "trec_eval (pytrec_eval, its test outputs)",
+        ),
+    ),
+)

@@ -60,3 +60,32 @@ register(
         **LINEAR_MOMENTS,
     )
 )
+
+
+# ---------------------------------- what it means: the glossary's words, the docs' rows
+from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
+
+describe(
+    "Unjudged",
+    words=Words(
+        cut=(
+            "unjudged share of the top {k}",
+            "the documents in the top {k} without a relevance judgment (or with a negative one), "
+            "divided by {k} (trec_eval 10's unj)",
+        ),
+        whole=(
+            "unjudged share",
+            "the retrieved documents without a relevance judgment (or with a negative one), "
+            "divided by their number",
+        ),
+    ),
+    docs=(
+        Doc(
+            "`Unjudged@k`",
+            "`unj@k`, `unj_10` (`--trec-eval 10`)",
+            "docs in the top k not in the qrels or at a negative level, / k (ranks past the "
+            "retrieved docs count as judged)",
+            "trec_eval 10.0's `unj`",
+        ),
+    ),
+)

@@ -92,3 +92,32 @@ register(
         **COUNT_MOMENTS,
     )
 )
+
+
+# ---------------------------------- what it means: the glossary's words, the docs' rows
+from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
+
+describe(
+    "Utility",
+    words=Words(
+        whole=(
+            "utility",
+            "{a} per relevant document retrieved, {b} per non-relevant document retrieved, {c} "
+            "per relevant document not retrieved and {d} per non-relevant document not retrieved, "
+            "summed (trec_eval's utility; the collection counted as {docs} documents, trec_eval's "
+            "-N)",
+        ),
+    ),
+    docs=(
+        Doc(
+            "`Utility(a=…,b=…,c=…,d=…,docs=…)`",
+            "`utility`, `utility.a,b,c,d`",
+            "a·relevant retrieved + b·non-relevant retrieved + c·relevant not retrieved + "
+            "d·non-relevant not retrieved (up to `-M`; default 1, -1, 0, 0; the last cell counted "
+            "as docs + relevant retrieved − retrieved − relevant, `docs` the collection's size: "
+            "trec_eval's `-N`, which `tiecore eval -N` sets, default 0); under ties it moves only "
+            "when the depth cuts a tie group",
+            "trec_eval 9.0.8",
+        ),
+    ),
+)
