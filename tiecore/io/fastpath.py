@@ -27,6 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
+from tiecore.errors import InputError
 from tiecore.io.arrays import Kernels, kernel, offsets
 from tiecore.io.text import BOM, GZIP_MAGIC, TOKEN, Source, display_name, load_text
 
@@ -431,8 +432,91 @@ def fast_table(
     *,
     last: int | None = None,
 ) -> tuple[pa.Table, str | None] | None:
+    """Parse ``text`` with :mod:`pyarrow.csv` as splitting each line on whitespace would
+    (:func:`direct_table`); a text laid out otherwise (runs of blanks, tabs and spaces
+    both, blanks at either end of a line, ``\\v`` or ``\\f``: what trec_eval reads, and
+    published files have) is first rewritten by :func:`normalise` to the layout pyarrow
+    splits exactly, then parsed; ``None`` when the careful path is needed.
+
+    Every column of the table is a whitespace-split token of its line and every line
+    has as many, so both paths give the same values; an error to name (a bad value,
+    a duplicate) is named by the careful path, which keeps the file's lines."""
+    parsed = direct_table(text, layout, min_fields, max_fields, last=last)
+    if parsed is not None:
+        return parsed
+    try:
+        data = text.data()
+    except InputError:  # the careful path names it
+        return None
+    normal = normalise(data)
+    if normal is None:
+        return None
+    return direct_table(Text(None, normal, text.where), layout, min_fields, max_fields, last=last)
+
+
+#: Each byte as :func:`normalise` reads it: ``\t``, ``\v``, ``\f`` -> space, ``\r`` -> ``\n``.
+_BLANKS = np.arange(256, dtype=np.uint8)
+_BLANKS[[9, 11, 12]] = 32
+_BLANKS[13] = 10
+_PIECE = 1 << 22  # bytes per numpy pass of normalise (small temporaries)
+
+
+def normalise(data: bytes) -> bytes | None:
+    """``data`` with its fields split by single spaces: each run of ASCII whitespace
+    (space, ``\\t``, ``\\v``, ``\\f``: what trec_eval's ``isspace`` and arrow's
+    ``ascii_split_whitespace`` skip) inside a line becomes one space, whitespace at
+    either end of a line and blank lines go, and lines end at ``\\n`` (a ``\\r\\n`` or a
+    lone ``\\r`` as well: :func:`~tiecore.io.text.text_lines`' line breaks). The tokens
+    of every line are kept, in order: splitting the result on single spaces is the
+    whitespace split of ``data``. ``None`` when nothing changes.
+
+    In numpy passes over pieces of ``_PIECE`` bytes: a blank is kept when a token
+    byte follows it (the last of its run), then a blank or line end right after a
+    line end (or at the start) is dropped.
+
+    >>> normalise(b"  1 Q0\\t\\td1  2 \\r\\n\\r\\n3\\x0b4\\r")
+    b'1 Q0 d1 2\\n3 4\\n'
+    >>> normalise(b"1 2\\n3 4\\n") is None
+    True
+    """
+    arr = np.frombuffer(data, np.uint8)
+    n = len(arr)
+    pieces: list[bytes] = []
+    last = 10  # the byte kept before the piece (a line end at the start)
+    changed = False
+    for i in range(0, n, _PIECE):
+        j = min(i + _PIECE, n)
+        b = _BLANKS[arr[i:j]]
+        nxt = int(_BLANKS[arr[j]]) if j < n else 10
+        blank = b == 32
+        token = ~blank & (b != 10)
+        follow = np.empty(len(b), bool)
+        follow[:-1] = token[1:]
+        follow[-1] = nxt not in (10, 32)
+        kept = b[~blank | follow]
+        del blank, token, follow
+        after_end = np.empty(len(kept), bool)
+        if len(kept):
+            after_end[0] = last == 10
+            after_end[1:] = kept[:-1] == 10
+            kept = kept[~(after_end & ((kept == 32) | (kept == 10)))]
+        if len(kept):
+            last = int(kept[-1])
+        changed = changed or len(kept) != j - i or not np.array_equal(kept, arr[i:j])
+        pieces.append(kept.tobytes())
+    return b"".join(pieces) if changed else None
+
+
+def direct_table(
+    text: Text,
+    layout: dict[int, pa.DataType],
+    min_fields: int,
+    max_fields: int | None = None,
+    *,
+    last: int | None = None,
+) -> tuple[pa.Table, str | None] | None:
     """Parse ``text`` with :mod:`pyarrow.csv` when that is provably the same as splitting
-    each line on whitespace; return ``None`` when the careful path is needed.
+    each line on whitespace; return ``None`` when it is not.
 
     The delimiter is the tab, or the space when the text has no tab. The columns of
     ``layout`` are read, as ``f0``, ``f1``...; whitespace splitting differs only where
