@@ -162,3 +162,16 @@ def test_errors_in_a_later_batch_name_their_line(capsys, monkeypatch, tmp_path, 
     whole = _eval(capsys, monkeypatch, argv, WHOLE)
     assert whole[0] != 0 and f"{run}, line {at + 1}:" in whole[2] and problem in whole[2], whole[2]
     assert _eval(capsys, monkeypatch, argv, 400) == whole
+
+
+def test_a_gzip_run_in_batches(capsys, monkeypatch, collection, tmp_path) -> None:
+    """A gzip run is inflated batch by batch: the output is the whole read's."""
+    import gzip
+
+    qrels, run = collection
+    packed = tmp_path / "run.gz"
+    packed.write_bytes(gzip.compress(run.read_bytes()))
+    argv = ["eval", qrels, packed, *MEASURES, "-q"]
+    whole = _eval(capsys, monkeypatch, argv, WHOLE)
+    assert whole[0] == 0
+    assert _eval(capsys, monkeypatch, argv, 1000, whole_read_fails=True) == whole

@@ -4,6 +4,7 @@ read can settle raises :class:`NotBatched`."""
 
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
 
 import pytest
@@ -73,13 +74,34 @@ def test_batchable_files(tmp_path, monkeypatch) -> None:
     plain, small, gz = tmp_path / "plain", tmp_path / "small", tmp_path / "gz"
     plain.write_text("q1 Q0 a 1 1.0 t\n" * 3)
     small.write_text("q1 Q0 a 1 1.0 t\n")
-    gz.write_bytes(b"\x1f\x8b" + b"x" * 40)
-    assert [batches.batchable(p) for p in (plain, small, gz, tmp_path)] == [
-        True,
-        False,
-        False,
-        False,
-    ]
+    gz.write_bytes(gzip.compress(plain.read_bytes()))
+    found = [batches.batchable(p) for p in (plain, small, gz, tmp_path)]
+    assert found == [True, False, True, False]
+
+
+@pytest.mark.parametrize("size", [17, 100, 1 << 20])
+def test_gzip_batches_are_the_whole_read(tmp_path, size) -> None:
+    lines = [f"q{q} Q0 d{d} {d} {d % 3}.5 t\n" for q in range(30) for d in range(q % 7 + 1)]
+    path = tmp_path / "run.gz"
+    path.write_bytes(gzip.compress("".join(lines).encode()))
+    assert _columns(list(batches.run_batches(path, size))) == _columns(
+        [trec.read_run_columns(path)]
+    )
+
+
+@pytest.mark.parametrize("how", ["two members", "cut short", "bad data", "bytes after"])
+def test_gzip_the_whole_read_settles_is_not_batched(tmp_path, how) -> None:
+    one = gzip.compress(b"".join(b"q%d Q0 d 1 1.0 t\n" % q for q in range(50)))
+    data = {
+        "two members": one + gzip.compress(b"q99 Q0 d 1 1.0 t\n"),
+        "cut short": one[: len(one) // 2],
+        "bad data": one[:20] + b"\xff" * 30 + one[50:],
+        "bytes after": one + b"x",
+    }[how]
+    path = tmp_path / "run.gz"
+    path.write_bytes(data)
+    with pytest.raises(batches.NotBatched):
+        list(batches.run_batches(path, 64))
 
 
 def test_closing_stops_the_reader(tmp_path) -> None:

@@ -4,7 +4,8 @@
 instead of reading it whole: memory holds a few batches and the qrels, not the run,
 and parsing overlaps evaluating (pyarrow's parser and numpy's loops release the GIL).
 
-The file is cut into texts of about :func:`batch_bytes` bytes at line ends, each
+The file (plain, or gzip inflated in the same thread) is cut into texts of about
+:func:`batch_bytes` bytes at line ends, each
 parsed by the fast path (:func:`tiecore.io.fastpath.fast_table`, with its rewrite of
 runs of whitespace); the rows of the last query of a text wait for the next one, so
 that a batch holds whole queries, and each batch is checked by the rules of
@@ -22,14 +23,16 @@ import os
 import queue
 import stat
 import threading
+import zlib
 from collections.abc import Iterator
+from typing import IO
 
 import numpy as np
 import pyarrow as pa
 
 from tiecore.io import trec
 from tiecore.io.arrays import Kernels, kernel, to_numpy
-from tiecore.io.fastpath import Text, fast_table
+from tiecore.io.fastpath import Text, fast_table, gzip_size
 from tiecore.io.text import BOM, GZIP_MAGIC, TEXT, Locator, NeedLines
 
 __all__ = ["BATCH_ENV", "NotBatched", "batch_bytes", "batchable", "run_batches"]
@@ -38,6 +41,7 @@ __all__ = ["BATCH_ENV", "NotBatched", "batch_bytes", "batchable", "run_batches"]
 _BATCH = 1 << 25
 #: The environment variable that sets :func:`batch_bytes` (for tests: tiny batches).
 BATCH_ENV = "TIECORE_BATCH_BYTES"
+_RAW = 1 << 20  # bytes of a gzip file read at a time
 
 
 class NotBatched(Exception):
@@ -50,24 +54,31 @@ def batch_bytes() -> int:
 
 
 def batchable(path: str | os.PathLike) -> bool:
-    """Whether ``path`` is a regular, plain (not gzip) file of more than two batches,
-    without a BOM: a smaller one is read whole (one batch would only add a thread)."""
+    """Whether ``path`` is a regular file of more than two batches of text (a gzip file
+    by the size its trailer records), without a BOM: a smaller one is read whole (one
+    batch would only add a thread)."""
     try:
         info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode) or info.st_size <= 2 * batch_bytes():
+        if not stat.S_ISREG(info.st_mode):
             return False
         with open(path, "rb") as handle:
             head = handle.read(3)
+            size = gzip_size(handle, info.st_size) if head[:2] == GZIP_MAGIC else info.st_size
     except OSError:
         return False
-    return head[:2] != GZIP_MAGIC and head != BOM
+    return size > 2 * batch_bytes() and head != BOM
 
 
 def _texts(path: str, size: int) -> Iterator[bytearray]:
     """The file in texts of about ``size`` bytes, each ending at a ``\\n`` (the last one
     where the file ends): ``size`` bytes read in place, then the rest of their last line
-    (a text is copied once, from the system's cache)."""
+    (a text is copied once, from the system's cache); a gzip file inflated."""
     with open(path, "rb") as handle:
+        if handle.read(2) == GZIP_MAGIC:
+            handle.seek(0)
+            yield from _inflated(handle, size)
+            return
+        handle.seek(0)
         while True:
             text = bytearray(size)
             n = handle.readinto(text)
@@ -79,6 +90,36 @@ def _texts(path: str, size: int) -> Iterator[bytearray]:
                 return
             yield text
             del text
+
+
+def _inflated(handle: IO[bytes], size: int) -> Iterator[bytearray]:
+    """:func:`_texts` of a gzip file, inflated ``size`` bytes at a time; one whole gzip
+    member, else :class:`NotBatched` (the whole read names a cut or bad file, and reads
+    one of several members)."""
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)  # checks the CRC and the size
+    text, target = bytearray(), size
+    try:
+        while True:
+            while len(text) < target and not inflater.eof:
+                raw = inflater.unconsumed_tail or handle.read(_RAW)
+                if not raw:
+                    raise NotBatched  # cut short
+                text += inflater.decompress(raw, target - len(text))
+            if inflater.eof:
+                if inflater.unused_data or handle.read(1):
+                    raise NotBatched  # another member, or bytes after this one
+                if text:
+                    yield text
+                return
+            end = text.rfind(b"\n")
+            if end < 0:  # a line longer than a batch
+                target += size
+                continue
+            yield text[: end + 1]
+            del text[: end + 1]
+            target = size
+    except zlib.error:
+        raise NotBatched from None
 
 
 def _is_text(data: bytes) -> bool:
@@ -109,7 +150,7 @@ def _batches(path: str, size: int, tags: list[str]) -> Iterator[trec.RunColumns]
     waiting: list[dict[str, pa.ChunkedArray]] = []  # rows of the last query so far
     seen: list[pa.Array] = []  # the qids of the batches so far
     for data in _texts(where, size):
-        if not _is_text(data):
+        if not _is_text(data) or (n_fields is None and data[:3] == BOM):
             raise NotBatched
         parsed = fast_table(Text(None, data, where), trec._RUN_TYPES, 5, last=5)
         del data
