@@ -175,3 +175,25 @@ def test_a_gzip_run_in_batches(capsys, monkeypatch, collection, tmp_path) -> Non
     whole = _eval(capsys, monkeypatch, argv, WHOLE)
     assert whole[0] == 0
     assert _eval(capsys, monkeypatch, argv, 1000, whole_read_fails=True) == whole
+
+
+def test_the_random_tiebreak_reads_whole(capsys, monkeypatch, collection) -> None:
+    """The random tie-break permutes a run's rows as a whole: such a run is read whole,
+    with the same output."""
+    qrels, run = collection
+    argv = ["eval", qrels, run, *MEASURES, "--ties", "oblivious", "--tiebreak", "random"]
+    whole = _eval(capsys, monkeypatch, argv, WHOLE)
+    assert whole[0] == 0
+    assert _eval(capsys, monkeypatch, argv, 500) == whole
+
+
+def test_a_run_without_judged_queries(capsys, monkeypatch, tmp_path) -> None:
+    """The error of a run none of whose queries has judgments, as the whole read's."""
+    rng = np.random.default_rng(2)
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    _qrels(qrels, rng, ["1", "2"])
+    _run(run, rng, [str(q) for q in range(10, 40)])
+    argv = ["eval", qrels, run, *MEASURES]
+    whole = _eval(capsys, monkeypatch, argv, WHOLE)
+    assert whole[0] != 0 and "none of its queries has judgments" in whole[2]
+    assert _eval(capsys, monkeypatch, argv, 300, whole_read_fails=True) == whole

@@ -153,6 +153,7 @@ def _batches(path: str, size: int, tags: list[str]) -> Iterator[trec.RunColumns]
     n_fields = None
     waiting: list[dict[str, pa.ChunkedArray]] = []  # rows of the last query so far
     seen: list[pa.Array] = []  # the qids of the batches so far
+    had: set[str] = set()  # the tags so far
     for data in _texts(where, size):
         if not _is_text(data) or (n_fields is None and data[:3] == BOM):
             raise NotBatched
@@ -168,7 +169,9 @@ def _batches(path: str, size: int, tags: list[str]) -> Iterator[trec.RunColumns]
             raise NotBatched
         if "tag" in fields:
             known = trec.distinct_tags(fields.pop("tag"))
-        tags.extend(tag for tag in known if tag not in tags)
+        new = [tag for tag in known if tag not in had]  # (tags are few: one, or a handful)
+        had.update(new)
+        tags.extend(new)
         cut = _stretch_start(fields["qid"])
         if cut == 0:  # one query so far: it goes on in the next text
             waiting.append(fields)
