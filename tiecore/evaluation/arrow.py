@@ -90,10 +90,16 @@ def evaluate_files(
     # (a big run is read in batches when its turn comes: None here)
     with contextlib.ExitStack() as stack:
         reads = stack.enter_context(contextlib.closing(_runs.read_ahead(_whole_read, paths)))
-        # a big first run's first batch is parsed while the qrels are read
-        first = _batches.run_batches(paths[0]) if paths and _batches.batchable(paths[0]) else None
-        if first is not None:
-            stack.callback(first.close)
+        # a big run's first batches are parsed ahead: the first run's while the qrels are
+        # read, each next one's while this one is evaluated
+        started: dict[int, _batches.RunBatches] = {}
+
+        def start(i: int) -> None:
+            if i < len(paths) and _batches.batchable(paths[i]):
+                started[i] = _batches.run_batches(paths[i])
+                stack.callback(started[i].close)
+
+        start(0)
         qrels = trec.read_qrels_columns(qrels_path)
         check_measures(measures, ties)  # after the qrels' errors, before the judgments'
         judgments = Judgments.from_columns(qrels["qid"], qrels["docno"], qrels["level"], rel_level)
@@ -109,8 +115,10 @@ def evaluate_files(
         clock = time.perf_counter()
         for i, path in enumerate(paths):
             run = next(reads)  # (not through zip: its reused tuple would keep the last run)
+            if evaluator.splittable:
+                start(i + 1)
             if run is None:
-                run = _batched_values(path, evaluator, names[i], first if i == 0 else None)
+                run = _batched_values(path, evaluator, names[i], started.pop(i, None))
             tags[i] = list(run.tags)
             if (
                 tags[i] != peeked[i]
