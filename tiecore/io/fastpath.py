@@ -27,6 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
+from tiecore.errors import InputError
 from tiecore.io.arrays import Kernels, kernel, offsets
 from tiecore.io.text import BOM, GZIP_MAGIC, TOKEN, Source, display_name, load_text
 
@@ -431,8 +432,103 @@ def fast_table(
     *,
     last: int | None = None,
 ) -> tuple[pa.Table, str | None] | None:
+    """Parse ``text`` with :mod:`pyarrow.csv` as splitting each line on whitespace would
+    (:func:`direct_table`); a text laid out otherwise (runs of blanks, tabs and spaces
+    both, blanks at either end of a line, ``\\v`` or ``\\f``: what trec_eval reads, and
+    published files have) is first rewritten by :func:`normalise` to the layout pyarrow
+    splits exactly, then parsed; ``None`` when the careful path is needed.
+
+    Every column of the table is a whitespace-split token of its line and every line
+    has as many, so both paths give the same values; an error to name (a bad value,
+    a duplicate) is named by the careful path, which keeps the file's lines."""
+    parsed = direct_table(text, layout, min_fields, max_fields, last=last)
+    if parsed is not None:
+        return parsed
+    try:
+        data = text.data()
+    except InputError:  # the careful path names it
+        return None
+    normal = normalise(data)
+    if normal is None:
+        return None
+    return direct_table(Text(None, normal, text.where), layout, min_fields, max_fields, last=last)
+
+
+#: :func:`normalise`'s classes of bytes, a ``bytes.translate`` table: 1 a blank (space,
+#: ``\\t``, ``\\v``, ``\\f``), 3 a line end (``\\n``, ``\\r``), 0 a byte of a token.
+_CLASS = bytes(1 if b in (9, 11, 12, 32) else 3 if b in (10, 13) else 0 for b in range(256))
+#: Blanks as spaces (``bytes.translate``).
+_SPACES = bytes(32 if b in (9, 11, 12) else b for b in range(256))
+_PIECE = 1 << 22  # bytes per numpy pass of normalise (small temporaries)
+
+
+def normalise(data: bytes | bytearray) -> bytes | None:
+    """``data`` with its fields split by single spaces: each run of ASCII whitespace
+    (space, ``\\t``, ``\\v``, ``\\f``: what trec_eval's ``isspace`` and arrow's
+    ``ascii_split_whitespace`` skip) inside a line becomes one space, whitespace at
+    either end of a line goes, and so do line ends at the start of the text; line ends
+    (``\\n``, ``\\r\\n``, ``\\r``: :func:`~tiecore.io.text.text_lines`' and pyarrow's)
+    stay, and pyarrow skips the lines left empty. The tokens of every line are kept, in
+    order: splitting the result's lines on single spaces is the whitespace split of
+    ``data``. ``None`` when nothing changes.
+
+    In numpy passes over pieces of ``_PIECE`` bytes (each byte classed by
+    ``bytes.translate``, 2.5x as fast as a numpy lookup): a blank is kept when a token
+    byte follows it (the last of its run), then a blank right after a line end (or at
+    the start) is dropped; blanks other than spaces become spaces. 47 MB in 0.1 s.
+
+    >>> normalise(b"  1 Q0\\t\\td1  2 \\r\\n \\r\\n3\\x0b4\\r")
+    b'1 Q0 d1 2\\r\\n\\r\\n3 4\\r'
+    >>> normalise(b"\\n\\n1 2\\n"), normalise(b"1 2\\r\\n3 4\\n") is None
+    (b'1 2\\n', True)
+    """
+    arr = np.frombuffer(data, np.uint8)
+    n = len(arr)
+    pieces: list[bytes] = []
+    after_end = True  # the byte kept before the piece ends a line (or the text starts)
+    changed = False
+    for i in range(0, n, _PIECE):
+        j = min(i + _PIECE, n)
+        cls = np.frombuffer(data[i : j + 1].translate(_CLASS), np.uint8)
+        separator = (cls[1:] & 1).view(bool)  # a blank or a line end follows
+        if j == n:
+            separator = np.append(separator, True)  # the text's end follows the last byte
+        kept = arr[i:j][~((cls[: j - i] == 1) & separator)]
+        del cls, separator
+        ends = (kept == 10) | (kept == 13)
+        leading = np.empty(len(kept), bool)  # right after a line end
+        if len(kept):
+            leading[0] = after_end
+            leading[1:] = ends[:-1]
+            after_end = bool(ends[-1])
+        leading &= _is_blank(kept)
+        if leading.any():
+            kept = kept[~leading]
+        piece = kept.tobytes()
+        if b"\t" in piece or b"\x0b" in piece or b"\x0c" in piece:  # memchr: fast
+            piece, changed = piece.translate(_SPACES), True
+        changed = changed or len(kept) != j - i
+        pieces.append(piece)
+    out = b"".join(pieces)
+    text = out.lstrip(b"\r\n")
+    return text if changed or len(text) != len(out) else None
+
+
+def _is_blank(values: np.ndarray) -> np.ndarray:
+    """Which bytes are blanks (space, ``\\t``, ``\\v``, ``\\f``)."""
+    return (values == 32) | (values == 9) | (values == 11) | (values == 12)
+
+
+def direct_table(
+    text: Text,
+    layout: dict[int, pa.DataType],
+    min_fields: int,
+    max_fields: int | None = None,
+    *,
+    last: int | None = None,
+) -> tuple[pa.Table, str | None] | None:
     """Parse ``text`` with :mod:`pyarrow.csv` when that is provably the same as splitting
-    each line on whitespace; return ``None`` when the careful path is needed.
+    each line on whitespace; return ``None`` when it is not.
 
     The delimiter is the tab, or the space when the text has no tab. The columns of
     ``layout`` are read, as ``f0``, ``f1``...; whitespace splitting differs only where
@@ -467,9 +563,9 @@ def fast_table(
         mixed = b"\t" in first and b" " in first
         n_fields = first.count(delim) + 1
         too_many = max_fields is not None and n_fields > max_fields
-        if first[:1] in (delim, b"#") or n_fields < min_fields or too_many:
+        if first[:1] in (delim, b"#") or n_fields < min_fields or too_many or _blank_runs(first):
             scanning.cancel()
-            return None  # the careful path names the line or reads the layout
+            return None  # rewritten first (fast_table), or the careful path names the line
         parsed = _parse_fields(stream, layout, n_fields, delim, mixed, first, last)
     scan = scanning.result()
     if scan is None or scan.empty or scan.awkward or scan.tab != (delim == b"\t"):
@@ -496,6 +592,23 @@ def fast_table(
     if scan.hash and _any_match(table.column("f0"), "#", "starts_with"):
         return None
     return table, known
+
+
+def _blank_runs(first: bytes) -> bool:
+    """Whether the first line shows a layout that only :func:`normalise` makes pyarrow's:
+    a run of blanks, a blank at its end, ``\\v`` or ``\\f`` (then the text is rewritten
+    before any parse, not parsed in vain first).
+
+    >>> _blank_runs(b"1 0  d 1"), _blank_runs(b"1\\t0\\td\\t1 "), _blank_runs(b"1\\t0 d 1")
+    (True, True, False)
+    """
+    return (
+        b"  " in first
+        or b"\t\t" in first
+        or first[-1:] in (b" ", b"\t")
+        or b"\x0b" in first
+        or b"\x0c" in first
+    )
 
 
 def _parse_fields(

@@ -198,11 +198,21 @@ def _fast_run(text: Text) -> tuple[dict[str, pa.ChunkedArray], Locator, list[str
     parsed = fast_table(text, _RUN_TYPES, 5, last=5)
     if parsed is None:
         return None
-    table, tag = parsed
+    fields, tags, _ = run_fields(*parsed)
+    return fields, Locator(text.where, None), tags
+
+
+def run_fields(
+    table: pa.Table, tag: str | None
+) -> tuple[dict[str, pa.ChunkedArray], list[str], int]:
+    """The run fields of :func:`~tiecore.io.fastpath.fast_table`'s table (``tag`` in a
+    column when its lines' tags differ), the tags known already and the number of
+    fields on every line (the table holds the last one, or all of them)."""
     fields = {"qid": table["f0"], "docno": table["f2"], "score": table["f4"]}
     if tag is None and "f5" in table.column_names:
         fields["tag"] = table["f5"]
-    return fields, Locator(text.where, None), [tag] if tag is not None else []
+    n_fields = 1 + max(int(name[1:]) for name in table.column_names)
+    return fields, [tag] if tag is not None else [], n_fields
 
 
 @dataclass
@@ -222,23 +232,32 @@ class RunColumns:
     ids: RunIds
 
 
+def distinct_tags(tag: pa.ChunkedArray) -> list[str]:
+    """The distinct tags of a (non-empty) tag column, in order of appearance."""
+    first = tag[0]
+    if kernel("all", kernel("equal", tag, first)).as_py():
+        return [first.as_py()]
+    return kernel("unique", tag).to_pylist()
+
+
 def _run_columns(
-    fields: dict[str, pa.ChunkedArray], loc: Locator, tags: list[str] | None = None
+    fields: dict[str, pa.ChunkedArray],
+    loc: Locator,
+    tags: list[str] | None = None,
+    *,
+    release: bool = True,
 ) -> RunColumns:
-    """Validate parsed run fields; the tags are given, or found in the ``tag`` field."""
+    """Validate parsed run fields; the tags are given, or found in the ``tag`` field.
+    ``release``: hand the parser's unused memory back to the system first (not between
+    batches, whose next one would take it again, page by page)."""
     if not kernel("all", kernel("is_finite", fields["score"])).as_py():  # careful: the line
         infinite = np.flatnonzero(~np.isfinite(to_numpy(fields["score"])))
         loc.fail(int(infinite[0]), "score is not finite", "a finite number")
     tags = list(tags or [])
     if "tag" in fields:
-        tag = fields.pop("tag")  # freed before the duplicate check needs memory
-        first = tag[0]
-        if kernel("all", kernel("equal", tag, first)).as_py():
-            tags = [first.as_py()]
-        else:
-            tags = kernel("unique", tag).to_pylist()
-        del tag
-    pa.default_memory_pool().release_unused()  # the parser's buffers: the test's memory
+        tags = distinct_tags(fields.pop("tag"))  # freed before the duplicate check
+    if release:
+        pa.default_memory_pool().release_unused()  # the parser's buffers: the test's memory
     ids = _check_unique(fields["qid"], fields["docno"], loc, "run")
     # one chunk of scores, in arrow's pool: pandas then shares it instead of copying (a
     # run read in one chunk is kept as it is: combine_chunks would copy it all the same)
