@@ -4,3 +4,4 @@ from .letor import read_letor as read_letor
 from .readers import read_qrels as read_qrels
 from .readers import read_run as read_run
 from .readers import read_runs as read_runs
+from .archives import read_archive as read_archive
