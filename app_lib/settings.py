@@ -104,7 +104,7 @@ MAX_UPLOAD_TEXT = int(_positive("TIECORE_APP_UPLOAD_TEXT", float(200 << 20)))
 CACHE_BYTES = int(_positive("TIECORE_APP_CACHE_BYTES", float(128 << 20)))
 #: Each cache's share of :data:`CACHE_BYTES` (they add up to 1).
 CACHE_SHARES = {
-    "evaluate": 0.25,
+    "evaluate": 0.20,
     "sampled": 0.10,
     "spread": 0.10,
     "modes": 0.05,
@@ -118,6 +118,8 @@ CACHE_SHARES = {
     "anatomy": 0.05,
     "matrix": 0.05,
     "sweep": 0.03,
+    "shifts": 0.04,  # the drill-down's query x system shifts (app_lib.track)
+    "lists": 0.01,  # the drill-down's ranked lists and values of one query
 }
 
 
