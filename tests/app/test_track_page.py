@@ -190,3 +190,30 @@ def test_folder_signature_and_missing_folder(tmp_path):
     assert data.folder_signature(str(tmp_path)) != first
     with pytest.raises(InputError, match="no such folder on this machine"):
         data.folder_signature(str(tmp_path / "none"))
+
+
+def test_the_sidebar_reads_an_archive_and_names_a_bad_member():
+    at = drilldown()
+    at.sidebar.radio(key="source").set_value("trec").run()
+    files = {f"track/{p.name}": p.read_bytes() for p in RUN_FILES[:3]}
+    at.sidebar.file_uploader(key="upload_qrels").set_value(
+        (QRELS_FILE.name, QRELS_FILE.read_bytes(), "application/gzip")
+    )
+    at.sidebar.file_uploader(key="upload_archive").set_value(
+        ("track.zip", _zip(files), "application/zip")
+    )
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    said = " ".join(c.value for c in at.caption)
+    assert "3 runs from the archive track.zip" in said
+    assert "Uploads cannot travel in a link" in " ".join(i.value for i in at.info)
+    assert "data" not in at.query_params  # an upload is not named in the address
+    bad = {**files, "track/zz.txt": b"301 Q0 d1 1 2.0 x\n301 Q0 d2 2 high x\n"}
+    at.sidebar.file_uploader(key="upload_archive").set_value(
+        ("track2.zip", _zip(bad), "application/zip")
+    )
+    at.run()
+    assert not at.exception
+    messages = [e.value for e in at.error]
+    assert messages and messages[0].startswith("track2.zip/track/zz.txt, line 2:")
+    assert "The previous data were kept: 3 runs from the archive track.zip" in messages[0]
