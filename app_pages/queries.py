@@ -24,6 +24,9 @@ OTHERS = {
 }
 #: Colours of a document's mark: relevant, judged not relevant, not judged.
 MARKS = {"relevant": "#2ca02c", "not relevant": "#9e9e9e", "not judged": "#ffffff"}
+#: Tie groups' blocks, one after the other in two colours (fill, edge), so that two groups
+#: that touch stay apart.
+BLOCKS = (("rgba(255,165,0,0.20)", "rgba(230,120,0,0.9)"), ("rgba(31,119,180,0.14)", "#1f77b4"))
 #: A shift is said to move a value when it shows at 4 decimals.
 VISIBLE = 0.5e-4
 
@@ -104,14 +107,12 @@ if linked in qids:
     st.session_state[query_key] = linked
 elif st.session_state.get(query_key) not in qids:
     st.session_state[query_key] = qids[0]
-one, two, three, four = st.columns([2, 2, 2, 2])
-with one:
-    qid = st.selectbox(
-        "Query (largest shift first)",
-        qids,
-        key=query_key,
-        format_func=lambda q: f"{label(q)}  (up to {largest[q]:.4f})",
-    )
+qid = st.selectbox(
+    "Query (largest shift first)",
+    qids,
+    key=query_key,
+    format_func=lambda q: f"{label(q)}  (largest shift {largest[q]:.4f})",
+)
 row = matrix.loc[qid]
 present = row.dropna()
 ranked = present.abs().sort_values(ascending=False, kind="stable").index.tolist()
@@ -123,6 +124,7 @@ for index, key in enumerate(keys):
         st.session_state[key] = wanted
     elif st.session_state.get(key) not in ranked:
         st.session_state[key] = ranked[min(index, len(ranked) - 1)]
+two, three, four = st.columns(3)
 with two:
     first = st.selectbox(
         "First system", ranked, key=keys[0], format_func=dataset.describe,
@@ -169,12 +171,12 @@ values = part.to_numpy(np.float64)
 limit = float(np.nanmax(np.abs(values))) if np.isfinite(values).any() else 0.0
 limit = limit or 1.0
 x_labels = [
-    f"<b>▶ {ch.plain(ch.short(r, 24))}</b>" if r in (first, second) else ch.plain(ch.short(r, 24))
-    for r in shown_runs
+    f"▶ {name}" if run in (first, second) else name
+    for run, name in zip(shown_runs, ch.short_labels(shown_runs, 24), strict=True)
 ]
 y_labels = [
-    f"<b>▶ {ch.plain(ch.short(label(q), 40))}</b>" if q == qid else ch.plain(ch.short(label(q), 40))
-    for q in shown_qids
+    f"▶ {name}" if q == qid else name
+    for q, name in zip(shown_qids, ch.short_labels([label(q) for q in shown_qids], 40), strict=True)
 ]
 hover = [
     [
@@ -189,11 +191,12 @@ figure = {
         {
             "type": "heatmap",
             "z": np.where(np.isfinite(values), values, None).tolist(),
-            "x": list(range(len(shown_runs))),
-            "y": list(range(len(shown_qids))),
+            "x": x_labels,
+            "y": y_labels,
             "text": hover,
             "hoverinfo": "text",
             "colorscale": "RdBu",
+            "reversescale": True,  # plotly's RdBu runs blue to red: positive shifts blue
             "zmid": 0.0,
             "zmin": -limit,
             "zmax": limit,
@@ -203,20 +206,8 @@ figure = {
         }
     ],
     "layout": {
-        "xaxis": {
-            "tickmode": "array",
-            "tickvals": list(range(len(shown_runs))),
-            "ticktext": x_labels,
-            "tickangle": -60,
-            "automargin": True,
-        },
-        "yaxis": {
-            "tickmode": "array",
-            "tickvals": list(range(len(shown_qids))),
-            "ticktext": y_labels,
-            "autorange": "reversed",
-            "automargin": True,
-        },
+        "xaxis": {"type": "category", "tickangle": -60, "automargin": True},
+        "yaxis": {"type": "category", "autorange": "reversed", "automargin": True},
     },
 }
 st.caption(
@@ -302,8 +293,9 @@ if longest > 10:
         )
     )  # fmt: skip
 st.caption(
-    "Each row is a document at its rank under trec_eval's order. Shaded blocks are tie "
-    "groups (documents with the same score): any order inside a block is as likely. "
+    "Each row is a document at its rank under trec_eval's order. Shaded blocks (orange and "
+    "blue in turn) are tie groups, documents with the same score: every order inside a block "
+    "is as likely, and the tie-aware value is the mean over them. "
     f"Marks: green relevant (level ≥ {settings.rel_level}), grey judged not relevant, "
     f"white not judged. “→ k”: its rank under {other_words} when that differs."
 )
@@ -312,9 +304,9 @@ st.caption(
 def list_figure(run: str) -> dict:
     rows = lists[(lists["run"] == run) & (lists["rank"] <= depth)]
     shapes, marks = [], {k: ([], [], []) for k in MARKS}
-    for group in rows.drop_duplicates("group").itertuples():
-        if group.group_size < 2:
-            continue
+    blocks = [g for g in rows.drop_duplicates("group").itertuples() if g.group_size > 1]
+    for number, group in enumerate(blocks):
+        fill, edge = BLOCKS[number % 2]
         shapes.append(
             {
                 "type": "rect",
@@ -324,8 +316,8 @@ def list_figure(run: str) -> dict:
                 "x1": 1.0,
                 "y0": group.first - 0.45,
                 "y1": min(group.last, depth) + 0.45,
-                "fillcolor": "rgba(255,165,0,0.18)",
-                "line": {"color": "rgba(230,120,0,0.9)", "width": 1},
+                "fillcolor": fill,
+                "line": {"color": edge, "width": 1.5},
                 "layer": "below",
             }
         )
