@@ -12,6 +12,7 @@ from app_lib import sidebar as sb
 from tiecore import report
 from tiecore.errors import InputError
 from tiecore.explain.queries import parse_topics, topic_label
+from tiecore.measures import Measure
 
 said = report.escape_markdown
 #: The tie-breaks a reader may compare with trec_eval's order, in plain words.
@@ -283,6 +284,7 @@ values_table = pd.DataFrame(
 )
 st.dataframe(values_table, hide_index=True, width="stretch")
 
+cutoff = Measure.parse(measure).cutoff
 longest = int(lists.groupby("run").size().max()) if len(lists) else 0
 depth = min(longest, 20)
 if longest > 10:
@@ -298,6 +300,11 @@ st.caption(
     "is as likely, and the tie-aware value is the mean over them. "
     f"Marks: green relevant (level ≥ {settings.rel_level}), grey judged not relevant, "
     f"white not judged. “→ k”: its rank under {other_words} when that differs."
+    + (
+        f" The dashed red line is {measure}'s cutoff: documents below it do not count."
+        if cutoff is not None and cutoff < depth
+        else ""
+    )
 )
 
 
@@ -319,6 +326,19 @@ def list_figure(run: str) -> dict:
                 "fillcolor": fill,
                 "line": {"color": edge, "width": 1.5},
                 "layer": "below",
+            }
+        )
+    if cutoff is not None and cutoff < depth:  # the measure's cutoff: below it nothing counts
+        shapes.append(
+            {
+                "type": "line",
+                "xref": "x",
+                "yref": "y",
+                "x0": 0.0,
+                "x1": 1.0,
+                "y0": cutoff + 0.5,
+                "y1": cutoff + 0.5,
+                "line": {"color": "#d62728", "width": 2, "dash": "dash"},
             }
         )
     text_x, text_y, texts = [], [], []
