@@ -30,6 +30,7 @@ from app_lib.settings import (
     MAX_UPLOAD_TEXT,
     READ_FACTOR,
     SESSION_BYTES,
+    TRACK_HELD_FACTOR,
     cache_bytes,
 )
 from tiecore.engine import budget
@@ -292,12 +293,13 @@ ARCHIVE_TYPES = ("zip", "tar", "tgz", "gz")
 def track_text_limit(held: int) -> int:
     """Bytes of run text an archive or folder may hold for a session that holds ``held``
     bytes besides: what the session's budget leaves at
-    :data:`~app_lib.settings.HELD_FACTOR` bytes of data per byte of text, and at most
+    :data:`~app_lib.settings.TRACK_HELD_FACTOR` bytes of runs per byte of text, and at most
     tiecore's memory budget over it.  The reader refuses the member that passes it
-    (:func:`tiecore.io.archives.read_archive`), before holding it whole: members are read
-    one at a time, so memory holds the runs read and one member's text."""
-    left = max(SESSION_BYTES - held, 0) // HELD_FACTOR
-    return int(min(left, budget.memory_budget() / HELD_FACTOR))
+    (:func:`tiecore.io.archives.read_archive`) before holding it whole: members are read
+    one at a time, so memory holds the runs read and one member's text; the runs read are
+    checked again by their own size (:func:`check_held`)."""
+    left = max(SESSION_BYTES - held, 0) // TRACK_HELD_FACTOR
+    return int(min(left, budget.memory_budget() / TRACK_HELD_FACTOR))
 
 
 def _merged(parts: Sequence[Mapping[str, pd.DataFrame]]) -> dict[str, pd.DataFrame]:

@@ -48,6 +48,7 @@ def _load_once(
     key: str,
     files: Sequence,
     load: Callable[[list[tuple[str, bytes]]], Dataset],
+    skip: int | None = None,
 ) -> Dataset | str:
     """The dataset of an upload (``kind``: trec or letor), or its error message, read once.
 
@@ -55,7 +56,8 @@ def _load_once(
     each kind), never in a cache shared across sessions: its memory returns when the
     session ends.  A bad file's message is kept, so it is not read again.  An upload that
     would take the session past its budget (:data:`~app_lib.settings.SESSION_BYTES`) is
-    refused before it is read (:func:`app_lib.data.check_session`), or after, by the size
+    refused before it is read (its files but the archive at ``skip``, whose runs are
+    bounded as they are read) (:func:`app_lib.data.check_session`), or after, by the size
     of the data read (:func:`app_lib.data.check_held`); that refusal is not kept, since
     it depends on what else the session holds.  A new upload read drops the session's
     results of its uploads (:func:`app_lib.recent.drop_own`).
@@ -68,8 +70,8 @@ def _load_once(
         return failed[key]
     contents = _contents(files)
     besides = _held_besides(kind, contents)
-    try:
-        data.check_session(contents, besides)
+    try:  # an archive (``skip``: its place) is bounded as it is read (data.track_text_limit)
+        data.check_session([f for i, f in enumerate(contents) if i != skip], besides)
     except InputError as error:
         return str(error)
     try:
@@ -158,7 +160,8 @@ def _trec_uploads(errors: list[str]) -> Dataset | None:
         except InputError as error:
             errors.append(str(error))
             return st.session_state.get("uploaded_trec")
-        found = _load_once("trec", key, files, _track_loader(len(runs), bool(archive), folder))
+        loader = _track_loader(len(runs), bool(archive), folder)
+        found = _load_once("trec", key, files, loader, skip=len(runs) if archive else None)
         if isinstance(found, str):
             errors.append(found)
         else:

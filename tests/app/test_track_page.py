@@ -177,7 +177,7 @@ def test_bad_member_is_named_with_its_line():
 
 def test_a_track_past_the_session_budget_is_refused_before_it_is_held():
     files = {f"r{i}.txt.gz": p.read_bytes() for i, p in enumerate(RUN_FILES)}
-    limit = data.track_text_limit(held=data.SESSION_BYTES - 4 * 1_000_000)
+    limit = data.track_text_limit(held=data.SESSION_BYTES - 2 * 1_000_000)
     assert limit == 1_000_000
     with pytest.raises(InputError, match="more text than this reader takes"):
         data.dataset_from_track(_qrels(), archive=("t.zip", _zip(files)), max_text=limit)
