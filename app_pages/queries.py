@@ -308,9 +308,9 @@ st.caption(
 )
 
 
-def list_figure(run: str) -> dict:
-    rows = lists[(lists["run"] == run) & (lists["rank"] <= depth)]
-    shapes, marks = [], {k: ([], [], []) for k in MARKS}
+def block_shapes(rows: pd.DataFrame) -> list[dict]:
+    """The tie groups of ``rows`` (one list's top ranks) as blocks, and the cutoff's line."""
+    shapes = []
     blocks = [g for g in rows.drop_duplicates("group").itertuples() if g.group_size > 1]
     for number, group in enumerate(blocks):
         fill, edge = BLOCKS[number % 2]
@@ -341,6 +341,12 @@ def list_figure(run: str) -> dict:
                 "line": {"color": "#d62728", "width": 2, "dash": "dash"},
             }
         )
+    return shapes
+
+
+def list_figure(run: str) -> dict:
+    rows = lists[(lists["run"] == run) & (lists["rank"] <= depth)]
+    shapes, marks = block_shapes(rows), {k: ([], [], []) for k in MARKS}
     text_x, text_y, texts = [], [], []
     for doc in rows.itertuples():
         kind = (
