@@ -217,3 +217,11 @@ def test_the_sidebar_reads_an_archive_and_names_a_bad_member():
     messages = [e.value for e in at.error]
     assert messages and messages[0].startswith("track2.zip/track/zz.txt, line 2:")
     assert "The previous data were kept: 3 runs from the archive track.zip" in messages[0]
+
+
+def test_a_link_to_a_measure_not_in_the_sidebar_adds_it():
+    at = drilldown(measure="RR@10", data="mslr")
+    assert chosen(at)["Measure"] == "RR@10"
+    assert "RR@10" in at.sidebar.multiselect(key="measures").value
+    assert at.sidebar.radio(key="source").value == "mslr"
+    assert "MSLR-WEB10K sample" in " ".join(c.value for c in at.caption)
