@@ -256,15 +256,16 @@ other_words = OTHERS[other]
 def sentence(result) -> str:
     name = said(dataset.describe(result.run))
     low, high = report.format_value(result.min), report.format_value(result.max)
-    text = (
-        f"**{name}**: {report.format_value(result.oblivious)} under trec_eval's order; "
-        f"**{report.format_value(result.aware)}** tie-aware (any order of its tied documents "
-        f"gives between {low} and {high}); {report.format_value(result.other)} under "
-        f"{other_words}."
+    spread = (
+        f"any order of its tied documents gives between {low} and {high}"
+        if low != high
+        else "no order of its tied documents changes it"
     )
-    if low == high:
-        text += " Its ties cannot change this query's value."
-    return text
+    return (
+        f"**{name}**: {report.format_value(result.oblivious)} under trec_eval's order; "
+        f"**{report.format_value(result.aware)}** tie-aware ({spread}); "
+        f"{report.format_value(result.other)} under {other_words}."
+    )
 
 
 for result in results.itertuples():
