@@ -50,7 +50,7 @@ def _text(label: str, stream: IO[bytes], left: int) -> bytes:
     head = stream.read(2)
     body = io.BytesIO()
     if head == b"\x1f\x8b":
-        source: IO[bytes] = gzip.GzipFile(fileobj=_Prefixed(head, stream))
+        source: IO[bytes] | gzip.GzipFile = gzip.GzipFile(fileobj=_Prefixed(head, stream))
     else:
         body.write(head)
         source = stream
@@ -80,7 +80,7 @@ class _Prefixed(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer) -> int:
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
         if self._head:
             n = min(len(buffer), len(self._head))
             buffer[:n] = self._head[:n]
