@@ -225,3 +225,21 @@ def test_a_link_to_a_measure_not_in_the_sidebar_adds_it():
     assert "RR@10" in at.sidebar.multiselect(key="measures").value
     assert at.sidebar.radio(key="source").value == "mslr"
     assert "MSLR-WEB10K sample" in " ".join(c.value for c in at.caption)
+
+
+def test_the_sidebar_reads_a_folder_on_this_machine(tmp_path):
+    for p in RUN_FILES[:2]:
+        (tmp_path / "runs").mkdir(exist_ok=True)
+        (tmp_path / "runs" / p.name).write_bytes(p.read_bytes())
+    at = drilldown()
+    at.sidebar.radio(key="source").set_value("trec").run()
+    at.sidebar.file_uploader(key="upload_qrels").set_value(
+        (QRELS_FILE.name, QRELS_FILE.read_bytes(), "application/gzip")
+    )
+    at.sidebar.text_input(key="run_folder").set_value(str(tmp_path / "runs")).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert "2 runs from the folder runs" in " ".join(c.value for c in at.caption)
+    at.sidebar.text_input(key="run_folder").set_value(str(tmp_path / "none")).run()
+    messages = [e.value for e in at.error]
+    assert messages and "no such folder on this machine" in messages[0]
+    assert "The previous data were kept: 2 runs from the folder runs" in messages[0]
