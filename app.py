@@ -31,6 +31,9 @@ PAGES = (
     ("precision", "Precision what-if", "target"),
     ("playground", "Playground", "toys"),
 )
+#: Pages for a whole track, listed after the tour of :data:`PAGES` (the start page links
+#: those): the per-query drill-down.
+TRACK_PAGES = (("queries", "Per-query drill-down", "zoom_in"),)
 #: The pages that draw no plotly chart (the others load plotly's scripts at once, see main).
 CHARTLESS = {"Start here", "Precision what-if"}
 #: An invisible chart drawn under the page's name on a fresh server's first run: the browser
@@ -62,7 +65,7 @@ def main() -> None:
         [
             st.Page(f"app_pages/{name}.py", title=title, icon=f":material/{icon}:",
                     default=name == "start")
-            for name, title, icon in PAGES
+            for name, title, icon in (*PAGES, *TRACK_PAGES)
         ]
     )  # fmt: skip
     # The page's name at once, before the app layer is imported (pandas, plotly, tiecore:

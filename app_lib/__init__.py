@@ -14,6 +14,8 @@ From the bottom up (a module imports only those above it in this list; none impo
 - :mod:`app_lib.warm`: starts the warm-up process and reads its results;
 - :mod:`app_lib.cache`: cached calls into :mod:`tiecore` (every number the pages show);
 - :mod:`app_lib.warmup`: the warm-up process itself (``python -m app_lib.warmup DIR``);
+- :mod:`app_lib.track`: the per-query drill-down's cached calls and the links that
+  reopen a view (``st.query_params``);
 - :mod:`app_lib.sidebar`: the shared sidebar -> the data set and settings in use.
 
 Every measure value comes from :mod:`tiecore` (``tiecore.explain.anatomy``, ``tiecore.report``,

@@ -30,11 +30,13 @@ from app_lib.settings import (
     MAX_UPLOAD_TEXT,
     READ_FACTOR,
     SESSION_BYTES,
+    TRACK_HELD_FACTOR,
     cache_bytes,
 )
 from tiecore.engine import budget
 from tiecore.errors import InputError, TieCoreWarning
 from tiecore.explain.precision import coarsen_run, precision_label
+from tiecore.io import archives
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data"
@@ -282,6 +284,111 @@ def read_trec_upload(
         return dataset_from_trec(run_files, qrels_file)
     except InputError as error:
         return str(error)
+
+
+#: What an archive of runs may be called (the sidebar's uploader takes these endings).
+ARCHIVE_TYPES = ("zip", "tar", "tgz", "gz")
+
+
+def track_text_limit(held: int) -> int:
+    """Bytes of run text an archive or folder may hold for a session that holds ``held``
+    bytes besides: what the session's budget leaves at
+    :data:`~app_lib.settings.TRACK_HELD_FACTOR` bytes of runs per byte of text, and at most
+    tiecore's memory budget over it.  The reader refuses the member that passes it
+    (:func:`tiecore.io.archives.read_archive`) before holding it whole: members are read
+    one at a time, so memory holds the runs read and one member's text; the runs read are
+    checked again by their own size (:func:`check_held`)."""
+    left = max(SESSION_BYTES - held, 0) // TRACK_HELD_FACTOR
+    return int(min(left, budget.memory_budget() / TRACK_HELD_FACTOR))
+
+
+def _merged(parts: Sequence[Mapping[str, pd.DataFrame]]) -> dict[str, pd.DataFrame]:
+    """Runs of several sources in one mapping; a name met again gets ``-2``, ``-3``..."""
+    out: dict[str, pd.DataFrame] = {}
+    for part in parts:
+        for name, run in part.items():
+            key, k = name, 1
+            while key in out:
+                k += 1
+                key = f"{name}-{k}"
+            out[key] = run
+    return out
+
+
+def folder_signature(folder: str) -> tuple:
+    """What identifies a folder's contents cheaply: each file's path, size and time of change
+    (a changed file changes the key, so its results are computed again)."""
+    root = Path(folder).expanduser()
+    if not root.is_dir():
+        raise InputError(folder, None, "no such folder on this machine", "a folder of run files")
+    return tuple(
+        (p.relative_to(root).as_posix(), p.stat().st_size, p.stat().st_mtime_ns)
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    )
+
+
+def dataset_from_track(
+    qrels_file: tuple[str, bytes],
+    *,
+    archive: tuple[str, bytes] | None = None,
+    folder: str | None = None,
+    run_files: Sequence[tuple[str, bytes]] = (),
+    progress=None,
+    max_text: int | None = None,
+) -> Dataset:
+    """A whole track: the runs of an archive (zip, tar, tar.gz; gzip members too) or of a
+    folder on this machine, with any loose run files, and the qrels; raises
+    :class:`InputError` naming the member and line of a bad run.
+
+    ``progress(done, total, label)`` is called after each run read; ``max_text`` bounds
+    the runs' text (:func:`track_text_limit`; tiecore's default when None).  Runs are
+    named by tag, else file name; a name met twice gets ``-2``.
+    """
+    if archive is None and folder is None:
+        return dataset_from_trec(run_files, qrels_file)
+    check_upload([*run_files, qrels_file])
+    qrels = tiecore.read_qrels(_stream(*qrels_file))
+    limit = {} if max_text is None else {"max_text": max_text}
+    parts = []
+    if archive is not None:
+        parts.append(archives.read_archive(_stream(*archive), progress=progress, **limit))
+        key = content_key([archive, qrels_file, *run_files])
+        where = f"archive {archive[0]}"
+    else:
+        signature = folder_signature(folder)
+        parts.append(archives.read_folder(Path(folder).expanduser(), progress=progress, **limit))
+        key = content_key([qrels_file, *run_files], "folder", folder, signature)
+        where = f"folder {Path(folder).name}"
+    if run_files:
+        parts.append(tiecore.read_runs([_stream(name, data) for name, data in run_files]))
+    runs = _merged(parts)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TieCoreWarning)
+        kept, notes = judged_runs(runs, qrels)
+    if not kept:
+        raise InputError(
+            qrels_file[0],
+            None,
+            f"none of the {len(runs)} runs has a query in these qrels",
+            "qrels whose query ids match the runs'",
+        )
+    return Dataset(
+        key=key,
+        label=f"{len(kept)} runs from the {where}, qrels {qrels_file[0]}",
+        kind="trec",
+        runs=kept,
+        qrels=qrels,
+        notes=notes,
+    )
+
+
+def server_is_local() -> bool:
+    """True when the server listens on this machine only (``server.address`` 127.0.0.1,
+    localhost or ::1, as ``.streamlit/config.toml`` sets it): only then may a visitor
+    name a folder of the server's disk."""
+    address = st.get_option("server.address")
+    return str(address or "") in ("127.0.0.1", "localhost", "::1")
 
 
 def feature_number(run_name: str) -> int | None:

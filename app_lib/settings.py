@@ -104,7 +104,7 @@ MAX_UPLOAD_TEXT = int(_positive("TIECORE_APP_UPLOAD_TEXT", float(200 << 20)))
 CACHE_BYTES = int(_positive("TIECORE_APP_CACHE_BYTES", float(128 << 20)))
 #: Each cache's share of :data:`CACHE_BYTES` (they add up to 1).
 CACHE_SHARES = {
-    "evaluate": 0.25,
+    "evaluate": 0.20,
     "sampled": 0.10,
     "spread": 0.10,
     "modes": 0.05,
@@ -118,6 +118,8 @@ CACHE_SHARES = {
     "anatomy": 0.05,
     "matrix": 0.05,
     "sweep": 0.03,
+    "shifts": 0.04,  # the drill-down's query x system shifts (app_lib.track)
+    "lists": 0.01,  # the drill-down's ranked lists and values of one query
 }
 
 
@@ -140,6 +142,11 @@ SESSION_BYTES = int(_positive("TIECORE_APP_SESSION_BYTES", float(768 << 20)))
 #: is checked against :data:`SESSION_BYTES` with it before it is read, and with the data's
 #: own size after.
 HELD_FACTOR = 4
+#: Bytes of memory the runs of an archive or folder hold per byte of their text, rounded up
+#: (measured 1.09: 150 runs of 50 queries x 1,000 docs, 241 MiB of text, 264 MiB of frames).
+#: The archive reader holds one member's text besides the runs read, so a whole track is
+#: bounded by this factor, not by the readers' peak (:data:`READ_FACTOR`) over all its text.
+TRACK_HELD_FACTOR = 2
 #: Seconds a visitor who left keeps their session (``TIECORE_APP_SESSION_GRACE``; 20): a
 #: reconnect within them (a network blip) finds its uploads; then the session is closed and
 #: its uploads, data and results are freed (Streamlit itself keeps a disconnected session

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 import streamlit as st
 
-from app_lib import cache, data, glossary, recent
+from app_lib import cache, data, glossary, recent, track
 from app_lib.charts import GLOSSARY, TIEBREAK_HELP
 from app_lib.data import Dataset
 from app_lib.settings import MAX_LEVEL, MEASURE_CHOICES, Settings, with_gain
@@ -48,6 +48,7 @@ def _load_once(
     key: str,
     files: Sequence,
     load: Callable[[list[tuple[str, bytes]]], Dataset],
+    skip: int | None = None,
 ) -> Dataset | str:
     """The dataset of an upload (``kind``: trec or letor), or its error message, read once.
 
@@ -55,7 +56,8 @@ def _load_once(
     each kind), never in a cache shared across sessions: its memory returns when the
     session ends.  A bad file's message is kept, so it is not read again.  An upload that
     would take the session past its budget (:data:`~app_lib.settings.SESSION_BYTES`) is
-    refused before it is read (:func:`app_lib.data.check_session`), or after, by the size
+    refused before it is read (its files but the archive at ``skip``, whose runs are
+    bounded as they are read) (:func:`app_lib.data.check_session`), or after, by the size
     of the data read (:func:`app_lib.data.check_held`); that refusal is not kept, since
     it depends on what else the session holds.  A new upload read drops the session's
     results of its uploads (:func:`app_lib.recent.drop_own`).
@@ -68,8 +70,8 @@ def _load_once(
         return failed[key]
     contents = _contents(files)
     besides = _held_besides(kind, contents)
-    try:
-        data.check_session(contents, besides)
+    try:  # an archive (``skip``: its place) is bounded as it is read (data.track_text_limit)
+        data.check_session([f for i, f in enumerate(contents) if i != skip], besides)
     except InputError as error:
         return str(error)
     try:
@@ -110,7 +112,7 @@ def _data_sidebar() -> tuple[Dataset, list[str]]:
             candidate = _letor_uploads(errors)
     except InputError as error:
         errors.append(str(error))
-    drawn = ("upload_runs", "upload_qrels", "upload_letor")
+    drawn = ("upload_runs", "upload_qrels", "upload_archive", "upload_letor")
     recent.release_files([f for key in drawn for f in _files(st.session_state.get(key))])
     previous = st.session_state.get("dataset")
     if candidate is not None:
@@ -131,21 +133,67 @@ def _trec_uploads(errors: list[str]) -> Dataset | None:
         )
     )
     qrels = _files(st.file_uploader("Qrels file", key="upload_qrels"))
-    if runs and qrels:
-        key = _upload_key([*runs, *qrels])
-        found = _load_once(
-            "trec",
-            key,
-            [*runs, *qrels],
-            lambda contents: data.dataset_from_trec(contents[:-1], contents[-1]),
+    archive = _files(
+        st.file_uploader(
+            "Or a whole track: one archive of runs",
+            type=list(data.ARCHIVE_TYPES),
+            key="upload_archive",
+            help="a .zip, .tar or .tar.gz file of TREC run files (each plain or .gz); read "
+            "one run at a time, with a progress bar",
         )
+    )
+    folder = ""
+    if data.server_is_local():
+        folder = st.text_input(
+            "Or a folder of runs on this computer",
+            key="run_folder",
+            placeholder="/path/to/track/runs",
+            help="the explorer runs on this computer, so it can read a folder of run files "
+            "(sub-folders too) without uploading them",
+        ).strip()
+    if (runs or archive or folder) and qrels:
+        files = [*runs, *archive, *qrels]
+        key = _upload_key(files)
+        try:
+            if folder:
+                key = data.content_key([], key, folder, data.folder_signature(folder))
+        except InputError as error:
+            errors.append(str(error))
+            return st.session_state.get("uploaded_trec")
+        loader = _track_loader(len(runs), bool(archive), folder)
+        found = _load_once("trec", key, files, loader, skip=len(runs) if archive else None)
         if isinstance(found, str):
             errors.append(found)
         else:
             st.session_state["uploaded_trec"] = found
-    elif runs or qrels:
-        st.info("Add " + ("the qrels file" if runs else "at least one run file") + ".")
+    elif runs or qrels or archive or folder:
+        st.info("Add " + ("the qrels file" if not qrels else "at least one run file") + ".")
     return st.session_state.get("uploaded_trec")
+
+
+def _track_loader(loose: int, archived: bool, folder: str):
+    """The reader of an upload's contents ``[*runs, archive?, qrels]``: loose run files
+    alone, or with an archive or a folder (read run by run under a progress bar, their
+    text bounded by what the session may still hold)."""
+
+    def load(contents: list[tuple[str, bytes]]) -> Dataset:
+        run_files, qrels_file = contents[:loose], contents[-1]
+        if not archived and not folder:
+            return data.dataset_from_trec(run_files, qrels_file)
+        bar, report = cache.progress_bar("Reading the runs ...")
+        try:
+            return data.dataset_from_track(
+                qrels_file,
+                archive=contents[loose] if archived else None,
+                folder=None if archived else folder,
+                run_files=run_files,
+                progress=report,
+                max_text=data.track_text_limit(_held_besides("trec", contents)),
+            )
+        finally:
+            bar.empty()
+
+    return load
 
 
 def _letor_uploads(errors: list[str]) -> Dataset | None:
@@ -250,6 +298,7 @@ def sidebar() -> tuple[Dataset, Settings]:
 
     Messages about bad uploads or bad measure names are shown at the top of the page.
     """
+    _open_link()
     with st.sidebar:
         st.header("Data")
         dataset, errors = _data_sidebar()
@@ -257,11 +306,51 @@ def sidebar() -> tuple[Dataset, Settings]:
         st.header("Settings")
         settings, measure_errors, warnings = _settings_sidebar(dataset)
     st.session_state["context"] = (dataset, settings)
+    source = st.session_state.get("source")
+    track.remember(
+        {
+            "data": source if source in BUNDLED else None,  # an upload cannot travel in a link
+            "tiebreak": settings.tiebreak,
+            "seed": settings.seed,
+        }
+    )
     for message in [*errors, *measure_errors]:  # they quote file names, ids and names as typed
         st.error(report.escape_markdown(message), icon=":material/error:")
     for message in warnings:
         st.warning(message, icon=":material/warning:")
     return dataset, settings
+
+
+#: The data sources a link may name (the bundled samples; uploads stay on the reader's side).
+BUNDLED = ("robust03", "mslr")
+
+
+def _open_link() -> None:
+    """On a session's first run, take the sidebar's first choices from the address that
+    opened it (``?data=mslr&tiebreak=docno_asc&seed=7&measure=AP``): the bundled data set,
+    the tie-break, the seed, and the measure a page shows (added to the measures when it
+    is not among them).  A value that does not fit is ignored (its default stays)."""
+    first = track.LINK not in st.session_state
+    track.read_link()
+    if not first:
+        return
+    source = track.from_link("data")
+    if source in BUNDLED:
+        st.session_state["source"] = source
+    tiebreak = track.from_link("tiebreak")
+    if tiebreak in TIEBREAKS:
+        st.session_state["tiebreak"] = tiebreak
+    seed = track.from_link("seed")
+    if seed is not None and seed.isdigit() and SEED.low <= int(seed) <= 2**31 - 1:
+        st.session_state["seed"] = int(seed)
+    measure = (st.session_state.get(track.LINK) or {}).get("measure")
+    if measure:
+        try:
+            name = str(Measure.parse(measure))
+        except InputError:
+            return
+        if name not in DEFAULT_MEASURES:
+            st.session_state["measures"] = [*DEFAULT_MEASURES, name]
 
 
 def context() -> tuple[Dataset, Settings]:

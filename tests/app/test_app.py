@@ -51,6 +51,7 @@ PAGES = (
     "scoring_functions",
     "builder",
     "playground",
+    "queries",
 )
 #: The first visit of a page computes everything (sampling, 136 LETOR features).
 TIMEOUT = 600

@@ -25,6 +25,7 @@ LAYERS = (
     "warm",
     "cache",
     "warmup",
+    "track",
     "sidebar",
 )
 

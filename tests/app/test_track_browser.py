@@ -1,0 +1,170 @@
+"""A whole track in Chromium: an archive of 110 generated runs, the per-query drill-down at
+1440 and 390 px, and a shared link that reopens a view in a fresh browser.
+
+State-based (each step waits for the page to be idle and drawn; nothing is timed).
+Screenshots: ``screenshots/track_drilldown_1440.png``, ``track_drilldown_390.png`` and
+``track_link_390.png``.  On the drill-down page a reader meets no error, no raw
+None/nan, nothing cut or too wide (:func:`browser_kit.page_problems`) and none of the
+code's names for the tie-breaks; no request leaves the machine.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import re
+import zipfile
+
+import numpy as np
+import pytest
+from browser_kit import (
+    choose_option,
+    launch,
+    new_tab,
+    outside,
+    page_problems,
+    page_text,
+    record_requests,
+    screenshot,
+    serve,
+    timed,
+    wait_until_rendered,
+)
+
+RUNS = 110
+QUERIES = 20
+DOCS = 30
+#: The code's names a reader should not meet on the drill-down (the tie-breaks' keys).
+DEVELOPER = ("docno_asc", "trec_eval_double", "file_order", "dd_", "shift_matrix", "qid")
+SELECTS = ("Measure", "Query (largest shift first)", "First system", "Second system")
+
+
+def _track(folder) -> tuple:
+    """A zip of ``RUNS`` gzip run files (coarse scores: many ties), qrels and topics."""
+    rng = np.random.default_rng(34)
+    qids = [str(401 + q) for q in range(QUERIES)]
+    qrels = [f"{q} 0 d{q}-{d} {int(rng.integers(0, 3))}" for q in qids for d in range(DOCS)]
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for r in range(RUNS):
+            levels = rng.integers(1, 4 + r % 5, size=(QUERIES, DOCS))
+            lines = [
+                f"{q} Q0 d{q}-{d} {d + 1} {levels[i, d] / 2:.1f} sys{r:03d}"
+                for i, q in enumerate(qids)
+                for d in range(DOCS)
+            ]
+            archive.writestr(f"track/sys{r:03d}.txt.gz", gzip.compress("\n".join(lines).encode()))
+    (folder / "track.zip").write_bytes(buffer.getvalue())
+    (folder / "track.qrels").write_text("\n".join(qrels) + "\n")
+    topics = "".join(
+        f"<top>\n<num> Number: {q}\n<title> generated topic {q}\n<desc> ...\n</top>\n\n"
+        for q in qids
+    )
+    (folder / "topics.txt").write_text(topics)
+    return folder / "track.zip", folder / "track.qrels", folder / "topics.txt"
+
+
+def _choices(tab) -> dict[str, str]:
+    """The value each of the drill-down's select boxes shows."""
+    main = tab.locator('[data-testid="stMain"]')
+    return {
+        label: main.get_by_role("combobox", name=label, exact=True).input_value()
+        for label in SELECTS
+    }
+
+
+def _pick(tab, label: str, option: str):
+    """Type ``option`` into the select box ``label`` (its list shows the first options only)
+    -> the click that picks it."""
+    box = tab.get_by_role("combobox", name=label)
+    box.click()
+    box.press_sequentially(option)
+    exact = re.compile(f"^{re.escape(option)}$")
+    return tab.get_by_role("option").filter(has_text=exact).click
+
+
+def _problems(tab) -> list[str]:
+    text = page_text(tab)
+    found = page_problems(tab)
+    found += [f"developer name {name!r}" for name in DEVELOPER if name in text]
+    return found
+
+
+@pytest.fixture(scope="module")
+def server():
+    with serve("streamlit_track.log") as url:
+        yield url
+
+
+def test_an_archive_the_drilldown_and_a_shared_link(server, tmp_path):
+    archive, qrels, topics = _track(tmp_path)
+    with launch() as browser:
+        context, tab = new_tab(browser, width=1440, height=900)
+        requests = [record_requests(context)]
+        tab.goto(server)
+        wait_until_rendered(tab)
+        source = tab.locator("label").filter(has_text="Upload TREC runs and qrels").first
+        timed(tab, source.click)
+        inputs = tab.locator(
+            '[data-testid="stSidebar"] [data-testid="stFileUploaderDropzoneInput"]'
+        )
+        timed(tab, lambda: inputs.nth(1).set_input_files(str(qrels)))
+        timed(tab, lambda: inputs.nth(2).set_input_files(str(archive)))
+        sidebar = tab.locator('[data-testid="stSidebar"]').inner_text()
+        assert "Still showing" not in sidebar
+        assert f"{RUNS} runs from the archive track.zip" in page_text(tab)
+
+        link = tab.locator('[data-testid="stSidebarNav"] a[href$="/queries"]').first
+        timed(tab, link.click)
+        assert "Per-query drill-down" in tab.locator("h1").first.inner_text()
+        fold = tab.locator("summary").filter(has_text="Label queries with their topics")
+        fold.click()
+        main_inputs = tab.locator(
+            '[data-testid="stMain"] [data-testid="stFileUploaderDropzoneInput"]'
+        )
+        timed(tab, lambda: main_inputs.first.set_input_files(str(topics)))
+        timed(tab, _pick(tab, "Second system", "sys042"))
+        chosen = _choices(tab)
+        assert chosen["Second system"] == "sys042"
+        assert re.match(r"4\d\d · generated topic 4\d\d", chosen["Query (largest shift first)"])
+        text = page_text(tab)
+        assert "sys042" in text and "tie-aware" in text
+        assert "Uploads cannot travel in a link" in text
+        assert _problems(tab) == []
+        screenshot(tab, "track_drilldown_1440")
+        tab.set_viewport_size({"width": 390, "height": 900})
+        wait_until_rendered(tab)
+        assert _problems(tab) == []
+        screenshot(tab, "track_drilldown_390")
+        context.close()
+
+        # a view of the bundled sample, sent as a link, opens the same in a fresh browser
+        context, tab = new_tab(browser, width=1440, height=900)
+        requests.append(record_requests(context))
+        tab.goto(f"{server}/queries")
+        wait_until_rendered(tab)
+        timed(
+            tab,
+            choose_option(
+                tab, "Compare with the tie-break", "relevant documents last (worst case)"
+            ),
+        )
+        shown = _choices(tab).values()
+        others = [o for o in ("pircRBa1", "uwmtCR0", "aplrob03a") if o not in shown]
+        timed(tab, choose_option(tab, "Second system", others[0]))
+        tab.wait_for_function(f"() => location.search.includes('{others[0]}')")
+        sent = tab.url
+        seen = _choices(tab)
+        context.close()
+        context, fresh = new_tab(browser, width=390, height=900)
+        requests.append(record_requests(context))
+        fresh.goto(sent)
+        wait_until_rendered(fresh)
+        assert "Per-query drill-down" in fresh.locator("h1").first.inner_text()
+        assert _choices(fresh) == seen
+        other = fresh.get_by_role("combobox", name="Compare with the tie-break").input_value()
+        assert other == "relevant documents last (worst case)"
+        assert _problems(fresh) == []
+        screenshot(fresh, "track_link_390")
+        context.close()
+    assert outside([url for urls in requests for url in urls]) == []
