@@ -36,8 +36,30 @@ TIEBREAK_HELP = {
     "pessimistic": "relevant (higher-gain) documents last inside each tie",
     "random": "a random order inside each tie (seeded)",
 }
+#: The tie-break policies (and the tie treatments a chart compares) in plain words.
+TIEBREAK_NAMES = {
+    "trec_eval": "trec_eval",
+    "trec_eval_double": "trec_eval 10",
+    "docno_asc": "docno ascending",
+    "file_order": "file order",
+    "optimistic": "optimistic",
+    "pessimistic": "pessimistic",
+    "random": "random",
+    "aware": "tie-aware",
+}
 #: The glossary's terms (:data:`app_lib.glossary.TERMS`), under the name pages have used.
 GLOSSARY = TERMS
+
+
+def tiebreak_name(name: str) -> str:
+    """A tie-break policy as a reader says it (``docno_asc`` -> ``docno ascending``)."""
+    return TIEBREAK_NAMES.get(name, str(name).replace("_", " "))
+
+
+def how_it_works(text: str) -> None:
+    """The page's method in a collapsed box (Markdown), under its title."""
+    with st.expander("How it works", icon=":material/help:"):
+        st.markdown(text)
 
 
 def tiebreak_help(name: str) -> str:

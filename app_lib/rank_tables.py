@@ -116,10 +116,10 @@ def columns_config(correction: str, level: str, ci_method: str, measure: str) ->
     number, text = st.column_config.NumberColumn, st.column_config.TextColumn
     adjusted = f"corrected over all pairs ({CORRECTION_NAMES[correction]})"
     return {
-        # names get a fixed share of the width (long feature names: hover the cell)
-        "system": text("System", width=180),
-        "a": text("System A", width=180),
-        "b": text("System B", width=180),
+        # names as wide as they are (a long feature name is shown whole)
+        "system": text("System"),
+        "a": text("System A"),
+        "b": text("System B"),
         "mean_diff": number("Difference (A − B)", help=ch.GLOSSARY["mean_diff"], format="%+.4f"),
         "tie_noise": number("Tie noise", help=ch.GLOSSARY["tie_noise"], format="%.4f"),
         "within_tie_noise": st.column_config.CheckboxColumn(

@@ -119,15 +119,33 @@ def rank_numbers(labels) -> np.ndarray:
     return np.array([int(label.removeprefix("=")) for label in labels])
 
 
-def test_the_slope_chart_names_every_system_at_both_ends(reference):
-    runs, _ = reference
+def test_no_rank_moving_is_said_in_a_sentence_not_a_flat_chart(reference):
+    """The sample: every tie-break ranks the systems alike; a sentence, no flat chart."""
+    _, result = reference
     at = goto(new_app(), "rankings")
+    assert_clean(at)
+    ranks = report.ordering_ranks(result.scores, ["trec_eval", "aware"]).ranks
+    assert (ranks["trec_eval"] == ranks["aware"]).all()  # the premise
+    assert "rankings_bump" not in chart_specs(at)
+    said = " ".join(m.value for m in at.success)
+    assert "a slope chart would be flat lines" in said
+
+
+def test_the_slope_chart_names_every_system_at_both_ends():
+    """Tie-heavy runs whose ranks move: every system named on the left and the right."""
+    from test_app import synthetic_trec
+
+    files, qrels = synthetic_trec()
+    at = new_app(uploaded_trec=data.dataset_from_trec(files, qrels))
+    at.sidebar.radio(key="source").set_value("trec").run()
+    goto(at, "rankings")
     assert_clean(at)
     bump = chart_specs(at)["rankings_bump"]
     texts = [note["text"] for note in bump["layout"]["annotations"]]
-    for name in runs:  # every system named on the left and on the right, in the SVG's text
+    names = ("alpha", "beta", "gamma")  # the runs' tags
+    for name in names:  # every system named on the left and on the right, in the SVG's text
         assert sum(name in text for text in texts) == 2, (name, texts)
-    assert len(bump["data"]) == len(runs)
+    assert len(bump["data"]) == len(names)
     ticks = bump["layout"]["xaxis"]["ticktext"]
     assert ticks[0] == "trec_eval" and ticks[-1] == "tie-aware"
 
