@@ -12,6 +12,7 @@ from .effects import flag_counts as flag_counts
 from .effects import flag_verdict as flag_verdict
 from .effects import format_shift as format_shift
 from .effects import format_value as format_value
+from .effects import format_z as format_z
 from .effects import largest_shift as largest_shift
 from .effects import modes_table as modes_table
 from .effects import printed as printed

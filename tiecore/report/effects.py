@@ -381,6 +381,27 @@ def format_shift(delta: float, digits: int = PRINTED_DIGITS) -> str:
     return np.format_float_positional(delta, precision=1, fractional=False, sign=True)
 
 
+def format_z(z: float) -> str:
+    """A shift in tie sd as a table prints it: ``+2.94`` -> ``+2.94``; a shift beyond every
+    ordering (no tie sd, :func:`combine_modes`) ``+∞``; undefined ``—``; never ``-0.00``.
+
+    Examples
+    --------
+    >>> format_z(2.94), format_z(-0.001), format_z(float("inf")), format_z(float("nan"))
+    ('+2.94', '+0.00', '+∞', '—')
+    """
+    try:
+        z = float(z)
+    except (TypeError, ValueError):
+        return MISSING
+    if math.isnan(z):
+        return MISSING
+    if math.isinf(z):
+        return "+∞" if z > 0 else "−∞"
+    text = f"{z:+.2f}"
+    return "+0.00" if float(text) == 0 else text
+
+
 def effect_sentence(row: Mapping, tiebreak: str = "trec_eval", digits: int = PRINTED_DIGITS) -> str:
     """``x P@10: trec_eval 0.2680 vs tie-aware 0.2630, a shift of +0.0050 (+2.9 tie sd)``.
 
