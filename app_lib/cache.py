@@ -421,8 +421,6 @@ def significance(dataset: Dataset, settings: Settings, alpha: float = 0.05) -> p
 
 #: trec_eval's 11 recall levels of iprec_at_recall.
 IPREC_LEVELS = tuple(level / 10 for level in range(11))
-#: Tie-breaks drawn for the sampled curve when the exact one is refused (kept cheap).
-IPREC_SAMPLES = 50
 #: DP cells the page waits for before it samples the curve instead (under 0.5 s of work;
 #: rutcor03100's 811-doc tie group counts 5.9e8, about a second).
 IPREC_BUDGET = 2e8
