@@ -169,3 +169,23 @@ def test_printed_numbers_are_never_minus_zero(value, digits):
         assert not text.startswith("-") or float(text) < 0, text
     # format_value is Python's %f but for the sign of a zero
     assert float(report.format_value(value, digits)) == float(f"{value:.{digits}f}")
+
+
+@given(st.floats(-1, 1, allow_nan=False))
+def test_percentage_points_are_a_hundred_times_the_change_never_minus_zero(change):
+    text = report.format_points(change)
+    number = float(text.removesuffix(" percentage points"))
+    assert number == float(f"{100 * change:.1f}")
+    assert not text.startswith("-0.0 ")
+
+
+@given(st.floats(allow_nan=True))
+def test_z_is_printed_signed_with_two_decimals_never_minus_zero(z):
+    text = report.format_z(z)
+    if np.isnan(z):
+        assert text == report.MISSING
+    elif np.isinf(z):
+        assert text in ("+∞", "−∞")
+    else:
+        assert float(text) == float(f"{z:+.2f}")
+        assert text[0] in "+-" and text != "-0.00"

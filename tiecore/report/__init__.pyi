@@ -10,6 +10,7 @@ from .effects import effect_sentence as effect_sentence
 from .effects import expected_flags as expected_flags
 from .effects import flag_counts as flag_counts
 from .effects import flag_verdict as flag_verdict
+from .effects import format_points as format_points
 from .effects import format_shift as format_shift
 from .effects import format_value as format_value
 from .effects import format_z as format_z

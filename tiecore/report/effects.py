@@ -381,6 +381,32 @@ def format_shift(delta: float, digits: int = PRINTED_DIGITS) -> str:
     return np.format_float_positional(delta, precision=1, fractional=False, sign=True)
 
 
+def format_points(change: float, digits: int = 1) -> str:
+    """A change of a share (0-1) in percentage points: ``0.123`` -> ``+12.3 percentage
+    points``, ``-0.004`` -> ``-0.4 percentage points``; one that rounds to zero is ``0.0``,
+    never ``-0.0``; undefined ``—``.
+
+    A share that goes from 10% to 22% grew by 12 percentage points (and by 120 percent);
+    the percent sign alone would not say which.
+
+    Examples
+    --------
+    >>> format_points(0.123), format_points(-0.004), format_points(-1e-6), format_points(1.0)
+    ('+12.3 percentage points', '-0.4 percentage points', '0.0 percentage points', \
+'+100.0 percentage points')
+    """
+    try:
+        points = 100.0 * float(change)
+    except (TypeError, ValueError):
+        return MISSING
+    if not math.isfinite(points):
+        return MISSING
+    text = f"{points:+.{digits}f}"
+    if float(text) == 0:
+        text = text[1:]
+    return f"{text} percentage points"
+
+
 def format_z(z: float) -> str:
     """A shift in tie sd as a table prints it: ``+2.94`` -> ``+2.94``; a shift beyond every
     ordering (no tie sd, :func:`combine_modes`) ``+∞``; undefined ``—``; never ``-0.00``.
