@@ -70,6 +70,25 @@ def as_shown(frame: pd.DataFrame, config: Mapping) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def dashed(frame: pd.DataFrame, config: Mapping) -> tuple[pd.DataFrame, dict]:
+    """``frame`` and ``config`` with every number column that holds an undefined value
+    (NaN: a single query has no topic sd, equal values no effect size) as text in the
+    column's format and ``—`` there: a table would otherwise print a raw "None"."""
+    out, config = frame.copy(), dict(config)
+    for column in frame.columns:
+        values = frame[column]
+        if not (pd.api.types.is_float_dtype(values.dtype) and values.isna().any()):
+            continue
+        spec = dict(config.get(column) or {})
+        fmt = (spec.get("type_config") or {}).get("format") or ""
+        fmt = fmt if "%" in fmt else "%.4f"  # a named format ("percent"): four decimals
+        out[column] = [DASH if pd.isna(v) else fmt % v for v in values]
+        config[column] = st.column_config.TextColumn(
+            spec.get("label") or column, help=spec.get("help"), width=spec.get("width")
+        )
+    return out, config
+
+
 def table(
     shown: pd.DataFrame,
     name: str,
@@ -82,7 +101,8 @@ def table(
 ) -> None:
     """A table with human headers, and its CSV (``numbers``, full precision) and LaTeX (as
     shown, :func:`tiecore.report.frame_to_latex`) downloads."""
-    st.dataframe(shown, column_config=dict(config), hide_index=True, width="stretch")
+    frame, frame_config = dashed(shown, config)
+    st.dataframe(frame, column_config=frame_config, hide_index=True, width="stretch")
     slug = re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_")
     left, right, _ = st.columns([1, 1, 6], gap="small")
     left.download_button(

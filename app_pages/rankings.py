@@ -24,6 +24,7 @@ from app_lib.rank_tables import (
     STILL_COLOR,
     change,
     columns_config,
+    dashed,
     plain,
     readable,
     svg_text,
@@ -703,12 +704,10 @@ def pairs_tables(view: dict, reviewed, upper: pd.DataFrame, config: dict) -> Non
     with st.expander(
         "Every column: uncorrected p-values, tie sd and topic sd, intervals, effect size"
     ):
-        st.dataframe(
-            readable(numbers, describe),
-            column_config={c: config[c] for c in numbers.columns},
-            hide_index=True,
-            width="stretch",
+        every, every_config = dashed(
+            readable(numbers, describe), {c: config[c] for c in numbers.columns}
         )
+        st.dataframe(every, column_config=every_config, hide_index=True, width="stretch")
 
 
 def systems_table(view: dict, reviewed) -> None:
