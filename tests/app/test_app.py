@@ -723,7 +723,7 @@ def test_playground_orderings_average_to_the_aware_value():
     ]
     assert float(metric(at, "mean over orderings")) == pytest.approx(np.mean(brute), abs=5e-7)
     assert float(metric(at, "tie-aware value")) == pytest.approx(np.mean(brute), abs=5e-7)
-    three = [float(metric(at, p)) for p in ("trec_eval", "docno_asc", "file_order")]
+    three = [float(metric(at, p)) for p in ("trec_eval", "docno ascending", "file order")]
     assert three == pytest.approx([1 / 2, 1 / 4, 1 / 3], abs=5e-5)  # the three-numbers example
     assert any("RR = " in x.value and "\\binom" in x.value for x in at.latex)  # RR's own formula
 
