@@ -462,15 +462,17 @@ def show_table(
     key: str,
     provenance: Mapping[str, object] | None = None,
     column_config: Mapping | None = None,
+    numbers: pd.DataFrame | None = None,
     **kwargs,
 ) -> None:
-    """A table (columns sized to their content, help on hover) and a CSV download beside it."""
+    """A table (columns sized to their content, help on hover) and a CSV download beside it
+    (of ``numbers`` when given: full precision where the table prints text)."""
     config = globals()["column_config"](frame, **dict(column_config or {}))
     kwargs.setdefault("hide_index", frame.index.name is None)  # an unnamed index means nothing
     st.dataframe(frame, column_config=config, width="stretch", **kwargs)
     st.download_button(
         f"Download {report.escape_markdown(name)} (CSV)",  # a run or query named in Markdown
-        lambda: report.to_csv(frame, provenance),  # built on click only
+        lambda: report.to_csv(frame if numbers is None else numbers, provenance),  # on click
         file_name=f"{name.replace(' ', '_')}.csv",
         mime="text/csv",
         key=key,

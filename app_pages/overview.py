@@ -425,8 +425,11 @@ def modes_table_and_report(view: View) -> None:
     columns += ["flagged", "min", "max", "position"] + (["sampled", "sampled_sd"] * sampled)
     shown = table[columns].assign(
         run=table["run"].map(view.describe),
-        position=[report.format_value(p, 2) for p in table["position"]],  # undefined: a dash
-        z=[report.format_z(z) for z in table["z"]],  # +inf (beyond every ordering): +∞
+        # as a paper prints them: a shift too small for the decimals keeps one significant
+        # digit (never -0.0000), an undefined position a dash, +inf (beyond every ordering) +∞
+        delta=[report.format_shift(d, digits) for d in table["delta"]],
+        position=[report.format_value(p, 2) for p in table["position"]],
+        z=[report.format_z(z) for z in table["z"]],
     )
     prov = cache.provenance(
         view.dataset, view.settings, ties="oblivious, aware" + (", sampled" if sampled else "")
@@ -436,12 +439,13 @@ def modes_table_and_report(view: View) -> None:
         "scores by mode",
         key="download_modes",
         provenance=prov,
+        numbers=table[columns].assign(run=table["run"].map(view.describe)),  # the CSV
         column_config={
             "run": st.column_config.TextColumn("system", width="medium"),
             "measure": st.column_config.TextColumn("measure", width="small"),
             "oblivious": number(view.tiebreak, ch.GLOSSARY["oblivious"]),
             "aware": number("tie-aware", ch.GLOSSARY["aware"]),
-            "delta": number("shift", ch.GLOSSARY["shift"], "%+.4f"),
+            "delta": st.column_config.TextColumn("shift", help=ch.GLOSSARY["shift"], width="small"),
             "tie_sd": number("tie sd", ch.GLOSSARY["tie_sd"]),
             "z": st.column_config.TextColumn("z (tie sd)", help=ch.GLOSSARY["z"], width="small"),
             "visible": st.column_config.CheckboxColumn(
