@@ -414,10 +414,10 @@ def rank_table(view: dict, top: int) -> None:
         format="%.1f",
     )
     config["aware_value"] = st.column_config.NumberColumn(
-        "Tie-aware", help=f"{measure}, {ch.GLOSSARY['aware']}", format="%.4f"
+        f"{measure} tie-aware", help=ch.GLOSSARY["aware"], format="%.4f"
     )
     config["trec_eval_value"] = st.column_config.NumberColumn(
-        "trec_eval", help=f"{measure}, {ch.tiebreak_help('trec_eval')}", format="%.4f"
+        f"{measure} trec_eval", help=ch.tiebreak_help("trec_eval"), format="%.4f"
     )
     with st.expander("Every rank and score (table)", expanded=len(order) > top):
         table(
@@ -583,15 +583,15 @@ def significance(view: dict):
     config = columns_config(
         reviewed.correction, f"{reviewed.confidence:.0%}", reviewed.ci_method, measure
     )
-    verdict = reviewed.verdict(alpha)
-    if verdict.startswith("no pair"):
-        st.info(f"Nothing is significant: {verdict}.", icon=":material/info:")
-    else:
-        st.markdown(f"**{verdict[0].upper()}{verdict[1:]}.**")
     pairs = reviewed.pairs.reset_index()
     if reviewed.tukey is not None:
         pairs = pairs.merge(reviewed.tukey.reset_index(), on=["a", "b"])
     upper = rk.pairs_in_order(pairs, view["ranks"].order, alpha)
+    verdict = rk.significance_sentence(upper, alpha, reviewed.correction)
+    if verdict.startswith("No pair"):
+        st.info(f"Nothing is significant. {verdict}", icon=":material/info:")
+    else:
+        st.markdown(f"**{verdict}**")
     fix = config["t_pvalue_adj"]["label"]
     if len(upper) == 1:  # one dot says nothing a sentence cannot
         row = upper.iloc[0]

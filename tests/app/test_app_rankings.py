@@ -78,8 +78,9 @@ def test_rankings_page_shows_corrections_noise_and_help_hurt(reference):
     for column in ("help", "hurt", "equal", "within_tie_noise", "mean_diff"):
         assert close(counts[column], expected[column]), column
     said = " ".join(m.value for m in (*at.info, *at.markdown))
-    verdict = reviewed.verdict(0.05)
-    assert verdict[1:] in said
+    upper = report.ranks.pairs_in_order(reviewed.pairs, list(reviewed.scores.index), 0.05)
+    assert report.ranks.significance_sentence(upper, 0.05, "bonferroni") in said
+    assert "alpha" not in said and "--" not in said  # plain words, no option names
 
 
 def test_rankings_page_says_so_when_nothing_is_significant(reference):
@@ -89,9 +90,11 @@ def test_rankings_page_says_so_when_nothing_is_significant(reference):
     at.run()
     assert_clean(at)
     said = " ".join(m.value for m in at.info)
-    verdict = reference[1].with_options(correction="bonferroni").verdict(0.001)
-    if verdict.startswith("no pair"):
-        assert f"Nothing is significant: {verdict}." in said
+    reviewed = reference[1].with_options(correction="bonferroni")
+    upper = report.ranks.pairs_in_order(reviewed.pairs, list(reviewed.scores.index), 0.001)
+    verdict = report.ranks.significance_sentence(upper, 0.001, "bonferroni")
+    if verdict.startswith("No pair"):
+        assert f"Nothing is significant. {verdict}" in said
     else:
         assert "Nothing is significant" not in said
 

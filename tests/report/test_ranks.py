@@ -189,3 +189,25 @@ def test_z_is_printed_signed_with_two_decimals_never_minus_zero(z):
     else:
         assert float(text) == float(f"{z:+.2f}")
         assert text[0] in "+-" and text != "-0.00"
+
+
+@given(
+    st.lists(st.tuples(st.floats(0, 1), st.floats(0, 1), st.floats(0, 1)), min_size=1, max_size=12),
+    st.sampled_from([0.001, 0.01, 0.05, 0.1]),
+    st.sampled_from(["holm", "bonferroni", "bh", "none"]),
+)
+def test_the_significance_sentence_counts_each_test(rows, alpha, correction):
+    upper = pd.DataFrame(
+        rows, columns=["t_pvalue_adj", "randomization_pvalue_adj", "wilcoxon_pvalue_adj"]
+    )
+    said = rk.significance_sentence(upper, alpha, correction)
+    counts = [sum(p < alpha for p in column) for column in zip(*rows, strict=True)]
+    assert f"{len(rows)} pair" in said and f"α = {alpha:g}" in said
+    if not any(counts):
+        assert said.startswith("No pair of systems differs significantly")
+    else:
+        t, randomization, wilcoxon = (str(k) if k else "none" for k in counts)
+        assert f"the paired t-test finds {t} pair" in said
+        assert f"the randomization test {randomization}" in said
+        assert f"the Wilcoxon signed-rank test {wilcoxon}." in said
+    assert "alpha" not in said and "_" not in said

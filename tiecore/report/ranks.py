@@ -190,3 +190,65 @@ def rankings_table(result, ranks: Ranks, orderings: Sequence[str]) -> pd.DataFra
     table["aware_value"] = result.scores.loc[order, "aware"].to_numpy()
     table["trec_eval_value"] = result.scores.loc[order, "trec_eval"].to_numpy()
     return table
+
+
+#: The multiple-comparison corrections as a sentence names them.
+CORRECTION_WORDS = {
+    "holm": "Holm's correction",
+    "bonferroni": "Bonferroni's correction",
+    "bh": "the Benjamini-Hochberg correction",
+    "none": "no correction",
+}
+#: The tests whose corrected p-values a comparison holds -> their names in words.
+TEST_WORDS = {
+    "t_pvalue_adj": "the paired t-test",
+    "randomization_pvalue_adj": "the randomization test",
+    "wilcoxon_pvalue_adj": "the Wilcoxon signed-rank test",
+    "tukey_pvalue": "Tukey's HSD",
+}
+
+
+def significance_sentence(upper: pd.DataFrame, alpha: float, correction: str) -> str:
+    """How many pairs each test finds significant, in plain words.
+
+    ``upper`` holds each pair once (:func:`pairs_in_order`) with the corrected p-values
+    of :data:`TEST_WORDS` that were computed; a pair is significant when its p-value is
+    below ``alpha`` (an undefined p-value is not).
+
+    Examples
+    --------
+    >>> upper = pd.DataFrame({"t_pvalue_adj": [0.01, 0.2], "randomization_pvalue_adj":
+    ...                       [0.02, 0.3], "wilcoxon_pvalue_adj": [0.5, 0.6]})
+    >>> print(significance_sentence(upper, 0.05, "holm"))  # doctest: +NORMALIZE_WHITESPACE
+    At α = 0.05, after Holm's correction over the 2 pairs: the paired t-test finds 1 pair
+    significant, the randomization test 1 and the Wilcoxon signed-rank test none.
+    >>> print(significance_sentence(upper, 0.001, "none"))  # doctest: +NORMALIZE_WHITESPACE
+    No pair of systems differs significantly at α = 0.001 (no correction over the 2 pairs;
+    the paired t-test, the randomization test and the Wilcoxon signed-rank test).
+    """
+    tests = [c for c in TEST_WORDS if c in upper.columns]
+    found = {c: int((pd.to_numeric(upper[c], errors="coerce") < alpha).sum()) for c in tests}
+    pairs = len(upper)
+    over = f"over the {pairs} pair{'s' if pairs != 1 else ''}"
+    how = CORRECTION_WORDS.get(correction, correction)
+    if not any(found.values()):
+        names = [TEST_WORDS[c] for c in tests]
+        listed = ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
+        return (
+            f"No pair of systems differs significantly at α = {alpha:g} ({how} {over}; {listed})."
+        )
+
+    def count(k: int) -> str:
+        return "none" if k == 0 else str(k)
+
+    first, *rest = tests
+    said = [
+        f"{TEST_WORDS[first]} finds {count(found[first])} "
+        f"pair{'s' if found[first] != 1 else ''} significant"
+    ]
+    said += [f"{TEST_WORDS[c]} {count(found[c])}" for c in rest]
+    head = f"At α = {alpha:g}, " + (
+        "without correction" if correction == "none" else f"after {how}"
+    )
+    tail = ", ".join(said[:-1]) + f" and {said[-1]}" if len(said) > 1 else said[0]
+    return f"{head} {over}: {tail}."
