@@ -191,9 +191,20 @@ def heat_map(view: View) -> None:
         "Each cell: the shift, oblivious − tie-aware, for one system and measure, in the "
         "measure's own units (darker: larger); † marks a flagged value (larger than 2 tie sd "
         f"and showing at {view.digits} decimals). Hover for the values and the shift in tie sd. "
-        "Systems without tie noise show 0. On a phone, the table further down lists the same "
-        "shifts."
+        "Systems without tie noise show 0."
     )
+    with st.expander("The same shifts as a table (readable on a phone)"):
+        cells = grids(view, ("delta", "flagged"))
+        text = [
+            [
+                "" if np.isnan(d) else report.format_shift(d, view.digits) + ("†" if f == 1 else "")
+                for d, f in zip(row_d, row_f, strict=True)
+            ]
+            for row_d, row_f in zip(cells["delta"], cells["flagged"], strict=True)
+        ]
+        st.dataframe(
+            pd.DataFrame(text, index=[view.describe(r) for r in view.chosen], columns=view.measures)
+        )
 
 
 def grids(view: View, columns: tuple[str, ...]) -> dict[str, np.ndarray]:

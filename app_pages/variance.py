@@ -272,7 +272,8 @@ def group_bars(view: dict, chosen: list, tied: int) -> None:
             else "Each bar is a query's exact tie variance; in every query shown it comes from "
             "one tie group (hover a bar for its ranks). "
         )
-        + f"{ch.GLOSSARY['group']}. {ch.GLOSSARY['value_squared']}. "
+        + "A tie group: a query's documents that share one score. "
+        + f"{ch.GLOSSARY['value_squared']}. "
         f"{len(exact) - tied} of {len(exact)} queries have no tie variance."
     )
 
