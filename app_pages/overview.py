@@ -452,7 +452,7 @@ def modes_table_and_report(view: View) -> None:
         provenance=prov,
         numbers=table[columns].assign(run=table["run"].map(view.describe)),  # the CSV
         column_config={
-            "run": st.column_config.TextColumn("system", width="medium"),
+            "run": st.column_config.TextColumn("system"),
             "measure": st.column_config.TextColumn("measure", width="small"),
             "oblivious": number(view.tiebreak, ch.GLOSSARY["oblivious"]),
             "aware": number("tie-aware", ch.GLOSSARY["aware"]),
@@ -541,7 +541,7 @@ def tie_profile(view: View) -> None:
             key="download_profile",
             provenance=cache.provenance(dataset, view.settings, measure="(none)", ties="(none)"),
             column_config={
-                "run": st.column_config.TextColumn("run", width="medium"),
+                "run": st.column_config.TextColumn("run"),
                 "rows": st.column_config.NumberColumn("rows", width="small"),
                 "share_tied_rows": ch.share_tied_column(width="small"),
                 "largest_group": st.column_config.NumberColumn(
