@@ -101,14 +101,14 @@ def page() -> None:
 def metrics(view: dict) -> None:
     """The exact mean and sd of the system's value beside their sampled estimates."""
     exact, samples, settings = view["exact"], view["samples"], view["settings"]
-    means = samples.mean(axis=1)
+    sampled = variance.sampled_summary(samples)
     cols = st.columns(4)
     cols[0].metric(
         "aware (exact mean)", report.format_value(exact["value"].mean()), help=ch.GLOSSARY["aware"]
     )
     cols[1].metric(
         f"sampled mean ({settings.samples})",
-        report.format_value(means.mean()),
+        report.format_value(sampled["mean"]),
         help=ch.GLOSSARY["sampled"],
     )
     cols[2].metric(
@@ -118,7 +118,7 @@ def metrics(view: dict) -> None:
     )
     cols[3].metric(
         "sampled sd of the mean",
-        report.format_value(means.std(ddof=1), 5),
+        report.format_value(sampled["sd"], 5),
         help="the sd of the sampled means; it estimates the exact one",
     )
 
@@ -190,7 +190,8 @@ def convergence_chart(view: dict) -> None:
     """The running sampled mean inside aware ± 2 sd/√n, on a log axis of n."""
     exact, measure = view["exact"], view["measure"]
     aware = float(exact["value"].mean())
-    frame = variance.convergence(view["samples"].mean(axis=1), aware, view["var_of_mean"])
+    means = variance.sampled_summary(view["samples"])["means"]
+    frame = variance.convergence(means, aware, view["var_of_mean"])
     line = go.Figure()
     line.add_trace(ch.band(frame["n"], frame["low"], frame["high"], "aware ± 2 sd/√n"))
     line.add_trace(
@@ -282,8 +283,9 @@ def query_table(view: dict) -> None:
     """Every query's exact mean, variance, sd and range beside its sampled mean and sd."""
     exact, samples = view["exact"], view["samples"]
     table = exact.drop(columns=["run"], errors="ignore").reset_index()
-    table["sampled_mean"] = samples.mean().reindex(table["qid"]).to_numpy()
-    table["sampled_sd"] = samples.std(ddof=1).reindex(table["qid"]).to_numpy()
+    sampled = variance.sampled_summary(samples)
+    table["sampled_mean"] = sampled["query_mean"].reindex(table["qid"]).to_numpy()
+    table["sampled_sd"] = sampled["query_sd"].reindex(table["qid"]).to_numpy()
     with st.expander("Per-query table"):
         ch.show_table(
             table.sort_values("var", ascending=False),

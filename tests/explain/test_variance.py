@@ -81,3 +81,15 @@ def test_group_parts_split_each_query_by_hand():
     assert parts["label"].tolist()[1] == "2nd tie group from the top"
     # the parts of a query add up to its variance
     assert parts.groupby("qid")["var_part"].sum().to_dict() == pytest.approx({"a": 0.2, "b": 0.1})
+
+
+@given(st.lists(st.lists(st.floats(0, 1), min_size=3, max_size=3), min_size=2, max_size=30))
+def test_sampled_summary_is_numpys_mean_and_sample_sd(rows):
+    samples = pd.DataFrame(rows, columns=["q1", "q2", "q3"])
+    got = variance.sampled_summary(samples)
+    means = np.asarray(rows).mean(axis=1)
+    assert np.allclose(got["means"], means, rtol=0, atol=1e-12)
+    assert got["mean"] == pytest.approx(means.mean(), abs=1e-12)
+    assert got["sd"] == pytest.approx(np.std(means, ddof=1), abs=1e-12)
+    assert np.allclose(got["query_sd"], np.std(rows, axis=0, ddof=1), rtol=0, atol=1e-12)
+    assert np.allclose(got["query_mean"], np.mean(rows, axis=0), rtol=0, atol=1e-12)

@@ -86,3 +86,30 @@ def group_parts(groups: pd.DataFrame, query_var: pd.Series, queries: list) -> pd
     out["place"] = out.groupby("qid").cumcount() + 1
     out["label"] = [f"{ordinal(int(k))} tie group from the top" for k in out["place"]]
     return out.reset_index(drop=True)
+
+
+def sampled_summary(samples: pd.DataFrame) -> dict:
+    """What a draws x queries matrix of sampled values says, beside the exact values.
+
+    Returns
+    -------
+    dict
+        ``means``: each draw's mean over the queries (the system's value under that
+        tie-break); ``mean`` and ``sd``: their mean and sample sd (``ddof=1``), estimates of
+        the tie-aware value and the tie sd of the mean; ``query_mean`` and ``query_sd``:
+        each query's mean and sample sd over the draws.
+
+    Examples
+    --------
+    >>> s = sampled_summary(pd.DataFrame({"q1": [0.0, 1.0], "q2": [0.5, 0.5]}))
+    >>> s["means"].tolist(), s["mean"], round(s["sd"], 4), s["query_sd"].round(4).tolist()
+    ([0.25, 0.75], 0.5, 0.3536, [0.7071, 0.0])
+    """
+    means = samples.mean(axis=1)
+    return {
+        "means": means,
+        "mean": float(means.mean()),
+        "sd": float(means.std(ddof=1)) if len(means) > 1 else float("nan"),
+        "query_mean": samples.mean(),
+        "query_sd": samples.std(ddof=1),
+    }
