@@ -409,7 +409,7 @@ def modes_chart(view: View) -> None:
         height=ch.row_height(len(view.chosen), per_row=26, least=260),
         top=50,
         title=f"{measure}: every tie-break's range, tie-aware ± tie sd, {view.tiebreak}",
-        xaxis={"title": {"text": f"{measure} (µ, the mean over queries)"}, "zeroline": False},
+        xaxis={"title": {"text": f"{measure} (µ)"}, "zeroline": False},
         yaxis={
             "autorange": "reversed",
             "type": "category",
@@ -533,26 +533,26 @@ def tie_profile(view: View) -> None:
         "of a query's rows with one score."
     )
     profile, sizes = cache.tie_profiles(dataset, dataset.key)
-    left, right = st.columns([3, 2])  # the table's five columns need the wider side
+    # the table first, full width (a long name whole), then one run's group sizes
+    ch.show_table(
+        profile.assign(run=profile["run"].map(describe)),
+        "tie profile",
+        key="download_profile",
+        provenance=cache.provenance(dataset, view.settings, measure="(none)", ties="(none)"),
+        column_config={
+            "run": st.column_config.TextColumn("run"),
+            "rows": st.column_config.NumberColumn("rows", width="small"),
+            "share_tied_rows": ch.share_tied_column(width="small"),
+            "largest_group": st.column_config.NumberColumn(
+                "largest group", help=ch.GLOSSARY["largest_group"], width="small"
+            ),
+            "tie_groups": st.column_config.NumberColumn(
+                "tie groups", help=ch.GLOSSARY["tie_groups"], width="small"
+            ),
+        },
+    )
+    left, _ = st.columns([2, 1])
     with left:
-        ch.show_table(
-            profile.assign(run=profile["run"].map(describe)),
-            "tie profile",
-            key="download_profile",
-            provenance=cache.provenance(dataset, view.settings, measure="(none)", ties="(none)"),
-            column_config={
-                "run": st.column_config.TextColumn("run"),
-                "rows": st.column_config.NumberColumn("rows", width="small"),
-                "share_tied_rows": ch.share_tied_column(width="small"),
-                "largest_group": st.column_config.NumberColumn(
-                    "largest group", help=ch.GLOSSARY["largest_group"], width="small"
-                ),
-                "tie_groups": st.column_config.NumberColumn(
-                    "tie groups", help=ch.GLOSSARY["tie_groups"], width="small"
-                ),
-            },
-        )
-    with right:
         most = profile.sort_values("share_tied_rows", ascending=False)["run"].iloc[0]
         run = sb.pick_run(dataset, key="profile_run", label="Group sizes of", default=most)
         ch.show(

@@ -188,7 +188,7 @@ def range_chart(view: dict) -> None:
             "title": f"{one} (by {sort_by})",
             "tickmode": "array",
             "tickvals": labels,
-            "ticktext": ch.short_labels(names, 60),
+            "ticktext": ch.short_labels(names, 32),  # a phone holds 32 characters
             "automargin": True,
         },
     )
