@@ -31,6 +31,7 @@ from app_lib.settings import CACHE_TTL, MEASURE_CHOICES, Settings, cache_bytes, 
 from tiecore import compare, report, spread
 from tiecore.errors import TieCoreWarning
 from tiecore.explain import anatomy, builder, orderings, policies
+from tiecore.explain import variance as tie_variance
 from tiecore.measures import DEFAULT_MEASURES, Measure
 from tiecore.measures import iprec as interpolated
 from tiecore.report import escape_markdown
@@ -421,8 +422,6 @@ def significance(dataset: Dataset, settings: Settings, alpha: float = 0.05) -> p
 
 #: trec_eval's 11 recall levels of iprec_at_recall.
 IPREC_LEVELS = tuple(level / 10 for level in range(11))
-#: Tie-breaks drawn for the sampled curve when the exact one is refused (kept cheap).
-IPREC_SAMPLES = 50
 #: DP cells the page waits for before it samples the curve instead (under 0.5 s of work;
 #: rutcor03100's 811-doc tie group counts 5.9e8, about a second).
 IPREC_BUDGET = 2e8
@@ -486,7 +485,7 @@ def iprec_curve(
         return {"table": table, "refused": str(error), "samples": samples}
     exact = exact.set_index("measure").reindex(measures)
     table["aware"] = exact["value"].to_numpy()
-    table["sd"] = np.sqrt(np.maximum(exact["var"].to_numpy(dtype=float), 0.0))
+    table["sd"] = tie_variance.tie_sd(exact["var"].to_numpy(dtype=float))
     table["min"] = exact["min"].to_numpy()
     table["max"] = exact["max"].to_numpy()
     return {"table": table, "refused": None, "samples": 0}

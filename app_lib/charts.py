@@ -36,8 +36,30 @@ TIEBREAK_HELP = {
     "pessimistic": "relevant (higher-gain) documents last inside each tie",
     "random": "a random order inside each tie (seeded)",
 }
+#: The tie-break policies (and the tie treatments a chart compares) in plain words.
+TIEBREAK_NAMES = {
+    "trec_eval": "trec_eval",
+    "trec_eval_double": "trec_eval 10",
+    "docno_asc": "docno ascending",
+    "file_order": "file order",
+    "optimistic": "optimistic",
+    "pessimistic": "pessimistic",
+    "random": "random",
+    "aware": "tie-aware",
+}
 #: The glossary's terms (:data:`app_lib.glossary.TERMS`), under the name pages have used.
 GLOSSARY = TERMS
+
+
+def tiebreak_name(name: str) -> str:
+    """A tie-break policy as a reader says it (``docno_asc`` -> ``docno ascending``)."""
+    return TIEBREAK_NAMES.get(name, str(name).replace("_", " "))
+
+
+def how_it_works(text: str) -> None:
+    """The page's method in a collapsed box (Markdown), under its title."""
+    with st.expander("How it works", icon=":material/help:"):
+        st.markdown(text)
 
 
 def tiebreak_help(name: str) -> str:
@@ -440,15 +462,17 @@ def show_table(
     key: str,
     provenance: Mapping[str, object] | None = None,
     column_config: Mapping | None = None,
+    numbers: pd.DataFrame | None = None,
     **kwargs,
 ) -> None:
-    """A table (columns sized to their content, help on hover) and a CSV download beside it."""
+    """A table (columns sized to their content, help on hover) and a CSV download beside it
+    (of ``numbers`` when given: full precision where the table prints text)."""
     config = globals()["column_config"](frame, **dict(column_config or {}))
     kwargs.setdefault("hide_index", frame.index.name is None)  # an unnamed index means nothing
     st.dataframe(frame, column_config=config, width="stretch", **kwargs)
     st.download_button(
         f"Download {report.escape_markdown(name)} (CSV)",  # a run or query named in Markdown
-        lambda: report.to_csv(frame, provenance),  # built on click only
+        lambda: report.to_csv(frame if numbers is None else numbers, provenance),  # on click
         file_name=f"{name.replace(' ', '_')}.csv",
         mime="text/csv",
         key=key,

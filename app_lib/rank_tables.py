@@ -52,6 +52,21 @@ def change(delta: int) -> str:
     return f"↑ {-delta}" if delta < 0 else f"↓ {delta}" if delta > 0 else "="
 
 
+def printf(fmt: str, value: object) -> str:
+    """``value`` in the printf format ``fmt`` (a named format such as "percent": four
+    decimals); ``—`` when undefined; a number that rounds to zero is ``0.0000``, never
+    ``-0.0000`` or ``+0.0000``."""
+    if value is None or pd.isna(value):
+        return DASH
+    fmt = fmt if "%" in fmt else "%.4f"
+    text = fmt % value
+    try:
+        zero = float(text) == 0
+    except ValueError:  # "%d%%" and the like
+        return text
+    return text.lstrip("+-") if zero else text
+
+
 def as_shown(frame: pd.DataFrame, config: Mapping) -> pd.DataFrame:
     """``frame`` as the table shows it: human headers, numbers in their printf format, — for
     undefined values, yes/no for flags (the LaTeX download)."""
@@ -63,11 +78,51 @@ def as_shown(frame: pd.DataFrame, config: Mapping) -> pd.DataFrame:
         if pd.api.types.is_bool_dtype(values.dtype):
             values = values.map({True: "yes", False: "no"})
         elif fmt and pd.api.types.is_numeric_dtype(values.dtype):
-            values = values.map(lambda v, f=fmt: DASH if pd.isna(v) else f % v)
+            values = values.map(lambda v, f=fmt: printf(f, v))
         else:
             values = values.map(lambda v: DASH if v is None or v is pd.NA or v != v else v)
         out[spec.get("label") or column] = values.to_numpy()
     return pd.DataFrame(out)
+
+
+def dashed(frame: pd.DataFrame, config: Mapping) -> tuple[pd.DataFrame, dict]:
+    """``frame`` and ``config`` with every number column that holds an undefined value
+    (NaN: a single query has no topic sd, equal values no effect size) or a value that
+    would print as a signed zero as text (:func:`printf`): a table would otherwise print a
+    raw "None" or "-0.0000"."""
+    out, config = frame.copy(), dict(config)
+    for column in frame.columns:
+        values = frame[column]
+        if not pd.api.types.is_float_dtype(values.dtype):
+            continue
+        spec = dict(config.get(column) or {})
+        fmt = (spec.get("type_config") or {}).get("format") or ""
+        if not values.isna().any() and not any(
+            printf(fmt, v) != (fmt if "%" in fmt else "%.4f") % v for v in values
+        ):
+            continue  # every value prints as it is: the column stays a number column
+        out[column] = [printf(fmt, v) for v in values]
+        config[column] = st.column_config.TextColumn(
+            spec.get("label") or column, help=spec.get("help"), width=spec.get("width")
+        )
+    return out, config
+
+
+#: Rows a too-wide table shows wrapped (the rest in the sortable table under it).
+PREVIEW = 20
+#: The width a table has on a 1440 px screen beside the sidebar, in pixels, and what a
+#: character and a column's padding take in a table's cells (measured in Chromium).
+PAGE_WIDTH, CHAR_WIDTH, COLUMN_PADDING = 940, 6, 12
+
+
+def too_wide(shown: pd.DataFrame) -> bool:
+    """Whether ``shown`` (as the table prints it) would be wider than the page at 1440 px:
+    each column as wide as its longest text, header included."""
+    chars = sum(
+        max([len(str(column)), *(len(str(v)) for v in shown[column].head(200))])
+        for column in shown.columns
+    )
+    return CHAR_WIDTH * chars + COLUMN_PADDING * len(shown.columns) > PAGE_WIDTH
 
 
 def table(
@@ -81,8 +136,20 @@ def table(
     numbers: pd.DataFrame | None = None,
 ) -> None:
     """A table with human headers, and its CSV (``numbers``, full precision) and LaTeX (as
-    shown, :func:`tiecore.report.frame_to_latex`) downloads."""
-    st.dataframe(shown, column_config=dict(config), hide_index=True, width="stretch")
+    shown, :func:`tiecore.report.frame_to_latex`) downloads.
+
+    A table too wide for the page (long names, such as MSLR's features) shows its first
+    :data:`PREVIEW` rows with the text wrapped in the cells, every name and header whole,
+    and every row in a folded, sortable table below it."""
+    frame, frame_config = dashed(shown, config)
+    if too_wide(as_shown(shown, config)):
+        st.table(as_shown(shown.head(PREVIEW), config), hide_index=True)
+        more = len(shown) - PREVIEW
+        label = f"All {len(shown)} rows, sortable" if more > 0 else "As a sortable table"
+        with st.expander(label):
+            st.dataframe(frame, column_config=frame_config, hide_index=True, width="stretch")
+    else:
+        st.dataframe(frame, column_config=frame_config, hide_index=True, width="stretch")
     slug = re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_")
     left, right, _ = st.columns([1, 1, 6], gap="small")
     left.download_button(
@@ -116,10 +183,10 @@ def columns_config(correction: str, level: str, ci_method: str, measure: str) ->
     number, text = st.column_config.NumberColumn, st.column_config.TextColumn
     adjusted = f"corrected over all pairs ({CORRECTION_NAMES[correction]})"
     return {
-        # names get a fixed share of the width (long feature names: hover the cell)
-        "system": text("System", width=180),
-        "a": text("System A", width=180),
-        "b": text("System B", width=180),
+        # names as wide as they are (a long feature name is shown whole)
+        "system": text("System"),
+        "a": text("System A"),
+        "b": text("System B"),
         "mean_diff": number("Difference (A − B)", help=ch.GLOSSARY["mean_diff"], format="%+.4f"),
         "tie_noise": number("Tie noise", help=ch.GLOSSARY["tie_noise"], format="%.4f"),
         "within_tie_noise": st.column_config.CheckboxColumn(

@@ -1,5 +1,9 @@
 """Build a scoring function from LETOR features (or take a run), coarsen its scores, and watch
-ties appear."""
+ties appear.
+
+The page is :func:`page`: widgets, one :func:`app_lib.cache.sweep` (tiecore's
+:func:`tiecore.explain.policies` sweep over score levels) and its charts.
+"""
 
 from __future__ import annotations
 
@@ -17,32 +21,102 @@ from tiecore.explain import policies
 LEVELS = (None, 1000, 300, 100, 30, 10, 5, 3, 2)
 #: Features chosen first on the MSLR sample: BM25 of the whole document and the click count.
 PREFERRED = ("f110", "f134")
+#: A level count as the slider and the charts say it.
+LABEL = {None: "continuous", **{n: f"{n} levels" for n in LEVELS if n}}
+HOW = (
+    "The scores are cut to a number of equal-width levels within each query, between its "
+    "lowest and highest score: every score in one bin gets the same value, so documents in a "
+    "bin tie. At each level count tiecore scores the function three ways: **oblivious** "
+    "(one tie-break, {tiebreak}), **tie-aware** (the exact mean over every order of the tied "
+    "documents) with its **tie sd**, and the lowest and highest mean any tie-break gives. The "
+    "rank is 1 + the number of {others} scoring higher by the same measure. "
+    "{features}"
+)
 
-dataset, settings = sb.context()
-one, many = dataset.noun
-st.title("Build a scoring function")
-ch.dataset_caption(dataset)
-if dataset.kind == "letor":
-    st.caption(
-        "Coarse scores tie: in-link and click counts, term counts, model scores rounded to a few "
-        "levels. Build a weighted sum of features, then cut its scores to fewer and fewer levels: "
-        "ties appear, the tie-break starts to decide the reported number, and the function's "
-        "place among the given features starts to depend on document names (McSherry & Najork "
-        "2008)."
+
+def page() -> None:
+    """The page: what to coarsen, the level count, then the sweep's numbers and charts."""
+    dataset, settings = sb.context()
+    st.title("Build a scoring function")
+    ch.dataset_caption(dataset)
+    st.caption(intro(dataset))
+    tiebreak = settings.tiebreak if settings.tiebreak in policies.POLICIES else "trec_eval"
+    shown_tiebreak = ch.tiebreak_name(tiebreak)
+    letor = dataset.kind == "letor"
+    ch.how_it_works(
+        HOW.format(
+            tiebreak=shown_tiebreak,
+            others="given features" if letor else "other runs",
+            features="A built function is a weighted sum of the chosen features, each scaled "
+            "to 0–1 within each query first."
+            if letor
+            else "",
+        )
     )
-else:
+    weights, others, measure = choices(dataset, settings)
+    level = st.select_slider(
+        "Score levels (quantised to equal-width bins)",
+        options=list(LEVELS),
+        value=10,
+        format_func=LABEL.get,
+        key="builder_levels",
+        help=ch.GLOSSARY["levels"],
+    )
+    found = cache.sweep(
+        dataset, settings, {f: w for f, w in weights.items() if w}, LEVELS, measure, exclude=others
+    )
+    found = found.assign(label=[LABEL[n] for n in LEVELS])
+    view = {"dataset": dataset, "measure": measure, "found": found, "tiebreak": shown_tiebreak}
+    metrics(view, found.iloc[list(LEVELS).index(level)], found.iloc[0])
+    values_chart(view, level)
+    left, right = st.columns(2)
+    with left:
+        share_chart(view)
+    with right:
+        rank_chart(view)
     st.caption(
-        "Coarse scores tie: model outputs rounded for serving, scores bucketed into a few grades. "
-        "Take one run and cut its scores to fewer and fewer levels (within each query, between "
-        "its lowest and highest score): ties appear, the tie-break starts to decide the reported "
-        "number, and the run's place among the other runs starts to depend on document names "
-        "(McSherry & Najork 2008). The Precision what-if page rounds to bf16, fp16 or decimals "
-        "instead."
+        "Fewer levels merge nearby scores: the share of tied rows grows, the tie sd and the "
+        "grey range widen, and the oblivious value drifts from the tie-aware one — the reported "
+        "number now depends on how the tool breaks ties, i.e. on document names."
+    )
+    sweep_table(view, settings, weights)
+    if np.isclose(found["tie_sd"].max(), 0):
+        st.info(
+            f"Even at 2 levels no query's {measure} depends on the tie-break here: the relevant "
+            "and non-relevant documents never share a level. Try other features or weights."
+        )
+
+
+def intro(dataset) -> str:
+    """What the page does, for features or for runs."""
+    if dataset.kind == "letor":
+        return (
+            "Coarse scores tie: in-link and click counts, term counts, model scores rounded to "
+            "a few levels. Build a weighted sum of features, then cut its scores to fewer and "
+            "fewer levels: ties appear, the tie-break starts to decide the reported number, and "
+            "the function's place among the given features starts to depend on document names "
+            "(McSherry & Najork 2008)."
+        )
+    return (
+        "Coarse scores tie: model outputs rounded for serving, scores bucketed into a few "
+        "grades. Take one run and cut its scores to fewer and fewer levels (within each query, "
+        "between its lowest and highest score): ties appear, the tie-break starts to decide the "
+        "reported number, and the run's place among the other runs starts to depend on document "
+        "names (McSherry & Najork 2008). The Precision what-if page rounds to bf16, fp16 or "
+        "decimals instead."
     )
 
-names = dataset.names
-left, right = st.columns([2, 1])
-if dataset.kind == "letor":
+
+def choices(dataset, settings) -> tuple[dict, list[str], str]:
+    """The features and weights (or the run) and the measure -> (weights, others, measure)."""
+    names = dataset.names
+    left, right = st.columns([2, 1])
+    if dataset.kind != "letor":
+        with left:
+            run = sb.pick_run(dataset, key="builder_run", label="Run to coarsen")
+        with right:
+            measure = sb.pick_measure(settings, key="builder_measure", need="spread")
+        return {run: 1.0}, [run], measure  # ranked among the other runs
     default = [f for f in PREFERRED if f in names] or names[: min(3, len(names))]
     with left:
         chosen = st.multiselect(
@@ -71,111 +145,98 @@ if dataset.kind == "letor":
             0.05,
             key=f"builder_weight_{feature}",
         )
-    others: list[str] = []  # ranked among all the given features
-else:
-    with left:
-        run = sb.pick_run(dataset, key="builder_run", label="Run to coarsen")
-    with right:
-        measure = sb.pick_measure(settings, key="builder_measure", need="spread")
-    weights = {run: 1.0}
-    others = [run]  # ranked among the other runs
-if not any(weights.values()):
-    st.info("Every weight is 0: give at least one feature a weight.")
-    st.stop()
+    if not any(weights.values()):
+        st.info("Every weight is 0: give at least one feature a weight.")
+        st.stop()
+    return weights, [], measure  # ranked among all the given features
 
-label = {None: "continuous", **{n: f"{n} levels" for n in LEVELS if n}}
-level = st.select_slider(
-    "Score levels (quantised to equal-width bins)",
-    options=list(LEVELS),
-    value=10,
-    format_func=label.get,
-    key="builder_levels",
-    help=ch.GLOSSARY["levels"],
-)
-shown_tiebreak = settings.tiebreak if settings.tiebreak in policies.POLICIES else "trec_eval"
-found = cache.sweep(
-    dataset, settings, {f: w for f, w in weights.items() if w}, LEVELS, measure, exclude=others
-)
-found = found.assign(label=[label[n] for n in LEVELS])
-row = found.iloc[list(LEVELS).index(level)]
-continuous = found.iloc[0]
 
-cols = [*st.columns(3), *st.columns(3)]  # two rows: a range of 4 decimals needs the width
-cols[0].metric(
-    "share of tied rows",
-    f"{row['share_tied_rows']:.1%}",
-    delta=f"{row['share_tied_rows'] - continuous['share_tied_rows']:+.1%} vs continuous",
-    delta_color="off",
-    delta_arrow="off",
-    help=ch.GLOSSARY["share_tied_rows"],
-)
-cols[1].metric(
-    f"oblivious ({shown_tiebreak})",
-    report.format_value(row["oblivious"]),
-    help=ch.GLOSSARY["oblivious"],
-)
-cols[2].metric("aware", report.format_value(row["aware"]), help=ch.GLOSSARY["aware"])
-cols[3].metric("tie sd", f"{row['tie_sd']:.4f}", help=ch.GLOSSARY["tie_sd"])
-cols[4].metric(
-    "range",
-    f"{report.format_value(row['min'])} … {report.format_value(row['max'])}",
-    help="the lowest and highest mean any tie-break gives (min … max)",
-)
-cols[5].metric(
-    "rank (aware)",
-    f"{int(row['rank_aware'])} of {int(row['features']) + 1}",
-    delta=f"{int(row['rank_oblivious'])} under {shown_tiebreak}",
-    delta_color="off",
-    delta_arrow="off",
-    help="among the given features: 1 + the number of features scoring higher"
-    if dataset.kind == "letor"
-    else "among the other runs (as given): 1 + the number of runs scoring higher",
-)
-
-x = found["label"].tolist()
-values = go.Figure()
-values.add_trace(
-    ch.band(
-        x, found["min"], found["max"], "min … max over all tie-breaks", "rgba(150,150,150,0.25)"
+def metrics(view: dict, row, continuous) -> None:
+    """The numbers at the chosen level count, two rows of three."""
+    tiebreak = view["tiebreak"]
+    cols = [*st.columns(3), *st.columns(3)]  # two rows: a range of 4 decimals needs the width
+    cols[0].metric(
+        "share of tied rows",
+        f"{row['share_tied_rows']:.1%}",
+        delta=report.format_points(row["share_tied_rows"] - continuous["share_tied_rows"])
+        + " vs continuous",
+        delta_color="off",
+        delta_arrow="off",
+        help=ch.GLOSSARY["share_tied_rows"],
     )
-)
-values.add_trace(
-    go.Scatter(
-        x=x,
-        y=found["aware"],
-        mode="lines+markers",
-        name="aware ± tie sd",
-        line={"color": ch.MODE_COLORS["aware"]},
-        error_y={"array": found["tie_sd"], "visible": True},
-        hovertemplate="%{x}: aware %{y:.4f}<extra></extra>",
+    cols[1].metric(
+        f"oblivious ({tiebreak})",
+        report.format_value(row["oblivious"]),
+        help=ch.GLOSSARY["oblivious"],
     )
-)
-values.add_trace(
-    go.Scatter(
-        x=x,
-        y=found["oblivious"],
-        mode="lines+markers",
-        name=f"oblivious ({shown_tiebreak})",
-        line={"color": ch.FLAG_COLOR, "dash": "dot"},
-        marker={"symbol": "x", "size": 9},
-        hovertemplate="%{x}: oblivious %{y:.4f}<extra></extra>",
+    cols[2].metric("aware", report.format_value(row["aware"]), help=ch.GLOSSARY["aware"])
+    cols[3].metric("tie sd", report.format_value(row["tie_sd"]), help=ch.GLOSSARY["tie_sd"])
+    cols[4].metric(
+        "range",
+        f"{report.format_value(row['min'])} … {report.format_value(row['max'])}",
+        help="the lowest and highest mean any tie-break gives (min … max)",
     )
-)
-values.add_vline(x=x.index(label[level]), line={"color": "black", "dash": "dash"})
-ch.show(
-    values,
-    "builder_values",
-    height=380,
-    x_title="score levels (coarser to the right)",
-    y_title=f"µ: mean {measure} over the queries",
-    xaxis={"type": "category"},
-)
+    cols[5].metric(
+        "rank (aware)",
+        f"{int(row['rank_aware'])} of {int(row['features']) + 1}",
+        delta=f"{int(row['rank_oblivious'])} under {tiebreak}",
+        delta_color="off",
+        delta_arrow="off",
+        help="among the given features: 1 + the number of features scoring higher"
+        if view["dataset"].kind == "letor"
+        else "among the other runs (as given): 1 + the number of runs scoring higher",
+    )
 
-left, right = st.columns(2)
-with left:
+
+def values_chart(view: dict, level) -> None:
+    """Aware ± tie sd, oblivious and the min-max range at each level count."""
+    found = view["found"]
+    x = found["label"].tolist()
+    values = go.Figure()
+    values.add_trace(
+        ch.band(
+            x, found["min"], found["max"], "min … max over all tie-breaks", "rgba(150,150,150,0.25)"
+        )
+    )
+    values.add_trace(
+        go.Scatter(
+            x=x,
+            y=found["aware"],
+            mode="lines+markers",
+            name="aware ± tie sd",
+            line={"color": ch.MODE_COLORS["aware"]},
+            error_y={"array": found["tie_sd"], "visible": True},
+            hovertemplate="%{x}: aware %{y:.4f}<extra></extra>",
+        )
+    )
+    values.add_trace(
+        go.Scatter(
+            x=x,
+            y=found["oblivious"],
+            mode="lines+markers",
+            name=f"oblivious ({view['tiebreak']})",
+            line={"color": ch.FLAG_COLOR, "dash": "dot"},
+            marker={"symbol": "x", "size": 9},
+            hovertemplate="%{x}: oblivious %{y:.4f}<extra></extra>",
+        )
+    )
+    values.add_vline(x=x.index(LABEL[level]), line={"color": "black", "dash": "dash"})
+    ch.show(
+        values,
+        "builder_values",
+        height=380,
+        x_title="score levels (coarser to the right)",
+        y_title=f"µ: mean {view['measure']} over the queries",
+        xaxis={"type": "category"},
+    )
+
+
+def share_chart(view: dict) -> None:
+    """The share of tied rows at each level count."""
+    found = view["found"]
     share = go.Figure(
         go.Bar(
-            x=x,
+            x=found["label"].tolist(),
             y=found["share_tied_rows"],
             marker_color=ch.MODE_COLORS["aware"],
             customdata=found[["largest_group", "distinct_scores"]].to_numpy(),
@@ -192,11 +253,28 @@ with left:
         xaxis={"type": "category"},
         yaxis={"tickformat": ".0%", "range": [0, 1]},
     )
-with right:
+
+
+def rank_chart(view: dict) -> None:
+    """The function's rank at each level count, tie-aware and oblivious; a sentence when it
+    never changes (a flat line says nothing)."""
+    found, tiebreak = view["found"], view["tiebreak"]
+    among = "given features" if view["dataset"].kind == "letor" else "other runs"
+    ranks = found[["rank_aware", "rank_oblivious"]].to_numpy()
+    if (ranks == ranks[0, 0]).all():
+        st.markdown(f"**Rank among the {among}**")
+        st.info(
+            f"Rank {int(ranks[0, 0])} of {int(found['features'].iloc[0]) + 1} at every level "
+            f"count, tie-aware and under {tiebreak} alike: coarsening the scores does not move "
+            f"this function's place among the {among}.",
+            icon=":material/check_circle:",
+        )
+        return
+    x = found["label"].tolist()
     rank = go.Figure()
     for column, name, color in (
         ("rank_aware", "aware", ch.MODE_COLORS["aware"]),
-        ("rank_oblivious", shown_tiebreak, ch.FLAG_COLOR),
+        ("rank_oblivious", tiebreak, ch.FLAG_COLOR),
     ):
         rank.add_trace(
             go.Scatter(x=x, y=found[column], mode="lines+markers", name=name, line={"color": color})
@@ -205,56 +283,48 @@ with right:
         rank,
         "builder_rank",
         height=320,
-        title=f"rank among the {'given features' if dataset.kind == 'letor' else 'other runs'}"
-        " (1 = best)",
+        title=f"rank among the {among} (1 = best)",
         xaxis={"type": "category"},
-        yaxis={"autorange": "reversed", "rangemode": "tozero"},
+        yaxis={"autorange": "reversed", "rangemode": "tozero", "dtick": 1},
     )
-st.caption(
-    "Fewer levels merge nearby scores: the share of tied rows grows, the tie sd and the grey "
-    "range widen, and the oblivious value drifts from the tie-aware one — the reported number "
-    "now depends on how the tool breaks ties, i.e. on document names."
-)
-ch.show_table(
-    found.drop(columns=["label"]).assign(levels=x),
-    f"built function {measure}",
-    key="download_builder",
-    provenance=cache.provenance(
-        dataset,
-        settings,
-        measure=measure,
-        ties="oblivious, aware",
-        features=", ".join(f"{f}×{w:g}" for f, w in weights.items()),
-    ),
-    column_config={
-        "levels": st.column_config.TextColumn("score levels"),
-        "distinct_scores": st.column_config.NumberColumn(
-            "distinct scores", format="%d", help="the most distinct scores of one query"
+
+
+def sweep_table(view: dict, settings, weights: dict) -> None:
+    """Every level count's numbers, with the CSV download."""
+    found, tiebreak, measure = view["found"], view["tiebreak"], view["measure"]
+    number = st.column_config.NumberColumn
+    ch.show_table(
+        found.drop(columns=["label"]).assign(levels=found["label"].tolist()),
+        f"built function {measure}",
+        key="download_builder",
+        provenance=cache.provenance(
+            view["dataset"],
+            settings,
+            measure=measure,
+            ties="oblivious, aware",
+            features=", ".join(f"{f}×{w:g}" for f, w in weights.items()),
         ),
-        "share_tied_rows": st.column_config.NumberColumn(
-            "share tied", format="percent", help=ch.GLOSSARY["share_tied_rows"]
-        ),
-        "largest_group": st.column_config.NumberColumn(
-            "largest group", format="%d", help=ch.GLOSSARY["largest_group"]
-        ),
-        "oblivious": st.column_config.NumberColumn(
-            shown_tiebreak, format="%.4f", help=ch.GLOSSARY["oblivious"]
-        ),
-        "aware": st.column_config.NumberColumn(
-            "tie-aware", format="%.4f", help=ch.GLOSSARY["aware"]
-        ),
-        "min": st.column_config.NumberColumn("min", format="%.4f", help=ch.GLOSSARY["min"]),
-        "max": st.column_config.NumberColumn("max", format="%.4f", help=ch.GLOSSARY["max"]),
-        "tie_sd": st.column_config.NumberColumn(
-            "tie sd", format="%.4f", help=ch.GLOSSARY["tie_sd"]
-        ),
-        "rank_aware": st.column_config.NumberColumn("rank (aware)", format="%d"),
-        "rank_oblivious": st.column_config.NumberColumn(f"rank ({shown_tiebreak})", format="%d"),
-    },
-    column_order=[c for c in found.columns if c not in ("label", "features")],  # N in the metric
-)
-if np.isclose(found["tie_sd"].max(), 0):
-    st.info(
-        f"Even at 2 levels no query's {measure} depends on the tie-break here: the relevant and "
-        "non-relevant documents never share a level. Try other features or weights."
+        column_config={
+            "levels": st.column_config.TextColumn("score levels"),
+            "distinct_scores": number(
+                "distinct scores", format="%d", help="the most distinct scores of one query"
+            ),
+            "share_tied_rows": number(
+                "share tied", format="percent", help=ch.GLOSSARY["share_tied_rows"]
+            ),
+            "largest_group": number(
+                "largest group", format="%d", help=ch.GLOSSARY["largest_group"]
+            ),
+            "oblivious": number(tiebreak, format="%.4f", help=ch.GLOSSARY["oblivious"]),
+            "aware": number("tie-aware", format="%.4f", help=ch.GLOSSARY["aware"]),
+            "min": number("min", format="%.4f", help=ch.GLOSSARY["min"]),
+            "max": number("max", format="%.4f", help=ch.GLOSSARY["max"]),
+            "tie_sd": number("tie sd", format="%.4f", help=ch.GLOSSARY["tie_sd"]),
+            "rank_aware": number("rank (aware)", format="%d"),
+            "rank_oblivious": number(f"rank ({tiebreak})", format="%d"),
+        },
+        column_order=[c for c in found.columns if c not in ("label", "features")],  # N: metric
     )
+
+
+page()

@@ -48,7 +48,11 @@ def values(frame, column: str = "value") -> np.ndarray:
 
 
 def variance_page_for(run: str):
-    at = goto(new_app(), "variance")
+    """The Variance page for ``run``, interpolated precision among the sidebar's measures
+    (the curve is drawn only then)."""
+    at = new_app()
+    at.sidebar.multiselect(key="measures").set_value(["P@10", "IPrec@0.5"]).run()
+    goto(at, "variance")
     assert_clean(at)
     box = next(s for s in at.selectbox if s.label.startswith("System"))
     box.set_value(run)
@@ -111,14 +115,22 @@ def test_a_refused_exact_curve_is_explained_and_the_sampled_one_shown(sample, mo
         "no exact tie-aware curve" in text and refused.value.problem in text for text in said
     )
     assert not any("ties=" in text or "expected" in text for text in said)  # no API arguments
-    assert any("50 random tie-breaks" in text for text in said)
+    assert any("200 random tie-breaks" in text for text in said)  # the sidebar's samples
     shown = table(at, columns={"recall", "oblivious", "sampled", "sampled_sd"})
     assert "aware" not in shown.columns
     oblivious = tiecore.evaluate(one, qrels, NAMES, ties="oblivious")
-    sampled = tiecore.evaluate(one, qrels, NAMES, ties="sampled", samples=50, seed=0)
+    sampled = tiecore.evaluate(one, qrels, NAMES, ties="sampled", samples=200, seed=0)
     assert close(shown["oblivious"], values(oblivious))
     assert close(shown["sampled"], values(sampled))
     assert close(shown["sampled_sd"], values(sampled, "std"))
     drawn = curve(at)
-    assert set(drawn) == {"oblivious (trec_eval's order)", "sampled (50 tie-breaks)"}
-    assert close(drawn["sampled (50 tie-breaks)"], values(sampled))
+    assert set(drawn) == {"oblivious (trec_eval's order)", "sampled (200 tie-breaks)"}
+    assert close(drawn["sampled (200 tie-breaks)"], values(sampled))
+
+
+def test_the_curve_is_drawn_only_when_interpolated_precision_is_asked_for():
+    at = goto(new_app(), "variance")  # the default measures: no IPrec
+    assert_clean(at)
+    assert not [c for c in at.get("plotly_chart") if c.key == "variance_iprec"]
+    assert not any(h.value == "Interpolated precision (11 points)" for h in at.subheader)
+    assert any("IPrec@0.5" in c.value for c in at.caption)

@@ -87,6 +87,10 @@ def test_the_heat_map_and_the_banner_speak_in_absolute_shifts(sample):
     assert metric(at, "largest shift") == f"{largest['delta']:+.4f}"
     assert metric(at, "flagged") == str(flagged)
     assert "a shift of +" in said or "a shift of -" in said  # the shift first, in units
+    # the count a reader sees on the landing page, reconciled with the flags in plain words
+    visible = int(expected["visible"].sum())
+    assert metric(at, "change at 4 decimals") == f"{visible} of {len(expected)}"
+    assert report.reconcile_sentence(report.flag_counts(expected), 4) in said
 
 
 def test_the_decimals_a_paper_prints_decide_what_is_flagged(sample):
@@ -103,12 +107,13 @@ def test_the_decimals_a_paper_prints_decide_what_is_flagged(sample):
         f"{o:.2f}" != f"{a:.2f}" for o, a in zip(keyed["oblivious"], keyed["aware"], strict=True)
     ]
     assert (keyed["visible"] == np.array(prints)).all()  # what a paper prints at 2 decimals
-    assert close(shown.loc[keyed.index, "delta"], keyed["delta"])
+    printed = [report.format_shift(d, 2) for d in keyed["delta"]]  # never -0.00
+    assert shown.loc[keyed.index, "delta"].tolist() == printed
     assert metric(at, "flagged") == str(int(keyed["flagged"].sum()))
     at_four = report.modes_table(runs, qrels, MEASURES)["flagged"].sum()
     assert keyed["flagged"].sum() < at_four  # 2 decimals hide shifts that 4 show
     base = report.expected_flags(expected, 2)
-    shown_base = metric(at, "flagged by chance")
+    shown_base = metric(at, "flags expected by chance")
     assert shown_base == (f"{base:.0f}" if base >= 1 else f"{base:.1f}")
     assert "show at 2 decimals" in _said(at) or "shows at 2 decimals" in _said(at)
     assert "nan" not in " ".join(shown["position"].astype(str)).lower()

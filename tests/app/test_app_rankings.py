@@ -78,8 +78,9 @@ def test_rankings_page_shows_corrections_noise_and_help_hurt(reference):
     for column in ("help", "hurt", "equal", "within_tie_noise", "mean_diff"):
         assert close(counts[column], expected[column]), column
     said = " ".join(m.value for m in (*at.info, *at.markdown))
-    verdict = reviewed.verdict(0.05)
-    assert verdict[1:] in said
+    upper = report.ranks.pairs_in_order(reviewed.pairs, list(reviewed.scores.index), 0.05)
+    assert report.ranks.significance_sentence(upper, 0.05, "bonferroni") in said
+    assert "alpha" not in said and "--" not in said  # plain words, no option names
 
 
 def test_rankings_page_says_so_when_nothing_is_significant(reference):
@@ -89,9 +90,11 @@ def test_rankings_page_says_so_when_nothing_is_significant(reference):
     at.run()
     assert_clean(at)
     said = " ".join(m.value for m in at.info)
-    verdict = reference[1].with_options(correction="bonferroni").verdict(0.001)
-    if verdict.startswith("no pair"):
-        assert f"Nothing is significant: {verdict}." in said
+    reviewed = reference[1].with_options(correction="bonferroni")
+    upper = report.ranks.pairs_in_order(reviewed.pairs, list(reviewed.scores.index), 0.001)
+    verdict = report.ranks.significance_sentence(upper, 0.001, "bonferroni")
+    if verdict.startswith("No pair"):
+        assert f"Nothing is significant. {verdict}" in said
     else:
         assert "Nothing is significant" not in said
 
@@ -119,15 +122,33 @@ def rank_numbers(labels) -> np.ndarray:
     return np.array([int(label.removeprefix("=")) for label in labels])
 
 
-def test_the_slope_chart_names_every_system_at_both_ends(reference):
-    runs, _ = reference
+def test_no_rank_moving_is_said_in_a_sentence_not_a_flat_chart(reference):
+    """The sample: every tie-break ranks the systems alike; a sentence, no flat chart."""
+    _, result = reference
     at = goto(new_app(), "rankings")
+    assert_clean(at)
+    ranks = report.ordering_ranks(result.scores, ["trec_eval", "aware"]).ranks
+    assert (ranks["trec_eval"] == ranks["aware"]).all()  # the premise
+    assert "rankings_bump" not in chart_specs(at)
+    said = " ".join(m.value for m in at.success)
+    assert "a slope chart would be flat lines" in said
+
+
+def test_the_slope_chart_names_every_system_at_both_ends():
+    """Tie-heavy runs whose ranks move: every system named on the left and the right."""
+    from test_app import synthetic_trec
+
+    files, qrels = synthetic_trec()
+    at = new_app(uploaded_trec=data.dataset_from_trec(files, qrels))
+    at.sidebar.radio(key="source").set_value("trec").run()
+    goto(at, "rankings")
     assert_clean(at)
     bump = chart_specs(at)["rankings_bump"]
     texts = [note["text"] for note in bump["layout"]["annotations"]]
-    for name in runs:  # every system named on the left and on the right, in the SVG's text
+    names = ("alpha", "beta", "gamma")  # the runs' tags
+    for name in names:  # every system named on the left and on the right, in the SVG's text
         assert sum(name in text for text in texts) == 2, (name, texts)
-    assert len(bump["data"]) == len(runs)
+    assert len(bump["data"]) == len(names)
     ticks = bump["layout"]["xaxis"]["ticktext"]
     assert ticks[0] == "trec_eval" and ticks[-1] == "tie-aware"
 

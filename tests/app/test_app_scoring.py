@@ -14,6 +14,7 @@ from test_app import (  # noqa: F401  (no_warm_up: an autouse fixture)
     QRELS_FILE,
     RUN_FILES,
     assert_clean,
+    chart_specs,
     close,
     goto,
     new_app,
@@ -87,6 +88,12 @@ def test_builder_coarsens_a_run_and_ranks_it_among_the_other_runs(sample):
     assert shown["rank_aware"].tolist() == expected["rank_aware"].tolist()
     assert (expected["features"] == len(others)).all()
     assert shown["share_tied_rows"].iloc[-1] > shown["share_tied_rows"].iloc[0]
+    # the rank line only when the rank moves; a sentence when it stays put
+    ranks = expected[["rank_aware", "rank_oblivious"]].to_numpy()
+    flat = bool((ranks == ranks[0, 0]).all())
+    assert ("builder_rank" in chart_specs(at)) is not flat
+    said = " ".join(m.value for m in at.info)
+    assert ("at every level count" in said) is flat
     # the continuous score keeps the run's order and ties: its tie-aware value is the run's
     assert close(expected["aware"].iloc[0], tiecore.evaluate({name: runs[name]}, qrels, measure)[
         "value"

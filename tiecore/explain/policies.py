@@ -22,6 +22,7 @@ from tiecore.evaluation.summaries import run_seed
 from tiecore.explain.anatomy import as_measure, quietly
 from tiecore.measures import Measure
 from tiecore.options import ANATOMY, pick, validate_params
+from tiecore.report.effects import NOISE
 from tiecore.spread import evaluate_spread
 
 #: Oblivious policies with one deterministic order: :data:`tiecore.engine.ranking.TIEBREAKS`
@@ -265,3 +266,48 @@ def rank_ranges(
     if top is not None:
         out["top_k_depends_on_tiebreak"] = (out["best_rank"] <= top) & (out["worst_rank"] > top)
     return out
+
+
+#: The rank columns of :func:`scoring_table`, tie-aware first.
+RANK_COLUMNS = tuple(f"rank_{policy}" for policy in ("aware", *ARBITRARY))
+
+
+def scoring_table(values: pd.DataFrame, share_tied: pd.Series, top: int) -> pd.DataFrame:
+    """Scoring functions side by side: each one's values, ranks, rank range and bias.
+
+    Parameters
+    ----------
+    values : DataFrame
+        :func:`policy_values` (one row per system: ``aware``, the :data:`ARBITRARY`
+        tie-breaks, ``optimistic`` and ``pessimistic``).
+    share_tied : Series
+        Each system's share of tied rows (:func:`tie_profiles`).
+    top : int
+        The top-k whose membership a tie-break may decide.
+
+    Returns
+    -------
+    DataFrame
+        ``values`` with ``share_tied_rows``, the columns of :func:`rank_ranges` over the
+        arbitrary tie-breaks, and ``trec_eval_minus_aware`` (the bias of trec_eval's number;
+        a difference below :data:`tiecore.report.NOISE`, summation-order noise, is 0);
+        sorted by tie-aware value, then trec_eval's, best first.
+
+    Examples
+    --------
+    >>> values = pd.DataFrame({"aware": [0.4, 0.5], "trec_eval": [0.45, 0.5],
+    ...                        "docno_asc": [0.35, 0.5], "file_order": [0.4, 0.5]},
+    ...                       index=["x", "y"])
+    >>> t = scoring_table(values, pd.Series({"x": 0.3, "y": 0.0}), top=1)
+    >>> t.index.tolist(), t["trec_eval_minus_aware"].round(4).tolist(), t["rank_range"].tolist()
+    (['y', 'x'], [0.0, 0.05], [0, 0])
+    """
+    ranges = rank_ranges(values, ARBITRARY, top=int(top))
+    table = values.copy()
+    table["share_tied_rows"] = share_tied.reindex(table.index).to_numpy(np.float64)
+    keep = [*RANK_COLUMNS, "best_rank", "worst_rank", "rank_range", "rank_depends_on_tiebreak"]
+    table = table.join(ranges[[*keep, "top_k_depends_on_tiebreak"]])
+    table = table.sort_values(["aware", "trec_eval"], ascending=False, kind="stable")
+    difference = table["trec_eval"] - table["aware"]
+    table["trec_eval_minus_aware"] = difference.where(difference.abs() >= NOISE, 0.0)
+    return table

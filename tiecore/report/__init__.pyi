@@ -8,11 +8,16 @@ from .effects import PRINTED_DIGITS as PRINTED_DIGITS
 from .effects import combine_modes as combine_modes
 from .effects import effect_sentence as effect_sentence
 from .effects import expected_flags as expected_flags
+from .effects import flag_counts as flag_counts
 from .effects import flag_verdict as flag_verdict
+from .effects import format_points as format_points
 from .effects import format_shift as format_shift
 from .effects import format_value as format_value
+from .effects import format_z as format_z
+from .effects import largest_shift as largest_shift
 from .effects import modes_table as modes_table
 from .effects import printed as printed
+from .effects import reconcile_sentence as reconcile_sentence
 from .escape import escape_markdown as escape_markdown
 from .formats import DIGITS as DIGITS
 from .formats import provenance as provenance
@@ -22,6 +27,9 @@ from .latex import to_latex as to_latex
 from .markdown import to_markdown as to_markdown
 from .pairs import closest_pairs as closest_pairs
 from .pairs import nearest_pairs as nearest_pairs
+from .ranks import Ranks as Ranks
+from .ranks import ordering_ranks as ordering_ranks
+from .ranks import rank_moves as rank_moves
 from .significance import CORRECTION_NAMES as CORRECTION_NAMES
 from .significance import significance_vs_best as significance_vs_best
 from .tables import format_pvalue as format_pvalue

@@ -60,8 +60,18 @@ MISSING = "—"
 
 
 def fixed(value: float, digits: int) -> str:
-    """``value`` with ``digits`` decimals; :data:`MISSING` when undefined."""
-    return MISSING if value is None or not np.isfinite(value) else f"{value:.{digits}f}"
+    """``value`` with ``digits`` decimals; :data:`MISSING` when undefined; a value that
+    rounds to zero is ``0.0000``, never ``-0.0000``.
+
+    Examples
+    --------
+    >>> fixed(-1e-9, 4), fixed(-0.0, 2), fixed(-0.00006, 4), fixed(float("nan"), 4)
+    ('0.0000', '0.00', '-0.0001', '—')
+    """
+    if value is None or not np.isfinite(value):
+        return MISSING
+    text = f"{value:.{digits}f}"
+    return text[1:] if text.startswith("-") and not text.strip("-0.") else text
 
 
 def _quiet(function, *args, **kwargs):
@@ -354,6 +364,8 @@ def format_shift(delta: float, digits: int = PRINTED_DIGITS) -> str:
     --------
     >>> format_shift(0.005), format_shift(-2.1e-5), format_shift(0.0), format_shift(None)
     ('+0.0050', '-0.00002', '0.0000', '—')
+    >>> format_shift(-4.9e-5), format_shift(-0.0)
+    ('-0.00005', '0.0000')
     """
     try:
         delta = float(delta)
@@ -363,9 +375,57 @@ def format_shift(delta: float, digits: int = PRINTED_DIGITS) -> str:
         return MISSING
     if delta == 0:
         return f"{0.0:.{digits}f}"
-    if abs(delta) >= 0.5 * 10.0**-digits:
-        return f"{delta:+.{digits}f}"
+    text = f"{delta:+.{digits}f}"
+    if float(text) != 0:  # (a shift just under half the last digit rounds to -0.0000)
+        return text
     return np.format_float_positional(delta, precision=1, fractional=False, sign=True)
+
+
+def format_points(change: float, digits: int = 1) -> str:
+    """A change of a share (0-1) in percentage points: ``0.123`` -> ``+12.3 percentage
+    points``, ``-0.004`` -> ``-0.4 percentage points``; one that rounds to zero is ``0.0``,
+    never ``-0.0``; undefined ``—``.
+
+    A share that goes from 10% to 22% grew by 12 percentage points (and by 120 percent);
+    the percent sign alone would not say which.
+
+    Examples
+    --------
+    >>> format_points(0.123), format_points(-0.004), format_points(-1e-6), format_points(1.0)
+    ('+12.3 percentage points', '-0.4 percentage points', '0.0 percentage points', \
+'+100.0 percentage points')
+    """
+    try:
+        points = 100.0 * float(change)
+    except (TypeError, ValueError):
+        return MISSING
+    if not math.isfinite(points):
+        return MISSING
+    text = f"{points:+.{digits}f}"
+    if float(text) == 0:
+        text = text[1:]
+    return f"{text} percentage points"
+
+
+def format_z(z: float) -> str:
+    """A shift in tie sd as a table prints it: ``+2.94`` -> ``+2.94``; a shift beyond every
+    ordering (no tie sd, :func:`combine_modes`) ``+∞``; undefined ``—``; never ``-0.00``.
+
+    Examples
+    --------
+    >>> format_z(2.94), format_z(-0.001), format_z(float("inf")), format_z(float("nan"))
+    ('+2.94', '+0.00', '+∞', '—')
+    """
+    try:
+        z = float(z)
+    except (TypeError, ValueError):
+        return MISSING
+    if math.isnan(z):
+        return MISSING
+    if math.isinf(z):
+        return "+∞" if z > 0 else "−∞"
+    text = f"{z:+.2f}"
+    return "+0.00" if float(text) == 0 else text
 
 
 def effect_sentence(row: Mapping, tiebreak: str = "trec_eval", digits: int = PRINTED_DIGITS) -> str:
@@ -442,3 +502,95 @@ def flag_verdict(flagged: int, expected: float) -> tuple[float, str]:
             "favours or hurts these values beyond chance"
         )
     return p, "about what random tie-breaking alone gives: these flags may be chance"
+
+
+def flag_counts(table: pd.DataFrame) -> dict[str, int]:
+    """The counts that reconcile "N values change as printed" with "M flagged".
+
+    A value of :func:`modes_table` is *visible* when its shift shows at the decimals a
+    paper prints and *flagged* when, besides, it exceeds :data:`FLAG_Z` tie sd; every
+    flagged value is visible, so ``visible = flagged + within_noise``.
+
+    Returns
+    -------
+    dict
+        ``values`` (rows), ``with_noise`` (``tie_sd > 0``), ``visible``, ``flagged`` and
+        ``within_noise`` (visible but within 2 tie sd: a shift random tie-breaking alone
+        gives often).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"tie_sd": [0.0, 0.1, 0.1, 0.2], "visible": [False, True, True, False],
+    ...                   "flagged": [False, True, False, False]})
+    >>> flag_counts(t)
+    {'values': 4, 'with_noise': 3, 'visible': 2, 'flagged': 1, 'within_noise': 1}
+    """
+    visible = table["visible"].fillna(False).to_numpy(bool)
+    flagged = table["flagged"].fillna(False).to_numpy(bool) & visible
+    return {
+        "values": len(table),
+        "with_noise": int((table["tie_sd"].fillna(0).to_numpy(np.float64) > 0).sum()),
+        "visible": int(visible.sum()),
+        "flagged": int(flagged.sum()),
+        "within_noise": int((visible & ~flagged).sum()),
+    }
+
+
+def reconcile_sentence(counts: Mapping[str, int], digits: int = PRINTED_DIGITS) -> str:
+    """:func:`flag_counts` in plain words: how many values change as printed, and how many of
+    those are flagged (beyond 2 tie sd) or within the tie noise.
+
+    Examples
+    --------
+    >>> reconcile_sentence({"values": 45, "visible": 17, "flagged": 0, "within_noise": 17})
+    ... # doctest: +NORMALIZE_WHITESPACE
+    '17 of 45 values change at 4 decimals; none of them moved by more than 2 tie sd
+    (flagged): all 17 are within what random tie-breaking alone gives.'
+    >>> reconcile_sentence({"values": 45, "visible": 5, "flagged": 2, "within_noise": 3}, 3)
+    ... # doctest: +NORMALIZE_WHITESPACE
+    '5 of 45 values change at 3 decimals; 2 of them moved by more than 2 tie sd (flagged),
+    the other 3 are within what random tie-breaking alone gives.'
+    """
+    values, visible = int(counts["values"]), int(counts["visible"])
+    flagged, within = int(counts["flagged"]), int(counts["within_noise"])
+    if visible == 0:
+        return f"None of the {values:,} values changes at {digits} decimals."
+    head = f"{visible:,} of {values:,} values change at {digits} decimals"
+    if flagged == 0:
+        rest = (
+            "none of them moved by more than 2 tie sd (flagged): "
+            + ("it is" if visible == 1 else f"all {visible:,} are")
+            + " within what random tie-breaking alone gives"
+        )
+    elif within == 0:
+        rest = (
+            "it moved" if visible == 1 else f"all {visible:,} moved"
+        ) + " by more than 2 tie sd (flagged)"
+    else:
+        rest = (
+            f"{flagged:,} of them moved by more than 2 tie sd (flagged), the other "
+            f"{within:,} {'is' if within == 1 else 'are'} within what random tie-breaking "
+            "alone gives"
+        )
+    return f"{head}; {rest}."
+
+
+def largest_shift(table: pd.DataFrame) -> pd.Series | None:
+    """The row of ``table`` with the largest ``|delta|`` (the shift a paper would print);
+    the first such row on a tie, None for an empty table or one without a shift.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"measure": ["nDCG", "RR"], "delta": [0.0001, -0.0083],
+    ...                   "z": [9.0, -1.5]})
+    >>> largest_shift(t)["measure"]
+    'RR'
+    """
+    if table.empty:
+        return None
+    size = table["delta"].abs().fillna(0.0).to_numpy(np.float64)
+    if not (size > 0).any():
+        return None
+    return table.iloc[int(np.argmax(size))]
