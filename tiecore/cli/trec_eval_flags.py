@@ -50,7 +50,7 @@ def trec_family(printed: str) -> str:
 def _formats_match(args: argparse.Namespace, plan: TrecPlan) -> None:
     """Each measure asked for reads the judgments' format (-R), as in trec_eval, where a
     measure of another format stops the run."""
-    from tiecore.measures.prefs import PREFS_MEASURES
+    from tiecore.measures.trec_eval_table import PREFS_NAMES as PREFS_MEASURES
 
     families = list(dict.fromkeys(trec_family(printed) for printed, _ in plan.lines))
     if args.rel_format == "qrels":
