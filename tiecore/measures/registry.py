@@ -368,7 +368,8 @@ class _Families(MutableMapping):
         module when :data:`HOMES` does not name it, or its module does not register it."""
         home = _HOME_OF.get(name.lower())
         if home is not None:
-            __import__(f"{__package__}.{home[0]}")  # the import statement's (-X importtime sees it)
+            # __import__, not importlib's: -X importtime sees it
+            __import__(f"{__package__}.{home[0]}")  # lazy: -m map: 1 of 36 (29 -> 20 ms)
         if not any(name.lower() in _names(f) for f in self._found.values()):
             self.load_all()
 
@@ -379,7 +380,7 @@ class _Families(MutableMapping):
         self._listing = True
         try:
             for module in family_modules():
-                __import__(f"{__package__}.{module}")
+                __import__(f"{__package__}.{module}")  # lazy: all 36 only when listed
             self._complete = True
         finally:
             self._listing = False
