@@ -24,6 +24,7 @@ from typing import TextIO
 
 from tiecore.cli.common import UsageError
 from tiecore.cli.trec_eval_names import TrecPlan
+from tiecore.measures.trec_eval_table import PREFS_NAMES as PREFS_MEASURES
 
 #: trec_eval's judgment formats (-R), and the measures each one serves.
 REL_FORMATS = ("qrels", "qrels_jg", "prefs", "qrels_prefs")
@@ -50,8 +51,6 @@ def trec_family(printed: str) -> str:
 def _formats_match(args: argparse.Namespace, plan: TrecPlan) -> None:
     """Each measure asked for reads the judgments' format (-R), as in trec_eval, where a
     measure of another format stops the run."""
-    from tiecore.measures.prefs import PREFS_MEASURES
-
     families = list(dict.fromkeys(trec_family(printed) for printed, _ in plan.lines))
     if args.rel_format == "qrels":
         for names, needs in ((JG_MEASURES, "-R qrels_jg"), (PREFS_MEASURES, "-R prefs")):

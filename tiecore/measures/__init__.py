@@ -4,13 +4,13 @@
 trec_eval's names; :func:`parse_measures` also takes ir_measures' measure objects
 (:mod:`tiecore.measures.ir_names`).  Each family lives in one module here (``p.py``,
 ``ap.py``, ``ndcg.py`` ...), which registers it in :mod:`tiecore.measures.registry`
-when this package imports it below (every family module of the package, found by name);
-the registry's docstring says how to add one.
+when imported: :data:`FAMILIES` imports it on the first look-up of one of its names
+(``registry.HOMES``), and every family module when the table is listed, so that
+``-m map`` imports ``ap.py`` alone; the registry's docstring says how to add one.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Sequence
 
@@ -18,39 +18,6 @@ from tiecore.errors import InputError
 from tiecore.measures.ir_names import measure_name
 from tiecore.measures.measure import MAX_CUTOFF, Measure, _Refused
 from tiecore.measures.registry import FAMILIES, Family, Param, lookup, register
-
-#: The family modules imported first, in this order (FAMILIES' order, which the docs
-#: table and the messages follow); every other family module of this package is found
-#: and imported after them, by name (:func:`_modules`), so a new family is one new file.
-_FIRST = (
-    *("p", "r", "f1", "ap", "rr", "success", "rprec", "bpref"),
-    *("ndcg", "dcg", "cg", "judged", "rbp"),
-    *("err", "iprec", "infap", "gmap", "unjudged"),
-    *("setp", "setr", "setf", "numret", "numrel", "numrelret", "utility"),
-    *("setrelp", "setap", "relp", "numnonrel", "gmbpref"),
-    *("elevenpt", "bing", "g", "ndcgrel", "rndcg"),
-)
-#: The modules of this package that register no family: the families import the helpers
-#: they need, and the command line the rest where it uses them (``relstring`` only for
-#: trec_eval's relstring), so importing the package loads no more than it uses.
-_NOT_FAMILIES = frozenset(
-    {"registry", "measure", "ir_names", "orderings", "gains", "iprec_count", "local_ideal"}
-    | {"prefs", "relstring", "trec_eval_table"}
-)
-
-
-def _modules() -> list[str]:
-    """The family modules of this package: :data:`_FIRST`, then the others by name."""
-    found = sorted(
-        name[:-3]
-        for name in os.listdir(__path__[0])
-        if name.endswith(".py") and not name.startswith("_")
-    )
-    return [*_FIRST, *(name for name in found if name not in {*_FIRST, *_NOT_FAMILIES})]
-
-
-for _module in _modules():  # each family module registers its family on import
-    __import__(f"{__name__}.{_module}")  # the import statement's path (-X importtime sees it)
 
 __all__ = [
     "DEFAULT_MEASURES",

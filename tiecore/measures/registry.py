@@ -2,8 +2,10 @@
 
 Each family lives in its own module of :mod:`tiecore.measures` (``ap.py``, ``ndcg.py``
 ...), which declares its names, parameters, per-rank component and its own moments, and
-calls :func:`register` at the bottom; ``tiecore/measures/__init__.py`` imports every
-family module, so importing :mod:`tiecore.measures` fills :data:`FAMILIES`.
+calls :func:`register` at the bottom.  :data:`FAMILIES` imports a family's module when
+one of its names is first looked up (:data:`HOMES` says which module registers which
+names), and every family module when the table is listed, so ``tiecore eval -m map``
+imports ``ap.py`` alone and ``import tiecore.measures`` none of them.
 
 A :class:`Family` declares everything tiecore needs to compute it in the three modes
 (oblivious, aware, sampled) with its exact variance, minimum and maximum:
@@ -74,9 +76,11 @@ and the tool whose convention it follows), any component of its own
 (:class:`tiecore.engine.profiles.Component` in its three modes, added with
 :func:`tiecore.engine.profiles.register_component`), its variance and bounds
 hooks (or :data:`COUNT_MOMENTS` / :data:`LINEAR_MOMENTS`), and
-``register(Family(..., words=Words(...), docs=(Doc(...),)))`` at the bottom.
-``tiecore/measures/__init__.py`` finds and imports it (every family module of the
-package), the glossary and the docs table read its words; run ``python
+``register(Family(..., words=Words(...), docs=(Doc(...),)))`` at the bottom, and its
+line in :data:`HOMES` (its module and the names it registers; without it the module is
+still found, by listing the package, but a lookup of its names imports every family
+module first, and ``tests/measures/test_registry.py`` says which line is missing).
+The glossary and the docs table read its words; run ``python
 scripts/measures_table.py`` to write its rows into ``docs/measures.md``.  Its tests:
 its slow, obvious value on one ordering in ``tests/reference.py`` (``@reference``,
 which ``tests/reference.py``'s ``measure`` dispatches to by family name), and a test
@@ -93,7 +97,8 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import os
+from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -275,13 +280,159 @@ COUNT_MOMENTS = {
 #: The variance and bounds of a sum of document values weighted by rank.
 LINEAR_MOMENTS = {"variance": moments.var_linear, "bounds": moments.bounds_linear}
 
-#: Every family by its ir_measures name, in the order the family modules register them.
-FAMILIES: dict[str, Family] = {}
+#: Each family module of this package -> the names its families answer to (each family's
+#: name in lower case, then its aliases), in :data:`FAMILIES`' order (the docs table's and
+#: the messages'); the module is imported when one of its names is first looked up.  A
+#: test imports every module and checks this against what each registers, so it cannot
+#: drift; a module missing here is still found (:func:`family_modules`), only later.
+HOMES: dict[str, tuple[str, ...]] = {
+    "p": ("p", "precision"),
+    "r": ("r", "recall"),
+    "f1": ("f1",),
+    "ap": ("ap", "map", "map_cut"),
+    "rr": ("rr", "mrr", "recip_rank"),
+    "success": ("success",),
+    "rprec": ("rprec",),
+    "bpref": ("bpref",),
+    "ndcg": ("ndcg", "ndcg_cut"),
+    "dcg": ("dcg",),
+    "cg": ("cg",),
+    "judged": ("judged",),
+    "rbp": ("rbp", "rbp_residual", "rbp_res"),
+    "err": ("err",),
+    "iprec": ("iprec", "iprec_at_recall"),
+    "infap": ("infap",),
+    "gmap": ("gmap", "gm_map"),
+    "unjudged": ("unjudged", "unj"),
+    "setp": ("setp", "set_p"),
+    "setr": ("setr", "set_recall"),
+    "setf": ("setf", "set_f"),
+    "numret": ("numret", "num_ret"),
+    "numrel": ("numrel", "num_rel"),
+    "numrelret": ("numrelret", "num_rel_ret"),
+    "utility": ("utility",),
+    "setrelp": ("setrelp", "set_relative_p"),
+    "setap": ("setap", "set_map"),
+    "relp": ("relp", "relative_p"),
+    "numnonrel": ("numnonreljudgedret", "num_nonrel_judged_ret"),
+    "gmbpref": ("gmbpref", "gm_bpref"),
+    "elevenpt": ("iprecavg", "11pt_avg"),
+    "bing": ("bing",),
+    "g": ("g",),
+    "ndcgrel": ("ndcgrel", "ndcg_rel"),
+    "rndcg": ("rndcg",),
+    "sdcg": ("sdcg",),
+}
+#: The modules of this package that register no family: the families import the helpers
+#: they need, and the command line the rest where it uses them (``relstring`` only for
+#: trec_eval's relstring).
+NOT_FAMILIES = frozenset(
+    {"registry", "measure", "ir_names", "orderings", "gains", "iprec_count", "local_ideal"}
+    | {"prefs", "relstring", "trec_eval_table"}
+)
+#: Each name of :data:`HOMES` -> (its module, its place in FAMILIES' order).
+_HOME_OF = {
+    name: (module, place)
+    for place, (module, name) in enumerate(
+        (module, name) for module, names in HOMES.items() for name in names
+    )
+}
+
+
+def family_modules() -> list[str]:
+    """Every family module of this package: those of :data:`HOMES`, in its order, then any
+    other module of the folder (not :data:`NOT_FAMILIES`), by name."""
+    found = sorted(
+        name[:-3]
+        for name in os.listdir(os.path.dirname(__file__))
+        if name.endswith(".py") and not name.startswith("_")
+    )
+    return [*HOMES, *(name for name in found if name not in {*HOMES, *NOT_FAMILIES})]
+
+
+class _Families(MutableMapping):
+    """:data:`FAMILIES`: the families registered, each imported with its module on first
+    look-up (:data:`HOMES`), all of them when the table is listed, and listed in
+    :data:`HOMES`' order whatever order they were imported in."""
+
+    def __init__(self) -> None:
+        self._found: dict[str, Family] = {}
+        self._complete = self._listing = False
+
+    def loaded(self) -> dict[str, Family]:
+        """The families imported so far (no module is imported)."""
+        return self._found
+
+    def load(self, name: str) -> None:
+        """Import the module that registers ``name`` (any case, or an alias); every family
+        module when :data:`HOMES` does not name it, or its module does not register it."""
+        home = _HOME_OF.get(name.lower())
+        if home is not None:
+            # __import__, not importlib's: -X importtime sees it
+            __import__(f"{__package__}.{home[0]}")  # lazy: -m map: 1 of 36 (29 -> 20 ms)
+        if not any(name.lower() in _names(f) for f in self._found.values()):
+            self.load_all()
+
+    def load_all(self) -> None:
+        """Import every family module (:func:`family_modules`), once."""
+        if self._complete or self._listing:  # (a module imported here may list the table)
+            return
+        self._listing = True
+        try:
+            for module in family_modules():
+                __import__(f"{__package__}.{module}")  # lazy: all 36 only when listed
+            self._complete = True
+        finally:
+            self._listing = False
+
+    def __getitem__(self, name: str) -> Family:
+        if name not in self._found:
+            self.load(name)
+        return self._found[name]
+
+    def __contains__(self, name: object) -> bool:
+        if isinstance(name, str) and name not in self._found:
+            self.load(name)
+        return name in self._found
+
+    def __setitem__(self, name: str, family: Family) -> None:
+        self._found[name] = family
+
+    def __delitem__(self, name: str) -> None:
+        del self._found[name]
+
+    def __iter__(self) -> Iterator[str]:
+        self.load_all()
+        return iter(sorted(self._found, key=_place))
+
+    def __len__(self) -> int:
+        self.load_all()
+        return len(self._found)
+
+    def __repr__(self) -> str:
+        return repr(dict(self.items()))
+
+
+def _place(name: str) -> tuple[int, str]:
+    """A family's place in :data:`FAMILIES`' order: its line of :data:`HOMES`, and a
+    family :data:`HOMES` lacks after all the others, by name."""
+    return _HOME_OF.get(name.lower(), (None, len(_HOME_OF)))[1], name
+
+
+#: Every family by its ir_measures name, in :data:`HOMES`' order (each family module
+#: imported on first use of one of its names; listing the table imports all of them).
+FAMILIES: MutableMapping[str, Family] = _Families()
+
+
+def _registered() -> Iterable[Family]:
+    """The families registered so far, importing none (a test may swap in a plain dict)."""
+    found = FAMILIES.loaded() if isinstance(FAMILIES, _Families) else FAMILIES
+    return found.values()
 
 
 def register(family: Family) -> Family:
     """Add ``family`` to :data:`FAMILIES` (its name and aliases must be new)."""
-    taken = {alias for other in FAMILIES.values() for alias in _names(other)}
+    taken = {alias for other in _registered() for alias in _names(other)}
     clash = set(_names(family)) & taken
     if clash:
         raise ValueError(f"measure names already taken: {sorted(clash)}")
@@ -298,9 +449,14 @@ def _names(family: Family) -> tuple[str, ...]:
 def lookup(name: str) -> Family | None:
     """The family named ``name`` (any case, or an alias), or None."""
     name = name.lower()
-    for family in FAMILIES.values():
+    for family in _registered():
         if name in _names(family):
             return family
+    if isinstance(FAMILIES, _Families):
+        FAMILIES.load(name)  # its module (every family module for an unknown name)
+        for family in _registered():
+            if name in _names(family):
+                return family
     return None
 
 

@@ -93,6 +93,9 @@ for _name in TABLE:
     if _name.startswith("prefs_"):
         _kind = "count" if _name.startswith("prefs_num_") else "single"
         TABLE[_name] = TrecMeasure(_name, _kind, _name)
+#: Their names, in trec_eval's order (tiecore.measures.prefs.PREFS_MEASURES, which a test
+#: compares): the command checks -R against them without importing the measures.
+PREFS_NAMES = tuple(name for name in TABLE if name.startswith("prefs_"))
 #: The judgment-group measures (``-R qrels_jg``): tiecore's AP, P@k and Rprec(mult=m) on
 #: each group's judgments, averaged over the groups (tiecore.evaluation.judgment_groups).
 TABLE["map_avgjg"] = TrecMeasure("map_avgjg", "single", "AP")
