@@ -53,12 +53,12 @@ than it did before, with the same distribution; the other measures keep theirs.)
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from tiecore.engine import kernels
+from tiecore.engine.binomial import log_choose
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.kernels import HeadSum
 from tiecore.engine.profiles import Draws, oblivious, sampled
@@ -632,12 +632,11 @@ def hypergeometric(
     u = np.asarray(u, dtype=np.float64).ravel()[some]
     mode = np.clip((d + 1) * (g + 1) // (g + b + 2), low, high)
 
-    table = _log_factorials(int(g.max(initial=0) + b.max(initial=0)))
-
-    def log_choose(n, k):
-        return table[n] - table[k] - table[n - k]
-
-    p = np.exp(log_choose(g, mode) + log_choose(b, d - mode) - log_choose(g + b, d))
+    p = np.exp(
+        log_choose(g, mode, table=True)
+        + log_choose(b, d - mode, table=True)
+        - log_choose(g + b, d, table=True)
+    )
     out[some] = mode
     todo = np.flatnonzero(p < u)
     # the search's state in one float array (integers below 2**53 are exact), so that
@@ -659,21 +658,6 @@ def hypergeometric(
         out[some[where]] = np.where(hit_up[done], up[done], np.maximum(down[done], low[done]))
         state = state[:, ~done]
     return out.reshape(shape)
-
-
-_LOG_FACTORIALS = np.zeros(1)
-
-
-def _log_factorials(top: int) -> np.ndarray:
-    """``log(n!)`` for ``n = 0 .. top`` at least (``math.lgamma``, kept and extended;
-    no scipy import on the sampling path)."""
-    global _LOG_FACTORIALS
-    table = _LOG_FACTORIALS  # this thread's copy: another may replace the global meanwhile
-    have = table.size
-    if top >= have:
-        more = [math.lgamma(n + 1.0) for n in range(have, max(top + 1, 2 * have))]
-        table = _LOG_FACTORIALS = np.concatenate([table, more])
-    return table
 
 
 @dataclass

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tiecore.engine.binomial import log_choose
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
 from tiecore.errors import InputError
@@ -227,16 +228,9 @@ def _ragged(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return owner, local
 
 
-class _LogChoose:
-    """``log C(n, k)`` from a table of ``log(i!)`` (``gammaln``, each correctly rounded)."""
-
-    def __init__(self, largest: int) -> None:
-        from scipy import special  # on first use: tiecore loads scipy lazily
-
-        self.table = special.gammaln(np.arange(largest + 1) + 1.0)
-
-    def __call__(self, n: np.ndarray, k: np.ndarray) -> np.ndarray:
-        return self.table[n] - self.table[k] - self.table[n - k]
+def _log_choose(n: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """``log C(n, k)`` from the kept table of ``log(i!)`` (:mod:`tiecore.engine.binomial`)."""
+    return log_choose(n, k, table=True)
 
 
 def subset_terms(top: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -299,7 +293,6 @@ def subset_product_means(
     means = np.zeros(int(width.sum()))
     means[base] = 1.0
     seen = np.zeros(size.size, dtype=np.int64)
-    _log_choose = _LogChoose(int(size.max(initial=0)))
     for v, x in enumerate(values):
         c = counts[:, v]
         chosen = np.flatnonzero(c > 0)
@@ -479,7 +472,6 @@ def _pair_product_means(
     out = np.zeros(int((side**2).sum()))
     out[base] = 1.0
     seen = np.zeros(size.size, dtype=np.int64)
-    _log_choose = _LogChoose(int(size.max(initial=0)))
     for v, x in enumerate(values):
         c = counts[:, v]
         chosen = np.flatnonzero(c > 0)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tiecore.engine.binomial import log_choose
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
 from tiecore.measures.gains import _ideal_at, _rows, register_gain_family
@@ -94,8 +95,6 @@ def g_aware(ranking: Ranking, judgments: Judgments, gains: dict, depth: int | No
     ``p`` with chance ``1 / n``: the mean sums over the gains ``v``, the compositions
     ``k`` and the retrieved positions ``p`` (refused past :data:`G_BUDGET` terms).
     """
-    from scipy.special import gammaln
-
     nq = len(ranking.counts)
     g, cost, s_before, slots = _group_terms(ranking, judgments, gains, depth)
     gstart, size = ranking.group_start, ranking.size
@@ -141,9 +140,7 @@ def g_aware(ranking: Ranking, judgments: Judgments, gains: dict, depth: int | No
         code //= radix[owner, j]
     big_k = k.sum(axis=1)
     w_sum = (k * values[owner]).sum(axis=1)
-    ln_weight = (
-        gammaln(others[owner] + 1.0) - gammaln(k + 1.0) - gammaln(others[owner] - k + 1.0)
-    ).sum(axis=1)
+    ln_weight = log_choose(others[owner], k, table=True).sum(axis=1)
     # positions p = K .. min(K + zeros, slots - 1)
     last = np.minimum(big_k + zeros[owner], slots[tgroup[owner]] - 1)
     span = np.maximum(last - big_k + 1, 0)
@@ -151,10 +148,8 @@ def g_aware(ranking: Ranking, judgments: Judgments, gains: dict, depth: int | No
     p = np.arange(row.size) - np.repeat(np.cumsum(span) - span, span) + big_k[row]
     t = owner[row]
     grp = tgroup[t]
-    n1 = size[grp] - 1.0
-    z = zeros[t].astype(np.float64)
-    ln_zero = gammaln(z + 1.0) - gammaln(p - big_k[row] + 1.0) - gammaln(z - p + big_k[row] + 1.0)
-    ln_all = gammaln(n1 + 1.0) - gammaln(p + 1.0) - gammaln(n1 - p + 1.0)
+    ln_zero = log_choose(zeros[t], p - big_k[row], table=True)
+    ln_all = log_choose(size[grp] - 1, p, table=True)
     chance = np.exp(ln_weight[row] + ln_zero - ln_all)
     v = tvalue[t]
     at = gstart[grp] + p

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tiecore.engine.binomial import log_choose
 from tiecore.engine.profiles import GAINS, Divisor, geometric
 from tiecore.measures.registry import (
     LINEAR_MOMENTS,
@@ -205,12 +206,9 @@ def trec_resid_moments(ranking, p: float, n: np.ndarray) -> dict:
 
 
 def _log_choose(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``log C(a, b)`` for ``0 <= b <= a`` (elementwise; anything where ``b > a``)."""
-    from scipy.special import gammaln
-
-    a = np.asarray(a, np.float64)
-    b = np.minimum(np.asarray(b, np.float64), a)
-    return gammaln(a + 1) - gammaln(b + 1) - gammaln(a - b + 1)
+    """``log C(a, b)`` for integers ``0 <= b <= a`` (elementwise; anything where ``b > a``)."""
+    a = np.asarray(a, np.int64)
+    return log_choose(a, np.minimum(np.asarray(b, np.int64), a), table=True)
 
 
 def trec_resid_sample(ranking, judgments, p: float, n: np.ndarray, *, samples, rng):
