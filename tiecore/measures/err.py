@@ -37,6 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from tiecore.engine.binomial import log_choose
+from tiecore.engine.budget import check_cost
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
 from tiecore.errors import InputError
@@ -360,17 +361,13 @@ def err_variance(
     # terms of the pair DP: states (d+1)^2/2, each with up to (c+1)^2 splits of the
     # docs with R > 0 (the stop-free docs come last and only dilute)
     cost = _variance_terms(nonzero[live], d)
-    if cost.max() > budget:
-        worst = live[np.argmax(cost)]
-        raise InputError(
-            f"run {ranking.name}",
-            None,
-            f"query {judgments.qids[gq[worst]]} has a tie group of {ranking.size[worst]} docs, "
-            f"{nonzero[worst]} of them with a stop probability, and {slots[worst]} slots above "
-            f"the cut: ERR's exact variance would need about {cost.max():.2g} terms, more than "
-            f"the {budget:.2g} allowed",
-            "a smaller cutoff, or ties='sampled' for this run",
-        )
+    check_cost(
+        cost, budget, run=ranking.name, what="ERR variance", unit="terms",
+        instead="a smaller cutoff, or ties='sampled' for this run",
+        group=lambda w: f"query {judgments.qids[gq[live[w]]]} has a tie group of "
+        f"{n[w]} docs, {nonzero[live[w]]} of them with a stop probability, and {d[w]} slots "
+        "above the cut",
+    )  # fmt: skip
     _check_variance_time(ranking, judgments.qids, live, nonzero[live], d, cost)
     owner, local = _ragged(n)
     grades, grade_of_row = np.unique(

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from tiecore.engine.binomial import log_choose
+from tiecore.engine.budget import check_cost
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
 from tiecore.measures.gains import _ideal_at, _rows, register_gain_family
@@ -121,14 +122,10 @@ def g_aware(ranking: Ranking, judgments: Judgments, gains: dict, depth: int | No
     combos = np.prod(radix, axis=1)
     live = slots[tgroup] > 0
     terms = float(np.sum(np.where(live, combos * slots[tgroup], 0)))
-    if terms > G_BUDGET:
-        from tiecore.errors import Refusal
-
-        raise Refusal(
-            f"run {ranking.name}", None,
-            f"G's exact mean would sum {terms:.3g} terms, more than the {G_BUDGET:.3g} it takes",
-            "ties='oblivious' or 'sampled' for G on this run",
-        )  # fmt: skip
+    check_cost(
+        np.array([terms]), G_BUDGET, run=ranking.name, what="G mean (its sum)", unit="terms",
+        instead="ties='oblivious' or 'sampled' for G on this run",
+    )  # fmt: skip
     types = np.flatnonzero(live)
     owner = np.repeat(types, combos[types])
     code = np.arange(owner.size) - np.repeat(

@@ -69,9 +69,9 @@ import itertools
 
 import numpy as np
 
+from tiecore.engine.budget import check_cost
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
-from tiecore.errors import Refusal
 from tiecore.measures.err import _ragged
 from tiecore.measures.registry import Family, register
 
@@ -208,17 +208,13 @@ class _Groups:
         return np.bincount(self.query, weights=per_group, minlength=self.queries)
 
     def refuse(self, cost: np.ndarray, what: str, budget: float) -> None:
-        if cost.size and cost.max() > budget:
-            worst = int(np.argmax(cost))
-            raise Refusal(
-                f"run {self.name}",
-                None,
-                f"query {self.qids[self.query[worst]]} has a tie group of {self.n[worst]} docs "
-                f"({self.R[worst]} relevant, {self.N[worst]} judged non-relevant, "
-                f"{self.U[worst]} pooled unjudged): infAP's exact {what} would need about "
-                f"{cost[worst]:.2g} steps, more than the {budget:.2g} allowed",
-                "ties='sampled' for infAP on this run (or a smaller depth)",
-            )
+        check_cost(
+            cost, budget, run=self.name, what=f"infAP {what}",
+            instead="ties='sampled' for infAP on this run (or a smaller depth)",
+            group=lambda w: f"query {self.qids[self.query[w]]} has a tie group of {self.n[w]} "
+            f"docs ({self.R[w]} relevant, {self.N[w]} judged non-relevant, {self.U[w]} pooled "
+            "unjudged)",
+        )  # fmt: skip
 
 
 def _chunks(cost: np.ndarray, size: float = _CHUNK):

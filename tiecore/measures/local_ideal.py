@@ -64,9 +64,9 @@ from __future__ import annotations
 import numpy as np
 
 from tiecore.engine.binomial import log_choose
+from tiecore.engine.budget import check_cost
 from tiecore.engine.judgments import Judgments, gain_of
 from tiecore.engine.ranking import Ranking
-from tiecore.errors import Refusal
 
 #: The most compositions of its slots one straddling tie group may need.
 BUDGET = 2_000_000
@@ -335,20 +335,24 @@ def _priced_counts(ranking: Ranking, judgments: Judgments, straddling, budget: f
     seconds, memory = price(deepest)
     if np.isfinite(seconds) and budgets.within(seconds, memory):
         return total
+    fits = budgets.largest(price, deepest)
+
+    def group(w: int) -> str:
+        return (
+            f"query {judgments.qids[w]} has a tie group of {n_q[w]} docs in "
+            f"{int((tied_n[w] > 0).sum())} gain levels with {m_q[w]} of its slots in the top "
+            f"{cut[w]}"
+        )
+
+    check_cost(
+        total, budget, run=ranking.name, what="nDCG(ideal=local) value",
+        unit="compositions of those slots", instead=_fits(fits), group=group,
+    )  # fmt: skip
     worst = int(np.argmax(total))
     what = (
-        f"query {judgments.qids[worst]} has a tie group of {n_q[worst]} docs in "
-        f"{int((tied_n[worst] > 0).sum())} gain levels with {m_q[worst]} of its slots in "
-        f"the top {cut[worst]}: nDCG(ideal=local)'s exact value needs {total[worst]:.3g} "
-        "compositions of those slots"
+        f"{group(worst)}: nDCG(ideal=local)'s exact value needs {total[worst]:.3g} "
+        f"compositions of those slots ({total.sum():.3g} in all, over every query)"
     )
-    fits = budgets.largest(price, deepest)
-    if total.max() > budget:
-        raise Refusal(
-            f"run {ranking.name}", None, f"{what}, more than the {budget:.3g} allowed",
-            _fits(fits),
-        )  # fmt: skip
-    what += f" ({total.sum():.3g} in all, over every query)"
     _refuse(ranking, what, seconds, memory, fits)
 
 
