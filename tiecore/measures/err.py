@@ -78,27 +78,14 @@ def stop_probabilities(
     return table[np.where(ranking.judged & (ranking.level > 0), ranking.level, 0)]
 
 
-def _cuts(ranking: Ranking, cutoff: int | None, depth: int | None) -> np.ndarray:
-    """Per query the ranks that count: ``min(count, cutoff, depth)``."""
-    cut = ranking.counts.astype(np.int64)
-    for bound in (cutoff, depth):
-        if bound is not None:
-            cut = np.minimum(cut, bound)
-    return cut
-
-
 def _head(ranking: Ranking, stop: np.ndarray, cut: np.ndarray):
     """Rows above the cut as a padded ``(queries, L)`` matrix: ``R``, the product of
     ``1 - R`` above each slot (exclusive, in the ranking's order) and the ranks."""
-    width = int(cut.max(initial=0))
-    column = np.arange(width)
-    valid = column < cut[:, None]
-    rows = np.where(valid, ranking.starts[:, None] + column, 0)
-    stop_head = np.where(valid, stop[rows] if stop.size else 0.0, 0.0)
+    stop_head = ranking.head(stop, cut, 0.0)
     decay = np.ones_like(stop_head)
-    if width > 1:
+    if stop_head.shape[1] > 1:
         decay[:, 1:] = np.cumprod(1.0 - stop_head[:, :-1], axis=1)
-    return stop_head, decay, column + 1.0
+    return stop_head, decay, np.arange(stop_head.shape[1]) + 1.0
 
 
 def err_oblivious(
@@ -119,7 +106,7 @@ def err_oblivious(
     0.939453125
     """
     stop = stop_probabilities(ranking, judgments, max_grade)
-    stop_head, decay, rank = _head(ranking, stop, _cuts(ranking, cutoff, depth))
+    stop_head, decay, rank = _head(ranking, stop, ranking.cut(cutoff, depth))
     if stop_head.shape[1] == 0:
         return np.zeros(len(ranking.counts))
     return np.cumsum(stop_head * decay / rank, axis=1)[:, -1]
@@ -145,7 +132,7 @@ def err_aware(
     0.5
     """
     stop = stop_probabilities(ranking, judgments, max_grade)
-    cut = _cuts(ranking, cutoff, depth)
+    cut = ranking.cut(cutoff, depth)
     stop_head, decay, rank = _head(ranking, stop, cut)
     if stop_head.shape[1] == 0:
         return np.zeros(len(ranking.counts))
@@ -156,9 +143,8 @@ def err_aware(
     # deterministic rows: every head row outside the live tied groups
     in_live = np.zeros(len(ranking.size), dtype=bool)
     in_live[live] = True
-    column = np.arange(stop_head.shape[1])
-    head_rows = np.where(column < cut[:, None], ranking.starts[:, None] + column, 0)
-    keep = (column < cut[:, None]) & ~in_live[ranking.group[head_rows]]
+    head_rows, valid = ranking.head_rows(cut)
+    keep = valid & ~in_live[ranking.group[head_rows]]
     terms = np.where(keep, stop_head * decay / rank, 0.0)
     value = np.cumsum(terms, axis=1)[:, -1]
     if live.size:
@@ -346,7 +332,7 @@ def err_variance(
     0.19140625
     """
     stop = stop_probabilities(ranking, judgments, max_grade)
-    cut = _cuts(ranking, cutoff, depth)
+    cut = ranking.cut(cutoff, depth)
     out = np.zeros(len(ranking.counts))
     stop_head, decay, _ = _head(ranking, stop, cut)
     if stop_head.shape[1] == 0:
@@ -531,7 +517,7 @@ def err_bounds(
     [0.0625, 0.9375]
     """
     stop = stop_probabilities(ranking, judgments, max_grade)
-    cut = _cuts(ranking, cutoff, depth)
+    cut = ranking.cut(cutoff, depth)
     slots = np.clip(cut[ranking.group_query] - ranking.offset, 0, ranking.size)
     rows = np.flatnonzero((slots > 0)[ranking.group])  # the groups that reach the head
     out = []
@@ -567,7 +553,7 @@ def err_sample(
     from tiecore.engine.seeding import stream_key
 
     stop = stop_probabilities(ranking, judgments, max_grade)
-    cut = _cuts(ranking, cutoff, depth)
+    cut = ranking.cut(cutoff, depth)
     nq = len(ranking.counts)
     layout = sampling._Layout.of(ranking, int(cut.max(initial=0)))
     fixed = stop.copy()

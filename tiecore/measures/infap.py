@@ -117,11 +117,6 @@ def num_relevant(judgments: Judgments) -> np.ndarray:
     return counts.astype(np.int64)
 
 
-def _cuts(ranking: Ranking, depth: int | None) -> np.ndarray:
-    cut = ranking.counts.astype(np.int64)
-    return cut if depth is None else np.minimum(cut, depth)
-
-
 def _terms(kinds: np.ndarray) -> np.ndarray:
     """Each relevant slot's term, 0 elsewhere, along the last axis (ranks 1, 2, ...),
     with trec_eval's operations in its order."""
@@ -135,15 +130,6 @@ def _terms(kinds: np.ndarray) -> np.ndarray:
     smoothed = (r + EPSILON) / ((r + m) + 2 * EPSILON)
     term = 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((r + m + u) / safe) * smoothed
     return np.where(kinds == REL, np.where(fj > 0, term, 1.0), 0.0)
-
-
-def _head(ranking: Ranking, kinds: np.ndarray, cut: np.ndarray) -> np.ndarray:
-    """Kinds of the rows above the cut as a padded ``(queries, L)`` matrix (pad: OTHER)."""
-    width = int(cut.max(initial=0))
-    column = np.arange(width)
-    valid = column < cut[:, None]
-    rows = np.where(valid, ranking.starts[:, None] + column, 0)
-    return np.where(valid, kinds[rows] if kinds.size else OTHER, OTHER).astype(np.int8)
 
 
 def _divide(total: np.ndarray, num_rel: np.ndarray) -> np.ndarray:
@@ -166,7 +152,7 @@ def infap_oblivious(
     0.87499750005
     """
     kinds = doc_kinds(ranking, judgments)
-    head = _head(ranking, kinds, _cuts(ranking, depth))
+    head = ranking.head(kinds, ranking.cut(depth), OTHER).astype(np.int8)
     if head.shape[1] == 0:
         return np.zeros(len(ranking.counts))
     total = np.cumsum(_terms(head), axis=1)[:, -1]  # in rank order, as trec_eval adds
@@ -181,7 +167,7 @@ class _Groups:
 
     def __init__(self, ranking: Ranking, judgments: Judgments, depth: int | None):
         kinds = doc_kinds(ranking, judgments)
-        cut = _cuts(ranking, depth)
+        cut = ranking.cut(depth)
         gq = ranking.group_query
         starts = ranking.group_start
         count = {}
@@ -513,7 +499,7 @@ def infap_sample(
     from tiecore.engine.seeding import stream_key
 
     kinds = doc_kinds(ranking, judgments)
-    cut = _cuts(ranking, depth)
+    cut = ranking.cut(depth)
     nq = len(ranking.counts)
     num_rel = num_relevant(judgments)
     layout = sampling._Layout.of(ranking, int(cut.max(initial=0)))

@@ -80,15 +80,6 @@ SUM_SECONDS, SUM_BYTES = 6e-7, 128
 COUNT_SECONDS, COUNT_BYTES = 5e-8, 64
 
 
-def _cuts(ranking: Ranking, cutoff: int | None, depth: int | None) -> np.ndarray:
-    """Per query the ranks that count: ``min(retrieved, cutoff, depth)``."""
-    cut = ranking.counts.astype(np.int64)
-    for bound in (cutoff, depth):
-        if bound is not None:
-            cut = np.minimum(cut, bound)
-    return cut
-
-
 def _levels(ranking: Ranking) -> np.ndarray:
     """Each row's gain level: its judged level when positive, else 0 (gain 0)."""
     return np.where(ranking.judged & (ranking.level > 0), ranking.level, 0).astype(np.int64)
@@ -134,7 +125,7 @@ def local_oblivious(
     the top k's gains sorted descending; 0 when they are all 0.
     """
     nq = len(ranking.counts)
-    cut = _cuts(ranking, cutoff, depth)
+    cut = ranking.cut(cutoff, depth)
     ideal, shift = _ideal_of_own_top(ranking, judgments, cut, gain)
     rows = np.flatnonzero(ranking.rank <= cut[ranking.query])
     query = ranking.query[rows]
@@ -242,7 +233,7 @@ def local_spread(
         ``value, var, min, max``, arrays in the judgments' query order.
     """
     nq = len(ranking.counts)
-    cut = _cuts(ranking, cutoff, depth)
+    cut = ranking.cut(cutoff, depth)
     level = _levels(ranking)
     gq = ranking.group_query
     t, n, c = ranking.offset, ranking.size, cut[gq]
@@ -441,7 +432,7 @@ def local_sample(
     from tiecore.engine.seeding import stream_key
 
     nq = len(ranking.counts)
-    cut = _cuts(ranking, cutoff, depth)
+    cut = ranking.cut(cutoff, depth)
     level = _levels(ranking)
     width = int(cut.max(initial=0))
     out = np.zeros((samples, nq))

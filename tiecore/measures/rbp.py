@@ -118,15 +118,6 @@ def _residual_component(measure: Measure) -> str | None:
 # ------------------------------------------------- trec_eval 10's rbp_resid, exact
 
 
-def _trec_cut(ranking, cutoff: int | None, depth: int | None) -> np.ndarray:
-    """Per query ``n = min(k, depth, retrieved)``: the ranks the residual reads."""
-    n = ranking.counts.astype(np.int64)
-    for bound in (cutoff, depth):
-        if bound is not None:
-            n = np.minimum(n, bound)
-    return n
-
-
 def _weights(rank: np.ndarray, p: float) -> np.ndarray:
     """RBP's rank weight ``(1 - p) p^(rank - 1)``."""
     return (1.0 - p) * np.power(p, rank - 1.0)
@@ -252,7 +243,7 @@ def trec_resid_sample(ranking, judgments, p: float, n: np.ndarray, *, samples, r
 
 def trec_resid_values(measure, profile, ranking, judgments, depth=None) -> np.ndarray:
     """Per query, in the profile's mode (oblivious: the ranking's order; aware: the mean)."""
-    p, n = float(measure.param("p")), _trec_cut(ranking, measure.cutoff, depth)
+    p, n = float(measure.param("p")), ranking.cut(measure.cutoff, depth)
     if profile.mode == "aware":
         return trec_resid_moments(ranking, p, n)["value"]
     return trec_resid_oblivious(ranking, p, n)
@@ -261,13 +252,13 @@ def trec_resid_values(measure, profile, ranking, judgments, depth=None) -> np.nd
 def trec_resid_spread(measure, ranking, judgments, depth=None) -> dict:
     """Per query ``value, var, min, max``, exact (:func:`trec_resid_moments`)."""
     return trec_resid_moments(
-        ranking, float(measure.param("p")), _trec_cut(ranking, measure.cutoff, depth)
+        ranking, float(measure.param("p")), ranking.cut(measure.cutoff, depth)
     )
 
 
 def trec_resid_draws(measure, ranking, judgments, *, samples, rng, depth=None) -> np.ndarray:
     """``(samples, queries)`` (:func:`trec_resid_sample`)."""
-    p, n = float(measure.param("p")), _trec_cut(ranking, measure.cutoff, depth)
+    p, n = float(measure.param("p")), ranking.cut(measure.cutoff, depth)
     return trec_resid_sample(ranking, judgments, p, n, samples=samples, rng=rng)
 
 
