@@ -347,6 +347,49 @@ class _Words:
             return mix(self._samples(samples) ^ column)
 
 
+class Sampler:
+    """Keyed random orders of a ranking's mixed tie groups above ``depth``, drawn in
+    batches: the one sampler of the families that score each order themselves.
+
+    ``rows``: the rows a draw places (its columns, in ranked order: every judged doc of
+    the mixed groups above ``depth``, :meth:`_Layout.of`); ``cleared``: every row of
+    the drawn groups (their contributions come from the draws); ``group_of_column``:
+    the number of each column's group among the drawn ones.  :meth:`draws` gives, per
+    batch, ``(first, size, doc, slot)``: samples ``first .. first + size - 1``, and
+    which row sits in which slot (:func:`draw`; None when nothing is drawn).  The
+    draws are keyed by run, query, rank and sample (:mod:`tiecore.engine.seeding`), so
+    a query's draws do not depend on the others or on the batches.
+    """
+
+    def __init__(self, ranking: Ranking, judgments: Judgments, depth: int) -> None:
+        self.ranking, self.judgments = ranking, judgments
+        self.layout = _Layout.of(ranking, depth)
+        self.rows, self.cleared = self.layout.docs, self.layout.cleared
+
+    @property
+    def group_of_column(self) -> np.ndarray:
+        """Each column's group, numbered among the drawn groups (ascending)."""
+        return self.layout.compact
+
+    def draws(self, samples: int, rng: np.random.Generator | int, cells: int = 1):
+        """Batches ``(first, size, doc, slot)`` of ``samples`` draws, each batch at most
+        :data:`BATCH_CELLS` cells of ``max(columns, cells)`` per sample (``cells``: what
+        the caller holds per sample besides the columns).  The run key is taken from
+        ``rng`` now (:func:`~tiecore.engine.seeding.stream_key`), once.
+        """
+        words = _Words(stream_key(rng), self.judgments, self.ranking, self.rows)
+        batch = max(1, min(samples, BATCH_CELLS // max(self.rows.size, cells, 1)))
+        return self._batches(words, samples, batch)
+
+    def _batches(self, words, samples, batch):
+        for first in range(0, samples, batch):
+            size = min(batch, samples - first)
+            if self.rows.size:
+                yield first, size, *draw(self.layout, words, first, size)
+            else:
+                yield first, size, None, None
+
+
 def sample_values(
     ranking: Ranking,
     judgments: Judgments,

@@ -549,29 +549,23 @@ def err_sample(
     queries evaluated together or apart); every draw is then scored as
     :func:`err_oblivious` scores an order.
     """
-    from tiecore.engine import sampling
-    from tiecore.engine.seeding import stream_key
+    from tiecore.engine.sampling import Sampler
 
     stop = stop_probabilities(ranking, judgments, max_grade)
     cut = ranking.cut(cutoff, depth)
     nq = len(ranking.counts)
-    layout = sampling._Layout.of(ranking, int(cut.max(initial=0)))
+    sampler = Sampler(ranking, judgments, int(cut.max(initial=0)))
     fixed = stop.copy()
-    fixed[layout.cleared] = 0.0
+    fixed[sampler.cleared] = 0.0
     stop_head, _, rank = _head(ranking, fixed, cut)
     width = stop_head.shape[1]
     out = np.zeros((samples, nq))
     if width == 0:
         return out
-    words = sampling._Words(stream_key(rng), judgments, ranking, layout.docs)
-    columns = max(layout.docs.size, 1)
-    batch = max(1, min(samples, sampling.BATCH_CELLS // max(columns, nq * width)))
-    query = ranking.query[layout.docs]
-    for first in range(0, samples, batch):
-        size = min(batch, samples - first)
+    query = ranking.query[sampler.rows]
+    for first, size, doc, slot in sampler.draws(samples, rng, nq * width):
         heads = np.broadcast_to(stop_head, (size, nq, width)).copy()
-        if layout.docs.size:
-            doc, slot = sampling.draw(layout, words, first, size)
+        if doc is not None:
             place = ranking.rank[slot] - 1
             inside = place < cut[query][None, :]
             sample = np.broadcast_to(np.arange(size)[:, None], slot.shape)

@@ -495,19 +495,18 @@ def infap_sample(
     docs of the drawn groups change terms (the counts above every other doc
     are the same in each order): the rest is summed once.
     """
-    from tiecore.engine import sampling
-    from tiecore.engine.seeding import stream_key
+    from tiecore.engine.sampling import Sampler
 
     kinds = doc_kinds(ranking, judgments)
     cut = ranking.cut(depth)
     nq = len(ranking.counts)
     num_rel = num_relevant(judgments)
-    layout = sampling._Layout.of(ranking, int(cut.max(initial=0)))
+    sampler = Sampler(ranking, judgments, int(cut.max(initial=0)))
     counts = {
         kind: _above((kinds == kind).astype(np.int64), ranking) for kind in (REL, NONREL, UNJUDGED)
     }
     keep = (kinds == REL) & (ranking.rank <= cut[ranking.query])
-    keep[layout.cleared] = False
+    keep[sampler.cleared] = False
     rows = np.flatnonzero(keep)
     fixed = np.bincount(
         ranking.query[rows],
@@ -515,19 +514,16 @@ def infap_sample(
         nq,
     )
     out = np.broadcast_to(fixed.astype(np.float64), (samples, nq)).copy()
-    columns = layout.docs.size
+    columns = sampler.rows.size
     if columns:
-        words = sampling._Words(stream_key(rng), judgments, ranking, layout.docs)
-        start = ranking.group_start[ranking.group[layout.docs]]  # the group's counts above
+        start = ranking.group_start[ranking.group[sampler.rows]]  # the group's counts above
         r0, m0, u0 = (counts[kind][start] for kind in (REL, NONREL, UNJUDGED))
-        first = np.flatnonzero(np.r_[True, layout.compact[1:] != layout.compact[:-1]])
+        compact = sampler.group_of_column
+        first = np.flatnonzero(np.r_[True, compact[1:] != compact[:-1]])
         lead = np.repeat(first, np.diff(np.r_[first, columns]))  # each column's group start
-        query = ranking.query[layout.docs]
+        query = ranking.query[sampler.rows]
         query_start = np.flatnonzero(np.r_[True, query[1:] != query[:-1]])
-        batch = max(1, min(samples, sampling.BATCH_CELLS // columns))
-        for begin in range(0, samples, batch):
-            size = min(batch, samples - begin)
-            doc, slot = sampling.draw(layout, words, begin, size)
+        for begin, size, doc, slot in sampler.draws(samples, rng):
             kind = kinds[doc]
             inside = {}
             for code in (REL, NONREL, UNJUDGED):

@@ -474,22 +474,21 @@ def iprec_sample(
     relevant docs of the drawn groups to their drawn slots, and the curve is
     read as :func:`iprec_oblivious` reads one order.
     """
-    from tiecore.engine import sampling
-    from tiecore.engine.seeding import stream_key
+    from tiecore.engine.sampling import Sampler
 
     first = relevant_counts(judgments, levels, rounding)
     nq, nl = first.shape
     deepest = depth if depth is not None else int(ranking.counts.max(initial=0))
-    layout = sampling._Layout.of(ranking, deepest)
+    sampler = Sampler(ranking, judgments, deepest)
     drawn = np.zeros(ranking.rank.size, bool)
-    drawn[layout.cleared] = True
+    drawn[sampler.cleared] = True
     # queries without a drawn group keep one curve (their order does not matter)
     out = np.broadcast_to(
         iprec_oblivious(ranking, judgments, levels, depth=depth, rounding=rounding),
         (samples, nq, nl),
     ).copy()
     varies = np.zeros(nq, bool)
-    varies[ranking.query[layout.cleared]] = True
+    varies[ranking.query[sampler.cleared]] = True
     keep = ranking.rel & (_retrieved(ranking, depth) | drawn) & varies[ranking.query]
     rows = np.flatnonzero(keep)
     if not rows.size:
@@ -501,13 +500,9 @@ def iprec_sample(
     index[rows] = np.arange(rows.size)
     beyond = int(ranking.counts.max(initial=0)) + 1  # a rank past every depth
     fixed = np.where(ranking.rank[rows] <= deepest, ranking.rank[rows], beyond)
-    words = sampling._Words(stream_key(rng), judgments, ranking, layout.docs)
-    batch = max(1, min(samples, sampling.BATCH_CELLS // max(layout.docs.size, rows.size, 1)))
-    for start in range(0, samples, batch):
-        size = min(batch, samples - start)
+    for start, size, doc, slot in sampler.draws(samples, rng, rows.size):
         rank = np.broadcast_to(fixed, (size, rows.size)).copy()
-        if layout.docs.size:
-            doc, slot = sampling.draw(layout, words, start, size)
+        if doc is not None:
             moved = ranking.rel[doc]
             sample = np.broadcast_to(np.arange(size)[:, None], doc.shape)
             new = ranking.rank[slot][moved]

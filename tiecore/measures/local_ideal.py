@@ -428,8 +428,7 @@ def local_sample(
     queries evaluated together or apart); each is scored as
     :func:`local_oblivious` scores an order.
     """
-    from tiecore.engine import sampling
-    from tiecore.engine.seeding import stream_key
+    from tiecore.engine.sampling import Sampler
 
     nq = len(ranking.counts)
     cut = ranking.cut(cutoff, depth)
@@ -438,7 +437,7 @@ def local_sample(
     out = np.zeros((samples, nq))
     if width == 0:
         return out
-    layout = sampling._Layout.of(ranking, width)
+    sampler = Sampler(ranking, judgments, width)
     # a query whose cut falls inside a tie group draws the docs of its ideal ("moving");
     # the others keep the ideal (and the exp gains' scale) of the ranking's own top k
     c = cut[ranking.group_query]
@@ -450,7 +449,7 @@ def local_sample(
     reach = np.flatnonzero(ranking.offset[ranking.group] < cut[ranking.query])  # can be in
     shift = _query_max(level[reach], ranking.query[reach], nq)  # (a moving query's is redone)
     fixed = np.ones(len(level), dtype=bool)
-    fixed[layout.cleared] = False
+    fixed[sampler.cleared] = False
     rows = np.flatnonzero(fixed & (ranking.rank <= cut[ranking.query]))
     weight = gain_of(level[rows], gain, shift[ranking.query[rows]])
     weight /= np.log2(ranking.rank[rows] + 1.0)
@@ -460,17 +459,13 @@ def local_sample(
     valid = column < cut[moving, None]
     index = np.where(valid, ranking.starts[moving, None] + column, 0)
     head = np.where(valid, (level * fixed)[index], 0) if level.size else index
-    words = sampling._Words(stream_key(rng), judgments, ranking, layout.docs)
-    cells = max(layout.docs.size, moving.size * width, nq, 1)
-    batch = max(1, min(samples, sampling.BATCH_CELLS // cells))
-    query = ranking.query[layout.docs]
+    draws = sampler.draws(samples, rng, max(moving.size * width, nq))
+    query = ranking.query[sampler.rows]
     starts = np.flatnonzero(np.r_[True, query[1:] != query[:-1]]) if query.size else query
-    for first in range(0, samples, batch):
-        size = min(batch, samples - first)
+    for first, size, doc, slot in draws:
         dcg = np.broadcast_to(fixed_dcg, (size, nq)).copy()
         levels = np.broadcast_to(head, (size, moving.size, width)).copy()
-        if layout.docs.size:
-            doc, slot = sampling.draw(layout, words, first, size)
+        if doc is not None:
             rank = ranking.rank[slot]
             inside = rank <= cut[query][None, :]
             drawn = np.where(inside, level[doc], 0)

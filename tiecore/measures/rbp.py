@@ -207,29 +207,23 @@ def trec_resid_sample(ranking, judgments, p: float, n: np.ndarray, *, samples, r
     draws), each draw read as :func:`trec_resid_oblivious` reads an order: from the
     judged weight ``J`` and count ``c`` of the top n, ``L = 1 - J`` and the value
     ``L`` where ``c < n``, else 0."""
-    from tiecore.engine import sampling
-    from tiecore.engine.seeding import stream_key
+    from tiecore.engine.sampling import Sampler
 
     nq = len(ranking.counts)
     judged = ~_trec_unjudged(ranking)
-    layout = sampling._Layout.of(ranking, int(n.max(initial=0)))
+    sampler = Sampler(ranking, judgments, int(n.max(initial=0)))
     keep = judged & (ranking.rank <= n[ranking.query])
-    keep[layout.cleared] = False
+    keep[sampler.cleared] = False
     fixed_weight = np.bincount(
         ranking.query[keep], weights=_weights(ranking.rank[keep], p), minlength=nq
     ).astype(np.float64)  # (an empty bincount is of integers)
     fixed_count = np.bincount(ranking.query[keep], minlength=nq)
     out = np.empty((samples, nq))
-    words = sampling._Words(stream_key(rng), judgments, ranking, layout.docs)
-    columns = max(layout.docs.size, 1)
-    batch = max(1, min(samples, sampling.BATCH_CELLS // columns))
-    query = ranking.query[layout.docs]
-    for first in range(0, samples, batch):
-        size = min(batch, samples - first)
+    query = ranking.query[sampler.rows]
+    for first, size, doc, slot in sampler.draws(samples, rng):
         weight = np.broadcast_to(fixed_weight, (size, nq)).copy()
         count = np.broadcast_to(fixed_count, (size, nq)).copy()
-        if layout.docs.size:
-            doc, slot = sampling.draw(layout, words, first, size)
+        if doc is not None:
             rank = ranking.rank[slot]
             inside = judged[doc] & (rank <= n[query][None, :])
             cell = (np.arange(size)[:, None] * nq + query[None, :])[inside]
