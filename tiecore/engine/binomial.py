@@ -16,8 +16,9 @@ With ``table=True`` the same function reads a kept table of ``log n!``
 (scipy's ``gammaln``, correctly rounded at the integers, where glibc's
 ``math.lgamma`` is off by an ulp from ``n = 2`` on) and returns
 ``log n! - log k! - log (n - k)!``: three lookups, for the hot loops that take
-millions of terms (ERR's subset DP, G's and RBP's hypergeometric weights, the
-sampler's hypergeometric draws), at the cost of the largest term's rounding.
+millions of terms (ERR's subset DP, G's and RBP's hypergeometric weights), at
+the cost of the largest term's rounding.  (The sampler's hypergeometric draws take
+the sum above: numpy only, no scipy import on the sampling path.)
 One table serves every caller, so the values of a caller do not depend on which
 other caller ran first.
 """

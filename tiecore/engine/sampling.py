@@ -655,9 +655,9 @@ def hypergeometric(
     mode + 2, ...; past its end a side adds nothing): the value returned is the
     first whose cumulative probability in that order reaches ``u``, so each value
     has its probability, ``C(good, x) C(bad, draws - x) / C(good + bad, draws)``
-    (the mode's from log-factorials, the others by the ratios of neighbours;
-    exact up to rounding: within 5e-12 relative for groups of a thousand docs), and
-    the search takes about a standard deviation's steps.
+    (the mode's from :func:`~tiecore.engine.binomial.log_choose`, the others by the
+    ratios of neighbours; exact up to rounding: within 5e-12 relative for groups of a
+    thousand docs), and the search takes about a standard deviation's steps.
 
     >>> u = (np.arange(10_000) + 0.5) / 10_000  # evenly spread: the mean is d g / (g + b)
     >>> float(hypergeometric(5, 15, 8, u).mean())
@@ -675,11 +675,7 @@ def hypergeometric(
     u = np.asarray(u, dtype=np.float64).ravel()[some]
     mode = np.clip((d + 1) * (g + 1) // (g + b + 2), low, high)
 
-    p = np.exp(
-        log_choose(g, mode, table=True)
-        + log_choose(b, d - mode, table=True)
-        - log_choose(g + b, d, table=True)
-    )
+    p = np.exp(log_choose(g, mode) + log_choose(b, d - mode) - log_choose(g + b, d))
     out[some] = mode
     todo = np.flatnonzero(p < u)
     # the search's state in one float array (integers below 2**53 are exact), so that
