@@ -66,7 +66,7 @@ def stop_probabilities(
     >>> stop_probabilities(Ranking.build(run, j), j).tolist()
     [0.9375, 0.0625, 0.0]
     """
-    levels = judgments._levels
+    levels = judgments.levels
     if levels.size and levels.max() > max_grade:
         raise InputError(
             "qrels",

@@ -111,9 +111,9 @@ def doc_kinds(ranking: Ranking, judgments: Judgments) -> np.ndarray:
 
 def num_relevant(judgments: Judgments) -> np.ndarray:
     """trec_eval's ``num_rel``: qrels docs of level ``>= max(rel_level, 0)``, per query."""
-    levels = judgments._levels
+    levels = judgments.levels
     rel = (levels >= 0) & (levels >= judgments.rel_level)
-    counts = np.bincount(judgments._query_of_key, weights=rel, minlength=len(judgments.qids))
+    counts = np.bincount(judgments.query_of_key, weights=rel, minlength=len(judgments.qids))
     return counts.astype(np.int64)
 
 

@@ -59,7 +59,7 @@ def rbp_denominator(measure, judgments, ranking, cut) -> np.ndarray:
     RBP at most 1 (a qrels without a positive level scores 0, as its gains are 0).
     """
     if measure.gain == "scaled":
-        top = max(int(judgments._levels.max(initial=0)), 0)
+        top = max(int(judgments.levels.max(initial=0)), 0)
         return np.full(len(judgments.qids), float(top))
     if measure.gain == "query_scaled":
         return np.maximum(query_top_level(judgments), 1).astype(np.float64)
@@ -75,8 +75,8 @@ def query_top_level(judgments) -> np.ndarray:
     and this is the reading its test outputs bear out (the smallest gain 0, level 0's).
     """
     top = np.zeros(len(judgments.qids), np.int64)
-    if len(judgments._levels):
-        np.maximum.at(top, judgments._query_of_key, np.maximum(judgments._levels, 0))
+    if len(judgments.levels):
+        np.maximum.at(top, judgments.query_of_key, np.maximum(judgments.levels, 0))
     return top
 
 
