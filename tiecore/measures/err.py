@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tiecore.engine import budget as budgets
 from tiecore.engine.binomial import log_choose
 from tiecore.engine.budget import check_cost
 from tiecore.engine.judgments import Judgments
@@ -160,8 +161,6 @@ def _check_cost(ranking: Ranking, qids, live: np.ndarray, d: np.ndarray, counts)
     """Refuse (InputError) an exact mean whose :func:`subset_cost` passes the budgets
     (:mod:`tiecore.engine.budget`), with the largest cutoff that fits (``d``: each live group's
     slots above the cut)."""
-    from tiecore.engine import budget
-
     n, t = ranking.size[live], ranking.offset[live]
 
     def price(cut: int) -> tuple[float, float]:
@@ -169,11 +168,11 @@ def _check_cost(ranking: Ranking, qids, live: np.ndarray, d: np.ndarray, counts)
 
     deepest = int((t + d).max(initial=0))
     seconds, memory = price(deepest)
-    if budget.within(seconds, memory):
+    if budgets.within(seconds, memory):
         return
     worst = live[np.argmax(n)]
-    fits = budget.largest(price, deepest)
-    budget.check(
+    fits = budgets.largest(price, deepest)
+    budgets.check(
         f"run {ranking.name}",
         f"query {qids[ranking.group_query[worst]]} has a tie group of {ranking.size[worst]} "
         f"docs: ERR's exact mean over its orderings",
@@ -383,10 +382,8 @@ def _check_variance_time(ranking, qids, live, nonzero, d, cost) -> None:
     """Refuse (InputError) a variance whose terms, at :data:`VARIANCE_TERM_SECONDS`, pass
     the time budget (:mod:`tiecore.engine.budget`) summed over all groups, with the largest
     cutoff that fits."""
-    from tiecore.engine import budget
-
     seconds = float(cost.sum()) * VARIANCE_TERM_SECONDS
-    if budget.within(seconds, 0.0):
+    if budgets.within(seconds, 0.0):
         return
     t = ranking.offset[live]
 
@@ -395,8 +392,8 @@ def _check_variance_time(ranking, qids, live, nonzero, d, cost) -> None:
         terms = np.where(slots > 0, _variance_terms(nonzero, slots), 0.0)
         return float(terms.sum()) * VARIANCE_TERM_SECONDS, 0.0
 
-    fits = budget.largest(price, int((t + d).max()))
-    budget.check(
+    fits = budgets.largest(price, int((t + d).max()))
+    budgets.check(
         f"run {ranking.name}",
         f"ERR's exact variance over {live.size} tie groups (the largest "
         f"{int(ranking.size[live].max())} docs, in query "

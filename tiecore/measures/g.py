@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tiecore.engine import budget as budgets
 from tiecore.engine.binomial import log_choose
 from tiecore.engine.budget import check_cost
 from tiecore.engine.judgments import Judgments
@@ -172,14 +173,12 @@ def _check_spread_cost(ranking: Ranking, combos: np.ndarray, d: np.ndarray, widt
     """Refuse (:class:`~tiecore.errors.Refusal`) G's variance and bounds whose backward
     pass passes the budgets (:mod:`tiecore.engine.budget`): ``sum combos d (width + 1)``
     steps and ``max d`` positions of time, each composition's arrays of memory."""
-    from tiecore.engine import budget
-
     steps = float(np.sum(combos * d * (width + 1.0)))
     seconds = steps * G_STEP_SECONDS + float(d.max(initial=0)) * G_POSITION_SECONDS
     memory = float(combos.sum()) * 8.0 * (4 * width + 24)
-    if budget.within(seconds, memory):
+    if budgets.within(seconds, memory):
         return
-    budget.check(
+    budgets.check(
         f"run {ranking.name}",
         f"G's exact variance and bounds ({steps:.3g} steps over its groups' compositions)",
         seconds,

@@ -69,6 +69,7 @@ import itertools
 
 import numpy as np
 
+from tiecore.engine import budget as budgets
 from tiecore.engine.budget import check_cost
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
@@ -321,8 +322,6 @@ def _chain_cost(groups: _Groups) -> np.ndarray:
 def _check_time(groups: _Groups, step: float) -> None:
     """Refuse (InputError) a pass whose :func:`_chain_cost` steps, at ``step`` seconds
     each, pass the time budget (:mod:`tiecore.engine.budget`), with the largest depth that fits."""
-    from tiecore.engine import budget
-
     if not groups.live.size:
         return
     t, n = groups.t, groups.n
@@ -335,11 +334,11 @@ def _check_time(groups: _Groups, step: float) -> None:
 
     deepest = int(full.max())
     seconds, _ = price(deepest)
-    if seconds <= budget.time_budget():
+    if seconds <= budgets.time_budget():
         return
     worst = int(np.argmax(n))
-    fits = budget.largest(price, deepest)
-    budget.check(
+    fits = budgets.largest(price, deepest)
+    budgets.check(
         f"run {groups.name}",
         f"query {groups.qids[groups.query[worst]]} has a tie group of {n[worst]} docs "
         f"({groups.R[worst]} relevant, {groups.N[worst]} judged non-relevant): infAP's "

@@ -63,6 +63,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tiecore.engine import budget as budgets
 from tiecore.engine.binomial import log_choose
 from tiecore.engine.budget import check_cost
 from tiecore.engine.judgments import Judgments, gain_of
@@ -293,8 +294,6 @@ def _priced_counts(ranking: Ranking, judgments: Judgments, straddling, budget: f
     ``min(m, k - t)`` slots, each count taken as the largest for at most that many
     (so the price grows with ``k``).
     """
-    from tiecore.engine import budget as budgets
-
     tied_n, t_q, n_q, m_q, cut = straddling
     live = np.flatnonzero(m_q > 0)
     classes = tied_n.shape[1]
@@ -355,8 +354,6 @@ def _fits(cutoff: int) -> str:
 
 def _refuse(ranking: Ranking, what: str, seconds: float, memory: float, cutoff: int) -> None:
     """Refuse (:func:`tiecore.engine.budget.check`) work past the time or memory budget."""
-    from tiecore.engine import budget as budgets
-
     budgets.check(
         f"run {ranking.name}", what, seconds, memory,
         f"{_fits(cutoff)}, or a larger {budgets.TIME_ENV} or {budgets.MEMORY_ENV}",
