@@ -262,6 +262,6 @@ def test_local_ideal_on_200000_tied_docs(tmp_path, capsys):
     qrels, run = write_group(tmp_path, 200_000)
     for extra in (["--ties", "aware"], ["--spread"]):
         err = refused(["eval", qrels, run, "-m", f"{LOCAL}@1000", *extra], capsys)
-        assert f"{LOCAL}'s exact value" in err and 0 < at_most(err) < 1000
+        assert f"the exact {LOCAL} value would need" in err and 0 < at_most(err) < 1000
         assert main(["eval", qrels, run, "-m", LOCAL, *extra]) == 0
         assert LOCAL in capsys.readouterr().out

@@ -63,3 +63,26 @@ def test_file_order_ranking_against_a_plain_sort(tmp_path_factory, track):
     assert ranking.judged.tolist() == [run[k][:2] in qrels for k in expected]
     skipped = sorted({q for q, _, _ in run} - set(code))
     assert ranking.skipped.tolist() == skipped
+
+
+def test_cut_and_head_read_the_top_rows_of_each_query():
+    """Ranking.cut: min(retrieved, bounds); Ranking.head: each query's top rows' values,
+    padded, against a loop over the queries."""
+    import pandas as pd
+
+    run = pd.DataFrame(
+        {"qid": ["1"] * 5 + ["2"] * 2, "docno": list("abcdeab"), "score": [5, 4, 4, 2, 1, 3, 3.0]}
+    )
+    qrels = pd.DataFrame({"qid": ["1", "2"], "docno": ["a", "b"], "level": [1, 1]})
+    judgments = Judgments.from_qrels(qrels)
+    ranking = Ranking.build(run, judgments)
+    assert ranking.cut().tolist() == [5, 2]
+    assert ranking.cut(3, None).tolist() == [3, 2] and ranking.cut(None, 1).tolist() == [1, 1]
+    values = np.arange(len(ranking.rank)) * 10.0
+    cut = ranking.cut(4)
+    head = ranking.head(values, cut, -1.0)
+    for q, (start, count) in enumerate(zip(ranking.starts, cut, strict=True)):
+        expected = list(values[start : start + count]) + [-1.0] * (head.shape[1] - count)
+        assert head[q].tolist() == expected
+    rows, valid = ranking.head_rows(cut)
+    assert valid.sum(axis=1).tolist() == cut.tolist() and (rows[~valid] == 0).all()

@@ -464,3 +464,28 @@ def test_hypergeometric_inverts_scipys_distribution(good, bad, draws):
         expected = law.pmf(support) * x.size
         result = stats.chisquare(observed, expected * observed.sum() / expected.sum())
         assert result.pvalue > 1e-4, result
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_public_sampler_draws_what_the_layout_draws(seed):
+    """Sampler.draws: the batches of draw() over the layout of the mixed groups, the run
+    key taken once from the generator, whatever the batch size."""
+    run, qrels = tie_heavy(seed)
+    judgments = Judgments.from_qrels(qrels)
+    ranking = Ranking.build(run, judgments)
+    sampler = sampling.Sampler(ranking, judgments, 50)
+    layout = sampling._Layout.of(ranking, 50)
+    assert np.array_equal(sampler.rows, layout.docs)
+    assert np.array_equal(sampler.cleared, layout.cleared)
+    words = sampling._Words(seed + 7, judgments, ranking, layout.docs)
+    doc, slot = sampling.draw(layout, words, 0, 30)
+    cells = sampling.BATCH_CELLS // 8  # batches of 8 samples
+    got = list(sampler.draws(30, seed + 7, max(cells, 1)))
+    assert [size for _, size, _, _ in got] == [8, 8, 8, 6]
+    assert np.array_equal(np.concatenate([d for _, _, d, _ in got]), doc)
+    assert np.array_equal(np.concatenate([s for _, _, _, s in got]), slot)
+    rng, twin = np.random.default_rng(seed), np.random.default_rng(seed)
+    empty = list(sampling.Sampler(ranking, judgments, 0).draws(3, rng))
+    assert [(doc, slot) for _, _, doc, slot in empty] == [(None, None)]
+    twin.integers(0, 2**64, dtype=np.uint64)  # the one word the run key takes
+    assert rng.random() == twin.random()

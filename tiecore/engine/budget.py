@@ -11,13 +11,23 @@ estimate and the largest setting that fits, before any work is done.
 The budgets: :func:`time_budget` seconds (``TIECORE_TIME_BUDGET``, default
 :data:`DEFAULT_SECONDS`) and :func:`memory_budget` bytes
 (``TIECORE_MEMORY_BUDGET``, default half the memory available now).
+
+A family whose exact value is priced per tie group in steps of its own (DP cells,
+terms, compositions) refuses the costliest group past its budget of steps with
+:func:`check_cost`, the one refusal they share; :func:`step_budget` and
+:func:`budget_scope` say what that budget is (the family's own, a caller's scope, or
+the family's default scaled with ``TIECORE_TIME_BUDGET``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+
+import numpy as np
 
 from tiecore.errors import InputError, Refusal
 
@@ -260,3 +270,86 @@ def check_compare(n_resamples: int, n_bootstrap: int, runs: int, queries: int) -
             memory,
             f"at most {fits} {noun}, or a larger {TIME_ENV} or {MEMORY_ENV}",
         )
+
+
+#: The step budget of calls that pass none (:func:`budget_scope`), else None.
+_SCOPED_STEPS: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "step_budget", default=None
+)
+
+
+@contextlib.contextmanager
+def budget_scope(steps: float) -> Iterator[None]:
+    """Within the block (this thread or task only), a family that reads
+    :func:`step_budget` refuses tie groups past ``steps`` steps instead of its default:
+    an interactive caller that would rather sample than wait.
+
+    >>> with budget_scope(0.0):
+    ...     step_budget(4e9)
+    0.0
+    >>> step_budget(4e9) == 4e9 * time_budget() / DEFAULT_SECONDS
+    True
+    """
+    token = _SCOPED_STEPS.set(float(steps))
+    try:
+        yield
+    finally:
+        _SCOPED_STEPS.reset(token)
+
+
+def step_budget(default: float, given: float | None = None) -> float:
+    """The steps a call may take: ``given`` if not None, else the :func:`budget_scope`'s,
+    else ``default`` (priced at the default time budget, :data:`DEFAULT_SECONDS`) in
+    proportion to ``TIECORE_TIME_BUDGET`` when that is set.
+
+    >>> step_budget(4e9, given=1.0)
+    1.0
+    """
+    if given is not None:
+        return given
+    scoped = _SCOPED_STEPS.get()
+    if scoped is not None:
+        return scoped
+    return default * time_budget() / DEFAULT_SECONDS
+
+
+def check_cost(
+    cost: np.ndarray,
+    budget: float,
+    *,
+    run: str,
+    what: str,
+    instead: str | Callable[[int], str],
+    group: Callable[[int], str] | None = None,
+    unit: str = "steps",
+    bound: bool = False,
+) -> None:
+    """Refuse (:class:`~tiecore.errors.Refusal`) the costliest entry of ``cost`` (steps per
+    tie group, or one total) when it passes ``budget`` steps; otherwise do nothing.
+
+    The message names the run, the group (``group(worst)``: its query and make-up),
+    the exact computation (``what``), its cost in ``unit`` (``bound``: an upper bound,
+    "up to") and the budget, and what to ask instead (``instead``, or
+    ``instead(worst)`` where what fits depends on the group).
+
+    >>> check_cost(np.array([3.0, 5.0]), 10.0, run="r", what="AP mean", instead="less")
+    >>> check_cost(np.array([3.0, 50.0]), 10.0, run="r", what="AP mean", instead="less",
+    ...            group=lambda g: f"query q has a tie group number {g}")
+    Traceback (most recent call last):
+    ...
+    tiecore.errors.Refusal: run r: query q has a tie group number 1: the exact AP mean \
+would need 50 steps, more than the 10 allowed (expected less)
+    """
+    cost = np.asarray(cost, dtype=np.float64).ravel()
+    if not cost.size or not cost.max() > budget:
+        return
+    worst = int(np.argmax(cost))
+    where = f"{group(worst)}: " if group is not None else ""
+    up_to = "up to " if bound else ""
+    raise Refusal(
+        f"run {run}",
+        None,
+        f"{where}the exact {what} would need {up_to}{cost[worst]:.3g} {unit}, more than the "
+        f"{budget:.3g} allowed",
+        instead(worst) if callable(instead) else instead,
+    )

@@ -260,6 +260,17 @@ class Judgments:
         return relevant(level, self.rel_level)
 
     @property
+    def levels(self) -> np.ndarray:
+        """The level of every qrels line (one per judged (query, docno) pair, grouped by
+        query in :attr:`qids` order)."""
+        return self._levels
+
+    @property
+    def query_of_key(self) -> np.ndarray:
+        """The query (index into :attr:`qids`) of each entry of :attr:`levels`."""
+        return self._query_of_key
+
+    @property
     def qid_array(self) -> pa.Array:
         """:attr:`qids` as an arrow string array (made once)."""
         if self._qid_array is None:

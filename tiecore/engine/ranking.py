@@ -109,6 +109,29 @@ class Ranking:
         """0-based position of each row inside its tie group."""
         return np.arange(len(self.query)) - self.group_start[self.group]
 
+    def cut(self, *bounds: int | None) -> np.ndarray:
+        """Per query the ranks a measure reads: ``min(retrieved, *bounds)`` (a cutoff, a
+        depth; None bounds nothing).
+        """
+        cut = self.counts.astype(np.int64)
+        for bound in bounds:
+            if bound is not None:
+                cut = np.minimum(cut, bound)
+        return cut
+
+    def head_rows(self, cut: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The rows above ``cut`` (per query) as a padded ``(queries, max(cut))`` matrix in
+        ranked order (pads: row 0), and where it holds a real row."""
+        column = np.arange(int(cut.max(initial=0)))
+        valid = column < cut[:, None]
+        return np.where(valid, self.starts[:, None] + column, 0), valid
+
+    def head(self, values: np.ndarray, cut: np.ndarray, fill: float = 0) -> np.ndarray:
+        """``values`` (one per row) of the rows above ``cut`` as a padded ``(queries,
+        max(cut))`` matrix in ranked order, ``fill`` in the pads."""
+        rows, valid = self.head_rows(cut)
+        return np.where(valid, values[rows] if values.size else fill, fill)
+
     @classmethod
     def build(
         cls,

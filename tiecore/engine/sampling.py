@@ -53,12 +53,12 @@ than it did before, with the same distribution; the other measures keep theirs.)
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from tiecore.engine import kernels
+from tiecore.engine.binomial import log_choose
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.kernels import HeadSum
 from tiecore.engine.profiles import Draws, oblivious, sampled
@@ -347,6 +347,49 @@ class _Words:
             return mix(self._samples(samples) ^ column)
 
 
+class Sampler:
+    """Keyed random orders of a ranking's mixed tie groups above ``depth``, drawn in
+    batches: the one sampler of the families that score each order themselves.
+
+    ``rows``: the rows a draw places (its columns, in ranked order: every judged doc of
+    the mixed groups above ``depth``, :meth:`_Layout.of`); ``cleared``: every row of
+    the drawn groups (their contributions come from the draws); ``group_of_column``:
+    the number of each column's group among the drawn ones.  :meth:`draws` gives, per
+    batch, ``(first, size, doc, slot)``: samples ``first .. first + size - 1``, and
+    which row sits in which slot (:func:`draw`; None when nothing is drawn).  The
+    draws are keyed by run, query, rank and sample (:mod:`tiecore.engine.seeding`), so
+    a query's draws do not depend on the others or on the batches.
+    """
+
+    def __init__(self, ranking: Ranking, judgments: Judgments, depth: int) -> None:
+        self.ranking, self.judgments = ranking, judgments
+        self.layout = _Layout.of(ranking, depth)
+        self.rows, self.cleared = self.layout.docs, self.layout.cleared
+
+    @property
+    def group_of_column(self) -> np.ndarray:
+        """Each column's group, numbered among the drawn groups (ascending)."""
+        return self.layout.compact
+
+    def draws(self, samples: int, rng: np.random.Generator | int, cells: int = 1):
+        """Batches ``(first, size, doc, slot)`` of ``samples`` draws, each batch at most
+        :data:`BATCH_CELLS` cells of ``max(columns, cells)`` per sample (``cells``: what
+        the caller holds per sample besides the columns).  The run key is taken from
+        ``rng`` now (:func:`~tiecore.engine.seeding.stream_key`), once.
+        """
+        words = _Words(stream_key(rng), self.judgments, self.ranking, self.rows)
+        batch = max(1, min(samples, BATCH_CELLS // max(self.rows.size, cells, 1)))
+        return self._batches(words, samples, batch)
+
+    def _batches(self, words, samples, batch):
+        for first in range(0, samples, batch):
+            size = min(batch, samples - first)
+            if self.rows.size:
+                yield first, size, *draw(self.layout, words, first, size)
+            else:
+                yield first, size, None, None
+
+
 def sample_values(
     ranking: Ranking,
     judgments: Judgments,
@@ -612,9 +655,9 @@ def hypergeometric(
     mode + 2, ...; past its end a side adds nothing): the value returned is the
     first whose cumulative probability in that order reaches ``u``, so each value
     has its probability, ``C(good, x) C(bad, draws - x) / C(good + bad, draws)``
-    (the mode's from log-factorials, the others by the ratios of neighbours;
-    exact up to rounding: within 5e-12 relative for groups of a thousand docs), and
-    the search takes about a standard deviation's steps.
+    (the mode's from :func:`~tiecore.engine.binomial.log_choose`, the others by the
+    ratios of neighbours; exact up to rounding: within 5e-12 relative for groups of a
+    thousand docs), and the search takes about a standard deviation's steps.
 
     >>> u = (np.arange(10_000) + 0.5) / 10_000  # evenly spread: the mean is d g / (g + b)
     >>> float(hypergeometric(5, 15, 8, u).mean())
@@ -631,11 +674,6 @@ def hypergeometric(
     g, b, d, low, high = g[some], b[some], d[some], low[some], high[some]
     u = np.asarray(u, dtype=np.float64).ravel()[some]
     mode = np.clip((d + 1) * (g + 1) // (g + b + 2), low, high)
-
-    table = _log_factorials(int(g.max(initial=0) + b.max(initial=0)))
-
-    def log_choose(n, k):
-        return table[n] - table[k] - table[n - k]
 
     p = np.exp(log_choose(g, mode) + log_choose(b, d - mode) - log_choose(g + b, d))
     out[some] = mode
@@ -659,21 +697,6 @@ def hypergeometric(
         out[some[where]] = np.where(hit_up[done], up[done], np.maximum(down[done], low[done]))
         state = state[:, ~done]
     return out.reshape(shape)
-
-
-_LOG_FACTORIALS = np.zeros(1)
-
-
-def _log_factorials(top: int) -> np.ndarray:
-    """``log(n!)`` for ``n = 0 .. top`` at least (``math.lgamma``, kept and extended;
-    no scipy import on the sampling path)."""
-    global _LOG_FACTORIALS
-    table = _LOG_FACTORIALS  # this thread's copy: another may replace the global meanwhile
-    have = table.size
-    if top >= have:
-        more = [math.lgamma(n + 1.0) for n in range(have, max(top + 1, 2 * have))]
-        table = _LOG_FACTORIALS = np.concatenate([table, more])
-    return table
 
 
 @dataclass

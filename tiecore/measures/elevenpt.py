@@ -52,13 +52,13 @@ from typing import NamedTuple
 
 import numpy as np
 
+from tiecore.engine.budget import check_cost, step_budget
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
-from tiecore.errors import Refusal
 from tiecore.measures.iprec import (
+    BUDGET,
     RECALL_LEVELS,
     ROUND,
-    _budget,
     _expected_max,
     _parts,
     iprec_oblivious,
@@ -125,7 +125,7 @@ def iprec_avg_spread(
     >>> [round(float(out[k][0]), 6) for k in ("value", "var", "min", "max")]
     [0.833333, 0.018519, 0.666667, 1.0]
     """
-    budget = _budget(budget)
+    budget = step_budget(BUDGET, budget)
     first = relevant_counts(judgments, levels, rounding)
     nq, nl = first.shape
     within = within or "IPrecAvg"
@@ -522,17 +522,13 @@ def _across_runs(
     has = np.flatnonzero(runs_of > 0)
     g = joint[has]
     np.add.at(cells, g, 1.0 * runs_of[has] * r[g] * (n[g] - r[g] + 1))
-    if cells.size and cells.max() > budget:
-        worst = int(np.argmax(cells))
-        raise Refusal(
-            f"run {ranking.name}",
-            None,
-            f"query {judgments.qids[ranking.group_query[worst]]} has a tie group of "
-            f"{n[worst]} docs with {r[worst]} relevant: {cells[worst]:.3g} steps of the "
-            f"exact {within} variance, more than the {budget:.3g} it takes",
-            f"ties='aware' without the spread (its exact value), 'oblivious' or 'sampled' "
-            f"for {within} on this run",
-        )
+    check_cost(
+        cells, budget, run=ranking.name, what=f"{within} variance",
+        instead=f"ties='aware' without the spread (its exact value), 'oblivious' or "
+        f"'sampled' for {within} on this run",
+        group=lambda w: f"query {judgments.qids[ranking.group_query[w]]} has a tie group "
+        f"of {n[w]} docs with {r[w]} relevant",
+    )  # fmt: skip
     shapes, shape_of = np.unique(np.stack([n[g], r[g]], axis=1), axis=0, return_inverse=True)
     for s, (size, rel) in enumerate(shapes):  # one pass per distinct (n, r) shape
         size, rel = int(size), int(rel)

@@ -36,6 +36,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from tiecore.engine import budget as budgets
+from tiecore.engine.binomial import log_choose
+from tiecore.engine.budget import check_cost
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
 from tiecore.errors import InputError
@@ -64,7 +67,7 @@ def stop_probabilities(
     >>> stop_probabilities(Ranking.build(run, j), j).tolist()
     [0.9375, 0.0625, 0.0]
     """
-    levels = judgments._levels
+    levels = judgments.levels
     if levels.size and levels.max() > max_grade:
         raise InputError(
             "qrels",
@@ -76,27 +79,14 @@ def stop_probabilities(
     return table[np.where(ranking.judged & (ranking.level > 0), ranking.level, 0)]
 
 
-def _cuts(ranking: Ranking, cutoff: int | None, depth: int | None) -> np.ndarray:
-    """Per query the ranks that count: ``min(count, cutoff, depth)``."""
-    cut = ranking.counts.astype(np.int64)
-    for bound in (cutoff, depth):
-        if bound is not None:
-            cut = np.minimum(cut, bound)
-    return cut
-
-
 def _head(ranking: Ranking, stop: np.ndarray, cut: np.ndarray):
     """Rows above the cut as a padded ``(queries, L)`` matrix: ``R``, the product of
     ``1 - R`` above each slot (exclusive, in the ranking's order) and the ranks."""
-    width = int(cut.max(initial=0))
-    column = np.arange(width)
-    valid = column < cut[:, None]
-    rows = np.where(valid, ranking.starts[:, None] + column, 0)
-    stop_head = np.where(valid, stop[rows] if stop.size else 0.0, 0.0)
+    stop_head = ranking.head(stop, cut, 0.0)
     decay = np.ones_like(stop_head)
-    if width > 1:
+    if stop_head.shape[1] > 1:
         decay[:, 1:] = np.cumprod(1.0 - stop_head[:, :-1], axis=1)
-    return stop_head, decay, column + 1.0
+    return stop_head, decay, np.arange(stop_head.shape[1]) + 1.0
 
 
 def err_oblivious(
@@ -117,7 +107,7 @@ def err_oblivious(
     0.939453125
     """
     stop = stop_probabilities(ranking, judgments, max_grade)
-    stop_head, decay, rank = _head(ranking, stop, _cuts(ranking, cutoff, depth))
+    stop_head, decay, rank = _head(ranking, stop, ranking.cut(cutoff, depth))
     if stop_head.shape[1] == 0:
         return np.zeros(len(ranking.counts))
     return np.cumsum(stop_head * decay / rank, axis=1)[:, -1]
@@ -143,7 +133,7 @@ def err_aware(
     0.5
     """
     stop = stop_probabilities(ranking, judgments, max_grade)
-    cut = _cuts(ranking, cutoff, depth)
+    cut = ranking.cut(cutoff, depth)
     stop_head, decay, rank = _head(ranking, stop, cut)
     if stop_head.shape[1] == 0:
         return np.zeros(len(ranking.counts))
@@ -154,9 +144,8 @@ def err_aware(
     # deterministic rows: every head row outside the live tied groups
     in_live = np.zeros(len(ranking.size), dtype=bool)
     in_live[live] = True
-    column = np.arange(stop_head.shape[1])
-    head_rows = np.where(column < cut[:, None], ranking.starts[:, None] + column, 0)
-    keep = (column < cut[:, None]) & ~in_live[ranking.group[head_rows]]
+    head_rows, valid = ranking.head_rows(cut)
+    keep = valid & ~in_live[ranking.group[head_rows]]
     terms = np.where(keep, stop_head * decay / rank, 0.0)
     value = np.cumsum(terms, axis=1)[:, -1]
     if live.size:
@@ -172,8 +161,6 @@ def _check_cost(ranking: Ranking, qids, live: np.ndarray, d: np.ndarray, counts)
     """Refuse (InputError) an exact mean whose :func:`subset_cost` passes the budgets
     (:mod:`tiecore.engine.budget`), with the largest cutoff that fits (``d``: each live group's
     slots above the cut)."""
-    from tiecore.engine import budget
-
     n, t = ranking.size[live], ranking.offset[live]
 
     def price(cut: int) -> tuple[float, float]:
@@ -181,11 +168,11 @@ def _check_cost(ranking: Ranking, qids, live: np.ndarray, d: np.ndarray, counts)
 
     deepest = int((t + d).max(initial=0))
     seconds, memory = price(deepest)
-    if budget.within(seconds, memory):
+    if budgets.within(seconds, memory):
         return
     worst = live[np.argmax(n)]
-    fits = budget.largest(price, deepest)
-    budget.check(
+    fits = budgets.largest(price, deepest)
+    budgets.check(
         f"run {ranking.name}",
         f"query {qids[ranking.group_query[worst]]} has a tie group of {ranking.size[worst]} "
         f"docs: ERR's exact mean over its orderings",
@@ -227,16 +214,9 @@ def _ragged(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return owner, local
 
 
-class _LogChoose:
-    """``log C(n, k)`` from a table of ``log(i!)`` (``gammaln``, each correctly rounded)."""
-
-    def __init__(self, largest: int) -> None:
-        from scipy import special  # on first use: tiecore loads scipy lazily
-
-        self.table = special.gammaln(np.arange(largest + 1) + 1.0)
-
-    def __call__(self, n: np.ndarray, k: np.ndarray) -> np.ndarray:
-        return self.table[n] - self.table[k] - self.table[n - k]
+def _log_choose(n: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """``log C(n, k)`` from the kept table of ``log(i!)`` (:mod:`tiecore.engine.binomial`)."""
+    return log_choose(n, k, table=True)
 
 
 def subset_terms(top: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -299,7 +279,6 @@ def subset_product_means(
     means = np.zeros(int(width.sum()))
     means[base] = 1.0
     seen = np.zeros(size.size, dtype=np.int64)
-    _log_choose = _LogChoose(int(size.max(initial=0)))
     for v, x in enumerate(values):
         c = counts[:, v]
         chosen = np.flatnonzero(c > 0)
@@ -352,7 +331,7 @@ def err_variance(
     0.19140625
     """
     stop = stop_probabilities(ranking, judgments, max_grade)
-    cut = _cuts(ranking, cutoff, depth)
+    cut = ranking.cut(cutoff, depth)
     out = np.zeros(len(ranking.counts))
     stop_head, decay, _ = _head(ranking, stop, cut)
     if stop_head.shape[1] == 0:
@@ -367,17 +346,13 @@ def err_variance(
     # terms of the pair DP: states (d+1)^2/2, each with up to (c+1)^2 splits of the
     # docs with R > 0 (the stop-free docs come last and only dilute)
     cost = _variance_terms(nonzero[live], d)
-    if cost.max() > budget:
-        worst = live[np.argmax(cost)]
-        raise InputError(
-            f"run {ranking.name}",
-            None,
-            f"query {judgments.qids[gq[worst]]} has a tie group of {ranking.size[worst]} docs, "
-            f"{nonzero[worst]} of them with a stop probability, and {slots[worst]} slots above "
-            f"the cut: ERR's exact variance would need about {cost.max():.2g} terms, more than "
-            f"the {budget:.2g} allowed",
-            "a smaller cutoff, or ties='sampled' for this run",
-        )
+    check_cost(
+        cost, budget, run=ranking.name, what="ERR variance", unit="terms",
+        instead="a smaller cutoff, or ties='sampled' for this run",
+        group=lambda w: f"query {judgments.qids[gq[live[w]]]} has a tie group of "
+        f"{n[w]} docs, {nonzero[live[w]]} of them with a stop probability, and {d[w]} slots "
+        "above the cut",
+    )  # fmt: skip
     _check_variance_time(ranking, judgments.qids, live, nonzero[live], d, cost)
     owner, local = _ragged(n)
     grades, grade_of_row = np.unique(
@@ -407,10 +382,8 @@ def _check_variance_time(ranking, qids, live, nonzero, d, cost) -> None:
     """Refuse (InputError) a variance whose terms, at :data:`VARIANCE_TERM_SECONDS`, pass
     the time budget (:mod:`tiecore.engine.budget`) summed over all groups, with the largest
     cutoff that fits."""
-    from tiecore.engine import budget
-
     seconds = float(cost.sum()) * VARIANCE_TERM_SECONDS
-    if budget.within(seconds, 0.0):
+    if budgets.within(seconds, 0.0):
         return
     t = ranking.offset[live]
 
@@ -419,8 +392,8 @@ def _check_variance_time(ranking, qids, live, nonzero, d, cost) -> None:
         terms = np.where(slots > 0, _variance_terms(nonzero, slots), 0.0)
         return float(terms.sum()) * VARIANCE_TERM_SECONDS, 0.0
 
-    fits = budget.largest(price, int((t + d).max()))
-    budget.check(
+    fits = budgets.largest(price, int((t + d).max()))
+    budgets.check(
         f"run {ranking.name}",
         f"ERR's exact variance over {live.size} tie groups (the largest "
         f"{int(ranking.size[live].max())} docs, in query "
@@ -479,7 +452,6 @@ def _pair_product_means(
     out = np.zeros(int((side**2).sum()))
     out[base] = 1.0
     seen = np.zeros(size.size, dtype=np.int64)
-    _log_choose = _LogChoose(int(size.max(initial=0)))
     for v, x in enumerate(values):
         c = counts[:, v]
         chosen = np.flatnonzero(c > 0)
@@ -542,7 +514,7 @@ def err_bounds(
     [0.0625, 0.9375]
     """
     stop = stop_probabilities(ranking, judgments, max_grade)
-    cut = _cuts(ranking, cutoff, depth)
+    cut = ranking.cut(cutoff, depth)
     slots = np.clip(cut[ranking.group_query] - ranking.offset, 0, ranking.size)
     rows = np.flatnonzero((slots > 0)[ranking.group])  # the groups that reach the head
     out = []
@@ -574,29 +546,23 @@ def err_sample(
     queries evaluated together or apart); every draw is then scored as
     :func:`err_oblivious` scores an order.
     """
-    from tiecore.engine import sampling
-    from tiecore.engine.seeding import stream_key
+    from tiecore.engine.sampling import Sampler
 
     stop = stop_probabilities(ranking, judgments, max_grade)
-    cut = _cuts(ranking, cutoff, depth)
+    cut = ranking.cut(cutoff, depth)
     nq = len(ranking.counts)
-    layout = sampling._Layout.of(ranking, int(cut.max(initial=0)))
+    sampler = Sampler(ranking, judgments, int(cut.max(initial=0)))
     fixed = stop.copy()
-    fixed[layout.cleared] = 0.0
+    fixed[sampler.cleared] = 0.0
     stop_head, _, rank = _head(ranking, fixed, cut)
     width = stop_head.shape[1]
     out = np.zeros((samples, nq))
     if width == 0:
         return out
-    words = sampling._Words(stream_key(rng), judgments, ranking, layout.docs)
-    columns = max(layout.docs.size, 1)
-    batch = max(1, min(samples, sampling.BATCH_CELLS // max(columns, nq * width)))
-    query = ranking.query[layout.docs]
-    for first in range(0, samples, batch):
-        size = min(batch, samples - first)
+    query = ranking.query[sampler.rows]
+    for first, size, doc, slot in sampler.draws(samples, rng, nq * width):
         heads = np.broadcast_to(stop_head, (size, nq, width)).copy()
-        if layout.docs.size:
-            doc, slot = sampling.draw(layout, words, first, size)
+        if doc is not None:
             place = ranking.rank[slot] - 1
             inside = place < cut[query][None, :]
             sample = np.broadcast_to(np.arange(size)[:, None], slot.shape)

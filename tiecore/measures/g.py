@@ -21,6 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from tiecore.engine import budget as budgets
+from tiecore.engine.binomial import log_choose
+from tiecore.engine.budget import check_cost
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
 from tiecore.measures.gains import _ideal_at, _rows, register_gain_family
@@ -94,8 +97,6 @@ def g_aware(ranking: Ranking, judgments: Judgments, gains: dict, depth: int | No
     ``p`` with chance ``1 / n``: the mean sums over the gains ``v``, the compositions
     ``k`` and the retrieved positions ``p`` (refused past :data:`G_BUDGET` terms).
     """
-    from scipy.special import gammaln
-
     nq = len(ranking.counts)
     g, cost, s_before, slots = _group_terms(ranking, judgments, gains, depth)
     gstart, size = ranking.group_start, ranking.size
@@ -122,14 +123,10 @@ def g_aware(ranking: Ranking, judgments: Judgments, gains: dict, depth: int | No
     combos = np.prod(radix, axis=1)
     live = slots[tgroup] > 0
     terms = float(np.sum(np.where(live, combos * slots[tgroup], 0)))
-    if terms > G_BUDGET:
-        from tiecore.errors import Refusal
-
-        raise Refusal(
-            f"run {ranking.name}", None,
-            f"G's exact mean would sum {terms:.3g} terms, more than the {G_BUDGET:.3g} it takes",
-            "ties='oblivious' or 'sampled' for G on this run",
-        )  # fmt: skip
+    check_cost(
+        np.array([terms]), G_BUDGET, run=ranking.name, what="G mean (its sum)", unit="terms",
+        instead="ties='oblivious' or 'sampled' for G on this run",
+    )  # fmt: skip
     types = np.flatnonzero(live)
     owner = np.repeat(types, combos[types])
     code = np.arange(owner.size) - np.repeat(
@@ -141,9 +138,7 @@ def g_aware(ranking: Ranking, judgments: Judgments, gains: dict, depth: int | No
         code //= radix[owner, j]
     big_k = k.sum(axis=1)
     w_sum = (k * values[owner]).sum(axis=1)
-    ln_weight = (
-        gammaln(others[owner] + 1.0) - gammaln(k + 1.0) - gammaln(others[owner] - k + 1.0)
-    ).sum(axis=1)
+    ln_weight = log_choose(others[owner], k, table=True).sum(axis=1)
     # positions p = K .. min(K + zeros, slots - 1)
     last = np.minimum(big_k + zeros[owner], slots[tgroup[owner]] - 1)
     span = np.maximum(last - big_k + 1, 0)
@@ -151,10 +146,8 @@ def g_aware(ranking: Ranking, judgments: Judgments, gains: dict, depth: int | No
     p = np.arange(row.size) - np.repeat(np.cumsum(span) - span, span) + big_k[row]
     t = owner[row]
     grp = tgroup[t]
-    n1 = size[grp] - 1.0
-    z = zeros[t].astype(np.float64)
-    ln_zero = gammaln(z + 1.0) - gammaln(p - big_k[row] + 1.0) - gammaln(z - p + big_k[row] + 1.0)
-    ln_all = gammaln(n1 + 1.0) - gammaln(p + 1.0) - gammaln(n1 - p + 1.0)
+    ln_zero = log_choose(zeros[t], p - big_k[row], table=True)
+    ln_all = log_choose(size[grp] - 1, p, table=True)
     chance = np.exp(ln_weight[row] + ln_zero - ln_all)
     v = tvalue[t]
     at = gstart[grp] + p
@@ -180,14 +173,12 @@ def _check_spread_cost(ranking: Ranking, combos: np.ndarray, d: np.ndarray, widt
     """Refuse (:class:`~tiecore.errors.Refusal`) G's variance and bounds whose backward
     pass passes the budgets (:mod:`tiecore.engine.budget`): ``sum combos d (width + 1)``
     steps and ``max d`` positions of time, each composition's arrays of memory."""
-    from tiecore.engine import budget
-
     steps = float(np.sum(combos * d * (width + 1.0)))
     seconds = steps * G_STEP_SECONDS + float(d.max(initial=0)) * G_POSITION_SECONDS
     memory = float(combos.sum()) * 8.0 * (4 * width + 24)
-    if budget.within(seconds, memory):
+    if budgets.within(seconds, memory):
         return
-    budget.check(
+    budgets.check(
         f"run {ranking.name}",
         f"G's exact variance and bounds ({steps:.3g} steps over its groups' compositions)",
         seconds,

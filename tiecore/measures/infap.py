@@ -69,9 +69,10 @@ import itertools
 
 import numpy as np
 
+from tiecore.engine import budget as budgets
+from tiecore.engine.budget import check_cost
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
-from tiecore.errors import Refusal
 from tiecore.measures.err import _ragged
 from tiecore.measures.registry import Family, register
 
@@ -111,15 +112,10 @@ def doc_kinds(ranking: Ranking, judgments: Judgments) -> np.ndarray:
 
 def num_relevant(judgments: Judgments) -> np.ndarray:
     """trec_eval's ``num_rel``: qrels docs of level ``>= max(rel_level, 0)``, per query."""
-    levels = judgments._levels
+    levels = judgments.levels
     rel = (levels >= 0) & (levels >= judgments.rel_level)
-    counts = np.bincount(judgments._query_of_key, weights=rel, minlength=len(judgments.qids))
+    counts = np.bincount(judgments.query_of_key, weights=rel, minlength=len(judgments.qids))
     return counts.astype(np.int64)
-
-
-def _cuts(ranking: Ranking, depth: int | None) -> np.ndarray:
-    cut = ranking.counts.astype(np.int64)
-    return cut if depth is None else np.minimum(cut, depth)
 
 
 def _terms(kinds: np.ndarray) -> np.ndarray:
@@ -135,15 +131,6 @@ def _terms(kinds: np.ndarray) -> np.ndarray:
     smoothed = (r + EPSILON) / ((r + m) + 2 * EPSILON)
     term = 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((r + m + u) / safe) * smoothed
     return np.where(kinds == REL, np.where(fj > 0, term, 1.0), 0.0)
-
-
-def _head(ranking: Ranking, kinds: np.ndarray, cut: np.ndarray) -> np.ndarray:
-    """Kinds of the rows above the cut as a padded ``(queries, L)`` matrix (pad: OTHER)."""
-    width = int(cut.max(initial=0))
-    column = np.arange(width)
-    valid = column < cut[:, None]
-    rows = np.where(valid, ranking.starts[:, None] + column, 0)
-    return np.where(valid, kinds[rows] if kinds.size else OTHER, OTHER).astype(np.int8)
 
 
 def _divide(total: np.ndarray, num_rel: np.ndarray) -> np.ndarray:
@@ -166,7 +153,7 @@ def infap_oblivious(
     0.87499750005
     """
     kinds = doc_kinds(ranking, judgments)
-    head = _head(ranking, kinds, _cuts(ranking, depth))
+    head = ranking.head(kinds, ranking.cut(depth), OTHER).astype(np.int8)
     if head.shape[1] == 0:
         return np.zeros(len(ranking.counts))
     total = np.cumsum(_terms(head), axis=1)[:, -1]  # in rank order, as trec_eval adds
@@ -181,7 +168,7 @@ class _Groups:
 
     def __init__(self, ranking: Ranking, judgments: Judgments, depth: int | None):
         kinds = doc_kinds(ranking, judgments)
-        cut = _cuts(ranking, depth)
+        cut = ranking.cut(depth)
         gq = ranking.group_query
         starts = ranking.group_start
         count = {}
@@ -208,17 +195,13 @@ class _Groups:
         return np.bincount(self.query, weights=per_group, minlength=self.queries)
 
     def refuse(self, cost: np.ndarray, what: str, budget: float) -> None:
-        if cost.size and cost.max() > budget:
-            worst = int(np.argmax(cost))
-            raise Refusal(
-                f"run {self.name}",
-                None,
-                f"query {self.qids[self.query[worst]]} has a tie group of {self.n[worst]} docs "
-                f"({self.R[worst]} relevant, {self.N[worst]} judged non-relevant, "
-                f"{self.U[worst]} pooled unjudged): infAP's exact {what} would need about "
-                f"{cost[worst]:.2g} steps, more than the {budget:.2g} allowed",
-                "ties='sampled' for infAP on this run (or a smaller depth)",
-            )
+        check_cost(
+            cost, budget, run=self.name, what=f"infAP {what}",
+            instead="ties='sampled' for infAP on this run (or a smaller depth)",
+            group=lambda w: f"query {self.qids[self.query[w]]} has a tie group of {self.n[w]} "
+            f"docs ({self.R[w]} relevant, {self.N[w]} judged non-relevant, {self.U[w]} pooled "
+            "unjudged)",
+        )  # fmt: skip
 
 
 def _chunks(cost: np.ndarray, size: float = _CHUNK):
@@ -339,8 +322,6 @@ def _chain_cost(groups: _Groups) -> np.ndarray:
 def _check_time(groups: _Groups, step: float) -> None:
     """Refuse (InputError) a pass whose :func:`_chain_cost` steps, at ``step`` seconds
     each, pass the time budget (:mod:`tiecore.engine.budget`), with the largest depth that fits."""
-    from tiecore.engine import budget
-
     if not groups.live.size:
         return
     t, n = groups.t, groups.n
@@ -353,11 +334,11 @@ def _check_time(groups: _Groups, step: float) -> None:
 
     deepest = int(full.max())
     seconds, _ = price(deepest)
-    if seconds <= budget.time_budget():
+    if seconds <= budgets.time_budget():
         return
     worst = int(np.argmax(n))
-    fits = budget.largest(price, deepest)
-    budget.check(
+    fits = budgets.largest(price, deepest)
+    budgets.check(
         f"run {groups.name}",
         f"query {groups.qids[groups.query[worst]]} has a tie group of {n[worst]} docs "
         f"({groups.R[worst]} relevant, {groups.N[worst]} judged non-relevant): infAP's "
@@ -513,19 +494,18 @@ def infap_sample(
     docs of the drawn groups change terms (the counts above every other doc
     are the same in each order): the rest is summed once.
     """
-    from tiecore.engine import sampling
-    from tiecore.engine.seeding import stream_key
+    from tiecore.engine.sampling import Sampler
 
     kinds = doc_kinds(ranking, judgments)
-    cut = _cuts(ranking, depth)
+    cut = ranking.cut(depth)
     nq = len(ranking.counts)
     num_rel = num_relevant(judgments)
-    layout = sampling._Layout.of(ranking, int(cut.max(initial=0)))
+    sampler = Sampler(ranking, judgments, int(cut.max(initial=0)))
     counts = {
         kind: _above((kinds == kind).astype(np.int64), ranking) for kind in (REL, NONREL, UNJUDGED)
     }
     keep = (kinds == REL) & (ranking.rank <= cut[ranking.query])
-    keep[layout.cleared] = False
+    keep[sampler.cleared] = False
     rows = np.flatnonzero(keep)
     fixed = np.bincount(
         ranking.query[rows],
@@ -533,19 +513,16 @@ def infap_sample(
         nq,
     )
     out = np.broadcast_to(fixed.astype(np.float64), (samples, nq)).copy()
-    columns = layout.docs.size
+    columns = sampler.rows.size
     if columns:
-        words = sampling._Words(stream_key(rng), judgments, ranking, layout.docs)
-        start = ranking.group_start[ranking.group[layout.docs]]  # the group's counts above
+        start = ranking.group_start[ranking.group[sampler.rows]]  # the group's counts above
         r0, m0, u0 = (counts[kind][start] for kind in (REL, NONREL, UNJUDGED))
-        first = np.flatnonzero(np.r_[True, layout.compact[1:] != layout.compact[:-1]])
+        compact = sampler.group_of_column
+        first = np.flatnonzero(np.r_[True, compact[1:] != compact[:-1]])
         lead = np.repeat(first, np.diff(np.r_[first, columns]))  # each column's group start
-        query = ranking.query[layout.docs]
+        query = ranking.query[sampler.rows]
         query_start = np.flatnonzero(np.r_[True, query[1:] != query[:-1]])
-        batch = max(1, min(samples, sampling.BATCH_CELLS // columns))
-        for begin in range(0, samples, batch):
-            size = min(batch, samples - begin)
-            doc, slot = sampling.draw(layout, words, begin, size)
+        for begin, size, doc, slot in sampler.draws(samples, rng):
             kind = kinds[doc]
             inside = {}
             for code in (REL, NONREL, UNJUDGED):

@@ -48,17 +48,15 @@ the optimistic and pessimistic orders: every ``m / rank_m`` falls as
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import threading
 import weakref
-from collections.abc import Iterator
 
 import numpy as np
 
+from tiecore.engine.budget import budget_scope as budget_scope  # a scope lowers BUDGET
+from tiecore.engine.budget import check_cost, step_budget
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
-from tiecore.errors import Refusal
 from tiecore.measures.iprec_count import _support_cdf, _support_points
 from tiecore.measures.registry import Family, Param, register
 
@@ -74,42 +72,6 @@ RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 #: its support points before it runs (1-1.5e9 cells/s with 20 relevant docs or more, 0.5e9
 #: with 12, on a 2-core x86-64 machine with numpy 2: about 3 to 8 s at the limit).
 BUDGET = 4e9
-#: The budget of calls that pass none (:func:`budget_scope`; :data:`BUDGET` by default).
-_SCOPED_BUDGET: contextvars.ContextVar[float | None] = contextvars.ContextVar(
-    "iprec_budget", default=None
-)
-
-
-@contextlib.contextmanager
-def budget_scope(budget: float) -> Iterator[None]:
-    """Within the block (this thread or task only), the exact IPrec refuses groups past
-    ``budget`` DP steps instead of :data:`BUDGET`: an interactive caller that would rather
-    sample than wait (about 3 to 8 s of work at :data:`BUDGET`, 0.2 to 0.4 s at ``2e8``).
-
-    >>> with budget_scope(0.0):
-    ...     _budget(None)
-    0.0
-    >>> _budget(None) == BUDGET
-    True
-    """
-    token = _SCOPED_BUDGET.set(float(budget))
-    try:
-        yield
-    finally:
-        _SCOPED_BUDGET.reset(token)
-
-
-def _budget(budget: float | None) -> float:
-    """The budget a call uses: its own, else the scope's, else :data:`BUDGET` (at the default
-    time budget, 60 s; in proportion to ``TIECORE_TIME_BUDGET`` when that is set)."""
-    if budget is not None:
-        return budget
-    scoped = _SCOPED_BUDGET.get()
-    if scoped is not None:
-        return scoped
-    from tiecore.engine.budget import DEFAULT_SECONDS, time_budget
-
-    return BUDGET * time_budget() / DEFAULT_SECONDS  # TIECORE_TIME_BUDGET scales it
 
 
 def level_names(levels=RECALL_LEVELS) -> list[str]:
@@ -271,7 +233,7 @@ def _moments(
     first = relevant_counts(judgments, levels, rounding)
     nq, nl = first.shape
     constant, events = _parts(
-        ranking, judgments, first, depth, _budget(budget), levels, rounding, within
+        ranking, judgments, first, depth, step_budget(BUDGET, budget), levels, rounding, within
     )
     if events is None:
         return constant, constant**2
@@ -422,14 +384,11 @@ class _Refuser:
             if fits is not None:
                 instead += f", or recall levels from {self.levels[fits]} up, which fit"
             measure += " count"
-        raise Refusal(
-            f"run {self.name}",
-            None,
-            f"query {self.qids[self.query[worst]]} has a tie group of {self.n[worst]} docs "
-            f"with {self.r[worst]} relevant: {up_to}{cost[worst]:.3g} steps of the exact "
-            f"{measure}, more than the {budget:.3g} it takes",
-            instead,
-        )
+        check_cost(
+            cost, budget, run=self.name, what=measure, instead=instead, bound=bool(up_to),
+            group=lambda g: f"query {self.qids[self.query[g]]} has a tie group of {self.n[g]} "
+            f"docs with {self.r[g]} relevant",
+        )  # fmt: skip
 
     def _least_level_that_fits(self, worst, budget, prepared):
         """The least recall level above the refused one whose own DP (its points and
@@ -515,22 +474,21 @@ def iprec_sample(
     relevant docs of the drawn groups to their drawn slots, and the curve is
     read as :func:`iprec_oblivious` reads one order.
     """
-    from tiecore.engine import sampling
-    from tiecore.engine.seeding import stream_key
+    from tiecore.engine.sampling import Sampler
 
     first = relevant_counts(judgments, levels, rounding)
     nq, nl = first.shape
     deepest = depth if depth is not None else int(ranking.counts.max(initial=0))
-    layout = sampling._Layout.of(ranking, deepest)
+    sampler = Sampler(ranking, judgments, deepest)
     drawn = np.zeros(ranking.rank.size, bool)
-    drawn[layout.cleared] = True
+    drawn[sampler.cleared] = True
     # queries without a drawn group keep one curve (their order does not matter)
     out = np.broadcast_to(
         iprec_oblivious(ranking, judgments, levels, depth=depth, rounding=rounding),
         (samples, nq, nl),
     ).copy()
     varies = np.zeros(nq, bool)
-    varies[ranking.query[layout.cleared]] = True
+    varies[ranking.query[sampler.cleared]] = True
     keep = ranking.rel & (_retrieved(ranking, depth) | drawn) & varies[ranking.query]
     rows = np.flatnonzero(keep)
     if not rows.size:
@@ -542,13 +500,9 @@ def iprec_sample(
     index[rows] = np.arange(rows.size)
     beyond = int(ranking.counts.max(initial=0)) + 1  # a rank past every depth
     fixed = np.where(ranking.rank[rows] <= deepest, ranking.rank[rows], beyond)
-    words = sampling._Words(stream_key(rng), judgments, ranking, layout.docs)
-    batch = max(1, min(samples, sampling.BATCH_CELLS // max(layout.docs.size, rows.size, 1)))
-    for start in range(0, samples, batch):
-        size = min(batch, samples - start)
+    for start, size, doc, slot in sampler.draws(samples, rng, rows.size):
         rank = np.broadcast_to(fixed, (size, rows.size)).copy()
-        if layout.docs.size:
-            doc, slot = sampling.draw(layout, words, start, size)
+        if doc is not None:
             moved = ranking.rel[doc]
             sample = np.broadcast_to(np.arange(size)[:, None], doc.shape)
             new = ranking.rank[slot][moved]

@@ -63,10 +63,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from tiecore.engine import budget as budgets
 from tiecore.engine.binomial import log_choose
+from tiecore.engine.budget import check_cost
 from tiecore.engine.judgments import Judgments, gain_of
 from tiecore.engine.ranking import Ranking
-from tiecore.errors import Refusal
 
 #: The most compositions of its slots one straddling tie group may need.
 BUDGET = 2_000_000
@@ -78,15 +79,6 @@ SUM_SECONDS, SUM_BYTES = 6e-7, 128
 #: Seconds per cell (query x slot x gain class) and bytes per cell (query x slot) of the
 #: compositions' count (:func:`_composition_table`; measured 15-40 ns, 48 bytes).
 COUNT_SECONDS, COUNT_BYTES = 5e-8, 64
-
-
-def _cuts(ranking: Ranking, cutoff: int | None, depth: int | None) -> np.ndarray:
-    """Per query the ranks that count: ``min(retrieved, cutoff, depth)``."""
-    cut = ranking.counts.astype(np.int64)
-    for bound in (cutoff, depth):
-        if bound is not None:
-            cut = np.minimum(cut, bound)
-    return cut
 
 
 def _levels(ranking: Ranking) -> np.ndarray:
@@ -134,7 +126,7 @@ def local_oblivious(
     the top k's gains sorted descending; 0 when they are all 0.
     """
     nq = len(ranking.counts)
-    cut = _cuts(ranking, cutoff, depth)
+    cut = ranking.cut(cutoff, depth)
     ideal, shift = _ideal_of_own_top(ranking, judgments, cut, gain)
     rows = np.flatnonzero(ranking.rank <= cut[ranking.query])
     query = ranking.query[rows]
@@ -242,7 +234,7 @@ def local_spread(
         ``value, var, min, max``, arrays in the judgments' query order.
     """
     nq = len(ranking.counts)
-    cut = _cuts(ranking, cutoff, depth)
+    cut = ranking.cut(cutoff, depth)
     level = _levels(ranking)
     gq = ranking.group_query
     t, n, c = ranking.offset, ranking.size, cut[gq]
@@ -302,8 +294,6 @@ def _priced_counts(ranking: Ranking, judgments: Judgments, straddling, budget: f
     ``min(m, k - t)`` slots, each count taken as the largest for at most that many
     (so the price grows with ``k``).
     """
-    from tiecore.engine import budget as budgets
-
     tied_n, t_q, n_q, m_q, cut = straddling
     live = np.flatnonzero(m_q > 0)
     classes = tied_n.shape[1]
@@ -335,20 +325,24 @@ def _priced_counts(ranking: Ranking, judgments: Judgments, straddling, budget: f
     seconds, memory = price(deepest)
     if np.isfinite(seconds) and budgets.within(seconds, memory):
         return total
+    fits = budgets.largest(price, deepest)
+
+    def group(w: int) -> str:
+        return (
+            f"query {judgments.qids[w]} has a tie group of {n_q[w]} docs in "
+            f"{int((tied_n[w] > 0).sum())} gain levels with {m_q[w]} of its slots in the top "
+            f"{cut[w]}"
+        )
+
+    check_cost(
+        total, budget, run=ranking.name, what="nDCG(ideal=local) value",
+        unit="compositions of those slots", instead=_fits(fits), group=group,
+    )  # fmt: skip
     worst = int(np.argmax(total))
     what = (
-        f"query {judgments.qids[worst]} has a tie group of {n_q[worst]} docs in "
-        f"{int((tied_n[worst] > 0).sum())} gain levels with {m_q[worst]} of its slots in "
-        f"the top {cut[worst]}: nDCG(ideal=local)'s exact value needs {total[worst]:.3g} "
-        "compositions of those slots"
+        f"{group(worst)}: nDCG(ideal=local)'s exact value needs {total[worst]:.3g} "
+        f"compositions of those slots ({total.sum():.3g} in all, over every query)"
     )
-    fits = budgets.largest(price, deepest)
-    if total.max() > budget:
-        raise Refusal(
-            f"run {ranking.name}", None, f"{what}, more than the {budget:.3g} allowed",
-            _fits(fits),
-        )  # fmt: skip
-    what += f" ({total.sum():.3g} in all, over every query)"
     _refuse(ranking, what, seconds, memory, fits)
 
 
@@ -360,8 +354,6 @@ def _fits(cutoff: int) -> str:
 
 def _refuse(ranking: Ranking, what: str, seconds: float, memory: float, cutoff: int) -> None:
     """Refuse (:func:`tiecore.engine.budget.check`) work past the time or memory budget."""
-    from tiecore.engine import budget as budgets
-
     budgets.check(
         f"run {ranking.name}", what, seconds, memory,
         f"{_fits(cutoff)}, or a larger {budgets.TIME_ENV} or {budgets.MEMORY_ENV}",
@@ -433,17 +425,16 @@ def local_sample(
     queries evaluated together or apart); each is scored as
     :func:`local_oblivious` scores an order.
     """
-    from tiecore.engine import sampling
-    from tiecore.engine.seeding import stream_key
+    from tiecore.engine.sampling import Sampler
 
     nq = len(ranking.counts)
-    cut = _cuts(ranking, cutoff, depth)
+    cut = ranking.cut(cutoff, depth)
     level = _levels(ranking)
     width = int(cut.max(initial=0))
     out = np.zeros((samples, nq))
     if width == 0:
         return out
-    layout = sampling._Layout.of(ranking, width)
+    sampler = Sampler(ranking, judgments, width)
     # a query whose cut falls inside a tie group draws the docs of its ideal ("moving");
     # the others keep the ideal (and the exp gains' scale) of the ranking's own top k
     c = cut[ranking.group_query]
@@ -455,7 +446,7 @@ def local_sample(
     reach = np.flatnonzero(ranking.offset[ranking.group] < cut[ranking.query])  # can be in
     shift = _query_max(level[reach], ranking.query[reach], nq)  # (a moving query's is redone)
     fixed = np.ones(len(level), dtype=bool)
-    fixed[layout.cleared] = False
+    fixed[sampler.cleared] = False
     rows = np.flatnonzero(fixed & (ranking.rank <= cut[ranking.query]))
     weight = gain_of(level[rows], gain, shift[ranking.query[rows]])
     weight /= np.log2(ranking.rank[rows] + 1.0)
@@ -465,17 +456,13 @@ def local_sample(
     valid = column < cut[moving, None]
     index = np.where(valid, ranking.starts[moving, None] + column, 0)
     head = np.where(valid, (level * fixed)[index], 0) if level.size else index
-    words = sampling._Words(stream_key(rng), judgments, ranking, layout.docs)
-    cells = max(layout.docs.size, moving.size * width, nq, 1)
-    batch = max(1, min(samples, sampling.BATCH_CELLS // cells))
-    query = ranking.query[layout.docs]
+    draws = sampler.draws(samples, rng, max(moving.size * width, nq))
+    query = ranking.query[sampler.rows]
     starts = np.flatnonzero(np.r_[True, query[1:] != query[:-1]]) if query.size else query
-    for first in range(0, samples, batch):
-        size = min(batch, samples - first)
+    for first, size, doc, slot in draws:
         dcg = np.broadcast_to(fixed_dcg, (size, nq)).copy()
         levels = np.broadcast_to(head, (size, moving.size, width)).copy()
-        if layout.docs.size:
-            doc, slot = sampling.draw(layout, words, first, size)
+        if doc is not None:
             rank = ranking.rank[slot]
             inside = rank <= cut[query][None, :]
             drawn = np.where(inside, level[doc], 0)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tiecore.engine.binomial import log_choose
 from tiecore.engine.profiles import GAINS, Divisor, geometric
 from tiecore.measures.registry import (
     LINEAR_MOMENTS,
@@ -58,7 +59,7 @@ def rbp_denominator(measure, judgments, ranking, cut) -> np.ndarray:
     RBP at most 1 (a qrels without a positive level scores 0, as its gains are 0).
     """
     if measure.gain == "scaled":
-        top = max(int(judgments._levels.max(initial=0)), 0)
+        top = max(int(judgments.levels.max(initial=0)), 0)
         return np.full(len(judgments.qids), float(top))
     if measure.gain == "query_scaled":
         return np.maximum(query_top_level(judgments), 1).astype(np.float64)
@@ -74,8 +75,8 @@ def query_top_level(judgments) -> np.ndarray:
     and this is the reading its test outputs bear out (the smallest gain 0, level 0's).
     """
     top = np.zeros(len(judgments.qids), np.int64)
-    if len(judgments._levels):
-        np.maximum.at(top, judgments._query_of_key, np.maximum(judgments._levels, 0))
+    if len(judgments.levels):
+        np.maximum.at(top, judgments.query_of_key, np.maximum(judgments.levels, 0))
     return top
 
 
@@ -115,15 +116,6 @@ def _residual_component(measure: Measure) -> str | None:
 
 
 # ------------------------------------------------- trec_eval 10's rbp_resid, exact
-
-
-def _trec_cut(ranking, cutoff: int | None, depth: int | None) -> np.ndarray:
-    """Per query ``n = min(k, depth, retrieved)``: the ranks the residual reads."""
-    n = ranking.counts.astype(np.int64)
-    for bound in (cutoff, depth):
-        if bound is not None:
-            n = np.minimum(n, bound)
-    return n
 
 
 def _weights(rank: np.ndarray, p: float) -> np.ndarray:
@@ -205,12 +197,9 @@ def trec_resid_moments(ranking, p: float, n: np.ndarray) -> dict:
 
 
 def _log_choose(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``log C(a, b)`` for ``0 <= b <= a`` (elementwise; anything where ``b > a``)."""
-    from scipy.special import gammaln
-
-    a = np.asarray(a, np.float64)
-    b = np.minimum(np.asarray(b, np.float64), a)
-    return gammaln(a + 1) - gammaln(b + 1) - gammaln(a - b + 1)
+    """``log C(a, b)`` for integers ``0 <= b <= a`` (elementwise; anything where ``b > a``)."""
+    a = np.asarray(a, np.int64)
+    return log_choose(a, np.minimum(np.asarray(b, np.int64), a), table=True)
 
 
 def trec_resid_sample(ranking, judgments, p: float, n: np.ndarray, *, samples, rng):
@@ -218,29 +207,23 @@ def trec_resid_sample(ranking, judgments, p: float, n: np.ndarray, *, samples, r
     draws), each draw read as :func:`trec_resid_oblivious` reads an order: from the
     judged weight ``J`` and count ``c`` of the top n, ``L = 1 - J`` and the value
     ``L`` where ``c < n``, else 0."""
-    from tiecore.engine import sampling
-    from tiecore.engine.seeding import stream_key
+    from tiecore.engine.sampling import Sampler
 
     nq = len(ranking.counts)
     judged = ~_trec_unjudged(ranking)
-    layout = sampling._Layout.of(ranking, int(n.max(initial=0)))
+    sampler = Sampler(ranking, judgments, int(n.max(initial=0)))
     keep = judged & (ranking.rank <= n[ranking.query])
-    keep[layout.cleared] = False
+    keep[sampler.cleared] = False
     fixed_weight = np.bincount(
         ranking.query[keep], weights=_weights(ranking.rank[keep], p), minlength=nq
     ).astype(np.float64)  # (an empty bincount is of integers)
     fixed_count = np.bincount(ranking.query[keep], minlength=nq)
     out = np.empty((samples, nq))
-    words = sampling._Words(stream_key(rng), judgments, ranking, layout.docs)
-    columns = max(layout.docs.size, 1)
-    batch = max(1, min(samples, sampling.BATCH_CELLS // columns))
-    query = ranking.query[layout.docs]
-    for first in range(0, samples, batch):
-        size = min(batch, samples - first)
+    query = ranking.query[sampler.rows]
+    for first, size, doc, slot in sampler.draws(samples, rng):
         weight = np.broadcast_to(fixed_weight, (size, nq)).copy()
         count = np.broadcast_to(fixed_count, (size, nq)).copy()
-        if layout.docs.size:
-            doc, slot = sampling.draw(layout, words, first, size)
+        if doc is not None:
             rank = ranking.rank[slot]
             inside = judged[doc] & (rank <= n[query][None, :])
             cell = (np.arange(size)[:, None] * nq + query[None, :])[inside]
@@ -254,7 +237,7 @@ def trec_resid_sample(ranking, judgments, p: float, n: np.ndarray, *, samples, r
 
 def trec_resid_values(measure, profile, ranking, judgments, depth=None) -> np.ndarray:
     """Per query, in the profile's mode (oblivious: the ranking's order; aware: the mean)."""
-    p, n = float(measure.param("p")), _trec_cut(ranking, measure.cutoff, depth)
+    p, n = float(measure.param("p")), ranking.cut(measure.cutoff, depth)
     if profile.mode == "aware":
         return trec_resid_moments(ranking, p, n)["value"]
     return trec_resid_oblivious(ranking, p, n)
@@ -263,13 +246,13 @@ def trec_resid_values(measure, profile, ranking, judgments, depth=None) -> np.nd
 def trec_resid_spread(measure, ranking, judgments, depth=None) -> dict:
     """Per query ``value, var, min, max``, exact (:func:`trec_resid_moments`)."""
     return trec_resid_moments(
-        ranking, float(measure.param("p")), _trec_cut(ranking, measure.cutoff, depth)
+        ranking, float(measure.param("p")), ranking.cut(measure.cutoff, depth)
     )
 
 
 def trec_resid_draws(measure, ranking, judgments, *, samples, rng, depth=None) -> np.ndarray:
     """``(samples, queries)`` (:func:`trec_resid_sample`)."""
-    p, n = float(measure.param("p")), _trec_cut(ranking, measure.cutoff, depth)
+    p, n = float(measure.param("p")), ranking.cut(measure.cutoff, depth)
     return trec_resid_sample(ranking, judgments, p, n, samples=samples, rng=rng)
 
 
