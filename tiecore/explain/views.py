@@ -33,8 +33,8 @@ IPREC_LEVELS = tuple(level / 10 for level in range(11))
 def iprec_measures() -> tuple[str, ...]:
     """Canonical names of ``IPrec@r`` for r in :data:`IPREC_LEVELS`.
 
-    >>> iprec_measures()[:2]
-    ('IPrec(recall=0.0)', 'IPrec(recall=0.1)')
+    >>> iprec_measures()[:3]
+    ('IPrec', 'IPrec(recall=0.1)', 'IPrec(recall=0.2)')
     """
     return tuple(str(Measure.parse(f"IPrec@{level:.1f}")) for level in IPREC_LEVELS)
 
