@@ -1,40 +1,38 @@
-"""Cached calls into :mod:`tiecore`: every number the pages show comes from here.
+"""Cached calls into :mod:`tiecore`: every number the pages show comes from a tiecore call
+made here, and nothing here computes one.
 
-Results live in ``st.cache_data`` keyed by the dataset's content hash and the
-settings that change them (never by hashing frames), so a setting that does not
-touch a result re-renders from the cache.  Every cache is bounded in bytes (its
-share of :data:`app_lib.settings.CACHE_BYTES`), by entries and by age
-(:data:`app_lib.settings.CACHE_TTL` seconds unused), and has two scopes: the
+One caching idiom, :func:`memo`: a result is kept in a store of :mod:`app_lib.recent`
+under an explicit key (the data set's content hash and the settings that change the
+result, never a hash of frames), so a setting that does not touch a result re-renders
+from the store.  Each store is bounded in bytes (its share of
+:data:`app_lib.settings.CACHE_BYTES`, :func:`app_lib.settings.cache_bytes`), by entries
+and by age (:data:`app_lib.settings.CACHE_TTL` seconds unused), and has two scopes: the
 results of the bundled samples are kept per server, shared by every session; the
-results of a session's uploads are kept in that session only (``st.cache_data``'s
-``scope="session"``, :func:`app_lib.recent.store`), so they leave with it and no
-session sees another's.  Slow first computations (sampling, comparisons) show a
-progress bar.
+results of a session's uploads are kept in that session only, so they leave with it and
+no session sees another's (:func:`app_lib.recent.store`).  A result is computed outside
+any Streamlit cache, so a slow first computation shows a spinner or a progress bar,
+and a caller gets its own shallow copy (:func:`fresh`: pandas' copy-on-write makes it
+free), which it may change.  The bundled data sets themselves are resources
+(``st.cache_resource``), read once per server.
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
+import contextlib
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
 import tiecore
 from app_lib import data, recent, warm
 from app_lib.data import Dataset
-from app_lib.settings import CACHE_TTL, MEASURE_CHOICES, Settings, cache_bytes, with_gain
-from tiecore import compare, report, spread
-from tiecore.errors import TieCoreWarning
-from tiecore.explain import anatomy, builder, orderings, policies
-from tiecore.explain import variance as tie_variance
-from tiecore.measures import DEFAULT_MEASURES, Measure
-from tiecore.measures import iprec as interpolated
-from tiecore.report import escape_markdown
+from app_lib.settings import MEASURE_CHOICES, Settings, cache_bytes, with_gain
+from tiecore import DEFAULT_MEASURES, Measure, TieCoreWarning, compare, report, spread
+from tiecore.explain import builder, policies, views
+from tiecore.report import escape_markdown, rows
 
 
 def quiet(function: Callable, *args, **kwargs):
@@ -42,10 +40,6 @@ def quiet(function: Callable, *args, **kwargs):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TieCoreWarning)
         return function(*args, **kwargs)
-
-
-def _accepts_progress(function: Callable) -> bool:
-    return "progress" in inspect.signature(function).parameters
 
 
 def progress_bar(text: str) -> tuple[object, Callable[[int, int | None, str], None]]:
@@ -59,46 +53,43 @@ def progress_bar(text: str) -> tuple[object, Callable[[int, int | None, str], No
     return bar, report
 
 
-def memo(name: str, key: tuple, compute: Callable[[], object], size: int, shared: bool):
-    """A result cached across reruns (and sessions, for the ``shared`` samples), computed
-    outside ``st.cache_data``.
+def fresh(value: object) -> object:
+    """``value`` with each frame (or series) in it, in dicts, tuples and lists, a shallow
+    copy: the caller may add or change columns without touching the kept result (pandas'
+    copy-on-write copies data only when one of them is written)."""
+    if isinstance(value, pd.DataFrame | pd.Series):
+        return value.copy(deep=False)
+    if isinstance(value, dict):
+        return {key: fresh(item) for key, item in value.items()}
+    if isinstance(value, tuple | list):
+        return type(value)(fresh(item) for item in value)
+    return value
 
-    For computations that draw a progress bar while they run (a cached function
-    may not update elements made outside it); the ``size`` most recent results
-    of each ``name`` are kept, within the bytes of its share
-    (:func:`app_lib.settings.cache_bytes`), none unused for
-    :data:`~app_lib.settings.CACHE_TTL` seconds: per server for the samples, in the
-    session for its uploads (:func:`app_lib.recent.store`).
+
+def memo(
+    name: str,
+    key: tuple,
+    compute: Callable[[], object],
+    size: int,
+    shared: bool,
+    spinner: str | None = None,
+):
+    """The result of ``compute()`` kept under ``key`` in the store ``name`` -> a fresh copy.
+
+    The ``size`` most recent results of each ``name`` are kept, within the bytes of its
+    share (:func:`app_lib.settings.cache_bytes`), none unused for
+    :data:`~app_lib.settings.CACHE_TTL` seconds: per server for the samples (``shared``),
+    in the session for its uploads (:func:`app_lib.recent.store`).  ``spinner``: the text
+    shown while a result is first computed (a computation may draw its own progress
+    bar instead).
     """
     store = recent.store(name, size, cache_bytes(name), shared=shared)
     value = store.get(key, _NOTHING)
     if value is _NOTHING:
-        value = compute()
+        with st.spinner(spinner) if spinner else contextlib.nullcontext():
+            value = compute()
         store.put(key, value)
-    return value
-
-
-def _cached(name: str, **options) -> Callable[[Callable], Callable]:
-    """``st.cache_data(**options)`` in two scopes, chosen by the call's data set (its first
-    argument): per server for the bundled samples (``Dataset.shared``), per session for
-    uploads (``scope="session"``: cleared when the session disconnects).  Each holds at
-    most :func:`app_lib.settings.cache_bytes` of ``name`` (pickled bytes), the least
-    recently used dropped first.  Outside a script run (a test calling it) the server's.
-    """
-
-    def wrap(function: Callable) -> Callable:
-        limits = {"max_size": cache_bytes(name), "ttl": CACHE_TTL, **options}
-        shared = st.cache_data(function, **limits)
-        own = st.cache_data(function, scope="session", **limits)
-
-        @functools.wraps(function)
-        def call(_dataset: Dataset, *args, **kwargs):
-            scoped = shared if _dataset.shared or recent.session_id() is None else own
-            return scoped(_dataset, *args, **kwargs)
-
-        return call
-
-    return wrap
+    return fresh(value)
 
 
 _NOTHING = object()
@@ -166,10 +157,10 @@ def _sampled(
     """Sampled :func:`tiecore.evaluate` of ``names``, kept per run and measure.
 
     A measure's sampled values do not depend on the other measures of the call
-    (:mod:`tiecore.engine.sampling` draws the same orders), so each (run, measure) is
-    kept on its own: choosing another measure samples that measure only, and
-    going back samples nothing.  The runs that miss the same measures are one
-    call (the judgments built once); ``report(i, name)`` is called before run
+    (tiecore draws the same orders), so each (run, measure) is kept on its own (in
+    :func:`memo`'s store ``sampled``): choosing another measure samples that measure
+    only, and going back samples nothing.  The runs that miss the same measures are
+    one call (the judgments built once); ``report(i, name)`` is called before run
     ``i`` is sampled.
     """
     store = recent.store("sampled", SAMPLED_KEPT, cache_bytes("sampled"), shared=dataset.shared)
@@ -241,19 +232,6 @@ def computed_measures(
     return tuple(m for m in measures if m not in offered) + offered
 
 
-def pick(frame: pd.DataFrame, measures: Sequence[str], names: Sequence[str]) -> pd.DataFrame:
-    """Rows of ``measures`` and runs ``names`` of a tidy frame, in the order asked for.
-
-    Order: runs as ``names``, then measures as ``measures``, then the rows' own
-    order (queries, the summary row last), as :func:`tiecore.evaluate` gives them.
-    """
-    measure_codes = pd.Index(list(measures)).get_indexer(frame["measure"])  # -1: not asked for
-    run_codes = pd.Index(list(names)).get_indexer(frame["run"])
-    keep = np.flatnonzero((measure_codes >= 0) & (run_codes >= 0))
-    order = run_codes[keep].astype(np.int64) * len(measures) + measure_codes[keep]
-    return frame.iloc[keep[np.argsort(order, kind="stable")]].reset_index(drop=True)
-
-
 def _score(
     dataset: Dataset, names: Sequence[str], measures: Sequence[str], per_query: bool, args: dict
 ) -> pd.DataFrame:
@@ -275,31 +253,6 @@ def _spread(dataset: Dataset, measures: Sequence[str], rel_level: int, **extra) 
     )
 
 
-def summary_rows(frame: pd.DataFrame) -> pd.DataFrame:
-    """The summary rows (``qid`` NA) of a per-query frame, as tiecore gives them without it."""
-    rows = frame[frame["qid"].isna()].reset_index(drop=True)
-    return rows.assign(qid=pd.Series([None] * len(rows), dtype=object))
-
-
-@_cached("evaluate", show_spinner="Scoring the systems ...", max_entries=256)
-def _evaluate_all(
-    _dataset: Dataset,
-    key: str,
-    names: tuple[str, ...],
-    measures: tuple[str, ...],
-    per_query: bool,
-    **args,
-) -> pd.DataFrame:
-    if args["ties"] != "sampled":  # fast: one call, the judgments summarised once
-        found = warm.fetch(
-            "evaluate", (key, names, measures, per_query, tuple(sorted(args.items())))
-        )
-        if found is not None:
-            return found
-        return _score(_dataset, names, measures, per_query, args)
-    return _sampled(_dataset, names, measures, per_query, args)
-
-
 def evaluate(
     dataset: Dataset,
     settings: Settings,
@@ -314,9 +267,11 @@ def evaluate(
     Oblivious and aware values are computed once per data set and setting for
     every run, with the per-query rows (their summary rows are the per-run
     means) and every offered measure (:func:`computed_measures`); a page's call
-    slices them.  Sampled results are computed per run (a progress bar over
-    the runs) and kept per run and measure (:func:`_sampled`); every run draws
-    from its own seed, so the values equal one call over all runs.
+    takes its rows (:func:`tiecore.report.rows.select_rows`,
+    :func:`~tiecore.report.rows.summary_rows`).  Sampled results are computed per
+    run (a progress bar over the runs) and kept per run and measure
+    (:func:`_sampled`); every run draws from its own seed, so the values equal one
+    call over all runs.
     """
     names = tuple(names or dataset.names)
     measures = tuple(measures or settings.measures)
@@ -324,10 +279,16 @@ def evaluate(
     if ties != "sampled":
         every = tuple(dataset.names)
         wide = computed_measures(dataset, measures, tiebreak=args["tiebreak"])
-        frame = _evaluate_all(dataset, dataset.key, every, wide, True, **args)
+        key = (dataset.key, every, wide, True, tuple(sorted(args.items())))
+
+        def compute() -> pd.DataFrame:  # fast: one call, the judgments summarised once
+            found = warm.fetch("evaluate", key)
+            return found if found is not None else _score(dataset, every, wide, True, args)
+
+        frame = memo("evaluate", key, compute, 256, dataset.shared, "Scoring the systems ...")
         if (wide, every) != (measures, names):
-            frame = pick(frame, measures, names)
-        return frame if per_query else summary_rows(frame)
+            frame = rows.select_rows(frame, measures, names)
+        return frame if per_query else rows.summary_rows(frame)
     bar = None
 
     def report(i: int, name: str) -> None:
@@ -352,9 +313,9 @@ def spread_table(
     per_query: bool = False,
 ) -> pd.DataFrame:
     """:func:`tiecore.spread.evaluate_spread`: the exact variance, min and max over tie-breaks,
-    of the measures that have them (:attr:`tiecore.measures.Measure.exact_spread`).
+    of the measures that have them (:attr:`tiecore.Measure.exact_spread`).
 
-    The per-query table holds the ``all`` rows too, so one computation serves both;
+    The per-query table holds the summary rows too, so one computation serves both;
     its first computation shows a progress bar (one step per system).
     """
     measures = tuple(measures or settings.measures)
@@ -367,14 +328,13 @@ def spread_table(
         if found is not None:
             return found
         bar, report = progress_bar("Exact spread over all tie-breaks:")
-        extra = {"progress": report} if _accepts_progress(spread.evaluate_spread) else {}
-        frame = _spread(dataset, wide, settings.rel_level, **extra)
+        frame = _spread(dataset, wide, settings.rel_level, progress=report)
         bar.empty()
         return frame
 
     frame = memo("spread", key, compute, size=64, shared=dataset.shared)
-    frame = frame if wide == measures else pick(frame, measures, dataset.names)
-    return frame if per_query else summary_rows(frame)
+    frame = frame if wide == measures else rows.select_rows(frame, measures, dataset.names)
+    return frame if per_query else rows.summary_rows(frame)
 
 
 def modes_key(
@@ -399,7 +359,6 @@ def modes(
 
     Kept per data set and the settings that change it, so a re-render (a seed
     change with the sampled mode off, another page and back) combines nothing.
-    Callers must not change the frame in place.
     """
     key = modes_key(dataset, settings, sampled=sampled, digits=digits)
 
@@ -412,29 +371,20 @@ def modes(
     return memo("modes", key, compute, size=64, shared=dataset.shared)
 
 
-def significance(dataset: Dataset, settings: Settings, alpha: float = 0.05) -> pd.DataFrame:
-    """:func:`tiecore.report.significance_vs_best` on the tie-aware per-query values."""
-    per_query = evaluate(dataset, settings, "aware", per_query=True)
-    return report.significance_vs_best(per_query, alpha)
-
-
 # ----------------------------------------------------------------------------- IPrec curve
 
-#: trec_eval's 11 recall levels of iprec_at_recall.
-IPREC_LEVELS = tuple(level / 10 for level in range(11))
-#: DP cells the page waits for before it samples the curve instead (under 0.5 s of work;
+#: DP steps the page waits for before it samples the curve instead (under 0.5 s of work;
 #: rutcor03100's 811-doc tie group counts 5.9e8, about a second).
 IPREC_BUDGET = 2e8
 
 
 def iprec_measures() -> tuple[str, ...]:
-    """Canonical names of ``IPrec@r`` for r in :data:`IPREC_LEVELS` (``IPrec(recall=0.1)`` ...)."""
-    return tuple(str(Measure.parse(f"IPrec@{level:.1f}")) for level in IPREC_LEVELS)
+    """:func:`tiecore.explain.views.iprec_measures`: the 11 ``IPrec@r`` of the curve."""
+    return views.iprec_measures()
 
 
-@_cached("iprec", show_spinner="Interpolated precision at 11 recall levels ...", max_entries=256)
 def iprec_curve(
-    _dataset: Dataset,
+    dataset: Dataset,
     key: str,
     run: str,
     rel_level: int,
@@ -442,160 +392,113 @@ def iprec_curve(
     seed: int,
     tiebreak: str = "trec_eval",
 ) -> dict:
-    """One system's 11-point interpolated precision curve, from :mod:`tiecore`.
+    """:func:`tiecore.explain.views.iprec_curve` of one system, exact within
+    :data:`IPREC_BUDGET` steps, else sampled (``table``, ``refused``, ``samples``)."""
 
-    Returns ``table``: columns ``recall, oblivious`` (:func:`tiecore.evaluate`
-    under ``tiebreak``) and ``aware, sd, min, max`` (the summary rows of
-    :func:`tiecore.spread.evaluate_spread`, sd = sqrt(var) of the mean over
-    random tie-breaks), or, when tiecore refuses the exact values
-    (:class:`tiecore.InputError`: a tie group past :data:`IPREC_BUDGET` counting steps),
-    ``sampled, sampled_sd`` from ``ties="sampled"`` with ``samples`` draws.
-    ``refused`` holds tiecore's message (None when exact), ``samples`` the draws.
-    """
-    measures = list(iprec_measures())
-    runs = {run: _dataset.runs[run]}
-    args = {"rel_level": rel_level}
-    oblivious = quiet(
-        tiecore.evaluate,
-        runs,
-        _dataset.qrels,
-        measures,
-        ties="oblivious",
-        tiebreak=tiebreak,
-        **args,
-    )
-    table = pd.DataFrame({"recall": IPREC_LEVELS})
-    table["oblivious"] = oblivious.set_index("measure")["value"].reindex(measures).to_numpy()
-    try:
-        with interpolated.budget_scope(IPREC_BUDGET):
-            exact = quiet(spread.evaluate_spread, runs, _dataset.qrels, measures, **args)
-    except tiecore.InputError as error:
-        drawn = quiet(
-            tiecore.evaluate,
-            runs,
-            _dataset.qrels,
-            measures,
-            ties="sampled",
+    def compute() -> dict:
+        return views.iprec_curve(
+            dataset.runs[run],
+            dataset.qrels,
+            rel_level=rel_level,
             samples=samples,
             seed=seed,
-            **args,
-        ).set_index("measure")
-        table["sampled"] = drawn["value"].reindex(measures).to_numpy()
-        table["sampled_sd"] = drawn["std"].reindex(measures).to_numpy()
-        return {"table": table, "refused": str(error), "samples": samples}
-    exact = exact.set_index("measure").reindex(measures)
-    table["aware"] = exact["value"].to_numpy()
-    table["sd"] = tie_variance.tie_sd(exact["var"].to_numpy(dtype=float))
-    table["min"] = exact["min"].to_numpy()
-    table["max"] = exact["max"].to_numpy()
-    return {"table": table, "refused": None, "samples": 0}
+            tiebreak=tiebreak,
+            budget=IPREC_BUDGET,
+            name=run,
+        )
+
+    args = (key, run, rel_level, samples, seed, tiebreak, IPREC_BUDGET)
+    spinner = "Interpolated precision at 11 recall levels ..."
+    return memo("iprec", args, compute, 256, dataset.shared, spinner)
 
 
 # ----------------------------------------------------------------------------- ties
 
 
-@_cached("profiles", show_spinner="Profiling ties ...", max_entries=64)
-def tie_profiles(_dataset: Dataset, key: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+def tie_profiles(dataset: Dataset, key: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     """:func:`tiecore.explain.policies.tie_profiles`: per run the share of tied rows and the
     group sizes."""
-    found = warm.fetch("profiles", (key,))
-    return found if found is not None else policies.tie_profiles(_dataset.runs)
+
+    def compute():
+        found = warm.fetch("profiles", (key,))
+        return found if found is not None else policies.tie_profiles(dataset.runs)
+
+    return memo("profiles", (key,), compute, 64, dataset.shared, "Profiling ties ...")
 
 
-@_cached("groups", show_spinner="Finding tie groups ...", max_entries=256)
 def tie_groups(
-    _dataset: Dataset, key: str, run: str, measure: str, rel_level: int, qid: str | None
+    dataset: Dataset, key: str, run: str, measure: str, rel_level: int, qid: str | None
 ) -> pd.DataFrame:
     """:func:`tiecore.spread.tie_groups` of one run (one query or all)."""
-    return quiet(
-        spread.tie_groups, _dataset.runs[run], _dataset.qrels, measure, rel_level=rel_level, qid=qid
-    )
+
+    def compute():
+        runs, qrels = dataset.runs[run], dataset.qrels
+        return quiet(spread.tie_groups, runs, qrels, measure, rel_level=rel_level, qid=qid)
+
+    args = (key, run, measure, rel_level, qid)
+    return memo("groups", args, compute, 256, dataset.shared, "Finding tie groups ...")
 
 
-@_cached("distribution", show_spinner="Enumerating the exact distribution ...", max_entries=256)
 def distribution(
-    _dataset: Dataset, key: str, run: str, measure: str, rel_level: int, qid: str
+    dataset: Dataset, key: str, run: str, measure: str, rel_level: int, qid: str
 ) -> pd.DataFrame | None:
     """:func:`tiecore.spread.distribution` of one query, or None when it has none to list."""
-    try:
-        return quiet(
-            spread.distribution,
-            _dataset.runs[run],
-            _dataset.qrels,
-            measure,
-            qid,
-            rel_level=rel_level,
-        )
-    except (ValueError, MemoryError):
-        return None
+
+    def compute():
+        try:
+            return quiet(
+                spread.distribution,
+                dataset.runs[run],
+                dataset.qrels,
+                measure,
+                qid,
+                rel_level=rel_level,
+            )
+        except (ValueError, MemoryError):
+            return None
+
+    args = (key, run, measure, rel_level, qid)
+    spinner = "Enumerating the exact distribution ..."
+    return memo("distribution", args, compute, 256, dataset.shared, spinner)
 
 
-@_cached("anatomy", show_spinner=False, max_entries=256)
 def query_anatomy(
-    _dataset: Dataset, key: str, run: str, qid: str, measure: str, rel_level: int, tiebreak: str
+    dataset: Dataset, key: str, run: str, qid: str, measure: str, rel_level: int, tiebreak: str
 ) -> dict:
-    """One query of one run taken apart (:mod:`tiecore.explain.anatomy`).
+    """:func:`tiecore.explain.views.query_parts`: one query of one run taken apart."""
 
-    Returns ``query`` (:class:`~tiecore.explain.anatomy.QueryList`), ``groups``,
-    ``quantities`` (the paper's, at the measure's cutoff), ``formula`` (or None),
-    ``ranks`` (per-rank expectations, or None for a family without them) and
-    ``listing`` (the docs in the tie-break's order).
-    """
-    query = anatomy.QueryList.of(_dataset.runs[run], _dataset.qrels, qid)
-    parsed = Measure.parse(measure)
-    gain = parsed.gain if parsed.family == "nDCG" else "linear"
-    groups = anatomy.tie_groups(query, rel_level, gain)
-    num_rel = query.num_rel(rel_level)
-    k = anatomy.cutoff(parsed, num_rel, len(query))
-    quantities = anatomy.paper_quantities(groups, k)
-    try:
-        ranks = anatomy.expected_ranks(query, parsed, rel_level)
-    except ValueError:
-        ranks = None
-    listing = quiet(
-        orderings.ranked_list, _dataset.runs[run], _dataset.qrels, qid, tiebreak, rel_level
-    )
-    return {
-        "query": query,
-        "groups": groups,
-        "quantities": quantities,
-        "formula": anatomy.formula(parsed, quantities, num_rel),
-        "ranks": ranks,
-        "listing": listing,
-        "num_rel": num_rel,
-    }
+    def compute() -> dict:
+        runs, qrels = dataset.runs[run], dataset.qrels
+        return views.query_parts(runs, qrels, qid, measure, rel_level, tiebreak)
+
+    args = (key, run, qid, measure, rel_level, tiebreak)
+    return memo("anatomy", args, compute, 256, dataset.shared)
 
 
 # ----------------------------------------------------------------------------- sampling
 
 
-@_cached("matrix", show_spinner=False, max_entries=128)
-def _sampled_matrix(
-    _dataset: Dataset, key: str, run: str, measure: str, samples: int, seed: int, rel_level: int
-) -> pd.DataFrame:
-    return policies.sampled_values(
-        _dataset.runs[run],
-        _dataset.qrels,
-        measure,
-        samples=samples,
-        seed=seed,
-        rel_level=rel_level,
-        name=run,
-    )
-
-
 def sampled_matrix(dataset: Dataset, settings: Settings, run: str, measure: str) -> pd.DataFrame:
-    """:func:`tiecore.explain.policies.sampled_values`: a (samples x queries) frame, progress
-    bar once."""
+    """:func:`tiecore.explain.policies.sampled_values`: a (samples x queries) frame, with a
+    progress bar while it is first drawn."""
     args = (dataset.key, run, measure, settings.samples, settings.seed, settings.rel_level)
-    done = st.session_state.setdefault("_computed", set())
-    if args not in done:
+
+    def compute() -> pd.DataFrame:
         said = escape_markdown(run)  # a run tag may look like Markdown
         bar = st.progress(0.5, text=f"Sampling {settings.samples} tie-breaks of {said} ...")
-        _sampled_matrix(dataset, *args)
+        found = policies.sampled_values(
+            dataset.runs[run],
+            dataset.qrels,
+            measure,
+            samples=settings.samples,
+            seed=settings.seed,
+            rel_level=settings.rel_level,
+            name=run,
+        )
         bar.empty()
-        done.add(args)
-    return _sampled_matrix(dataset, *args)
+        return found
+
+    return memo("matrix", args, compute, 128, dataset.shared)
 
 
 def comparison(
@@ -620,7 +523,6 @@ def comparison(
         bar, report = progress_bar(
             f"Comparing {len(names)} systems under {settings.samples} random tie-breaks:"
         )
-        extra = {"progress": report} if _accepts_progress(compare.compare) else {}
         result = quiet(
             compare.compare,
             {n: dataset.runs[n] for n in names},
@@ -630,7 +532,7 @@ def comparison(
             seed=settings.seed,
             rel_level=settings.rel_level,
             n_resamples=n_resamples,
-            **extra,
+            progress=report,
         )
         bar.empty()
         return result
@@ -642,7 +544,7 @@ def comparison(
 
 
 def policy_table(dataset: Dataset, settings: Settings, measure: str) -> pd.DataFrame:
-    """:func:`tiecore.explain.policies.policy_values` from cached results.
+    """:func:`tiecore.explain.policies.assemble_policies` from cached results.
 
     Tie-aware, optimistic (max) and pessimistic (min) come from the exact spread
     of the sidebar's measures; each arbitrary tie-break is one cached evaluation
@@ -660,35 +562,6 @@ def policy_table(dataset: Dataset, settings: Settings, measure: str) -> pd.DataF
     return policies.assemble_policies(exact, oblivious, measure)
 
 
-@_cached(
-    "sweep",
-    show_spinner="Scoring the built function at each number of levels ...",
-    max_entries=64,
-)
-def _sweep(
-    _dataset: Dataset,
-    key: str,
-    weights: tuple[tuple[str, float], ...],
-    levels: tuple[int | None, ...],
-    measure: str,
-    rel_level: int,
-    tiebreak: str,
-    _features: pd.DataFrame,
-    others: tuple[str, ...] = (),
-) -> pd.DataFrame:
-    return quiet(
-        builder.sweep,
-        _dataset.runs,
-        _dataset.qrels,
-        dict(weights),
-        list(levels),
-        measure,
-        rel_level=rel_level,
-        tiebreak=tiebreak,
-        features=_features,
-    )
-
-
 def sweep(
     dataset: Dataset,
     settings: Settings,
@@ -701,18 +574,32 @@ def sweep(
     """:func:`tiecore.explain.builder.sweep` of the chosen features, ranked against all of them
     (but ``exclude``: a run coarsened is ranked against the other runs)."""
     tiebreak = settings.tiebreak if settings.tiebreak in policies.POLICIES else "trec_eval"
-    features = policy_table(dataset, settings, measure).drop(index=list(exclude))
-    return _sweep(
-        dataset,
+    key = (
         dataset.key,
         tuple(weights.items()),
         tuple(levels),
         measure,
         settings.rel_level,
         tiebreak,
-        features,
         tuple(exclude),
     )
+
+    def compute() -> pd.DataFrame:
+        features = policy_table(dataset, settings, measure).drop(index=list(exclude))
+        return quiet(
+            builder.sweep,
+            dataset.runs,
+            dataset.qrels,
+            dict(weights),
+            list(levels),
+            measure,
+            rel_level=settings.rel_level,
+            tiebreak=tiebreak,
+            features=features,
+        )
+
+    spinner = "Scoring the built function at each number of levels ..."
+    return memo("sweep", key, compute, 64, dataset.shared, spinner)
 
 
 # ----------------------------------------------------------------------------- warm-up

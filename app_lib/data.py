@@ -12,7 +12,6 @@ import gzip
 import hashlib
 import io
 import re
-import warnings
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -33,10 +32,10 @@ from app_lib.settings import (
     TRACK_HELD_FACTOR,
     cache_bytes,
 )
-from tiecore.engine import budget
-from tiecore.errors import InputError, TieCoreWarning
+from tiecore.errors import InputError
 from tiecore.explain.precision import coarsen_run, precision_label
-from tiecore.io import archives
+from tiecore.explain.views import judged_runs
+from tiecore.io import read_archive, read_folder
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_data"
@@ -144,11 +143,11 @@ def check_upload(files: Sequence[tuple[str, bytes]]) -> None:
     A gzip file may grow :data:`~app_lib.settings.MAX_INFLATION` times its size; the
     text of all ``files`` together may hold :data:`~app_lib.settings.MAX_UPLOAD_TEXT`
     bytes, and less where tiecore's memory budget
-    (:func:`tiecore.engine.budget.memory_budget`) over the readers' peak of
+    (:func:`tiecore.memory_budget`) over the readers' peak of
     :data:`~app_lib.settings.READ_FACTOR` bytes per text byte is less.  So an upload
     takes at most ``READ_FACTOR`` times its text in memory, checked before it is read.
     """
-    allowed = min(MAX_UPLOAD_TEXT, budget.memory_budget() / READ_FACTOR)
+    allowed = min(MAX_UPLOAD_TEXT, tiecore.memory_budget() / READ_FACTOR)
     total = 0
     for name, data in files:
         size = text_size(data, MAX_INFLATION * len(data))
@@ -213,33 +212,6 @@ def _shown(values: Sequence[str], limit: int = 5) -> str:
     return ", ".join(values[:limit]) + (" ..." if len(values) > limit else "")
 
 
-def judged_runs(
-    runs: Mapping[str, pd.DataFrame], qrels: pd.DataFrame
-) -> tuple[dict[str, pd.DataFrame], tuple[str, ...]]:
-    """Keep the runs with at least one judged query; notes on what was skipped or left out.
-
-    A run none of whose queries is in the qrels cannot be scored: it is left out
-    with a note.  Queries without judgments are skipped, as trec_eval does.
-    """
-    judged = set(qrels["qid"].astype(str).unique())
-    kept, notes = {}, []
-    for name, run in runs.items():
-        qids = sorted(set(run["qid"].astype(str).unique()))
-        missing = [q for q in qids if q not in judged]
-        if len(missing) == len(qids):
-            notes.append(
-                f"run {name} left out: none of its {len(qids)} queries is in the qrels "
-                f"({_shown(missing)})"
-            )
-            continue
-        kept[name] = run
-        if missing:
-            notes.append(
-                f"run {name}: {len(missing)} queries without judgments skipped ({_shown(missing)})"
-            )
-    return kept, tuple(notes)
-
-
 def dataset_from_trec(
     run_files: Sequence[tuple[str, bytes]], qrels_file: tuple[str, bytes], label: str | None = None
 ) -> Dataset:
@@ -254,9 +226,7 @@ def dataset_from_trec(
     check_upload([*run_files, qrels_file])
     qrels = tiecore.read_qrels(_stream(*qrels_file))
     runs = tiecore.read_runs([_stream(name, data) for name, data in run_files])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", TieCoreWarning)
-        kept, notes = judged_runs(runs, qrels)
+    kept, notes = judged_runs(runs, qrels)
     if not kept:
         raise InputError(
             qrels_file[0],
@@ -295,11 +265,11 @@ def track_text_limit(held: int) -> int:
     bytes besides: what the session's budget leaves at
     :data:`~app_lib.settings.TRACK_HELD_FACTOR` bytes of runs per byte of text, and at most
     tiecore's memory budget over it.  The reader refuses the member that passes it
-    (:func:`tiecore.io.archives.read_archive`) before holding it whole: members are read
+    (:func:`tiecore.io.read_archive`) before holding it whole: members are read
     one at a time, so memory holds the runs read and one member's text; the runs read are
     checked again by their own size (:func:`check_held`)."""
     left = max(SESSION_BYTES - held, 0) // TRACK_HELD_FACTOR
-    return int(min(left, budget.memory_budget() / TRACK_HELD_FACTOR))
+    return int(min(left, tiecore.memory_budget() / TRACK_HELD_FACTOR))
 
 
 def _merged(parts: Sequence[Mapping[str, pd.DataFrame]]) -> dict[str, pd.DataFrame]:
@@ -352,20 +322,18 @@ def dataset_from_track(
     limit = {} if max_text is None else {"max_text": max_text}
     parts = []
     if archive is not None:
-        parts.append(archives.read_archive(_stream(*archive), progress=progress, **limit))
+        parts.append(read_archive(_stream(*archive), progress=progress, **limit))
         key = content_key([archive, qrels_file, *run_files])
         where = f"archive {archive[0]}"
     else:
         signature = folder_signature(folder)
-        parts.append(archives.read_folder(Path(folder).expanduser(), progress=progress, **limit))
+        parts.append(read_folder(Path(folder).expanduser(), progress=progress, **limit))
         key = content_key([qrels_file, *run_files], "folder", folder, signature)
         where = f"folder {Path(folder).name}"
     if run_files:
         parts.append(tiecore.read_runs([_stream(name, data) for name, data in run_files]))
     runs = _merged(parts)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", TieCoreWarning)
-        kept, notes = judged_runs(runs, qrels)
+    kept, notes = judged_runs(runs, qrels)
     if not kept:
         raise InputError(
             qrels_file[0],

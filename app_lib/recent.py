@@ -1,10 +1,10 @@
 """Stores of results bounded in bytes, by count and by age; sessions closed once their
 visitor has left; freed memory handed back to the system.
 
-The app keeps some results outside Streamlit's caches (a computation that draws a
-progress bar, a laid-out figure).  :class:`Recent` keeps them at most ``size``
-entries and ``max_bytes`` bytes (:func:`nbytes`: the memory of their frames and
-arrays), none unused for longer than :data:`app_lib.settings.CACHE_TTL` seconds,
+The app keeps every result here, outside Streamlit's caches (so a computation may draw
+a progress bar; :func:`app_lib.cache.memo`, laid-out figures).  :class:`Recent` keeps
+them at most ``size`` entries and ``max_bytes`` bytes (:func:`nbytes`: the memory of
+their frames and arrays), none unused for longer than :data:`app_lib.settings.CACHE_TTL` seconds,
 the least recently used dropped first.  :func:`store` gives each kind of result
 two scopes: one store per server for the bundled samples (shared by every
 session), and one per session, in its session state, for the results of its own
@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 import pyarrow
 import streamlit as st
-from streamlit.runtime import Runtime, caching
+from streamlit.runtime import Runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from app_lib.settings import CACHE_TTL, SESSION_GRACE
@@ -209,13 +209,9 @@ def store(name: str, size: int, max_bytes: float, shared: bool | None = None) ->
 
 
 def drop_own() -> None:
-    """Drop this session's results of its uploads: its stores and its ``scope="session"``
-    caches (a new upload makes the results of the one it replaces useless)."""
+    """Drop this session's results of its uploads, its stores (a new upload makes the
+    results of the one it replaces useless)."""
     st.session_state.pop(OWN, None)
-    sid = session_id()
-    clear = getattr(caching, "clear_session_data_cache", None)  # listed in __all__ there
-    if sid is not None and clear is not None:
-        clear(sid)
 
 
 # ----------------------------------------------------------------------------- sessions

@@ -14,9 +14,8 @@ import streamlit as st
 from app_lib import cache, glossary
 from app_lib import charts as ch
 from app_lib import sidebar as sb
-from tiecore import report
+from tiecore import Measure, report
 from tiecore.explain import variance
-from tiecore.measures import Measure
 
 HOW = (
     "Break the ties of a run at random: each order of the tied documents gives each query a "

@@ -2,14 +2,18 @@
 # tiecore._lazy.attach_stub imports each on first use at run time (tiecore/__init__.py).
 from . import compare as compare
 from . import distributed as distributed
+from . import errors as errors
 from . import explain as explain
 from . import interop as interop
+from . import io as io
 from . import ir_measures_provider as ir_measures_provider
 from . import metrics as metrics
 from . import pytrec as pytrec
+from . import report as report
 from . import spread as spread
 from . import stats as stats
 from .compare import Comparison as Comparison
+from .engine.budget import memory_budget as memory_budget
 from .errors import InputError as InputError
 from .errors import Refusal as Refusal
 from .errors import TieCoreWarning as TieCoreWarning
@@ -18,5 +22,13 @@ from .io import read_letor as read_letor
 from .io import read_qrels as read_qrels
 from .io import read_run as read_run
 from .io import read_runs as read_runs
+from .measures import DEFAULT_MEASURES as DEFAULT_MEASURES
+from .measures import split_measures as split_measures
+from .measures.measure import Measure as Measure
+from .options import CORRECTIONS as CORRECTIONS
+from .options import GAINS as GAINS
+from .options import SAMPLES as SAMPLES
+from .options import SEED as SEED
+from .options import TIEBREAKS as TIEBREAKS
 from .spread import evaluate_spread as evaluate_spread
 from .version import __version__ as __version__

@@ -31,7 +31,7 @@ import functools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from numbers import Integral, Real
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from tiecore.errors import InputError
 
@@ -131,7 +131,7 @@ class Interval(Constraint):
         kind = type(value)  # plain int and float first: ABC checks cost microseconds
         if not (kind is int or (kind is float and self.kind is Real) or self.of_kind(value)):
             return False
-        return value == value and self.within(value)  # NaN is not equal to itself
+        return value == value and self.within(cast(float, value))  # NaN is not equal to itself
 
     def within(self, value: float) -> bool:
         """Whether a number lies between the bounds (an ``inf`` does not past a bound)."""
@@ -168,7 +168,7 @@ class Interval(Constraint):
     def problem(self, name: str, value: object) -> str:
         if _is_nan(value):
             return f"{value!r} is not a number"
-        if self.quiet_high and self.of_kind(value) and value > self.high:
+        if self.quiet_high and self.of_kind(value) and cast(float, value) > cast(float, self.high):
             return f"{value!r} is out of range (at most {self.high})"
         return f"{value!r} is not a {self.noun}" if self.noun else f"{value!r} is out of range"
 
@@ -206,7 +206,10 @@ class Satisfies(Constraint):
     """
 
     def __init__(
-        self, predicate: Callable[[object], bool], description: str, kind: type | None = None
+        self,
+        predicate: Callable[[object], bool],
+        description: str,
+        kind: type | tuple[type, ...] | None = None,
     ) -> None:
         self.predicate, self.description, self.kind = predicate, description, kind
 
@@ -292,7 +295,7 @@ def _check(name: str, value: object, found: tuple[Constraint, ...]) -> None:
     for constraint in found:
         if constraint.accepts(value):
             return
-    raise InputError(name, None, problem(name, value, found), expected(found))
+    raise InputError(name, None, cast(str, problem(name, value, found)), expected(found))
 
 
 def validate_params(params: Mapping[str, Spec]) -> Callable[[F], F]:

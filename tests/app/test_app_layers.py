@@ -123,3 +123,30 @@ def test_no_app_or_tiecore_module_is_imported_inside_a_function(path: Path) -> N
                     continue
                 local = [n for n in names if n.split(".")[0] in ("tiecore", "app_lib")]
                 assert not local, (path.name, node.name, inner.lineno, local)
+
+
+def test_the_app_caches_results_in_one_way() -> None:
+    """Results are kept by :func:`app_lib.cache.memo` in :mod:`app_lib.recent`'s stores, never
+    by Streamlit's ``st.cache_data`` (a second mechanism, with its own bounds and scopes)."""
+    for path in APP_FILES:
+        assert "cache_data" not in path.read_text(), path.name
+
+
+def test_memo_keeps_a_result_once_and_hands_out_copies() -> None:
+    """A result is computed once per key; a caller that changes its copy changes nothing kept."""
+    import pandas as pd  # here: the other tests of this file read sources only
+
+    from app_lib import cache
+
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"table": pd.DataFrame({"x": [1.0, 2.0]}), "note": "n"}
+
+    first = cache.memo("anatomy", ("test-memo", 1), compute, 4, True)
+    first["table"]["x"] = 0.0
+    first["table"]["y"] = 1
+    again = cache.memo("anatomy", ("test-memo", 1), compute, 4, True)
+    assert len(calls) == 1
+    assert again["table"].columns.tolist() == ["x"] and again["table"]["x"].tolist() == [1.0, 2.0]

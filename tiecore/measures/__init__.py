@@ -61,9 +61,9 @@ def parse_measures(measures: str | Measure | list[str | Measure]) -> list[Measur
     >>> [str(m) for m in parse_measures(["P@5", "AP", "P@5", "MAP@5"])]
     ['P@5', 'AP', 'AP@5']
     """
-    if isinstance(measures, str | Measure) or hasattr(measures, "NAME"):
-        measures = [measures]
-    parsed = [m if isinstance(m, Measure) else _parse(m) for m in measures]
+    one = isinstance(measures, str | Measure) or hasattr(measures, "NAME")
+    items: Sequence[object] = [measures] if one else measures  # type: ignore[assignment]
+    parsed = [m if isinstance(m, Measure) else _parse(m) for m in items]
     if not parsed:
         raise InputError(
             "measure", None, "no measures given (an empty list)", "at least one, such as 'P@10'"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import cast
 
 from tiecore.errors import InputError
 from tiecore.measures.registry import FAMILIES, Family, lookup
@@ -149,8 +150,8 @@ class Measure:
     def param(self, name: str) -> str:
         """The value of parameter ``name`` (its default when not given)."""
         if name == "gain":
-            return self.gain
-        return dict(self.params).get(name, self.spec.params[name].default)
+            return cast(str, self.gain)
+        return cast(str, dict(self.params).get(name, self.spec.params[name].default))
 
     @classmethod
     def parse(cls, text: str) -> Measure:
@@ -162,8 +163,8 @@ class Measure:
         recall = _RECALL.match(text.strip())  # IPrec@0.1, iprec_at_recall_0.10
         if recall:  # trec_eval 9.0.x's name, and its rounding (round=up, tiecore.measures.iprec)
             shown = recall["level"]  # any level from 0 to 1 (trec_eval's iprec_at_recall..25)
-            params = f",{recall['params']}" if recall["params"] else ""  # IPrec(round=...)@0.5
-            text = f"IPrec(recall={shown}{params})"
+            extra = f",{recall['params']}" if recall["params"] else ""  # IPrec(round=...)@0.5
+            text = f"IPrec(recall={shown}{extra})"
         trec_rbp = _TREC_RBP.match(text.strip())
         if trec_rbp:  # rbp.p=0.5: rbp_eval's graded gain (tiecore.measures.registry's RBP)
             cut = f"@{trec_rbp['cutoff']}" if trec_rbp["cutoff"] else ""
@@ -179,8 +180,8 @@ class Measure:
         loose = None if match else _LOOSE.match(text.strip())
         if loose and loose["cutoff"].strip().isdigit():  # P@ 10: ir_measures' parser takes it
             loose = None
-        if loose and lookup(loose["family"]) is not None:  # P@1e3, P@-1, P@1.5: the cutoff
-            family = lookup(loose["family"])
+        family = lookup(loose["family"]) if loose else None
+        if loose and family is not None:  # P@1e3, P@-1, P@1.5: the cutoff
             what = "recall level" if family.name == "IPrec" else "cutoff"
             wanted = (
                 "a number from 0 to 1" if what == "recall level"
@@ -193,6 +194,7 @@ class Measure:
             raise InputError(
                 "measure", None, f"unknown measure {text!r}", f"one of {', '.join(FAMILIES)}"
             )
+        assert match is not None  # the family was found in it
         params: dict[str, str] = {}
         for part in filter(None, (match.group("params") or "").split(",")):
             key, _, value = part.partition("=")
