@@ -3,8 +3,10 @@
 The graph is built with :mod:`ast` from every module of ``tiecore/``, ``app_lib/``,
 ``app_pages/`` and ``app.py``, counting every import statement wherever it stands --
 inside functions and ``TYPE_CHECKING`` blocks too -- so that a circle cannot hide in
-an import made at call time.  Only heavy third-party modules may be imported lazily;
-those edges leave the project and are not part of the graph.
+an import made at call time.  An import inside a function says on its first line why
+it is not at the module's top (``# lazy: reason``: a measured start-up cost, or a
+circle), unless it is of a heavy third-party package (:data:`HEAVY`); third-party
+edges leave the project and are not part of the graph.
 
 The layers, lowest first (``docs/design.md`` says why each sits where it does)::
 
@@ -164,11 +166,8 @@ def test_the_graph_sees_imports_inside_functions(tmp_path):
 #: Third-party packages heavy enough that importing them inside a function needs no
 #: comment: being on this list is the reason (each costs tens of milliseconds to seconds).
 HEAVY = frozenset(
-    {
-        "pandas", "pyarrow", "scipy", "dask", "distributed", "ir_measures", "pytrec_eval",
-        "plotly", "kaleido", "streamlit",
-    }
-)  # fmt: skip
+    "pandas pyarrow scipy dask distributed ir_measures pytrec_eval plotly kaleido streamlit".split()
+)
 
 #: The comment a function-level import carries on its first line, with its reason after it.
 LAZY = re.compile(r"# lazy: \S")
