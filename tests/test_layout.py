@@ -3,8 +3,10 @@
 The graph is built with :mod:`ast` from every module of ``tiecore/``, ``app_lib/``,
 ``app_pages/`` and ``app.py``, counting every import statement wherever it stands --
 inside functions and ``TYPE_CHECKING`` blocks too -- so that a circle cannot hide in
-an import made at call time.  Only heavy third-party modules may be imported lazily;
-those edges leave the project and are not part of the graph.
+an import made at call time.  An import inside a function says on its first line why
+it is not at the module's top (``# lazy: reason``: a measured start-up cost, or a
+circle), unless it is of a heavy third-party package (:data:`HEAVY`); third-party
+edges leave the project and are not part of the graph.
 
 The layers, lowest first (``docs/design.md`` says why each sits where it does)::
 
@@ -31,6 +33,7 @@ from __future__ import annotations
 
 import ast
 import graphlib
+import re
 from pathlib import Path
 
 import pytest
@@ -158,6 +161,83 @@ def test_the_graph_sees_imports_inside_functions(tmp_path):
     module.write_text("def f():\n    from tiecore.io import read_run\n    return read_run\n")
     modules = {"tiecore.io": ROOT / "tiecore/io/__init__.py", "late": module}
     assert imported("late", module, modules) == {"tiecore.io"}
+
+
+#: Third-party packages heavy enough that importing them inside a function needs no
+#: comment: being on this list is the reason (each costs tens of milliseconds to seconds).
+HEAVY = frozenset(
+    "pandas pyarrow scipy dask distributed ir_measures pytrec_eval plotly kaleido streamlit".split()
+)
+
+#: The comment a function-level import carries on its first line, with its reason after it.
+LAZY = re.compile(r"# lazy: \S")
+
+
+def unexplained_lazy_imports(name: str, path: Path) -> list[str]:
+    """The imports inside a function body of ``name`` that give no ``# lazy: reason``.
+
+    An import belongs at the module's top unless importing it there would cost start-up
+    time or close an import circle; the comment on the statement's first line says which
+    (``# lazy: scipy.stats (~0.5 s) only for the t test``, ``# lazy: import circle with
+    tiecore.x``).  Heavy third-party packages (:data:`HEAVY`) need no comment.
+    """
+    text = path.read_text()
+    lines = text.splitlines()
+    found: dict[int, str] = {}
+    for function in ast.walk(ast.parse(text, str(path))):
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in ast.walk(function):
+            if isinstance(node, ast.Import):
+                tops = {alias.name.partition(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                tops = {"tiecore" if node.level else (node.module or "").partition(".")[0]}
+            else:
+                continue
+            if tops <= HEAVY or LAZY.search(lines[node.lineno - 1]):
+                continue
+            found[node.lineno] = f"{name}:{node.lineno} {lines[node.lineno - 1].strip()}"
+    return [found[line] for line in sorted(found)]
+
+
+def test_function_level_imports_give_a_reason():
+    """Every import inside a function of ``tiecore`` is a heavy package or says why it
+    is not at the module's top."""
+    unexplained = [
+        line
+        for name, path in project_modules().items()
+        if name == "tiecore" or name.startswith("tiecore.")
+        for line in unexplained_lazy_imports(name, path)
+    ]
+    assert unexplained == []
+
+
+def test_the_lazy_check_sees_unexplained_imports(tmp_path):
+    """The checker itself: a project or light module imported in a function needs the
+    comment, a heavy one does not, and a module-level import is not its business."""
+    module = tmp_path / "late.py"
+    module.write_text(
+        "import json\n"
+        "def f():\n"
+        "    import pandas as pd\n"
+        "    from scipy import stats\n"
+        "    import json\n"
+        "    from tiecore.io import read_run\n"
+        "    from . import sibling  # lazy: import circle with late.sibling\n"
+        "    from tiecore.engine import (  # lazy: engine.x (~5 ms) only for -q\n"
+        "        budget,\n"
+        "    )\n"
+        "    def g():\n"
+        "        import numpy as np  # only for g\n"
+        "    import pyarrow.compute as pc, json\n"
+        "    return pd, stats, json, read_run, sibling, budget, g, pc\n"
+    )
+    assert unexplained_lazy_imports("late", module) == [
+        "late:5 import json",
+        "late:6 from tiecore.io import read_run",
+        "late:12 import numpy as np  # only for g",
+        "late:13 import pyarrow.compute as pc, json",
+    ]
 
 
 #: The longest module and the longest function (body lines, docstring left out) allowed.

@@ -33,7 +33,7 @@ def read_stub(package: str, path: str) -> dict[str, tuple[str, str | None]]:
     m as m`` declares the submodule ``m`` -> ``("package.m", None)``.  Other statements
     (the docstring) declare nothing.
     """
-    import ast  # only here: the first use of a lazy name pays for it, not the import
+    import ast  # lazy: ast (~2 ms) paid on a lazy name's first use, not on import
 
     try:
         with open(path, encoding="utf-8") as file:

@@ -76,12 +76,12 @@ def write_parquet_runs(
     the same).  ``runs`` is anything :func:`tiecore.evaluate` accepts (paths are
     read one at a time).  Returns the file of each run.
     """
-    import numpy as np
+    import numpy as np  # lazy: numpy (~0.1 s): this module loads none (local_declines)
     import pandas as pd
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from tiecore.evaluation.parallel import file_names, load, run_items
+    from tiecore.evaluation.parallel import file_names, load, run_items  # lazy: pandas
 
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
@@ -269,7 +269,7 @@ def local_declines(spec: str | None, files: Iterable[str | os.PathLike]) -> bool
     if spec is None or not spec.startswith("local:"):
         return False
     require_dask()  # asked for: its absence is said, whether or not the cluster would pay
-    from tiecore.io.fastpath import file_rows
+    from tiecore.io.fastpath import file_rows  # lazy: numpy (~0.13 s), a --dask run only
 
     return _declined(int(spec.partition(":")[2]), sum(file_rows(path) for path in files))
 
@@ -361,9 +361,9 @@ def warm_up() -> list[str]:
     :func:`connect` registers on a running cluster), so that no task pays the
     imports (about a second of CPU for pandas, pyarrow and tiecore).
     """
-    import pkgutil  # a worker's start only, not the command's
+    import pkgutil  # lazy: a worker's start only, not the command's
 
-    import tiecore.measures as measures
+    import tiecore.measures as measures  # lazy: numpy (~0.13 s), a worker's start only
 
     families = [f"tiecore.measures.{m.name}" for m in pkgutil.iter_modules(measures.__path__)]
     names = [*WORKER_MODULES, *families]
@@ -395,7 +395,7 @@ def __getattr__(name: str) -> object:
     """``ParquetRun`` and ``read_parquet_runs`` (from :mod:`tiecore.io.parquet_parts`,
     which imports pandas) and ``WarmUp`` (which imports dask), made when first asked for."""
     if name in ("ParquetRun", "read_parquet_runs"):
-        from tiecore.io import parquet_parts
+        from tiecore.io import parquet_parts  # lazy: pandas
 
         return getattr(parquet_parts, name)
     if name != "WarmUp":
@@ -417,7 +417,7 @@ def __getattr__(name: str) -> object:
 
 def _quiet() -> None:
     """On a worker: log only dask's errors (not the warnings of cancelled tasks)."""
-    import logging
+    import logging  # lazy: logging (~6 ms), on a worker only
 
     logging.getLogger("distributed").setLevel(logging.ERROR)
 

@@ -76,6 +76,11 @@ from ir_measures.providers.base import NOT_PROVIDED, Any, Evaluator, Provider
 from ir_measures.util import QrelsConverter, RunConverter
 
 from tiecore.errors import InputError, TieCoreWarning
+from tiecore.evaluation.core import evaluate
+from tiecore.evaluation.evaluator import check_measures
+from tiecore.interop import measure_name
+from tiecore.io import read_qrels, read_run
+from tiecore.measures import Measure
 from tiecore.options import BOOL, SAMPLES, SEED, TIEBREAK, TIES, check
 
 if TYPE_CHECKING:
@@ -220,10 +225,6 @@ class TiecoreProvider(Provider):
     def name_of(self, measure: object) -> str:
         """tiecore's name of an ir_measures measure (``judged_only`` and ``gains`` aside:
         :func:`_pass`); InputError when tiecore lacks it."""
-        from tiecore.evaluation.evaluator import check_measures
-        from tiecore.interop import measure_name
-        from tiecore.measures import Measure
-
         if getattr(measure, "NAME", None) == _NUM_Q:
             return _NUM_Q
         _, _, gains = _pass(measure)
@@ -297,8 +298,6 @@ class TiecoreEvaluator(Evaluator):
 
     def _values(self, run: typing.Any) -> dict:
         """measure -> {qid: value} over the queries both the run and the qrels have."""
-        from tiecore.evaluation.core import evaluate
-
         values: dict = {}
         run = _run_frame(run)
         if run is None or self.qrels is None:
@@ -514,8 +513,6 @@ def _records(data: object) -> object | None:
 def _with_gains(qrels: pd.DataFrame, gains: dict) -> pd.DataFrame:
     """The qrels with each level mapped to its gain (levels not in ``gains`` kept), as
     ir_measures' pytrec_eval provider maps them for ``nDCG(gains=...)``."""
-    from tiecore.io import read_qrels
-
     mapped = qrels[["qid", "docno", "level"]].copy()
     mapped["level"] = mapped["level"].replace(gains)
     return read_qrels(mapped)
@@ -530,8 +527,6 @@ def _judged(run: pd.DataFrame, qrels: pd.DataFrame) -> pd.DataFrame:
 
 def _qrels_frame(qrels: object) -> pd.DataFrame | None:
     """ir_measures' qrels (namedtuples, DataFrame, dict of dicts) as tiecore's frame."""
-    from tiecore.io import read_qrels
-
     qrels = _records(qrels)
     if qrels is None:
         return None
@@ -542,8 +537,6 @@ def _qrels_frame(qrels: object) -> pd.DataFrame | None:
 
 def _run_frame(run: object) -> pd.DataFrame | None:
     """ir_measures' run (namedtuples, DataFrame, dict of dicts) as tiecore's frame."""
-    from tiecore.io import read_run
-
     run = _records(run)
     if run is None:
         return None

@@ -509,7 +509,7 @@ def _evaluate(
 def _spread(cells: _Cells, measures: tuple[Measure, ...], tiebreak: str, average: bool) -> Spread:
     """The aware value, its exact variance and bounds (:mod:`tiecore.spread`'s arrays),
     and the oblivious value of ``tiebreak``'s order and its bias."""
-    from tiecore.spread import spread_arrays
+    from tiecore.spread import spread_arrays  # lazy: ~115 ms, only for spread=True
 
     refuse_inexact(measures, "spread=True (its value is the tie-aware mean)")
     aware = cells.ranking("file_order")

@@ -368,7 +368,7 @@ def cli_type(spec: Spec) -> Callable[[str], object]:
     >>> cli_type(SAMPLES)("7"), cli_type(DASK_SPEC)("local:2")
     (7, 'local:2')
     """
-    import argparse  # the command line's only (the API does not load it)
+    import argparse  # lazy: argparse (~1.5 ms), the command line's only (not the API's)
 
     found = tuple(c for c in constraints_of(spec) if not isinstance(c, _NoneConstraint))
     numeric = next((c for c in found if isinstance(c, Interval)), None)

@@ -11,8 +11,11 @@ import os
 import warnings
 from typing import TYPE_CHECKING, TextIO
 
+from tiecore import io
 from tiecore.cli.common import UsageError, eval_inputs, read_inputs
 from tiecore.cli.trec_eval_names import TrecPlan
+from tiecore.engine.judgments import Judgments
+from tiecore.engine.ranking import Ranking
 
 if TYPE_CHECKING:  # pandas loads only when a command needs it (start-up)
     import pandas as pd
@@ -76,10 +79,7 @@ def relevance_strings(
 ) -> dict:
     """``(run, qid, name) -> string``: trec_eval's relstring of each run's queries in the
     ranking's own order (``tiebreak``), for the plan's ``strings``."""
-    from tiecore import io
-    from tiecore.engine.judgments import Judgments
-    from tiecore.engine.ranking import Ranking
-    from tiecore.measures.relstring import relstrings
+    from tiecore.measures.relstring import relstrings  # lazy: -m relstring only
 
     judgments = Judgments.from_qrels(qrels, rel_level=args.rel_level)
     frames = runs if isinstance(runs, dict) else io.read_runs(list(runs))

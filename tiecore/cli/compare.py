@@ -144,8 +144,8 @@ def _add_review_options(cmp: argparse.ArgumentParser) -> None:
 
 def _run_compare(args: argparse.Namespace, stderr: TextIO) -> str:
     """Rank the runs under every tie treatment; returns the text to write."""
-    from tiecore.compare import TooLarge, compare
-    from tiecore.report.comparison import format_comparison
+    from tiecore.compare import TooLarge, compare  # lazy: pandas (~0.5 s)
+    from tiecore.report.comparison import format_comparison  # lazy: pandas
 
     allocators.tune()  # many large arrays (tiecore.io.allocators)
     measures = parse_measures(split_measures(args.measures or ["AP"]))

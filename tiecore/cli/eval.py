@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, TextIO
 
 import numpy as np
 
+from tiecore import io
 from tiecore.cli.all_trec import (
     all_trec_inputs,
     relevance_strings,
@@ -231,10 +232,10 @@ def evaluate_runs(
     """
     import pandas as pd
 
-    from tiecore.evaluation.core import evaluate
+    from tiecore.evaluation.core import evaluate  # lazy: pandas (~0.5 s)
 
     if spread:
-        from tiecore.spread import evaluate_spread
+        from tiecore.spread import evaluate_spread  # lazy: pandas, scipy (~0.85 s)
 
         evaluate = partial(evaluate_spread, **_only(options, "rel_level", "depth", "complete"))
         options = {}
@@ -433,7 +434,7 @@ def _evaluated_text(
     small = None if normal else _small_eval(args, measures, stderr)
     if small is not None:
         return small
-    from tiecore.io import allocators
+    from tiecore.io import allocators  # lazy: not on the small files' path
 
     allocators.tune()  # many large arrays from here on (tiecore.io.allocators)
     arrow = None if normal else _arrow_eval(args, measures, stderr)
@@ -511,8 +512,6 @@ def _apart(
 
     runs, qrels, sources = all_trec_inputs(args) if plan.nicknamed else eval_inputs(args)
     if not isinstance(runs, dict):  # files: read now, each evaluated many times
-        from tiecore import io
-
         runs = io.read_runs(list(runs))
     found_by_run: dict[str, list[pd.DataFrame]] = {}
     num_q: dict[str, int] = {}
@@ -562,10 +561,9 @@ def _version(args: argparse.Namespace) -> str:
 def _prefs_eval(args: argparse.Namespace, zscores: dict | None, stderr: TextIO) -> str:
     """``eval -R prefs`` / ``-R qrels_prefs``: trec_eval's preference measures
     (:mod:`tiecore.evaluation.prefs`), in trec_eval's lines."""
-    from tiecore import io
-    from tiecore.evaluation.prefs import evaluate_prefs
-    from tiecore.io.trec_eval_files import read_prefs, read_qrels_prefs
-    from tiecore.measures.prefs import RANK_RECOUNTED
+    from tiecore.evaluation.prefs import evaluate_prefs  # lazy: pandas (~0.3 s)
+    from tiecore.io.trec_eval_files import read_prefs, read_qrels_prefs  # lazy: -R only
+    from tiecore.measures.prefs import RANK_RECOUNTED  # lazy: measures.prefs (~9 ms)
 
     plan = args.plan
     if args.ties == "aware" and args.spread:  # the Rnonrel measures: a value, no spread
@@ -611,7 +609,7 @@ def _prefs_eval(args: argparse.Namespace, zscores: dict | None, stderr: TextIO) 
 def _without_inexact_recounts(columns: dict[str, list], plan: TrecPlan, stderr: TextIO) -> dict:
     """Aware ``Rnonrel`` values: a measure that a nickname brought and that has no exact
     value for some query (nan) is left out with a note; asked for by name, refused."""
-    from tiecore.measures.prefs import RANK_RECOUNTED
+    from tiecore.measures.prefs import RANK_RECOUNTED  # lazy: measures.prefs (~9 ms)
 
     missing = {}
     for run, qid, measure, value in zip(
@@ -649,10 +647,9 @@ def _groups_eval(
 ) -> str:
     """``eval -R qrels_jg``: the measures averaged over each query's judgment groups
     (:mod:`tiecore.evaluation.judgment_groups`), in trec_eval's lines."""
-    from tiecore import io
-    from tiecore.evaluation.core import evaluate
-    from tiecore.evaluation.judgment_groups import evaluate_judgment_groups
-    from tiecore.io.trec_eval_files import read_qrels_jg
+    from tiecore.evaluation.core import evaluate  # lazy: pandas (~0.5 s)
+    from tiecore.evaluation.judgment_groups import evaluate_judgment_groups  # lazy: pandas
+    from tiecore.io.trec_eval_files import read_qrels_jg  # lazy: -R qrels_jg only
 
     check_files(args)
     groups = read_qrels_jg(args.files[0])
@@ -698,7 +695,7 @@ def _local_declines(spec: str, files: Sequence[str]) -> bool:
     """Whether ``--dask spec`` is a one-off cluster too small to pay off for ``files``
     (:func:`tiecore.distributed.local_declines`; its note says why); a missing dask is
     a usage error."""
-    from tiecore.distributed import local_declines
+    from tiecore.distributed import local_declines  # lazy: --dask only
 
     try:
         return local_declines(spec, files)
@@ -741,7 +738,7 @@ def _small_eval(args: argparse.Namespace, measures: list, stderr: TextIO) -> str
     if not _without_pandas(args):
         return None
     check_files(args)  # the normal path's first check, with its messages
-    from tiecore.evaluation import small as _small
+    from tiecore.evaluation import small as _small  # lazy: ~14 ms, not on the arrow path
 
     table = _small.evaluate_files(
         args.files[0],
@@ -767,7 +764,7 @@ def _arrow_eval(args: argparse.Namespace, measures: list, stderr: TextIO) -> str
     normal path. Warnings, progress and errors are the normal path's, in its order."""
     if not _without_pandas(args):
         return None
-    from tiecore.evaluation import arrow as _arrow_eval
+    from tiecore.evaluation import arrow as _arrow_eval  # lazy: pyarrow (~90 ms)
 
     if not _arrow_eval.claimed(args.files):
         return None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import threading
 from pathlib import Path
 from typing import TextIO
 
@@ -82,7 +83,7 @@ def write_output(path: str, text: str) -> None:
     power cut) leaves it behind, named with the writer's process id, and the next write
     to the same file removes it once that process is gone (:func:`_remove_stale`).
     """
-    import tempfile  # only for -o (its import pulls in random and shutil)
+    import tempfile  # lazy: -o only (it pulls in random and shutil)
 
     target = os.path.realpath(path)
     try:
@@ -151,8 +152,7 @@ def _alive(pid: int) -> bool:
 def _signals_as_exit():
     """SIGTERM and SIGHUP raise ``SystemExit(128 + signal)`` inside the block (so that
     its cleanup runs), where this is the main thread; the old handlers come back after."""
-    import signal
-    import threading
+    import signal  # lazy: -o only
 
     if threading.current_thread() is not threading.main_thread():
         yield

@@ -90,7 +90,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, stderr: TextIO) -> str:
     """``tiecore report``: read the inputs, build the table, return the text to write."""
-    from tiecore.evaluation.core import evaluate
+    from tiecore.evaluation.core import evaluate  # lazy: pandas (~0.5 s)
 
     named = split_measures(args.measures or [])  # -m '' names none: refused, not the defaults
     measures = [str(m) for m in parse_measures(named if args.measures else DEFAULT_MEASURES)]

@@ -23,8 +23,9 @@ from collections.abc import Callable
 from typing import TextIO
 
 from tiecore.cli.common import UsageError
-from tiecore.cli.trec_eval_names import TrecPlan
+from tiecore.cli.trec_eval_names import TABLE, TrecPlan
 from tiecore.measures.trec_eval_table import PREFS_NAMES as PREFS_MEASURES
+from tiecore.report.formats import csv_text, json_text
 
 #: trec_eval's judgment formats (-R), and the measures each one serves.
 REL_FORMATS = ("qrels", "qrels_jg", "prefs", "qrels_prefs")
@@ -40,8 +41,6 @@ def trec_family(printed: str) -> str:
     >>> trec_family("P_avgjg_5"), trec_family("map"), trec_family("iprec_at_recall_0.10")
     ('P_avgjg', 'map', 'iprec_at_recall')
     """
-    from tiecore.cli.trec_eval_names import TABLE
-
     name = printed
     while name not in TABLE and "_" in name:
         name = name.rsplit("_", 1)[0]
@@ -162,7 +161,7 @@ def check_trec_eval_flags(
         raise UsageError("-Z takes --ties oblivious or aware (not sampled)")
     if args.complete:
         raise UsageError("-Z with -c is not supported")
-    from tiecore.io.trec_eval_files import read_zscores
+    from tiecore.io.trec_eval_files import read_zscores  # lazy: -Z only
 
     return read_zscores(args.zscore)
 
@@ -178,8 +177,7 @@ def zscore_output(
     """The text of ``eval -Z``: trec_eval's lines in trec format; csv and json hold the
     same rows, named ``Z`` and the printed name, with the mode columns (``tiebreak``: the
     oblivious ordering, as eval resolves it for the ``--trec-eval`` version)."""
-    from tiecore.cli.zscores import MISSING, zscore_columns, zscore_text
-    from tiecore.report.formats import csv_text, json_text
+    from tiecore.cli.zscores import MISSING, zscore_columns, zscore_text  # lazy: -Z only
 
     z, missing = zscore_columns(columns, num_q, args.plan, table, args.zscore)
     if missing:

@@ -27,6 +27,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from tiecore.cli.common import UsageError
+from tiecore.measures import Measure, split_measures
+from tiecore.measures import measure_name as _measure_name
 from tiecore.measures.trec_eval_table import (  # noqa: F401  (trec_eval's table, re-exported)
     NICKNAMES,
     NICKNAMES_10,
@@ -152,7 +154,7 @@ def trec_plan(
     (['NumRet', 'NumRel', 'NumRelRet'], False)
     """
     if measure_name is None:
-        from tiecore.measures import measure_name
+        measure_name = _measure_name
     table, nicknames = TABLES[version], NICKNAMES_OF[version]
     marked: dict[str, tuple[str, list] | None] = {}  # name -> (params, values) first given
     nickname_of: dict[str, str] = {}  # names only a nickname asked for -> that nickname
@@ -249,8 +251,6 @@ def _whole(value: str, version: str = "9") -> bool:
 def _split(value: str, version: str = "9") -> list[str]:
     """tiecore's comma list (commas outside parentheses), with trec_eval's parameter
     lists kept whole: ``P.5,7,map`` is ``P.5,7`` and ``map``."""
-    from tiecore.measures import split_measures
-
     parts: list[str] = []
     for piece in split_measures([value]):
         name, _, number = piece.partition(".")
@@ -393,8 +393,6 @@ def _nearest(ours: str) -> str:
     >>> _nearest("IPrec(recall=0.1)"), _nearest("P@5")
     ('IPrec(recall=0.1,round=nearest)', 'P@5')
     """
-    from tiecore.measures import Measure
-
     if "round" not in Measure.parse(ours).spec.params:
         return ours
     head, at, cut = ours.partition("@")

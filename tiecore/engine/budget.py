@@ -65,7 +65,7 @@ def memory_budget() -> float:
     (``ulimit -v``) or its control group (``memory.max``) leaves less."""
     free = [available_memory()]
     try:
-        import resource
+        import resource  # lazy: not on Windows (the ImportError below)
 
         soft = resource.getrlimit(resource.RLIMIT_AS)[0]
         if soft != resource.RLIM_INFINITY:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tiecore.errors import InputError
+from tiecore.errors import InputError, TieCoreWarning
 from tiecore.io.hashing import HashIndex, docno_hashes, pair_hashes
 from tiecore.io.peers import peer_frame
 from tiecore.options import REL_LEVEL, check
@@ -99,7 +100,7 @@ class Judgments:
     @classmethod
     def from_qrels(cls, qrels: pd.DataFrame, rel_level: int = 1) -> Judgments:
         """Summarise ``qrels``; a docno judged twice for one query is an error."""
-        from tiecore.io.frames import check_qrels
+        from tiecore.io.frames import check_qrels  # lazy: pandas (~270 ms)
 
         check("rel_level", rel_level, REL_LEVEL)
         qrels = check_qrels(
@@ -127,7 +128,7 @@ class Judgments:
         without pandas (tiecore eval's arrow path): the same fields, bit for bit."""
         import pyarrow as pa
 
-        from tiecore.io.arrays import Kernels, kernel, to_numpy
+        from tiecore.io.arrays import Kernels, kernel, to_numpy  # lazy: pyarrow (~35 ms)
 
         check("rel_level", rel_level, REL_LEVEL)
         text = Kernels.CastOptions.safe(pa.string())
@@ -141,7 +142,7 @@ class Judgments:
     ) -> Judgments:
         """The judgments of qrels id columns (string arrays) and levels (without pandas or
         pyarrow.compute: :func:`tiecore.io.arrays.kernel`, :func:`~tiecore.io.arrays.to_numpy`)."""
-        from tiecore.io.arrays import kernel, to_numpy
+        from tiecore.io.arrays import kernel, to_numpy  # lazy: pyarrow (~35 ms)
 
         # one hash pass a column (dictionary_encode: the distinct values in order of first
         # appearance, as unique gives them, and each row's index among them, as index_in
@@ -233,10 +234,6 @@ class Judgments:
         rel = relevant(levels, rel_level)
         nonrel = (levels >= 0) & ~rel
         if rel_level > 1 and len(levels) and rel_level > levels.max():
-            import warnings
-
-            from tiecore.errors import TieCoreWarning
-
             warnings.warn(
                 f"relevance level {rel_level} is above every level in the qrels (the largest "
                 f"is {levels.max()}): no document counts as relevant",
@@ -308,7 +305,7 @@ class Judgments:
         Rows whose hash two qrels pairs share (a 64-bit collision) are looked up
         exactly (:meth:`docno_codes`, then a binary search).
         """
-        from tiecore.io.arrays import kernel, to_arrow, to_numpy
+        from tiecore.io.arrays import kernel, to_arrow, to_numpy  # lazy: pyarrow (~35 ms)
 
         query = np.asarray(query)
         if not len(self._keys):
@@ -363,7 +360,7 @@ class Judgments:
         """
         import pyarrow.compute as pc
 
-        from tiecore.io.arrays import to_arrow, to_numpy
+        from tiecore.io.arrays import to_arrow, to_numpy  # lazy: pyarrow (~35 ms)
 
         if self._docno_index is None:
             hashes = docno_hashes(self._docnos)

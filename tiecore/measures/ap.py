@@ -24,7 +24,7 @@ from tiecore.engine.judgments import Judgments
 from tiecore.engine.moments import Context, group_sum, top_bottom
 from tiecore.engine.profiles import RANK, Component, Draws, cum_rel, register_component
 from tiecore.engine.ranking import Ranking
-from tiecore.measures.registry import Family, Param, num_rel, register
+from tiecore.measures.registry import Doc, Family, Param, Words, describe, num_rel, register
 
 if TYPE_CHECKING:
     from tiecore.engine.kernels import Plan
@@ -176,8 +176,6 @@ register(
 
 
 # ---------------------------------- what it means: the glossary's words, the docs' rows
-from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
-
 describe(
     "AP",
     words=Words(

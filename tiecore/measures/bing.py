@@ -21,6 +21,7 @@ from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
 from tiecore.measures.gains import _rows, register_gain_family
 from tiecore.measures.orderings import segment_cumsum, segment_last
+from tiecore.measures.registry import Doc, Words, describe
 
 
 def bin_g(ranking: Ranking, judgments: Judgments, depth: int | None) -> np.ndarray:
@@ -117,8 +118,6 @@ register_gain_family(
 
 
 # ---------------------------------- what it means: the glossary's words, the docs' rows
-from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
-
 describe(
     "BinG",
     words=Words(

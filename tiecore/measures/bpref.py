@@ -22,7 +22,7 @@ from tiecore.engine.judgments import Judgments
 from tiecore.engine.moments import Context, expand, top_bottom
 from tiecore.engine.profiles import Component, Draws, register_component, running_count
 from tiecore.engine.ranking import Ranking
-from tiecore.measures.registry import Family, num_rel, register
+from tiecore.measures.registry import Doc, Family, Words, describe, num_rel, register
 
 if TYPE_CHECKING:
     from tiecore.engine.kernels import Plan
@@ -238,8 +238,6 @@ register(
 
 
 # ---------------------------------- what it means: the glossary's words, the docs' rows
-from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
-
 describe(
     "Bpref",
     words=Words(

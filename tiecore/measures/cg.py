@@ -13,7 +13,10 @@ from __future__ import annotations
 from tiecore.measures.registry import (
     GAIN,
     LINEAR_MOMENTS,
+    Doc,
     Family,
+    Words,
+    describe,
     ones,
     register,
     unscaled_gain_component,
@@ -32,8 +35,6 @@ register(
 
 
 # ---------------------------------- what it means: the glossary's words, the docs' rows
-from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
-
 describe(
     "CG",
     words=Words(

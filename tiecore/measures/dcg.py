@@ -14,7 +14,10 @@ from tiecore.engine.profiles import LOG2
 from tiecore.measures.registry import (
     GAIN,
     LINEAR_MOMENTS,
+    Doc,
     Family,
+    Words,
+    describe,
     ones,
     register,
     unscaled_gain_component,
@@ -34,8 +37,6 @@ register(
 
 
 # ---------------------------------- what it means: the glossary's words, the docs' rows
-from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
-
 describe(
     "DCG",
     words=Words(

@@ -66,7 +66,7 @@ from tiecore.measures.iprec import (
 )
 from tiecore.measures.iprec import _moments as iprec_moments
 from tiecore.measures.orderings import sample_orders
-from tiecore.measures.registry import Family, Param, register
+from tiecore.measures.registry import Doc, Family, Param, Words, describe, register
 
 #: Floats in one block of the covariances' arrays (points x pairs, runs x positions).
 BLOCK = 1 << 21
@@ -661,8 +661,6 @@ register(
 
 
 # ---------------------------------- what it means: the glossary's words, the docs' rows
-from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
-
 describe(
     "IPrecAvg",
     words=Words(

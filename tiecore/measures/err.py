@@ -42,7 +42,7 @@ from tiecore.engine.budget import check_cost
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
 from tiecore.errors import InputError
-from tiecore.measures.registry import Family, Param, register
+from tiecore.measures.registry import Doc, Family, Param, Words, describe, register
 
 #: gdeval's ``MAX_JUDGMENT``: ``R = (2**level - 1) / 2**MAX_GRADE``.
 MAX_GRADE = 4
@@ -546,7 +546,7 @@ def err_sample(
     queries evaluated together or apart); every draw is then scored as
     :func:`err_oblivious` scores an order.
     """
-    from tiecore.engine.sampling import Sampler
+    from tiecore.engine.sampling import Sampler  # lazy: sampling (~7 ms) only when sampled
 
     stop = stop_probabilities(ranking, judgments, max_grade)
     cut = ranking.cut(cutoff, depth)
@@ -642,8 +642,6 @@ register(
 
 
 # ---------------------------------- what it means: the glossary's words, the docs' rows
-from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
-
 describe(
     "ERR",
     words=Words(

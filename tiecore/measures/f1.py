@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tiecore.measures.registry import COUNT_MOMENTS, Family, register
+from tiecore.measures.registry import COUNT_MOMENTS, Doc, Family, Words, describe, register
 
 
 def cutoff_plus_num_rel(measure, judgments, ranking, cut) -> np.ndarray:
@@ -35,8 +35,6 @@ register(
 
 
 # ---------------------------------- what it means: the glossary's words, the docs' rows
-from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
-
 describe(
     "F1",
     words=Words(

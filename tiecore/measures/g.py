@@ -26,7 +26,7 @@ from tiecore.engine.binomial import log_choose
 from tiecore.engine.budget import check_cost
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
-from tiecore.measures.gains import _ideal_at, _rows, register_gain_family
+from tiecore.measures.gains import _gains, _ideal_at, _rows, register_gain_family
 from tiecore.measures.orderings import (
     GAINS_PARAM,
     gain_table,
@@ -35,6 +35,7 @@ from tiecore.measures.orderings import (
     segment_cumsum,
     segment_last,
 )
+from tiecore.measures.registry import Doc, Words, describe
 
 
 def g_measure(ranking: Ranking, judgments: Judgments, gains: dict, depth: int | None):
@@ -209,8 +210,6 @@ def g_spread(measure, ranking: Ranking, judgments: Judgments, depth=None) -> dic
     position, over every group's compositions at once, refused past the budgets
     (:func:`_check_spread_cost`).  The value is :func:`g_aware`'s.
     """
-    from tiecore.measures.gains import _gains
-
     gains = _gains(measure)
     nq = len(ranking.counts)
     value = g_aware(ranking, judgments, gains, depth)
@@ -346,8 +345,6 @@ register_gain_family(
 
 
 # ---------------------------------- what it means: the glossary's words, the docs' rows
-from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
-
 describe(
     "G",
     words=Words(

@@ -22,7 +22,7 @@ import numpy as np
 
 from tiecore.engine.profiles import RANK
 from tiecore.measures.ap import DENOM, ap_denominator, bounds_ap, var_ap
-from tiecore.measures.registry import Family, register
+from tiecore.measures.registry import Doc, Family, Words, describe, register
 
 #: trec_eval's ``MIN_GEO_MEAN``: APs below it count as it.
 MIN_GEO_MEAN = 1e-5
@@ -77,8 +77,6 @@ register(
 
 
 # ---------------------------------- what it means: the glossary's words, the docs' rows
-from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
-
 describe(
     "GMAP",
     words=Words(

@@ -19,7 +19,7 @@ of relevant docs above, grows when a relevant doc moves up).
 from __future__ import annotations
 
 from tiecore.measures.bpref import bounds_bpref, var_bpref
-from tiecore.measures.registry import Family, num_rel, register
+from tiecore.measures.registry import Doc, Family, Words, describe, num_rel, register
 
 register(
     Family(
@@ -39,8 +39,6 @@ register(
 
 
 # ---------------------------------- what it means: the glossary's words, the docs' rows
-from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
-
 describe(
     "GMBpref",
     words=Words(

@@ -58,7 +58,7 @@ from tiecore.engine.budget import check_cost, step_budget
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
 from tiecore.measures.iprec_count import _support_cdf, _support_points
-from tiecore.measures.registry import Family, Param, register
+from tiecore.measures.registry import Doc, Family, Param, Words, describe, register
 
 #: How a recall level becomes a count of relevant docs (IPrec's and IPrecAvg's ``round``).
 ROUND = Param(
@@ -474,7 +474,7 @@ def iprec_sample(
     relevant docs of the drawn groups to their drawn slots, and the curve is
     read as :func:`iprec_oblivious` reads one order.
     """
-    from tiecore.engine.sampling import Sampler
+    from tiecore.engine.sampling import Sampler  # lazy: sampling (~7 ms) only when sampled
 
     first = relevant_counts(judgments, levels, rounding)
     nq, nl = first.shape
@@ -630,8 +630,6 @@ register(
 
 
 # ---------------------------------- what it means: the glossary's words, the docs' rows
-from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
-
 describe(
     "IPrec",
     words=Words(

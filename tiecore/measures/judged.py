@@ -12,7 +12,10 @@ from __future__ import annotations
 
 from tiecore.measures.registry import (
     LINEAR_MOMENTS,
+    Doc,
     Family,
+    Words,
+    describe,
     register,
     retrieved_in_cut,
 )
@@ -29,8 +32,6 @@ register(
 
 
 # ---------------------------------- what it means: the glossary's words, the docs' rows
-from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
-
 describe(
     "Judged",
     words=Words(

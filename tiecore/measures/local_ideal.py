@@ -425,7 +425,7 @@ def local_sample(
     queries evaluated together or apart); each is scored as
     :func:`local_oblivious` scores an order.
     """
-    from tiecore.engine.sampling import Sampler
+    from tiecore.engine.sampling import Sampler  # lazy: sampling (~7 ms) only when sampled
 
     nq = len(ranking.counts)
     cut = ranking.cut(cutoff, depth)

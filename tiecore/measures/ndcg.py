@@ -33,7 +33,16 @@ from tiecore.measures.orderings import (
     ideal_dcg_of,
     parse_gains,
 )
-from tiecore.measures.registry import GAIN, LINEAR_MOMENTS, Family, Param, register
+from tiecore.measures.registry import (
+    GAIN,
+    LINEAR_MOMENTS,
+    Doc,
+    Family,
+    Param,
+    Words,
+    describe,
+    register,
+)
 
 if TYPE_CHECKING:
     from tiecore.engine.kernels import HeadSum as Measure
@@ -46,7 +55,7 @@ def ideal_dcg(measure, judgments, ranking, cut) -> np.ndarray:
     if measure.param("gains"):
         return ideal_dcg_of(judgments, parse_gains(measure.param("gains")), measure.cutoff)
     if measure.param("ideal") == "max":
-        levels = judgments._levels
+        levels = judgments.levels
         top = np.full(len(judgments.qids), int(levels.max(initial=0)))
         shift = judgments.gain_shift(measure.gain)
         discounts = log2_discount_sum(measure.cutoff)
@@ -134,8 +143,6 @@ register(
 
 
 # ---------------------------------- what it means: the glossary's words, the docs' rows
-from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
-
 describe(
     "nDCG",
     words=Words(

@@ -19,10 +19,13 @@ up to four docs (:func:`ndcg_rel_spread`), its extremes the groups sorted by gai
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
+from tiecore.errors import InputError
 from tiecore.measures.gains import _gains, _ideal_dcg, _rows, register_gain_family
 from tiecore.measures.orderings import (
     GAINS_PARAM,
@@ -32,6 +35,7 @@ from tiecore.measures.orderings import (
     segment_cumsum,
     segment_last,
 )
+from tiecore.measures.registry import Doc, Words, describe
 
 
 def ndcg_rel(ranking: Ranking, judgments: Judgments, gains: dict, depth: int | None):
@@ -77,8 +81,6 @@ def _checked_gains(ranking: Ranking, judgments: Judgments, gains: dict, depth) -
     sum could be negative, which trec_eval's ndcg_rel makes 0 (no sum of pairs then): a
     negative gain, or a query retrieving more docs of positive gain than its ideal holds
     (``M > n+``: a level -1 or -2 given a positive gain)."""
-    from tiecore.errors import InputError
-
     _, table = gain_table(judgments, gains)
     g = row_gains(ranking, table)
     if (g < 0).any():
@@ -197,8 +199,6 @@ def _permutation_moment(labels: str, sums: dict, powers: dict, n: np.ndarray) ->
     "equal at least on ``sigma``" by Moebius inversion on the partition lattice (``mu =
     prod (-1)^(k-1) (k-1)!`` over the blocks of ``sigma`` merging ``k`` of ``pi``).
     """
-    import math
-
     total = np.zeros(n.shape)
     for fine in _set_partitions(tuple(range(len(labels)))):
         exact = np.zeros(n.shape)
@@ -422,8 +422,6 @@ register_gain_family(
 
 
 # ---------------------------------- what it means: the glossary's words, the docs' rows
-from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
-
 describe(
     "NDCGRel",
     words=Words(

@@ -19,7 +19,7 @@ import numpy as np
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.profiles import doc_component, register_component
 from tiecore.engine.ranking import Ranking
-from tiecore.measures.registry import LINEAR_MOMENTS, Family, ones, register
+from tiecore.measures.registry import LINEAR_MOMENTS, Doc, Family, Words, describe, ones, register
 
 
 def _nonrel_value(ranking: Ranking, judgments: Judgments, rows) -> np.ndarray:
@@ -44,8 +44,6 @@ register(
 
 
 # ---------------------------------- what it means: the glossary's words, the docs' rows
-from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
-
 describe(
     "NumNonRelJudgedRet",
     words=Words(

@@ -11,7 +11,7 @@ sums it over the queries; tiecore's summary is the mean.
 
 from __future__ import annotations
 
-from tiecore.measures.registry import COUNT_MOMENTS, Family, ones, register
+from tiecore.measures.registry import COUNT_MOMENTS, Doc, Family, Words, describe, ones, register
 
 register(
     Family(
@@ -27,8 +27,6 @@ register(
 
 
 # ---------------------------------- what it means: the glossary's words, the docs' rows
-from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
-
 describe(
     "NumRelRet",
     words=Words(

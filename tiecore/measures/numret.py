@@ -20,7 +20,7 @@ import numpy as np
 
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
-from tiecore.measures.registry import Family, register
+from tiecore.measures.registry import Doc, Family, Words, describe, register
 
 if TYPE_CHECKING:
     from tiecore.engine.profiles import Profile
@@ -64,8 +64,6 @@ register(
 
 
 # ---------------------------------- what it means: the glossary's words, the docs' rows
-from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
-
 describe(
     "NumRet",
     words=Words(

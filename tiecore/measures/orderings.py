@@ -18,6 +18,7 @@ from dataclasses import replace
 import numpy as np
 
 from tiecore.engine.judgments import Judgments
+from tiecore.engine.profiles import COMPONENTS, doc_component, register_component
 from tiecore.engine.ranking import Ranking
 from tiecore.measures.registry import Param
 
@@ -88,8 +89,6 @@ def gain_map_component(text: str) -> str:
     first use): a doc's gain by its trec_eval relevance value (:func:`gain_table`).  Its
     key does not start ``gain:``, so the sampler tells every judged doc apart (level 0
     and negative levels may gain here)."""
-    from tiecore.engine.profiles import COMPONENTS, doc_component, register_component
-
     key = f"gainmap:{text}"
     if key not in COMPONENTS:
         gains = parse_gains(text)
@@ -125,8 +124,8 @@ def gain_table(judgments: Judgments, gains: dict[int, float]) -> tuple[np.ndarra
     if key in judgments._ideal:
         return judgments._ideal[key]
     nq = len(judgments.qids)
-    levels = judgments._levels
-    query = judgments._query_of_key
+    levels = judgments.levels
+    query = judgments.query_of_key
     top = np.full(nq, -1, np.int64)
     if levels.size:
         np.maximum.at(top, query, levels)
@@ -155,8 +154,8 @@ def ideal_gains(judgments: Judgments, gains: dict[int, float]) -> tuple[np.ndarr
         return judgments._ideal[key]
     nq = len(judgments.qids)
     _, table = gain_table(judgments, gains)
-    levels = judgments._levels
-    query = judgments._query_of_key
+    levels = judgments.levels
+    query = judgments.query_of_key
     keep = levels >= 0
     values = table[query[keep], levels[keep] + 2]
     query = query[keep]
@@ -184,18 +183,16 @@ def sample_orders(
     fill the rest), scored as the ranking's own order is: one scoring of the whole run
     per sample (a Python loop over the samples, each vectorised over the rows).
     """
-    from tiecore.engine import sampling
-    from tiecore.engine.seeding import stream_key
+    from tiecore.engine.sampling import Sampler  # lazy: sampling (~7 ms) only when sampled
 
     nq = len(ranking.counts)
     deepest = depth if depth is not None else int(ranking.counts.max(initial=0))
-    layout = sampling._Layout.of(ranking, deepest)
+    sampler = Sampler(ranking, judgments, deepest)
     own = score(ranking)
     out = np.broadcast_to(own, (samples, nq)).copy()
-    if not layout.docs.size:
+    if not sampler.rows.size:
         return out
-    words = sampling._Words(stream_key(rng), judgments, ranking, layout.docs)
-    cleared = layout.cleared
+    cleared = sampler.cleared
     base = {
         "level": ranking.level.copy(),
         "judged": ranking.judged.copy(),
@@ -204,10 +201,7 @@ def sample_orders(
     }
     for name in base:
         base[name][cleared] = 0
-    batch = max(1, min(samples, sampling.BATCH_CELLS // max(layout.docs.size, 1)))
-    for first in range(0, samples, batch):
-        size = min(batch, samples - first)
-        doc, slot = sampling.draw(layout, words, first, size)
+    for first, size, doc, slot in sampler.draws(samples, rng):
         for i in range(size):  # one scoring of the whole run per sample
             fields = {}
             for name, values in base.items():

@@ -10,7 +10,7 @@ True
 
 from __future__ import annotations
 
-from tiecore.measures.registry import COUNT_MOMENTS, Family, num_rel, register
+from tiecore.measures.registry import COUNT_MOMENTS, Doc, Family, Words, describe, num_rel, register
 
 register(
     Family(
@@ -25,8 +25,6 @@ register(
 
 
 # ---------------------------------- what it means: the glossary's words, the docs' rows
-from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
-
 describe(
     "R",
     words=Words(

@@ -29,8 +29,11 @@ from tiecore.engine.binomial import log_choose
 from tiecore.engine.profiles import GAINS, Divisor, geometric
 from tiecore.measures.registry import (
     LINEAR_MOMENTS,
+    Doc,
     Family,
     Param,
+    Words,
+    describe,
     ones,
     register,
     unscaled_gain_component,
@@ -207,7 +210,7 @@ def trec_resid_sample(ranking, judgments, p: float, n: np.ndarray, *, samples, r
     draws), each draw read as :func:`trec_resid_oblivious` reads an order: from the
     judged weight ``J`` and count ``c`` of the top n, ``L = 1 - J`` and the value
     ``L`` where ``c < n``, else 0."""
-    from tiecore.engine.sampling import Sampler
+    from tiecore.engine.sampling import Sampler  # lazy: sampling (~7 ms) only when sampled
 
     nq = len(ranking.counts)
     judged = ~_trec_unjudged(ranking)
@@ -288,8 +291,6 @@ register(
 
 
 # ---------------------------------- what it means: the glossary's words, the docs' rows
-from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
-
 describe(
     "RBP",
     words=Words(

@@ -106,6 +106,7 @@ import numpy as np
 
 from tiecore.engine import moments
 from tiecore.engine.profiles import COMPONENTS, GAINS, ONE, Divisor
+from tiecore.errors import InputError
 
 if TYPE_CHECKING:
     from tiecore.engine.kernels import HeadSum as Measure
@@ -505,8 +506,6 @@ def refuse_inexact(measures: Iterable[Measure], where: str, *, spread: bool = Tr
     >>> refuse_inexact([Measure.parse("AP")], "ties='aware'") is None
     True
     """
-    from tiecore.errors import InputError
-
     inexact = [m for m in measures if not (m.exact_spread if spread else m.exact_value)]
     if inexact:
         reasons = dict.fromkeys(

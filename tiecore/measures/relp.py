@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tiecore.measures.registry import COUNT_MOMENTS, Family, num_rel, register
+from tiecore.measures.registry import COUNT_MOMENTS, Doc, Family, Words, describe, num_rel, register
 
 
 def smaller_of_cutoff_and_relevant(measure, judgments, ranking, cut) -> np.ndarray:
@@ -36,8 +36,6 @@ register(
 
 
 # ---------------------------------- what it means: the glossary's words, the docs' rows
-from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
-
 describe(
     "RelP",
     words=Words(

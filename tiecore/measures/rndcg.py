@@ -32,6 +32,7 @@ from tiecore.measures.orderings import (
     segment_cumsum,
     segment_last,
 )
+from tiecore.measures.registry import Doc, Words, describe
 
 
 def _r_levels(judgments: Judgments, gains: dict, counts: np.ndarray):
@@ -120,8 +121,6 @@ register_gain_family(
 
 
 # ---------------------------------- what it means: the glossary's words, the docs' rows
-from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
-
 describe(
     "Rndcg",
     words=Words(

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tiecore.measures.registry import COUNT_MOMENTS, Family, Param, register
+from tiecore.measures.registry import COUNT_MOMENTS, Doc, Family, Param, Words, describe, register
 
 if TYPE_CHECKING:
     from tiecore.engine.judgments import Judgments
@@ -70,8 +70,6 @@ register(
 
 
 # ---------------------------------- what it means: the glossary's words, the docs' rows
-from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
-
 describe(
     "Rprec",
     words=Words(

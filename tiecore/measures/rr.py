@@ -29,7 +29,7 @@ from tiecore.engine.profiles import (
     segment_products,
 )
 from tiecore.engine.ranking import Ranking
-from tiecore.measures.registry import Family, ones, register
+from tiecore.measures.registry import Doc, Family, Words, describe, ones, register
 
 if TYPE_CHECKING:
     from tiecore.engine.kernels import Plan
@@ -155,8 +155,6 @@ register(
 
 
 # ---------------------------------- what it means: the glossary's words, the docs' rows
-from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
-
 describe(
     "RR",
     words=Words(

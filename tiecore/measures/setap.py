@@ -32,7 +32,8 @@ import numpy as np
 from tiecore.engine import kernels, sampling
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
-from tiecore.measures.registry import Family, register
+from tiecore.measures.measure import Measure
+from tiecore.measures.registry import Doc, Family, Words, describe, register
 
 if TYPE_CHECKING:
     from tiecore.engine.profiles import Profile
@@ -40,8 +41,6 @@ if TYPE_CHECKING:
 
 def _num_rel_ret():
     """tiecore's NumRelRet, the count whose square SetAP is (parsed on first use)."""
-    from tiecore.measures.measure import Measure
-
     return Measure.parse("NumRelRet")
 
 
@@ -147,8 +146,6 @@ register(
 
 
 # ---------------------------------- what it means: the glossary's words, the docs' rows
-from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
-
 describe(
     "SetAP",
     words=Words(

@@ -22,8 +22,11 @@ import numpy as np
 
 from tiecore.measures.registry import (
     COUNT_MOMENTS,
+    Doc,
     Family,
     Param,
+    Words,
+    describe,
     num_rel,
     register,
     retrieved_in_cut,
@@ -82,8 +85,6 @@ register(
 
 
 # ---------------------------------- what it means: the glossary's words, the docs' rows
-from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
-
 describe(
     "SetF",
     words=Words(

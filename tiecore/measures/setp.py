@@ -12,7 +12,15 @@ a tie group: then ``num_rel_ret`` is hypergeometric in that group
 
 from __future__ import annotations
 
-from tiecore.measures.registry import COUNT_MOMENTS, Family, register, retrieved_in_cut
+from tiecore.measures.registry import (
+    COUNT_MOMENTS,
+    Doc,
+    Family,
+    Words,
+    describe,
+    register,
+    retrieved_in_cut,
+)
 
 register(
     Family(
@@ -27,8 +35,6 @@ register(
 
 
 # ---------------------------------- what it means: the glossary's words, the docs' rows
-from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
-
 describe(
     "SetP",
     words=Words(

@@ -11,7 +11,7 @@ cuts a tie group (``num_rel_ret`` hypergeometric there).
 
 from __future__ import annotations
 
-from tiecore.measures.registry import COUNT_MOMENTS, Family, num_rel, register
+from tiecore.measures.registry import COUNT_MOMENTS, Doc, Family, Words, describe, num_rel, register
 
 register(
     Family(
@@ -26,8 +26,6 @@ register(
 
 
 # ---------------------------------- what it means: the glossary's words, the docs' rows
-from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
-
 describe(
     "SetR",
     words=Words(

@@ -19,7 +19,10 @@ import numpy as np
 
 from tiecore.measures.registry import (
     COUNT_MOMENTS,
+    Doc,
     Family,
+    Words,
+    describe,
     num_rel,
     register,
     retrieved_in_cut,
@@ -46,8 +49,6 @@ register(
 
 
 # ---------------------------------- what it means: the glossary's words, the docs' rows
-from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
-
 describe(
     "SetRelP",
     words=Words(

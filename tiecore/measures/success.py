@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tiecore.engine.moments import Context
-from tiecore.measures.registry import Family, ones, register
+from tiecore.measures.registry import Doc, Family, Words, describe, ones, register
 from tiecore.measures.rr import bounds_first, first_groups, miss_probability
 
 if TYPE_CHECKING:
@@ -52,8 +52,6 @@ register(
 
 
 # ---------------------------------- what it means: the glossary's words, the docs' rows
-from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
-
 describe(
     "Success",
     words=Words(

@@ -24,7 +24,15 @@ from __future__ import annotations
 import numpy as np
 
 from tiecore.engine.profiles import doc_component, register_component
-from tiecore.measures.registry import LINEAR_MOMENTS, Family, register, retrieved_in_cut
+from tiecore.measures.registry import (
+    LINEAR_MOMENTS,
+    Doc,
+    Family,
+    Words,
+    describe,
+    register,
+    retrieved_in_cut,
+)
 
 
 def trec_judged(ranking, judgments, rows) -> np.ndarray:
@@ -63,8 +71,6 @@ register(
 
 
 # ---------------------------------- what it means: the glossary's words, the docs' rows
-from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
-
 describe(
     "Unjudged",
     words=Words(

@@ -27,8 +27,11 @@ import numpy as np
 
 from tiecore.measures.registry import (
     COUNT_MOMENTS,
+    Doc,
     Family,
     Param,
+    Words,
+    describe,
     num_rel,
     ones,
     register,
@@ -95,8 +98,6 @@ register(
 
 
 # ---------------------------------- what it means: the glossary's words, the docs' rows
-from tiecore.measures.registry import Doc, Words, describe  # noqa: E402
-
 describe(
     "Utility",
     words=Words(

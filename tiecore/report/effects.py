@@ -309,8 +309,8 @@ def modes_table(
        oblivious  aware  tie_sd    z
     0        1.0    0.5     0.5  1.0
     """
-    from tiecore.evaluation.core import evaluate
-    from tiecore.spread import evaluate_spread
+    from tiecore.evaluation.core import evaluate  # lazy: pandas (~0.5 s); effects is light
+    from tiecore.spread import evaluate_spread  # lazy: pandas, scipy
 
     measures = [measures] if isinstance(measures, str) else list(measures)
     oblivious = _quiet(
