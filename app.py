@@ -16,7 +16,8 @@ import streamlit as st
 
 #: The tab's icon, an SVG shipped with the app (sent inline: nothing is fetched from a font host).
 ICON = Path(__file__).parent / "app_lib" / "icon.svg"
-#: The pages, by file, with their titles and icons.  They live in app_pages/: a folder named
+#: The pages, by file, with their titles and icons (the start page's map links each, in
+#: this order).  They live in app_pages/: a folder named
 #: pages/ beside this file would switch Streamlit to its legacy multipage mode for a visitor
 #: who opens a page's address directly (that page run without this file: narrow, its file
 #: names as the page list, no shared sidebar).
@@ -26,14 +27,12 @@ PAGES = (
     ("tie_anatomy", "Tie anatomy", "biotech"),
     ("variance", "Variance", "casino"),
     ("rankings", "System rankings", "leaderboard"),
+    ("queries", "Per-query drill-down", "zoom_in"),
     ("scoring_functions", "Scoring functions", "functions"),
     ("builder", "Build a scoring function", "tune"),
     ("precision", "Precision what-if", "target"),
     ("playground", "Playground", "toys"),
 )
-#: Pages for a whole track, listed after the tour of :data:`PAGES` (the start page links
-#: those): the per-query drill-down.
-TRACK_PAGES = (("queries", "Per-query drill-down", "zoom_in"),)
 #: The pages that draw no plotly chart (the others load plotly's scripts at once, see main).
 CHARTLESS = {"Start here", "Precision what-if"}
 #: An invisible chart drawn under the page's name on a fresh server's first run: the browser
@@ -65,7 +64,7 @@ def main() -> None:
         [
             st.Page(f"app_pages/{name}.py", title=title, icon=f":material/{icon}:",
                     default=name == "start")
-            for name, title, icon in (*PAGES, *TRACK_PAGES)
+            for name, title, icon in PAGES
         ]
     )  # fmt: skip
     # The page's name at once, before the app layer is imported (pandas, plotly, tiecore:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 import streamlit as st
 
 from app_lib import cache, data, glossary, recent, track
-from app_lib.charts import GLOSSARY, TIEBREAK_HELP
+from app_lib.charts import GLOSSARY, TIEBREAK_HELP, tiebreak_name
 from app_lib.data import Dataset
 from app_lib.settings import MAX_LEVEL, MEASURE_CHOICES, Settings, with_gain
 from tiecore import report
@@ -281,8 +281,8 @@ def _settings_sidebar(dataset: Dataset) -> tuple[Settings, list[str], list[str]]
         "Tie-break (oblivious mode)",
         TIEBREAKS,
         key="tiebreak",
-        format_func=str,
-        help="; ".join(f"{k}: {v}" for k, v in TIEBREAK_HELP.items()),
+        format_func=tiebreak_name,
+        help="; ".join(f"{tiebreak_name(k)}: {v}" for k, v in TIEBREAK_HELP.items()),
     )
     left, right = st.columns(2)
     samples = left.number_input(
@@ -290,7 +290,7 @@ def _settings_sidebar(dataset: Dataset) -> tuple[Settings, list[str], list[str]]
     )
     seed = right.number_input("Seed", SEED.low, 2**31 - 1, 0, key="seed", help=GLOSSARY["seed"])
     settings = Settings(measures, rel_level, gain, tiebreak, int(samples), int(seed))
-    return settings, [f"Measures: {e}" for e in errors], warnings
+    return settings, [f"{e} (left out of the measures)." for e in errors], warnings
 
 
 def sidebar() -> tuple[Dataset, Settings]:

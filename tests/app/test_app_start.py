@@ -79,10 +79,11 @@ def test_the_start_page_links_every_page_and_skips_to_the_data():
     labels = [link.proto.label for link in links]
     assert labels[0] == "Skip to the data →"
     app_pages = [name for name, _, _ in app.PAGES]
-    assert app_pages[0] == "start" and len(app_pages) == 9
+    assert app_pages[0] == "start" and len(app_pages) == 10
     assert targets[0] == "overview" and targets[1:] == app_pages[1:]  # each page once, in order
     assert labels[1:] == [
-        "Overview", "Tie anatomy", "Variance", "System rankings", "Scoring functions",
+        "Overview", "Tie anatomy", "Variance", "System rankings", "Per-query drill-down",
+        "Scoring functions",
         "Build a scoring function", "Precision what-if", "Playground",
     ]  # fmt: skip
     assert "try it yourself" in " ".join(c.value for c in at.caption)
