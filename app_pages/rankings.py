@@ -31,8 +31,6 @@ from app_lib.rank_tables import (
     table,
 )
 from tiecore import report
-from tiecore.errors import InputError
-from tiecore.measures import Measure
 from tiecore.options import CORRECTIONS
 from tiecore.report import ranks as rk
 
@@ -68,11 +66,16 @@ def page() -> None:
             f"({plain(dataset.names[0])}). Upload more runs, or choose a sample in the sidebar."
         )
         st.stop()
-    measure = measure_choice(settings)
+    sb.take_linked_measure(settings, "rankings_measure")
+    left, right = st.columns([1, 2])
+    with left:
+        measure = sb.pick_measure(settings, key="rankings_measure", need="spread")
+    with right:
+        st.caption(glossary.define(measure))
     aware = cache.spread_table(dataset, settings, measures=[measure])
     best = aware.sort_values("value", ascending=False, kind="stable")["run"].tolist()
     best += [r for r in dataset.names if r not in best]  # a system with no value: last
-    names, marked = system_choice(dataset, best)
+    names, marked = sb.pick_systems(dataset, best, "rankings", top=TOP_SYSTEMS)
     track.remember({"measure": measure, "runs": ",".join(marked)})
     if len(names) < 2:
         st.info("Choose at least two systems: more in the top, or highlight more.")
@@ -122,74 +125,7 @@ PAIRS_SHOWN = 300
 #: Rows of the table of pairs that ties could decide, closest to a coin toss first.
 CLOSE_SHOWN = 50
 #: The colour of a highlighted system in the slope chart.
-MARK_COLOR = "#111111"
-
-
-def measure_choice(settings) -> str:
-    """The measure, first from the address that opened the session (``measure=``)."""
-    linked = track.from_link("measure")
-    if linked:
-        try:
-            linked = str(Measure.parse(linked))
-        except InputError:
-            linked = None
-        if linked in settings.measures:  # the sidebar adds it (app_lib.sidebar._open_link)
-            st.session_state["rankings_measure"] = linked
-    left, right = st.columns([1, 2])
-    with left:
-        measure = sb.pick_measure(settings, key="rankings_measure", need="spread")
-    with right:
-        st.caption(glossary.define(measure))
-    return measure
-
-
-def system_choice(dataset, best: list[str]) -> tuple[list[str], list[str]]:
-    """The systems compared (the top N by the tie-aware mean, and any highlighted) and the
-    highlighted ones, first from the address (``runs=``)."""
-    n = len(best)
-    key = f"rankings_marked_{dataset.key}"
-    linked = track.from_link("runs")
-    if linked:
-        st.session_state[key] = [r for r in linked.split(",") if r in best]
-    left, middle, right = st.columns([1, 2, 1])
-    with left:
-        top = int(
-            st.number_input(
-                "Systems compared (best first)",
-                min_value=2,
-                max_value=n,
-                value=min(TOP_SYSTEMS, n),
-                step=1,
-                key=f"rankings_top_{dataset.key}_{n}",
-                help=f"the best systems by the tie-aware mean, of {n}; the highlighted ones "
-                "are compared besides. Pairwise tests grow with the square of the number of "
-                "systems",
-            )
-        )
-    with middle:
-        marked = st.multiselect(
-            "Find and highlight systems",
-            best,
-            key=key,
-            format_func=dataset.describe,
-            placeholder="type part of a name",
-            help="highlighted systems are compared even outside the top, drawn in black in "
-            "the slope chart and marked ★ in the tables; the address keeps them (runs=)",
-        )
-    with right:
-        only = st.checkbox(
-            "Only the highlighted",
-            key=f"rankings_only_{dataset.key}",
-            disabled=len(marked) < 2,
-            help="compare the highlighted systems alone (at least two)",
-        )
-    names = rk.compared_systems(best, top, marked, only_marked=only and len(marked) >= 2)
-    st.caption(
-        f"Comparing {len(names)} of {n} systems"
-        + (f", {len(marked)} highlighted" if marked else "")
-        + "; the best tie-aware system first."
-    )
-    return names, marked
+MARK_COLOR = sb.MARK_COLOR
 
 
 def rank_verdict(view: dict) -> None:
