@@ -475,7 +475,7 @@ def pick_systems(
         format_func=dataset.describe,
         placeholder="type part of a name",
         help="highlighted systems are compared even outside the top, drawn in black in the "
-        "slope chart and marked ★ in the tables; the address keeps them (runs=)",
+        "slope chart and starred (★) in the rank table; the address keeps them (runs=)",
     )
     only = right.checkbox(
         "Only the highlighted",

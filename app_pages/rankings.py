@@ -422,13 +422,22 @@ def rank_table(view: dict, top: int) -> None:
     result, ranks, orderings = view["result"], view["ranks"], view["orderings"]
     measure, order = view["measure"], ranks.order
     numbers = rk.rankings_table(result, ranks, orderings)
-    shown = numbers.assign(system=numbers["system"].map(view["describe"]))
-    if view["marked"]:  # a star beside each highlighted system, in a column of its own
-        shown.insert(0, "mark", numbers["system"].map(lambda r: "★" if r in view["marked"] else ""))
+    marked = set(view["marked"])
+    shown = numbers.assign(  # a star before each highlighted system
+        system=[f"★ {view['describe'](r)}" if r in marked else view["describe"](r)
+                for r in numbers["system"]]
+    )  # fmt: skip
     for c in orderings:
         shown[f"rank_{c}"] = ranks.labels.loc[order, c].to_numpy()
-    config = {"system": st.column_config.TextColumn("System")}  # as wide as the names
-    config["mark"] = st.column_config.TextColumn("★", help="a highlighted system", width="small")
+    same = [  # a tie-break that ranks every system as trec_eval: its column says nothing new
+        c
+        for c in orderings
+        if c not in ("trec_eval", "aware") and ranks.ranks[c].equals(ranks.ranks["trec_eval"])
+    ]
+    shown = shown.drop(columns=[f"rank_{c}" for c in same])  # in the CSV all the same
+    config = {  # as wide as the names
+        "system": st.column_config.TextColumn("System", help="★: a highlighted system")
+    }
     for c in orderings:  # headers in full: the columns take the width their names need
         config[f"rank_{c}"] = st.column_config.TextColumn(
             ORDERING_NAMES[c],
@@ -454,9 +463,16 @@ def rank_table(view: dict, top: int) -> None:
             f"rankings {measure}",
             key="download_rankings",
             caption=f"Ranks of the systems by {measure} under each tie treatment (1 = best; "
-            "=3: a shared rank; mean rank: averaged over random tie-breaks).",
+            "=3: a shared rank; mean rank: averaged over random tie-breaks)."
+            + (
+                f" {' and '.join(ORDERING_NAMES[c] for c in same)} "
+                f"{'rank' if len(same) > 1 else 'ranks'} every system as trec_eval does: "
+                "left out here, in the CSV."
+                if same
+                else ""
+            ),
             provenance=view["prov"],
-            config=config,
+            config={c: config[c] for c in shown.columns if c in config},
             numbers=numbers,
         )
 
