@@ -261,10 +261,10 @@ def slope_choices(view: dict) -> tuple[int, list[str]]:
             else n
         )
     r = ranks.ranks
-    differ = [  # the other document-order tie-breaks that rank some system differently
+    differ = [  # the other document-order tie-breaks that rank some system unlike trec_eval
         c
         for c in ("trec_eval_double", "docno_asc", "file_order")
-        if c in orderings and not (r[c].equals(r["trec_eval"]) and r[c].equals(r["aware"]))
+        if c in orderings and not r[c].equals(r["trec_eval"])
     ]
     with right:
         middle = st.multiselect(
@@ -274,7 +274,7 @@ def slope_choices(view: dict) -> tuple[int, list[str]]:
             format_func=ORDERING_NAMES.get,
             key=f"rankings_slope_middle_{dataset.key}_{view['measure']}_{n}",
             help="by default the other document-order tie-breaks that rank some system "
-            "differently. "
+            "unlike trec_eval. "
             + " · ".join(
                 f"{ORDERING_NAMES[c]}: {ch.tiebreak_help(c)}" for c in orderings if c != "aware"
             ),
