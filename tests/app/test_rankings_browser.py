@@ -1,5 +1,6 @@
 """System rankings for a whole track in Chromium: an archive of 150 generated runs, the
-page at 1440 and 390 px, two systems found by name and highlighted.
+page at 1440 and 390 px, two systems found by name and highlighted; the page's first run
+on the upload says at once what it computes (a running status line, gone once drawn).
 
 State-based (each step waits for the page to be idle and drawn; nothing is timed).
 Screenshots: ``screenshots/rankings_150_1440.png`` and ``rankings_150_390.png``.  A reader
@@ -34,6 +35,15 @@ QUERIES = 20
 DOCS = 30
 DEVELOPER = ("docno_asc", "trec_eval_double", "file_order", "rankings_", "2147483647")
 PICKED = ("sys042", "sys137")
+#: The running status line a page's first run on a data set shows (app.py): its icon.
+SPINNING = "stExpanderIconSpinner"
+#: Records whether that status line appeared (the page is not reloaded between pages).
+STATUS = f"""() => {{
+    window.__status = false;
+    new MutationObserver(() => {{
+        if (document.querySelector('[data-testid="{SPINNING}"]')) window.__status = true;
+    }}).observe(document.body, {{childList: true, subtree: true}});
+}}"""
 
 
 def _track(folder) -> tuple:
@@ -92,7 +102,11 @@ def test_150_runs_on_the_rankings_page_at_both_widths(server, tmp_path):
         assert f"{RUNS} runs from the archive track.zip" in page_text(tab)
 
         link = tab.locator('[data-testid="stSidebarNav"] a[href$="/rankings"]').first
+        tab.evaluate(STATUS)
         timed(tab, link.click)
+        # the page's first run on these data said at once what it computes, and is done
+        assert tab.evaluate("() => window.__status") is True
+        assert tab.locator(f'[data-testid="{SPINNING}"]').count() == 0
         assert "System rankings" in tab.locator("h1").first.inner_text()
         assert f"Comparing 20 of {RUNS} systems" in page_text(tab)
         for name in PICKED:
