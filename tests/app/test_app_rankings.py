@@ -269,6 +269,10 @@ def test_150_systems_top_20_highlighted_from_the_address_pairs_capped():
         black = [t for t in bump["data"] if t["line"]["color"] == rankings.MARK_COLOR]
         assert len(black) == 2
 
+    at.checkbox(key=f"rankings_only_{dataset.key}").check().run()  # the highlighted alone
+    alone = table(at, columns={"system", "aware_value"})["system"].str.removeprefix("★ ")
+    assert sorted(alone) == sorted(picked)
+    at.checkbox(key=f"rankings_only_{dataset.key}").uncheck().run()
     at.number_input(key=f"rankings_top_{dataset.key}_150").set_value(150).run()
     assert_clean(at)
     order = list(table(at, columns={"system", "aware_value"})["system"].str.removeprefix("★ "))
