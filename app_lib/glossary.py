@@ -68,8 +68,8 @@ TERMS = {
     "share_tied_rows": "share of rows whose score another document of the same query shares",
     "largest_group": "size of the largest tie group (documents of one query with one score)",
     "tie_groups": "number of tie groups with two or more documents",
-    "group": "#k in the legend is the k-th group of tied documents whose order can change the "
-    "value, counted from the top of the ranked list",
+    "group": "the legend's “1st tie group from the top”, “2nd …” are the groups of tied "
+    "documents whose order can change the value, counted from the top of the ranked list",
     "two_sd_band": "±2 sd/√n: where 95% of sampled means of n random tie-breaks should fall "
     "around the exact tie-aware value (sd = exact tie sd of the mean)",
     "mu_axis": "µ = the measure's mean over the queries",

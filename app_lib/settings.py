@@ -10,6 +10,7 @@ long (so memory returns once the sessions that needed it have ended).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -61,13 +62,60 @@ def with_gain(names: Sequence[str], gain: str) -> tuple[tuple[str, ...], list[st
         try:
             measure = Measure.parse(name)
         except InputError as error:
-            errors.append(str(error))
+            errors.append(measure_message(error))
             continue
         if measure.family == "nDCG":
             measure = replace(measure, gain=gain)  # keeps ideal=max and the like
         if str(measure) not in out:
             out.append(str(measure))
     return tuple(out), errors
+
+
+#: A refused cutoff or recall level in tiecore's words: ``'P@x': cutoff 'x' is not ...``,
+#: ``'P@0': a cutoff must be ...``; the name quoted first.
+_BAD_AT = re.compile(r"^(?P<name>'[^']*'|\"[^\"]*\"): (?:a )?(?P<what>cutoff|recall level) ")
+_UNKNOWN = re.compile(r"^unknown measure (?P<name>'[^']*'|\"[^\"]*\")$")
+
+
+def measure_message(error: InputError) -> str:
+    """A measure name tiecore refused, in a reader's words (tiecore's own message, written
+    for the command line, names the largest cutoff its integers hold).
+
+    >>> from tiecore.measures import Measure
+    >>> def said(name):
+    ...     try:
+    ...         Measure.parse(name)
+    ...     except InputError as error:
+    ...         return measure_message(error)
+    >>> said("P@x")
+    "'P@x': the cutoff after @ must be a whole number, such as P@10"
+    >>> said("nDCG@0")
+    "'nDCG@0': the cutoff after @ must be a whole number, such as nDCG@10"
+    >>> said("IPrec@x")
+    "'IPrec@x': the recall level after @ must be a number from 0 to 1, such as IPrec@0.5"
+    >>> said("IPrec@2")  # tiecore's words are plain already
+    "'IPrec(recall=2)': IPrec's recall must be from 0 to 1"
+    >>> said("bogus")[:61]
+    "'bogus' is not a measure tiecore knows; it knows P, R, F1, AP"
+    """
+    problem = str(error.problem)
+    bad = _BAD_AT.match(problem)
+    if bad:
+        name = bad["name"]
+        family = name[1:-1].strip().partition("@")[0]
+        if bad["what"] == "recall level":
+            return (
+                f"{name}: the recall level after @ must be a number from 0 to 1, "
+                f"such as {family}@0.5"
+            )
+        return f"{name}: the cutoff after @ must be a whole number, such as {family}@10"
+    unknown = _UNKNOWN.match(problem)
+    if unknown:
+        known = str(error.expected or "").removeprefix("one of ")
+        return f"{unknown['name']} is not a measure tiecore knows" + (
+            f"; it knows {known}" if known else ""
+        )
+    return problem + (f" (expected {error.expected})" if error.expected else "")
 
 
 # ----------------------------------------------------------------------------- limits
@@ -126,7 +174,7 @@ CACHE_SHARES = {
 def cache_bytes(name: str) -> int:
     """Bytes the cache ``name`` may hold per scope: its share of :data:`CACHE_BYTES`.
 
-    >>> cache_bytes("evaluate") == CACHE_BYTES // 4
+    >>> cache_bytes("evaluate") == int(CACHE_BYTES * CACHE_SHARES["evaluate"])
     True
     """
     return int(CACHE_BYTES * CACHE_SHARES[name])

@@ -11,13 +11,14 @@ from collections.abc import Callable, Sequence
 import streamlit as st
 
 from app_lib import cache, data, glossary, recent, track
-from app_lib.charts import GLOSSARY, TIEBREAK_HELP
+from app_lib.charts import GLOSSARY, TIEBREAK_HELP, tiebreak_name
 from app_lib.data import Dataset
 from app_lib.settings import MAX_LEVEL, MEASURE_CHOICES, Settings, with_gain
 from tiecore import report
 from tiecore.errors import InputError
 from tiecore.measures import DEFAULT_MEASURES, Measure, split_measures
 from tiecore.options import GAINS, SAMPLES, SEED, TIEBREAKS  # the API's options, declared once
+from tiecore.report import ranks
 
 
 def _files(value) -> list:
@@ -281,8 +282,8 @@ def _settings_sidebar(dataset: Dataset) -> tuple[Settings, list[str], list[str]]
         "Tie-break (oblivious mode)",
         TIEBREAKS,
         key="tiebreak",
-        format_func=str,
-        help="; ".join(f"{k}: {v}" for k, v in TIEBREAK_HELP.items()),
+        format_func=tiebreak_name,
+        help="; ".join(f"{tiebreak_name(k)}: {v}" for k, v in TIEBREAK_HELP.items()),
     )
     left, right = st.columns(2)
     samples = left.number_input(
@@ -290,7 +291,7 @@ def _settings_sidebar(dataset: Dataset) -> tuple[Settings, list[str], list[str]]
     )
     seed = right.number_input("Seed", SEED.low, 2**31 - 1, 0, key="seed", help=GLOSSARY["seed"])
     settings = Settings(measures, rel_level, gain, tiebreak, int(samples), int(seed))
-    return settings, [f"Measures: {e}" for e in errors], warnings
+    return settings, [f"{e} (left out of the measures)." for e in errors], warnings
 
 
 def sidebar() -> tuple[Dataset, Settings]:
@@ -422,3 +423,70 @@ def pick_run(
     names = list(names or dataset.names)
     index = names.index(default) if default in names else 0
     return st.selectbox(label, names, index=index, key=key, format_func=dataset.describe)
+
+
+#: The colour of a highlighted system in a chart (black: apart from every mover's colour).
+MARK_COLOR = "#111111"
+
+
+def take_linked_measure(settings: Settings, key: str) -> None:
+    """Choose the measure of the address that opened the session (``measure=``) in the
+    page's selectbox ``key``, once, when it is among the sidebar's measures (the sidebar
+    adds it there, :func:`_open_link`)."""
+    linked = track.from_link("measure")
+    if not linked:
+        return
+    try:
+        linked = str(Measure.parse(linked))
+    except InputError:
+        return
+    if linked in settings.measures:
+        st.session_state[key] = linked
+
+
+def pick_systems(
+    dataset: Dataset, best: Sequence[str], prefix: str, *, top: int = 20
+) -> tuple[list[str], list[str]]:
+    """The systems a page compares when a track has many (79-150 runs): the ``top`` best of
+    ``best`` (a number box), any found and highlighted by name besides (first from the
+    address's ``runs=``), or the highlighted ones alone -> (compared, highlighted), both in
+    ``best``'s order (:func:`tiecore.report.ranks.compared_systems`)."""
+    best = list(best)
+    n = len(best)
+    key = f"{prefix}_marked_{dataset.key}"
+    linked = track.from_link("runs")
+    if linked:
+        st.session_state[key] = [r for r in linked.split(",") if r in best]
+    left, middle, right = st.columns([1, 2, 1])
+    chosen = left.number_input(
+        "Systems compared (best first)",
+        min_value=2,
+        max_value=n,
+        value=min(top, n),
+        step=1,
+        key=f"{prefix}_top_{dataset.key}_{n}",
+        help=f"the best systems by the tie-aware mean, of {n}; the highlighted ones are "
+        "compared besides. Pairwise tests grow with the square of the number of systems",
+    )
+    marked = middle.multiselect(
+        "Find and highlight systems",
+        best,
+        key=key,
+        format_func=dataset.describe,
+        placeholder="type part of a name",
+        help="highlighted systems are compared even outside the top, drawn in black in the "
+        "slope chart and starred (★) in the rank table; the address keeps them (runs=)",
+    )
+    only = right.checkbox(
+        "Only the highlighted",
+        key=f"{prefix}_only_{dataset.key}",
+        disabled=len(marked) < 2,
+        help="compare the highlighted systems alone (at least two)",
+    )
+    names = ranks.compared_systems(best, int(chosen), marked, only_marked=only and len(marked) > 1)
+    st.caption(
+        f"Comparing {len(names)} of {n} systems"
+        + (f", {len(marked)} highlighted" if marked else "")
+        + "; the best tie-aware system first."
+    )
+    return names, marked

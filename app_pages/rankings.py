@@ -12,7 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from app_lib import cache
+from app_lib import cache, glossary, track
 from app_lib import charts as ch
 from app_lib import sidebar as sb
 from app_lib.rank_tables import (
@@ -66,23 +66,19 @@ def page() -> None:
             f"({plain(dataset.names[0])}). Upload more runs, or choose a sample in the sidebar."
         )
         st.stop()
+    sb.take_linked_measure(settings, "rankings_measure")
     left, right = st.columns([1, 2])
     with left:
         measure = sb.pick_measure(settings, key="rankings_measure", need="spread")
+    with right:
+        st.caption(glossary.define(measure))
     aware = cache.spread_table(dataset, settings, measures=[measure])
     best = aware.sort_values("value", ascending=False, kind="stable")["run"].tolist()
-    with right:
-        names = st.multiselect(
-            "Systems",
-            dataset.names,
-            default=best[:20] if len(best) > 20 else dataset.names,
-            key=f"rankings_runs_{dataset.key}",
-            format_func=dataset.describe,
-            help="the 20 best tie-aware systems are chosen first; pairwise tests grow with the "
-            "square of the number of systems",
-        )
+    best += [r for r in dataset.names if r not in best]  # a system with no value: last
+    names, marked = sb.pick_systems(dataset, best, "rankings", top=TOP_SYSTEMS)
+    track.remember({"measure": measure, "runs": ",".join(marked)})
     if len(names) < 2:
-        st.info("Choose at least two systems.")
+        st.info("Choose at least two systems: more in the top, or highlight more.")
         st.stop()
     result = cache.comparison(dataset, settings, measure, names)
     orderings = [c for c in ORDERING_NAMES if c in result.scores.columns]
@@ -94,6 +90,7 @@ def page() -> None:
         "orderings": orderings,
         "ranks": ranks,
         "describe": dataset.describe,
+        "marked": [r for r in marked if r in names],
         "prov": cache.provenance(
             dataset, settings, measure=measure, ties="all orderings", systems=len(names)
         ),
@@ -117,6 +114,18 @@ def page() -> None:
     systems_table(view, reviewed)
     if reviewed.baseline is not None:
         help_hurt(view, reviewed)
+
+
+#: Systems compared at first: the best ones by the tie-aware mean (pairwise tests grow with
+#: the square of the number of systems; a track has 79-150 runs).
+TOP_SYSTEMS = 20
+#: Pairs the significance chart and table show at most, the closest in rank first
+#: (:func:`tiecore.report.ranks.nearest_in_rank`); every pair is in the CSV.
+PAIRS_SHOWN = 300
+#: Rows of the table of pairs that ties could decide, closest to a coin toss first.
+CLOSE_SHOWN = 50
+#: The colour of a highlighted system in the slope chart.
+MARK_COLOR = sb.MARK_COLOR
 
 
 def rank_verdict(view: dict) -> None:
@@ -203,7 +212,13 @@ def close_pairs(view: dict) -> None:
     st.markdown(
         f"**{len(close)} {'pair' if len(close) == 1 else 'pairs'} whose order ties could "
         "decide** (0.05 < P(A beats B) < 0.95, or gap within the tie noise), closest to a coin "
-        "toss first:"
+        "toss first"
+        + (
+            f"; the first {CLOSE_SHOWN} below, the other {len(close) - CLOSE_SHOWN:,} in the "
+            "CSV download:"
+            if len(close) > CLOSE_SHOWN
+            else ":"
+        )
     )
     config = columns_config("holm", "95%", "bootstrap", measure)
     close_config = {c: config[c] for c in close.columns if c in config}
@@ -214,7 +229,7 @@ def close_pairs(view: dict) -> None:
             format="%.2f",
         )
     table(
-        readable(close, describe),
+        readable(close.head(CLOSE_SHOWN), describe),
         f"closest pairs {measure}",
         key="download_close",
         caption=f"Pairs of systems whose order by {measure} tie-breaking could decide.",
@@ -246,10 +261,10 @@ def slope_choices(view: dict) -> tuple[int, list[str]]:
             else n
         )
     r = ranks.ranks
-    differ = [  # the other document-order tie-breaks that rank some system differently
+    differ = [  # the other document-order tie-breaks that rank some system unlike trec_eval
         c
         for c in ("trec_eval_double", "docno_asc", "file_order")
-        if c in orderings and not (r[c].equals(r["trec_eval"]) and r[c].equals(r["aware"]))
+        if c in orderings and not r[c].equals(r["trec_eval"])
     ]
     with right:
         middle = st.multiselect(
@@ -259,7 +274,7 @@ def slope_choices(view: dict) -> tuple[int, list[str]]:
             format_func=ORDERING_NAMES.get,
             key=f"rankings_slope_middle_{dataset.key}_{view['measure']}_{n}",
             help="by default the other document-order tie-breaks that rank some system "
-            "differently. "
+            "unlike trec_eval. "
             + " · ".join(
                 f"{ORDERING_NAMES[c]}: {ch.tiebreak_help(c)}" for c in orderings if c != "aware"
             ),
@@ -291,7 +306,8 @@ def slope_chart(view: dict) -> int:
         )
         return 0
     top, axis = slope_choices(view)
-    drawn = ranks.order[:top]
+    marked = set(view["marked"])
+    drawn = [*ranks.order[:top], *(r for r in ranks.order[top:] if r in marked)]
     cut = [ch.short(str(name), NAME_LIMIT) for name in drawn]
     labels = cut if len(set(cut)) == len(cut) else [str(r) for r in drawn]  # while distinct
     ranks_drawn = ranks.ranks.loc[drawn, axis].to_numpy()
@@ -301,8 +317,10 @@ def slope_chart(view: dict) -> int:
         run: MOVER_COLORS[k % len(MOVER_COLORS)]
         for k, run in enumerate(r for r, m in zip(drawn, moving, strict=True) if m)
     }
+    colors.update({run: MARK_COLOR for run in drawn if run in marked})  # highlighted: black
+    on_top = np.array([run in colors for run in drawn], dtype=bool)
     traces, notes = [], []
-    for i in [*np.flatnonzero(~moving), *np.flatnonzero(moving)]:  # movers drawn on top
+    for i in [*np.flatnonzero(~on_top), *np.flatnonzero(on_top)]:  # movers drawn on top
         trace, ends = _slope_line(view, drawn[i], labels[i], axis, slots[i], colors)
         traces.append(trace)
         notes.extend(ends)
@@ -310,7 +328,7 @@ def slope_chart(view: dict) -> int:
     ch.show(
         {"data": traces, "layout": {"annotations": notes}},
         "rankings_bump",
-        height=ch.row_height(top, per_row=30, least=280),
+        height=ch.row_height(len(drawn), per_row=30, least=280),
         legend=False,
         top=48,
         margin={"l": side, "r": side, "t": 48, "b": 16},
@@ -324,7 +342,7 @@ def slope_chart(view: dict) -> int:
             "fixedrange": True,
         },
         yaxis={
-            "range": [top + 0.6, 0.4],
+            "range": [len(drawn) + 0.6, 0.4],
             "showticklabels": False,
             "showgrid": False,
             "zeroline": False,
@@ -334,15 +352,23 @@ def slope_chart(view: dict) -> int:
     count = int(moving.sum())
     st.caption(
         (
-            f"{count} of the {top} systems drawn change rank (coloured, thick); the grey ones "
-            "keep theirs. "
+            f"{count} of the {len(drawn)} systems drawn change rank (coloured, thick); the "
+            "grey ones keep theirs. "
             if count
-            else f"None of the {top} systems drawn changes rank between these tie treatments. "
+            else f"None of the {len(drawn)} systems drawn changes rank between these tie "
+            "treatments. "
         )
         + "Each line joins a system's rank under trec_eval's tie-break (score, then docno "
         "descending) on the left to its tie-aware rank on the right; =3 is a rank shared by "
         "equal scores. Hover a line for the full name and the score."
         + (f" The {top} best tie-aware systems of {n} are drawn." if top < n else "")
+        + (
+            " Highlighted (black, drawn even below the best): "
+            + ", ".join(plain(view["describe"](r)) for r in view["marked"])
+            + "."
+            if marked
+            else ""
+        )
     )
     return top
 
@@ -396,10 +422,22 @@ def rank_table(view: dict, top: int) -> None:
     result, ranks, orderings = view["result"], view["ranks"], view["orderings"]
     measure, order = view["measure"], ranks.order
     numbers = rk.rankings_table(result, ranks, orderings)
-    shown = numbers.assign(system=numbers["system"].map(view["describe"]))
+    marked = set(view["marked"])
+    shown = numbers.assign(  # a star before each highlighted system
+        system=[f"★ {view['describe'](r)}" if r in marked else view["describe"](r)
+                for r in numbers["system"]]
+    )  # fmt: skip
     for c in orderings:
         shown[f"rank_{c}"] = ranks.labels.loc[order, c].to_numpy()
-    config = {"system": st.column_config.TextColumn("System")}  # as wide as the names
+    same = [  # a tie-break that ranks every system as trec_eval: its column says nothing new
+        c
+        for c in orderings
+        if c not in ("trec_eval", "aware") and ranks.ranks[c].equals(ranks.ranks["trec_eval"])
+    ]
+    shown = shown.drop(columns=[f"rank_{c}" for c in same])  # in the CSV all the same
+    config = {  # as wide as the names
+        "system": st.column_config.TextColumn("System", help="★: a highlighted system")
+    }
     for c in orderings:  # headers in full: the columns take the width their names need
         config[f"rank_{c}"] = st.column_config.TextColumn(
             ORDERING_NAMES[c],
@@ -425,9 +463,16 @@ def rank_table(view: dict, top: int) -> None:
             f"rankings {measure}",
             key="download_rankings",
             caption=f"Ranks of the systems by {measure} under each tie treatment (1 = best; "
-            "=3: a shared rank; mean rank: averaged over random tie-breaks).",
+            "=3: a shared rank; mean rank: averaged over random tie-breaks)."
+            + (
+                f" {' and '.join(ORDERING_NAMES[c] for c in same)} "
+                f"{'rank' if len(same) > 1 else 'ranks'} every system as trec_eval does: "
+                "left out here, in the CSV."
+                if same
+                else ""
+            ),
             provenance=view["prov"],
-            config=config,
+            config={c: config[c] for c in shown.columns if c in config},
             numbers=numbers,
         )
 
@@ -586,12 +631,19 @@ def significance(view: dict):
     pairs = reviewed.pairs.reset_index()
     if reviewed.tukey is not None:
         pairs = pairs.merge(reviewed.tukey.reset_index(), on=["a", "b"])
-    upper = rk.pairs_in_order(pairs, view["ranks"].order, alpha)
-    verdict = rk.significance_sentence(upper, alpha, reviewed.correction)
+    every = rk.pairs_in_order(pairs, view["ranks"].order, alpha)
+    verdict = rk.significance_sentence(every, alpha, reviewed.correction)
     if verdict.startswith("No pair"):
         st.info(f"Nothing is significant. {verdict}", icon=":material/info:")
     else:
         st.markdown(f"**{verdict}**")
+    upper = rk.nearest_in_rank(every, view["ranks"].order, PAIRS_SHOWN)
+    if len(upper) < len(every):
+        st.caption(
+            f"The chart and the table show the {len(upper)} pairs closest in rank (neighbours "
+            f"first) of all {len(every):,} pairs; the other {len(every) - len(upper):,} are "
+            "left out here and are in the CSV download."
+        )
     fix = config["t_pvalue_adj"]["label"]
     if len(upper) == 1:  # one dot says nothing a sentence cannot
         row = upper.iloc[0]
@@ -609,7 +661,7 @@ def significance(view: dict):
         )
     else:
         _significance_scatter(view, upper, fix, alpha)
-    pairs_tables(view, reviewed, upper, config)
+    pairs_tables(view, reviewed, upper, config, every)
     return reviewed
 
 
@@ -682,10 +734,14 @@ PAIR_MAIN = [
 ]  # fmt: skip
 
 
-def pairs_tables(view: dict, reviewed, upper: pd.DataFrame, config: dict) -> None:
-    """The pairs: the main columns with their downloads, every column in an expander."""
+def pairs_tables(
+    view: dict, reviewed, upper: pd.DataFrame, config: dict, every: pd.DataFrame
+) -> None:
+    """The pairs: the main columns with their downloads (every pair in the CSV), every
+    column in an expander."""
     describe, measure = view["describe"], view["measure"]
     numbers = upper[[c for c in PAIR_COLUMNS if c in upper.columns]].reset_index(drop=True)
+    all_numbers = every[[c for c in PAIR_COLUMNS if c in every.columns]].reset_index(drop=True)
     column = "p_beats_sampled" if "p_beats_sampled" in numbers else "p_beats_normal"
     brief = numbers[
         [c for c in PAIR_MAIN if c in numbers.columns and (c == column or "beats" not in c)]
@@ -699,7 +755,7 @@ def pairs_tables(view: dict, reviewed, upper: pd.DataFrame, config: dict) -> Non
         f"({CORRECTION_NAMES[reviewed.correction]} correction).",
         provenance=view["prov"],
         config={c: config[c] for c in brief},
-        numbers=numbers,  # the CSV: every column
+        numbers=all_numbers,  # the CSV: every column of every pair
     )
     with st.expander(
         "Every column: uncorrected p-values, tie sd and topic sd, intervals, effect size"

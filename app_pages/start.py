@@ -134,6 +134,9 @@ PAGES = (
      "how much random tie-breaking moves a value, per query and overall"),
     ("rankings", "System rankings", "leaderboard",
      "whether ties can swap the order of two systems"),
+    ("queries", "Per-query drill-down", "zoom_in",
+     "which queries move and for which systems; one query's two ranked lists side by side, "
+     "tie groups and relevant documents marked"),
     ("scoring_functions", "Scoring functions", "functions",
      "your runs or learning-to-rank features as scoring functions: how often each ties, "
      "and how far that moves its numbers"),

@@ -191,7 +191,7 @@ def step_figures(browser, table: Table) -> None:
         choose, number = partial(choose_option, page), partial(sidebar_number, page)
 
         steps = {
-            "tie-break docno_asc": lambda: choose("Tie-break (oblivious mode)", "docno_asc"),
+            "tie-break docno_asc": lambda: choose("Tie-break (oblivious mode)", "docno ascending"),
             "tie-break back to trec_eval": lambda: choose(
                 "Tie-break (oblivious mode)", "trec_eval"
             ),

@@ -226,3 +226,64 @@ def test_orderings_that_differ_get_the_matrix():
     cells = np.array(heat["text"], dtype=object)  # the values as the cells print them
     assert cells.shape[0] >= 2 and set(cells.ravel()) - {"1.00", "—"}  # some pair disagrees
     assert "All orderings rank" not in " ".join(m.value for m in at.success)
+
+
+def test_150_systems_top_20_highlighted_from_the_address_pairs_capped():
+    """A whole track: 20 systems compared at first (the best tie-aware), the address's
+    measure and runs chosen and highlighted, and with all 150 compared the pairs' chart and
+    table keep the 300 pairs closest in rank, saying how many were left out."""
+    from streamlit.testing.v1 import AppTest
+    from test_app import ROOT, TIMEOUT
+    from test_app_words import BAD, shown_words
+
+    from app_pages import rankings
+
+    files, qrels = edge.many_runs(150)
+    dataset = data.dataset_from_trec(files, qrels)
+    names = dataset.names
+    picked = [names[5], names[140]]
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.query_params["measure"] = "P@5"
+    at.query_params["runs"] = ",".join(picked)
+    at.session_state["uploaded_trec"] = dataset
+    at.session_state["source"] = "trec"
+    at.run()
+    goto(at, "rankings")
+    assert_clean(at)
+    assert at.selectbox(key="rankings_measure").value == "P@5"
+    assert at.number_input(key=f"rankings_top_{dataset.key}_150").value == 20
+    assert at.multiselect(key=f"rankings_marked_{dataset.key}").value == picked
+    aware = tiecore.evaluate(dataset.runs, dataset.qrels, "P@5", ties="aware")
+    aware = aware.set_index("run")["value"]
+    shown = table(at, columns={"system", "aware_value"})
+    starred = shown["system"].str.startswith("★ ")
+    shown["system"] = shown["system"].str.removeprefix("★ ")
+    assert set(shown.loc[starred, "system"]) == set(picked)
+    assert close(shown["aware_value"], aware.loc[shown["system"]])
+    top = [r for r in shown["system"] if r not in picked]
+    assert len(top) == 20 - sum(r in top for r in picked) and len(shown) <= 22
+    rest = aware.drop(shown["system"])
+    assert aware.loc[top].min() >= rest.max()  # the best tie-aware systems
+    bump = chart_specs(at).get("rankings_bump")
+    if bump is not None:  # drawn when a rank moves: the highlighted ones in black
+        black = [t for t in bump["data"] if t["line"]["color"] == rankings.MARK_COLOR]
+        assert len(black) == 2
+
+    at.checkbox(key=f"rankings_only_{dataset.key}").check().run()  # the highlighted alone
+    alone = table(at, columns={"system", "aware_value"})["system"].str.removeprefix("★ ")
+    assert sorted(alone) == sorted(picked)
+    at.checkbox(key=f"rankings_only_{dataset.key}").uncheck().run()
+    at.number_input(key=f"rankings_top_{dataset.key}_150").set_value(150).run()
+    assert_clean(at)
+    order = list(table(at, columns={"system", "aware_value"})["system"].str.removeprefix("★ "))
+    assert len(order) == 150
+    pairs = table(at, columns={"a", "b", "t_pvalue_adj"})
+    assert len(pairs) == rankings.PAIRS_SHOWN
+    place = {r: i for i, r in enumerate(order)}
+    distance = [abs(place[b] - place[a]) for a, b in zip(pairs["a"], pairs["b"], strict=True)]
+    assert sorted(distance) == [1] * 149 + [2] * 148 + [3] * 3  # neighbours first
+    said = " ".join(c.value for c in at.caption)
+    assert "300 pairs closest in rank" in said and "of all 11,175 pairs" in said
+    assert "the other 10,875 are left out" in said
+    bad = [(kind, text[:120]) for kind, text in shown_words(at) if BAD.search(text)]
+    assert bad == []

@@ -79,10 +79,11 @@ def test_the_start_page_links_every_page_and_skips_to_the_data():
     labels = [link.proto.label for link in links]
     assert labels[0] == "Skip to the data →"
     app_pages = [name for name, _, _ in app.PAGES]
-    assert app_pages[0] == "start" and len(app_pages) == 9
+    assert app_pages[0] == "start" and len(app_pages) == 10
     assert targets[0] == "overview" and targets[1:] == app_pages[1:]  # each page once, in order
     assert labels[1:] == [
-        "Overview", "Tie anatomy", "Variance", "System rankings", "Scoring functions",
+        "Overview", "Tie anatomy", "Variance", "System rankings", "Per-query drill-down",
+        "Scoring functions",
         "Build a scoring function", "Precision what-if", "Playground",
     ]  # fmt: skip
     assert "try it yourself" in " ".join(c.value for c in at.caption)
@@ -120,3 +121,21 @@ def test_no_legacy_pages_folder() -> None:
     """A ``pages/`` folder beside app.py switches Streamlit to its legacy multipage mode for
     a visitor who opens a page's address directly (checked in the browser tour too)."""
     assert not (ROOT / "pages").exists()
+
+
+def test_a_pages_first_run_on_a_data_set_says_at_once_what_it_computes():
+    """The sentence of a page's first run on a data set (shown at once, in a running status
+    line) names what the page computes and on which data; once drawn it is gone."""
+    assert {title for _, title, _ in app.PAGES} == set(app.FIRST_WORK)
+    assert app.first_words("Tie anatomy", "mslr") == (
+        "Taking the ranked lists apart into their tie groups on the MSLR-WEB10K sample "
+        "(136 features as systems); the first time takes a few seconds ..."
+    )
+    assert app.first_words("Overview", "trec").endswith("on your data; the first time takes "
+                                                         "a few seconds ...")  # fmt: skip
+    at = new_app(page=None)
+    assert ("Start here", "robust03") in at.session_state["_seen_pages"]
+    at.sidebar.radio(key="source").set_value("mslr").run()
+    assert_clean(at)
+    assert ("Start here", "mslr") in at.session_state["_seen_pages"]
+    assert not [s for s in at.get("expander") if "first time" in str(s.label)]  # gone

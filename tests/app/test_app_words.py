@@ -92,3 +92,15 @@ def test_a_tie_break_is_named_in_words_where_the_sidebar_sets_it():
         goto(at, page)
         assert_clean(at)
         check(at, f"docno_asc/{page}")
+
+
+def test_the_sidebar_names_tie_breaks_and_bad_measures_in_words():
+    at = new_app()
+    options = at.sidebar.selectbox(key="tiebreak").options
+    assert "docno ascending" in options and "file order" in options
+    assert not [o for o in options if BAD.search(o)]
+    at.sidebar.text_input(key="more_measures").set_value("P@x, AP").run()
+    said = " ".join(e.value for e in at.error).replace("\\", "")
+    assert "'P@x': the cutoff after @ must be a whole number, such as P@10" in said
+    assert not BAD.search(said) and "measure: " not in said
+    assert "AP" in at.session_state["context"][1].measures  # the good name kept

@@ -162,7 +162,7 @@ def test_uploaded_real_runs_every_setting_and_page(server, page):
     choose, number = partial(choose_option, page), partial(sidebar_number, page)
 
     settings = {
-        "tie-break docno_asc": lambda: choose("Tie-break (oblivious mode)", "docno_asc"),
+        "tie-break docno_asc": lambda: choose("Tie-break (oblivious mode)", "docno ascending"),
         "tie-break back to trec_eval": lambda: choose("Tie-break (oblivious mode)", "trec_eval"),
         "nDCG gain exp": lambda: sidebar.get_by_text("exp", exact=True).click,
         "relevance level 2": lambda: number("Relevance level", 2),

@@ -211,3 +211,26 @@ def test_the_significance_sentence_counts_each_test(rows, alpha, correction):
         assert f"the randomization test {randomization}" in said
         assert f"the Wilcoxon signed-rank test {wilcoxon}." in said
     assert "alpha" not in said and "_" not in said
+
+
+@given(st.integers(2, 12), st.integers(0, 70), st.randoms(use_true_random=False))
+def test_nearest_in_rank_keeps_the_closest_pairs(n, limit, rnd):
+    """Against an obvious reference: every pair's distance, the smallest ones kept."""
+    order = [f"s{i}" for i in range(n)]
+    pairs = [(order[i], order[j]) for i in range(n) for j in range(i + 1, n)]
+    rnd.shuffle(pairs)
+    upper = pd.DataFrame(pairs, columns=["a", "b"])
+    kept = rk.nearest_in_rank(upper, order, limit)
+    assert len(kept) == min(limit, len(pairs))
+    assert list(kept.index) == sorted(kept.index)  # upper's order
+    dist = {p: order.index(p[1]) - order.index(p[0]) for p in pairs}
+    ranked = sorted(pairs, key=lambda p: (dist[p], order.index(p[0])))
+    assert set(zip(kept["a"], kept["b"], strict=True)) == set(ranked[: len(kept)])
+
+
+def test_compared_systems_are_the_top_and_the_marked_in_rank_order():
+    best = ["a", "b", "c", "d", "e"]
+    assert rk.compared_systems(best, 3) == ["a", "b", "c"]
+    assert rk.compared_systems(best, 2, ["e", "a"]) == ["a", "b", "e"]
+    assert rk.compared_systems(best, 9, ["x"]) == best  # an unknown name is ignored
+    assert rk.compared_systems(best, 2, ["e", "c"], only_marked=True) == ["c", "e"]

@@ -175,6 +175,49 @@ def pairs_in_order(pairs: pd.DataFrame, order: Sequence[str], alpha: float) -> p
     return upper.reset_index(drop=True)
 
 
+def nearest_in_rank(upper: pd.DataFrame, order: Sequence[str], limit: int) -> pd.DataFrame:
+    """At most ``limit`` rows of ``upper`` (one row per pair, columns ``a`` and ``b``, as
+    :func:`pairs_in_order` gives them): the pairs closest in rank first.
+
+    A pair's distance is ``|place(b) - place(a)|`` in ``order``: neighbours (1) are kept
+    first, then the pairs two places apart, and so on; among equal distances the pair
+    higher in ``order`` first.  With n systems there are n(n-1)/2 pairs (11,175 for 150),
+    far more than a reader can look at, while the pairs whose order is in question are
+    those close in rank.  The rows kept stay in ``upper``'s order.
+
+    Examples
+    --------
+    >>> upper = pd.DataFrame({"a": ["x", "x", "y"], "b": ["y", "z", "z"]})
+    >>> nearest_in_rank(upper, ["x", "y", "z"], 2)[["a", "b"]].values.tolist()
+    [['x', 'y'], ['y', 'z']]
+    """
+    if len(upper) <= limit:
+        return upper
+    place = {run: i for i, run in enumerate(order)}
+    first = upper["a"].map(place).to_numpy()
+    second = upper["b"].map(place).to_numpy()
+    distance = np.abs(second - first)
+    keep = np.lexsort((np.minimum(first, second), distance))[: max(int(limit), 0)]
+    return upper.iloc[np.sort(keep)]
+
+
+def compared_systems(
+    best: Sequence[str], top: int, marked: Sequence[str] = (), only_marked: bool = False
+) -> list[str]:
+    """The systems a ranking compares: the ``top`` first of ``best`` and every ``marked``
+    one besides (or the marked ones alone), in ``best``'s order.
+
+    Examples
+    --------
+    >>> compared_systems(["a", "b", "c", "d"], 2, ["d"])
+    ['a', 'b', 'd']
+    >>> compared_systems(["a", "b", "c", "d"], 2, ["d", "c"], only_marked=True)
+    ['c', 'd']
+    """
+    chosen = set(marked) if only_marked else {*best[: max(int(top), 0)], *marked}
+    return [run for run in best if run in chosen]
+
+
 def rankings_table(result, ranks: Ranks, orderings: Sequence[str]) -> pd.DataFrame:
     """Every system's rank under each ordering (``rank_<ordering>``), its mean rank over the
     random tie-breaks and its tie-aware and trec_eval values, systems in rank order.
