@@ -10,7 +10,7 @@ never repeats its key: pages write ``**tie sd**: {term("tie_sd")}``.
 
 from __future__ import annotations
 
-from tiecore.measures import Measure
+from tiecore import Measure
 
 #: One line for each term the pages use (keys are also table columns), shown where it appears.
 TERMS = {

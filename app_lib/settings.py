@@ -14,8 +14,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from tiecore import DEFAULT_MEASURES, Measure
 from tiecore.errors import InputError
-from tiecore.measures import DEFAULT_MEASURES, Measure
 
 #: Measures offered in the sidebar; any other ir_measures name can be typed in.
 MEASURE_CHOICES = (
@@ -81,7 +81,7 @@ def measure_message(error: InputError) -> str:
     """A measure name tiecore refused, in a reader's words (tiecore's own message, written
     for the command line, names the largest cutoff its integers hold).
 
-    >>> from tiecore.measures import Measure
+    >>> from tiecore import Measure
     >>> def said(name):
     ...     try:
     ...         Measure.parse(name)

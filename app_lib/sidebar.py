@@ -14,10 +14,17 @@ from app_lib import cache, data, glossary, recent, track
 from app_lib.charts import GLOSSARY, TIEBREAK_HELP, tiebreak_name
 from app_lib.data import Dataset
 from app_lib.settings import MAX_LEVEL, MEASURE_CHOICES, Settings, with_gain
-from tiecore import report
+from tiecore import (
+    DEFAULT_MEASURES,
+    GAINS,
+    SAMPLES,
+    SEED,
+    TIEBREAKS,
+    Measure,
+    report,
+    split_measures,
+)
 from tiecore.errors import InputError
-from tiecore.measures import DEFAULT_MEASURES, Measure, split_measures
-from tiecore.options import GAINS, SAMPLES, SEED, TIEBREAKS  # the API's options, declared once
 from tiecore.report import ranks
 
 

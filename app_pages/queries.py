@@ -9,10 +9,9 @@ import streamlit as st
 from app_lib import cache, glossary, track
 from app_lib import charts as ch
 from app_lib import sidebar as sb
-from tiecore import report
+from tiecore import Measure, report
 from tiecore.errors import InputError
 from tiecore.explain.queries import parse_topics, topic_label
-from tiecore.measures import Measure
 
 said = report.escape_markdown
 #: The tie-breaks a reader may compare with trec_eval's order, in plain words.

@@ -30,8 +30,7 @@ from app_lib.rank_tables import (
     svg_text,
     table,
 )
-from tiecore import report
-from tiecore.options import CORRECTIONS
+from tiecore import CORRECTIONS, report
 from tiecore.report import ranks as rk
 
 HOW = (

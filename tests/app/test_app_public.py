@@ -21,18 +21,6 @@ from tiecore._lazy import read_stub
 ROOT = Path(__file__).resolve().parents[2]
 APP_FILES = sorted([ROOT / "app.py", *ROOT.glob("app_lib/*.py"), *ROOT.glob("app_pages/*.py")])
 
-#: Imports of non-public modules still to go, in files another change owns (the import
-#: line becomes ``from tiecore import ...``; every name they take is in the stub now).
-#: Remove an entry once its file conforms: the test then holds it.
-PENDING = {
-    "app_lib/glossary.py": {"tiecore.measures"},
-    "app_lib/settings.py": {"tiecore.measures"},
-    "app_lib/sidebar.py": {"tiecore.measures", "tiecore.options"},
-    "app_pages/queries.py": {"tiecore.measures"},
-    "app_pages/rankings.py": {"tiecore.options"},
-}
-
-
 def _stub(package: str) -> dict[str, tuple[str, str | None]]:
     path = ROOT.joinpath(*package.split("."), "__init__.pyi")
     return read_stub(package, str(path)) if path.is_file() else {}
@@ -104,7 +92,7 @@ def test_the_app_uses_public_tiecore_names_only(path: Path) -> None:
     name = str(path.relative_to(ROOT))
     found = non_public(path)
     modules = {module for module, _, _ in found}
-    assert modules == PENDING.get(name, set()), (name, found)
+    assert modules == set(), (name, found)
 
 
 def test_the_checker_sees_each_kind_of_use(tmp_path: Path) -> None:
