@@ -21,6 +21,7 @@ from tiecore._lazy import read_stub
 ROOT = Path(__file__).resolve().parents[2]
 APP_FILES = sorted([ROOT / "app.py", *ROOT.glob("app_lib/*.py"), *ROOT.glob("app_pages/*.py")])
 
+
 def _stub(package: str) -> dict[str, tuple[str, str | None]]:
     path = ROOT.joinpath(*package.split("."), "__init__.pyi")
     return read_stub(package, str(path)) if path.is_file() else {}

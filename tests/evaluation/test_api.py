@@ -27,10 +27,21 @@ def test_public_names_resolve_to_one_thing_each():
 
 
 def test_private_names_are_not_at_the_top():
-    for name in ("MODES", "TIEBREAKS", "DEFAULT_MEASURES", "Measure", "parse_measures", "no_such"):
+    for name in ("MODES", "parse_measures", "no_such"):
         assert name not in tiecore.__all__
         with pytest.raises(AttributeError, match=name):
             getattr(tiecore, name)
+
+
+def test_the_options_and_measure_at_the_top_are_their_homes_objects():
+    """The explorer's public names (tiecore/__init__.pyi) are the declarations themselves,
+    not copies: an option declared once in tiecore.options is the same object at the top."""
+    options = importlib.import_module("tiecore.options")
+    measures = importlib.import_module("tiecore.measures")
+    for name in ("CORRECTIONS", "GAINS", "SAMPLES", "SEED", "TIEBREAKS"):
+        assert name in tiecore.__all__ and getattr(tiecore, name) is getattr(options, name)
+    for name in ("Measure", "DEFAULT_MEASURES", "split_measures"):
+        assert name in tiecore.__all__ and getattr(tiecore, name) is getattr(measures, name)
 
 
 def test_readme_python_names_are_public():
