@@ -262,7 +262,7 @@ def read_inputs(args: argparse.Namespace) -> tuple[dict, pd.DataFrame, dict[str,
         qrels = io.read_qrels(args.files[0])
         runs = io.read_runs(args.files[1:])
     fallback = args.letor or "run file"
-    sources = {name: str(run.attrs.get("source") or fallback) for name, run in runs.items()}
+    sources = {name: str(run.source or fallback) for name, run in runs.items()}
     return runs, qrels, sources
 
 

@@ -25,7 +25,6 @@ import numpy as np
 
 from tiecore.engine.judgments import Judgments, as_arrow_strings
 from tiecore.errors import InputError, TieCoreWarning
-from tiecore.io._checked import is_checked
 from tiecore.options import TIEBREAK, check
 from tiecore.options import TIEBREAKS as TIEBREAKS  # the oblivious tie-breaks, declared there
 
@@ -148,9 +147,11 @@ class Ranking:
         twice in one query is an error, as in trec_eval.  The tie groups are
         those of the scores the policy compares (:func:`tie_key`).
         """
-        from tiecore.io.ids import RunIds, first_duplicate, run_ids_of
+        from tiecore.io.ids import RunIds, first_duplicate
+        from tiecore.io.runs import Run  # lazy: pandas, which tiecore eval's arrow path avoids
 
-        name = name or run.attrs.get("name") or "run"
+        run = Run.of(run)
+        name = name or run.name or "run"
         check("tiebreak", tiebreak, TIEBREAK)
         missing = {"qid", "docno", "score"} - set(run.columns)
         if missing:
@@ -164,10 +165,10 @@ class Ranking:
                 f"run {name}", None, f"row {row} has score {score[row]}", "a finite number"
             )
         docno = as_arrow_strings(run["docno"])
-        # a frame from read_run or check_run was tested once already (tiecore.io._checked);
-        # the reader kept the qid codes and docno hashes of its test (tiecore.io.ids.RunIds)
-        checked = is_checked(run, "run")
-        ids = run_ids_of(run) if checked else None
+        # a Run from read_run or check_run was tested once already (Run.is_checked); the
+        # reader kept the qid codes and docno hashes of its test (tiecore.io.ids.RunIds)
+        checked = run.is_checked()
+        ids = run.checked_ids() if checked else None
         qid = as_arrow_strings(run["qid"]) if ids is None else None
         ids = RunIds.of(qid, docno) if ids is None else ids
         duplicate = None if checked else first_duplicate(qid, docno, ids=ids)

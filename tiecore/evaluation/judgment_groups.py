@@ -48,10 +48,12 @@ def group_queries(groups: GroupJudgments) -> tuple[pd.DataFrame, pd.DataFrame]:
     its (query, group) ids (columns ``qid``, ``group_qid``, in group order)."""
     import pandas as pd
 
+    from tiecore.io.runs import Qrels  # lazy: pandas, only for a qrels_jg file
+
     joined = np.char.add(np.char.add(groups.qid.astype(str), SEPARATOR), groups.group.astype(str))
     joined = joined.astype(object)
-    qrels = pd.DataFrame({"qid": joined, "docno": groups.docno, "level": groups.level})
-    qrels.attrs["source"] = groups.source
+    qrels = Qrels({"qid": joined, "docno": groups.docno, "level": groups.level})
+    qrels.source = groups.source
     pairs = pd.DataFrame({"qid": groups.qid, "group_qid": joined}).drop_duplicates("group_qid")
     return qrels, pairs.reset_index(drop=True)
 
@@ -60,9 +62,10 @@ def expand_run(run: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
     """The run's docs of each query repeated for each of its (query, group) queries
     (queries without judgments dropped, as trec_eval skips them)."""
     expanded = run.merge(pairs, on="qid", how="inner", sort=False)
+    from tiecore.io.runs import Run  # lazy: pandas, only for a qrels_jg file
+
     expanded["qid"] = expanded.pop("group_qid")
-    expanded.attrs = dict(run.attrs)
-    return expanded
+    return Run.of(run).renewed(expanded)
 
 
 def _unjudged(run: pd.DataFrame, name: str) -> InputError:
@@ -415,7 +418,9 @@ def _one_batch(name, run, groups, words, query_code, score, first, evaluate, mea
             "score": -rank.reshape(-1).astype(np.float64),  # distinct: the drawn order
         }
     )
-    drawn.attrs = dict(run.attrs)
+    from tiecore.io.runs import Run  # lazy: pandas, only for a qrels_jg file
+
+    drawn = Run.of(run).renewed(drawn)
     labels = np.arange(first, first + size).astype(str).astype(object)
     judged = GroupJudgments(
         qid=(np.tile(groups.qid.astype(str).astype(object), size) + SAMPLE)

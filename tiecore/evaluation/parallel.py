@@ -40,6 +40,7 @@ from tiecore.errors import InputError
 from tiecore.io.fastpath import file_rows
 from tiecore.io.files import file_names, first_tag, read_ahead
 from tiecore.io.parquet_parts import ParquetRun
+from tiecore.io.runs import Run, run_name
 
 #: ``progress(done, total, name)`` after each run; ``total`` is None for an iterator.
 Progress = Callable[[int, "int | None", str], None]
@@ -93,7 +94,7 @@ def run_items(runs: object) -> Iterator[Item] | list[Item]:
 
     runs = peer_frame(runs, "run")
     if isinstance(runs, pd.DataFrame):
-        return [Item(str(runs.attrs.get("name") or "run"), runs)]
+        return [Item(run_name(runs), runs)]
     if _is_path(runs) or _is_parquet(runs):
         runs = [runs]
     if isinstance(runs, Mapping):
@@ -138,7 +139,7 @@ def _named(entries: Iterable) -> Iterator[Item]:
         elif isinstance(entry, tuple) and len(entry) == 2:
             item = _pair(*entry)
         elif isinstance(entry, pd.DataFrame):
-            item = Item(_unique(str(entry.attrs.get("name") or "run"), taken), entry)
+            item = Item(_unique(run_name(entry), taken), entry)
         elif _is_parquet(entry) or _is_parquet_path(entry):
             run = _parquet(entry)
             item = Item(_unique(run.name, taken), run, display=run.path)
@@ -150,7 +151,7 @@ def _named(entries: Iterable) -> Iterator[Item]:
             from tiecore.io import read_run
 
             frame = read_run(entry)
-            item = Item(_unique(frame.attrs["name"], taken), frame)
+            item = Item(_unique(frame.name, taken), frame)
         else:
             raise TypeError(f"cannot evaluate a {type(entry).__name__} as a run")
         taken.add(item.name)
@@ -194,7 +195,7 @@ def _file_item(path: str | os.PathLike) -> Item | object:
     from tiecore.io import read_run
 
     frame = read_run(display)
-    return Item(display, frame, file=True, display=display, tags=list(frame.attrs["tags"]))
+    return Item(display, frame, file=True, display=display, tags=frame.tags)
 
 
 def _guess(files: list[Item]) -> list[str]:
@@ -220,7 +221,7 @@ def load(item: Item, frame: pd.DataFrame | None = None) -> pd.DataFrame:
     here when it is a file."""
     frame = _read(item.source) if frame is None else frame
     if _is_path(item.source):
-        item.tags = list(frame.attrs.get("tags", []))
+        item.tags = Run.of(frame).tags
     return frame
 
 
@@ -289,7 +290,7 @@ def _apply(
     item = task.item
     if task.parts > 1:
         run = data if data is not None else task.source.read()
-        run.attrs.update(name=item.name, part=(task.part, task.parts))
+        run = Run.of(run, name=item.name, part=(task.part, task.parts))
     else:
         run = data if data is not None else load(item)
     if settle is not None:
@@ -338,8 +339,8 @@ def map_runs(
     merge : callable, optional
         With a client: runs of more than ``split_rows`` rows (in-memory frames, or
         Parquet runs whose row groups are cut at query boundaries) are split into
-        query partitions, ``fn`` sees each partition (``run.attrs["part"] == (i,
-        n)``) and ``merge(name, results)`` combines the partitions' results.
+        query partitions, ``fn`` sees each partition (a :class:`~tiecore.io.runs.Run`
+        whose ``part == (i, n)``) and ``merge(name, results)`` combines the partitions' results.
     threads : int
         Without a client: evaluate up to this many runs at once, on threads (for an
         ``fn`` whose work is mostly numpy's, which releases the GIL); results are the

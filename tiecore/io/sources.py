@@ -44,6 +44,7 @@ from tiecore.errors import InputError
 from tiecore.io import trec
 from tiecore.io.files import dataset_stem
 from tiecore.io.frames import check_qrels, check_run
+from tiecore.io.runs import Qrels, Run, run_name
 from tiecore.io.text import encodable, load_text
 
 __all__ = ["claims", "read_qrels", "read_run", "run_sources"]
@@ -159,7 +160,7 @@ def _is_record(value: object) -> bool:
 # ------------------------------------------------------------------- readers
 
 
-def read_run(source: object, *, name: str | None = None) -> pd.DataFrame:
+def read_run(source: object, *, name: str | None = None) -> Run:
     """A run from a source that :func:`claims` (see the module's docstring).
 
     Returns the DataFrame :func:`tiecore.read_run` returns (``qid, docno, score``,
@@ -170,7 +171,7 @@ def read_run(source: object, *, name: str | None = None) -> pd.DataFrame:
     >>> from collections import namedtuple
     >>> ScoredDoc = namedtuple("ScoredDoc", "query_id doc_id score")  # ir_measures' own
     >>> run = read_run([ScoredDoc("q1", "d1", 2.0), ScoredDoc("q1", "d2", 1.0)])
-    >>> run.values.tolist(), run.attrs["source"]
+    >>> run.values.tolist(), run.source
     ([['q1', 'd1', 2.0], ['q1', 'd2', 1.0]], 'run records')
     >>> read_run([ScoredDoc("q1", "d1", 2.0), ScoredDoc("q1", "d1", 1.0)])
     Traceback (most recent call last):
@@ -183,14 +184,14 @@ def read_run(source: object, *, name: str | None = None) -> pd.DataFrame:
     if name is None and len(tags) == 1:
         name = tags[0]
     elif name is None and isinstance(source, pd.DataFrame):
-        name = str(source.attrs.get("name") or "run")
+        name = run_name(source)
     elif name is None:
         name = "run" if _is_records(source) else dataset_stem(where)
-    run.attrs.update(name=name, source=where, tags=tags)
+    run.name, run.source, run.tags = name, where, tags
     return run
 
 
-def read_qrels(source: object) -> pd.DataFrame:
+def read_qrels(source: object) -> Qrels:
     """Qrels from a source that :func:`claims` (see the module's docstring).
 
     Examples
@@ -201,14 +202,14 @@ def read_qrels(source: object) -> pd.DataFrame:
     """
     frame, where, _ = _load("qrels", source)
     qrels = _checked("qrels", frame, where)
-    qrels.attrs["source"] = where
+    qrels.source = where
     return qrels
 
 
 def _load(kind: str, source: object) -> tuple[pd.DataFrame, str, list[str]]:
     """The raw frame (with its line numbers as index when known), its name and its tags."""
     if isinstance(source, pd.DataFrame):
-        where = str(source.attrs.get("source") or f"{kind} DataFrame")
+        where = str((Run if kind == "run" else Qrels).of(source).source or f"{kind} DataFrame")
         frame = source
     elif _is_records(source):
         where = f"{kind} records"
@@ -252,7 +253,7 @@ def _stdin(kind: str) -> tuple[pd.DataFrame, str, list[str]]:
         parsed = trec.read_qrels(buffer)
         return parsed, where, []
     parsed = trec.read_run(buffer)
-    return parsed, where, list(parsed.attrs["tags"])
+    return parsed, where, parsed.tags
 
 
 def _by_content(kind: str, data: bytes, where: str) -> pd.DataFrame | None:
@@ -516,7 +517,7 @@ def _columns(kind: str, frame: pd.DataFrame, where: str) -> pd.DataFrame:
     return frame
 
 
-def _checked(kind: str, frame: pd.DataFrame, where: str) -> pd.DataFrame:
+def _checked(kind: str, frame: pd.DataFrame, where: str) -> Any:
     """The rules of :mod:`tiecore.io.frames`; an error names ``where`` and the line or row."""
     rows = frame.attrs.get("rows")  # "line" (JSON Lines), "row" (Parquet) or None
     columns = list(COLUMNS[kind])
@@ -530,6 +531,8 @@ def _checked(kind: str, frame: pd.DataFrame, where: str) -> pd.DataFrame:
         if match and rows == "line":
             raise InputError(where, int(match[1]), match[2], error.expected) from None
         raise InputError(where, None, error.problem, error.expected) from None
-    checked = checked.reset_index(drop=True)
-    checked.attrs = {}
-    return checked
+    ids = checked.checked_ids() if kind == "run" else None
+    out = checked.reset_index(drop=True)  # the same id arrays, just checked
+    out.attrs.clear()  # the raw frame's notes (rows, columns): the caller sets the fields
+    out.mark_checked(ids)
+    return out
