@@ -156,7 +156,8 @@ def test_a_good_frame_is_returned_as_it_is():
     qrels = check_qrels(QRELS)  # a plain frame: Qrels over the very same columns
     assert isinstance(qrels, tiecore.Qrels) and qrels.is_checked()
     assert all(
-        qrels[c].array.__arrow_array__() is QRELS[c].array.__arrow_array__() for c in ("qid", "docno")
+        qrels[c].array.__arrow_array__() is QRELS[c].array.__arrow_array__()
+        for c in ("qid", "docno")
     )
     assert np.shares_memory(qrels["level"].to_numpy(), QRELS["level"].to_numpy())
     assert check_qrels(qrels) is qrels

@@ -213,7 +213,7 @@ def _read(
             progress(done, total, where)
     if not frames:
         raise InputError(source, None, "holds no run file", "TREC run files, plain or gzip")
-    names = file_names([f.source for f in frames], [f.tags for f in frames])
+    names = file_names([f.source or "" for f in frames], [f.tags for f in frames])
     for frame, name in zip(frames, names, strict=True):
         frame.name = name
     return dict(zip(names, frames, strict=True))

@@ -99,7 +99,7 @@ def read_runs(sources: Iterable[AnySource] | AnySource) -> dict[str, Run]:
         sources = [sources]
     sources = _sources.run_sources(sources)  # a DataFrame or records: one run
     frames = [read_run(s) for s in sources]
-    names = file_names([f.source for f in frames], [f.tags for f in frames])
+    names = file_names([f.source or "" for f in frames], [f.tags for f in frames])
     for frame, name in zip(frames, names, strict=True):
         frame.name = name
     return dict(zip(names, frames, strict=True))
