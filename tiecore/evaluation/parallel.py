@@ -40,6 +40,7 @@ from tiecore.errors import InputError
 from tiecore.io.fastpath import file_rows
 from tiecore.io.files import file_names, first_tag, read_ahead
 from tiecore.io.parquet_parts import ParquetRun
+from tiecore.io.peers import peer_frame
 from tiecore.io.runs import Run, run_name
 
 #: ``progress(done, total, name)`` after each run; ``total`` is None for an iterator.
@@ -90,8 +91,6 @@ def run_items(runs: object) -> Iterator[Item] | list[Item]:
     Files are not read here: their names are guessed from their first line's tag.
     ranx and trectools runs are converted (:func:`tiecore.io.peers.peer_frame`).
     """
-    from tiecore.io.peers import peer_frame
-
     runs = peer_frame(runs, "run")
     if isinstance(runs, pd.DataFrame):
         return [Item(run_name(runs), runs)]
@@ -123,8 +122,6 @@ def _distinct_names(keys: list, items: list[Item]) -> None:
 
 def _named(entries: Iterable) -> Iterator[Item]:
     """Items of an iterable of frames, paths, Parquet runs or (name, run) pairs."""
-    from tiecore.io.peers import peer_frame
-
     taken: set[str] = set()
     if isinstance(entries, Sequence):  # every file's first tag up front: right names at once
         entries = [_file_item(e) if _is_path(e) else e for e in entries]
@@ -148,7 +145,7 @@ def _named(entries: Iterable) -> Iterator[Item]:
             seen.append(item)
             item.name = _guess(seen)[-1]
         elif hasattr(entry, "read"):  # a file object: read now (it cannot be read twice)
-            from tiecore.io import read_run
+            from tiecore.io import read_run  # lazy: the file readers (~8 ms), for file runs only
 
             frame = read_run(entry)
             item = Item(_unique(frame.name, taken), frame)
@@ -160,8 +157,6 @@ def _named(entries: Iterable) -> Iterator[Item]:
 
 def _pair(name: object, value: object) -> Item:
     """A run named by the caller: a frame, a run file or Parquet."""
-    from tiecore.io.peers import peer_frame
-
     value = peer_frame(value, "run")  # ranx, trectools
     if _is_parquet_path(value) or _is_parquet(value):
         run = _parquet(value, str(name))
@@ -192,7 +187,7 @@ def _file_item(path: str | os.PathLike) -> Item | object:
     display = os.fspath(path)
     if os.path.isfile(display) or not os.path.exists(display):
         return Item(display, display, file=True, display=display)
-    from tiecore.io import read_run
+    from tiecore.io import read_run  # lazy: the file readers (~8 ms), for file runs only
 
     frame = read_run(display)
     return Item(display, frame, file=True, display=display, tags=frame.tags)
@@ -233,7 +228,7 @@ def _read(source: object) -> pd.DataFrame:
     if _is_parquet(source):
         return source.read()
     if _is_path(source):
-        from tiecore.io import read_run
+        from tiecore.io import read_run  # lazy: the file readers (~8 ms), for file runs only
 
         return read_run(source)
     raise TypeError(f"cannot read a {type(source).__name__} as a run")

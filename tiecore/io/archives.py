@@ -201,7 +201,7 @@ def folder_members(
 def _read(
     members: Iterator[tuple[str, bytes]], source: str, progress: Progress | None, total: int | None
 ) -> dict[str, pd.DataFrame]:
-    from tiecore.io.readers import read_run  # pandas and pyarrow on first use only
+    from tiecore.io.readers import read_run  # lazy: pandas and pyarrow on first use only
 
     frames = []
     for done, (where, text) in enumerate(members, start=1):
