@@ -194,7 +194,7 @@ def check_files(args: argparse.Namespace) -> None:
         if path == "-":  # stdin: TREC text, JSON Lines or Parquet (tiecore.io.sources)
             continue
         if os.path.isdir(path):
-            import glob  # for this message only: 0.2 ms of every start-up
+            import glob  # lazy: for this message only (0.2 ms of every start-up)
 
             parts = os.path.join(path, "*.parquet")
             found = glob.glob(os.path.join(glob.escape(path), "*.parquet"))

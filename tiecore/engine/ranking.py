@@ -147,7 +147,7 @@ class Ranking:
         twice in one query is an error, as in trec_eval.  The tie groups are
         those of the scores the policy compares (:func:`tie_key`).
         """
-        from tiecore.io.ids import RunIds, first_duplicate
+        from tiecore.io.ids import RunIds, first_duplicate  # lazy: pyarrow (~50 ms)
         from tiecore.io.runs import Run  # lazy: pandas, which tiecore eval's arrow path avoids
 
         run = Run.of(run)
