@@ -200,7 +200,7 @@ class Ranking:
         the same ranking, field by field."""
         import pyarrow as pa
 
-        from tiecore.io.arrays import Kernels, kernel
+        from tiecore.io.arrays import Kernels, kernel  # lazy: pyarrow (~40 ms)
 
         check("tiebreak", tiebreak, TIEBREAK)
         docno = kernel("cast", docno, options=Kernels.CastOptions.safe(pa.string()))
@@ -211,7 +211,7 @@ class Ranking:
     @classmethod
     def _build(cls, name, ids, docno, score, judgments, tiebreak, seed) -> Ranking:
         """:meth:`build` once the run is checked: its rows against the judgments."""
-        from tiecore.io.arrays import Kernels, kernel, to_arrow, to_numpy
+        from tiecore.io.arrays import Kernels, kernel, to_arrow, to_numpy  # lazy: pyarrow (~40 ms)
 
         # the run's distinct qids among the judgments' (integer work per row); numpy and
         # arrow meet through tiecore.io's converters and kernels, which load neither
@@ -575,7 +575,7 @@ def _take(docno: pa.Array | np.ndarray, order: np.ndarray) -> pa.Array | np.ndar
     """Rows ``order`` of a docno column: a pyarrow array, or a numpy one (build_small)."""
     if isinstance(docno, np.ndarray):
         return docno[order]
-    from tiecore.io.arrays import kernel, to_arrow
+    from tiecore.io.arrays import kernel, to_arrow  # lazy: pyarrow (~40 ms)
 
     return kernel("take", docno, to_arrow(order))
 
@@ -614,7 +614,7 @@ def _order(keys, docno, level, rel, tiebreak, seed, row=None) -> np.ndarray:
         return np.lexsort([_ascending(columns[k], d) for k, d in reversed(sort_keys)])
     import pyarrow as pa
 
-    from tiecore.io.arrays import Kernels, kernel, to_arrow, to_numpy
+    from tiecore.io.arrays import Kernels, kernel, to_arrow, to_numpy  # lazy: pyarrow (~40 ms)
 
     table = pa.table(
         {k: to_arrow(v) if isinstance(v, np.ndarray) else v for k, v in columns.items()}
