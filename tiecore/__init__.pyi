@@ -18,6 +18,8 @@ from .errors import InputError as InputError
 from .errors import Refusal as Refusal
 from .errors import TieCoreWarning as TieCoreWarning
 from .evaluation.core import evaluate as evaluate
+from .io import Qrels as Qrels
+from .io import Run as Run
 from .io import read_letor as read_letor
 from .io import read_qrels as read_qrels
 from .io import read_run as read_run

@@ -63,6 +63,7 @@ from tiecore.evaluation.evaluator import query_values
 from tiecore.evaluation.parallel import THREADS, Item, map_runs, run_items
 from tiecore.evaluation.summaries import run_seed
 from tiecore.io.files import stem
+from tiecore.io.runs import Run
 from tiecore.measures import Measure, parse_measures
 from tiecore.measures.registry import refuse_inexact
 from tiecore.options import (
@@ -586,13 +587,13 @@ def score_run(
     A top-level function of ``(name, run)`` plus keywords, so that
     ``functools.partial`` of it pickles and can be sent to other processes.
     Queries missing from the run score 0 with ``complete`` (and vary not).  A
-    query partition of a run (``run.attrs["part"]``, on a cluster) gives its
+    query partition of a run (:attr:`tiecore.io.runs.Run.part`, on a cluster) gives its
     per-query arrays, which :func:`merge_scores` puts together.
     """
     compute = partial(
         _score_arrays, judgments=judgments, measure=measure, samples=samples, seed=seed, depth=depth
     )
-    if run.attrs.get("part") is not None:
+    if Run.of(run).part is not None:
         return part_values(name, run, judgments, compute)
     base, arrays = compute(name, run)
     return _run_scores(name, base.counts > 0, arrays, complete)

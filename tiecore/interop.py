@@ -27,6 +27,7 @@ import numpy as np
 
 from tiecore.errors import TieCoreWarning
 from tiecore.io.peers import is_peer, peer_frame
+from tiecore.measures import Measure
 from tiecore.measures.ir_names import measure_name
 from tiecore.measures.trec_eval_table import NICKNAMES, TABLE, printed_lines
 from tiecore.options import INTEROP, pick, validate_params
@@ -72,8 +73,6 @@ def all_trec_measures() -> list[tuple[str, object]]:
     >>> names[0], "ndcg_cut_10" in names
     ('num_ret', True)
     """
-    from tiecore.measures import Measure
-
     found: dict[str, tuple[str, object]] = {}
     for trec, ours in ALL_TREC:
         measure = Measure.parse(ours)
@@ -89,8 +88,6 @@ def expand_all_trec(names: list[str]) -> tuple[list[str], dict[str, str] | None]
     >>> names[:2], printed["AP"], printed["nDCG(gain=exp)@10"]
     (['NumRet', 'NumRel'], 'map', 'nDCG(gain=exp)@10')
     """
-    from tiecore.measures import Measure
-
     if "all_trec" not in names:
         return names, None
     found = all_trec_measures()
@@ -125,7 +122,7 @@ def count_rows(
     >>> count_rows(run, qrels, depth=2).loc["1", "num_rel_ret"].item()
     0
     """
-    from tiecore.evaluation.core import evaluate
+    from tiecore.evaluation.core import evaluate  # lazy: pandas and pyarrow (~240 ms)
 
     measures = {"NumRet": "num_ret", "NumRel": "num_rel", "NumRelRet": "num_rel_ret"}
     with warnings.catch_warnings():  # counts: a query the run lacks is a 0, not news
@@ -162,7 +159,7 @@ def count_runs(
     >>> count_runs({"bm25": run}, qrels)["bm25"].to_dict("index")
     {'1': {'num_ret': 3, 'num_rel': 2, 'num_rel_ret': 1}}
     """
-    from tiecore.evaluation.parallel import map_runs
+    from tiecore.evaluation.parallel import map_runs  # lazy: pandas and pyarrow (~230 ms)
 
     count = partial(_named_counts, qrels=qrels, rel_level=rel_level, depth=depth)
     return dict(map_runs(count, runs, client=client))

@@ -26,6 +26,7 @@ from tiecore.errors import InputError, TieCoreWarning
 from tiecore.evaluation.core import PartValues, Rows, Runs, merge_parts, part_values
 from tiecore.evaluation.parallel import map_runs
 from tiecore.io.frames import check_run
+from tiecore.io.runs import Run, run_name
 from tiecore.measures import Measure, parse_measures
 from tiecore.measures.registry import FAMILIES, refuse_inexact
 from tiecore.options import DEPTH, GAINS, SPREAD, TIE_GROUPS, TIE_PROFILE, validate_params
@@ -97,7 +98,7 @@ def evaluate_spread(
         return _spread_rows(name, judgments.qids[chosen], found, chosen, per_query)
 
     def one_run(name: str, run: pd.DataFrame) -> Rows | PartValues:
-        if run.attrs.get("part") is not None:  # a query partition, on a cluster
+        if Run.of(run).part is not None:  # a query partition, on a cluster
             return part_values(name, run, judgments, arrays)
         ranking, flat = arrays(name, run)
         return tidy(name, ranking.counts > 0, flat)
@@ -319,7 +320,7 @@ def tie_profile(
         "float32_tied_queries": queries,
     }
     if rows:
-        name = run.attrs.get("name") or "run"
+        name = run_name(run)
         warnings.warn(
             f"run {name}: {rows} rows in {queries} queries have scores that differ but are "
             "equal in float32; trec_eval 9 (and the trec_eval tie-break) ties them, the aware "

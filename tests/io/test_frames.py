@@ -153,7 +153,14 @@ def test_numeric_scores_become_float64(score):
 def test_a_good_frame_is_returned_as_it_is():
     run = tiecore.read_run(pd.io.common.BytesIO(b"1 Q0 a 1 2.0 t\n1 Q0 b 2 1.0 t\n"))
     assert check_run(run) is run
-    assert check_qrels(QRELS) is QRELS
+    qrels = check_qrels(QRELS)  # a plain frame: Qrels over the very same columns
+    assert isinstance(qrels, tiecore.Qrels) and qrels.is_checked()
+    assert all(
+        qrels[c].array.__arrow_array__() is QRELS[c].array.__arrow_array__()
+        for c in ("qid", "docno")
+    )
+    assert np.shares_memory(qrels["level"].to_numpy(), QRELS["level"].to_numpy())
+    assert check_qrels(qrels) is qrels
     converted = check_run(RUN.assign(qid=[1, 1, 2, 2]).set_axis([4, 3, 2, 1]))
     assert converted.index.tolist() == [4, 3, 2, 1]
     assert converted["qid"].tolist() == ["1", "1", "2", "2"]

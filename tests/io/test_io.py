@@ -925,21 +925,20 @@ def test_run_ids_code_the_qids_and_hash_the_docnos(rows, chunk_sizes):
 
 def test_a_changed_run_loses_its_read_ids(tmp_path):
     """The reader's RunIds serve only the frame it read, while its ids are unchanged."""
-    from tiecore.io import _checked
     from tiecore.io.frames import check_run
-    from tiecore.io.ids import run_ids_of
 
     path = tmp_path / "run.txt"
     path.write_text("301 Q0 a 1 2.0 t\n301 Q0 b 2 1.0 t\n302 Q0 a 1 1.0 t\n")
     run = read_run(path)
-    assert run_ids_of(run) is not None and _checked.is_checked(run, "run")
-    assert run_ids_of(run.copy()) is None
+    assert run.checked_ids() is not None and run.is_checked()
+    copy = run.copy()  # a new frame: its own checked state (none), the run's fields
+    assert copy.checked_ids() is None and not copy.is_checked() and copy.name == run.name
     run.loc[1, "docno"] = "c"  # the frame counts as unchecked again
-    assert not _checked.is_checked(run, "run")
+    assert not run.is_checked() and run.checked_ids() is None
     checked = check_run(run)  # checked anew (the same frame): not with the reader's ids
-    assert _checked.is_checked(checked, "run") and run_ids_of(checked) is None
+    assert checked.is_checked() and checked.checked_ids() is None
     again = read_run(path)  # checked again unchanged (evaluate does): the ids stay
-    assert check_run(again) is again and run_ids_of(again) is not None
+    assert check_run(again) is again and again.checked_ids() is not None
 
 
 def test_run_ids_of_a_big_run_overlap_alike(tmp_path):

@@ -25,7 +25,6 @@ import numpy as np
 
 from tiecore.engine.judgments import Judgments, as_arrow_strings
 from tiecore.errors import InputError, TieCoreWarning
-from tiecore.io._checked import is_checked
 from tiecore.options import TIEBREAK, check
 from tiecore.options import TIEBREAKS as TIEBREAKS  # the oblivious tie-breaks, declared there
 
@@ -148,9 +147,11 @@ class Ranking:
         twice in one query is an error, as in trec_eval.  The tie groups are
         those of the scores the policy compares (:func:`tie_key`).
         """
-        from tiecore.io.ids import RunIds, first_duplicate, run_ids_of
+        from tiecore.io.ids import RunIds, first_duplicate  # lazy: pyarrow (~50 ms)
+        from tiecore.io.runs import Run  # lazy: pandas, which tiecore eval's arrow path avoids
 
-        name = name or run.attrs.get("name") or "run"
+        run = Run.of(run)
+        name = name or run.name or "run"
         check("tiebreak", tiebreak, TIEBREAK)
         missing = {"qid", "docno", "score"} - set(run.columns)
         if missing:
@@ -164,10 +165,10 @@ class Ranking:
                 f"run {name}", None, f"row {row} has score {score[row]}", "a finite number"
             )
         docno = as_arrow_strings(run["docno"])
-        # a frame from read_run or check_run was tested once already (tiecore.io._checked);
-        # the reader kept the qid codes and docno hashes of its test (tiecore.io.ids.RunIds)
-        checked = is_checked(run, "run")
-        ids = run_ids_of(run) if checked else None
+        # a Run from read_run or check_run was tested once already (Run.is_checked); the
+        # reader kept the qid codes and docno hashes of its test (tiecore.io.ids.RunIds)
+        checked = run.is_checked()
+        ids = run.checked_ids() if checked else None
         qid = as_arrow_strings(run["qid"]) if ids is None else None
         ids = RunIds.of(qid, docno) if ids is None else ids
         duplicate = None if checked else first_duplicate(qid, docno, ids=ids)
@@ -199,7 +200,7 @@ class Ranking:
         the same ranking, field by field."""
         import pyarrow as pa
 
-        from tiecore.io.arrays import Kernels, kernel
+        from tiecore.io.arrays import Kernels, kernel  # lazy: pyarrow (~40 ms)
 
         check("tiebreak", tiebreak, TIEBREAK)
         docno = kernel("cast", docno, options=Kernels.CastOptions.safe(pa.string()))
@@ -210,7 +211,7 @@ class Ranking:
     @classmethod
     def _build(cls, name, ids, docno, score, judgments, tiebreak, seed) -> Ranking:
         """:meth:`build` once the run is checked: its rows against the judgments."""
-        from tiecore.io.arrays import Kernels, kernel, to_arrow, to_numpy
+        from tiecore.io.arrays import Kernels, kernel, to_arrow, to_numpy  # lazy: pyarrow (~40 ms)
 
         # the run's distinct qids among the judgments' (integer work per row); numpy and
         # arrow meet through tiecore.io's converters and kernels, which load neither
@@ -574,7 +575,7 @@ def _take(docno: pa.Array | np.ndarray, order: np.ndarray) -> pa.Array | np.ndar
     """Rows ``order`` of a docno column: a pyarrow array, or a numpy one (build_small)."""
     if isinstance(docno, np.ndarray):
         return docno[order]
-    from tiecore.io.arrays import kernel, to_arrow
+    from tiecore.io.arrays import kernel, to_arrow  # lazy: pyarrow (~40 ms)
 
     return kernel("take", docno, to_arrow(order))
 
@@ -613,7 +614,7 @@ def _order(keys, docno, level, rel, tiebreak, seed, row=None) -> np.ndarray:
         return np.lexsort([_ascending(columns[k], d) for k, d in reversed(sort_keys)])
     import pyarrow as pa
 
-    from tiecore.io.arrays import Kernels, kernel, to_arrow, to_numpy
+    from tiecore.io.arrays import Kernels, kernel, to_arrow, to_numpy  # lazy: pyarrow (~40 ms)
 
     table = pa.table(
         {k: to_arrow(v) if isinstance(v, np.ndarray) else v for k, v in columns.items()}

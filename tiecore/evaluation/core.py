@@ -18,6 +18,7 @@ from tiecore.engine.ranking import Ranking, check_known, skipped_message
 from tiecore.evaluation.evaluator import Evaluator, Summary, check_measures
 from tiecore.evaluation.parallel import map_runs
 from tiecore.io.frames import check_run, check_runs
+from tiecore.io.runs import Run, run_name
 from tiecore.measures import Measure, parse_measures
 from tiecore.options import EVALUATE, validate_params
 
@@ -26,10 +27,10 @@ Runs: TypeAlias = pd.DataFrame | Mapping[str, pd.DataFrame]
 RunsOrFiles: TypeAlias = Runs | Mapping[str, object] | Iterable[object]
 
 
-def as_run_dict(runs: Runs) -> dict[str, pd.DataFrame]:
-    """One run or a mapping of runs -> ``{name: run}`` (a lone run keeps ``attrs['name']``)."""
+def as_run_dict(runs: Runs) -> dict[str, Run]:
+    """One run or a mapping of runs -> ``{name: run}`` (a lone run keeps its name)."""
     if isinstance(runs, pd.DataFrame):
-        runs = {runs.attrs.get("name") or "run": runs}
+        runs = {run_name(runs): runs}
     return check_runs(runs)  # the rules of the loaders (tiecore.io.frames)
 
 
@@ -133,7 +134,7 @@ class _RunJob:
     """The work of :func:`evaluate` for one run: a picklable callable for dask workers.
 
     Called on a whole run it returns the run's tidy rows; called on one query
-    partition (``run.attrs["part"]``, on a cluster) it returns the partition's
+    partition (:attr:`~tiecore.io.runs.Run.part`, on a cluster) it returns the partition's
     per-query values, which :meth:`merge` joins and tidies exactly as if the run
     had been evaluated whole.
     """
@@ -142,7 +143,7 @@ class _RunJob:
     per_query: bool = False
 
     def __call__(self, name: str, run: pd.DataFrame) -> Rows | PartValues:
-        if run.attrs.get("part") is None:
+        if Run.of(run).part is None:
             ranking, found = self.values(name, run)
             return self.tidy(name, ranking.counts > 0, found)
         return part_values(name, run, self.evaluator.judgments, self.values)
@@ -177,7 +178,7 @@ def part_values(
     judgments: Judgments,
     compute: Callable[[str, pd.DataFrame], tuple[Ranking, Mapping[Any, np.ndarray]]],
 ) -> PartValues:
-    """One query partition of a run (``run.attrs["part"]``) as :class:`PartValues`.
+    """One query partition of a run (:attr:`~tiecore.io.runs.Run.part`) as :class:`PartValues`.
 
     ``compute(name, run)`` gives the partition's ranking and per-query arrays
     (queries last, the judgments' order); what a query gets depends on its own

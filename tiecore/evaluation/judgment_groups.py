@@ -28,11 +28,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tiecore.engine import assignment
 from tiecore.engine.moments import within_bounds
 from tiecore.errors import InputError
 from tiecore.evaluation import summaries
 from tiecore.evaluation.tie_draws import doc_words, run_key, sample_words
 from tiecore.io.frames import run_where
+from tiecore.io.runs import Qrels, Run
 from tiecore.io.trec_eval_files import GroupJudgments
 
 if TYPE_CHECKING:
@@ -50,8 +52,8 @@ def group_queries(groups: GroupJudgments) -> tuple[pd.DataFrame, pd.DataFrame]:
 
     joined = np.char.add(np.char.add(groups.qid.astype(str), SEPARATOR), groups.group.astype(str))
     joined = joined.astype(object)
-    qrels = pd.DataFrame({"qid": joined, "docno": groups.docno, "level": groups.level})
-    qrels.attrs["source"] = groups.source
+    qrels = Qrels({"qid": joined, "docno": groups.docno, "level": groups.level})
+    qrels.source = groups.source
     pairs = pd.DataFrame({"qid": groups.qid, "group_qid": joined}).drop_duplicates("group_qid")
     return qrels, pairs.reset_index(drop=True)
 
@@ -61,8 +63,7 @@ def expand_run(run: pd.DataFrame, pairs: pd.DataFrame) -> pd.DataFrame:
     (queries without judgments dropped, as trec_eval skips them)."""
     expanded = run.merge(pairs, on="qid", how="inner", sort=False)
     expanded["qid"] = expanded.pop("group_qid")
-    expanded.attrs = dict(run.attrs)
-    return expanded
+    return Run.of(run).renewed(expanded)
 
 
 def _unjudged(run: pd.DataFrame, name: str) -> InputError:
@@ -214,8 +215,6 @@ def query_spread(
     the moments of 2, 3 and 4 distinct docs); the tie groups are independent, so
     variances and extremes add.  A loop over queries and tie groups (``--spread``).
     """
-    from tiecore.engine import assignment
-
     kinds = [(str(m), *_measure_kind(m)) for m in measures]
     judged_qid = groups.qid.astype(str)
     out: dict[tuple[str, str], tuple[float, float, float]] = {}
@@ -415,7 +414,7 @@ def _one_batch(name, run, groups, words, query_code, score, first, evaluate, mea
             "score": -rank.reshape(-1).astype(np.float64),  # distinct: the drawn order
         }
     )
-    drawn.attrs = dict(run.attrs)
+    drawn = Run.of(run).renewed(drawn)
     labels = np.arange(first, first + size).astype(str).astype(object)
     judged = GroupJudgments(
         qid=(np.tile(groups.qid.astype(str).astype(object), size) + SAMPLE)

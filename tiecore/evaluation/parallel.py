@@ -40,6 +40,8 @@ from tiecore.errors import InputError
 from tiecore.io.fastpath import file_rows
 from tiecore.io.files import file_names, first_tag, read_ahead
 from tiecore.io.parquet_parts import ParquetRun
+from tiecore.io.peers import peer_frame
+from tiecore.io.runs import Run, run_name
 
 #: ``progress(done, total, name)`` after each run; ``total`` is None for an iterator.
 Progress = Callable[[int, "int | None", str], None]
@@ -89,11 +91,9 @@ def run_items(runs: object) -> Iterator[Item] | list[Item]:
     Files are not read here: their names are guessed from their first line's tag.
     ranx and trectools runs are converted (:func:`tiecore.io.peers.peer_frame`).
     """
-    from tiecore.io.peers import peer_frame
-
     runs = peer_frame(runs, "run")
     if isinstance(runs, pd.DataFrame):
-        return [Item(str(runs.attrs.get("name") or "run"), runs)]
+        return [Item(run_name(runs), runs)]
     if _is_path(runs) or _is_parquet(runs):
         runs = [runs]
     if isinstance(runs, Mapping):
@@ -122,8 +122,6 @@ def _distinct_names(keys: list, items: list[Item]) -> None:
 
 def _named(entries: Iterable) -> Iterator[Item]:
     """Items of an iterable of frames, paths, Parquet runs or (name, run) pairs."""
-    from tiecore.io.peers import peer_frame
-
     taken: set[str] = set()
     if isinstance(entries, Sequence):  # every file's first tag up front: right names at once
         entries = [_file_item(e) if _is_path(e) else e for e in entries]
@@ -138,7 +136,7 @@ def _named(entries: Iterable) -> Iterator[Item]:
         elif isinstance(entry, tuple) and len(entry) == 2:
             item = _pair(*entry)
         elif isinstance(entry, pd.DataFrame):
-            item = Item(_unique(str(entry.attrs.get("name") or "run"), taken), entry)
+            item = Item(_unique(run_name(entry), taken), entry)
         elif _is_parquet(entry) or _is_parquet_path(entry):
             run = _parquet(entry)
             item = Item(_unique(run.name, taken), run, display=run.path)
@@ -147,10 +145,10 @@ def _named(entries: Iterable) -> Iterator[Item]:
             seen.append(item)
             item.name = _guess(seen)[-1]
         elif hasattr(entry, "read"):  # a file object: read now (it cannot be read twice)
-            from tiecore.io import read_run
+            from tiecore.io import read_run  # lazy: the file readers (~8 ms), for file runs only
 
             frame = read_run(entry)
-            item = Item(_unique(frame.attrs["name"], taken), frame)
+            item = Item(_unique(frame.name, taken), frame)
         else:
             raise TypeError(f"cannot evaluate a {type(entry).__name__} as a run")
         taken.add(item.name)
@@ -159,8 +157,6 @@ def _named(entries: Iterable) -> Iterator[Item]:
 
 def _pair(name: object, value: object) -> Item:
     """A run named by the caller: a frame, a run file or Parquet."""
-    from tiecore.io.peers import peer_frame
-
     value = peer_frame(value, "run")  # ranx, trectools
     if _is_parquet_path(value) or _is_parquet(value):
         run = _parquet(value, str(name))
@@ -191,10 +187,10 @@ def _file_item(path: str | os.PathLike) -> Item | object:
     display = os.fspath(path)
     if os.path.isfile(display) or not os.path.exists(display):
         return Item(display, display, file=True, display=display)
-    from tiecore.io import read_run
+    from tiecore.io import read_run  # lazy: the file readers (~8 ms), for file runs only
 
     frame = read_run(display)
-    return Item(display, frame, file=True, display=display, tags=list(frame.attrs["tags"]))
+    return Item(display, frame, file=True, display=display, tags=frame.tags)
 
 
 def _guess(files: list[Item]) -> list[str]:
@@ -220,7 +216,7 @@ def load(item: Item, frame: pd.DataFrame | None = None) -> pd.DataFrame:
     here when it is a file."""
     frame = _read(item.source) if frame is None else frame
     if _is_path(item.source):
-        item.tags = list(frame.attrs.get("tags", []))
+        item.tags = Run.of(frame).tags
     return frame
 
 
@@ -232,7 +228,7 @@ def _read(source: object) -> pd.DataFrame:
     if _is_parquet(source):
         return source.read()
     if _is_path(source):
-        from tiecore.io import read_run
+        from tiecore.io import read_run  # lazy: the file readers (~8 ms), for file runs only
 
         return read_run(source)
     raise TypeError(f"cannot read a {type(source).__name__} as a run")
@@ -289,7 +285,7 @@ def _apply(
     item = task.item
     if task.parts > 1:
         run = data if data is not None else task.source.read()
-        run.attrs.update(name=item.name, part=(task.part, task.parts))
+        run = Run.of(run, name=item.name, part=(task.part, task.parts))
     else:
         run = data if data is not None else load(item)
     if settle is not None:
@@ -338,8 +334,8 @@ def map_runs(
     merge : callable, optional
         With a client: runs of more than ``split_rows`` rows (in-memory frames, or
         Parquet runs whose row groups are cut at query boundaries) are split into
-        query partitions, ``fn`` sees each partition (``run.attrs["part"] == (i,
-        n)``) and ``merge(name, results)`` combines the partitions' results.
+        query partitions, ``fn`` sees each partition (a :class:`~tiecore.io.runs.Run`
+        whose ``part == (i, n)``) and ``merge(name, results)`` combines the partitions' results.
     threads : int
         Without a client: evaluate up to this many runs at once, on threads (for an
         ``fn`` whose work is mostly numpy's, which releases the GIL); results are the

@@ -385,6 +385,14 @@ def expected_ranks(query: QueryList, measure: str | Measure, rel_level: int = 1)
     1     2      0.3333  0.1667
     2     3      0.3333  0.1111
     """
+    return _rank_terms(query, measure, rel_level)[0]
+
+
+def _rank_terms(
+    query: QueryList, measure: str | Measure, rel_level: int
+) -> tuple[pd.DataFrame, float, int]:
+    """:func:`expected_ranks`' frame, with the measure's normaliser ``D / scale`` and its
+    cut (what :func:`group_contributions` reports beside the sum)."""
     measure = as_measure(measure)
     family = measure.family
     if family not in RANK_FAMILIES or measure.spec.hooked(measure):  # nDCG(ideal=local)
@@ -452,8 +460,7 @@ def expected_ranks(query: QueryList, measure: str | Measure, rel_level: int = 1)
             "term": term,
         }
     )
-    frame.attrs.update(normaliser=float(denominator) / scale, cut=int(cut))
-    return frame
+    return frame, float(denominator) / scale, int(cut)
 
 
 #: Each family's tie-aware value rank by rank (LaTeX).  Rank ``j`` sits at 0-based
@@ -516,10 +523,10 @@ def group_contributions(
     1   2–3        0.4167, 0.4167)
     """
     measure = as_measure(measure)
-    ranks = expected_ranks(query, measure, rel_level)
+    ranks, normaliser, cut = _rank_terms(query, measure, rel_level)
     gain = measure.gain if measure.family == "nDCG" else "linear"
     groups = tie_groups(query, rel_level, gain)
-    inside = ranks[ranks["rank"] <= ranks.attrs["cut"]]
+    inside = ranks[ranks["rank"] <= cut]
     contribution = inside.groupby("group")["term"].sum()
     chosen = groups[groups["group"].isin(contribution.index)]
     spans = [
@@ -539,8 +546,8 @@ def group_contributions(
     summary = {
         "formula": EXPECTED_FORMULAS[measure.family],
         "normaliser": NORMALISERS[measure.family],
-        "normaliser_value": ranks.attrs["normaliser"],
-        "cut": ranks.attrs["cut"],
+        "normaliser_value": normaliser,
+        "cut": cut,
         "value": float(ranks["term"].sum()),
     }
     return table, summary

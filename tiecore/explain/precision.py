@@ -39,7 +39,6 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from tiecore.errors import InputError
-from tiecore.io import _checked
 from tiecore.io.frames import check_run
 
 __all__ = ["PRECISIONS", "coarsen", "coarsen_run", "parse_precision", "precision_label"]
@@ -284,8 +283,7 @@ def coarsen_run(run: pd.DataFrame, precision: str | int) -> pd.DataFrame:
     """
     precision = _canonical(precision)
     checked = check_run(run)
-    out = checked.copy(deep=False)
+    out = checked.copy(deep=False)  # a Run, with the run's fields
     out["score"] = coarsen(checked["score"].to_numpy(), precision)
-    out.attrs = dict(checked.attrs)
-    _checked.mark(out, "run", _checked.ids_of(checked))  # ids unchanged: checked
+    out.mark_checked(checked.checked_ids())  # ids unchanged: checked
     return out

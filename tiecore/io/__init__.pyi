@@ -6,3 +6,5 @@ from .letor import read_letor as read_letor
 from .readers import read_qrels as read_qrels
 from .readers import read_run as read_run
 from .readers import read_runs as read_runs
+from .runs import Qrels as Qrels
+from .runs import Run as Run

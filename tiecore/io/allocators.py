@@ -50,7 +50,7 @@ def tune() -> None:
         return
     _done = True
     if not any(name in os.environ for name in _GLIBC_SETTINGS) and _is_glibc():
-        import ctypes
+        import ctypes  # lazy: glibc only, ~2 ms before numpy has loaded it
 
         libc = ctypes.CDLL(None)
         # The trim threshold first: setting either one turns off glibc's own adjustment.

@@ -201,7 +201,7 @@ def folder_members(
 def _read(
     members: Iterator[tuple[str, bytes]], source: str, progress: Progress | None, total: int | None
 ) -> dict[str, pd.DataFrame]:
-    from tiecore.io.readers import read_run  # pandas and pyarrow on first use only
+    from tiecore.io.readers import read_run  # lazy: pandas and pyarrow on first use only
 
     frames = []
     for done, (where, text) in enumerate(members, start=1):
@@ -213,9 +213,9 @@ def _read(
             progress(done, total, where)
     if not frames:
         raise InputError(source, None, "holds no run file", "TREC run files, plain or gzip")
-    names = file_names([f.attrs["source"] for f in frames], [f.attrs["tags"] for f in frames])
+    names = file_names([f.source or "" for f in frames], [f.tags for f in frames])
     for frame, name in zip(frames, names, strict=True):
-        frame.attrs["name"] = name
+        frame.name = name
     return dict(zip(names, frames, strict=True))
 
 

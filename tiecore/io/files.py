@@ -121,8 +121,7 @@ class ReadAhead(Iterator[Run]):
     """The iterator of :func:`read_ahead`: one reading thread, one read ahead."""
 
     def __init__(self, read: Callable[[Source], Run], sources: Sequence[Source]) -> None:
-        # imported here: concurrent.futures loads logging, 3 ms of every command's start
-        from concurrent.futures import ThreadPoolExecutor
+        from concurrent.futures import ThreadPoolExecutor  # lazy: loads logging, ~4 ms a start
 
         self._read, self._sources, self._next = read, list(sources), 0
         self._pool = ThreadPoolExecutor(1) if self._sources else None

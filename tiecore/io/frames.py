@@ -29,8 +29,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from tiecore.errors import InputError
-from tiecore.io import _checked
 from tiecore.io.ids import first_duplicate
+from tiecore.io.runs import Qrels, Run, run_name
 
 __all__ = ["check_qrels", "check_run", "check_runs"]
 
@@ -286,15 +286,14 @@ def _describe(value: object) -> str:
     return f"{value!r} is a {type(value).__name__}"
 
 
-def _replace(frame: pd.DataFrame, columns: dict[str, object]) -> pd.DataFrame:
+def _replace(frame: Run | Qrels, columns: dict[str, object]) -> Run | Qrels:
     """``frame`` with some columns replaced by arrays, by position (the original when
-    there are none)."""
+    there are none; a copy keeps the fields, which pandas carries)."""
     if not columns:
         return frame
     out = frame.copy(deep=False)
     for name, values in columns.items():
         out[name] = values
-    out.attrs = dict(frame.attrs)
     return out
 
 
@@ -334,11 +333,11 @@ def float64_merges(values: np.ndarray) -> tuple[int, int] | None:
 def run_where(run: pd.DataFrame, name: str) -> str:
     """Where an error about run ``name`` points: its file and its name (``results.test
     (run STANDARD)``), or its name alone for a frame read from no file."""
-    source = run.attrs.get("source")
+    source = Run.of(run).source
     return f"{source} (run {name})" if source else f"run {name}"
 
 
-def check_run(run: pd.DataFrame, name: str = "run") -> pd.DataFrame:
+def check_run(run: pd.DataFrame, name: str = "run") -> Run:
     """Check a run DataFrame; return it with ``qid``/``docno`` as strings, ``score`` float64.
 
     Parameters
@@ -351,9 +350,10 @@ def check_run(run: pd.DataFrame, name: str = "run") -> pd.DataFrame:
 
     Returns
     -------
-    pandas.DataFrame
-        ``run`` itself when nothing needed converting, else a shallow copy with the
-        converted columns (same index and ``attrs``).
+    tiecore.io.runs.Run
+        ``run`` itself (a plain DataFrame: a :class:`~tiecore.io.runs.Run` over the
+        same columns) when nothing needed converting, else a shallow copy with the
+        converted columns (same index and fields), marked checked.
 
     Raises
     ------
@@ -372,8 +372,9 @@ def check_run(run: pd.DataFrame, name: str = "run") -> pd.DataFrame:
     tiecore.errors.InputError: run bm25: row 1: score is missing (nan) (expected a finite number)
     """
     checked = _Frame(run, f"run {name}", RUN_COLUMNS)
+    run = Run.of(run)
     changed = {}
-    if not _checked.is_checked(run, "run"):  # ids checked once (by read_run or before)
+    if not run.is_checked():  # ids checked once (by read_run or before)
         qid, changed["qid"] = checked.ids("qid")
         docno, changed["docno"] = checked.ids("docno")
     score = checked.numbers("score", integer=False)
@@ -383,11 +384,11 @@ def check_run(run: pd.DataFrame, name: str = "run") -> pd.DataFrame:
     if run["score"].dtype != np.float64:
         changed["score"] = score
     run = _replace(run, changed)
-    _checked.mark(run, "run")
+    run.mark_checked()
     return run
 
 
-def check_qrels(qrels: pd.DataFrame) -> pd.DataFrame:
+def check_qrels(qrels: pd.DataFrame) -> Qrels:
     """Check a qrels DataFrame; return it with ``qid``/``docno`` as strings, ``level`` int64.
 
     Parameters
@@ -398,8 +399,9 @@ def check_qrels(qrels: pd.DataFrame) -> pd.DataFrame:
 
     Returns
     -------
-    pandas.DataFrame
-        ``qrels`` itself when nothing needed converting, else a shallow copy.
+    tiecore.io.runs.Qrels
+        ``qrels`` itself (a plain DataFrame: :class:`~tiecore.io.runs.Qrels` over the
+        same columns) when nothing needed converting, else a shallow copy; marked checked.
 
     Raises
     ------
@@ -416,8 +418,9 @@ def check_qrels(qrels: pd.DataFrame) -> pd.DataFrame:
     tiecore.errors.InputError: qrels: row 1: level 2.9 is not an integer (expected an integer level)
     """
     checked = _Frame(qrels, "qrels", QRELS_COLUMNS)
+    qrels = Qrels.of(qrels)
     changed = {}
-    if not _checked.is_checked(qrels, "qrels"):  # ids checked once (by read_qrels or before)
+    if not qrels.is_checked():  # ids checked once (by read_qrels or before)
         qid, changed["qid"] = checked.ids("qid")
         docno, changed["docno"] = checked.ids("docno")
     level = checked.numbers("level", integer=True)
@@ -427,11 +430,11 @@ def check_qrels(qrels: pd.DataFrame) -> pd.DataFrame:
     if qrels["level"].dtype != np.int64:
         changed["level"] = level
     qrels = _replace(qrels, changed)
-    _checked.mark(qrels, "qrels")
+    qrels.mark_checked()
     return qrels
 
 
-def check_runs(runs: Mapping[str, pd.DataFrame] | Iterable) -> dict[str, pd.DataFrame]:
+def check_runs(runs: Mapping[str, pd.DataFrame] | Iterable) -> dict[str, Run]:
     """Check every run of a mapping ``{name: run}`` (see :func:`check_run`).
 
     Raises
@@ -442,7 +445,7 @@ def check_runs(runs: Mapping[str, pd.DataFrame] | Iterable) -> dict[str, pd.Data
         Not a mapping of names to DataFrames.
     """
     if isinstance(runs, pd.DataFrame):
-        runs = {runs.attrs.get("name") or "run": runs}
+        runs = {run_name(runs): runs}
     if not isinstance(runs, Mapping):
         try:
             runs = dict(runs)

@@ -187,8 +187,8 @@ def docno_hashes(docno: pa.Array | pa.ChunkedArray) -> np.ndarray:
     if len(pieces) < _THREADED_PIECES:  # threads cost more than they save
         for k in range(len(pieces)):
             piece(k)
-    else:  # imported here: concurrent.futures loads logging (3 ms of every command's start)
-        from concurrent.futures import ThreadPoolExecutor
+    else:
+        from concurrent.futures import ThreadPoolExecutor  # lazy: loads logging, ~4 ms a start
 
         with ThreadPoolExecutor(min(len(pieces), os.cpu_count() or 1)) as pool:
             list(pool.map(piece, range(len(pieces))))

@@ -11,19 +11,14 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 
-from tiecore.io import _checked
 from tiecore.io.arrays import Kernels, kernel, pc, to_arrow, to_numpy
 from tiecore.io.hashing import docno_hashes, pair_hashes
 
-if TYPE_CHECKING:
-    import pandas as pd
-
-__all__ = ["RunIds", "first_duplicate", "run_ids_of"]
+__all__ = ["RunIds", "first_duplicate"]
 
 _PIECE = 1 << 16  # rows per piece of the pair keys (small temporaries)
 _OVERLAP = 1 << 18  # rows from which docnos are hashed while the qids are coded
@@ -151,10 +146,3 @@ def first_duplicate(
     k = int(np.flatnonzero(repeated)[0])
     match = (pairs["q"] == pairs["q"].iloc[k]) & (pairs["d"] == pairs["d"].iloc[k])
     return int(candidates[int(np.flatnonzero(match.to_numpy())[0])]), int(candidates[k])
-
-
-def run_ids_of(frame: pd.DataFrame) -> RunIds | None:
-    """The :class:`RunIds` the reader kept for ``frame``, while its id columns are the
-    arrays the reader made (:func:`tiecore.io._checked.ids_of`: arrow arrays are immutable,
-    so any change of the ids replaces them)."""
-    return _checked.ids_of(frame)

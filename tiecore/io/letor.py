@@ -16,7 +16,6 @@ import numpy as np
 import pyarrow as pa
 
 from tiecore.errors import InputError
-from tiecore.io import _checked
 from tiecore.io.arrays import Kernels, kernel, pc, to_numpy
 from tiecore.io.text import Locator, Source, Tokens, cast_column, load_text, text_lines
 
@@ -256,7 +255,7 @@ def _frames(
     where: str,
 ) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
     """One run per chosen feature (its values, 0 where a line lacks it) and the qrels."""
-    import pandas as pd
+    from tiecore.io.runs import Qrels, Run  # lazy: pandas on first use only
 
     base = pa.table({"qid": qid, "docno": docno}).to_pandas()
     matrix = np.zeros((len(chosen), len(label)))
@@ -267,16 +266,12 @@ def _frames(
         matrix[order[slot[hit]], pairs.record[hit]] = pairs.value[hit]
     runs: dict[str, pd.DataFrame] = {}
     for j, f in enumerate(chosen.tolist()):
-        run = pd.DataFrame(
-            {"qid": base["qid"], "docno": base["docno"], "score": matrix[j]}, copy=False
-        )
-        run.attrs.update(name=f"f{f}", source=where, tags=[])
-        _checked.mark(run, "run")  # docnos are line numbers: unique by construction
+        run = Run({"qid": base["qid"], "docno": base["docno"], "score": matrix[j]}, copy=False)
+        run.name, run.source, run.tags = f"f{f}", where, []
+        run.mark_checked()  # docnos are line numbers: unique by construction
         runs[f"f{f}"] = run
-    qrels = pd.DataFrame(
-        {"qid": base["qid"], "docno": base["docno"], "level": label.astype(np.int64)}
-    )
-    qrels.attrs["source"] = where
-    _checked.mark(qrels, "qrels")
+    qrels = Qrels({"qid": base["qid"], "docno": base["docno"], "level": label.astype(np.int64)})
+    qrels.source = where
+    qrels.mark_checked()
     pa.default_memory_pool().release_unused()
     return runs, qrels

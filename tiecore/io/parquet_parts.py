@@ -17,6 +17,7 @@ import pandas as pd
 
 from tiecore.errors import InputError
 from tiecore.io.files import dataset_stem
+from tiecore.io.runs import Run
 
 #: Columns of a Parquet run.
 COLUMNS = ("qid", "docno", "score")
@@ -70,12 +71,11 @@ class ParquetRun:
     def rows(self) -> int:
         return sum(part.rows for part in self.parts)
 
-    def read(self) -> pd.DataFrame:
-        """The whole run as a DataFrame (``attrs["name"]`` set)."""
+    def read(self) -> Run:
+        """The whole run as a :class:`~tiecore.io.runs.Run` (its name and source set)."""
         frames = [part.read() for part in self.parts]
         frame = pd.concat(frames, ignore_index=True) if len(frames) != 1 else frames[0]
-        frame.attrs.update(name=self.name, source=self.parts[0].pieces[0][0])
-        return frame
+        return Run.of(frame, name=self.name, source=self.parts[0].pieces[0][0])
 
     def partitions(self, rows: int) -> list[ParquetPart]:
         """Consecutive parts grouped into partitions of about ``rows`` rows each."""

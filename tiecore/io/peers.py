@@ -58,12 +58,14 @@ def peer_frame(source: object, kind: str) -> Any:
     --------
     >>> import ranx
     >>> run = peer_frame(ranx.Run({"1": {"a": 2.0, "b": 1.0}}, name="bm25"), "run")
-    >>> run.attrs["name"], run.columns.tolist()
+    >>> run.name, run.columns.tolist()
     ('bm25', ['qid', 'docno', 'score', 'tag'])
     >>> peer_frame(ranx.Qrels({"1": {"a": 2}}), "qrels").to_dict("records")
     [{'qid': '1', 'docno': 'a', 'level': 2}]
     """
     import pandas as pd
+
+    from tiecore.io.runs import Qrels, Run  # lazy: pandas on first use only
 
     found = _peer(source)
     if found is None:
@@ -80,11 +82,13 @@ def peer_frame(source: object, kind: str) -> Any:
     if data is None:
         raise InputError(kind, None, f"the {shown} holds no data (nothing was read)", "a read one")
     ours = ("qid", "docno", "score" if kind == "run" else "level")
-    frame = pd.DataFrame({o: data[t].to_numpy() for o, t in zip(ours, columns, strict=True)})
-    frame.attrs["source"] = str(getattr(source, "filename", None) or shown)
+    frame = (Run if kind == "run" else Qrels)(
+        {o: data[t].to_numpy() for o, t in zip(ours, columns, strict=True)}
+    )
+    frame.source = str(getattr(source, "filename", None) or shown)
     if kind == "run":
         name = _peer_name(source, data)
-        frame.attrs["name"] = name or "run"
+        frame.name = name or "run"
         if name:  # the run's tag, as a text run has it (read_run and read_runs name by it)
             frame["tag"] = pd.Categorical.from_codes(np.zeros(len(frame), np.int8), [name])
     return frame

@@ -20,6 +20,8 @@ from tiecore.io.text import Source
 if TYPE_CHECKING:
     import pandas as pd
 
+    from tiecore.io.runs import Qrels, Run
+
 #: What the readers take: a path or file object (TREC text, Parquet, JSON Lines, ``"-"``
 #: for stdin), a DataFrame, pytrec_eval's ``{qid: {docno: score or level}}``, ir_measures
 #: records (any iterable of them), or a ranx or trectools object (untyped: ``Any``).
@@ -28,7 +30,7 @@ AnySource: TypeAlias = "Source | pd.DataFrame | Mapping[str, Mapping[str, float]
 __all__ = ["read_qrels", "read_run", "read_runs"]
 
 
-def read_run(source: AnySource, *, name: str | None = None) -> pd.DataFrame:
+def read_run(source: AnySource, *, name: str | None = None) -> Run:
     """Read a TREC run file.
 
     Parameters
@@ -42,10 +44,11 @@ def read_run(source: AnySource, *, name: str | None = None) -> pd.DataFrame:
 
     Returns
     -------
-    pandas.DataFrame
-        Columns ``qid`` (str), ``docno`` (str), ``score`` (float64) in file order.
-        ``attrs`` holds ``name``, ``source`` (the file name) and ``tags`` (the distinct
-        tags, in order of appearance).
+    tiecore.io.runs.Run
+        A pandas DataFrame with columns ``qid`` (str), ``docno`` (str), ``score``
+        (float64) in file order, and the fields ``name``, ``source`` (the file name)
+        and ``tags`` (the distinct tags, in order of appearance), also readable as
+        ``attrs["name"]`` etc.; it counts as checked while its ids are unchanged.
 
     Raises
     ------
@@ -67,8 +70,8 @@ def read_run(source: AnySource, *, name: str | None = None) -> pd.DataFrame:
        qid docno  score
     0  301  doc1    2.5
     1  301  doc2    1.5
-    >>> run.attrs["name"]
-    'bm25'
+    >>> run.name, run.tags
+    ('bm25', ['bm25'])
     """
     source = peer_frame(source, "run")  # ranx and trectools runs
     if _sources.claims(source):  # Parquet, JSON Lines, stdin, frames, records
@@ -76,7 +79,7 @@ def read_run(source: AnySource, *, name: str | None = None) -> pd.DataFrame:
     return trec.read_run(source, name=name)
 
 
-def read_runs(sources: Iterable[AnySource] | AnySource) -> dict[str, pd.DataFrame]:
+def read_runs(sources: Iterable[AnySource] | AnySource) -> dict[str, Run]:
     """Read several run files, keyed by run name.
 
     Parameters
@@ -90,19 +93,19 @@ def read_runs(sources: Iterable[AnySource] | AnySource) -> dict[str, pd.DataFram
         Each value as :func:`read_run` returns it, in the order given. The key is the
         run tag; a run without a single tag, or whose tag another run shares, is keyed
         by its file name instead, with a suffix ``-2``, ``-3``... when that name is a
-        tag or an earlier file name. ``attrs["name"]`` equals the key.
+        tag or an earlier file name. The run's ``name`` equals the key.
     """
     if isinstance(sources, (str, os.PathLike)) or hasattr(sources, "read") or is_peer(sources):
         sources = [sources]
     sources = _sources.run_sources(sources)  # a DataFrame or records: one run
     frames = [read_run(s) for s in sources]
-    names = file_names([f.attrs["source"] for f in frames], [f.attrs["tags"] for f in frames])
+    names = file_names([f.source or "" for f in frames], [f.tags for f in frames])
     for frame, name in zip(frames, names, strict=True):
-        frame.attrs["name"] = name
+        frame.name = name
     return dict(zip(names, frames, strict=True))
 
 
-def read_qrels(source: AnySource) -> pd.DataFrame:
+def read_qrels(source: AnySource) -> Qrels:
     """Read TREC relevance judgments.
 
     Parameters
@@ -112,9 +115,9 @@ def read_qrels(source: AnySource) -> pd.DataFrame:
 
     Returns
     -------
-    pandas.DataFrame
-        Columns ``qid`` (str), ``docno`` (str), ``level`` (int64) in file order;
-        ``attrs["source"]`` names the file.
+    tiecore.io.runs.Qrels
+        A pandas DataFrame with columns ``qid`` (str), ``docno`` (str), ``level``
+        (int64) in file order; its ``source`` names the file.
 
     Raises
     ------

@@ -34,6 +34,7 @@ import re
 import sys
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -44,6 +45,7 @@ from tiecore.errors import InputError
 from tiecore.io import trec
 from tiecore.io.files import dataset_stem
 from tiecore.io.frames import check_qrels, check_run
+from tiecore.io.runs import Qrels, Run, run_name
 from tiecore.io.text import encodable, load_text
 
 __all__ = ["claims", "read_qrels", "read_run", "run_sources"]
@@ -65,6 +67,17 @@ _PARQUET_MAGIC = b"PAR1"
 _GZIP_MAGIC = b"\x1f\x8b"
 _ID_NAMES = ("qid", "query_id", "docno", "doc_id")
 _ROW = re.compile(r"^row (\d+): (.*)$", re.S)
+
+
+@dataclass(frozen=True)
+class _Raw:
+    """A frame as a format gave it, before the checks: ``lines`` when its index holds
+    the file's line numbers (JSON Lines: an error names the line), ``columns`` the
+    file's own columns (Parquet: all of them, for a missing column's message)."""
+
+    frame: pd.DataFrame
+    lines: bool = False
+    columns: list[str] | None = None
 
 
 # ------------------------------------------------------------------ dispatch
@@ -159,18 +172,18 @@ def _is_record(value: object) -> bool:
 # ------------------------------------------------------------------- readers
 
 
-def read_run(source: object, *, name: str | None = None) -> pd.DataFrame:
+def read_run(source: object, *, name: str | None = None) -> Run:
     """A run from a source that :func:`claims` (see the module's docstring).
 
-    Returns the DataFrame :func:`tiecore.read_run` returns (``qid, docno, score``,
-    ``attrs`` with ``name``, ``source``, ``tags``).
+    Returns the :class:`~tiecore.io.runs.Run` :func:`tiecore.read_run` returns (``qid,
+    docno, score``, with its ``name``, ``source``, ``tags``).
 
     Examples
     --------
     >>> from collections import namedtuple
     >>> ScoredDoc = namedtuple("ScoredDoc", "query_id doc_id score")  # ir_measures' own
     >>> run = read_run([ScoredDoc("q1", "d1", 2.0), ScoredDoc("q1", "d2", 1.0)])
-    >>> run.values.tolist(), run.attrs["source"]
+    >>> run.values.tolist(), run.source
     ([['q1', 'd1', 2.0], ['q1', 'd2', 1.0]], 'run records')
     >>> read_run([ScoredDoc("q1", "d1", 2.0), ScoredDoc("q1", "d1", 1.0)])
     Traceback (most recent call last):
@@ -178,19 +191,19 @@ def read_run(source: object, *, name: str | None = None) -> pd.DataFrame:
     tiecore.errors.InputError: run records: row 1: docno 'd1' appears twice for query 'q1' \
 (first at row 0) (expected each docno at most once per query)
     """
-    frame, where, tags = _load("run", source)
-    run = _checked("run", frame, where)
+    raw, where, tags = _load("run", source)
+    run = _checked("run", raw, where)
     if name is None and len(tags) == 1:
         name = tags[0]
     elif name is None and isinstance(source, pd.DataFrame):
-        name = str(source.attrs.get("name") or "run")
+        name = run_name(source)
     elif name is None:
         name = "run" if _is_records(source) else dataset_stem(where)
-    run.attrs.update(name=name, source=where, tags=tags)
+    run.name, run.source, run.tags = name, where, tags
     return run
 
 
-def read_qrels(source: object) -> pd.DataFrame:
+def read_qrels(source: object) -> Qrels:
     """Qrels from a source that :func:`claims` (see the module's docstring).
 
     Examples
@@ -199,63 +212,65 @@ def read_qrels(source: object) -> pd.DataFrame:
     >>> qrels.values.tolist()
     [['q1', 'd1', 1], ['q1', 'd2', 0]]
     """
-    frame, where, _ = _load("qrels", source)
-    qrels = _checked("qrels", frame, where)
-    qrels.attrs["source"] = where
+    raw, where, _ = _load("qrels", source)
+    qrels = _checked("qrels", raw, where)
+    qrels.source = where
     return qrels
 
 
-def _load(kind: str, source: object) -> tuple[pd.DataFrame, str, list[str]]:
+def _load(kind: str, source: object) -> tuple[_Raw, str, list[str]]:
     """The raw frame (with its line numbers as index when known), its name and its tags."""
     if isinstance(source, pd.DataFrame):
-        where = str(source.attrs.get("source") or f"{kind} DataFrame")
-        frame = source
+        where = str((Run if kind == "run" else Qrels).of(source).source or f"{kind} DataFrame")
+        raw = _Raw(source)
     elif _is_records(source):
         where = f"{kind} records"
-        frame = _records(kind, source, where)
+        raw = _Raw(_records(kind, source, where))
     elif _is_path(source) and os.fspath(source) == STDIN:
         return _stdin(kind)
     elif _is_path(source):
         where = os.fspath(source)
         if _suffix_kind(where) == "parquet":
-            frame = _parquet(kind, where, where)
+            raw = _parquet(kind, where, where)
         else:
-            frame = _jsonl(kind, _text_bytes(source), where)
+            raw = _jsonl(kind, _text_bytes(source), where)
     else:
         where, data = _display(source), _bytes_of(source)
-        frame = _by_content(kind, data, where)
-        if frame is None:
+        found = _by_content(kind, data, where)
+        if found is None:
             raise InputError(where, None, "not Parquet or JSON Lines", _EXPECTED[kind])
-    frame = _columns(kind, frame, where)
+        raw = found
+    raw = _columns(kind, raw, where)
+    frame = raw.frame
     tags: list[str] = []
     if kind == "run" and "tag" in frame.columns and not where.lower().endswith(".parquet"):
         tags = [str(t) for t in pd.unique(frame["tag"].dropna())]
-    return frame, where, tags
+    return raw, where, tags
 
 
-def _stdin(kind: str) -> tuple[pd.DataFrame, str, list[str]]:
+def _stdin(kind: str) -> tuple[_Raw, str, list[str]]:
     """Standard input: Parquet, JSON Lines or TREC text, recognised by its bytes."""
     where = "<stdin>"
     data = sys.stdin.buffer.read()
     if data[:2] == _GZIP_MAGIC:
         data = _gunzip(data, where)
-    frame = _by_content(kind, data, where)
-    if frame is not None:
-        frame = _columns(kind, frame, where)
+    found = _by_content(kind, data, where)
+    if found is not None:
+        raw = _columns(kind, found, where)
         tags = []
-        if kind == "run" and "tag" in frame.columns:
-            tags = [str(t) for t in pd.unique(frame["tag"].dropna())]
-        return frame, where, tags
+        if kind == "run" and "tag" in raw.frame.columns:
+            tags = [str(t) for t in pd.unique(raw.frame["tag"].dropna())]
+        return raw, where, tags
     buffer = io.BytesIO(data)
     buffer.name = where
     if kind == "qrels":
         parsed = trec.read_qrels(buffer)
-        return parsed, where, []
-    parsed = trec.read_run(buffer)
-    return parsed, where, list(parsed.attrs["tags"])
+        return _Raw(parsed), where, []
+    run = trec.read_run(buffer)
+    return _Raw(run), where, run.tags
 
 
-def _by_content(kind: str, data: bytes, where: str) -> pd.DataFrame | None:
+def _by_content(kind: str, data: bytes, where: str) -> _Raw | None:
     found = _sniff(data[:4096])
     if found == "parquet":
         import pyarrow as pa
@@ -307,7 +322,7 @@ def _text_bytes(path: object) -> bytes:
 # ------------------------------------------------------------------- formats
 
 
-def _parquet(kind: str, source: object, where: str) -> pd.DataFrame:
+def _parquet(kind: str, source: object, where: str) -> _Raw:
     """The needed columns of a Parquet file; index: 1-based row numbers."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -323,11 +338,10 @@ def _parquet(kind: str, source: object, where: str) -> pd.DataFrame:
         raise InputError(where, None, f"cannot read Parquet ({error})", "a Parquet file") from None
     frame = table.to_pandas()
     frame.index = pd.RangeIndex(1, len(frame) + 1)
-    frame.attrs.update(rows="row", columns=names)
-    return frame
+    return _Raw(frame, columns=names)
 
 
-def _jsonl(kind: str, data: bytes, where: str) -> pd.DataFrame:
+def _jsonl(kind: str, data: bytes, where: str) -> _Raw:
     """JSON Lines: one object per line (blank lines skipped); index: the line numbers."""
     import pyarrow as pa
     import pyarrow.json as pj
@@ -372,8 +386,7 @@ def _jsonl(kind: str, data: bytes, where: str) -> pd.DataFrame:
         except UnicodeEncodeError:  # a lone surrogate ("\\ud800"), which pandas' str refuses
             _unencodable(rows, lines, where)
             raise
-    frame.attrs["rows"] = "line"
-    return frame
+    return _Raw(frame, lines=True)
 
 
 def _unencodable(rows: list[dict], lines: list[int], where: str) -> None:
@@ -493,15 +506,16 @@ def _all_names(kind: str) -> set[str]:
     return {name for column, others in COLUMNS[kind].items() for name in (column, *others)}
 
 
-def _columns(kind: str, frame: pd.DataFrame, where: str) -> pd.DataFrame:
+def _columns(kind: str, raw: _Raw, where: str) -> _Raw:
     """tiecore's column names, taking ir_measures' when tiecore's are absent."""
+    frame = raw.frame
     renames = {}
     for column, others in COLUMNS[kind].items():
         if column in frame.columns:
             continue
         found = [name for name in others if name in frame.columns]
         if not found:
-            has = ", ".join(map(str, frame.attrs.get("columns", frame.columns))) or "none"
+            has = ", ".join(map(str, raw.columns or frame.columns)) or "none"
             raise InputError(
                 where, None, f"no column {column!r} (its columns: {has})", _EXPECTED[kind]
             )
@@ -513,12 +527,12 @@ def _columns(kind: str, frame: pd.DataFrame, where: str) -> pd.DataFrame:
             raise InputError(
                 where, None, f"column {column!r} appears more than once", _EXPECTED[kind]
             )
-    return frame
+    return replace(raw, frame=frame)
 
 
-def _checked(kind: str, frame: pd.DataFrame, where: str) -> pd.DataFrame:
+def _checked(kind: str, raw: _Raw, where: str) -> Any:
     """The rules of :mod:`tiecore.io.frames`; an error names ``where`` and the line or row."""
-    rows = frame.attrs.get("rows")  # "line" (JSON Lines), "row" (Parquet) or None
+    frame = raw.frame
     columns = list(COLUMNS[kind])
     try:
         if kind == "run":
@@ -527,9 +541,11 @@ def _checked(kind: str, frame: pd.DataFrame, where: str) -> pd.DataFrame:
             checked = check_qrels(frame[columns])
     except InputError as error:
         match = _ROW.match(error.problem)
-        if match and rows == "line":
+        if match and raw.lines:
             raise InputError(where, int(match[1]), match[2], error.expected) from None
         raise InputError(where, None, error.problem, error.expected) from None
-    checked = checked.reset_index(drop=True)
-    checked.attrs = {}
-    return checked
+    ids = checked.checked_ids() if kind == "run" else None
+    out = checked.reset_index(drop=True)  # the same id arrays, just checked
+    out.attrs.clear()  # a given frame's own attrs are not carried: the caller sets the fields
+    out.mark_checked(ids)
+    return out

@@ -21,7 +21,6 @@ import numpy as np
 import pyarrow as pa
 
 from tiecore.errors import InputError
-from tiecore.io import _checked
 from tiecore.io.arrays import kernel, to_numpy
 from tiecore.io.fastpath import Text, fast_table
 from tiecore.io.files import stem
@@ -42,6 +41,8 @@ from tiecore.io.text import (
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from tiecore.io.runs import Qrels, Run
 
 __all__ = ["RunColumns", "read_qrels", "read_qrels_columns", "read_run", "read_run_columns"]
 
@@ -267,13 +268,15 @@ def _run_columns(
     return RunColumns(fields.pop("qid"), fields.pop("docno"), score, tags, ids)
 
 
-def _run_frame(columns: RunColumns) -> pd.DataFrame:
-    """The DataFrame of checked run columns, remembered as checked with its ids."""
+def _run_frame(columns: RunColumns) -> Run:
+    """The :class:`Run` of checked run columns, marked checked with its ids."""
+    from tiecore.io.runs import Run  # lazy: pandas, not on tiecore eval's arrow path
+
     table = pa.table({"qid": columns.qid, "docno": columns.docno, "score": columns.score})
-    frame = table.to_pandas(split_blocks=True)
+    frame = Run(table.to_pandas(split_blocks=True), copy=False)
     del table
     # checked here: evaluation does not test it again, and reuses the qid codes and hashes
-    _checked.mark(frame, "run", columns.ids)
+    frame.mark_checked(columns.ids)
     return frame
 
 
@@ -288,7 +291,7 @@ def _parse_run_columns(text: Text, *, fast: bool = True) -> RunColumns:
     return _run_columns(*_careful_run(text))
 
 
-def _parse_run(text: Text, *, fast: bool = True) -> tuple[pd.DataFrame, list[str]]:
+def _parse_run(text: Text, *, fast: bool = True) -> tuple[Run, list[str]]:
     """:func:`_parse_run_columns` as a DataFrame, and the tags."""
     columns = _parse_run_columns(text, fast=fast)
     return _run_frame(columns), columns.tags
@@ -304,7 +307,7 @@ def read_run_columns(path: str | os.PathLike) -> RunColumns:
     return columns
 
 
-def read_run(source: Source, *, name: str | None = None) -> pd.DataFrame:
+def read_run(source: Source, *, name: str | None = None) -> Run:
     """:func:`tiecore.io.read_run` of a TREC text run (a path or file object, plain or gzip)."""
     text = Text(source)
     frame, tags = _parse_run(text)
@@ -312,7 +315,7 @@ def read_run(source: Source, *, name: str | None = None) -> pd.DataFrame:
     pa.default_memory_pool().release_unused()
     if name is None:
         name = tags[0] if len(tags) == 1 else stem(display_name(source))
-    frame.attrs.update(name=name, source=display_name(source), tags=tags)
+    frame.name, frame.source, frame.tags = name, display_name(source), tags
     return frame
 
 
@@ -377,10 +380,13 @@ def read_qrels_columns(path: str | os.PathLike) -> dict[str, pa.ChunkedArray]:
     return columns
 
 
-def read_qrels(source: Source) -> pd.DataFrame:
+def read_qrels(source: Source) -> Qrels:
     """:func:`tiecore.io.read_qrels` of TREC text qrels (a path or file object, plain or gzip)."""
     frame = _parse_qrels(Text(source))
     pa.default_memory_pool().release_unused()
-    frame.attrs["source"] = display_name(source)
-    _checked.mark(frame, "qrels")
-    return frame
+    from tiecore.io.runs import Qrels  # lazy: pandas, not on tiecore eval's arrow path
+
+    qrels = Qrels(frame, copy=False)
+    qrels.source = display_name(source)
+    qrels.mark_checked()
+    return qrels

@@ -17,6 +17,7 @@ from tiecore.errors import InputError
 from tiecore.report.effects import FLAG_Z, MISSING, fixed
 from tiecore.report.escape import latex_escape
 from tiecore.report.significance import CORRECTION_NAMES
+from tiecore.stats.ranks import RTOL
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -31,8 +32,6 @@ def _best(aware: pd.Series) -> set:
     >>> sorted(_best(pd.Series([0.5, 0.75, 0.25 + 0.5], index=["a", "b", "c"])))
     ['b', 'c']
     """
-    from tiecore.stats.ranks import RTOL
-
     top = aware.max()
     if not np.isfinite(top):
         return set()
