@@ -135,7 +135,7 @@ def new_tab(browser, width: int = 1400, height: int = 1000):
 
 
 #: Records every change of the app's script state with the browser's clock, and when a
-#: progress bar or spinner was on the page.
+#: progress bar, spinner or running status line (st.status's spinning icon) was on the page.
 WATCH = """() => {
     if (window.__states) return;
     window.__states = [];
@@ -151,7 +151,8 @@ WATCH = """() => {
     }).observe(app, {attributes: true, attributeOldValue: true,
                      attributeFilter: ['data-test-script-state']});
     new MutationObserver(() => {
-        if (document.querySelector('[data-testid="stProgress"], [data-testid="stSpinner"]'))
+        if (document.querySelector('[data-testid="stProgress"], [data-testid="stSpinner"], '
+                                   + '[data-testid="stExpanderIconSpinner"]'))
             window.__progress.push(performance.now());
     }).observe(app, {childList: true, subtree: true});
 }"""
