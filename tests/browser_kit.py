@@ -396,3 +396,23 @@ def outside(urls) -> list[str]:
         if urlsplit(u).scheme in ("http", "https", "ws", "wss")
         and urlsplit(u).hostname not in local
     ]
+
+
+#: Text the browser cut with an ellipsis ("…") because it did not fit its box (a label, a
+#: select box's value, a metric): what the reader cannot finish reading -> list of texts.
+ELLIPSIS = """() => {
+    const cut = [];
+    const main = document.querySelector('[data-testid="stMain"]');
+    for (const el of main ? main.querySelectorAll('*') : []) {
+        if (!el.textContent.trim() || !el.checkVisibility()) continue;
+        const style = getComputedStyle(el);
+        if (style.textOverflow === 'ellipsis' && el.scrollWidth > el.clientWidth + 1)
+            cut.push(el.textContent.trim().slice(0, 60));
+    }
+    return cut;
+}"""
+
+
+def cut_text(page) -> list[str]:
+    """Texts in the main area shown cut with an ellipsis (see ``ELLIPSIS``)."""
+    return [f'text cut: "{text}"' for text in page.evaluate(ELLIPSIS)]

@@ -5,7 +5,8 @@ of the explorer on the uploaded track at both widths (fast tier: about 40 s on 2
 State-based (each step waits for the page to be idle and drawn; nothing is timed).
 Screenshots: ``screenshots/track_drilldown_1440.png``, ``track_drilldown_390.png`` and
 ``track_link_390.png``.  On the drill-down page a reader meets no error, no raw
-None/nan, nothing cut or too wide (:func:`browser_kit.page_problems`) and none of the
+None/nan, nothing cut or too wide (:func:`browser_kit.page_problems`), no label cut
+with an ellipsis (:func:`browser_kit.cut_text`) and none of the
 code's names for the tie-breaks; no request leaves the machine.  The every-page test
 (one upload, one session: each page opened from the sidebar at 1440 px, then the window
 narrowed to 390 px) leaves ``screenshots/track_<page>_<width>.png`` for each page of
@@ -24,6 +25,7 @@ import pytest
 from browser_kit import (
     SETTLED,
     choose_option,
+    cut_text,
     launch,
     new_tab,
     outside,
@@ -92,7 +94,7 @@ def _pick(tab, label: str, option: str):
 
 def _problems(tab) -> list[str]:
     text = page_text(tab)
-    found = page_problems(tab)
+    found = page_problems(tab) + cut_text(tab)
     found += [f"developer name {name!r}" for name in DEVELOPER if name in text]
     return found
 
