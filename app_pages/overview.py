@@ -39,10 +39,11 @@ def page() -> None:
     sb.need_measures(settings)
     left, right = st.columns([3, 1])
     sampled = left.toggle(
-        f"Also draw the sampled mode ({settings.samples} random tie-breaks per system)",
+        "Also draw the sampled mode",  # short: a longer label is cut at phone width
         key="overview_sampled",
-        help="The tie-aware value and its sd are exact; sampling only estimates them, and "
-        "takes a few seconds per system on large runs.",
+        help=f"{settings.samples} random tie-breaks per system. The tie-aware value and its "
+        "sd are exact; sampling only estimates them, and takes a few seconds per system on "
+        "large runs.",
     )
     digits = int(
         right.number_input(

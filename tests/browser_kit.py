@@ -135,7 +135,7 @@ def new_tab(browser, width: int = 1400, height: int = 1000):
 
 
 #: Records every change of the app's script state with the browser's clock, and when a
-#: progress bar or spinner was on the page.
+#: progress bar, spinner or running status line (st.status's spinning icon) was on the page.
 WATCH = """() => {
     if (window.__states) return;
     window.__states = [];
@@ -151,7 +151,8 @@ WATCH = """() => {
     }).observe(app, {attributes: true, attributeOldValue: true,
                      attributeFilter: ['data-test-script-state']});
     new MutationObserver(() => {
-        if (document.querySelector('[data-testid="stProgress"], [data-testid="stSpinner"]'))
+        if (document.querySelector('[data-testid="stProgress"], [data-testid="stSpinner"], '
+                                   + '[data-testid="stExpanderIconSpinner"]'))
             window.__progress.push(performance.now());
     }).observe(app, {childList: true, subtree: true});
 }"""
@@ -395,3 +396,23 @@ def outside(urls) -> list[str]:
         if urlsplit(u).scheme in ("http", "https", "ws", "wss")
         and urlsplit(u).hostname not in local
     ]
+
+
+#: Text the browser cut with an ellipsis ("…") because it did not fit its box (a label, a
+#: select box's value, a metric): what the reader cannot finish reading -> list of texts.
+ELLIPSIS = """() => {
+    const cut = [];
+    const main = document.querySelector('[data-testid="stMain"]');
+    for (const el of main ? main.querySelectorAll('*') : []) {
+        if (!el.textContent.trim() || !el.checkVisibility()) continue;
+        const style = getComputedStyle(el);
+        if (style.textOverflow === 'ellipsis' && el.scrollWidth > el.clientWidth + 1)
+            cut.push(el.textContent.trim().slice(0, 60));
+    }
+    return cut;
+}"""
+
+
+def cut_text(page) -> list[str]:
+    """Texts in the main area shown cut with an ellipsis (see ``ELLIPSIS``)."""
+    return [f'text cut: "{text}"' for text in page.evaluate(ELLIPSIS)]
