@@ -9,6 +9,10 @@ LETOR features.
 
 from __future__ import annotations
 
+import gzip
+import io
+import zipfile
+
 import numpy as np
 
 Files = list[tuple[str, bytes]]
@@ -173,3 +177,30 @@ TREC_SETS = {
     "unjudged_run": unjudged_run,
     "many_runs": many_runs,
 }
+
+
+def track_archive(folder, runs: int, queries: int = 20, docs: int = 30, seed: int = 34):
+    """A whole track on disk: ``track.zip`` of ``runs`` gzip run files (``sys000`` ...,
+    coarse scores in halves: many ties), ``track.qrels`` and ``topics.txt`` (TREC topics
+    format, "generated topic <qid>") in ``folder``; returns the three paths."""
+    rng = np.random.default_rng(seed)
+    qids = [str(401 + q) for q in range(queries)]
+    qrels = [f"{q} 0 d{q}-{d} {int(rng.integers(0, 3))}" for q in qids for d in range(docs)]
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for r in range(runs):
+            levels = rng.integers(1, 4 + r % 5, size=(queries, docs))
+            lines = [
+                f"{q} Q0 d{q}-{d} {d + 1} {levels[i, d] / 2:.1f} sys{r:03d}"
+                for i, q in enumerate(qids)
+                for d in range(docs)
+            ]
+            archive.writestr(f"track/sys{r:03d}.txt.gz", gzip.compress("\n".join(lines).encode()))
+    (folder / "track.zip").write_bytes(buffer.getvalue())
+    (folder / "track.qrels").write_text("\n".join(qrels) + "\n")
+    topics = "".join(
+        f"<top>\n<num> Number: {q}\n<title> generated topic {q}\n<desc> ...\n</top>\n\n"
+        for q in qids
+    )
+    (folder / "topics.txt").write_text(topics)
+    return folder / "track.zip", folder / "track.qrels", folder / "topics.txt"

@@ -10,13 +10,10 @@ and none of the code's names for the tie-breaks; no request leaves the machine.
 
 from __future__ import annotations
 
-import gzip
-import io
 import re
-import zipfile
 
-import numpy as np
 import pytest
+from app_edge_data import track_archive
 from browser_kit import (
     launch,
     new_tab,
@@ -48,22 +45,7 @@ STATUS = f"""() => {{
 
 def _track(folder) -> tuple:
     """A zip of ``RUNS`` gzip run files (coarse scores: many ties) and their qrels."""
-    rng = np.random.default_rng(150)
-    qids = [str(401 + q) for q in range(QUERIES)]
-    qrels = [f"{q} 0 d{q}-{d} {int(rng.integers(0, 3))}" for q in qids for d in range(DOCS)]
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for r in range(RUNS):
-            levels = rng.integers(1, 4 + r % 5, size=(QUERIES, DOCS))
-            lines = [
-                f"{q} Q0 d{q}-{d} {d + 1} {levels[i, d] / 2:.1f} sys{r:03d}"
-                for i, q in enumerate(qids)
-                for d in range(DOCS)
-            ]
-            archive.writestr(f"track/sys{r:03d}.txt.gz", gzip.compress("\n".join(lines).encode()))
-    (folder / "track.zip").write_bytes(buffer.getvalue())
-    (folder / "track.qrels").write_text("\n".join(qrels) + "\n")
-    return folder / "track.zip", folder / "track.qrels"
+    return track_archive(folder, RUNS, QUERIES, DOCS, seed=150)[:2]
 
 
 def _highlight(tab, name: str):

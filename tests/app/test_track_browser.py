@@ -15,13 +15,10 @@ narrowed to 390 px) leaves ``screenshots/track_<page>_<width>.png`` for each pag
 
 from __future__ import annotations
 
-import gzip
-import io
 import re
-import zipfile
 
-import numpy as np
 import pytest
+from app_edge_data import track_archive
 from browser_kit import (
     SETTLED,
     choose_option,
@@ -50,27 +47,7 @@ SELECTS = ("Measure", "Query (largest shift first)", "First system", "Second sys
 
 def _track(folder) -> tuple:
     """A zip of ``RUNS`` gzip run files (coarse scores: many ties), qrels and topics."""
-    rng = np.random.default_rng(34)
-    qids = [str(401 + q) for q in range(QUERIES)]
-    qrels = [f"{q} 0 d{q}-{d} {int(rng.integers(0, 3))}" for q in qids for d in range(DOCS)]
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for r in range(RUNS):
-            levels = rng.integers(1, 4 + r % 5, size=(QUERIES, DOCS))
-            lines = [
-                f"{q} Q0 d{q}-{d} {d + 1} {levels[i, d] / 2:.1f} sys{r:03d}"
-                for i, q in enumerate(qids)
-                for d in range(DOCS)
-            ]
-            archive.writestr(f"track/sys{r:03d}.txt.gz", gzip.compress("\n".join(lines).encode()))
-    (folder / "track.zip").write_bytes(buffer.getvalue())
-    (folder / "track.qrels").write_text("\n".join(qrels) + "\n")
-    topics = "".join(
-        f"<top>\n<num> Number: {q}\n<title> generated topic {q}\n<desc> ...\n</top>\n\n"
-        for q in qids
-    )
-    (folder / "topics.txt").write_text(topics)
-    return folder / "track.zip", folder / "track.qrels", folder / "topics.txt"
+    return track_archive(folder, RUNS, QUERIES, DOCS, seed=34)
 
 
 def _choices(tab) -> dict[str, str]:

@@ -13,17 +13,18 @@ The explorer caches these results; it computes none of their numbers itself.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import nullcontext
 
 import numpy as np
 import pandas as pd
 
+from tiecore.engine.budget import budget_scope
 from tiecore.engine.ranking import skipped_message
 from tiecore.errors import InputError
 from tiecore.evaluation.core import evaluate
 from tiecore.explain import anatomy, orderings
 from tiecore.explain.variance import tie_sd
 from tiecore.measures import Measure
-from tiecore.measures.iprec import budget_scope
 from tiecore.spread import evaluate_spread
 
 #: trec_eval's 11 recall levels of ``iprec_at_recall``: 0.0, 0.1, ..., 1.0.
@@ -88,11 +89,8 @@ def iprec_curve(
     table = pd.DataFrame({"recall": IPREC_LEVELS})
     table["oblivious"] = oblivious.set_index("measure")["value"].reindex(measures).to_numpy()
     try:
-        if budget is None:
+        with nullcontext() if budget is None else budget_scope(budget):
             exact = anatomy.quietly(evaluate_spread, runs, qrels, measures, rel_level=rel_level)
-        else:
-            with budget_scope(budget):
-                exact = anatomy.quietly(evaluate_spread, runs, qrels, measures, rel_level=rel_level)
     except InputError as error:
         drawn = anatomy.quietly(
             evaluate,
