@@ -150,3 +150,87 @@ def test_memo_keeps_a_result_once_and_hands_out_copies() -> None:
     again = cache.memo("anatomy", ("test-memo", 1), compute, 4, True)
     assert len(calls) == 1
     assert again["table"].columns.tolist() == ["x"] and again["table"]["x"].tolist() == [1.0, 2.0]
+
+
+#: The names whose calls touch the session, the sidebar or the data: never at a page's top.
+SESSION_ROOTS = frozenset({"st", "streamlit", "sb", "track", "cache"})
+
+
+def _root(node: ast.expr) -> str:
+    while isinstance(node, ast.Attribute | ast.Call | ast.Subscript):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def top_level_problems(text: str) -> list[str]:
+    """What a page's module level holds besides its docstring, imports, constants, function
+    and class definitions, and one final ``page()`` call.
+
+    A constant is an assignment to plain names whose value calls nothing in
+    :data:`SESSION_ROOTS` (literals, names, ``pd.DataFrame(...)``, ``report`` or ``ch``
+    helpers are fine: they compute the same thing on every run).  Loops, ifs, ``with``
+    blocks and bare calls belong in the page's functions, which :func:`page` calls.
+    """
+    body = ast.parse(text).body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    last = body[-1] if body else None
+    ends = (
+        isinstance(last, ast.Expr)
+        and isinstance(last.value, ast.Call)
+        and isinstance(last.value.func, ast.Name)
+        and last.value.func.id == "page"
+        and not last.value.args
+        and not last.value.keywords
+    )
+    problems = [] if ends else ["does not end with page()"]
+    for node in body[:-1] if ends else body:
+        kept = ast.Import | ast.ImportFrom | ast.FunctionDef | ast.ClassDef
+        if isinstance(node, kept):
+            continue
+        if isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            calls = [
+                _root(c.func) for c in ast.walk(node.value or ast.Constant(None))
+                if isinstance(c, ast.Call)
+            ]  # fmt: skip
+            if all(isinstance(t, ast.Name) for t in targets) and not set(calls) & SESSION_ROOTS:
+                continue
+        problems.append(f"line {node.lineno}: {type(node).__name__} at module level")
+    return problems
+
+
+@pytest.mark.parametrize("path", sorted(ROOT.glob("app_pages/*.py")), ids=_module)
+def test_a_page_is_functions_and_one_page_call(path: Path) -> None:
+    """Every page is drawn by its ``page()`` function, called once at the end: at module
+    level only imports, constants and definitions (:func:`top_level_problems`)."""
+    assert top_level_problems(path.read_text()) == [], path.name
+
+
+def test_the_page_check_sees_statements_at_module_level() -> None:
+    """The checker itself: constants pass, session calls, loops, ifs, withs and a missing
+    final ``page()`` do not."""
+    good = (
+        '"""Doc."""\nimport numpy as np\nfrom app_lib import charts as ch\nX = 1\n'
+        "T = pd.DataFrame({'a': [1]})\nsaid = report.escape_markdown\nY: int = 2\n"
+        "class A:\n    pass\ndef page():\n    st.title('t')\n\n\npage()\n"
+    )
+    assert top_level_problems(good) == []
+    bad = (
+        "import streamlit as st\ndata, s = sb.context()\nx = st.columns(2)\n"
+        "for i in range(2):\n    pass\nif x:\n    pass\nwith x[0]:\n    pass\n"
+        "st.title('t')\ndef page():\n    pass\n"
+    )
+    assert top_level_problems(bad) == [
+        "does not end with page()",
+        "line 2: Assign at module level",
+        "line 3: Assign at module level",
+        "line 4: For at module level",
+        "line 6: If at module level",
+        "line 8: With at module level",
+        "line 10: Expr at module level",
+    ]
+    assert top_level_problems(good.replace("\n\n\npage()\n", "\npage(1)\n")) == [
+        "does not end with page()",
+        "line 12: Expr at module level",
+    ]

@@ -204,3 +204,67 @@ def test_bad_topics_name_file_and_line():
         queries.parse_topics(TOPICS + "\n<top>\n<title> x\n</top>\n", "topics.txt")
     with pytest.raises(InputError, match=r"line 9: topic 301 given twice"):
         queries.parse_topics(TOPICS.replace("302", "301"), "topics.txt")
+
+
+def _matrix(cells, qids, runs):
+    return pd.DataFrame(cells, index=pd.Index(qids, name="qid"), columns=pd.Index(runs, name="run"))
+
+
+def test_movement_by_hand():
+    """Queries 1 and 3 move visibly; 2 moves below 4 decimals; system c retrieves only
+    query 3 (NaN elsewhere); the largest |shift| is negative."""
+    matrix = _matrix(
+        [[0.25, -0.5, np.nan], [0.00004, 0.0, np.nan], [0.0, 0.0001, 0.1]],
+        ["1", "2", "3"],
+        ["a", "b", "c"],
+    )
+    moved = queries.movement(matrix)
+    assert (moved.queries_moved, moved.queries) == (2, 3)
+    assert (moved.systems_moved, moved.systems) == (3, 3)
+    assert moved.largest == ("1", "b", -0.5)
+    assert moved.per_query == {"1": 0.5, "2": 0.00004, "3": 0.1}
+    assert moved.systems_of(matrix, "1") == ["b", "a"]  # c does not retrieve query 1
+    assert moved.systems_of(matrix, "3") == ["c", "b", "a"]
+    assert queries.movement(matrix, visible=0.00004).queries_moved == 3
+
+
+def test_movement_ties_keep_the_matrix_order():
+    """Equal sizes: the first cell in row-major order is the largest, systems keep their
+    column order; a NaN-only column neither moves nor wins."""
+    matrix = _matrix([[np.nan, 0.5, -0.5], [np.nan, -0.5, 0.5]], ["7", "8"], ["x", "y", "z"])
+    moved = queries.movement(matrix)
+    assert moved.largest == ("7", "y", 0.5)
+    assert (moved.systems_moved, moved.systems) == (2, 3)
+    assert moved.systems_of(matrix, "8") == ["y", "z"]
+
+
+def test_movement_of_an_all_zero_matrix():
+    matrix = _matrix([[0.0, 0.0], [0.0, np.nan]], ["1", "2"], ["a", "b"])
+    moved = queries.movement(matrix)
+    assert (moved.queries_moved, moved.systems_moved) == (0, 0)
+    assert (moved.queries, moved.systems) == (2, 2)
+    assert moved.largest == ("1", "a", 0.0)
+    assert moved.per_query == {"1": 0.0, "2": 0.0}
+    assert moved.systems_of(matrix, "2") == ["a"]
+
+
+def test_movement_of_an_empty_matrix():
+    moved = queries.movement(_matrix(np.empty((0, 0)), [], []))
+    assert moved == queries.Movement(0, 0, 0, 0, None, {})
+
+
+@given(tracks())
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_movement_agrees_with_the_shift_matrix(track):
+    """On shift_matrix's output: a moved query has a visible cell, the largest is the
+    largest |cell| and matrix rows come largest first."""
+    runs, qrels = track
+    matrix = queries.shift_matrix(runs, qrels, "RR")
+    moved = queries.movement(matrix)
+    cells = matrix.abs().fillna(0.0)
+    assert moved.queries_moved == int((cells >= 0.5e-4).any(axis=1).sum())
+    assert list(moved.per_query.values()) == sorted(moved.per_query.values(), reverse=True)
+    if len(matrix):
+        qid, run, shift = moved.largest
+        assert abs(shift) == cells.to_numpy().max() == moved.per_query[qid]
+        assert matrix.loc[qid, run] == shift

@@ -11,6 +11,8 @@ default: scores compared as float32, then docno descending).  For a whole track:
   and where another tie-break would put each doc;
 - :func:`query_values`: each chosen run's value on that query under the tie-break, under
   another tie-break, tie-aware with its ``[min, max]`` over all orders, and the shifts;
+- :func:`movement`: what a shift matrix says at a glance (how many queries and systems
+  move visibly, the largest shift, each query's largest, each query's systems by shift);
 - :func:`parse_topics`: query titles from a TREC topics file, to label queries.
 
 Every value is :func:`tiecore.evaluate`'s (or :func:`tiecore.evaluate_spread`'s) on the
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -34,7 +37,15 @@ from tiecore.measures import Measure
 from tiecore.options import TIEBREAKS
 from tiecore.spread import evaluate_spread
 
-__all__ = ["parse_topics", "query_values", "ranked_lists", "shift_matrix", "topic_label"]
+__all__ = [
+    "Movement",
+    "movement",
+    "parse_topics",
+    "query_values",
+    "ranked_lists",
+    "shift_matrix",
+    "topic_label",
+]
 
 Progress = Callable[[int, int | None, str], None]
 
@@ -146,6 +157,74 @@ def _largest_first(wide: pd.DataFrame) -> pd.DataFrame:
     out = wide.iloc[rows, columns]
     out.index.name, out.columns.name = "qid", "run"
     return out
+
+
+class Movement(NamedTuple):
+    """What a shift matrix (:func:`shift_matrix`) says at a glance; see :func:`movement`."""
+
+    #: The queries with a visible shift for some system, and all the matrix's queries.
+    queries_moved: int
+    queries: int
+    #: The systems with a visible shift on some query, and all the matrix's systems.
+    systems_moved: int
+    systems: int
+    #: The largest shift by size: ``(qid, run, shift)`` (signed), ``None`` for no cell.
+    largest: tuple[str, str, float] | None
+    #: Each query's largest ``|shift|`` (0 where no system has a value), in the matrix's order.
+    per_query: dict[str, float]
+
+    def systems_of(self, matrix: pd.DataFrame, qid: str) -> list[str]:
+        """The systems that retrieve ``qid`` (a value in its row), largest ``|shift|`` first
+        (stable: the matrix's column order among equal ones)."""
+        row = matrix.loc[qid].dropna()
+        return row.abs().sort_values(ascending=False, kind="stable").index.tolist()
+
+
+def movement(matrix: pd.DataFrame, visible: float = 0.5e-4) -> Movement:
+    """How many queries and systems of ``matrix`` move, and by how much at most.
+
+    Parameters
+    ----------
+    matrix : DataFrame
+        Query x system shifts (:func:`shift_matrix`): NaN where a system does not retrieve
+        a query (no value, so no shift).
+    visible : float
+        A shift *moves* a value when ``|shift| >= visible`` (the default: it shows at 4
+        decimals).
+
+    Returns
+    -------
+    Movement
+        ``queries_moved`` (rows with a visible cell) of ``queries``, ``systems_moved``
+        (columns with one) of ``systems``; ``largest``: the cell of largest ``|shift|``
+        (the first in row-major order among equal ones; NaN cells never, unless every cell
+        is NaN, when it is the first, its shift NaN); ``per_query``: each row's largest
+        ``|shift|``, NaN cells counted as 0.
+
+    Examples
+    --------
+    >>> matrix = pd.DataFrame({"a": [0.25, np.nan], "b": [-0.5, 0.0]}, index=["1", "2"])
+    >>> moved = movement(matrix)
+    >>> moved.queries_moved, moved.systems_moved, moved.largest
+    (1, 2, ('1', 'b', -0.5))
+    >>> moved.per_query, moved.systems_of(matrix, "1")
+    ({'1': 0.5, '2': 0.0}, ['b', 'a'])
+    """
+    size = np.abs(matrix.to_numpy(np.float64))
+    moving = np.nan_to_num(size) >= visible
+    largest = None
+    if size.size:
+        row, column = np.unravel_index(np.argmax(np.nan_to_num(size, nan=-1.0)), size.shape)
+        largest = (matrix.index[row], matrix.columns[column], float(matrix.iat[row, column]))
+    per_query = np.nan_to_num(size, nan=0.0).max(axis=1, initial=0.0)
+    return Movement(
+        queries_moved=int(moving.any(axis=1).sum()),
+        queries=len(matrix.index),
+        systems_moved=int(moving.any(axis=0).sum()),
+        systems=len(matrix.columns),
+        largest=largest,
+        per_query=dict(zip(matrix.index, per_query.tolist(), strict=True)),
+    )
 
 
 def _for_query(run: pd.DataFrame, qid: str) -> pd.DataFrame:
