@@ -2,7 +2,8 @@
 
 The page is :func:`page`: the shift matrix of :func:`tiecore.explain.queries.shift_matrix`,
 what :func:`tiecore.explain.queries.movement` makes of it, and one query's two ranked lists
-(:func:`tiecore.explain.queries.ranked_lists`, :func:`~tiecore.explain.queries.query_values`).
+with their values (:func:`tiecore.explain.queries.ranked_lists` and the values beside it,
+through ``app_lib.track``).
 """
 
 from __future__ import annotations
