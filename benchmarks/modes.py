@@ -71,8 +71,7 @@ def bench_modes(ds, runs, qrels, measures, repeat) -> tuple[list[Result], float]
         def go():
             for ranking in rankings.values():
                 profile = make_profile(ranking, judg)
-                for m in parsed:
-                    kernels.values(m, profile, ranking, judg)
+                kernels.values(parsed, profile, ranking, judg)
 
         return go
 

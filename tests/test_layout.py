@@ -340,3 +340,82 @@ def test_the_private_check_sees_attribute_access(tmp_path):
         "tiecore.measures.late:2 tiecore.engine.sampling._Layout"
     ]
     assert private_reaches("tiecore.engine.late", module, modules) == []
+
+
+def private_attributes(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """Each private attribute a class keeps (``_x: T`` in its body, ``self._x = ...``
+    in a method) -> the packages whose classes keep one of that name."""
+    owned: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = _owner_package(name, modules)
+        for cls in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not isinstance(cls, ast.ClassDef):
+                continue
+            for node in ast.walk(cls):
+                kept = None
+                if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                    kept = node.target.id
+                elif (
+                    isinstance(node, ast.Attribute)
+                    and isinstance(node.ctx, ast.Store)
+                    and isinstance(node.value, ast.Name)
+                    and node.value.id in ("self", "cls")
+                ):
+                    kept = node.attr
+                if kept and _private(kept):
+                    owned.setdefault(kept, set()).add(package)
+    return owned
+
+
+def private_attribute_reaches(
+    name: str, path: Path, modules: dict[str, Path], owned: dict[str, set[str]]
+) -> list[str]:
+    """``x._a`` in ``name`` where ``_a`` is a private attribute that only classes of other
+    packages keep: an object handed in (a parameter) read past its public surface."""
+    package = _owner_package(name, modules)
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if (
+            isinstance(node, ast.Attribute)
+            and _private(node.attr)
+            and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+            and node.attr in owned
+            and package not in owned[node.attr]
+        ):
+            found.append(f"{name}:{node.lineno} .{node.attr}")
+    return found
+
+
+def test_no_private_attribute_of_another_packages_class():
+    modules = project_modules()
+    owned = private_attributes(modules)
+    reached = [
+        line
+        for name, path in modules.items()
+        for line in private_attribute_reaches(name, path, modules, owned)
+    ]
+    assert sorted(reached) == []
+
+
+def test_the_private_attribute_check_sees_a_parameters_attribute(tmp_path):
+    """The checker itself: ``judgments._kept`` outside the engine counts, inside it does not."""
+    keeper = tmp_path / "keeper.py"
+    keeper.write_text(
+        "class Judgments:\n    _kept: dict\n    def put(self):\n        self._x = 1\n"
+    )
+    reader = tmp_path / "reader.py"
+    reader.write_text("def f(judgments):\n    return judgments._kept, judgments._x, self._y\n")
+    modules = {
+        "tiecore.engine": ROOT / "tiecore/engine/__init__.py",
+        "tiecore.engine.keeper": keeper,
+        "tiecore.measures": ROOT / "tiecore/measures/__init__.py",
+        "tiecore.measures.reader": reader,
+        "tiecore.engine.reader": reader,
+    }
+    owned = private_attributes(modules)
+    assert owned == {"_kept": {"tiecore.engine"}, "_x": {"tiecore.engine"}}
+    assert private_attribute_reaches("tiecore.measures.reader", reader, modules, owned) == [
+        "tiecore.measures.reader:2 ._kept",
+        "tiecore.measures.reader:2 ._x",
+    ]
+    assert private_attribute_reaches("tiecore.engine.reader", reader, modules, owned) == []

@@ -150,12 +150,15 @@ def spread_arrays(
     context = Context(ranking, judgments, depth)
     ties = context.select(np.flatnonzero(context.n > 1))  # the groups an order can move
     nq = len(judgments.qids)
+    hooked = {}
+    for family, group in kernels.families(measures):
+        assert family.spread is not None  # a family that is no head sum gives its spread
+        found = family.spread(group, ranking, judgments, depth)
+        hooked.update(zip(group, found, strict=True))
     out = {}
     for measure in measures:
-        if measure.spec.hooked(measure):
-            hook = measure.spec.spread
-            assert hook is not None  # a family that is no head sum gives its spread itself
-            out[measure] = within_bounds(hook(measure, ranking, judgments, depth))
+        if measure in hooked:
+            out[measure] = within_bounds(hooked[measure])
             continue
         recipe = kernels.plan(measure, judgments, depth, ranking)
         component = context.profile.component(recipe.component)

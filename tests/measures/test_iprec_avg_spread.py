@@ -151,7 +151,7 @@ def test_large_group_agrees_with_sampling():
     judgments = Judgments.from_qrels(qrels)
     ranking = Ranking.build(run, judgments)
     measure = Measure.parse("IPrecAvg")
-    draws = measure.spec.sample(measure, ranking, judgments, samples=4000, rng=3)[:, 0]
+    draws = measure.spec.sample([measure], ranking, judgments, samples=4000, rngs=[3])[0][:, 0]
     assert abs(draws.mean() - exact["value"]) <= 5 * draws.std() / math.sqrt(draws.size)
     # the variance of a sample variance: (m4 - var^2) / samples
     centred = draws - draws.mean()

@@ -90,8 +90,8 @@ def test_sampled_draws_are_orderings_and_average_to_the_mean(case, options):
         measure = Measure.parse(spec.name)
         if not measure.spec.hooked(measure):  # gm_bpref: Bpref's draws (the engine's)
             continue
-        draws = measure.spec.sample(
-            measure, ranking, judgments, samples=samples, rng=11, depth=options["depth"]
+        (draws,) = measure.spec.sample(
+            [measure], ranking, judgments, samples=samples, rngs=[11], depth=options["depth"]
         )
         for i, qid in enumerate(judgments.qids.tolist()):
             if qid not in case.both_qids:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
@@ -14,8 +14,13 @@ from tiecore.io.peers import peer_frame
 from tiecore.options import REL_LEVEL, check
 
 if TYPE_CHECKING:  # pandas and pyarrow load when used (tiecore eval's start-up)
+    from collections.abc import Callable, Hashable
+
     import pandas as pd
     import pyarrow as pa
+
+
+T = TypeVar("T")
 
 
 def gain_of(level: np.ndarray, gain: str, shift: np.ndarray | int = 0) -> np.ndarray:
@@ -91,7 +96,7 @@ class Judgments:
     _levels: np.ndarray  # the level of each key
     _docnos: pa.Array  # docno dictionary of the qrels
     _query_of_key: np.ndarray
-    _ideal: dict = field(default_factory=dict)
+    _derived: dict = field(default_factory=dict)  # see derived()
     _docno_index: tuple | None = None  # the qrels docnos' hashes, built on the first lookup
     _pair_index: tuple | None = None  # the qrels pairs' hashes, built on the first lookup
     _small_index: dict | None = None  # (query code, docno) -> key, for lookup_small
@@ -382,18 +387,32 @@ class Judgments:
             code[rows] = to_numpy(exact, 0)
         return np.where(known, code, 0), known
 
+    def derived(self, key: Hashable, build: Callable[[], T]) -> T:
+        """The value ``build()`` derives from these judgments alone, built on the first
+        call with ``key`` and kept with the judgments from then on.
+
+        Ideal rankings, gain tables and per-query shifts depend on the qrels only, while
+        every run evaluated against them asks again: a family keys what it derives by
+        its own name and parameters (``("trec_gain_table", gains)``).  Two threads that
+        ask at once may both build it; the first kept wins, and both are equal.
+        """
+        if key not in self._derived:
+            self._derived.setdefault(key, build())
+        return self._derived[key]
+
     def gain_shift(self, gain: str) -> np.ndarray:
         """Per query the ``shift`` of :func:`gain_of`: its largest level for exp, else 0."""
-        key = ("shift", gain)
-        if key not in self._ideal:
+
+        def build() -> np.ndarray:
             shift = np.zeros(len(self.qids), dtype=np.int64)
             if gain != "linear" and len(self._levels):
                 # keys are sorted by query, and every query has a qrels row
                 starts = np.flatnonzero(np.r_[True, np.diff(self._query_of_key) != 0])
                 top = np.maximum.reduceat(self._levels, starts)
                 shift[self._query_of_key[starts]] = np.maximum(top, 0)
-            self._ideal[key] = shift
-        return self._ideal[key]
+            return shift
+
+        return self.derived(("shift", gain), build)
 
     def ideal_dcg(self, cutoff: int | None, gain: str) -> np.ndarray:
         """Per-query DCG of the ideal ranking of all judged docs, cut at ``cutoff``.
@@ -401,17 +420,18 @@ class Judgments:
         ``IDCG@k = sum_{i<=k} g_(i) / log2(i + 1)`` with gains sorted descending
         (exp gains scaled per query, see :func:`gain_of`).
         """
-        key = (cutoff, gain)
-        if key not in self._ideal:
+
+        def build() -> np.ndarray:
             gains = gain_of(self._levels, gain, self.gain_shift(gain)[self._query_of_key])
             order = np.lexsort((-gains, self._query_of_key))
             gains, query = gains[order], self._query_of_key[order]
             start = np.searchsorted(query, query, side="left")
             rank = np.arange(len(query)) - start + 1
             keep = (gains > 0) & (rank <= (cutoff or len(query) + 1))
-            self._ideal[key] = np.bincount(
+            return np.bincount(
                 query[keep],
                 weights=gains[keep] / np.log2(rank[keep] + 1.0),
                 minlength=len(self.qids),
             ).astype(np.float64)  # bincount of nothing is int64
-        return self._ideal[key]
+
+        return self.derived(("ideal_dcg", cutoff, gain), build)

@@ -7,11 +7,15 @@ denominator gives 0 (a query without relevant docs, or with an ideal DCG of 0).
 Which component, weight, cut and denominator: the measure's family (its module in
 :mod:`tiecore.measures`).  The engine never imports the measures: it reads a measure
 through :class:`HeadSum` (its ``spec`` is a family, :class:`FamilyLike`).
+
+A family that is no head sum computes its values itself: :func:`families` groups such
+measures by family, so that each family's hook gets all of its measures in one call (and
+shares what they have in common, as IPrec's recall levels share one counting DP).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
 from typing import Protocol
@@ -36,7 +40,11 @@ class FamilyLike(Protocol):
     @property
     def offset(self) -> float | Callable: ...
     @property
-    def values(self) -> Callable | None: ...
+    def values(self) -> Callable | None: ...  # the hooks of a family that is no head sum
+    @property
+    def spread(self) -> Callable | None: ...
+    @property
+    def sample(self) -> Callable | None: ...
     @property
     def formula(self) -> Callable | None: ...
     @property
@@ -260,17 +268,45 @@ def finish(plan_: Plan, sums: np.ndarray) -> np.ndarray:
     return out
 
 
+def families(measures: Iterable[HeadSum]) -> list[tuple[FamilyLike, list[HeadSum]]]:
+    """The measures that are no head sum (:meth:`FamilyLike.hooked`), grouped by family.
+
+    Families in the order of their first measure, measures in the order given, each
+    once: a family's ``values``, ``spread`` and ``sample`` hooks take such a group in
+    one call and answer one result per measure, in its order.
+    """
+    groups: dict[int, tuple[FamilyLike, list[HeadSum]]] = {}
+    for measure in measures:
+        family = measure.spec
+        if family.hooked(measure):
+            group = groups.setdefault(id(family), (family, []))[1]
+            if measure not in group:
+                group.append(measure)
+    return list(groups.values())
+
+
 def values(
-    measure: HeadSum,
+    measures: Iterable[HeadSum],
     profile: Profile,
     ranking: Ranking,
     judgments: Judgments,
     depth: int | None = None,
-) -> np.ndarray:
-    """Per-query values of ``measure`` for ``profile``, in the judgments' query order."""
-    family = measure.spec
-    if family.hooked(measure):
-        return family.values(measure, profile, ranking, judgments, depth)
-    recipe = plan(measure, judgments, depth, ranking)
-    component = profile.component(recipe.component)
-    return finish(recipe, weighted_head_sums(component, recipe.divisor, ranking, recipe.cut))
+) -> dict[HeadSum, np.ndarray]:
+    """Per-query values of each measure for ``profile``, in the judgments' query order.
+
+    A head sum is its plan's kernel over the profile's component; the measures of a
+    family that is no head sum come from its ``values`` hook, all in one call.
+    """
+    measures = list(measures)
+    out: dict[HeadSum, np.ndarray] = {}
+    for family, group in families(measures):
+        assert family.values is not None  # a family that is no head sum gives its values
+        found = family.values(group, profile, ranking, judgments, depth)
+        out.update(zip(group, found, strict=True))
+    for measure in measures:
+        if measure not in out:
+            recipe = plan(measure, judgments, depth, ranking)
+            component = profile.component(recipe.component)
+            sums = weighted_head_sums(component, recipe.divisor, ranking, recipe.cut)
+            out[measure] = finish(recipe, sums)
+    return {measure: out[measure] for measure in measures}

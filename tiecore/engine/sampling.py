@@ -406,12 +406,18 @@ def sample_values(
     dict
         Measure -> array ``(samples, queries)`` in the judgments' query order.
     """
-    custom = [m for m in measures if m.spec.hooked(m)]
-    out = {
-        m: m.spec.sample(m, ranking, judgments, samples=samples, rng=rng, depth=depth)
-        for m in custom
-    }
-    plans = {m: kernels.plan(m, judgments, depth, ranking) for m in measures if m not in custom}
+    # one stream per measure, drawn in the order asked (as when the hooks took one each)
+    keys = {m: stream_key(rng) for m in measures if m.spec.hooked(m)}
+    groups = kernels.families(measures)
+    drawn: dict[HeadSum, np.ndarray] = {}
+    for family, group in groups:
+        assert family.sample is not None  # a family that is no head sum samples itself
+        found = family.sample(
+            group, ranking, judgments, samples=samples, rngs=[keys[m] for m in group], depth=depth
+        )
+        drawn.update(zip(group, found, strict=True))
+    out = {m: drawn[m] for m in keys}  # in the order asked
+    plans = {m: kernels.plan(m, judgments, depth, ranking) for m in measures if m not in out}
     deepest = max((int(p.cut.max(initial=0)) for p in plans.values()), default=0)
     components = {recipe.component for recipe in plans.values()}
     layout = _Layout.for_components(ranking, judgments, deepest, components)

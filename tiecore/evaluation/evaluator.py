@@ -138,14 +138,15 @@ def query_values(
 
 def _oblivious(ranking, judgments, measures, depth, samples, rng) -> dict:
     """One ordering (the ranking's): its profile, then the measures' head-sum kernels."""
-    profile = profiles.oblivious(ranking, judgments)
-    return {m: kernels.values(m, profile, ranking, judgments, depth) for m in measures}
+    return kernels.values(
+        measures, profiles.oblivious(ranking, judgments), ranking, judgments, depth
+    )
 
 
 def _aware(ranking, judgments, measures, depth, samples, rng) -> dict:
     """The expected profile over every ordering of the tied docs, then the kernels."""
     profile = profiles.aware(ranking, judgments, depth)
-    return {m: kernels.values(m, profile, ranking, judgments, depth) for m in measures}
+    return kernels.values(measures, profile, ranking, judgments, depth)
 
 
 def _sampled(ranking, judgments, measures, depth, samples, rng) -> dict:

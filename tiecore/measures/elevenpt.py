@@ -66,7 +66,7 @@ from tiecore.measures.iprec import (
 )
 from tiecore.measures.iprec import _moments as iprec_moments
 from tiecore.measures.orderings import sample_orders
-from tiecore.measures.registry import Doc, Family, Param, Words, describe, register
+from tiecore.measures.registry import Doc, Family, Param, Words, describe, each, register
 
 #: Floats in one block of the covariances' arrays (points x pairs, runs x positions).
 BLOCK = 1 << 21
@@ -653,9 +653,9 @@ register(
             "round": ROUND,
         },
         component=None,
-        values=family_values,
-        spread=family_spread,
-        sample=family_sample,
+        values=each(family_values),
+        spread=each(family_spread),
+        sample=each(family_sample),
     )
 )
 

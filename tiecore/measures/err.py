@@ -42,7 +42,7 @@ from tiecore.engine.budget import check_cost
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
 from tiecore.errors import InputError
-from tiecore.measures.registry import Doc, Family, Param, Words, describe, register
+from tiecore.measures.registry import Doc, Family, Param, Words, describe, each, register
 
 #: gdeval's ``MAX_JUDGMENT``: ``R = (2**level - 1) / 2**MAX_GRADE``.
 MAX_GRADE = 4
@@ -634,9 +634,9 @@ register(
             )
         },
         component=None,
-        values=family_values,
-        spread=family_spread,
-        sample=family_sample,
+        values=each(family_values),
+        spread=each(family_spread),
+        sample=each(family_sample),
     )
 )
 

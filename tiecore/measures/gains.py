@@ -27,7 +27,7 @@ from tiecore.measures.orderings import (
     sample_orders,
     segment_cumsum,
 )
-from tiecore.measures.registry import Family, register
+from tiecore.measures.registry import Family, each, register
 
 
 def _rows(ranking: Ranking, depth: int | None):
@@ -118,9 +118,9 @@ def register_gain_family(
             "none",
             params=params,
             component=None,
-            values=values,
-            spread=spread,
-            sample=sample,
+            values=each(values),
+            spread=each(spread),
+            sample=each(sample),
             inexact=inexact,
             inexact_spread=inexact_spread,
         )

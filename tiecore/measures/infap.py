@@ -74,7 +74,7 @@ from tiecore.engine.budget import check_cost
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
 from tiecore.measures.err import _ragged
-from tiecore.measures.registry import Doc, Family, Words, describe, register
+from tiecore.measures.registry import Doc, Family, Words, describe, each, register
 
 #: trec_eval's ``INFAP_EPSILON``.
 EPSILON = 0.00001
@@ -575,9 +575,9 @@ register(
         ("infap",),
         "none",
         component=None,
-        values=family_values,
-        spread=family_spread,
-        sample=family_sample,
+        values=each(family_values),
+        spread=each(family_spread),
+        sample=each(family_sample),
     )
 )
 

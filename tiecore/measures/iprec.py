@@ -48,8 +48,7 @@ the optimistic and pessimistic orders: every ``m / rank_m`` falls as
 
 from __future__ import annotations
 
-import threading
-import weakref
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -531,75 +530,91 @@ def _level(measure) -> tuple[float]:
     return (float(measure.param("recall")),)
 
 
-#: The last rankings' moments per level (see :func:`_kept_moments`), newest last.
-_KEPT: list = []
-_KEPT_LOCK = threading.Lock()
+def _shared_levels(levels: Iterable[float]) -> list[tuple[float, ...]]:
+    """The level sets that one counting DP each computes for the ``levels`` asked.
 
-
-def _kept_moments(ranking: Ranking, judgments: Judgments, level: float, depth, rounding):
-    """``(mean, second moment)`` per query at one level, as :func:`_moments` gives them.
-
-    The registry asks for one level at a time, and trec_eval's levels from
-    ``level`` up share one counting DP (their supports are the level's own), so
-    those are computed together and kept, for the last two ``(ranking,
-    judgments, depth, rounding)`` (held weakly, compared by identity).
+    trec_eval's levels from the least one asked up share one DP (their supports lie
+    within that level's), as a single level asked alone computes them; any other
+    level is computed alone.
     """
-    with _KEPT_LOCK:
-        for entry in _KEPT:
-            same = entry[0]() is ranking and entry[1]() is judgments
-            if same and entry[2] == (depth, rounding) and level in entry[3]:
-                return tuple(part.copy() for part in entry[3][level])
-    levels = tuple(c for c in RECALL_LEVELS if c >= level) if level in RECALL_LEVELS else (level,)
-    mean, square = _moments(ranking, judgments, levels, depth=depth, rounding=rounding)
-    found = {c: (mean[:, i], square[:, i]) for i, c in enumerate(levels)}
-    with _KEPT_LOCK:
-        _KEPT[:] = [e for e in _KEPT if e[0]() is not None and e[1]() is not None]
-        for entry in _KEPT:
-            if entry[0]() is ranking and entry[1]() is judgments and entry[2] == (depth, rounding):
-                entry[3].update(found)
-                break
-        else:
-            key = (weakref.ref(ranking), weakref.ref(judgments), (depth, rounding))
-            _KEPT.append((*key, found))
-            del _KEPT[:-2]
-    return tuple(part.copy() for part in found[level])
+    asked = set(levels)
+    standard = [c for c in RECALL_LEVELS if c in asked]
+    shared = [tuple(c for c in RECALL_LEVELS if c >= standard[0])] if standard else []
+    return shared + [(c,) for c in sorted(asked - set(RECALL_LEVELS))]
 
 
-def family_values(measure, profile, ranking: Ranking, judgments: Judgments, depth=None):
-    """Per-query interpolated precision at the measure's recall level, in the profile's mode."""
+def _per_rounding(measures: Sequence) -> dict[str, list[float]]:
+    """The recall levels asked, per ``round`` parameter (in the order first asked)."""
+    found: dict[str, list[float]] = {}
+    for measure in measures:
+        found.setdefault(_rounding(measure), []).append(_level(measure)[0])
+    return found
+
+
+def _moments_of(measures: Sequence, ranking: Ranking, judgments: Judgments, depth) -> list:
+    """``(mean, second moment)`` per query of each measure, each DP of
+    :func:`_shared_levels` run once for all the measures that read it."""
+    found = {}
+    for rounding, levels in _per_rounding(measures).items():
+        for shared in _shared_levels(levels):
+            mean, square = _moments(ranking, judgments, shared, depth=depth, rounding=rounding)
+            for i, level in enumerate(shared):
+                found[rounding, level] = mean[:, i].copy(), square[:, i].copy()
+    return [found[_rounding(m), _level(m)[0]] for m in measures]
+
+
+def _per_level(compute: Callable, measures: Sequence, *args, depth) -> list:
+    """``compute(*args, levels, depth=, rounding=)`` (arrays ``(queries, levels)``)
+    called once per ``round`` over its levels, read back as one column per measure."""
+    found = {}
+    for rounding, levels in _per_rounding(measures).items():
+        levels = tuple(dict.fromkeys(levels))
+        columns = compute(*args, levels, depth=depth, rounding=rounding)
+        for i, level in enumerate(levels):
+            found[rounding, level] = columns[:, i].copy()
+    return [found[_rounding(m), _level(m)[0]] for m in measures]
+
+
+def family_values(measures, profile, ranking: Ranking, judgments: Judgments, depth=None) -> list:
+    """Per-query interpolated precision at each measure's recall level, in the profile's
+    mode: aware, one DP for the levels that share it (:func:`_shared_levels`)."""
     if profile.mode == "aware":
-        return _kept_moments(ranking, judgments, _level(measure)[0], depth, _rounding(measure))[0]
-    return iprec_oblivious(
-        ranking, judgments, _level(measure), depth=depth, rounding=_rounding(measure)
-    )[:, 0]
+        return [mean for mean, _ in _moments_of(measures, ranking, judgments, depth)]
+    return _per_level(iprec_oblivious, measures, ranking, judgments, depth=depth)
 
 
-def family_spread(measure, ranking: Ranking, judgments: Judgments, depth=None) -> dict:
-    """Per-query ``value, var, min, max`` (exact; InputError past :data:`BUDGET`)."""
-    levels = _level(measure)
-    rounding = _rounding(measure)
-    mean, square = _kept_moments(ranking, judgments, levels[0], depth, rounding)
-    mean, square = mean[:, None], square[:, None]
+def family_spread(measures, ranking: Ranking, judgments: Judgments, depth=None) -> list[dict]:
+    """Per-query ``value, var, min, max`` of each measure (exact; InputError past
+    :data:`BUDGET`)."""
+    moments = _moments_of(measures, ranking, judgments, depth)
+    bounds = _per_level(_bounds, measures, ranking, judgments, depth=depth)
+    return [
+        {"value": mean, "var": np.maximum(square - mean**2, 0.0), "min": b[:, 0], "max": b[:, 1]}
+        for (mean, square), b in zip(moments, bounds, strict=True)
+    ]
+
+
+def _bounds(ranking: Ranking, judgments: Judgments, levels, *, depth, rounding) -> np.ndarray:
+    """:func:`iprec_bounds` as one array ``(queries, levels, 2)``: min, then max."""
     low, high = iprec_bounds(ranking, judgments, levels, depth=depth, rounding=rounding)
-    return {
-        "value": mean[:, 0],
-        "var": np.maximum(square - mean**2, 0.0)[:, 0],
-        "min": low[:, 0],
-        "max": high[:, 0],
-    }
+    return np.stack([low, high], axis=-1)
 
 
-def family_sample(measure, ranking: Ranking, judgments: Judgments, *, samples, rng, depth=None):
-    """``(samples, queries)`` interpolated precision under random tie-breaks."""
-    return iprec_sample(
-        ranking,
-        judgments,
-        _level(measure),
-        samples=samples,
-        rng=rng,
-        depth=depth,
-        rounding=_rounding(measure),
-    )[:, :, 0]
+def family_sample(measures, ranking: Ranking, judgments: Judgments, *, samples, rngs, depth=None):
+    """``(samples, queries)`` interpolated precision of each measure under random
+    tie-breaks, each from its own stream key of ``rngs``."""
+    return [
+        iprec_sample(
+            ranking,
+            judgments,
+            _level(measure),
+            samples=samples,
+            rng=key,
+            depth=depth,
+            rounding=_rounding(measure),
+        )[:, :, 0]
+        for measure, key in zip(measures, rngs, strict=True)
+    ]
 
 
 register(

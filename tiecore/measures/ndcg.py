@@ -41,6 +41,7 @@ from tiecore.measures.registry import (
     Param,
     Words,
     describe,
+    each,
     register,
 )
 
@@ -135,9 +136,9 @@ register(
         denominator=ideal_dcg,
         check=_needs_cutoff_for_max,
         **LINEAR_MOMENTS,
-        values=local_ideal.family_values,
-        spread=local_ideal.family_spread,
-        sample=local_ideal.family_sample,
+        values=each(local_ideal.family_values),
+        spread=each(local_ideal.family_spread),
+        sample=each(local_ideal.family_sample),
     )
 )
 

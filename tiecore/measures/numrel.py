@@ -17,7 +17,7 @@ import numpy as np
 
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
-from tiecore.measures.registry import Doc, Family, Words, describe, register
+from tiecore.measures.registry import Doc, Family, Words, describe, each, register
 
 if TYPE_CHECKING:
     from tiecore.engine.profiles import Profile
@@ -52,9 +52,9 @@ register(
         ("num_rel",),
         "none",
         component=None,
-        values=family_values,
-        spread=family_spread,
-        sample=family_sample,
+        values=each(family_values),
+        spread=each(family_spread),
+        sample=each(family_sample),
     )
 )
 

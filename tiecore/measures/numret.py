@@ -20,7 +20,7 @@ import numpy as np
 
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
-from tiecore.measures.registry import Doc, Family, Words, describe, register
+from tiecore.measures.registry import Doc, Family, Words, describe, each, register
 
 if TYPE_CHECKING:
     from tiecore.engine.profiles import Profile
@@ -56,9 +56,9 @@ register(
         ("num_ret",),
         "none",
         component=None,
-        values=family_values,
-        spread=family_spread,
-        sample=family_sample,
+        values=each(family_values),
+        spread=each(family_spread),
+        sample=each(family_sample),
     )
 )
 

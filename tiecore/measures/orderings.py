@@ -120,23 +120,23 @@ def gain_table(judgments: Judgments, gains: dict[int, float]) -> tuple[np.ndarra
     and ``table[q, level + 2]`` the gain of trec_eval's relevance value ``level`` (``-2``
     .. the largest level of all queries) in query ``q``: a parameter's gain for a level
     named there, else the level itself for ``0 .. top[q]``, else 0."""
-    key = ("trec_gain_table", tuple(gains.items()))  # kept with the judgments' ideals
-    if key in judgments._ideal:
-        return judgments._ideal[key]
-    nq = len(judgments.qids)
-    levels = judgments.levels
-    query = judgments.query_of_key
-    top = np.full(nq, -1, np.int64)
-    if levels.size:
-        np.maximum.at(top, query, levels)
-    width = int(max(top.max(initial=-1), max(gains, default=-1), 0)) + 3
-    column = np.arange(width) - 2
-    table = np.where((column >= 0) & (column <= top[:, None]), column, 0).astype(np.float64)
-    for level, gain in gains.items():
-        if -2 <= level < width - 2:
-            table[:, level + 2] = gain
-    judgments._ideal[key] = top, table
-    return top, table
+
+    def build() -> tuple[np.ndarray, np.ndarray]:
+        nq = len(judgments.qids)
+        levels = judgments.levels
+        query = judgments.query_of_key
+        top = np.full(nq, -1, np.int64)
+        if levels.size:
+            np.maximum.at(top, query, levels)
+        width = int(max(top.max(initial=-1), max(gains, default=-1), 0)) + 3
+        column = np.arange(width) - 2
+        table = np.where((column >= 0) & (column <= top[:, None]), column, 0).astype(np.float64)
+        for level, gain in gains.items():
+            if -2 <= level < width - 2:
+                table[:, level + 2] = gain
+        return top, table
+
+    return judgments.derived(("trec_gain_table", tuple(gains.items())), build)
 
 
 def row_gains(ranking: Ranking, table: np.ndarray) -> np.ndarray:
@@ -149,20 +149,20 @@ def ideal_gains(judgments: Judgments, gains: dict[int, float]) -> tuple[np.ndarr
     """``(values, starts)``: per query the gains of its qrels docs of level 0 or more,
     sorted decreasing (trec_eval's ideal ranking), queries one after the other;
     ``starts`` has one entry per query and a last one (the total)."""
-    key = ("trec_ideal_gains", tuple(gains.items()))
-    if key in judgments._ideal:
-        return judgments._ideal[key]
-    nq = len(judgments.qids)
-    _, table = gain_table(judgments, gains)
-    levels = judgments.levels
-    query = judgments.query_of_key
-    keep = levels >= 0
-    values = table[query[keep], levels[keep] + 2]
-    query = query[keep]
-    order = np.lexsort((-values, query))
-    counts = np.bincount(query, minlength=nq)
-    judgments._ideal[key] = values[order], np.r_[0, np.cumsum(counts)]
-    return judgments._ideal[key]
+
+    def build() -> tuple[np.ndarray, np.ndarray]:
+        nq = len(judgments.qids)
+        _, table = gain_table(judgments, gains)
+        levels = judgments.levels
+        query = judgments.query_of_key
+        keep = levels >= 0
+        values = table[query[keep], levels[keep] + 2]
+        query = query[keep]
+        order = np.lexsort((-values, query))
+        counts = np.bincount(query, minlength=nq)
+        return values[order], np.r_[0, np.cumsum(counts)]
+
+    return judgments.derived(("trec_ideal_gains", tuple(gains.items())), build)
 
 
 def sample_orders(

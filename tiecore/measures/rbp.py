@@ -34,6 +34,7 @@ from tiecore.measures.registry import (
     Param,
     Words,
     describe,
+    each,
     ones,
     register,
     unscaled_gain_component,
@@ -282,9 +283,9 @@ register(
         denominator=ones,
         scale=-1.0,
         offset=1.0,
-        values=trec_resid_values,
-        spread=trec_resid_spread,
-        sample=trec_resid_draws,
+        values=each(trec_resid_values),
+        spread=each(trec_resid_spread),
+        sample=each(trec_resid_draws),
         **LINEAR_MOMENTS,
     )
 )

@@ -53,11 +53,16 @@ So every measure is ``offset + scale * sum_{rank j <= cut} c_j / w(j) /
 denominator`` (:mod:`tiecore.engine.kernels`).
 
 A family that is no head sum (ERR, whose expectation over orders is not a
-per-position sum) leaves ``component`` None and gives instead ``values(measure,
-profile, ranking, judgments, depth)`` (per-query values; ``profile.mode`` says
-the mode), ``spread(measure, ranking, judgments, depth)`` (a dict of per-query
-arrays ``value, var, min, max``) and ``sample(measure, ranking, judgments,
-samples, rng, depth)`` (``(samples, queries)``).  ``aggregate`` names how the
+per-position sum) leaves ``component`` None and gives instead three hooks, each
+called once with all of the family's measures asked for (``measures``, a list) and
+answering one result per measure, in that order: ``values(measures, profile,
+ranking, judgments, depth)`` (per-query values; ``profile.mode`` says the mode),
+``spread(measures, ranking, judgments, depth)`` (dicts of per-query arrays
+``value, var, min, max``) and ``sample(measures, ranking, judgments, samples,
+rngs, depth)`` (``(samples, queries)`` arrays; ``rngs`` one stream key per
+measure).  Measures that share work take it together (IPrec's recall levels share
+one counting DP); a family whose measures share nothing writes its hooks for one
+measure and registers :func:`each` of them.  ``aggregate`` names how the
 per-query values are averaged (``mean``, or ``geometric`` for GMAP-like
 families; the evaluation honours it).
 
@@ -98,9 +103,9 @@ Examples
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator, MutableMapping
+from collections.abc import Callable, Iterable, Iterator, MutableMapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -242,6 +247,29 @@ class Family:
 
 
 # ------------------------------------------------------ shared by several families
+
+
+def each(hook: Callable | None) -> Callable | None:
+    """A family hook over all its measures at once, from ``hook`` written for one.
+
+    ``each(hook)(measures, *args, **kwargs)`` is ``[hook(m, *args, **kwargs) for m in
+    measures]``; for ``sample``, the measure's own stream key of ``rngs`` is its
+    ``rng``.  None stays None (a family without that hook).
+    """
+    if hook is None:
+        return None
+
+    def over(measures: Sequence, *args: Any, rngs: Sequence | None = None, **kwargs: Any) -> list:
+        if rngs is None:
+            return [hook(measure, *args, **kwargs) for measure in measures]
+        return [
+            hook(measure, *args, rng=key, **kwargs)
+            for measure, key in zip(measures, rngs, strict=True)
+        ]
+
+    over.__name__ = over.__qualname__ = f"each({hook.__name__})"
+    over.__doc__ = hook.__doc__
+    return over
 
 
 def num_rel(measure, judgments, ranking, cut) -> np.ndarray:

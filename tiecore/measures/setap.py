@@ -33,7 +33,7 @@ from tiecore.engine import kernels, sampling
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
 from tiecore.measures.measure import Measure
-from tiecore.measures.registry import Doc, Family, Words, describe, register
+from tiecore.measures.registry import Doc, Family, Words, describe, each, register
 
 if TYPE_CHECKING:
     from tiecore.engine.profiles import Profile
@@ -117,7 +117,8 @@ def family_values(measure, profile: Profile, ranking: Ranking, judgments: Judgme
     """Aware: the mean over orderings; else the square of the profile's ``num_rel_ret``."""
     if profile.mode == "aware":
         return family_spread(measure, ranking, judgments, depth)["value"]
-    count = kernels.values(_num_rel_ret(), profile, ranking, judgments, depth)
+    measure_ = _num_rel_ret()
+    count = kernels.values([measure_], profile, ranking, judgments, depth)[measure_]
     return _ratio(count * count, _denominator(ranking, judgments, depth))
 
 
@@ -138,9 +139,9 @@ register(
         ("set_map",),
         "none",
         component=None,
-        values=family_values,
-        spread=family_spread,
-        sample=family_sample,
+        values=each(family_values),
+        spread=each(family_spread),
+        sample=each(family_sample),
     )
 )
 
