@@ -6,9 +6,9 @@ inside functions and ``TYPE_CHECKING`` blocks too -- so that a circle cannot hid
 an import made at call time.  An import inside a function says on its first line why
 it is not at the module's top (``# lazy: reason``: a measured start-up cost, or a
 circle), unless it is of a heavy third-party package (:data:`HEAVY`); third-party
-edges leave the project and are not part of the graph.  Those two are the only ways
-to be lazy: a package's public names go through its ``_lazy.attach_stub`` facade, and no
-module makes names on demand otherwise (:func:`other_lazy_mechanisms`).
+edges leave the project and are not part of the graph.  Such an import is one of the
+two ways to be lazy; the other is a package's ``_lazy.attach_stub`` facade over its
+public names, and there is no third (:func:`other_lazy_mechanisms`).
 
 The layers, lowest first (``docs/design.md`` says why each sits where it does)::
 
