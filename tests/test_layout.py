@@ -6,7 +6,9 @@ inside functions and ``TYPE_CHECKING`` blocks too -- so that a circle cannot hid
 an import made at call time.  An import inside a function says on its first line why
 it is not at the module's top (``# lazy: reason``: a measured start-up cost, or a
 circle), unless it is of a heavy third-party package (:data:`HEAVY`); third-party
-edges leave the project and are not part of the graph.
+edges leave the project and are not part of the graph.  Such an import is one of the
+two ways to be lazy; the other is a package's ``_lazy.attach_stub`` facade over its
+public names, and there is no third (:func:`other_lazy_mechanisms`).
 
 The layers, lowest first (``docs/design.md`` says why each sits where it does)::
 
@@ -238,6 +240,116 @@ def test_the_lazy_check_sees_unexplained_imports(tmp_path):
         "late:12 import numpy as np  # only for g",
         "late:13 import pyarrow.compute as pc, json",
     ]
+
+
+def _attach_stub_call(value: ast.expr) -> bool:
+    """Whether ``value`` is ``_lazy.attach_stub(...)`` (or ``attach_stub(...)``)."""
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    return (isinstance(func, ast.Attribute) and func.attr == "attach_stub") or (
+        isinstance(func, ast.Name) and func.id == "attach_stub"
+    )
+
+
+def other_lazy_mechanisms(name: str, path: Path) -> list[str]:
+    """The laziness in ``name`` (at ``path``) that is neither of the house's two idioms.
+
+    The house has one lazy facade for its own public names -- a package's
+    ``__init__.py`` binds ``__getattr__, __dir__ = _lazy.attach_stub(__name__,
+    __file__)`` over its ``__init__.pyi`` -- and for everything else an import inside the
+    function that needs it (:func:`unexplained_lazy_imports`).  Found here: a module-level
+    ``__getattr__`` bound any other way or anywhere else (a ``def``, an assignment), a
+    name made on demand with ``globals()[...] = ...`` or ``globals().update(...)``, and a
+    lazy import proxy: a class whose ``__getattr__`` or ``__getattribute__`` imports.
+    """
+    tree = ast.parse(path.read_text(), str(path))
+    found = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == "__getattr__":
+            found.append(f"{name}:{node.lineno} module-level def __getattr__")
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = {
+                leaf.id
+                for target in targets
+                for leaf in ast.walk(target)
+                if isinstance(leaf, ast.Name)
+            }
+            facade = path.name == "__init__.py" and _attach_stub_call(node.value)
+            if "__getattr__" in names and not facade:
+                found.append(f"{name}:{node.lineno} module-level __getattr__ not from attach_stub")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            target, how = node.func.value, f"globals().{node.func.attr}(...)"
+            if node.func.attr not in ("update", "setdefault", "__setitem__"):
+                continue
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store | ast.Del):
+            target, how = node.value, "globals()[...] ="
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if (
+                    isinstance(item, ast.FunctionDef)
+                    and item.name in ("__getattr__", "__getattribute__")
+                    and any(isinstance(n, ast.Import | ast.ImportFrom) for n in ast.walk(item))
+                ):
+                    found.append(f"{name}:{item.lineno} {node.name}.{item.name} imports (a proxy)")
+            continue
+        else:
+            continue
+        if (
+            isinstance(target, ast.Call)
+            and isinstance(target.func, ast.Name)
+            and target.func.id == "globals"
+        ):
+            found.append(f"{name}:{node.lineno} {how}")
+    return sorted(set(found), key=lambda line: int(line.split(":")[1].split()[0]))
+
+
+def test_one_lazy_facade_and_function_level_imports_only():
+    """Laziness is done two ways: ``_lazy.attach_stub`` for a package's public names,
+    an import inside a function for the rest; no module ``__getattr__`` elsewhere, no
+    names built on demand, no lazy proxy objects."""
+    found = [
+        line
+        for name, path in project_modules().items()
+        for line in other_lazy_mechanisms(name, path)
+    ]
+    assert found == []
+
+
+def test_the_lazy_mechanism_check_sees_each_other_way(tmp_path):
+    """The checker itself: the facades' line passes in a package's ``__init__.py`` only;
+    a module ``__getattr__``, ``globals()`` writes and a proxy class are found; a class's
+    ``__getattr__`` that imports nothing and a read of ``globals()`` are not."""
+    module = tmp_path / "late.py"
+    module.write_text(
+        "__getattr__, __dir__ = _lazy.attach_stub(__name__, __file__)\n"
+        "class Proxy:\n"
+        "    def __getattr__(self, name):\n"
+        "        import pyarrow.compute\n"
+        "        return getattr(pyarrow.compute, name)\n"
+        "class Columns:\n"
+        "    def __getattr__(self, name):\n"
+        "        return self.column(name)\n"
+        "def __getattr__(name):\n"
+        "    globals()[name] = value = globals()['make'](name)\n"
+        "    globals().update({name: value})\n"
+        "    return value\n"
+    )
+    assert other_lazy_mechanisms("late", module) == [
+        "late:1 module-level __getattr__ not from attach_stub",
+        "late:3 Proxy.__getattr__ imports (a proxy)",
+        "late:9 module-level def __getattr__",
+        "late:10 globals()[...] =",
+        "late:11 globals().update(...)",
+    ]
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text(
+        "from tiecore import _lazy\n__getattr__, __dir__ = _lazy.attach_stub(__name__, __file__)\n"
+    )
+    assert other_lazy_mechanisms("pkg", package / "__init__.py") == []
 
 
 #: The longest module and the longest function (body lines, docstring left out) allowed.

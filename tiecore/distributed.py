@@ -46,12 +46,11 @@ if TYPE_CHECKING:
     import pandas as pd
     from distributed import Client, LocalCluster
 
-    from tiecore.io.parquet_parts import ParquetRun, read_parquet_runs
+    from tiecore.io.parquet_parts import ParquetRun
 
 __all__ = [
     "LOCAL_CONFIG",
     "OneOffClient",
-    "ParquetRun",
     "connect",
     "dask_setup",
     "local_cluster",
@@ -131,6 +130,16 @@ def write_parquet_runs(
     return written
 
 
+def read_parquet_runs(path: str | os.PathLike) -> dict[str, ParquetRun]:
+    """Parquet runs found at ``path`` (a file, or a directory of runs), by name, without
+    reading their rows: :func:`tiecore.io.parquet_parts.read_parquet_runs`, which says
+    what a directory may hold; pass the result (or its values) to :func:`tiecore.evaluate`.
+    """
+    from tiecore.io import parquet_parts  # lazy: pandas (~0.5 s), local_declines loads none
+
+    return parquet_parts.read_parquet_runs(path)
+
+
 def require_dask() -> None:
     """ImportError, with the line that installs it, when dask.distributed is missing
     (found without importing it)."""
@@ -152,7 +161,8 @@ def connect(spec: str | None) -> Iterator[object]:
     evaluated locally instead, without starting it (:func:`pays_off`).  Any
     other string is the address of a running scheduler (``tcp://host:8786``),
     whose workers (those that join later too) import tiecore once, when the
-    plugin :func:`warm_up` is registered, not in their first task.
+    plugin :class:`~tiecore.evaluation.dask_plugin.WarmUp` (:func:`warm_up`) is
+    registered, not in their first task.
     """
     if spec is None:
         yield None
@@ -171,6 +181,8 @@ def connect(spec: str | None) -> Iterator[object]:
     else:
         from distributed import Client
 
+        from tiecore.evaluation.dask_plugin import WarmUp  # lazy: dask, local:N may not need it
+
         try:
             remote = Client(spec, timeout=CONNECT_SECONDS)
         except (ValueError, OSError) as error:  # a bad scheme, no scheduler there
@@ -178,7 +190,7 @@ def connect(spec: str | None) -> Iterator[object]:
                 "dask", None, f"{spec}: {error}", "a scheduler address (tcp://host:8786) or local:N"
             ) from None
         with remote:
-            remote.register_plugin(_plugin()(), name=PLUGIN)
+            remote.register_plugin(WarmUp(warm_up), name=PLUGIN)
             yield remote
 
 
@@ -382,37 +394,6 @@ def dask_setup(worker: object = None) -> None:
     workers' allocators."""
     allocators.tune()
     warm_up()
-
-
-def _plugin() -> type:
-    """The ``distributed.WorkerPlugin`` that runs :func:`warm_up` on every worker of a
-    cluster, those that join later too (``tiecore.distributed.WarmUp``: a class made
-    when first asked for, so that importing this module does not import dask)."""
-    return sys.modules[__name__].WarmUp
-
-
-def __getattr__(name: str) -> object:
-    """``ParquetRun`` and ``read_parquet_runs`` (from :mod:`tiecore.io.parquet_parts`,
-    which imports pandas) and ``WarmUp`` (which imports dask), made when first asked for."""
-    if name in ("ParquetRun", "read_parquet_runs"):
-        from tiecore.io import parquet_parts  # lazy: pandas
-
-        return getattr(parquet_parts, name)
-    if name != "WarmUp":
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from distributed import WorkerPlugin
-
-    class WarmUp(WorkerPlugin):
-        """Runs :func:`warm_up` on each worker (registered again: nothing happens)."""
-
-        idempotent = True
-
-        def setup(self, worker: object) -> None:
-            warm_up()
-
-    WarmUp.__qualname__ = "WarmUp"  # pickled by reference: the workers build it alike
-    globals()["WarmUp"] = WarmUp
-    return WarmUp
 
 
 def _quiet() -> None:

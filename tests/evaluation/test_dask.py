@@ -17,15 +17,11 @@ import pytest
 
 import tiecore
 from tiecore.compare import compare
-from tiecore.distributed import (
-    ParquetRun,
-    connect,
-    read_parquet_runs,
-    write_parquet_runs,
-)
+from tiecore.distributed import connect, read_parquet_runs, write_parquet_runs
 from tiecore.errors import InputError
 from tiecore.evaluation import parallel as _parallel
 from tiecore.io.fastpath import file_rows
+from tiecore.io.parquet_parts import ParquetRun
 from tiecore.report.comparison import format_comparison
 from tiecore.spread import evaluate_spread
 

@@ -363,9 +363,7 @@ class Judgments:
         strings.  Docnos whose hash two qrels docnos share (a 64-bit
         collision) are looked up exactly.
         """
-        import pyarrow.compute as pc
-
-        from tiecore.io.arrays import to_arrow, to_numpy  # lazy: pyarrow (~35 ms)
+        from tiecore.io.arrays import Kernels, kernel, to_arrow, to_numpy  # lazy: pyarrow (~35 ms)
 
         if self._docno_index is None:
             hashes = docno_hashes(self._docnos)
@@ -379,11 +377,13 @@ class Judgments:
         known = found >= 0
         code = np.where(known, codes[np.maximum(found, 0)], 0) if len(codes) else found * 0
         if known.any():
-            known &= to_numpy(pc.equal(docno, self._docnos.take(to_arrow(code))), False)
+            same = kernel("equal", docno, kernel("take", self._docnos, to_arrow(code)))
+            known &= to_numpy(same, False)
         if shared.size:  # a docno whose hash two qrels docnos share: exact lookup
             rows = np.flatnonzero(np.isin(hashes, shared))
-            exact = pc.index_in(docno.take(to_arrow(rows)), value_set=self._docnos)
-            known[rows] = to_numpy(exact.is_valid())
+            found_in = Kernels.SetLookupOptions(self._docnos)
+            exact = kernel("index_in", kernel("take", docno, to_arrow(rows)), options=found_in)
+            known[rows] = to_numpy(kernel("is_valid", exact))
             code[rows] = to_numpy(exact, 0)
         return np.where(known, code, 0), known
 

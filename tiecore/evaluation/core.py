@@ -93,7 +93,7 @@ def evaluate(
         for an iterator).
     client : dask.distributed.Client, optional
         Evaluate on this cluster, one task per run; a run of more than 2M rows (a
-        frame, or a :class:`tiecore.distributed.ParquetRun` cut at query
+        frame, or a :class:`tiecore.io.parquet_parts.ParquetRun` cut at query
         boundaries) is split into query partitions.  The result is identical to
         the local one, bit for bit (sampled draws depend on run and query only).
 

@@ -2,43 +2,33 @@
 
 ``tiecore eval`` evaluates arrow columns with numpy; pyarrow's own conversions go
 through its pandas shim (which imports pandas) and :mod:`pyarrow.compute` wraps every
-kernel on import (0.1-0.25 s): :func:`kernel` calls a kernel by name, :func:`to_arrow`
-and :func:`to_numpy` convert directly, and :data:`pc` is :mod:`pyarrow.compute`
-imported on first use.
+kernel on import (0.1-0.25 s): :func:`kernel` calls a kernel by name (its options from
+:data:`Kernels`), and :func:`to_arrow` and :func:`to_numpy` convert directly.  A module
+off ``tiecore eval``'s path imports :mod:`pyarrow.compute` itself, at its top.
+
+Arrow's own conveniences import one or the other too: ``pa.array``, ``pa.scalar`` and
+``Array.to_numpy`` (pandas, and with it :mod:`pyarrow.compute`), ``Array.take``,
+``Array.filter`` and ``Array.is_valid`` (:mod:`pyarrow.compute`); on ``tiecore eval``'s
+path :func:`to_arrow`, :func:`to_numpy` and ``kernel("take", ...)`` stand in for them.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow._compute as _kernels  # arrow's kernels; pyarrow.compute wraps them (see kernel)
 
-__all__ = ["Kernels", "kernel", "offsets", "pc", "to_arrow", "to_numpy"]
-
-
-class _LazyCompute:
-    """:mod:`pyarrow.compute`, imported on first use: the import wraps every kernel in a
-    function with a parsed docstring, 0.1-0.25 s, which ``tiecore eval`` of a run file
-    does not need (its path calls the kernels through :func:`kernel`)."""
-
-    def __getattr__(self, name: str) -> object:
-        import pyarrow.compute
-
-        return getattr(pyarrow.compute, name)
-
-
-if TYPE_CHECKING:  # to a type checker, the module itself
-    import pyarrow.compute as pc
-else:
-    pc = _LazyCompute()
+__all__ = ["Kernels", "kernel", "offsets", "to_arrow", "to_numpy"]
 
 
 def kernel(name: str, *args: object, options: object = None) -> Any:
     """Arrow's compute function ``name`` on ``args``, as ``pyarrow.compute.<name>`` calls
     it (``call_function``, default options unless given), without importing
-    :mod:`pyarrow.compute`.
+    :mod:`pyarrow.compute`.  A Python number or string among ``args`` works too (arrow
+    makes it a scalar, through ``pa.scalar``: pandas is imported); on ``tiecore eval``'s
+    path a kernel's parameters go in its ``options``, or as arrays.
 
     >>> found = Kernels.SetLookupOptions(pa.array(["b"]))
     >>> kernel("index_in", pa.array(["b", "x"]), options=found).to_pylist()

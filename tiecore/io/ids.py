@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from tiecore.io.arrays import Kernels, kernel, pc, to_arrow, to_numpy
+from tiecore.io.arrays import Kernels, kernel, to_arrow, to_numpy
 from tiecore.io.hashing import docno_hashes, pair_hashes
 
 __all__ = ["RunIds", "first_duplicate"]
@@ -137,7 +137,7 @@ def first_duplicate(
     pairs = pd.DataFrame(
         {
             "q": ids.query[candidates],
-            "d": pc.take(docno, pa.array(candidates)).to_pylist(),
+            "d": kernel("take", docno, to_arrow(candidates)).to_pylist(),
         }
     )
     repeated = pairs.duplicated(keep="first").to_numpy()

@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from tiecore.errors import InputError
-from tiecore.io.arrays import Kernels, kernel, pc, to_numpy
+from tiecore.io.arrays import Kernels, kernel, to_numpy
 from tiecore.io.text import Locator, Source, Tokens, cast_column, load_text, text_lines
 
 if TYPE_CHECKING:

@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 
 from tiecore.errors import InputError
-from tiecore.io.arrays import Kernels, kernel, offsets, pc, to_arrow, to_numpy
+from tiecore.io.arrays import Kernels, kernel, offsets, to_arrow, to_numpy
 
 Source = str | os.PathLike[str] | IO[bytes] | IO[str]
 
@@ -237,7 +237,9 @@ def text_lines(data: bytes, *, inline_comments: bool = False) -> pa.Array:
         pa.large_string(), n_lines, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
     )
     if inline_comments and b"#" in data:
-        lines = pc.replace_substring_regex(lines, "#.*", "")
+        lines = kernel(
+            "replace_substring_regex", lines, options=Kernels.ReplaceSubstringOptions("#.*", "")
+        )
     return lines
 
 
@@ -256,7 +258,7 @@ class Tokens:
     @classmethod
     def split(cls, lines: pa.Array) -> Tokens:
         """Split every line (a string array) at runs of ASCII whitespace."""
-        tokens = pc.ascii_split_whitespace(lines)
+        tokens = kernel("ascii_split_whitespace", lines)
         flat = tokens.values
         toff = to_numpy(tokens.offsets).astype(np.int64)  # arrow's to_numpy imports pandas
         # empty tokens only come from whitespace at either end of a line (runs collapse)
@@ -277,7 +279,8 @@ class Tokens:
         """Lines with at least one token whose first token does not start with ``#``."""
         rows = np.flatnonzero(self.count > 0)
         if len(rows):
-            comment = to_numpy(pc.starts_with(self.field(rows, 0), "#"))
+            starts = Kernels.MatchSubstringOptions("#")
+            comment = to_numpy(kernel("starts_with", self.field(rows, 0), options=starts))
             rows = rows[~comment]
         return rows
 
