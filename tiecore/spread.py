@@ -150,7 +150,7 @@ def spread_arrays(
     context = Context(ranking, judgments, depth)
     ties = context.select(np.flatnonzero(context.n > 1))  # the groups an order can move
     nq = len(judgments.qids)
-    hooked = {}
+    hooked: dict[kernels.HeadSum, dict[str, np.ndarray]] = {}
     for family, group in kernels.families(measures):
         assert family.spread is not None  # a family that is no head sum gives its spread
         found = family.spread(group, ranking, judgments, depth)
