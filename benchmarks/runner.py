@@ -28,6 +28,7 @@ from benchmarks.common import (
 from benchmarks.compare import bench_compare
 from benchmarks.datasets import QUICK_ROBUST, Dataset, generate, generate_collection, robust
 from benchmarks.end_to_end import bench_end_to_end
+from benchmarks.families import bench_families
 from benchmarks.modes import bench_modes, bench_sampled, load, profile_hot_spots
 from benchmarks.parsing import bench_floor, bench_parse
 from benchmarks.scale_out import bench_dask, bench_dask_memory
@@ -98,13 +99,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 #: Every section, in the order they run for each dataset.
 SECTIONS = (
-    "startup", "arrays", "modes", "sampled", "parse", "e2e", "stream", "spread", "compare",
-    "dask", "track",
+    "startup", "arrays", "modes", "sampled", "families", "parse", "e2e", "stream", "spread",
+    "compare", "dask", "track",
 )  # fmt: skip
 
 
 #: The sections that run on each data set (the others have data of their own).
-PER_DATASET = {"modes", "sampled", "parse", "e2e", "stream", "spread", "compare", "dask"}
+PER_DATASET = {
+    "modes", "sampled", "families", "parse", "e2e", "stream", "spread", "compare", "dask",
+}  # fmt: skip
 
 
 def make_datasets(args: argparse.Namespace, directory: Path, sections: set[str]) -> list[Dataset]:
@@ -155,6 +158,8 @@ def bench_dataset(ds: Dataset, args, sections, measures, repeat, peer_repeat, *,
         section += bench_sampled(ds, runs, qrels, measures, reps, obliv)
     if "spread" in sections and (args.quick or ds.rows <= 3_000_000):
         section += bench_spread(ds, measures, runs, qrels, peer_repeat, reps)
+    if "families" in sections and ds.name.startswith("robust03"):  # real ties, not generated
+        section += bench_families(ds, runs, qrels, reps)
     if args.profile is not None and ds.name in (args.profile or ds.name).split(","):
         profile = profile_hot_spots(ds, runs, qrels, measures, 18)
     del runs, qrels
