@@ -20,7 +20,6 @@ under every tie-break in :mod:`tiecore.explain.policies`.
 from __future__ import annotations
 
 import math
-import warnings
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -30,7 +29,6 @@ import pandas as pd
 
 from tiecore.engine.binomial import log_choose
 from tiecore.engine.judgments import relevant as is_relevant
-from tiecore.errors import TieCoreWarning
 from tiecore.measures import Measure
 from tiecore.options import ANATOMY, pick, validate_params
 
@@ -43,13 +41,6 @@ FORMULA_FAMILIES = ("P", "R", "F1", "Rprec", "Success")
 def as_measure(measure: str | Measure) -> Measure:
     """``measure`` as a :class:`~tiecore.measures.Measure` (a name is parsed)."""
     return measure if isinstance(measure, Measure) else Measure.parse(measure)
-
-
-def quietly(function, *args, **kwargs):
-    """Call ``function`` with tiecore's 'queries skipped' warnings silenced."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", TieCoreWarning)
-        return function(*args, **kwargs)
 
 
 @dataclass(frozen=True, eq=False)

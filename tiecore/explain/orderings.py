@@ -18,9 +18,10 @@ import pandas as pd
 from tiecore.engine.judgments import Judgments
 from tiecore.engine.ranking import Ranking
 from tiecore.evaluation.core import evaluate
-from tiecore.explain.anatomy import QueryList, quietly
+from tiecore.explain.anatomy import QueryList
 from tiecore.measures import Measure
 from tiecore.options import ANATOMY, pick, validate_params
+from tiecore.report.effects import quietly
 
 #: At most this many orderings are listed by :func:`orderings` (7! = 5040).
 MAX_ORDERINGS = 5040

@@ -19,10 +19,10 @@ from tiecore.engine.ranking import TIEBREAKS, Ranking
 from tiecore.evaluation.core import evaluate
 from tiecore.evaluation.evaluator import query_values
 from tiecore.evaluation.summaries import run_seed
-from tiecore.explain.anatomy import as_measure, quietly
+from tiecore.explain.anatomy import as_measure
 from tiecore.measures import Measure
 from tiecore.options import ANATOMY, pick, validate_params
-from tiecore.report.effects import NOISE
+from tiecore.report.effects import NOISE, quietly
 from tiecore.spread import evaluate_spread
 
 #: Oblivious policies with one deterministic order: :data:`tiecore.engine.ranking.TIEBREAKS`

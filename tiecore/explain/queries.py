@@ -31,10 +31,11 @@ import pandas as pd
 from tiecore.engine.judgments import relevant as is_relevant
 from tiecore.errors import InputError
 from tiecore.evaluation.core import evaluate
-from tiecore.explain.anatomy import as_measure, quietly
+from tiecore.explain.anatomy import as_measure
 from tiecore.explain.orderings import ranked_list
 from tiecore.measures import Measure
 from tiecore.options import TIEBREAKS
+from tiecore.report.effects import quietly
 from tiecore.spread import evaluate_spread
 
 __all__ = [

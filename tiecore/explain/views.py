@@ -25,6 +25,7 @@ from tiecore.evaluation.core import evaluate
 from tiecore.explain import anatomy, orderings
 from tiecore.explain.variance import tie_sd
 from tiecore.measures import Measure
+from tiecore.report.effects import quietly
 from tiecore.spread import evaluate_spread
 
 #: trec_eval's 11 recall levels of ``iprec_at_recall``: 0.0, 0.1, ..., 1.0.
@@ -83,16 +84,16 @@ def iprec_curve(
     """
     measures = list(iprec_measures())
     runs = {name: run}
-    oblivious = anatomy.quietly(
+    oblivious = quietly(
         evaluate, runs, qrels, measures, ties="oblivious", tiebreak=tiebreak, rel_level=rel_level
     )
     table = pd.DataFrame({"recall": IPREC_LEVELS})
     table["oblivious"] = oblivious.set_index("measure")["value"].reindex(measures).to_numpy()
     try:
         with nullcontext() if budget is None else budget_scope(budget):
-            exact = anatomy.quietly(evaluate_spread, runs, qrels, measures, rel_level=rel_level)
+            exact = quietly(evaluate_spread, runs, qrels, measures, rel_level=rel_level)
     except InputError as error:
-        drawn = anatomy.quietly(
+        drawn = quietly(
             evaluate,
             runs,
             qrels,
@@ -145,7 +146,7 @@ def query_parts(
         ranks = anatomy.expected_ranks(query, parsed, rel_level)
     except ValueError:
         ranks = None
-    listing = anatomy.quietly(orderings.ranked_list, run, qrels, qid, tiebreak, rel_level)
+    listing = quietly(orderings.ranked_list, run, qrels, qid, tiebreak, rel_level)
     return {
         "query": query,
         "groups": groups,

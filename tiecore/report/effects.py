@@ -74,7 +74,9 @@ def fixed(value: float, digits: int) -> str:
     return text[1:] if text.startswith("-") and not text.strip("-0.") else text
 
 
-def _quiet(function, *args, **kwargs):
+def quietly(function, *args, **kwargs):
+    """Call ``function`` with tiecore's warnings (queries skipped, ...) silenced: the
+    caller shows what the evaluation found in its own words."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TieCoreWarning)
         return function(*args, **kwargs)
@@ -313,7 +315,7 @@ def modes_table(
     from tiecore.spread import evaluate_spread  # lazy: pandas, scipy
 
     measures = [measures] if isinstance(measures, str) else list(measures)
-    oblivious = _quiet(
+    oblivious = quietly(
         evaluate,
         runs,
         qrels,
@@ -324,10 +326,10 @@ def modes_table(
         rel_level=rel_level,
         depth=depth,
     )
-    spread = _quiet(evaluate_spread, runs, qrels, measures, rel_level=rel_level, depth=depth)
+    spread = quietly(evaluate_spread, runs, qrels, measures, rel_level=rel_level, depth=depth)
     sampled = None
     if samples is not None:
-        sampled = _quiet(
+        sampled = quietly(
             evaluate,
             runs,
             qrels,
