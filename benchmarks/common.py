@@ -238,16 +238,22 @@ def print_table(results: list[Result]) -> None:
         )
         for r in results
     ]
-    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=True)]
-    line = "  ".join(f"{{:{'<' if i < 2 else '>'}{w}}}" for i, w in enumerate(widths))
-    print(line.format(*header))
-    print("  ".join("-" * w for w in widths))
-    for row in rows:
-        print(line.format(*row))
+    print_aligned(header, rows, left=2)
     notes = [f"  [{r.dataset}] {r.what}: {r.note}" for r in results if r.note]
     if notes:
         print("notes:")
         print("\n".join(notes))
+
+
+def print_aligned(header: tuple, rows: list[tuple], left: int) -> None:
+    """``rows`` under ``header`` in aligned columns: the first ``left`` to the left, the
+    others (figures) to the right, a rule of dashes under the header."""
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=True)]
+    line = "  ".join(f"{{:{'<' if i < left else '>'}{w}}}" for i, w in enumerate(widths))
+    print(line.format(*header))
+    print("  ".join("-" * w for w in widths))
+    for row in rows:
+        print(line.format(*row))
 
 
 def print_progress(section: list[Result]) -> None:

@@ -28,7 +28,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from benchmarks.common import REPO, Result, commit
+from benchmarks.common import REPO, Result, commit, print_aligned
 
 RESULTS = Path(os.environ.get("TIECORE_BENCH_RESULTS") or REPO / "benchmarks" / "results")
 #: How far back (first parents) a commit without stored figures looks for some.
@@ -198,12 +198,7 @@ def compare(base: str, head: str | None, modes: list[str] | None, folder: Path) 
                          now.get("goal") or was.get("goal", "")))  # fmt: skip
         header = ("dataset", "what", "unit", "base", "head", "head/base", "ratio base",
                   "ratio head", "goal")  # fmt: skip
-        widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=True)]
-        fmt = "  ".join(f"{{:{'<' if i < 3 else '>'}{w}}}" for i, w in enumerate(widths))
-        print(fmt.format(*header))
-        print("  ".join("-" * w for w in widths))
-        for row in rows:
-            print(fmt.format(*row))
+        print_aligned(header, rows, left=3)
     print("\nbase, head: tiecore's figure of each line; ratio: tiecore / peer within a run")
     return 0
 
